@@ -1,0 +1,234 @@
+//! The `Scheduler` trait family: the only way the harness and the workloads reach a runtime.
+//!
+//! A runtime is a [`Scheduler`] (a pool with a lifecycle and statistics) plus one or both
+//! front-ends:
+//!
+//! * [`ForkJoin`], the **closure front-end**: `join`, scopes with spawns, single-touch
+//!   ([`FutureHandle`]) and multi-touch ([`SharedHandle`]) futures. Every task receives a worker
+//!   handle `&W` explicitly; runtimes whose tasks may resume on another thread (stackful
+//!   fibers) make that handle valid for the whole task, wherever it resumes, so workload code
+//!   never reaches worker state through a `thread_local`.
+//! * [`AsyncForkJoin`], the **async front-end** for stackless runtimes and heap-task baselines:
+//!   tasks are Rust futures spawned into a scope that outlives them.
+//!
+//! Which runtime implements which front-end is listed in `schedulers/README.md`; the harness
+//! runs every (runtime, workload variant) pair whose front-ends match.
+//!
+//! # Safety model
+//!
+//! Safe workload code cannot cause undefined behaviour through these traits:
+//! * closures and futures that borrow local data are only accepted with a lifetime bound
+//!   (`'s` / `'scope`) that the scope, join or `run` call outlives, and those calls do not
+//!   return (normally or by unwinding) before every task they started has finished;
+//! * future handles own their result cell, so a handle that escapes its scope is still valid
+//!   (the scope already waited for the task).
+//!
+//! # Example
+//!
+//! ```
+//! use stealbench_schedulers::{ForkJoin, PoolConfig, Scheduler, Worker, serial::Serial};
+//!
+//! fn fib<W: Worker>(w: &W, n: u64) -> u64 {
+//!     if n < 2 {
+//!         return n;
+//!     }
+//!     let (a, b) = w.join(|w| fib(w, n - 1), |w| fib(w, n - 2));
+//!     a + b
+//! }
+//!
+//! let pool = Serial::start(&PoolConfig::with_workers(1)).unwrap();
+//! assert_eq!(pool.run(|w| fib(w, 20)), 6765);
+//! ```
+
+use crate::config::PoolConfig;
+use crate::stats::Stats;
+use std::fmt;
+
+/// Why a pool could not start.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StartError {
+    /// The configuration asks for something this runtime cannot do (for example a victim
+    /// policy that rayon does not expose). The string says what.
+    Unsupported(String),
+    /// The operating system refused (thread creation, affinity, memory mapping).
+    Os(String),
+}
+
+impl fmt::Display for StartError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            StartError::Unsupported(s) => write!(f, "unsupported configuration: {s}"),
+            StartError::Os(s) => write!(f, "the operating system refused: {s}"),
+        }
+    }
+}
+
+impl std::error::Error for StartError {}
+
+/// A pool of workers: lifecycle and statistics. Dropping it stops its threads.
+pub trait Scheduler: Sized + Send + Sync + 'static {
+    /// The runtime's name as the harness and the tables print it (`serial`, `rayon`, ...).
+    const NAME: &'static str;
+
+    /// Starts a pool of `config.workers` workers.
+    fn start(config: &PoolConfig) -> Result<Self, StartError>;
+
+    /// The number of workers P.
+    fn workers(&self) -> usize;
+
+    /// Statistics gathered since the pool started or since the last [`reset_stats`].
+    ///
+    /// [`reset_stats`]: Scheduler::reset_stats
+    fn stats(&self) -> Stats;
+
+    /// Sets every counter back to zero. Call it between runs, never during one.
+    fn reset_stats(&self);
+}
+
+/// The closure front-end: a pool that runs a root task given a worker handle.
+pub trait ForkJoin: Scheduler {
+    /// The handle every task receives.
+    type Worker: Worker;
+
+    /// Runs `f` as the root task on the pool's workers and returns its value. A panic in any
+    /// task of the computation is propagated to the caller; the pool stays usable.
+    fn run<R, F>(&self, f: F) -> R
+    where
+        F: FnOnce(&Self::Worker) -> R + Send,
+        R: Send;
+}
+
+/// A worker handle: the operations a task may perform.
+///
+/// The handle passed to a closure is valid for that closure's whole execution. Code must use
+/// the handle it was given (not one captured from an enclosing task), because a task may run on
+/// another worker than its parent.
+pub trait Worker: Sized + Send + Sync + 'static {
+    /// The scope type of [`Worker::scope`].
+    type Scope<'s>: Scope<'s, Worker = Self>;
+
+    /// Runs `a` and `b`, possibly in parallel, and returns both results. Serially, `a` runs
+    /// before `b`. Both have finished when `join` returns.
+    fn join<A, B, RA, RB>(&self, a: A, b: B) -> (RA, RB)
+    where
+        A: FnOnce(&Self) -> RA + Send,
+        B: FnOnce(&Self) -> RB + Send,
+        RA: Send,
+        RB: Send;
+
+    /// Opens a scope: tasks spawned and futures created in it may borrow anything that
+    /// outlives `'s`. `scope` returns only after every one of them has finished (the sync).
+    fn scope<'s, F, R>(&self, f: F) -> R
+    where
+        F: FnOnce(&Self::Scope<'s>) -> R + Send,
+        R: Send;
+}
+
+/// A scope of [`Worker::scope`]: spawns and future creation. Serially (one worker) every spawned
+/// task and every future task runs to completion at its creation (eager evaluation), so the
+/// serial order is the left-to-right depth-first order of the papers.
+pub trait Scope<'s>: Sync {
+    /// The worker handle type of this runtime.
+    type Worker: Worker;
+    /// Single-touch ("structured") future handle.
+    type Future<T: Send + 's>: FutureHandle<T, Worker = Self::Worker>;
+    /// Multi-touch ("general") future handle.
+    type SharedFuture<T: Send + Sync + 's>: SharedHandle<T, Worker = Self::Worker>;
+
+    /// Spawns `f`; the scope waits for it before it closes.
+    fn spawn<F>(&self, w: &Self::Worker, f: F)
+    where
+        F: FnOnce(&Self, &Self::Worker) + Send + 's;
+
+    /// Creates a future computing `f` (fut-create). Where the runtime supports it, `f` runs
+    /// first and the continuation of the caller may be stolen.
+    fn future<T, F>(&self, w: &Self::Worker, f: F) -> Self::Future<T>
+    where
+        F: FnOnce(&Self, &Self::Worker) -> T + Send + 's,
+        T: Send + 's;
+
+    /// Creates a future whose handle can be cloned and touched any number of times.
+    fn shared_future<T, F>(&self, w: &Self::Worker, f: F) -> Self::SharedFuture<T>
+    where
+        F: FnOnce(&Self, &Self::Worker) -> T + Send + 's,
+        T: Send + Sync + 's;
+}
+
+/// A single-touch future handle: `get` consumes it.
+pub trait FutureHandle<T>: Send {
+    /// The worker handle type of this runtime.
+    type Worker: Worker;
+    /// Touches the future: waits (by the runtime's policy) until its task has put its value,
+    /// and returns the value. `w` is the handle of the touching task.
+    fn get(self, w: &Self::Worker) -> T;
+}
+
+/// A multi-touch future handle: clones share one result.
+pub trait SharedHandle<T>: Clone + Send + Sync {
+    /// The worker handle type of this runtime.
+    type Worker: Worker;
+    /// Touches the future and borrows its value.
+    fn get(&self, w: &Self::Worker) -> &T;
+}
+
+/// The async front-end: a pool that runs Rust futures as tasks.
+pub trait AsyncForkJoin: Scheduler {
+    /// The spawner handed to the root future; cloned into tasks that spawn more tasks.
+    type Spawner<'scope>: Spawner<'scope>;
+
+    /// Runs the future made by `f` as the root task and returns its output. Every task spawned
+    /// through the spawner (or its clones) has finished when `run_async` returns; a spawner
+    /// used after that panics. A panic in any task is propagated to the caller.
+    fn run_async<'scope, R, F, Fut>(&self, f: F) -> R
+    where
+        F: FnOnce(Self::Spawner<'scope>) -> Fut,
+        Fut: std::future::Future<Output = R> + Send + 'scope,
+        R: Send + 'scope;
+}
+
+/// Spawns tasks into the scope of one [`AsyncForkJoin::run_async`] call.
+pub trait Spawner<'scope>: Clone + Send + Sync + 'scope {
+    /// Single-touch handle: awaiting it yields the task's output.
+    type Handle<T: Send + 'scope>: std::future::Future<Output = T> + Send + 'scope;
+    /// Multi-touch handle: clones share one result.
+    type Shared<T: Send + Sync + 'scope>: AsyncShared<T> + 'scope;
+
+    /// Spawns `fut` as a new task (a fork).
+    fn spawn<T, Fut>(&self, fut: Fut) -> Self::Handle<T>
+    where
+        Fut: std::future::Future<Output = T> + Send + 'scope,
+        T: Send + 'scope;
+
+    /// Spawns `fut` as a task whose result can be awaited any number of times.
+    fn spawn_shared<T, Fut>(&self, fut: Fut) -> Self::Shared<T>
+    where
+        Fut: std::future::Future<Output = T> + Send + 'scope,
+        T: Send + Sync + 'scope;
+}
+
+/// A boxed, sendable future: the return type of recursive async workload functions (a
+/// recursive `async fn` has an infinite type, and its `Send`-ness cannot be inferred).
+pub type BoxFuture<'a, T> = std::pin::Pin<Box<dyn std::future::Future<Output = T> + Send + 'a>>;
+
+/// A multi-touch handle of the async front-end.
+pub trait AsyncShared<T>: Clone + Send + Sync {
+    /// Waits for the task and borrows its output.
+    fn get<'a>(&'a self) -> impl std::future::Future<Output = &'a T> + Send + 'a
+    where
+        T: 'a;
+}
+
+/// Fork-join on the async front-end: spawns `b`, runs `a` in the current task, then waits for
+/// `b`. Serially `a` runs before `b` only on runtimes whose spawn is lazy; see the runtime's
+/// documentation.
+pub async fn join_async<'scope, S, A, B>(s: &S, a: A, b: B) -> (A::Output, B::Output)
+where
+    S: Spawner<'scope>,
+    A: std::future::Future,
+    B: std::future::Future + Send + 'scope,
+    B::Output: Send + 'scope,
+{
+    let hb = s.spawn(b);
+    let ra = a.await;
+    (ra, hb.await)
+}

@@ -1,0 +1,116 @@
+//! Pool configuration: worker count, pinning, victim and idle policies.
+
+use std::fmt;
+use std::str::FromStr;
+
+/// How workers are bound to CPUs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Pinning {
+    /// The operating system places threads.
+    #[default]
+    None,
+    /// Worker i on the i-th CPU in (NUMA node, core, hyperthread) order: fill a node first.
+    Compact,
+    /// Workers dealt round-robin over NUMA nodes, then over cores: spread over the machine.
+    Scatter,
+}
+
+/// How a thief chooses its victim.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum VictimPolicy {
+    /// Uniformly at random among the other workers (the papers' default).
+    #[default]
+    Uniform,
+    /// Weighted towards workers on the same NUMA node (libfork).
+    NumaWeighted,
+    /// Whatever the runtime does on its own (the only choice of rayon and tokio).
+    RuntimeDefault,
+}
+
+/// What an idle worker does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum IdlePolicy {
+    /// Keep trying to steal (libfork's busy pool).
+    Busy,
+    /// Back off, then sleep until work appears (libfork's lazy pool).
+    #[default]
+    Lazy,
+}
+
+/// Everything a runtime needs to start a pool.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PoolConfig {
+    /// Number of workers P (at least 1).
+    pub workers: usize,
+    /// CPU binding.
+    pub pinning: Pinning,
+    /// Victim selection.
+    pub victim: VictimPolicy,
+    /// Idle behaviour.
+    pub idle: IdlePolicy,
+}
+
+impl PoolConfig {
+    /// `workers` workers, every policy at its default.
+    pub fn with_workers(workers: usize) -> Self {
+        PoolConfig {
+            workers,
+            pinning: Pinning::default(),
+            victim: VictimPolicy::default(),
+            idle: IdlePolicy::default(),
+        }
+    }
+}
+
+macro_rules! names {
+    ($ty:ty { $($variant:ident => $name:literal),+ $(,)? }) => {
+        impl $ty {
+            /// Every accepted spelling, in declaration order.
+            pub const NAMES: &'static [&'static str] = &[$($name),+];
+            /// The spelling `FromStr` accepts.
+            pub fn name(self) -> &'static str {
+                match self { $(<$ty>::$variant => $name),+ }
+            }
+        }
+        impl fmt::Display for $ty {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(self.name())
+            }
+        }
+        impl FromStr for $ty {
+            type Err = String;
+            fn from_str(s: &str) -> Result<Self, String> {
+                match s {
+                    $($name => Ok(<$ty>::$variant),)+
+                    _ => Err(format!(
+                        "unknown {} '{}' (expected one of: {})",
+                        stringify!($ty), s, Self::NAMES.join(", ")
+                    )),
+                }
+            }
+        }
+    };
+}
+
+names!(Pinning { None => "none", Compact => "compact", Scatter => "scatter" });
+names!(VictimPolicy { Uniform => "uniform", NumaWeighted => "numa", RuntimeDefault => "default" });
+names!(IdlePolicy { Busy => "busy", Lazy => "lazy" });
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip() {
+        for n in Pinning::NAMES {
+            assert_eq!(n.parse::<Pinning>().unwrap().name(), *n);
+        }
+        for n in VictimPolicy::NAMES {
+            assert_eq!(n.parse::<VictimPolicy>().unwrap().name(), *n);
+        }
+        for n in IdlePolicy::NAMES {
+            assert_eq!(n.parse::<IdlePolicy>().unwrap().name(), *n);
+        }
+        assert!("sideways".parse::<Pinning>().unwrap_err().contains("compact"));
+    }
+}

@@ -1,0 +1,23 @@
+//! The schedulers of stealbench behind one trait family.
+//!
+//! * [`api`]: the [`Scheduler`] trait, its closure front-end [`ForkJoin`] / [`Worker`] /
+//!   [`Scope`] and its async front-end [`AsyncForkJoin`] / [`Spawner`].
+//! * One module per runtime: [`serial`] (the serial elision, T_s), [`rayon`] (rayon's pool),
+//!   [`tokio`] (tokio's multi-thread runtime, every fork a heap task).
+//! * Shared pieces: [`config`] (pool configuration), [`stats`] (counters), [`topology`]
+//!   (CPUs, NUMA nodes, pinning).
+//!
+//! The design, and how the runtimes still to come map onto it, is in `schedulers/README.md`.
+
+pub mod api;
+pub mod config;
+pub mod serial;
+pub mod stats;
+pub mod topology;
+
+pub use api::{
+    AsyncForkJoin, AsyncShared, BoxFuture, ForkJoin, FutureHandle, Scheduler, Scope, SharedHandle, Spawner,
+    StartError, Worker, join_async,
+};
+pub use config::{IdlePolicy, Pinning, PoolConfig, VictimPolicy};
+pub use stats::Stats;

@@ -1,0 +1,219 @@
+//! The workloads of stealbench: one module per workload, each with its kernel (written once),
+//! its parallel variants on the closure front-end ([`ForkJoin`]) and, where the workload offers
+//! them, on the async front-end ([`AsyncForkJoin`]), and the check of its answer.
+//!
+//! Every run checks its answer against the serial version or a known value
+//! ([`Workload::check`]); the harness refuses a timing whose check failed.
+
+use stealbench_schedulers::{AsyncForkJoin, ForkJoin};
+use std::fmt;
+use std::str::FromStr;
+
+pub mod fib;
+pub mod mm;
+pub mod rng;
+pub mod sort;
+
+/// How a workload expresses its parallelism (the papers' suffixes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Variant {
+    /// Fork-join: spawn and sync (`join` / scope).
+    Fj,
+    /// Structured futures: single touch, touched by a task in series with the creator.
+    Sf,
+    /// Structured futures without a new stack per future (the ProWS paper's "-stack" row).
+    /// Only runtimes that give each future its own stack distinguish it from `sf`.
+    SfNostack,
+    /// General futures: multi-touch handles, touched from other tasks.
+    Gf,
+    /// Linear pipeline (Piper).
+    Lp,
+}
+
+impl Variant {
+    /// Every variant, in the order tables list them.
+    pub const ALL: [Variant; 5] =
+        [Variant::Fj, Variant::Sf, Variant::SfNostack, Variant::Gf, Variant::Lp];
+
+    /// The spelling used on the command line and in result files.
+    pub fn name(self) -> &'static str {
+        match self {
+            Variant::Fj => "fj",
+            Variant::Sf => "sf",
+            Variant::SfNostack => "sf-nostack",
+            Variant::Gf => "gf",
+            Variant::Lp => "lp",
+        }
+    }
+
+    /// Does this variant create futures?
+    pub fn uses_futures(self) -> bool {
+        matches!(self, Variant::Sf | Variant::SfNostack | Variant::Gf)
+    }
+}
+
+impl fmt::Display for Variant {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Variant {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        Variant::ALL.iter().copied().find(|v| v.name() == s).ok_or_else(|| {
+            let names: Vec<&str> = Variant::ALL.iter().map(|v| v.name()).collect();
+            format!("unknown variant '{s}' (expected one of: {})", names.join(", "))
+        })
+    }
+}
+
+/// Input size presets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Size {
+    /// The papers' inputs (`paper-figures/reference/*_inputs.csv`).
+    Paper,
+    /// About a tenth of the paper's work: minutes per figure on a small machine.
+    Small,
+    /// A few hundred milliseconds per point: a whole figure in about two minutes on 2 cores.
+    Quick,
+    /// Tiny inputs for tests: milliseconds per run.
+    Test,
+}
+
+impl Size {
+    /// The presets a user may choose (`test` is for the test suite but also accepted).
+    pub const NAMES: [&'static str; 4] = ["paper", "small", "quick", "test"];
+
+    /// The spelling used on the command line and in result files.
+    pub fn name(self) -> &'static str {
+        match self {
+            Size::Paper => "paper",
+            Size::Small => "small",
+            Size::Quick => "quick",
+            Size::Test => "test",
+        }
+    }
+}
+
+impl fmt::Display for Size {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Size {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "paper" => Ok(Size::Paper),
+            "small" => Ok(Size::Small),
+            "quick" => Ok(Size::Quick),
+            "test" => Ok(Size::Test),
+            _ => Err(format!("unknown size '{s}' (expected one of: {})", Size::NAMES.join(", "))),
+        }
+    }
+}
+
+/// A benchmark: input generation, the timed computation on any runtime, and its check.
+///
+/// The harness calls, per process: [`input`] once; then per repetition [`prepare`] (untimed),
+/// [`run`] or [`run_async`] (timed), [`check`] (untimed).
+///
+/// [`input`]: Workload::input
+/// [`prepare`]: Workload::prepare
+/// [`run`]: Workload::run
+/// [`run_async`]: Workload::run_async
+/// [`check`]: Workload::check
+pub trait Workload {
+    /// Name on the command line and in tables (`fib`, `mm`, `sort`, ...).
+    const NAME: &'static str;
+    /// One line for `stealbench list`.
+    const DESCRIPTION: &'static str;
+    /// Variants on the closure front-end.
+    const VARIANTS: &'static [Variant];
+    /// Variants on the async front-end (may be empty).
+    const ASYNC_VARIANTS: &'static [Variant];
+
+    /// The input, generated deterministically (seeded) from the size. Never timed.
+    type Input: Sync;
+    /// Per-repetition state the computation reads and writes (an output buffer, a copy of the
+    /// array to sort). Made fresh by `prepare`, outside the timed region.
+    type Work: Send;
+    /// What the computation returns.
+    type Answer: Send;
+
+    /// The parameters of a size, as the paper states them (`n=42`, `n=4096 b=32`).
+    fn params(size: Size) -> String;
+    /// Generates the input of a size.
+    fn input(size: Size) -> Self::Input;
+    /// Fresh per-repetition state.
+    fn prepare(input: &Self::Input) -> Self::Work;
+    /// The timed computation on the closure front-end. Panics on a variant not in `VARIANTS`.
+    fn run<S: ForkJoin>(
+        pool: &S,
+        variant: Variant,
+        input: &Self::Input,
+        work: &mut Self::Work,
+    ) -> Self::Answer;
+    /// The timed computation on the async front-end. Panics on a variant not in
+    /// `ASYNC_VARIANTS`.
+    fn run_async<S: AsyncForkJoin>(
+        pool: &S,
+        variant: Variant,
+        input: &Self::Input,
+        work: &mut Self::Work,
+    ) -> Self::Answer;
+    /// Checks the answer against the serial version or a known value; `Err` says what is wrong.
+    fn check(input: &Self::Input, work: &Self::Work, answer: &Self::Answer) -> Result<(), String>;
+}
+
+/// Name, description and variants of a workload, for listings and argument checks.
+#[derive(Debug, Clone, Copy)]
+pub struct WorkloadInfo {
+    /// As [`Workload::NAME`].
+    pub name: &'static str,
+    /// As [`Workload::DESCRIPTION`].
+    pub description: &'static str,
+    /// As [`Workload::VARIANTS`].
+    pub variants: &'static [Variant],
+    /// As [`Workload::ASYNC_VARIANTS`].
+    pub async_variants: &'static [Variant],
+    /// As [`Workload::params`].
+    pub params: fn(Size) -> String,
+}
+
+impl WorkloadInfo {
+    /// The info of workload `W`.
+    pub fn of<W: Workload>() -> Self {
+        WorkloadInfo {
+            name: W::NAME,
+            description: W::DESCRIPTION,
+            variants: W::VARIANTS,
+            async_variants: W::ASYNC_VARIANTS,
+            params: W::params,
+        }
+    }
+}
+
+/// Calls `$body` with `$W` bound to the workload type named `$name`; evaluates to
+/// `Some(body)`, or `None` for an unknown name. The one place that lists every workload.
+#[macro_export]
+macro_rules! with_workload {
+    ($name:expr, $W:ident => $body:expr) => {{
+        match $name {
+            "fib" => { type $W = $crate::fib::Fib; Some($body) }
+            "mm" => { type $W = $crate::mm::Mm; Some($body) }
+            "sort" => { type $W = $crate::sort::Sort; Some($body) }
+            _ => None,
+        }
+    }};
+}
+
+/// Every workload, in listing order.
+pub fn all() -> Vec<WorkloadInfo> {
+    ["fib", "mm", "sort"]
+        .iter()
+        .map(|n| with_workload!(*n, W => WorkloadInfo::of::<W>()).expect("listed workload"))
+        .collect()
+}
