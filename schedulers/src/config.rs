@@ -111,6 +111,11 @@ mod tests {
         for n in IdlePolicy::NAMES {
             assert_eq!(n.parse::<IdlePolicy>().unwrap().name(), *n);
         }
-        assert!("sideways".parse::<Pinning>().unwrap_err().contains("compact"));
+        assert!(
+            "sideways"
+                .parse::<Pinning>()
+                .unwrap_err()
+                .contains("compact")
+        );
     }
 }

@@ -16,8 +16,8 @@ pub mod stats;
 pub mod topology;
 
 pub use api::{
-    AsyncForkJoin, AsyncShared, BoxFuture, ForkJoin, FutureHandle, Scheduler, Scope, SharedHandle, Spawner,
-    StartError, Worker, join_async,
+    AsyncForkJoin, AsyncShared, BoxFuture, ForkJoin, FutureHandle, Scheduler, Scope, SharedHandle,
+    Spawner, StartError, Worker, join_async,
 };
 pub use config::{IdlePolicy, Pinning, PoolConfig, VictimPolicy};
 pub use stats::Stats;

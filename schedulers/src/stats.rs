@@ -51,7 +51,9 @@ impl PerWorker {
     /// Adds `n` to worker `i`'s cell.
     #[inline]
     pub fn add(&self, i: usize, n: u64) {
-        self.cells[i % self.cells.len()].0.fetch_add(n, Ordering::Relaxed);
+        self.cells[i % self.cells.len()]
+            .0
+            .fetch_add(n, Ordering::Relaxed);
     }
     /// The sum over all workers.
     pub fn sum(&self) -> u64 {
@@ -81,7 +83,11 @@ mod tests {
 
     #[test]
     fn named_puts_steals_first() {
-        let s = Stats { steals: Some(1), steal_attempts: None, extra: vec![("suspensions", 4)] };
+        let s = Stats {
+            steals: Some(1),
+            steal_attempts: None,
+            extra: vec![("suspensions", 4)],
+        };
         let n = s.named();
         assert_eq!(n[0], ("steals".into(), Some(1)));
         assert_eq!(n[1], ("steal_attempts".into(), None));

@@ -78,7 +78,14 @@ impl Topology {
         if cpus.is_empty() {
             let n = std::thread::available_parallelism().map_or(1, |n| n.get());
             return Topology {
-                cpus: (0..n).map(|id| Cpu { id, core: id, package: 0, node: 0 }).collect(),
+                cpus: (0..n)
+                    .map(|id| Cpu {
+                        id,
+                        core: id,
+                        package: 0,
+                        node: 0,
+                    })
+                    .collect(),
             };
         }
         Topology { cpus }
@@ -119,7 +126,9 @@ impl Topology {
                 let mut keyed: Vec<(usize, usize, usize, usize)> = Vec::new();
                 let mut per_node: std::collections::HashMap<usize, usize> = Default::default();
                 for cpu in &c {
-                    let r = rank_in_core.entry((cpu.node, cpu.package, cpu.core)).or_insert(0usize);
+                    let r = rank_in_core
+                        .entry((cpu.node, cpu.package, cpu.core))
+                        .or_insert(0usize);
                     let k = per_node.entry((*r) << 32 | cpu.node).or_insert(0usize);
                     keyed.push((*r, *k, cpu.node, cpu.id));
                     *k += 1;
@@ -148,7 +157,10 @@ pub fn pin_current_thread(cpu: usize) -> Result<(), String> {
         // SAFETY: pid 0 is the calling thread, and `set` is valid for its whole size.
         let rc = unsafe { libc::sched_setaffinity(0, std::mem::size_of_val(&set), &set) };
         if rc != 0 {
-            return Err(format!("sched_setaffinity(cpu {cpu}): {}", std::io::Error::last_os_error()));
+            return Err(format!(
+                "sched_setaffinity(cpu {cpu}): {}",
+                std::io::Error::last_os_error()
+            ));
         }
         Ok(())
     }
@@ -168,7 +180,12 @@ mod tests {
         for id in 0..8 {
             let node = (id / 2) % 2;
             let core = id % 2;
-            cpus.push(Cpu { id, core: core + 10 * node, package: node, node });
+            cpus.push(Cpu {
+                id,
+                core: core + 10 * node,
+                package: node,
+                node,
+            });
         }
         Topology { cpus }
     }

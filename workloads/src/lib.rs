@@ -5,14 +5,12 @@
 //! Every run checks its answer against the serial version or a known value
 //! ([`Workload::check`]); the harness refuses a timing whose check failed.
 
-use stealbench_schedulers::{AsyncForkJoin, ForkJoin};
 use std::fmt;
 use std::str::FromStr;
+use stealbench_schedulers::{AsyncForkJoin, ForkJoin};
 
 pub mod fib;
-pub mod mm;
 pub mod rng;
-pub mod sort;
 
 /// How a workload expresses its parallelism (the papers' suffixes).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -32,8 +30,13 @@ pub enum Variant {
 
 impl Variant {
     /// Every variant, in the order tables list them.
-    pub const ALL: [Variant; 5] =
-        [Variant::Fj, Variant::Sf, Variant::SfNostack, Variant::Gf, Variant::Lp];
+    pub const ALL: [Variant; 5] = [
+        Variant::Fj,
+        Variant::Sf,
+        Variant::SfNostack,
+        Variant::Gf,
+        Variant::Lp,
+    ];
 
     /// The spelling used on the command line and in result files.
     pub fn name(self) -> &'static str {
@@ -61,10 +64,17 @@ impl fmt::Display for Variant {
 impl FromStr for Variant {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
-        Variant::ALL.iter().copied().find(|v| v.name() == s).ok_or_else(|| {
-            let names: Vec<&str> = Variant::ALL.iter().map(|v| v.name()).collect();
-            format!("unknown variant '{s}' (expected one of: {})", names.join(", "))
-        })
+        Variant::ALL
+            .iter()
+            .copied()
+            .find(|v| v.name() == s)
+            .ok_or_else(|| {
+                let names: Vec<&str> = Variant::ALL.iter().map(|v| v.name()).collect();
+                format!(
+                    "unknown variant '{s}' (expected one of: {})",
+                    names.join(", ")
+                )
+            })
     }
 }
 
@@ -110,7 +120,10 @@ impl FromStr for Size {
             "small" => Ok(Size::Small),
             "quick" => Ok(Size::Quick),
             "test" => Ok(Size::Test),
-            _ => Err(format!("unknown size '{s}' (expected one of: {})", Size::NAMES.join(", "))),
+            _ => Err(format!(
+                "unknown size '{s}' (expected one of: {})",
+                Size::NAMES.join(", ")
+            )),
         }
     }
 }
@@ -202,9 +215,10 @@ impl WorkloadInfo {
 macro_rules! with_workload {
     ($name:expr, $W:ident => $body:expr) => {{
         match $name {
-            "fib" => { type $W = $crate::fib::Fib; Some($body) }
-            "mm" => { type $W = $crate::mm::Mm; Some($body) }
-            "sort" => { type $W = $crate::sort::Sort; Some($body) }
+            "fib" => {
+                type $W = $crate::fib::Fib;
+                Some($body)
+            }
             _ => None,
         }
     }};
@@ -212,7 +226,7 @@ macro_rules! with_workload {
 
 /// Every workload, in listing order.
 pub fn all() -> Vec<WorkloadInfo> {
-    ["fib", "mm", "sort"]
+    ["fib"]
         .iter()
         .map(|n| with_workload!(*n, W => WorkloadInfo::of::<W>()).expect("listed workload"))
         .collect()

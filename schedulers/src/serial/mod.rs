@@ -66,7 +66,11 @@ impl Scheduler for Serial {
     }
 
     fn stats(&self) -> Stats {
-        Stats { steals: Some(0), steal_attempts: Some(0), extra: Vec::new() }
+        Stats {
+            steals: Some(0),
+            steal_attempts: Some(0),
+            extra: Vec::new(),
+        }
     }
 
     fn reset_stats(&self) {}
@@ -105,7 +109,9 @@ impl Worker for SerialWorker {
         F: FnOnce(&SerialScope<'s>) -> R + Send,
         R: Send,
     {
-        f(&SerialScope { _marker: PhantomData })
+        f(&SerialScope {
+            _marker: PhantomData,
+        })
     }
 }
 
@@ -164,9 +170,9 @@ fn run_to_completion<F: std::future::Future>(fut: F) -> F::Output {
     let mut cx = Context::from_waker(Waker::noop());
     match fut.as_mut().poll(&mut cx) {
         Poll::Ready(v) => v,
-        Poll::Pending => panic!(
-            "serial runtime: a task is waiting on something that is not a task of this pool"
-        ),
+        Poll::Pending => {
+            panic!("serial runtime: a task is waiting on something that is not a task of this pool")
+        }
     }
 }
 
@@ -178,7 +184,9 @@ pub struct SerialSpawner<'scope> {
 
 impl Clone for SerialSpawner<'_> {
     fn clone(&self) -> Self {
-        SerialSpawner { _marker: PhantomData }
+        SerialSpawner {
+            _marker: PhantomData,
+        }
     }
 }
 
@@ -234,6 +242,8 @@ impl AsyncForkJoin for Serial {
         Fut: std::future::Future<Output = R> + Send + 'scope,
         R: Send + 'scope,
     {
-        run_to_completion(f(SerialSpawner { _marker: PhantomData }))
+        run_to_completion(f(SerialSpawner {
+            _marker: PhantomData,
+        }))
     }
 }

@@ -1,0 +1,159 @@
+//! `fib`: recursive Fibonacci without base-case coarsening (ProWS Figure 3, libfork, Fibril).
+//! Almost all of its time is the runtime's fork or future-creation overhead.
+
+use crate::{Size, Variant, Workload};
+use stealbench_schedulers::{
+    AsyncForkJoin, BoxFuture, ForkJoin, FutureHandle, Scope, Spawner, Worker,
+};
+
+/// The workload marker type.
+#[derive(Debug)]
+pub struct Fib;
+
+/// The kernel: the serial recursion, also the serial elision of every variant.
+pub fn serial(n: u64) -> u64 {
+    if n < 2 {
+        return n;
+    }
+    serial(n - 1) + serial(n - 2)
+}
+
+/// The known value, by iteration.
+pub fn expected(n: u64) -> u64 {
+    let (mut a, mut b) = (0u64, 1u64);
+    for _ in 0..n {
+        (a, b) = (b, a + b);
+    }
+    a
+}
+
+/// Fork-join: `join(fib(n-1), fib(n-2))`.
+pub fn fj<W: Worker>(w: &W, n: u64) -> u64 {
+    if n < 2 {
+        return n;
+    }
+    let (a, b) = w.join(|w| fj(w, n - 1), |w| fj(w, n - 2));
+    a + b
+}
+
+/// Structured futures: `x = fut-create fib(n-1); y = fib(n-2); get(x) + y`.
+pub fn sf<W: Worker>(w: &W, n: u64) -> u64 {
+    if n < 2 {
+        return n;
+    }
+    w.scope(|s| {
+        let x = s.future(w, move |_, w| sf(w, n - 1));
+        let y = sf(w, n - 2);
+        x.get(w) + y
+    })
+}
+
+/// Fork-join on the async front-end: spawn `fib(n-1)`, run `fib(n-2)`, await the spawn.
+pub fn fj_async<'s, S: Spawner<'s>>(s: S, n: u64) -> BoxFuture<'s, u64> {
+    Box::pin(async move {
+        if n < 2 {
+            return n;
+        }
+        let (a, b) = stealbench_schedulers::join_async(
+            &s,
+            fj_async(s.clone(), n - 2),
+            fj_async(s.clone(), n - 1),
+        )
+        .await;
+        a + b
+    })
+}
+
+/// Structured futures on the async front-end: the future is a spawned task, touched once.
+pub fn sf_async<'s, S: Spawner<'s>>(s: S, n: u64) -> BoxFuture<'s, u64> {
+    Box::pin(async move {
+        if n < 2 {
+            return n;
+        }
+        let x = s.spawn(sf_async(s.clone(), n - 1));
+        let y = sf_async(s.clone(), n - 2).await;
+        x.await + y
+    })
+}
+
+impl Workload for Fib {
+    const NAME: &'static str = "fib";
+    const DESCRIPTION: &'static str =
+        "recursive Fibonacci, no base-case coarsening (spawn overhead)";
+    const VARIANTS: &'static [Variant] = &[Variant::Fj, Variant::Sf];
+    const ASYNC_VARIANTS: &'static [Variant] = &[Variant::Fj, Variant::Sf];
+
+    type Input = u64;
+    type Work = ();
+    type Answer = u64;
+
+    fn params(size: Size) -> String {
+        format!("n={}", Self::input(size))
+    }
+
+    fn input(size: Size) -> u64 {
+        match size {
+            Size::Paper => 42,
+            Size::Small => 36,
+            Size::Quick => 32,
+            Size::Test => 20,
+        }
+    }
+
+    fn prepare(_input: &u64) {}
+
+    fn run<S: ForkJoin>(pool: &S, variant: Variant, n: &u64, _work: &mut ()) -> u64 {
+        let n = *n;
+        match variant {
+            Variant::Fj => pool.run(|w| fj(w, n)),
+            Variant::Sf => pool.run(|w| sf(w, n)),
+            v => panic!("fib has no {v} variant"),
+        }
+    }
+
+    fn run_async<S: AsyncForkJoin>(pool: &S, variant: Variant, n: &u64, _work: &mut ()) -> u64 {
+        let n = *n;
+        match variant {
+            Variant::Fj => pool.run_async(|s| fj_async(s, n)),
+            Variant::Sf => pool.run_async(|s| sf_async(s, n)),
+            v => panic!("fib has no async {v} variant"),
+        }
+    }
+
+    fn check(n: &u64, _work: &(), answer: &u64) -> Result<(), String> {
+        let want = expected(*n);
+        if *answer == want {
+            Ok(())
+        } else {
+            Err(format!("fib({n}) = {answer}, expected {want}"))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use stealbench_schedulers::{PoolConfig, Scheduler, serial::Serial};
+
+    #[test]
+    fn kernel_matches_known_values() {
+        assert_eq!(serial(20), 6765);
+        assert_eq!(expected(42), 267_914_296);
+        assert_eq!(expected(20), serial(20));
+    }
+
+    #[test]
+    fn every_variant_checks_on_serial() {
+        let pool = Serial::start(&PoolConfig::with_workers(1)).unwrap();
+        let n = Fib::input(Size::Test);
+        for &v in Fib::VARIANTS {
+            let a = Fib::run(&pool, v, &n, &mut ());
+            Fib::check(&n, &(), &a).unwrap();
+        }
+        for &v in Fib::ASYNC_VARIANTS {
+            let a = Fib::run_async(&pool, v, &n, &mut ());
+            Fib::check(&n, &(), &a).unwrap();
+        }
+        assert!(Fib::check(&n, &(), &1).is_err());
+    }
+}
