@@ -18,12 +18,13 @@ pub enum Pinning {
 /// How a thief chooses its victim.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum VictimPolicy {
-    /// Uniformly at random among the other workers (the papers' default).
-    #[default]
+    /// Uniformly at random among the other workers (the papers' choice).
     Uniform,
     /// Weighted towards workers on the same NUMA node (libfork).
     NumaWeighted,
-    /// Whatever the runtime does on its own (the only choice of rayon and tokio).
+    /// The runtime's own default: uniform for the papers' runtimes, whatever rayon and tokio
+    /// do for them (their only choice).
+    #[default]
     RuntimeDefault,
 }
 
