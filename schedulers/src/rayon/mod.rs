@@ -18,7 +18,10 @@
 //!   then spawns the future's task into the rayon scope exactly like [`Scope::spawn`]: the task
 //!   is pushed onto the creating worker's deque and the caller's continuation runs on. The
 //!   task runs when a touch (or the scope's end) pops it back, or when a thief steals it. Unlike
-//!   the papers' runtimes, the continuation is never stolen: the future's *task* is.
+//!   the papers' runtimes, the continuation is never stolen: the future's *task* is. So even on
+//!   one worker the order is not the serial elision's: a future's task runs at its first touch
+//!   (or at the scope's end, newest first), not at its creation; in fib `sf` on one worker every
+//!   touch finds its task still queued (`touch_waits` = `futures_created`).
 //! * **A touch never blocks its thread.** [`FutureHandle::get`] and [`SharedHandle::get`] return
 //!   at once if the value is there. Otherwise (counted as a `touch_waits`) the worker loops:
 //!   [`rayon::yield_now`] runs one piece of pool work (its own deque first,
@@ -39,11 +42,13 @@
 //! # Deadlock caveat of helping
 //!
 //! Because a waiting worker runs other tasks on top of its stack, a task can be stuck under
-//! the task it is waiting for. Example with two workers: worker 2 runs future task F, which
-//! waits (in a `join`, a scope's end or a touch) for a piece stolen by worker 1, so worker 2
-//! helps and steals task T; if T touches F, it waits for a frame that is *below it on its own
-//! stack*, and worker 2 can never return to it. rayon itself has the same limitation for any
-//! blocking wait inside its jobs. The rule that avoids it: **a task only waits for futures
+//! the task it is waiting for. Example with two workers: a task creates future F and spawns a
+//! sibling task T holding a clone of F's handle. Worker 2 runs F's task, which waits (in a
+//! `join`, a scope's end or a touch) for a piece stolen by worker 1, so worker 2 helps and
+//! steals T; T touches F, whose task is suspended *below T on worker 2's own stack*: worker 2
+//! can never return to it, and the computation hangs. rayon itself has the same limitation for
+//! any blocking wait inside its jobs. Whether it happens depends on the schedule, so a test
+//! passing once proves nothing. The rule that avoids it: **a task only waits for futures
 //! created inside its own subtree** (by itself or by its descendants), as in structured
 //! futures (fib `sf`) and fork-join. A future touched by a task that is not a descendant of its
 //! creator (a handle passed sideways into a sibling spawn, general futures) is safe only when

@@ -10,11 +10,13 @@
 //!   finished. It must not be called from a worker of the same pool (it panics: it would block
 //!   that worker).
 //! * [`Spawner::spawn`] boxes the future, erases its `'scope` lifetime and hands it to
-//!   `Handle::spawn` of the runtime. Spawned from a worker, the task goes to that worker's
-//!   local queue (tokio puts the newest task into its LIFO slot); other workers steal it.
-//!   Tokio's spawn is *eager-parent*: the spawner goes on running, the child runs later. So in
-//!   [`join_async`](crate::api::join_async) the spawned half `b` is started after `a` has
-//!   reached its first await, not before.
+//!   `Handle::spawn` of the runtime. A spawn never runs the child inline: spawned from a
+//!   worker, the task goes to that worker's local queue (tokio puts the newest task into its
+//!   LIFO slot), the spawner goes on, and the child runs when a worker picks it up (another
+//!   worker may steal it at once; on one worker, only once the spawning task returns `Pending`
+//!   or finishes). So in [`join_async`](crate::api::join_async) with P = 1, `a` runs up to its
+//!   first pending await before `b` starts, and in fib `sf_async` on one worker nearly every
+//!   await of a child finds it not yet run (`touch_waits` close to `tasks_spawned`).
 //!   The child's output travels through a `tokio::sync::oneshot` channel to the [`TokioHandle`]
 //!   (the task's own output must be `'static`, the value is only `'scope`). Per fork: one box
 //!   for the future, tokio's task cell, one oneshot cell.
