@@ -1,5 +1,6 @@
 //! Pool configuration: worker count, pinning, victim and idle policies.
 
+use crate::api::StartError;
 use std::fmt;
 use std::str::FromStr;
 
@@ -60,6 +61,34 @@ impl PoolConfig {
             victim: VictimPolicy::default(),
             idle: IdlePolicy::default(),
         }
+    }
+}
+
+impl PoolConfig {
+    /// For runtimes that only have their own policies (rayon, tokio): rejects zero workers, any
+    /// victim policy but [`VictimPolicy::RuntimeDefault`], and [`IdlePolicy::Busy`] (both
+    /// runtimes put idle workers to sleep). `runtime` names the runtime in the message.
+    pub(crate) fn require_runtime_policies(&self, runtime: &str) -> Result<(), StartError> {
+        if self.workers == 0 {
+            return Err(StartError::Unsupported(format!(
+                "{runtime} needs at least 1 worker"
+            )));
+        }
+        if self.victim != VictimPolicy::RuntimeDefault {
+            return Err(StartError::Unsupported(format!(
+                "{runtime} chooses its victims itself; victim policy '{}' cannot be honoured \
+                 (use '{}')",
+                self.victim,
+                VictimPolicy::RuntimeDefault
+            )));
+        }
+        if self.idle == IdlePolicy::Busy {
+            return Err(StartError::Unsupported(format!(
+                "{runtime} puts idle workers to sleep; idle policy '{}' cannot be honoured",
+                self.idle
+            )));
+        }
+        Ok(())
     }
 }
 

@@ -2,8 +2,10 @@
 //!
 //! * [`api`]: the [`Scheduler`] trait, its closure front-end [`ForkJoin`] / [`Worker`] /
 //!   [`Scope`] and its async front-end [`AsyncForkJoin`] / [`Spawner`].
-//! * One module per runtime: [`serial`] (the serial elision, T_s), [`rayon`] (rayon's pool),
-//!   [`tokio`] (tokio's multi-thread runtime, every fork a heap task).
+//! * One module per runtime: [`serial`] (the serial elision, T_s; both front-ends),
+//!   [`rayon`] (rayon's pool, [`rayon::RayonPool`]; closure front-end, futures built on rayon
+//!   scopes), [`tokio`] (tokio's multi-thread runtime, [`tokio::TokioPool`]; async front-end,
+//!   every fork a heap-allocated task).
 //! * Shared pieces: [`config`] (pool configuration), [`stats`] (counters), [`topology`]
 //!   (CPUs, NUMA nodes, pinning).
 //!
@@ -11,8 +13,10 @@
 
 pub mod api;
 pub mod config;
+pub mod rayon;
 pub mod serial;
 pub mod stats;
+pub mod tokio;
 pub mod topology;
 
 pub use api::{

@@ -170,6 +170,17 @@ pub fn pin_current_thread(cpu: usize) -> Result<(), String> {
     }
 }
 
+/// The CPUs the calling thread may run on, as Linux reports them (for tests of pinning).
+#[cfg(test)]
+pub(crate) fn allowed_cpus() -> Vec<usize> {
+    let status = fs::read_to_string("/proc/thread-self/status").unwrap();
+    let line = status
+        .lines()
+        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+        .unwrap();
+    parse_cpu_list(line.trim())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

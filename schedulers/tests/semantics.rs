@@ -1,0 +1,936 @@
+//! The semantics of the `Scheduler` trait family: one generic suite, instantiated by macro for
+//! every runtime and front-end (closure front-end: serial, rayon at P = 1 and 2; async
+//! front-end: serial, tokio at P = 1 and 2).
+//!
+//! Every test checks values (never only "it did not crash"). The suite stays within the rules
+//! every runtime supports; in particular a future touched by a task other than its creator's
+//! subtree is a leaf computation, because helping runtimes (rayon) can deadlock otherwise (see
+//! `stealbench_schedulers::rayon`).
+
+use std::any::Any;
+use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
+use std::sync::Once;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use stealbench_schedulers::rayon::RayonPool;
+use stealbench_schedulers::serial::Serial;
+use stealbench_schedulers::tokio::TokioPool;
+use stealbench_schedulers::{
+    AsyncForkJoin, AsyncShared, BoxFuture, ForkJoin, FutureHandle, PoolConfig, Scheduler, Scope,
+    SharedHandle, Spawner, Stats, Worker, join_async,
+};
+
+/// Recursion depth of the deep tests (nested joins, futures, spawns on one path).
+const DEPTH: usize = 10_000;
+/// Spawns in one scope.
+const SPAWNS: usize = 10_000;
+/// Length of the future chains.
+const CHAIN: usize = 2_000;
+/// Every deliberate panic's message starts with this; the panic hook keeps them quiet.
+const DELIBERATE: &str = "deliberate panic";
+
+/// Starts a pool of `p` workers with default policies.
+fn start<S: Scheduler>(p: usize) -> S {
+    static QUIET: Once = Once::new();
+    QUIET.call_once(|| {
+        let default = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if !message(info.payload()).starts_with(DELIBERATE) {
+                default(info);
+            }
+        }));
+    });
+    let pool = S::start(&PoolConfig::with_workers(p)).unwrap();
+    assert_eq!(pool.workers(), p);
+    pool
+}
+
+/// Runs `body` on a thread with a large stack: the serial runtime recurses on the caller's.
+fn on_big_stack<R: Send>(body: impl FnOnce() -> R + Send) -> R {
+    std::thread::scope(|s| {
+        std::thread::Builder::new()
+            .stack_size(512 << 20)
+            .spawn_scoped(s, body)
+            .unwrap()
+            .join()
+            .unwrap_or_else(|p| resume_unwind(p))
+    })
+}
+
+/// The text of a panic payload.
+fn message(payload: &(dyn Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        s.to_string()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "<not a string>".to_string()
+    }
+}
+
+/// Runs `f`, which must panic with a message containing `expected`.
+fn expect_panic<R>(expected: &str, f: impl FnOnce() -> R) {
+    match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(_) => panic!("expected a panic containing {expected:?}, got none"),
+        Err(p) => {
+            let m = message(&*p);
+            assert!(
+                m.contains(expected),
+                "panic {m:?} does not contain {expected:?}"
+            );
+        }
+    }
+}
+
+fn extra(stats: &Stats, name: &str) -> Option<u64> {
+    stats
+        .extra
+        .iter()
+        .find(|(k, _)| *k == name)
+        .map(|(_, v)| *v)
+}
+
+/// After a reset: the same counters as before, every one zero (or unavailable).
+fn check_reset(before: &Stats, after: &Stats) {
+    let names = |s: &Stats| s.named().into_iter().map(|(k, _)| k).collect::<Vec<_>>();
+    assert_eq!(names(before), names(after));
+    for (k, v) in after.named() {
+        assert!(v.is_none() || v == Some(0), "{k} = {v:?} after reset_stats");
+    }
+    if let (Some(s), Some(a)) = (before.steals, before.steal_attempts) {
+        assert!(s <= a, "{s} steals out of {a} attempts");
+    }
+}
+
+fn fib(n: u64) -> u64 {
+    if n < 2 { n } else { fib(n - 1) + fib(n - 2) }
+}
+
+/// The value the future chains compute, serially.
+fn chain_value(len: usize) -> u64 {
+    (1..len as u64).fold(1, |acc, i| (acc * 31 + i) % 1_000_003)
+}
+
+/// The closure front-end suite.
+mod fj {
+    use super::*;
+
+    fn fib_fj<W: Worker>(w: &W, n: u64) -> u64 {
+        if n < 2 {
+            return n;
+        }
+        let (a, b) = w.join(|w| fib_fj(w, n - 1), |w| fib_fj(w, n - 2));
+        a + b
+    }
+
+    fn fib_sf<W: Worker>(w: &W, n: u64) -> u64 {
+        if n < 2 {
+            return n;
+        }
+        w.scope(|s| {
+            let x = s.future(w, move |_, w| fib_sf(w, n - 1));
+            let y = fib_sf(w, n - 2);
+            x.get(w) + y
+        })
+    }
+
+    /// The leaves `lo..hi` in the order the join tree returns them.
+    fn collect<W: Worker>(w: &W, lo: u32, hi: u32) -> Vec<u32> {
+        if hi - lo == 1 {
+            return vec![lo];
+        }
+        let mid = lo + (hi - lo) / 2;
+        let (mut a, b) = w.join(|w| collect(w, lo, mid), |w| collect(w, mid, hi));
+        a.extend(b);
+        a
+    }
+
+    /// Writes `3 (offset + i) + 1` into `out[i]`, splitting the borrowed slice by joins.
+    fn fill<W: Worker>(w: &W, out: &mut [u64], offset: u64, leaves: &AtomicUsize) {
+        if out.len() <= 3 {
+            for (i, x) in out.iter_mut().enumerate() {
+                *x = 3 * (offset + i as u64) + 1;
+            }
+            leaves.fetch_add(1, Ordering::Relaxed);
+            return;
+        }
+        let mid = out.len() / 2;
+        let (a, b) = out.split_at_mut(mid);
+        w.join(
+            |w| fill(w, a, offset, leaves),
+            |w| fill(w, b, offset + mid as u64, leaves),
+        );
+    }
+
+    pub fn join_results<S: ForkJoin>(pool: &S) {
+        let (a, b) = pool.run(|w| w.join(|_| 6 * 7, |_| String::from("right")));
+        assert_eq!((a, b.as_str()), (42, "right"));
+        let (l, r) = pool.run(|w| w.join(|_| "left", |_| "right"));
+        assert_eq!((l, r), ("left", "right"));
+        assert_eq!(
+            pool.run(|w| collect(w, 0, 1000)),
+            (0..1000).collect::<Vec<_>>()
+        );
+        let mut out = vec![0u64; 1000];
+        let leaves = AtomicUsize::new(0);
+        pool.run(|w| fill(w, &mut out, 0, &leaves));
+        for (i, x) in out.iter().enumerate() {
+            assert_eq!(*x, 3 * i as u64 + 1, "slot {i}");
+        }
+        assert!(leaves.load(Ordering::Relaxed) >= 1000 / 3);
+    }
+
+    /// Sums `lo..hi` through a join tree, counting the leaves.
+    fn sum_tree<W: Worker>(w: &W, lo: u64, hi: u64, leaves: &AtomicU64) -> u64 {
+        if hi - lo == 1 {
+            leaves.fetch_add(1, Ordering::Relaxed);
+            return lo;
+        }
+        let mid = lo + (hi - lo) / 2;
+        let (a, b) = w.join(
+            |w| sum_tree(w, lo, mid, leaves),
+            |w| sum_tree(w, mid, hi, leaves),
+        );
+        a + b
+    }
+
+    pub fn deep_nesting<S: ForkJoin>(pool: &S) {
+        assert_eq!(pool.run(|w| fib_fj(w, 20)), fib(20));
+        let n = 1u64 << 15;
+        let leaves = AtomicU64::new(0);
+        assert_eq!(pool.run(|w| sum_tree(w, 0, n, &leaves)), n * (n - 1) / 2);
+        assert_eq!(
+            leaves.load(Ordering::Relaxed),
+            n,
+            "every leaf runs exactly once"
+        );
+    }
+
+    pub fn scope_with_many_spawns<S: ForkJoin>(pool: &S) {
+        let mut slots = vec![0u64; SPAWNS];
+        let ran = AtomicUsize::new(0);
+        pool.run(|w| {
+            w.scope(|s| {
+                for (i, slot) in slots.iter_mut().enumerate() {
+                    let ran = &ran;
+                    let value = (i as u64) * (i as u64) + 1;
+                    if i % 2 == 0 {
+                        s.spawn(w, move |_, _| {
+                            *slot = value;
+                            ran.fetch_add(1, Ordering::Relaxed);
+                        });
+                    } else {
+                        // A spawned task that spawns into the same scope.
+                        s.spawn(w, move |s, w| {
+                            s.spawn(w, move |_, _| {
+                                *slot = value;
+                                ran.fetch_add(1, Ordering::Relaxed);
+                            })
+                        });
+                    }
+                }
+            });
+            // The scope has waited for every task, nested spawns included.
+            assert_eq!(ran.load(Ordering::Relaxed), SPAWNS);
+        });
+        for (i, v) in slots.iter().enumerate() {
+            assert_eq!(*v, (i as u64) * (i as u64) + 1, "slot {i}");
+        }
+    }
+
+    pub fn single_touch_futures<S: ForkJoin>(pool: &S) {
+        assert_eq!(pool.run(|w| fib_sf(w, 18)), fib(18));
+        let words = pool.run(|w| {
+            w.scope(|s| {
+                let hs: Vec<_> = (0..100)
+                    .map(|i| s.future(w, move |_, _| format!("w{i}")))
+                    .collect();
+                // Touched in reverse creation order.
+                let mut out: Vec<String> = hs.into_iter().rev().map(|h| h.get(w)).collect();
+                out.reverse();
+                out
+            })
+        });
+        assert_eq!(words, (0..100).map(|i| format!("w{i}")).collect::<Vec<_>>());
+        // A handle that leaves its scope is still valid.
+        let v = pool.run(|w| {
+            let h = w.scope(|s| s.future(w, |_, _| vec![1u8, 2, 3]));
+            h.get(w)
+        });
+        assert_eq!(v, [1, 2, 3]);
+    }
+
+    pub fn multi_touch_futures<S: ForkJoin>(pool: &S) {
+        let total = AtomicU64::new(0);
+        let creator = pool.run(|w| {
+            w.scope(|s| {
+                let f = s.shared_future(w, |_, _| 21u64);
+                for _ in 0..8 {
+                    let g = f.clone();
+                    let total = &total;
+                    s.spawn(w, move |_, w| {
+                        let first = *g.get(w);
+                        assert_eq!(*g.get(w), first, "touches disagree");
+                        total.fetch_add(2 * first, Ordering::Relaxed);
+                    });
+                }
+                // Futures touching it too.
+                let doubled: Vec<_> = (0..4)
+                    .map(|k| {
+                        let g = f.clone();
+                        s.future(w, move |_, w| *g.get(w) * 2 + k)
+                    })
+                    .collect();
+                let a = *f.get(w);
+                let b = *f.clone().get(w);
+                assert!(
+                    std::ptr::eq(f.get(w), f.clone().get(w)),
+                    "clones share one result"
+                );
+                let d: Vec<u64> = doubled.into_iter().map(|h| h.get(w)).collect();
+                (a, b, d)
+            })
+        });
+        assert_eq!(creator, (21, 21, vec![42, 43, 44, 45]));
+        assert_eq!(total.load(Ordering::Relaxed), 8 * 42);
+    }
+
+    pub fn touched_by_another_task<S: ForkJoin>(pool: &S) {
+        let out = AtomicU64::new(0);
+        let via_future = pool.run(|w| {
+            w.scope(|s| {
+                let f = s.future(w, |_, _| 1234u64);
+                let out = &out;
+                s.spawn(w, move |_, w| out.store(f.get(w) + 1, Ordering::SeqCst));
+                let g = s.future(w, |_, _| 100u64);
+                let h = s.future(w, move |_, w| g.get(w) * 2);
+                h.get(w)
+            })
+        });
+        assert_eq!(out.load(Ordering::SeqCst), 1235);
+        assert_eq!(via_future, 200);
+    }
+
+    pub fn chained_futures<S: ForkJoin>(pool: &S) {
+        let single = pool.run(|w| {
+            w.scope(|s| {
+                let mut f = s.future(w, |_, _| 1u64);
+                for i in 1..CHAIN as u64 {
+                    let prev = f;
+                    f = s.future(w, move |_, w| (prev.get(w) * 31 + i) % 1_000_003);
+                }
+                f.get(w)
+            })
+        });
+        assert_eq!(single, chain_value(CHAIN));
+        let shared = pool.run(|w| {
+            w.scope(|s| {
+                let mut f = s.shared_future(w, |_, _| 1u64);
+                let first = f.clone();
+                for i in 1..CHAIN as u64 {
+                    let prev = f.clone();
+                    f = s.shared_future(w, move |_, w| {
+                        assert_eq!(*prev.get(w), *prev.clone().get(w));
+                        (*prev.get(w) * 31 + i) % 1_000_003
+                    });
+                }
+                (*f.get(w), *first.get(w))
+            })
+        });
+        assert_eq!(shared, (chain_value(CHAIN), 1));
+    }
+
+    fn deep_join<W: Worker>(w: &W, d: usize) -> usize {
+        if d == 0 {
+            return 0;
+        }
+        let (a, b) = w.join(|w| deep_join(w, d - 1), |_| 1);
+        a + b
+    }
+
+    fn deep_future<W: Worker>(w: &W, d: usize) -> usize {
+        if d == 0 {
+            return 0;
+        }
+        w.scope(|s| {
+            let f = s.future(w, move |_, w| deep_future(w, d - 1));
+            f.get(w) + 1
+        })
+    }
+
+    fn deep_spawn<W: Worker>(w: &W, d: usize, deepest: &AtomicUsize) {
+        deepest.fetch_max(DEPTH - d, Ordering::Relaxed);
+        if d > 0 {
+            w.scope(|s| s.spawn(w, move |_, w| deep_spawn(w, d - 1, deepest)));
+        }
+    }
+
+    pub fn deep_recursion<S: ForkJoin>(pool: &S) {
+        assert_eq!(pool.run(|w| deep_join(w, DEPTH)), DEPTH);
+        assert_eq!(pool.run(|w| deep_future(w, DEPTH)), DEPTH);
+        let deepest = AtomicUsize::new(0);
+        pool.run(|w| deep_spawn(w, DEPTH, &deepest));
+        assert_eq!(deepest.load(Ordering::Relaxed), DEPTH);
+    }
+
+    pub fn panics_reach_run<S: ForkJoin>(pool: &S) {
+        let works = |pool: &S| assert_eq!(pool.run(|w| fib_fj(w, 15)), fib(15));
+        expect_panic("deliberate panic: join", || {
+            pool.run(|w| w.join(|_| 1, |_| -> u32 { panic!("{DELIBERATE}: join") }))
+        });
+        works(pool);
+        let written = AtomicUsize::new(0);
+        expect_panic("deliberate panic: spawn", || {
+            pool.run(|w| {
+                w.scope(|s| {
+                    for i in 0..100 {
+                        let written = &written;
+                        s.spawn(w, move |_, _| {
+                            // The last one, so that even the eager serial elision has run
+                            // all the others.
+                            if i == 99 {
+                                panic!("{DELIBERATE}: spawn");
+                            }
+                            written.fetch_add(1, Ordering::Relaxed);
+                        });
+                    }
+                })
+            })
+        });
+        assert_eq!(
+            written.load(Ordering::Relaxed),
+            99,
+            "the other spawns all ran"
+        );
+        works(pool);
+        expect_panic("deliberate panic: touched future", || {
+            pool.run(|w| {
+                w.scope(|s| {
+                    let f = s.future(w, |_, _| -> u64 { panic!("{DELIBERATE}: touched future") });
+                    f.get(w)
+                })
+            })
+        });
+        works(pool);
+        expect_panic("deliberate panic: untouched future", || {
+            pool.run(|w| {
+                w.scope(|s| {
+                    drop(s.future(w, |_, _| -> u64 {
+                        panic!("{DELIBERATE}: untouched future")
+                    }));
+                    7
+                })
+            })
+        });
+        works(pool);
+        expect_panic("deliberate panic: shared future", || {
+            pool.run(|w| {
+                w.scope(|s| {
+                    let f =
+                        s.shared_future(w, |_, _| -> u64 { panic!("{DELIBERATE}: shared future") });
+                    for _ in 0..2 {
+                        let g = f.clone();
+                        s.spawn(w, move |_, w| assert_eq!(*g.get(w), 0));
+                    }
+                    *f.get(w)
+                })
+            })
+        });
+        works(pool);
+    }
+
+    pub fn stats_reset<S: ForkJoin>(pool: &S) {
+        pool.reset_stats();
+        let sum = pool.run(|w| {
+            w.scope(|s| {
+                let single: Vec<_> = (0..100u64).map(|i| s.future(w, move |_, _| i)).collect();
+                let shared: Vec<_> = (0..50u64)
+                    .map(|i| s.shared_future(w, move |_, _| i))
+                    .collect();
+                single.into_iter().map(|h| h.get(w)).sum::<u64>()
+                    + shared.iter().map(|h| *h.get(w)).sum::<u64>()
+            })
+        });
+        assert_eq!(sum, 4950 + 1225);
+        let before = pool.stats();
+        if let Some(n) = extra(&before, "futures_created") {
+            assert_eq!(n, 150, "futures_created");
+        }
+        if let Some(n) = extra(&before, "touch_waits") {
+            assert!(n <= 150, "{n} touch waits for 150 touches that can wait");
+        }
+        pool.reset_stats();
+        check_reset(&before, &pool.stats());
+    }
+}
+
+/// The async front-end suite.
+mod af {
+    use super::*;
+
+    fn fib_async<'s, S: Spawner<'s>>(s: S, n: u64) -> BoxFuture<'s, u64> {
+        Box::pin(async move {
+            if n < 2 {
+                return n;
+            }
+            let x = s.spawn(fib_async(s.clone(), n - 1));
+            let y = fib_async(s, n - 2).await;
+            x.await + y
+        })
+    }
+
+    fn collect<'s, S: Spawner<'s>>(s: S, lo: u32, hi: u32) -> BoxFuture<'s, Vec<u32>> {
+        Box::pin(async move {
+            if hi - lo == 1 {
+                return vec![lo];
+            }
+            let mid = lo + (hi - lo) / 2;
+            let (mut a, b) =
+                join_async(&s, collect(s.clone(), lo, mid), collect(s.clone(), mid, hi)).await;
+            a.extend(b);
+            a
+        })
+    }
+
+    fn fill<'s, S: Spawner<'s>>(s: S, out: &'s mut [u64], offset: u64) -> BoxFuture<'s, ()> {
+        Box::pin(async move {
+            if out.len() <= 3 {
+                for (i, x) in out.iter_mut().enumerate() {
+                    *x = 3 * (offset + i as u64) + 1;
+                }
+                return;
+            }
+            let mid = out.len() / 2;
+            let (a, b) = out.split_at_mut(mid);
+            join_async(
+                &s,
+                fill(s.clone(), a, offset),
+                fill(s.clone(), b, offset + mid as u64),
+            )
+            .await;
+        })
+    }
+
+    pub fn join_results<P: AsyncForkJoin>(pool: &P) {
+        let (a, b) = pool.run_async(|s| async move {
+            join_async(&s, async { 6 * 7 }, async { String::from("right") }).await
+        });
+        assert_eq!((a, b.as_str()), (42, "right"));
+        assert_eq!(
+            pool.run_async(|s| collect(s, 0, 1000)),
+            (0..1000).collect::<Vec<_>>()
+        );
+        let mut out = vec![0u64; 1000];
+        pool.run_async(|s| fill(s, &mut out, 0));
+        for (i, x) in out.iter().enumerate() {
+            assert_eq!(*x, 3 * i as u64 + 1, "slot {i}");
+        }
+    }
+
+    fn sum_tree<'s, S: Spawner<'s>>(
+        s: S,
+        lo: u64,
+        hi: u64,
+        leaves: &'s AtomicU64,
+    ) -> BoxFuture<'s, u64> {
+        Box::pin(async move {
+            if hi - lo == 1 {
+                leaves.fetch_add(1, Ordering::Relaxed);
+                return lo;
+            }
+            let mid = lo + (hi - lo) / 2;
+            let (a, b) = join_async(
+                &s,
+                sum_tree(s.clone(), lo, mid, leaves),
+                sum_tree(s.clone(), mid, hi, leaves),
+            )
+            .await;
+            a + b
+        })
+    }
+
+    pub fn deep_nesting<P: AsyncForkJoin>(pool: &P) {
+        assert_eq!(pool.run_async(|s| fib_async(s, 16)), fib(16));
+        let n = 1u64 << 13;
+        let leaves = AtomicU64::new(0);
+        assert_eq!(
+            pool.run_async(|s| sum_tree(s, 0, n, &leaves)),
+            n * (n - 1) / 2
+        );
+        assert_eq!(
+            leaves.load(Ordering::Relaxed),
+            n,
+            "every leaf runs exactly once"
+        );
+    }
+
+    pub fn scope_with_many_spawns<P: AsyncForkJoin>(pool: &P) {
+        let mut slots = vec![0u64; SPAWNS];
+        let slots_ref = &mut slots[..];
+        let awaited = pool.run_async(|s| async move {
+            let mut handles = Vec::new();
+            for (i, slot) in slots_ref.iter_mut().enumerate() {
+                let value = (i as u64) * (i as u64) + 1;
+                match i % 3 {
+                    0 => handles.push(s.spawn(async move {
+                        *slot = value;
+                        i
+                    })),
+                    // Detached: the handle is dropped, run_async still waits for the task.
+                    1 => drop(s.spawn(async move { *slot = value })),
+                    // A task that spawns (and detaches) a task of its own.
+                    _ => {
+                        let inner = s.clone();
+                        drop(s.spawn(async move {
+                            drop(inner.spawn(async move { *slot = value }));
+                        }))
+                    }
+                }
+            }
+            let mut sum = 0;
+            for h in handles {
+                sum += h.await;
+            }
+            sum
+        });
+        assert_eq!(awaited, (0..SPAWNS).step_by(3).sum::<usize>());
+        for (i, v) in slots.iter().enumerate() {
+            assert_eq!(*v, (i as u64) * (i as u64) + 1, "slot {i}");
+        }
+    }
+
+    pub fn single_touch_futures<P: AsyncForkJoin>(pool: &P) {
+        let words = pool.run_async(|s| async move {
+            let hs: Vec<_> = (0..100)
+                .map(|i| s.spawn(async move { format!("w{i}") }))
+                .collect();
+            let mut out = Vec::new();
+            for h in hs.into_iter().rev() {
+                out.push(h.await);
+            }
+            out.reverse();
+            out
+        });
+        assert_eq!(words, (0..100).map(|i| format!("w{i}")).collect::<Vec<_>>());
+    }
+
+    pub fn multi_touch_futures<P: AsyncForkJoin>(pool: &P) {
+        let total = AtomicU64::new(0);
+        let total_ref = &total;
+        let creator = pool.run_async(|s| async move {
+            let f = s.spawn_shared(async { 21u64 });
+            let mut hs = Vec::new();
+            for k in 0..8u64 {
+                let g = f.clone();
+                hs.push(s.spawn(async move {
+                    let first = *g.get().await;
+                    assert_eq!(*g.get().await, first, "touches disagree");
+                    total_ref.fetch_add(2 * first, Ordering::Relaxed);
+                    first + k
+                }));
+            }
+            let a = *f.get().await;
+            let b = *f.clone().get().await;
+            let g = f.clone();
+            let (x, y) = (f.get().await, g.get().await);
+            assert!(std::ptr::eq(x, y), "clones share one result");
+            let mut ks = Vec::new();
+            for h in hs {
+                ks.push(h.await);
+            }
+            (a, b, ks)
+        });
+        assert_eq!(creator, (21, 21, (21..29).collect::<Vec<u64>>()));
+        assert_eq!(total.load(Ordering::Relaxed), 8 * 42);
+    }
+
+    pub fn touched_by_another_task<P: AsyncForkJoin>(pool: &P) {
+        let out = AtomicU64::new(0);
+        let out_ref = &out;
+        let r = pool.run_async(|s| async move {
+            let f = s.spawn(async { 1234u64 });
+            drop(s.spawn(async move { out_ref.store(f.await + 1, Ordering::SeqCst) }));
+            let g = s.spawn(async { 100u64 });
+            s.spawn(async move { g.await * 2 }).await
+        });
+        assert_eq!(out.load(Ordering::SeqCst), 1235);
+        assert_eq!(r, 200);
+    }
+
+    pub fn chained_futures<P: AsyncForkJoin>(pool: &P) {
+        let single = pool.run_async(|s| async move {
+            let mut f = s.spawn(async { 1u64 });
+            for i in 1..CHAIN as u64 {
+                let prev = f;
+                f = s.spawn(async move { (prev.await * 31 + i) % 1_000_003 });
+            }
+            f.await
+        });
+        assert_eq!(single, chain_value(CHAIN));
+        let shared = pool.run_async(|s| async move {
+            let mut f = s.spawn_shared(async { 1u64 });
+            let first = f.clone();
+            for i in 1..CHAIN as u64 {
+                let prev = f.clone();
+                f = s.spawn_shared(async move {
+                    assert_eq!(*prev.get().await, *prev.clone().get().await);
+                    (*prev.get().await * 31 + i) % 1_000_003
+                });
+            }
+            (*f.get().await, *first.get().await)
+        });
+        assert_eq!(shared, (chain_value(CHAIN), 1));
+    }
+
+    /// Each level spawns the next and awaits it.
+    fn deep_spawn<'s, S: Spawner<'s>>(s: S, d: usize) -> BoxFuture<'s, usize> {
+        Box::pin(async move {
+            if d == 0 {
+                return 0;
+            }
+            s.spawn(deep_spawn(s.clone(), d - 1)).await + 1
+        })
+    }
+
+    /// Each level awaits the next directly (nested polls, no spawn).
+    fn deep_await(d: usize) -> BoxFuture<'static, usize> {
+        Box::pin(async move {
+            if d == 0 {
+                return 0;
+            }
+            deep_await(d - 1).await + 1
+        })
+    }
+
+    pub fn deep_recursion<P: AsyncForkJoin>(pool: &P) {
+        assert_eq!(pool.run_async(|s| deep_spawn(s, DEPTH)), DEPTH);
+        assert_eq!(pool.run_async(|_| deep_await(DEPTH)), DEPTH);
+    }
+
+    pub fn panics_reach_run<P: AsyncForkJoin>(pool: &P) {
+        let works = |pool: &P| assert_eq!(pool.run_async(|s| fib_async(s, 15)), fib(15));
+        expect_panic("deliberate panic: root", || {
+            pool.run_async(|_| async {
+                if std::hint::black_box(true) {
+                    panic!("{DELIBERATE}: root");
+                }
+                1
+            })
+        });
+        works(pool);
+        expect_panic("deliberate panic: awaited", || {
+            pool.run_async(|s| async move {
+                let h = s.spawn(async {
+                    if std::hint::black_box(true) {
+                        panic!("{DELIBERATE}: awaited");
+                    }
+                    1
+                });
+                h.await
+            })
+        });
+        works(pool);
+        let finished = AtomicUsize::new(0);
+        let finished_ref = &finished;
+        expect_panic("deliberate panic: detached", || {
+            pool.run_async(|s| async move {
+                for i in 0..50 {
+                    drop(s.spawn(async move {
+                        // The last one (the serial elision runs spawns eagerly).
+                        if i == 49 {
+                            panic!("{DELIBERATE}: detached");
+                        }
+                        finished_ref.fetch_add(1, Ordering::SeqCst);
+                    }));
+                }
+                5
+            })
+        });
+        assert_eq!(
+            finished.load(Ordering::SeqCst),
+            49,
+            "the other tasks all ran"
+        );
+        works(pool);
+        expect_panic("deliberate panic: shared", || {
+            pool.run_async(|s| async move {
+                let f = s.spawn_shared(async {
+                    if std::hint::black_box(true) {
+                        panic!("{DELIBERATE}: shared");
+                    }
+                    1u64
+                });
+                let mut hs = Vec::new();
+                for _ in 0..2 {
+                    let g = f.clone();
+                    hs.push(s.spawn(async move { *g.get().await }));
+                }
+                let mut sum = *f.get().await;
+                for h in hs {
+                    sum += h.await;
+                }
+                sum
+            })
+        });
+        works(pool);
+        // A panic in the closure that makes the root, after it spawned a task: that task is
+        // still waited for.
+        let spawned_ran = AtomicUsize::new(0);
+        let spawned_ref = &spawned_ran;
+        expect_panic("deliberate panic: maker", || {
+            pool.run_async(|s| {
+                drop(s.spawn(async move {
+                    spawned_ref.fetch_add(1, Ordering::SeqCst);
+                }));
+                if std::hint::black_box(true) {
+                    panic!("{DELIBERATE}: maker");
+                }
+                async { 0 }
+            })
+        });
+        assert_eq!(spawned_ran.load(Ordering::SeqCst), 1);
+        works(pool);
+    }
+
+    pub fn stats_reset<P: AsyncForkJoin>(pool: &P) {
+        pool.reset_stats();
+        let sum = pool.run_async(|s| async move {
+            let single: Vec<_> = (0..100u64).map(|i| s.spawn(async move { i })).collect();
+            let shared: Vec<_> = (0..50u64)
+                .map(|i| s.spawn_shared(async move { i }))
+                .collect();
+            let mut sum = 0;
+            for h in single {
+                sum += h.await;
+            }
+            for h in &shared {
+                sum += *h.get().await;
+            }
+            sum
+        });
+        assert_eq!(sum, 4950 + 1225);
+        let before = pool.stats();
+        if let Some(n) = extra(&before, "tasks_spawned") {
+            assert_eq!(n, 151, "tasks_spawned (150 and the root)");
+        }
+        if let Some(n) = extra(&before, "touch_waits") {
+            assert!(n <= 150, "{n} touch waits for 150 touches that can wait");
+        }
+        pool.reset_stats();
+        check_reset(&before, &pool.stats());
+    }
+}
+
+/// The closure front-end suite for runtime `$pool` at `$p` workers.
+macro_rules! closure_suite {
+    ($name:ident, $pool:ty, $p:expr) => {
+        mod $name {
+            use super::*;
+
+            fn with(test: fn(&$pool)) {
+                on_big_stack(|| test(&start::<$pool>($p)));
+            }
+
+            #[test]
+            fn join_results() {
+                with(fj::join_results::<$pool>);
+            }
+            #[test]
+            fn deep_nesting() {
+                with(fj::deep_nesting::<$pool>);
+            }
+            #[test]
+            fn scope_with_many_spawns() {
+                with(fj::scope_with_many_spawns::<$pool>);
+            }
+            #[test]
+            fn single_touch_futures() {
+                with(fj::single_touch_futures::<$pool>);
+            }
+            #[test]
+            fn multi_touch_futures() {
+                with(fj::multi_touch_futures::<$pool>);
+            }
+            #[test]
+            fn touched_by_another_task() {
+                with(fj::touched_by_another_task::<$pool>);
+            }
+            #[test]
+            fn chained_futures() {
+                with(fj::chained_futures::<$pool>);
+            }
+            #[test]
+            fn deep_recursion() {
+                with(fj::deep_recursion::<$pool>);
+            }
+            #[test]
+            fn panics_reach_run() {
+                with(fj::panics_reach_run::<$pool>);
+            }
+            #[test]
+            fn stats_reset() {
+                with(fj::stats_reset::<$pool>);
+            }
+        }
+    };
+}
+
+/// The async front-end suite for runtime `$pool` at `$p` workers.
+macro_rules! async_suite {
+    ($name:ident, $pool:ty, $p:expr) => {
+        mod $name {
+            use super::*;
+
+            fn with(test: fn(&$pool)) {
+                on_big_stack(|| test(&start::<$pool>($p)));
+            }
+
+            #[test]
+            fn join_results() {
+                with(af::join_results::<$pool>);
+            }
+            #[test]
+            fn deep_nesting() {
+                with(af::deep_nesting::<$pool>);
+            }
+            #[test]
+            fn scope_with_many_spawns() {
+                with(af::scope_with_many_spawns::<$pool>);
+            }
+            #[test]
+            fn single_touch_futures() {
+                with(af::single_touch_futures::<$pool>);
+            }
+            #[test]
+            fn multi_touch_futures() {
+                with(af::multi_touch_futures::<$pool>);
+            }
+            #[test]
+            fn touched_by_another_task() {
+                with(af::touched_by_another_task::<$pool>);
+            }
+            #[test]
+            fn chained_futures() {
+                with(af::chained_futures::<$pool>);
+            }
+            #[test]
+            fn deep_recursion() {
+                with(af::deep_recursion::<$pool>);
+            }
+            #[test]
+            fn panics_reach_run() {
+                with(af::panics_reach_run::<$pool>);
+            }
+            #[test]
+            fn stats_reset() {
+                with(af::stats_reset::<$pool>);
+            }
+        }
+    };
+}
+
+closure_suite!(serial_closures, Serial, 1);
+closure_suite!(rayon_p1, RayonPool, 1);
+closure_suite!(rayon_p2, RayonPool, 2);
+async_suite!(serial_async, Serial, 1);
+async_suite!(tokio_p1, TokioPool, 1);
+async_suite!(tokio_p2, TokioPool, 2);
