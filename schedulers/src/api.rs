@@ -177,8 +177,10 @@ pub trait AsyncForkJoin: Scheduler {
     type Spawner<'scope>: Spawner<'scope>;
 
     /// Runs the future made by `f` as the root task and returns its output. Every task spawned
-    /// through the spawner (or its clones) has finished when `run_async` returns; a spawner
-    /// used after that panics. A panic in any task is propagated to the caller.
+    /// through the spawner (or its clones) has finished when `run_async` returns. A runtime
+    /// that runs tasks after their spawn panics when a spawner is used after that (`serial`
+    /// runs a spawn to completion on the spot, so its spawner stays harmless). A panic in any
+    /// task is propagated to the caller.
     fn run_async<'scope, R, F, Fut>(&self, f: F) -> R
     where
         F: FnOnce(Self::Spawner<'scope>) -> Fut,
