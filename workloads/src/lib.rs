@@ -10,7 +10,9 @@ use std::str::FromStr;
 use stealbench_schedulers::{AsyncForkJoin, ForkJoin};
 
 pub mod fib;
+pub mod mm;
 pub mod rng;
+pub mod sort;
 
 /// How a workload expresses its parallelism (the papers' suffixes).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -219,6 +221,14 @@ macro_rules! with_workload {
                 type $W = $crate::fib::Fib;
                 Some($body)
             }
+            "mm" => {
+                type $W = $crate::mm::Mm;
+                Some($body)
+            }
+            "sort" => {
+                type $W = $crate::sort::Sort;
+                Some($body)
+            }
             _ => None,
         }
     }};
@@ -226,8 +236,43 @@ macro_rules! with_workload {
 
 /// Every workload, in listing order.
 pub fn all() -> Vec<WorkloadInfo> {
-    ["fib"]
+    ["fib", "mm", "sort"]
         .iter()
         .map(|n| with_workload!(*n, W => WorkloadInfo::of::<W>()).expect("listed workload"))
         .collect()
+}
+
+/// The four quarters of a slice, the last one taking the remainder: lengths `len/4` three
+/// times, then `len - 3·(len/4)`. The divide step of `mm` and `sort`.
+pub(crate) fn quarters<T>(x: &[T]) -> [&[T]; 4] {
+    let q = x.len() / 4;
+    let (x0, rest) = x.split_at(q);
+    let (x1, rest) = rest.split_at(q);
+    let (x2, x3) = rest.split_at(q);
+    [x0, x1, x2, x3]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn registry_maps_each_name_to_its_workload() {
+        let names: Vec<&str> = all().iter().map(|w| w.name).collect();
+        for name in ["fib", "mm", "sort"] {
+            assert_eq!(names.iter().filter(|&&n| n == name).count(), 1, "{name}");
+        }
+        for info in all() {
+            assert_eq!(with_workload!(info.name, W => W::NAME), Some(info.name));
+        }
+        assert!(with_workload!("nope", W => W::NAME).is_none());
+    }
+
+    #[test]
+    fn quarters_cover_the_slice() {
+        let v: Vec<u32> = (0..10).collect();
+        let [a, b, c, d] = quarters(&v);
+        assert_eq!((a, b, c, d), (&v[0..2], &v[2..4], &v[4..6], &v[6..10]));
+        assert!(quarters::<u32>(&[]).iter().all(|q| q.is_empty()));
+    }
 }

@@ -1,0 +1,610 @@
+//! `mm`: recursive blocked matrix multiplication C = A·B (ProWS Figure 2, after Cilk's matmul).
+//!
+//! # Algorithm
+//!
+//! The `n × n` matrices (`n = 32·2^k`) are split into quadrants; `C += A·B` is
+//!
+//! ```text
+//! C00 += A00·B00   C01 += A00·B01   C10 += A10·B00   C11 += A10·B01    (in parallel)
+//! sync
+//! C00 += A01·B10   C01 += A01·B11   C10 += A11·B10   C11 += A11·B11    (in parallel)
+//! ```
+//!
+//! recursively, down to 32 × 32 blocks multiplied by [`kernel`] (an i-k-j loop the compiler
+//! vectorises). Work is `2n³` flops, span `Θ(n)`.
+//!
+//! # Layout
+//!
+//! A matrix is a `Vec` of [`Block`]s (32 × 32, row-major inside) in Z-order (Morton order):
+//! quadrant 00, 01, 10, 11, recursively. Every quadrant at every level is then a contiguous
+//! quarter of the block slice, so the recursion splits slices and never computes an index.
+//! The conversion from and to row-major order ([`from_row_major`], [`to_row_major`]) is input
+//! generation and checking, never timed.
+//!
+//! # Why C is a slice of `Mutex<Block>`
+//!
+//! The async front-end lends borrows only for the whole [`AsyncForkJoin::run_async`] scope, so a
+//! task that lends the quarters of its `&mut` part of C to its children can never get the
+//! whole part back for the second phase (safe Rust cannot rejoin split `&mut` slices). So every
+//! variant, on both front-ends, shares C as `&[Mutex<Block>]`, and the base case takes the
+//! block's lock with `try_lock` around the kernel. The algorithm never lets two tasks update
+//! the same block at once, so the lock is never contended; `try_lock` failing is reported as a
+//! race (a panic) rather than waited for. One uncontended lock per 32 × 32 × 32 kernel (65 536
+//! flops) is negligible: measured serially against a plain `&mut [Block]` version, no
+//! difference beyond run-to-run noise. Every runtime runs the same memory operations.
+//!
+//! # Check
+//!
+//! Elements are small integers (`0..8`) stored as `f64`, so every product and partial sum is
+//! exact and the answer has exactly one correct value. [`freivalds`] checks it in `O(n²)`.
+
+use crate::rng::SplitMix64;
+use crate::{Size, Variant, Workload, quarters};
+use std::sync::{Mutex, PoisonError, TryLockError};
+use stealbench_schedulers::{
+    AsyncForkJoin, BoxFuture, ForkJoin, FutureHandle, Scope, Spawner, Worker, join_async,
+};
+
+/// The workload marker type.
+#[derive(Debug)]
+pub struct Mm;
+
+/// The side of a base-case block (the paper's base case 32 × 32).
+pub const B: usize = 32;
+
+/// Elements of a matrix entry: uniform in `0..VALUES`.
+pub const VALUES: u64 = 8;
+
+/// A 32 × 32 block of a matrix, row-major; aligned to a cache line.
+#[derive(Debug, Clone, PartialEq)]
+#[repr(C, align(64))]
+pub struct Block(pub [f64; B * B]);
+
+impl Block {
+    /// The all-zero block.
+    pub const ZERO: Block = Block([0.0; B * B]);
+}
+
+/// A block of the result C: tasks share C, the lock makes each block update exclusive (see the
+/// module documentation).
+pub type CBlock = Mutex<Block>;
+
+/// The input: `n` and the two factors in blocked Z-order.
+#[derive(Debug, Clone)]
+pub struct MmInput {
+    /// The matrix side, `32·2^k`.
+    pub n: usize,
+    /// A, `(n/32)²` blocks in Z-order.
+    pub a: Vec<Block>,
+    /// B, `(n/32)²` blocks in Z-order.
+    pub b: Vec<Block>,
+}
+
+impl MmInput {
+    /// Random A and B of side `n` (entries uniform in `0..VALUES`), from `seed`.
+    ///
+    /// # Panics
+    /// If `n` is not `32·2^k`.
+    pub fn random(n: usize, seed: u64) -> Self {
+        let blocks = block_count(n);
+        let mut rng = SplitMix64::new(seed);
+        let mut matrix = || -> Vec<Block> {
+            (0..blocks)
+                .map(|_| {
+                    let mut blk = Block::ZERO;
+                    for x in blk.0.iter_mut() {
+                        *x = rng.below(VALUES) as f64;
+                    }
+                    blk
+                })
+                .collect()
+        };
+        let a = matrix();
+        let b = matrix();
+        MmInput { n, a, b }
+    }
+
+    /// The input of given row-major factors.
+    ///
+    /// # Panics
+    /// If `n` is not `32·2^k` or a slice is not `n²` long.
+    pub fn from_row_major(n: usize, a: &[f64], b: &[f64]) -> Self {
+        MmInput {
+            n,
+            a: from_row_major(n, a),
+            b: from_row_major(n, b),
+        }
+    }
+}
+
+/// The number of blocks of an `n × n` matrix.
+///
+/// # Panics
+/// If `n` is not `32·2^k`.
+pub fn block_count(n: usize) -> usize {
+    assert!(
+        n >= B && n % B == 0 && (n / B).is_power_of_two(),
+        "mm needs n = 32·2^k, not {n}"
+    );
+    (n / B) * (n / B)
+}
+
+/// The (block row, block column) of the `t`-th block in Z-order: the bits of `t` alternate
+/// row and column bits, the row bit above the column bit.
+pub fn block_position(t: usize) -> (usize, usize) {
+    fn even_bits(mut x: usize) -> usize {
+        let (mut r, mut i) = (0, 0);
+        while x != 0 {
+            r |= (x & 1) << i;
+            x >>= 2;
+            i += 1;
+        }
+        r
+    }
+    (even_bits(t >> 1), even_bits(t))
+}
+
+/// Converts a row-major `n × n` matrix to blocked Z-order.
+///
+/// # Panics
+/// If `n` is not `32·2^k` or `m.len() != n²`.
+pub fn from_row_major(n: usize, m: &[f64]) -> Vec<Block> {
+    assert_eq!(m.len(), n * n, "matrix of side {n} must have n² elements");
+    (0..block_count(n))
+        .map(|t| {
+            let (bi, bj) = block_position(t);
+            let mut blk = Block::ZERO;
+            for (r, row) in blk.0.chunks_exact_mut(B).enumerate() {
+                let start = (bi * B + r) * n + bj * B;
+                row.copy_from_slice(&m[start..start + B]);
+            }
+            blk
+        })
+        .collect()
+}
+
+/// Converts a matrix in blocked Z-order to row-major.
+///
+/// # Panics
+/// If `blocks.len()` is not `(n/32)²`.
+pub fn to_row_major(n: usize, blocks: &[Block]) -> Vec<f64> {
+    assert_eq!(blocks.len(), block_count(n), "wrong number of blocks");
+    let mut m = vec![0.0; n * n];
+    for (t, blk) in blocks.iter().enumerate() {
+        let (bi, bj) = block_position(t);
+        for (r, row) in blk.0.chunks_exact(B).enumerate() {
+            let start = (bi * B + r) * n + bj * B;
+            m[start..start + B].copy_from_slice(row);
+        }
+    }
+    m
+}
+
+/// The kernel: `c += a·b` on 32 × 32 blocks, i-k-j order (a row of `c` accumulates `a[i][k]`
+/// times row `k` of `b`). Slice iterators, no indexing: no bounds checks in the loops, and the
+/// inner loop is vectorised.
+#[inline]
+pub fn kernel(c: &mut Block, a: &Block, b: &Block) {
+    for (c_row, a_row) in c.0.chunks_exact_mut(B).zip(a.0.chunks_exact(B)) {
+        for (&a_ik, b_row) in a_row.iter().zip(b.0.chunks_exact(B)) {
+            for (c_ij, &b_kj) in c_row.iter_mut().zip(b_row) {
+                *c_ij += a_ik * b_kj;
+            }
+        }
+    }
+}
+
+/// The base case: locks the C block (never contended, see the module documentation) and runs
+/// the kernel.
+fn base(c: &CBlock, a: &Block, b: &Block) {
+    match c.try_lock() {
+        Ok(mut blk) => kernel(&mut blk, a, b),
+        Err(TryLockError::WouldBlock) => {
+            panic!("mm: two tasks updated the same block of C at once (a race)")
+        }
+        Err(TryLockError::Poisoned(_)) => {
+            panic!("mm: a task panicked while updating this block of C")
+        }
+    }
+}
+
+/// One product `C' += A'·B'` of the recursion: parts of C, A and B of the same size.
+type Product<'a> = (&'a [CBlock], &'a [Block], &'a [Block]);
+
+/// The recursion step, written once for every variant: `None` after running the base case,
+/// otherwise the two phases of four independent quadrant products.
+fn step<'a>(c: &'a [CBlock], a: &'a [Block], b: &'a [Block]) -> Option<[[Product<'a>; 4]; 2]> {
+    debug_assert!(c.len() == a.len() && c.len() == b.len() && c.len().is_power_of_two());
+    if c.len() == 1 {
+        base(&c[0], &a[0], &b[0]);
+        return None;
+    }
+    let [c00, c01, c10, c11] = quarters(c);
+    let [a00, a01, a10, a11] = quarters(a);
+    let [b00, b01, b10, b11] = quarters(b);
+    Some([
+        [
+            (c00, a00, b00),
+            (c01, a00, b01),
+            (c10, a10, b00),
+            (c11, a10, b01),
+        ],
+        [
+            (c00, a01, b10),
+            (c01, a01, b11),
+            (c10, a11, b10),
+            (c11, a11, b11),
+        ],
+    ])
+}
+
+/// Fork-join: per phase, the four products under nested `join`s, which return after all four
+/// (Cilk's four spawns and a sync).
+pub fn fj<W: Worker>(w: &W, c: &[CBlock], a: &[Block], b: &[Block]) {
+    let Some(phases) = step(c, a, b) else {
+        return;
+    };
+    for [p0, p1, p2, p3] in phases {
+        w.join(
+            |w| w.join(|w| fj(w, p0.0, p0.1, p0.2), |w| fj(w, p1.0, p1.1, p1.2)),
+            |w| w.join(|w| fj(w, p2.0, p2.1, p2.2), |w| fj(w, p3.0, p3.1, p3.2)),
+        );
+    }
+}
+
+/// Structured futures: per phase, three products as futures and the fourth called directly
+/// (a future touched right after its creation), then the three futures touched once each.
+pub fn sf<W: Worker>(w: &W, c: &[CBlock], a: &[Block], b: &[Block]) {
+    let Some(phases) = step(c, a, b) else {
+        return;
+    };
+    w.scope(|s| {
+        for [p0, p1, p2, p3] in phases {
+            let f0 = s.future(w, move |_, w| sf(w, p0.0, p0.1, p0.2));
+            let f1 = s.future(w, move |_, w| sf(w, p1.0, p1.1, p1.2));
+            let f2 = s.future(w, move |_, w| sf(w, p2.0, p2.1, p2.2));
+            sf(w, p3.0, p3.1, p3.2);
+            f0.get(w);
+            f1.get(w);
+            f2.get(w);
+        }
+    });
+}
+
+/// Fork-join on the async front-end: per phase, nested [`join_async`]s over the four products.
+pub fn fj_async<'s, S: Spawner<'s>>(
+    s: S,
+    c: &'s [CBlock],
+    a: &'s [Block],
+    b: &'s [Block],
+) -> BoxFuture<'s, ()> {
+    fn pair<'s, S: Spawner<'s>>(s: S, p: Product<'s>, q: Product<'s>) -> BoxFuture<'s, ()> {
+        Box::pin(async move {
+            join_async(
+                &s,
+                fj_async(s.clone(), p.0, p.1, p.2),
+                fj_async(s.clone(), q.0, q.1, q.2),
+            )
+            .await;
+        })
+    }
+    Box::pin(async move {
+        let Some(phases) = step(c, a, b) else {
+            return;
+        };
+        for [p0, p1, p2, p3] in phases {
+            join_async(&s, pair(s.clone(), p0, p1), pair(s.clone(), p2, p3)).await;
+        }
+    })
+}
+
+/// Structured futures on the async front-end: per phase, three products spawned, the fourth
+/// awaited in place, then the three handles awaited once each.
+pub fn sf_async<'s, S: Spawner<'s>>(
+    s: S,
+    c: &'s [CBlock],
+    a: &'s [Block],
+    b: &'s [Block],
+) -> BoxFuture<'s, ()> {
+    Box::pin(async move {
+        let Some(phases) = step(c, a, b) else {
+            return;
+        };
+        for [p0, p1, p2, p3] in phases {
+            let f0 = s.spawn(sf_async(s.clone(), p0.0, p0.1, p0.2));
+            let f1 = s.spawn(sf_async(s.clone(), p1.0, p1.1, p1.2));
+            let f2 = s.spawn(sf_async(s.clone(), p2.0, p2.1, p2.2));
+            sf_async(s.clone(), p3.0, p3.1, p3.2).await;
+            f0.await;
+            f1.await;
+            f2.await;
+        }
+    })
+}
+
+/// The seeds of the input and of the check's vectors.
+const INPUT_SEED: u64 = 0x6d6d_5eed_0000_0001;
+const CHECK_SEED: u64 = 0x6d6d_c4ec_0000_0002;
+
+/// `y += M·x` over one block `t` of an `n × n` matrix in Z-order, in wrapping `u64` arithmetic,
+/// after checking that every element of the block is an integer in `0..=max`.
+fn block_mat_vec(
+    name: &str,
+    t: usize,
+    blk: &Block,
+    max: u64,
+    x: &[u64],
+    y: &mut [u64],
+) -> Result<(), String> {
+    let (bi, bj) = block_position(t);
+    let xs = &x[bj * B..(bj + 1) * B];
+    let ys = &mut y[bi * B..(bi + 1) * B];
+    for (r, (row, y_r)) in blk.0.chunks_exact(B).zip(ys).enumerate() {
+        let mut acc = 0u64;
+        for (col, (&v, &x_c)) in row.iter().zip(xs).enumerate() {
+            // `as` saturates and maps NaN to 0, so the round trip fails for NaN, for values
+            // out of range and for non-integers.
+            let u = v as u64;
+            if u > max || u as f64 != v {
+                return Err(format!(
+                    "{name}[{}][{}] = {v} is not an integer in 0..={max}",
+                    bi * B + r,
+                    bj * B + col
+                ));
+            }
+            acc = acc.wrapping_add(u.wrapping_mul(x_c));
+        }
+        *y_r = y_r.wrapping_add(acc);
+    }
+    Ok(())
+}
+
+/// Checks `C = A·B` by Freivalds' algorithm in `O(n²)`: for two seeded random vectors `x`,
+/// compares `A·(B·x)` with `C·x` exactly, in wrapping 64-bit integer arithmetic (after checking
+/// that every element of C is an integer in its possible range `0..=49n`).
+///
+/// Strength: if `C ≠ A·B`, the difference `D = C − A·B` has a nonzero entry `d` with
+/// `|d| ≤ 49n`; for a uniformly random `x`, `(D·x)` vanishes modulo `2^64` in that row with
+/// probability at most `2^v / 2^64` where `2^v ≤ |d|` is the power of two dividing `d`, so at
+/// most `49n / 2^64` (below `2^-46` for `n = 4096`) per vector, squared for two independent
+/// vectors. The vectors are seeded, so the check is deterministic; the bound holds for any
+/// error that does not depend on the seed.
+pub fn freivalds(n: usize, a: &[Block], b: &[Block], c: &[CBlock]) -> Result<(), String> {
+    let blocks = block_count(n);
+    if a.len() != blocks || b.len() != blocks || c.len() != blocks {
+        return Err(format!(
+            "expected {blocks} blocks per matrix, got A {}, B {}, C {}",
+            a.len(),
+            b.len(),
+            c.len()
+        ));
+    }
+    let max_ab = VALUES - 1;
+    let max_c = max_ab * max_ab * n as u64;
+    let mut rng = SplitMix64::new(CHECK_SEED);
+    for round in 0..2 {
+        let x: Vec<u64> = (0..n).map(|_| rng.next_u64()).collect();
+        let mut bx = vec![0u64; n];
+        for (t, blk) in b.iter().enumerate() {
+            block_mat_vec("B", t, blk, max_ab, &x, &mut bx)?;
+        }
+        let mut abx = vec![0u64; n];
+        for (t, blk) in a.iter().enumerate() {
+            block_mat_vec("A", t, blk, max_ab, &bx, &mut abx)?;
+        }
+        let mut cx = vec![0u64; n];
+        for (t, blk) in c.iter().enumerate() {
+            let blk = blk.lock().unwrap_or_else(PoisonError::into_inner);
+            block_mat_vec("C", t, &blk, max_c, &x, &mut cx)?;
+        }
+        if let Some(r) = (0..n).find(|&r| abx[r] != cx[r]) {
+            return Err(format!(
+                "row {r} of C is wrong: (C·x)[{r}] = {} but (A·(B·x))[{r}] = {} \
+                 (Freivalds, vector {round})",
+                cx[r], abx[r]
+            ));
+        }
+    }
+    Ok(())
+}
+
+impl Workload for Mm {
+    const NAME: &'static str = "mm";
+    const DESCRIPTION: &'static str =
+        "recursive blocked matrix multiply, 8 quadrant products per level, 32x32 base case";
+    const VARIANTS: &'static [Variant] = &[Variant::Fj, Variant::Sf];
+    const ASYNC_VARIANTS: &'static [Variant] = &[Variant::Fj, Variant::Sf];
+
+    type Input = MmInput;
+    type Work = Vec<CBlock>;
+    type Answer = ();
+
+    fn params(size: Size) -> String {
+        format!("n={} b={B}", side(size))
+    }
+
+    fn input(size: Size) -> MmInput {
+        MmInput::random(side(size), INPUT_SEED)
+    }
+
+    fn prepare(input: &MmInput) -> Vec<CBlock> {
+        // Writes every block, so the pages are mapped before the timed run.
+        (0..block_count(input.n))
+            .map(|_| Mutex::new(Block::ZERO))
+            .collect()
+    }
+
+    fn run<S: ForkJoin>(pool: &S, variant: Variant, input: &MmInput, c: &mut Vec<CBlock>) {
+        let (a, b, c) = (&input.a[..], &input.b[..], &c[..]);
+        match variant {
+            Variant::Fj => pool.run(|w| fj(w, c, a, b)),
+            Variant::Sf => pool.run(|w| sf(w, c, a, b)),
+            v => panic!("mm has no {v} variant"),
+        }
+    }
+
+    fn run_async<S: AsyncForkJoin>(
+        pool: &S,
+        variant: Variant,
+        input: &MmInput,
+        c: &mut Vec<CBlock>,
+    ) {
+        let (a, b, c) = (&input.a[..], &input.b[..], &c[..]);
+        match variant {
+            Variant::Fj => pool.run_async(|s| fj_async(s, c, a, b)),
+            Variant::Sf => pool.run_async(|s| sf_async(s, c, a, b)),
+            v => panic!("mm has no async {v} variant"),
+        }
+    }
+
+    fn check(input: &MmInput, c: &Vec<CBlock>, _answer: &()) -> Result<(), String> {
+        freivalds(input.n, &input.a, &input.b, c)
+    }
+}
+
+/// The matrix side of a size.
+fn side(size: Size) -> usize {
+    match size {
+        Size::Paper => 4096,
+        Size::Small => 2048,
+        Size::Quick => 1024,
+        Size::Test => 64,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use stealbench_schedulers::{PoolConfig, Scheduler, serial::Serial};
+
+    fn naive(n: usize, a: &[f64], b: &[f64]) -> Vec<f64> {
+        let mut c = vec![0.0; n * n];
+        for i in 0..n {
+            for j in 0..n {
+                c[i * n + j] = (0..n).map(|k| a[i * n + k] * b[k * n + j]).sum();
+            }
+        }
+        c
+    }
+
+    fn result(c: &[CBlock]) -> Vec<Block> {
+        c.iter().map(|m| m.lock().unwrap().clone()).collect()
+    }
+
+    fn pool() -> Serial {
+        Serial::start(&PoolConfig::with_workers(1)).unwrap()
+    }
+
+    #[test]
+    fn layout_round_trips_and_quadrants_are_contiguous() {
+        let n = 128;
+        let m: Vec<f64> = (0..n * n).map(|x| x as f64).collect();
+        let blocks = from_row_major(n, &m);
+        assert_eq!(to_row_major(n, &blocks), m);
+        // The second quarter of the blocks is the top-right quadrant.
+        let q = quarters(&blocks[..])[1];
+        assert_eq!(q[0].0[0], (n / 2) as f64);
+        assert_eq!(block_position(0b1110), (3, 2));
+    }
+
+    #[test]
+    fn kernel_matches_naive() {
+        let input = MmInput::random(B, 1);
+        let mut c = Block::ZERO;
+        kernel(&mut c, &input.a[0], &input.b[0]);
+        kernel(&mut c, &input.a[0], &input.b[0]);
+        let want = naive(B, &input.a[0].0, &input.b[0].0);
+        let twice: Vec<f64> = want.iter().map(|x| 2.0 * x).collect();
+        assert_eq!(c.0.to_vec(), twice);
+    }
+
+    #[test]
+    fn every_variant_matches_naive_on_serial() {
+        let pool = pool();
+        for n in [B, 128] {
+            let input = MmInput::random(n, 7);
+            let want = naive(n, &to_row_major(n, &input.a), &to_row_major(n, &input.b));
+            for &v in Mm::VARIANTS {
+                let mut c = Mm::prepare(&input);
+                Mm::run(&pool, v, &input, &mut c);
+                assert_eq!(to_row_major(n, &result(&c)), want, "{v} n={n}");
+                Mm::check(&input, &c, &()).unwrap();
+            }
+            for &v in Mm::ASYNC_VARIANTS {
+                let mut c = Mm::prepare(&input);
+                Mm::run_async(&pool, v, &input, &mut c);
+                assert_eq!(to_row_major(n, &result(&c)), want, "async {v} n={n}");
+                Mm::check(&input, &c, &()).unwrap();
+            }
+        }
+    }
+
+    #[test]
+    fn every_variant_checks_at_test_size() {
+        let pool = pool();
+        let input = Mm::input(Size::Test);
+        assert_eq!(Mm::params(Size::Test), "n=64 b=32");
+        for &v in Mm::VARIANTS {
+            let mut c = Mm::prepare(&input);
+            Mm::run(&pool, v, &input, &mut c);
+            Mm::check(&input, &c, &()).unwrap();
+        }
+        for &v in Mm::ASYNC_VARIANTS {
+            let mut c = Mm::prepare(&input);
+            Mm::run_async(&pool, v, &input, &mut c);
+            Mm::check(&input, &c, &()).unwrap();
+        }
+    }
+
+    #[test]
+    fn identity_times_b_is_b() {
+        let n = 64;
+        let mut id = vec![0.0; n * n];
+        for i in 0..n {
+            id[i * n + i] = 1.0;
+        }
+        let b: Vec<f64> = (0..n * n).map(|x| (x % 7) as f64).collect();
+        let input = MmInput::from_row_major(n, &id, &b);
+        let mut c = Mm::prepare(&input);
+        Mm::run(&pool(), Variant::Fj, &input, &mut c);
+        assert_eq!(to_row_major(n, &result(&c)), b);
+    }
+
+    #[test]
+    fn check_rejects_wrong_answers() {
+        let input = Mm::input(Size::Test);
+        let mut c = Mm::prepare(&input);
+        Mm::run(&pool(), Variant::Fj, &input, &mut c);
+        Mm::check(&input, &c, &()).unwrap();
+        let corrupt = |t: usize, i: usize, f: fn(f64) -> f64| {
+            let c: Vec<CBlock> = result(&c).into_iter().map(Mutex::new).collect();
+            let old = c[t].lock().unwrap().0[i];
+            c[t].lock().unwrap().0[i] = f(old);
+            Mm::check(&input, &c, &())
+        };
+        // One element off by one, in the first and in the last block.
+        assert!(corrupt(0, 0, |x| x + 1.0).unwrap_err().contains("row 0"));
+        assert!(corrupt(3, B * B - 1, |x| x - 1.0).is_err());
+        // Not an integer, negative, too large, NaN.
+        assert!(corrupt(1, 5, |x| x + 0.5).unwrap_err().contains("integer"));
+        assert!(corrupt(2, 7, |_| -1.0).is_err());
+        assert!(corrupt(2, 7, |_| 1e9).is_err());
+        assert!(corrupt(2, 7, |_| f64::NAN).is_err());
+        // An untouched C is wrong too.
+        assert!(Mm::check(&input, &Mm::prepare(&input), &()).is_err());
+        // Two elements of one row swapped.
+        let c2: Vec<CBlock> = result(&c).into_iter().map(Mutex::new).collect();
+        {
+            let mut blk = c2[0].lock().unwrap();
+            assert_ne!(blk.0[0], blk.0[1], "the seeded input makes these differ");
+            blk.0.swap(0, 1);
+        }
+        assert!(Mm::check(&input, &c2, &()).is_err());
+    }
+
+    #[test]
+    #[should_panic(expected = "mm needs n = 32")]
+    fn rejects_bad_sides() {
+        MmInput::random(96, 1);
+    }
+}
