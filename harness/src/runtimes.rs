@@ -109,33 +109,38 @@ pub const RUNTIMES: &[RuntimeInfo] = &[
 /// evaluates to `Some(body)`, or `None` when no implemented closure runtime has that name.
 /// One line per runtime.
 macro_rules! with_closure_runtime {
-    ($name:expr, $S:ident => $body:expr) => {{
-        match $name {
-            "serial" => {
-                type $S = stealbench_schedulers::serial::Serial;
-                Some($body)
-            }
-            _ => None,
-        }
-    }};
+    ($name:expr, $S:ident => $body:expr) => {
+        $crate::runtimes::dispatch!($name, $S => $body;
+            "serial" => stealbench_schedulers::serial::Serial,
+        )
+    };
 }
 
 /// Calls `$body` with `$S` bound to the type of the async-front-end runtime named `$name`;
 /// evaluates to `Some(body)`, or `None` when no implemented async runtime has that name.
 /// One line per runtime.
 macro_rules! with_async_runtime {
-    ($name:expr, $S:ident => $body:expr) => {{
+    ($name:expr, $S:ident => $body:expr) => {
+        $crate::runtimes::dispatch!($name, $S => $body;
+            "serial-async" => stealbench_schedulers::serial::Serial,
+        )
+    };
+}
+
+/// The match behind the two `with_*_runtime!` macros: one arm per `name => Type`.
+macro_rules! dispatch {
+    ($name:expr, $S:ident => $body:expr; $($n:literal => $T:ty),* $(,)?) => {{
         match $name {
-            "serial-async" => {
-                type $S = stealbench_schedulers::serial::Serial;
+            $($n => {
+                type $S = $T;
                 Some($body)
-            }
+            })*
             _ => None,
         }
     }};
 }
 
-pub(crate) use {with_async_runtime, with_closure_runtime};
+pub(crate) use {dispatch, with_async_runtime, with_closure_runtime};
 
 /// The registry entry named `name`, implemented or not.
 pub fn find(name: &str) -> Option<&'static RuntimeInfo> {
