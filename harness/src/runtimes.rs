@@ -49,10 +49,10 @@ impl RuntimeInfo {
     pub fn implemented(&self) -> bool {
         match self.front_end {
             FrontEnd::Closure => {
-                with_closure_runtime!(self.name, S => std::marker::PhantomData::<S>).is_some()
+                with_closure_runtime!(self.name, S => std::any::type_name::<S>()).is_some()
             }
             FrontEnd::Async => {
-                with_async_runtime!(self.name, S => std::marker::PhantomData::<S>).is_some()
+                with_async_runtime!(self.name, S => std::any::type_name::<S>()).is_some()
             }
         }
     }
@@ -190,9 +190,8 @@ mod tests {
     fn dispatch_agrees_with_the_table() {
         // Every name a macro dispatches is in the table with that front-end, and vice versa.
         for r in RUNTIMES {
-            let closure =
-                with_closure_runtime!(r.name, S => std::marker::PhantomData::<S>).is_some();
-            let asynch = with_async_runtime!(r.name, S => std::marker::PhantomData::<S>).is_some();
+            let closure = with_closure_runtime!(r.name, S => std::any::type_name::<S>()).is_some();
+            let asynch = with_async_runtime!(r.name, S => std::any::type_name::<S>()).is_some();
             assert!(!(closure && asynch), "{} dispatched twice", r.name);
             if closure {
                 assert_eq!(r.front_end, FrontEnd::Closure, "{}", r.name);
@@ -201,7 +200,7 @@ mod tests {
                 assert_eq!(r.front_end, FrontEnd::Async, "{}", r.name);
             }
         }
-        assert!(with_closure_runtime!("nope", S => std::marker::PhantomData::<S>).is_none());
+        assert!(with_closure_runtime!("nope", S => std::any::type_name::<S>()).is_none());
     }
 
     #[test]
