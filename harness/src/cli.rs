@@ -10,7 +10,7 @@ use stealbench_workloads::{Size, Variant};
 /// Work-stealing schedulers from five research papers behind one trait, with the papers'
 /// figures regenerated on this machine.
 #[derive(Debug, Parser)]
-#[command(name = "stealbench", version, about, long_about = None)]
+#[command(name = "stealbench", version)]
 pub struct Cli {
     /// What to do.
     #[command(subcommand)]
@@ -25,7 +25,7 @@ pub enum Command {
     /// Measure one point in this process: warm-up, then timed repetitions, each checked.
     Run(RunArgs),
     /// Reproduce a paper's figure: every point in a fresh child process, results under
-    /// results/<id>/<timestamp>/, table and plot under paper-figures/.
+    /// results/ID/TIMESTAMP/, table and plot under paper-figures/.
     Reproduce(ReproduceArgs),
     /// fib(30) fork-join at P = 1 on every implemented runtime: T_1 / T_s per runtime.
     Bench(BenchArgs),
@@ -95,10 +95,10 @@ pub struct ReproduceArgs {
     /// directory given; points already in its raw.csv are skipped.
     #[arg(long, num_args = 0..=1, value_name = "DIR")]
     pub resume: Option<Option<PathBuf>>,
-    /// Root of the results (run directories go to DIR/<id>/<timestamp>/).
+    /// Root of the results (run directories go to DIR/ID/TIMESTAMP/).
     #[arg(long, value_name = "DIR", default_value = "results")]
     pub out: PathBuf,
-    /// Where the table and plots go (<id>.md, <id>.svg, <id>.png).
+    /// Where the table and plots go (ID.md, ID.svg, ID.png).
     #[arg(long, value_name = "DIR", default_value = "paper-figures")]
     pub figures_dir: PathBuf,
 }

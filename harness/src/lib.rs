@@ -6,11 +6,13 @@
 //!   `stealbench_workloads::with_workload!`.
 //! * [`point`]: one point measured in this process (`stealbench run`).
 //! * [`grid`]: a figure's rows and points; [`runner`]: points in child processes;
-//!   [`reproduce`]: the `reproduce` command; [`bench`]: the `bench` command.
+//!   [`reproduce`]: the `reproduce` command; [`bench`](mod@bench): the `bench` command.
 //! * [`results`]: raw.csv, summary.csv, meta.json; [`stats`]: median and friends.
 //! * [`figures`]: the papers' figures; [`table`] and [`plot`] (with [`pixel_font`]) render them.
 //!
 //! The binary `stealbench` (root package) calls [`main`] with the name of its allocator.
+
+#![warn(missing_docs)]
 
 pub mod bench;
 pub mod cli;

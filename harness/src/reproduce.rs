@@ -375,9 +375,8 @@ fn markdown(fig: &Figure, meta: &Meta, grid: &Grid, tbl: &table::Table, run_dir:
     out.push_str(
         "Each cell: our median time in seconds (our speedup) [the paper's time (its speedup, \
          recomputed from the paper's times)]. `—` = not measured. Rows without a paper value \
-         are baselines the paper did not run. Paper times are for the paper's inputs on its \
-         16-core machine: at other sizes compare speedups, not times. In the paper, fj/lp rows \
-         ran on Cilk Plus (our `abp`) and sf/gf rows on Cilk-F (our `prows`).\n\n",
+         are baselines the paper did not run. Paper times are for the paper's inputs on the \
+         paper's machine: at other sizes compare speedups, not times.\n\n",
     );
     out.push_str(&tbl.to_markdown());
     out.push_str(&format!(

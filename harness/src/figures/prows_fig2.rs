@@ -43,7 +43,8 @@ pub fn figure() -> Figure {
         caption: "Execution times in seconds of the benchmarks running with Cilk Plus (fj and lp) \
                   and Cilk-F (sf and gf); T_s is the serial elision, T_P the time on P cores, \
                   in parentheses the speedup over T_s. Paper machine: Intel Xeon E5-2665, \
-                  2 x 8 cores, 10 runs per point.",
+                  2 x 8 cores, 10 runs per point. Here the fj and lp rows run on `abp` (for \
+                  Cilk Plus) and the sf and gf rows on `prows` (for Cilk-F).",
         reference_path: "paper-figures/reference/prows_fig2.csv",
         reference,
         paper_workers: &[1, 2, 4, 8, 16],

@@ -44,7 +44,8 @@ pub fn figure() -> Figure {
         caption: "Execution times in seconds of fib(42): fib-fj on Cilk Plus, fib-sf on Cilk-F, \
                   and fib-sf without the switch to a new stack on every fut-create (\"-stack\"); \
                   in parentheses the scalability over T_1. T_s (serial elision) = 2.46 s. \
-                  Paper machine: Intel Xeon E5-2665, 2 x 8 cores.",
+                  Paper machine: Intel Xeon E5-2665, 2 x 8 cores. Here fib-fj runs on `abp` (for \
+                  Cilk Plus), fib-sf and fib-sf-nostack on `prows` (for Cilk-F).",
         reference_path: "paper-figures/reference/prows_fig3.csv",
         reference,
         paper_workers: &[1, 2, 4, 8, 16],
