@@ -1,1 +1,136 @@
+//! The stealbench harness: the command line, the experiment grid, the runner of child
+//! processes, result files, tables and plots.
+//!
+//! * [`cli`]: commands and argument checks; [`suggest`]: nearest valid names.
+//! * [`runtimes`]: the runtime registry and dispatch; workloads come from
+//!   `stealbench_workloads::with_workload!`.
+//! * [`point`]: one point measured in this process (`stealbench run`).
+//! * [`grid`]: a figure's rows and points; [`runner`]: points in child processes;
+//!   [`reproduce`]: the `reproduce` command; [`bench`](mod@bench): the `bench` command.
+//! * [`results`]: raw.csv, summary.csv, meta.json; [`stats`]: median and friends.
+//! * [`figures`]: the papers' figures; [`table`] and [`plot`] (with [`pixel_font`]) render them.
+//!
+//! The binary `stealbench` (root package) calls [`main`] with the name of its allocator.
 
+#![warn(missing_docs)]
+
+pub mod bench;
+pub mod cli;
+pub mod figures;
+pub mod grid;
+pub mod pixel_font;
+pub mod plot;
+pub mod point;
+pub mod reproduce;
+pub mod results;
+pub mod runner;
+pub mod runtimes;
+pub mod stats;
+pub mod suggest;
+pub mod table;
+#[cfg(test)]
+mod testutil;
+
+use clap::Parser;
+use clap::error::ErrorKind;
+use cli::{Cli, Command};
+use std::ffi::OsString;
+
+/// Runs the command line of this process; returns the exit code. `allocator` (`jemalloc` or
+/// `system`) is recorded in every result's `meta.json`.
+pub fn main(allocator: &'static str) -> i32 {
+    run(std::env::args_os(), allocator)
+}
+
+/// Runs the command line `args` (program name first); returns the exit code.
+pub fn run<I, T>(args: I, allocator: &'static str) -> i32
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
+    let cli = match Cli::try_parse_from(args) {
+        Ok(c) => c,
+        Err(e) => {
+            return match e.kind() {
+                ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
+                    let _ = e.print();
+                    0
+                }
+                ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+                    let _ = e.print();
+                    2
+                }
+                _ => {
+                    eprintln!("stealbench: {}", cli::one_line_clap_error(&e));
+                    2
+                }
+            };
+        }
+    };
+    let result = match &cli.command {
+        Command::List => {
+            list();
+            Ok(0)
+        }
+        Command::Run(a) => point::run_command(a).map(|()| 0),
+        Command::BenchPoint(a) => point::bench_point_command(a).map(|()| 0),
+        Command::Reproduce(a) => reproduce::reproduce_command(a, allocator),
+        Command::Bench(a) => bench::bench_command(a),
+    };
+    match result {
+        Ok(code) => code,
+        Err(f) => {
+            eprintln!("stealbench: {}", f.message());
+            f.exit_code()
+        }
+    }
+}
+
+fn state(implemented: bool) -> &'static str {
+    if implemented {
+        "implemented"
+    } else {
+        "planned"
+    }
+}
+
+/// `stealbench list`.
+fn list() {
+    println!("Figures and tables (stealbench reproduce <id>):");
+    for f in figures::FIGURES {
+        println!(
+            "  {:<16} {:<12} {}",
+            f.id,
+            state(f.build.is_some()),
+            f.title
+        );
+    }
+    println!("\nRuntimes (--runtime):");
+    for r in runtimes::RUNTIMES {
+        println!(
+            "  {:<14} {:<8} {:<12} {}",
+            r.name,
+            r.front_end.name(),
+            state(r.implemented()),
+            r.description
+        );
+    }
+    println!("\nWorkloads (--workload), variants on the closure / async front-ends:");
+    let names = |v: &[stealbench_workloads::Variant]| {
+        if v.is_empty() {
+            "-".to_string()
+        } else {
+            v.iter().map(|x| x.name()).collect::<Vec<_>>().join(",")
+        }
+    };
+    for w in stealbench_workloads::all() {
+        println!(
+            "  {:<10} closure: {:<16} async: {:<16} {}",
+            w.name,
+            names(w.variants),
+            names(w.async_variants),
+            w.description
+        );
+    }
+    println!("\nSizes (--size): paper (default), small, quick, test");
+}

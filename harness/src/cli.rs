@@ -1,0 +1,289 @@
+//! The command line (clap derive) and its checks: every bad value becomes one line on stderr
+//! naming the nearest valid name, and exit code 2.
+
+use crate::suggest;
+use clap::{Args, Parser, Subcommand};
+use std::path::PathBuf;
+use stealbench_schedulers::Pinning;
+use stealbench_workloads::{Size, Variant};
+
+/// Work-stealing schedulers from five research papers behind one trait, with the papers'
+/// figures regenerated on this machine.
+#[derive(Debug, Parser)]
+#[command(name = "stealbench", version)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// List the figures and tables, runtimes and workloads this build knows.
+    List,
+    /// Measure one point in this process: warm-up, then timed repetitions, each checked.
+    Run(RunArgs),
+    /// Reproduce a paper's figure: every point in a fresh child process, results under
+    /// results/ID/TIMESTAMP/, table and plot under paper-figures/.
+    Reproduce(ReproduceArgs),
+    /// fib(30) fork-join at P = 1 on every implemented runtime: T_1 / T_s per runtime.
+    Bench(BenchArgs),
+    /// One runtime's fib(n) fork-join at P = 1 (the child process of `bench`).
+    #[command(hide = true)]
+    BenchPoint(BenchPointArgs),
+}
+
+/// Arguments of `run`.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Runtime name (see `stealbench list`).
+    #[arg(long)]
+    pub runtime: String,
+    /// Workload name (see `stealbench list`).
+    #[arg(long)]
+    pub workload: String,
+    /// Variant: fj, sf, sf-nostack, gf, lp (the workload must offer it on the runtime's
+    /// front-end).
+    #[arg(long)]
+    pub variant: String,
+    /// Number of workers P (at least 1).
+    #[arg(long)]
+    pub workers: usize,
+    /// Input size: paper, small, quick (or test).
+    #[arg(long, default_value = "paper")]
+    pub size: String,
+    /// Timed repetitions (default: 10 for paper, 5 small, 3 quick, 2 test).
+    #[arg(long)]
+    pub reps: Option<usize>,
+    /// Thread pinning: none, compact, scatter.
+    #[arg(long, default_value = "none")]
+    pub pinning: String,
+    /// Print one JSON object per line (for the parent process of `reproduce`).
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Arguments of `reproduce`.
+#[derive(Debug, Args)]
+pub struct ReproduceArgs {
+    /// Figure or table id (see `stealbench list`), e.g. prows-fig3.
+    pub id: String,
+    /// Input size: paper (default), small, quick (or test).
+    #[arg(long)]
+    pub size: Option<String>,
+    /// Worker counts, comma-separated (default: the paper's, capped at this machine's cores).
+    #[arg(long, value_delimiter = ',')]
+    pub workers: Option<Vec<usize>>,
+    /// Only these runtimes, comma-separated (T_s on `serial` is always measured).
+    #[arg(long, value_delimiter = ',')]
+    pub runtimes: Option<Vec<String>>,
+    /// Only these workloads, comma-separated.
+    #[arg(long, value_delimiter = ',')]
+    pub workloads: Option<Vec<String>>,
+    /// Timed repetitions per point (default: 10 for paper, 5 small, 3 quick, 2 test).
+    #[arg(long)]
+    pub reps: Option<usize>,
+    /// Seconds after which a point's process is killed and recorded as a timeout; 0 = never
+    /// (default: 3600 paper, 1200 small, 300 quick, 120 test).
+    #[arg(long)]
+    pub timeout: Option<u64>,
+    /// Thread pinning: none (default), compact, scatter.
+    #[arg(long)]
+    pub pinning: Option<String>,
+    /// Continue an interrupted run: the latest unfinished run of this id, or the run
+    /// directory given; points already in its raw.csv are skipped.
+    #[arg(long, num_args = 0..=1, value_name = "DIR")]
+    pub resume: Option<Option<PathBuf>>,
+    /// Root of the results (run directories go to DIR/ID/TIMESTAMP/).
+    #[arg(long, value_name = "DIR", default_value = "results")]
+    pub out: PathBuf,
+    /// Where the table and plots go (ID.md, ID.svg, ID.png).
+    #[arg(long, value_name = "DIR", default_value = "paper-figures")]
+    pub figures_dir: PathBuf,
+}
+
+/// Arguments of `bench`.
+#[derive(Debug, Args)]
+pub struct BenchArgs {
+    /// The Fibonacci number computed.
+    #[arg(long, default_value_t = 30)]
+    pub n: u64,
+    /// Timed repetitions per runtime (the median is reported).
+    #[arg(long, default_value_t = 10)]
+    pub reps: usize,
+    /// Seconds after which a runtime's process is killed; 0 = never.
+    #[arg(long, default_value_t = 300)]
+    pub timeout: u64,
+}
+
+/// Arguments of the hidden `bench-point`.
+#[derive(Debug, Args)]
+pub struct BenchPointArgs {
+    /// Runtime name.
+    #[arg(long)]
+    pub runtime: String,
+    /// The Fibonacci number computed.
+    #[arg(long)]
+    pub n: u64,
+    /// Timed repetitions.
+    #[arg(long)]
+    pub reps: usize,
+    /// Print one JSON object per line.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Why a command failed; decides the exit code.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Failure {
+    /// Bad input: one line on stderr, exit code 2.
+    Usage(String),
+    /// The command could not do its work (I/O, a failed check): exit code 1.
+    Runtime(String),
+}
+
+impl Failure {
+    /// The process exit code for this failure.
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            Failure::Usage(_) => 2,
+            Failure::Runtime(_) => 1,
+        }
+    }
+    /// The message.
+    pub fn message(&self) -> &str {
+        match self {
+            Failure::Usage(m) | Failure::Runtime(m) => m,
+        }
+    }
+}
+
+impl From<std::io::Error> for Failure {
+    fn from(e: std::io::Error) -> Self {
+        Failure::Runtime(e.to_string())
+    }
+}
+
+/// Collapses a clap error into one line: its first line, without `error: `, plus its tip.
+pub fn one_line_clap_error(e: &clap::Error) -> String {
+    let text = e.render().to_string();
+    let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
+    let first = lines
+        .next()
+        .unwrap_or("invalid arguments")
+        .trim_start_matches("error: ")
+        .to_string();
+    let tips: Vec<&str> = lines.filter(|l| l.starts_with("tip:")).collect();
+    if tips.is_empty() {
+        format!("{first} (see stealbench --help)")
+    } else {
+        format!("{first} ({})", tips.join("; "))
+    }
+}
+
+/// Parses a size, with the nearest valid name in the error.
+pub fn parse_size(s: &str) -> Result<Size, Failure> {
+    s.parse::<Size>()
+        .map_err(|_| Failure::Usage(suggest::unknown("size", s, &Size::NAMES)))
+}
+
+/// Parses a variant, with the nearest valid name in the error.
+pub fn parse_variant(s: &str) -> Result<Variant, Failure> {
+    s.parse::<Variant>().map_err(|_| {
+        let names: Vec<&str> = Variant::ALL.iter().map(|v| v.name()).collect();
+        Failure::Usage(suggest::unknown("variant", s, &names))
+    })
+}
+
+/// Parses a pinning policy, with the nearest valid name in the error.
+pub fn parse_pinning(s: &str) -> Result<Pinning, Failure> {
+    s.parse::<Pinning>()
+        .map_err(|_| Failure::Usage(suggest::unknown("pinning", s, Pinning::NAMES)))
+}
+
+/// Checks a worker count: at least 1.
+pub fn check_workers(p: usize) -> Result<usize, Failure> {
+    if p == 0 {
+        Err(Failure::Usage(
+            "workers must be at least 1 (P=0 given)".to_string(),
+        ))
+    } else {
+        Ok(p)
+    }
+}
+
+/// The default number of timed repetitions of a size.
+pub fn default_reps(size: Size) -> usize {
+    match size {
+        Size::Paper => 10,
+        Size::Small => 5,
+        Size::Quick => 3,
+        Size::Test => 2,
+    }
+}
+
+/// The default per-point timeout of a size, in seconds.
+pub fn default_timeout(size: Size) -> u64 {
+    match size {
+        Size::Paper => 3600,
+        Size::Small => 1200,
+        Size::Quick => 300,
+        Size::Test => 120,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn clap_definition_is_valid() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn parses_a_reproduce_line() {
+        let cli = Cli::try_parse_from([
+            "stealbench",
+            "reproduce",
+            "prows-fig3",
+            "--size",
+            "quick",
+            "--workers",
+            "1,2,4",
+            "--resume",
+        ])
+        .unwrap();
+        let Command::Reproduce(a) = cli.command else {
+            panic!("not reproduce")
+        };
+        assert_eq!(a.workers, Some(vec![1, 2, 4]));
+        assert_eq!(a.resume, Some(None));
+        assert_eq!(a.size.as_deref(), Some("quick"));
+    }
+
+    #[test]
+    fn clap_errors_become_one_line() {
+        let e = Cli::try_parse_from(["stealbench", "reproduce", "x", "--rep", "3"]).unwrap_err();
+        let line = one_line_clap_error(&e);
+        assert!(!line.contains('\n'), "{line}");
+        assert!(line.contains("--rep"), "{line}");
+    }
+
+    #[test]
+    fn bad_values_name_the_nearest() {
+        let e = parse_size("quik").unwrap_err();
+        assert_eq!(e.exit_code(), 2);
+        assert!(e.message().contains("did you mean 'quick'"));
+        assert!(
+            parse_variant("sf-nostak")
+                .unwrap_err()
+                .message()
+                .contains("'sf-nostack'")
+        );
+        assert!(check_workers(0).is_err());
+        assert_eq!(parse_pinning("compact").unwrap(), Pinning::Compact);
+    }
+}

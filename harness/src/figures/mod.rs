@@ -1,0 +1,300 @@
+//! The papers' figures and tables: the registry of ids, the reference CSVs (embedded from
+//! `paper-figures/reference/`), and what every figure shares (baseline rows, speedup base).
+//! One module per figure builds its rows.
+
+use crate::grid::{PaperValues, Row, workload_info};
+use crate::runtimes::{self, FrontEnd};
+use stealbench_workloads::Variant;
+
+pub mod prows_fig2;
+pub mod prows_fig3;
+
+/// What a figure's speedups are relative to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SpeedupBase {
+    /// T_s / T_P: over the serial elision (ProWS Figure 2).
+    Serial,
+    /// T_1 / T_P of the same row: scalability (ProWS Figure 3).
+    OneWorker,
+}
+
+impl SpeedupBase {
+    /// One sentence for the table's notes.
+    pub fn describe(self) -> &'static str {
+        match self {
+            SpeedupBase::Serial => {
+                "speedup in parentheses = T_s / T_P, T_s being the serial elision (our `serial` runtime, fj, P=1)"
+            }
+            SpeedupBase::OneWorker => {
+                "speedup in parentheses = T_1 / T_P of the same row (scalability over T_1, as the paper's figure); Ts is the serial elision (our `serial` runtime, fj, P=1)"
+            }
+        }
+    }
+}
+
+/// A figure this build can reproduce.
+#[derive(Debug, Clone)]
+pub struct Figure {
+    /// Its id on the command line.
+    pub id: &'static str,
+    /// Its title.
+    pub title: &'static str,
+    /// The paper's caption and setting, for the Markdown file.
+    pub caption: &'static str,
+    /// The reference CSV's path in the repository.
+    pub reference_path: &'static str,
+    /// The parsed reference CSV.
+    pub reference: Reference,
+    /// The paper's worker counts.
+    pub paper_workers: &'static [usize],
+    /// What the speedups are relative to.
+    pub base: SpeedupBase,
+    /// Every row: the paper's, then the baselines, grouped by benchmark.
+    pub rows: Vec<Row>,
+}
+
+/// One entry of the registry of figures and tables.
+#[derive(Debug, Clone, Copy)]
+pub struct FigureEntry {
+    /// Its id on the command line.
+    pub id: &'static str,
+    /// Its title.
+    pub title: &'static str,
+    /// Builds the figure; `None` while it is planned.
+    pub build: Option<fn() -> Figure>,
+}
+
+/// Every figure and table the project knows, implemented or planned.
+pub const FIGURES: &[FigureEntry] = &[
+    FigureEntry {
+        id: prows_fig2::ID,
+        title: prows_fig2::TITLE,
+        build: Some(prows_fig2::figure),
+    },
+    FigureEntry {
+        id: prows_fig3::ID,
+        title: prows_fig3::TITLE,
+        build: Some(prows_fig3::figure),
+    },
+    FigureEntry {
+        id: "prows-fig4",
+        title: "ProWS (PPoPP'19) Figure 4: deviations on 16 processors, fj / sf / gf",
+        build: None,
+    },
+    FigureEntry {
+        id: "fibril-speedups",
+        title: "Fibril (SPAA'16) Figures 3-4: speedup over Cilk Plus and TBB, serial and on all cores",
+        build: None,
+    },
+    FigureEntry {
+        id: "fibril-table2",
+        title: "Fibril (SPAA'16) Table 2: steals, unmaps and page faults",
+        build: None,
+    },
+    FigureEntry {
+        id: "fibril-table3",
+        title: "Fibril (SPAA'16) Table 3: stack space in pages",
+        build: None,
+    },
+    FigureEntry {
+        id: "fibril-table4",
+        title: "Fibril (SPAA'16) Table 4: RSS and stacks",
+        build: None,
+    },
+    FigureEntry {
+        id: "libfork-table2",
+        title: "libfork Table II: memory scaling exponent of MRSS against P",
+        build: None,
+    },
+];
+
+/// The entry with id `id`.
+pub fn find(id: &str) -> Option<&'static FigureEntry> {
+    FIGURES.iter().find(|f| f.id == id)
+}
+
+/// A reference CSV: its `#` comment lines and its records under a header.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Reference {
+    /// The comment lines, without `# `.
+    pub comments: Vec<String>,
+    /// The header.
+    pub header: Vec<String>,
+    /// The records.
+    pub records: Vec<Vec<String>>,
+}
+
+impl Reference {
+    /// Parses a reference CSV: leading `#` lines are comments, then a header and records.
+    pub fn parse(text: &str) -> Reference {
+        let comments = text
+            .lines()
+            .filter(|l| l.starts_with('#'))
+            .map(|l| l.trim_start_matches('#').trim().to_string())
+            .collect();
+        let body: String = text
+            .lines()
+            .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+            .map(|l| format!("{l}\n"))
+            .collect();
+        let mut r = csv::ReaderBuilder::new().from_reader(body.as_bytes());
+        let header = r
+            .headers()
+            .expect("reference CSV has a header")
+            .iter()
+            .map(str::to_string)
+            .collect();
+        let records = r
+            .records()
+            .map(|rec| {
+                rec.expect("reference CSV record")
+                    .iter()
+                    .map(|s| s.trim().to_string())
+                    .collect()
+            })
+            .collect();
+        Reference {
+            comments,
+            header,
+            records,
+        }
+    }
+
+    /// The value of column `col` in `record`, if present and not empty.
+    pub fn field<'a>(&self, record: &'a [String], col: &str) -> Option<&'a str> {
+        let i = self.header.iter().position(|h| h == col)?;
+        record.get(i).map(String::as_str).filter(|s| !s.is_empty())
+    }
+
+    /// The paper's values of `record`: `Ts`, and every `T<P>` column.
+    pub fn paper_values(&self, record: &[String]) -> PaperValues {
+        let num = |s: Option<&str>| s.and_then(|s| s.parse::<f64>().ok());
+        let times = self
+            .header
+            .iter()
+            .filter_map(|h| h.strip_prefix('T')?.parse::<usize>().ok())
+            .map(|p| (p, num(self.field(record, &format!("T{p}")))))
+            .collect();
+        PaperValues {
+            ts: num(self.field(record, "Ts")),
+            times,
+        }
+    }
+}
+
+/// The baseline runtimes every figure adds, with no paper value.
+pub const BASELINES: [&str; 2] = ["rayon", "tokio"];
+
+/// Adds, after each benchmark's paper rows, one row per baseline runtime and per variant of
+/// those rows that the workload offers on the baseline's front-end. For a workload that does
+/// not exist yet every variant is listed (and shown as not yet implemented).
+pub fn with_baselines(paper_rows: Vec<Row>) -> Vec<Row> {
+    let mut out: Vec<Row> = Vec::new();
+    let mut i = 0;
+    while i < paper_rows.len() {
+        let bench = paper_rows[i].bench.clone();
+        let group: Vec<Row> = paper_rows[i..]
+            .iter()
+            .take_while(|r| r.bench == bench)
+            .cloned()
+            .collect();
+        i += group.len();
+        let workload = group[0].workload.clone();
+        let mut variants: Vec<Variant> = Vec::new();
+        for r in &group {
+            if !variants.contains(&r.variant) {
+                variants.push(r.variant);
+            }
+        }
+        out.extend(group);
+        let info = workload_info(&workload);
+        for rt in BASELINES {
+            let front_end = runtimes::find(rt).map_or(FrontEnd::Closure, |r| r.front_end);
+            for &v in &variants {
+                let offered = info
+                    .as_ref()
+                    .is_none_or(|w| crate::grid::offers(w, v, front_end));
+                if offered {
+                    out.push(Row {
+                        bench: bench.clone(),
+                        workload: workload.clone(),
+                        variant: v,
+                        runtime: rt,
+                        paper: None,
+                    });
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The ProWS mapping of a paper variant to our runtime: Cilk Plus (fj, lp) is `abp`, Cilk-F
+/// (sf, sf-nostack, gf) is `prows`.
+pub fn prows_runtime(v: Variant) -> &'static str {
+    match v {
+        Variant::Fj | Variant::Lp => "abp",
+        Variant::Sf | Variant::SfNostack | Variant::Gf => "prows",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reference_parsing_reads_comments_and_blanks() {
+        let r = Reference::parse("# one\n# two\nbench,Ts,T1,T2\nfib-sf,2.46,,17.09\n");
+        assert_eq!(r.comments, ["one", "two"]);
+        let v = r.paper_values(&r.records[0]);
+        assert_eq!(v.ts, Some(2.46));
+        assert_eq!(v.time(1), None);
+        assert_eq!(v.time(2), Some(17.09));
+        assert_eq!(v.time(4), None);
+    }
+
+    #[test]
+    fn registry_ids_are_unique_and_implemented_ones_build() {
+        for (i, f) in FIGURES.iter().enumerate() {
+            assert!(FIGURES[i + 1..].iter().all(|g| g.id != f.id), "{}", f.id);
+            if let Some(build) = f.build {
+                let fig = build();
+                assert_eq!(fig.id, f.id);
+                assert!(!fig.rows.is_empty());
+            }
+        }
+    }
+
+    #[test]
+    fn baselines_follow_their_benchmark() {
+        let row = |b: &str, v| Row {
+            bench: b.into(),
+            workload: b.into(),
+            variant: v,
+            runtime: prows_runtime(v),
+            paper: Some(PaperValues::default()),
+        };
+        let rows = with_baselines(vec![
+            row("fib", Variant::Fj),
+            row("fib", Variant::SfNostack),
+            row("nosuch", Variant::Gf),
+        ]);
+        let names: Vec<String> = rows
+            .iter()
+            .map(|r| format!("{}-{}-{}", r.bench, r.variant, r.runtime))
+            .collect();
+        // fib has no sf-nostack variant: no baseline row for it; `nosuch` does not exist: all.
+        assert_eq!(
+            names,
+            [
+                "fib-fj-abp",
+                "fib-sf-nostack-prows",
+                "fib-fj-rayon",
+                "fib-fj-tokio",
+                "nosuch-gf-prows",
+                "nosuch-gf-rayon",
+                "nosuch-gf-tokio"
+            ]
+        );
+    }
+}

@@ -1,0 +1,86 @@
+//! ProWS (PPoPP'19) Figure 2: execution times of the eight benchmarks, fork-join and pipeline
+//! versions on Cilk Plus (our `abp`) against future versions on Cilk-F (our `prows`), with
+//! speedups over the serial elision T_s.
+
+use super::{Figure, Reference, SpeedupBase, prows_runtime, with_baselines};
+use crate::grid::Row;
+use stealbench_workloads::Variant;
+
+/// The figure's id.
+pub const ID: &str = "prows-fig2";
+/// The figure's title.
+pub const TITLE: &str =
+    "ProWS (PPoPP'19) Figure 2: benchmark times, Cilk Plus (fj, lp) vs Cilk-F (sf, gf)";
+
+/// The reference numbers, embedded so the binary works from any directory.
+const CSV: &str = include_str!("../../../paper-figures/reference/prows_fig2.csv");
+
+/// The figure with its 19 paper rows and the baselines.
+pub fn figure() -> Figure {
+    let reference = Reference::parse(CSV);
+    let rows = reference
+        .records
+        .iter()
+        .map(|rec| {
+            let bench = reference.field(rec, "bench").expect("bench column");
+            let variant: Variant = reference
+                .field(rec, "variant")
+                .expect("variant column")
+                .parse()
+                .expect("the reference names known variants");
+            Row {
+                bench: bench.to_string(),
+                workload: bench.to_string(),
+                variant,
+                runtime: prows_runtime(variant),
+                paper: Some(reference.paper_values(rec)),
+            }
+        })
+        .collect();
+    Figure {
+        id: ID,
+        title: TITLE,
+        caption: "Execution times in seconds of the benchmarks running with Cilk Plus (fj and lp) \
+                  and Cilk-F (sf and gf); T_s is the serial elision, T_P the time on P cores, \
+                  in parentheses the speedup over T_s. Paper machine: Intel Xeon E5-2665, \
+                  2 x 8 cores, 10 runs per point. Here the fj and lp rows run on `abp` (for \
+                  Cilk Plus) and the sf and gf rows on `prows` (for Cilk-F).",
+        reference_path: "paper-figures/reference/prows_fig2.csv",
+        reference,
+        paper_workers: &[1, 2, 4, 8, 16],
+        base: SpeedupBase::Serial,
+        rows: with_baselines(rows),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn has_the_19_paper_rows_in_order() {
+        let f = figure();
+        let paper: Vec<&Row> = f.rows.iter().filter(|r| r.paper.is_some()).collect();
+        assert_eq!(paper.len(), 19);
+        assert_eq!(
+            (paper[0].bench.as_str(), paper[0].variant),
+            ("mm", Variant::Fj)
+        );
+        assert_eq!(paper[0].runtime, "abp");
+        assert_eq!(paper[1].runtime, "prows");
+        let mm = paper[0].paper.as_ref().unwrap();
+        assert_eq!(mm.ts, Some(87.61));
+        assert_eq!(mm.time(2), Some(44.74));
+        assert_eq!(mm.time(16), Some(5.59));
+        let ferret_lp = paper[17];
+        assert_eq!(
+            (ferret_lp.bench.as_str(), ferret_lp.runtime),
+            ("ferret", "abp")
+        );
+        assert!(
+            f.rows
+                .iter()
+                .any(|r| r.paper.is_none() && r.runtime == "rayon")
+        );
+    }
+}

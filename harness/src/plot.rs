@@ -1,0 +1,362 @@
+//! The figure's plot: speedup against P, one panel per workload, one line per (variant,
+//! runtime): measured lines solid with markers, the paper's dashed in the same colour, the
+//! ideal speedup dotted. Written as SVG (real text) and PNG (text in the built-in pixel font).
+
+use crate::figures::{Figure, SpeedupBase};
+use crate::grid::{Availability, Grid};
+use crate::pixel_font::PixelText;
+use crate::results::PointSummary;
+use crate::table::{measured_speedup, paper_speedup};
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use std::path::Path;
+
+/// One line of a panel.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Series {
+    /// Legend text.
+    pub label: String,
+    /// Index into the colour list.
+    pub color: usize,
+    /// The paper's values (dashed) rather than ours.
+    pub paper: bool,
+    /// (P, speedup) points.
+    pub points: Vec<(usize, f64)>,
+}
+
+/// One panel: a workload.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Panel {
+    /// Workload name.
+    pub workload: String,
+    /// Its lines.
+    pub series: Vec<Series>,
+}
+
+const COLORS: [RGBColor; 10] = [
+    RGBColor(31, 119, 180),
+    RGBColor(214, 39, 40),
+    RGBColor(44, 160, 44),
+    RGBColor(255, 127, 14),
+    RGBColor(148, 103, 189),
+    RGBColor(140, 86, 75),
+    RGBColor(227, 119, 194),
+    RGBColor(127, 127, 127),
+    RGBColor(188, 189, 34),
+    RGBColor(23, 190, 207),
+];
+
+/// The panels of `fig` from the measured `summaries`.
+pub fn panels(fig: &Figure, grid: &Grid, summaries: &[PointSummary]) -> Vec<Panel> {
+    // One colour per (runtime, variant), in row order, the same in every panel.
+    let mut keys: Vec<(&str, &str)> = Vec::new();
+    for (r, _) in &grid.rows {
+        let k = (r.runtime, r.variant.name());
+        if !keys.contains(&k) {
+            keys.push(k);
+        }
+    }
+    grid.workloads()
+        .into_iter()
+        .map(|w| {
+            let mut series = Vec::new();
+            for (row, a) in grid.rows.iter().filter(|(r, _)| r.workload == w) {
+                let color = keys
+                    .iter()
+                    .position(|k| *k == (row.runtime, row.variant.name()))
+                    .unwrap_or(0);
+                let name = format!("{}-{} {}", row.workload, row.variant, row.runtime);
+                if *a == Availability::Ready {
+                    let points: Vec<(usize, f64)> = grid
+                        .workers
+                        .iter()
+                        .filter_map(|&p| Some((p, plotted_speedup(fig.base, summaries, row, p)?)))
+                        .collect();
+                    if !points.is_empty() {
+                        series.push(Series {
+                            label: name.clone(),
+                            color,
+                            paper: false,
+                            points,
+                        });
+                    }
+                }
+                if row.paper.is_some() {
+                    let points: Vec<(usize, f64)> = fig
+                        .paper_workers
+                        .iter()
+                        .filter_map(|&p| {
+                            let s = if fig.base == SpeedupBase::OneWorker && p == 1 {
+                                row.paper.as_ref()?.time(1).map(|_| 1.0)
+                            } else {
+                                paper_speedup(fig.base, row, p)
+                            }?;
+                            Some((p, s))
+                        })
+                        .collect();
+                    if !points.is_empty() {
+                        series.push(Series {
+                            label: format!("{name} (paper)"),
+                            color,
+                            paper: true,
+                            points,
+                        });
+                    }
+                }
+            }
+            Panel {
+                workload: w,
+                series,
+            }
+        })
+        .collect()
+}
+
+/// The measured speedup plotted at `p`: as in the table, and T_1 / T_1 = 1 at P = 1 for a
+/// scalability figure where T_1 exists.
+fn plotted_speedup(
+    base: SpeedupBase,
+    summaries: &[PointSummary],
+    row: &crate::grid::Row,
+    p: usize,
+) -> Option<f64> {
+    if base == SpeedupBase::OneWorker && p == 1 {
+        let k = crate::grid::PointKey {
+            runtime: row.runtime.to_string(),
+            workload: row.workload.clone(),
+            variant: row.variant,
+            workers: 1,
+        };
+        return crate::results::median_of(summaries, &k).map(|_| 1.0);
+    }
+    measured_speedup(base, summaries, row, p)
+}
+
+fn x_of(p: usize) -> f64 {
+    (p as f64).log2()
+}
+
+fn draw_panel<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    panel: &Panel,
+    max_p: usize,
+    base: SpeedupBase,
+) -> Result<(), String> {
+    let e = |e: DrawingAreaErrorKind<DB::ErrorType>| e.to_string();
+    let x_max = x_of(max_p).max(1.0);
+    let y_max = panel
+        .series
+        .iter()
+        .flat_map(|s| s.points.iter().map(|p| p.1))
+        .fold(max_p as f64, f64::max)
+        * 1.08;
+    let mut chart = ChartBuilder::on(area)
+        .caption(&panel.workload, ("sans-serif", 22))
+        .margin(12)
+        .x_label_area_size(44)
+        .y_label_area_size(56)
+        .build_cartesian_2d(-0.25f64..x_max + 0.25, 0f64..y_max)
+        .map_err(e)?;
+    chart
+        .configure_mesh()
+        .x_labels((x_max as usize + 1) * 2 + 1)
+        .x_label_formatter(&|x| {
+            if (x - x.round()).abs() < 1e-9 && *x >= 0.0 {
+                format!("{}", 2f64.powf(x.round()) as usize)
+            } else {
+                String::new()
+            }
+        })
+        .y_labels(8)
+        .y_label_formatter(&|y| format!("{y:.0}"))
+        .x_desc("workers P")
+        .y_desc(match base {
+            SpeedupBase::Serial => "speedup Ts/TP",
+            SpeedupBase::OneWorker => "scalability T1/TP",
+        })
+        .label_style(("sans-serif", 16))
+        .axis_desc_style(("sans-serif", 16))
+        .light_line_style(WHITE.mix(0.0))
+        .draw()
+        .map_err(e)?;
+
+    let ideal: Vec<(f64, f64)> = (0..=x_max.round() as u32)
+        .map(|k| (f64::from(k), 2f64.powi(k as i32)))
+        .collect();
+    chart
+        .draw_series(DashedLineSeries::new(
+            ideal,
+            2,
+            4,
+            BLACK.mix(0.35).stroke_width(1),
+        ))
+        .map_err(e)?
+        .label("ideal")
+        .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 24, y)], BLACK.mix(0.35)));
+
+    for s in &panel.series {
+        let color = COLORS[s.color % COLORS.len()];
+        let pts: Vec<(f64, f64)> = s.points.iter().map(|&(p, v)| (x_of(p), v)).collect();
+        if s.paper {
+            chart
+                .draw_series(DashedLineSeries::new(
+                    pts.clone(),
+                    6,
+                    4,
+                    color.stroke_width(2),
+                ))
+                .map_err(e)?
+                .label(s.label.clone())
+                .legend(move |(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 10, y)], color.stroke_width(2))
+                });
+        } else {
+            chart
+                .draw_series(LineSeries::new(pts.clone(), color.stroke_width(2)))
+                .map_err(e)?
+                .label(s.label.clone())
+                .legend(move |(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 24, y)], color.stroke_width(2))
+                });
+            chart
+                .draw_series(pts.iter().map(|&c| Circle::new(c, 4, color.filled())))
+                .map_err(e)?;
+        }
+    }
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperLeft)
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK.mix(0.5))
+        .label_font(("sans-serif", 14))
+        .draw()
+        .map_err(e)?;
+    Ok(())
+}
+
+/// Pixel size of the whole plot and the panel grid (columns, rows).
+fn layout(n: usize) -> ((u32, u32), (usize, usize)) {
+    let cols = n.clamp(1, 4);
+    let rows = n.max(1).div_ceil(cols);
+    let (w, h) = if n <= 1 { (760, 520) } else { (480, 400) };
+    ((w * cols as u32, 40 + h * rows as u32), (cols, rows))
+}
+
+fn draw_all<DB: DrawingBackend>(
+    root: DrawingArea<DB, Shift>,
+    fig: &Figure,
+    panels: &[Panel],
+    max_p: usize,
+    subtitle: &str,
+) -> Result<(), String> {
+    let e = |e: DrawingAreaErrorKind<DB::ErrorType>| e.to_string();
+    root.fill(&WHITE).map_err(e)?;
+    let (title, body) = root.split_vertically(40);
+    title
+        .draw_text(
+            &format!("{}: {subtitle}", fig.id),
+            &("sans-serif", 18).into_text_style(&title),
+            (10, 12),
+        )
+        .map_err(e)?;
+    let (_, (cols, rows)) = layout(panels.len());
+    for (area, panel) in body.split_evenly((rows, cols)).iter().zip(panels) {
+        draw_panel(area, panel, max_p, fig.base)?;
+    }
+    root.present().map_err(e)?;
+    Ok(())
+}
+
+/// The largest P any panel shows.
+fn max_p(fig: &Figure, grid: &Grid) -> usize {
+    grid.workers
+        .iter()
+        .chain(fig.paper_workers)
+        .copied()
+        .max()
+        .unwrap_or(1)
+}
+
+/// Writes the plot as SVG to `path`.
+pub fn write_svg(
+    path: &Path,
+    fig: &Figure,
+    grid: &Grid,
+    panels: &[Panel],
+    subtitle: &str,
+) -> Result<(), String> {
+    let (size, _) = layout(panels.len());
+    let root = SVGBackend::new(path, size).into_drawing_area();
+    draw_all(root, fig, panels, max_p(fig, grid), subtitle)
+}
+
+/// Writes the plot as PNG to `path`, its text in the built-in pixel font.
+pub fn write_png(
+    path: &Path,
+    fig: &Figure,
+    grid: &Grid,
+    panels: &[Panel],
+    subtitle: &str,
+) -> Result<(), String> {
+    let (size, _) = layout(panels.len());
+    let root = PixelText(BitMapBackend::new(path, size)).into_drawing_area();
+    draw_all(root, fig, panels, max_p(fig, grid), subtitle)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::figures::prows_fig3;
+    use crate::grid::{PointKey, Selection, Status};
+    use crate::stats::Summary;
+    use crate::testutil::TempDir;
+    use stealbench_workloads::Variant;
+
+    #[test]
+    fn paper_lines_and_files() {
+        let fig = prows_fig3::figure();
+        let grid = Grid::build(fig.rows.clone(), &[1, 2], &Selection::default());
+        let summaries = vec![PointSummary {
+            key: PointKey {
+                runtime: "serial".into(),
+                workload: "fib".into(),
+                variant: Variant::Fj,
+                workers: 1,
+            },
+            size: "test".into(),
+            params: "n=20".into(),
+            status: Status::Ok,
+            summary: Some(Summary {
+                n: 1,
+                median: 0.1,
+                mean: 0.1,
+                stddev: 0.0,
+                min: 0.1,
+            }),
+            peak_rss_kb: None,
+            note: String::new(),
+        }];
+        let ps = panels(&fig, &grid, &summaries);
+        assert_eq!(ps.len(), 1);
+        let fj_paper = &ps[0].series[0];
+        assert!(fj_paper.paper);
+        assert_eq!(fj_paper.points[0], (1, 1.0));
+        assert_eq!(fj_paper.points[1].0, 2);
+        assert!((fj_paper.points[1].1 - 22.05 / 10.84).abs() < 1e-12);
+        // fib-sf has no legible T1: no paper scalability at all.
+        assert!(
+            ps[0]
+                .series
+                .iter()
+                .all(|s| !s.label.starts_with("fib-sf prows"))
+        );
+
+        let dir = TempDir::new("plot");
+        write_svg(&dir.path().join("p.svg"), &fig, &grid, &ps, "test").unwrap();
+        write_png(&dir.path().join("p.png"), &fig, &grid, &ps, "test").unwrap();
+        let svg = std::fs::read_to_string(dir.path().join("p.svg")).unwrap();
+        assert!(svg.contains("workers P"));
+        let png = std::fs::read(dir.path().join("p.png")).unwrap();
+        assert_eq!(&png[1..4], b"PNG");
+    }
+}

@@ -1,0 +1,488 @@
+//! In-process measurement of one point (`stealbench run`): start the pool, generate the input
+//! (untimed), one checked warm-up, then per repetition prepare (untimed), the timed computation,
+//! check (untimed) and read-and-reset the pool's statistics. A failed check is an error, never a
+//! timing. With `--json` every event is one JSON line on stdout, read by the parent's runner.
+
+use crate::cli::{self, BenchPointArgs, Failure, RunArgs};
+use crate::runtimes::{self, FrontEnd, with_async_runtime, with_closure_runtime};
+use crate::stats;
+use serde::{Deserialize, Serialize};
+use std::io::Write;
+use std::time::Instant;
+use stealbench_schedulers::{Pinning, PoolConfig, Scheduler, StartError, Stats};
+use stealbench_workloads::{Variant, Workload, WorkloadInfo, with_workload};
+
+/// One message of the child-to-parent protocol (one JSON object per line).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "event", rename_all = "kebab-case")]
+pub enum Event {
+    /// The point, before anything runs: its input parameters.
+    Start {
+        /// The workload's parameters at this size (`n=32`).
+        params: String,
+    },
+    /// A timed repetition whose answer checked.
+    Rep {
+        /// 1-based repetition number.
+        rep: usize,
+        /// Wall-clock seconds of the computation alone.
+        seconds: f64,
+        /// The pool's counters during this repetition (`None` = cannot count).
+        stats: Vec<(String, Option<u64>)>,
+    },
+    /// A check failed; no time is reported for that repetition (0 = the warm-up).
+    CheckFailed {
+        /// The repetition (0 = warm-up).
+        rep: usize,
+        /// What the check said.
+        message: String,
+    },
+    /// The point could not run (the pool refused to start).
+    Error {
+        /// Why.
+        message: String,
+    },
+    /// Every repetition ran and checked.
+    Done {
+        /// Number of timed repetitions.
+        reps: usize,
+        /// Their median, in seconds.
+        median: f64,
+        /// This process's peak resident set, KiB (getrusage).
+        peak_rss_kb: u64,
+    },
+}
+
+/// Formats statistics as `steals=3;steal_attempts=n/a;...`.
+pub fn format_stats(stats: &[(String, Option<u64>)]) -> String {
+    stats
+        .iter()
+        .map(|(k, v)| match v {
+            Some(v) => format!("{k}={v}"),
+            None => format!("{k}=n/a"),
+        })
+        .collect::<Vec<_>>()
+        .join(";")
+}
+
+/// Peak resident set size of this process in KiB (`getrusage(RUSAGE_SELF)`).
+pub fn self_peak_rss_kb() -> u64 {
+    // SAFETY: `rusage` is plain old data for which all-zeroes is a valid value.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: `usage` is a valid, exclusively borrowed `rusage` for the call to fill in.
+    let rc = unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) };
+    if rc == 0 {
+        // Linux reports ru_maxrss in KiB.
+        usage.ru_maxrss.max(0) as u64
+    } else {
+        0
+    }
+}
+
+/// Why a measurement stopped.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MeasureError {
+    /// The answer of repetition `rep` (0 = warm-up) was wrong.
+    CheckFailed {
+        /// The repetition (0 = warm-up).
+        rep: usize,
+        /// What the check said.
+        message: String,
+    },
+}
+
+/// Measures `reps` timed repetitions of `run` on `pool` (after one warm-up), checking each.
+/// Every event goes to `sink`; returns the times of the repetitions.
+pub fn measure<S, W, R>(
+    pool: &S,
+    input: &W::Input,
+    reps: usize,
+    run: R,
+    sink: &mut dyn FnMut(Event),
+) -> Result<Vec<f64>, MeasureError>
+where
+    S: Scheduler,
+    W: Workload,
+    R: Fn(&S, &W::Input, &mut W::Work) -> W::Answer,
+{
+    // Warm-up: same steps, untimed, its counters discarded.
+    let mut work = W::prepare(input);
+    let answer = run(pool, input, &mut work);
+    if let Err(message) = W::check(input, &work, &answer) {
+        sink(Event::CheckFailed {
+            rep: 0,
+            message: message.clone(),
+        });
+        return Err(MeasureError::CheckFailed { rep: 0, message });
+    }
+    drop((answer, work));
+    pool.reset_stats();
+
+    let mut times = Vec::with_capacity(reps);
+    for rep in 1..=reps {
+        let mut work = W::prepare(input);
+        let start = Instant::now();
+        let answer = run(pool, input, &mut work);
+        let seconds = start.elapsed().as_secs_f64();
+        let answer = std::hint::black_box(answer);
+        let stats: Stats = pool.stats();
+        pool.reset_stats();
+        if let Err(message) = W::check(input, &work, &answer) {
+            sink(Event::CheckFailed {
+                rep,
+                message: message.clone(),
+            });
+            return Err(MeasureError::CheckFailed { rep, message });
+        }
+        drop((answer, work));
+        times.push(seconds);
+        sink(Event::Rep {
+            rep,
+            seconds,
+            stats: stats.named(),
+        });
+    }
+    Ok(times)
+}
+
+/// Where the events of a point go: JSON lines, or text for a person.
+struct Printer {
+    json: bool,
+}
+
+impl Printer {
+    fn emit(&self, e: &Event) {
+        let mut out = std::io::stdout().lock();
+        let written = if self.json {
+            let line = serde_json::to_string(e).expect("events serialise");
+            writeln!(out, "{line}")
+        } else {
+            match e {
+                Event::Start { params } => writeln!(out, "input: {params}"),
+                Event::Rep {
+                    rep,
+                    seconds,
+                    stats,
+                } => writeln!(
+                    out,
+                    "rep {rep:>3}: {seconds:.6} s  check ok  {}",
+                    format_stats(stats)
+                ),
+                Event::CheckFailed { rep: 0, message } => {
+                    writeln!(out, "warm-up: CHECK FAILED: {message}")
+                }
+                Event::CheckFailed { rep, message } => {
+                    writeln!(out, "rep {rep:>3}: CHECK FAILED: {message}")
+                }
+                // The same message ends the command on stderr.
+                Event::Error { .. } => Ok(()),
+                Event::Done {
+                    reps,
+                    median,
+                    peak_rss_kb,
+                } => writeln!(
+                    out,
+                    "median {median:.6} s over {reps} repetitions; peak RSS {peak_rss_kb} KiB; \
+                     check ok on the warm-up and every repetition"
+                ),
+            }
+        };
+        // A closed stdout means the reader (the parent process) is gone: stop measuring.
+        if written.and_then(|()| out.flush()).is_err() {
+            std::process::exit(1);
+        }
+    }
+}
+
+/// Makes the kernel kill this process when its parent dies, so a point's process never
+/// outlives an interrupted `reproduce` or `bench`.
+fn die_with_parent() {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: PR_SET_PDEATHSIG takes a signal number and touches no memory of ours.
+        unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) };
+    }
+}
+
+/// Starts `S`, measures, reports. `input` runs after the pool started (so a refused
+/// configuration costs no input generation).
+fn execute<S, W, I, R>(
+    config: &PoolConfig,
+    params: String,
+    input: I,
+    reps: usize,
+    run: R,
+    printer: &Printer,
+) -> Result<(), Failure>
+where
+    S: Scheduler,
+    W: Workload,
+    I: FnOnce() -> W::Input,
+    R: Fn(&S, &W::Input, &mut W::Work) -> W::Answer,
+{
+    let pool = match S::start(config) {
+        Ok(p) => p,
+        Err(e) => {
+            let message = format!("{} could not start: {e}", S::NAME);
+            printer.emit(&Event::Error {
+                message: message.clone(),
+            });
+            return Err(match e {
+                StartError::Unsupported(_) => Failure::Usage(message),
+                StartError::Os(_) => Failure::Runtime(message),
+            });
+        }
+    };
+    printer.emit(&Event::Start { params });
+    let input = input();
+    let mut sink = |e: Event| printer.emit(&e);
+    match measure::<S, W, R>(&pool, &input, reps, run, &mut sink) {
+        Ok(times) => {
+            let median = stats::median(&times).unwrap_or(f64::NAN);
+            printer.emit(&Event::Done {
+                reps: times.len(),
+                median,
+                peak_rss_kb: self_peak_rss_kb(),
+            });
+            if let (false, Some(s)) = (printer.json, stats::summarize(&times)) {
+                println!(
+                    "min {:.6} s, mean {:.6} s, stddev {:.6} s",
+                    s.min, s.mean, s.stddev
+                );
+            }
+            Ok(())
+        }
+        Err(MeasureError::CheckFailed { rep, message }) => Err(Failure::Runtime(format!(
+            "check failed at {}: {message}",
+            if rep == 0 {
+                "the warm-up".to_string()
+            } else {
+                format!("repetition {rep}")
+            }
+        ))),
+    }
+}
+
+/// The workload named `name`, or a one-line reason: not implemented yet (a workload some
+/// figure uses), or unknown with the nearest name.
+pub fn lookup_workload(name: &str) -> Result<WorkloadInfo, Failure> {
+    let all = stealbench_workloads::all();
+    if let Some(w) = all.iter().find(|w| w.name == name) {
+        return Ok(*w);
+    }
+    let names: Vec<&str> = all.iter().map(|w| w.name).collect();
+    let planned = crate::figures::FIGURES
+        .iter()
+        .filter_map(|f| f.build)
+        .any(|build| build().rows.iter().any(|r| r.workload == name));
+    Err(Failure::Usage(if planned {
+        format!(
+            "workload '{name}' is not implemented yet (implemented: {})",
+            names.join(", ")
+        )
+    } else {
+        crate::suggest::unknown("workload", name, &names)
+    }))
+}
+
+/// Checks that `workload` offers `variant` on `front_end`.
+pub fn check_variant(
+    workload: &WorkloadInfo,
+    variant: Variant,
+    front_end: FrontEnd,
+) -> Result<(), Failure> {
+    let offered = match front_end {
+        FrontEnd::Closure => workload.variants,
+        FrontEnd::Async => workload.async_variants,
+    };
+    if offered.contains(&variant) {
+        return Ok(());
+    }
+    let names: Vec<&str> = offered.iter().map(|v| v.name()).collect();
+    let nearest = crate::suggest::nearest(variant.name(), names.iter().copied())
+        .map(|n| format!("did you mean '{n}'? "))
+        .unwrap_or_default();
+    Err(Failure::Usage(format!(
+        "workload '{}' has no variant '{variant}' on the {front_end} front-end ({nearest}it has: {})",
+        workload.name,
+        if names.is_empty() {
+            "none".to_string()
+        } else {
+            names.join(", ")
+        }
+    )))
+}
+
+/// `stealbench run`: one point in this process.
+pub fn run_command(args: &RunArgs) -> Result<(), Failure> {
+    let runtime = runtimes::lookup_implemented(&args.runtime).map_err(Failure::Usage)?;
+    let workload = lookup_workload(&args.workload)?;
+    let variant = cli::parse_variant(&args.variant)?;
+    check_variant(&workload, variant, runtime.front_end)?;
+    let workers = cli::check_workers(args.workers)?;
+    let size = cli::parse_size(&args.size)?;
+    let pinning = cli::parse_pinning(&args.pinning)?;
+    let reps = args.reps.unwrap_or_else(|| cli::default_reps(size));
+    if reps == 0 {
+        return Err(Failure::Usage("reps must be at least 1".to_string()));
+    }
+    let config = PoolConfig {
+        pinning,
+        ..PoolConfig::with_workers(workers)
+    };
+    let printer = Printer { json: args.json };
+    if args.json {
+        die_with_parent();
+    } else {
+        println!(
+            "{} {} {variant} P={workers} size={size} pinning={pinning} reps={reps}",
+            runtime.name, workload.name
+        );
+    }
+    let params = (workload.params)(size);
+    let name = runtime.name;
+    let done = match runtime.front_end {
+        FrontEnd::Closure => with_closure_runtime!(name, S => with_workload!(workload.name, W => {
+            execute::<S, W, _, _>(&config, params, || W::input(size), reps,
+                |p: &S, i: &<W as Workload>::Input, w: &mut <W as Workload>::Work| {
+                    W::run(p, variant, i, w)
+                }, &printer)
+        })),
+        FrontEnd::Async => with_async_runtime!(name, S => with_workload!(workload.name, W => {
+            execute::<S, W, _, _>(&config, params, || W::input(size), reps,
+                |p: &S, i: &<W as Workload>::Input, w: &mut <W as Workload>::Work| {
+                    W::run_async(p, variant, i, w)
+                }, &printer)
+        })),
+    };
+    // Both lookups succeeded above, so both dispatches find their type.
+    done.flatten()
+        .expect("a registered runtime and workload dispatch")
+}
+
+/// `stealbench bench-point`: fib(n), fork-join, P = 1, on one runtime.
+pub fn bench_point_command(args: &BenchPointArgs) -> Result<(), Failure> {
+    use stealbench_workloads::fib::Fib;
+    let runtime = runtimes::lookup_implemented(&args.runtime).map_err(Failure::Usage)?;
+    if args.reps == 0 {
+        return Err(Failure::Usage("reps must be at least 1".to_string()));
+    }
+    let config = PoolConfig {
+        pinning: Pinning::None,
+        ..PoolConfig::with_workers(1)
+    };
+    let printer = Printer { json: args.json };
+    if args.json {
+        die_with_parent();
+    }
+    let n = args.n;
+    let params = format!("n={n}");
+    let name = runtime.name;
+    let done = match runtime.front_end {
+        FrontEnd::Closure => with_closure_runtime!(name, S => {
+            execute::<S, Fib, _, _>(&config, params, || n, args.reps,
+                |p: &S, i: &u64, w: &mut ()| Fib::run(p, Variant::Fj, i, w), &printer)
+        }),
+        FrontEnd::Async => with_async_runtime!(name, S => {
+            execute::<S, Fib, _, _>(&config, params, || n, args.reps,
+                |p: &S, i: &u64, w: &mut ()| Fib::run_async(p, Variant::Fj, i, w), &printer)
+        }),
+    };
+    done.expect("a registered runtime dispatches")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use stealbench_schedulers::serial::Serial;
+    use stealbench_workloads::fib::Fib;
+
+    #[test]
+    fn measure_reports_every_rep_and_checks() {
+        let pool = Serial::start(&PoolConfig::with_workers(1)).unwrap();
+        let mut events = Vec::new();
+        let times = measure::<Serial, Fib, _>(
+            &pool,
+            &15,
+            3,
+            |p, i, w| Fib::run(p, Variant::Fj, i, w),
+            &mut |e| events.push(e),
+        )
+        .unwrap();
+        assert_eq!(times.len(), 3);
+        assert_eq!(events.len(), 3);
+        assert!(matches!(&events[2], Event::Rep { rep: 3, stats, .. } if stats[0].0 == "steals"));
+    }
+
+    #[test]
+    fn a_wrong_answer_is_an_error_not_a_time() {
+        let pool = Serial::start(&PoolConfig::with_workers(1)).unwrap();
+        let mut events = Vec::new();
+        // Wrong from the second call on: the warm-up passes, repetition 1 fails.
+        let calls = std::cell::Cell::new(0);
+        let r = measure::<Serial, Fib, _>(
+            &pool,
+            &15,
+            3,
+            |p, i, w| {
+                calls.set(calls.get() + 1);
+                Fib::run(p, Variant::Fj, i, w) + u64::from(calls.get() > 1)
+            },
+            &mut |e| events.push(e),
+        );
+        assert!(matches!(r, Err(MeasureError::CheckFailed { rep: 1, .. })));
+        assert_eq!(events.len(), 1);
+        assert!(matches!(events[0], Event::CheckFailed { rep: 1, .. }));
+    }
+
+    #[test]
+    fn events_round_trip_through_json() {
+        let e = Event::Rep {
+            rep: 2,
+            seconds: 0.125,
+            stats: vec![("steals".into(), None), ("x".into(), Some(4))],
+        };
+        let line = serde_json::to_string(&e).unwrap();
+        assert!(line.contains("\"event\":\"rep\""), "{line}");
+        assert_eq!(serde_json::from_str::<Event>(&line).unwrap(), e);
+        assert_eq!(
+            format_stats(&[("steals".into(), None), ("x".into(), Some(4))]),
+            "steals=n/a;x=4"
+        );
+    }
+
+    #[test]
+    fn variant_checks_name_what_exists() {
+        let fib = lookup_workload("fib").unwrap();
+        assert!(check_variant(&fib, Variant::Fj, FrontEnd::Closure).is_ok());
+        let e = check_variant(&fib, Variant::Gf, FrontEnd::Closure).unwrap_err();
+        assert_eq!(e.exit_code(), 2);
+        assert!(e.message().contains("it has: fj, sf"), "{}", e.message());
+        assert!(
+            lookup_workload("fibb")
+                .unwrap_err()
+                .message()
+                .contains("'fib'")
+        );
+        // A workload some figure uses but this build lacks is "not implemented yet".
+        let names: Vec<&str> = stealbench_workloads::all().iter().map(|w| w.name).collect();
+        let fig2 = crate::figures::prows_fig2::figure();
+        if let Some(r) = fig2
+            .rows
+            .iter()
+            .find(|r| !names.contains(&r.workload.as_str()))
+        {
+            let e = lookup_workload(&r.workload).unwrap_err();
+            assert!(
+                e.message().contains("not implemented yet"),
+                "{}",
+                e.message()
+            );
+        }
+    }
+
+    #[test]
+    fn peak_rss_is_positive() {
+        assert!(self_peak_rss_kb() > 0);
+    }
+}

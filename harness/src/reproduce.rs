@@ -1,0 +1,546 @@
+//! `stealbench reproduce <id>`: settings (or those of the run being resumed), the run
+//! directory, every point in a child process with progress, then summary, table and plots.
+
+use crate::cli::{self, Failure, ReproduceArgs};
+use crate::figures::{self, Figure};
+use crate::grid::{Grid, PointKey, Selection, Status, workload_info};
+use crate::results::{self, Meta, Settings};
+use crate::runner::{ChildExecutor, ExecError, PointOutcome, Progress, run_missing};
+use crate::{plot, runtimes, suggest, table};
+use indicatif::{ProgressBar, ProgressStyle};
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+use stealbench_schedulers::topology::Topology;
+use stealbench_workloads::Size;
+
+/// The figure with id `id`, or a one-line reason.
+pub fn lookup_figure(id: &str) -> Result<Figure, Failure> {
+    let Some(entry) = figures::find(id) else {
+        let ids: Vec<&str> = figures::FIGURES.iter().map(|f| f.id).collect();
+        return Err(Failure::Usage(suggest::unknown("figure id", id, &ids)));
+    };
+    match entry.build {
+        Some(build) => Ok(build()),
+        None => {
+            let ready: Vec<&str> = figures::FIGURES
+                .iter()
+                .filter(|f| f.build.is_some())
+                .map(|f| f.id)
+                .collect();
+            Err(Failure::Usage(format!(
+                "figure '{id}' is planned but not implemented yet (implemented: {})",
+                ready.join(", ")
+            )))
+        }
+    }
+}
+
+/// The paper's worker counts that fit on this machine's physical cores (at least `[1]`).
+pub fn default_workers(fig: &Figure) -> Vec<usize> {
+    let cores = Topology::detect().cores();
+    let w: Vec<usize> = fig
+        .paper_workers
+        .iter()
+        .copied()
+        .filter(|&p| p <= cores)
+        .collect();
+    if w.is_empty() { vec![1] } else { w }
+}
+
+/// Checks the explicit options and fills in the defaults.
+fn settings_from_args(args: &ReproduceArgs, fig: &Figure) -> Result<Settings, Failure> {
+    let size = cli::parse_size(args.size.as_deref().unwrap_or("paper"))?;
+    let mut workers = match &args.workers {
+        Some(w) => {
+            for &p in w {
+                cli::check_workers(p)?;
+            }
+            w.clone()
+        }
+        None => default_workers(fig),
+    };
+    workers.sort_unstable();
+    workers.dedup();
+    if workers.is_empty() {
+        return Err(Failure::Usage(
+            "--workers lists no worker count".to_string(),
+        ));
+    }
+    if let Some(rs) = &args.runtimes {
+        for r in rs {
+            if runtimes::find(r).is_none() {
+                return Err(Failure::Usage(suggest::unknown(
+                    "runtime",
+                    r,
+                    &runtimes::names(),
+                )));
+            }
+        }
+    }
+    if let Some(ws) = &args.workloads {
+        let known: Vec<String> = {
+            let mut k: Vec<String> = Vec::new();
+            for r in &fig.rows {
+                if !k.contains(&r.workload) {
+                    k.push(r.workload.clone());
+                }
+            }
+            k
+        };
+        let known: Vec<&str> = known.iter().map(String::as_str).collect();
+        for w in ws {
+            if !known.contains(&w.as_str()) {
+                return Err(Failure::Usage(format!(
+                    "{} in {}",
+                    suggest::unknown("workload", w, &known),
+                    fig.id
+                )));
+            }
+        }
+    }
+    let pinning = cli::parse_pinning(args.pinning.as_deref().unwrap_or("none"))?;
+    let reps = args.reps.unwrap_or_else(|| cli::default_reps(size));
+    if reps == 0 {
+        return Err(Failure::Usage("reps must be at least 1".to_string()));
+    }
+    Ok(Settings {
+        size: size.name().to_string(),
+        reps,
+        workers,
+        runtimes: args.runtimes.clone(),
+        workloads: args.workloads.clone(),
+        timeout_secs: args.timeout.unwrap_or_else(|| cli::default_timeout(size)),
+        pinning: pinning.name().to_string(),
+    })
+}
+
+/// On `--resume`, an explicit option must agree with the resumed run's settings (except the
+/// timeout, which may change).
+fn check_resume_conflicts(
+    args: &ReproduceArgs,
+    given: &Settings,
+    stored: &Settings,
+    dir: &Path,
+) -> Result<(), Failure> {
+    let conflict = |what: &str, theirs: String, ours: String| {
+        Failure::Usage(format!(
+            "{} was made with {what} {theirs}, not {ours}; drop the option to resume it",
+            dir.display()
+        ))
+    };
+    let list = |v: &Option<Vec<String>>| v.as_ref().map_or("all".to_string(), |v| v.join(","));
+    if args.size.is_some() && given.size != stored.size {
+        return Err(conflict("--size", stored.size.clone(), given.size.clone()));
+    }
+    if args.reps.is_some() && given.reps != stored.reps {
+        return Err(conflict(
+            "--reps",
+            stored.reps.to_string(),
+            given.reps.to_string(),
+        ));
+    }
+    if args.workers.is_some() && given.workers != stored.workers {
+        let j = |w: &[usize]| {
+            w.iter()
+                .map(|p| p.to_string())
+                .collect::<Vec<_>>()
+                .join(",")
+        };
+        return Err(conflict("--workers", j(&stored.workers), j(&given.workers)));
+    }
+    if args.runtimes.is_some() && given.runtimes != stored.runtimes {
+        return Err(conflict(
+            "--runtimes",
+            list(&stored.runtimes),
+            list(&given.runtimes),
+        ));
+    }
+    if args.workloads.is_some() && given.workloads != stored.workloads {
+        return Err(conflict(
+            "--workloads",
+            list(&stored.workloads),
+            list(&given.workloads),
+        ));
+    }
+    if args.pinning.is_some() && given.pinning != stored.pinning {
+        return Err(conflict(
+            "--pinning",
+            stored.pinning.clone(),
+            given.pinning.clone(),
+        ));
+    }
+    Ok(())
+}
+
+/// Prints progress: a bar with ETA on a terminal, one plain line per finished point otherwise.
+struct Reporter {
+    bar: Option<ProgressBar>,
+    total: usize,
+    done: usize,
+    failed: usize,
+}
+
+impl Reporter {
+    fn new() -> Self {
+        Reporter {
+            bar: None,
+            total: 0,
+            done: 0,
+            failed: 0,
+        }
+    }
+
+    fn line(&self, s: &str) {
+        match &self.bar {
+            Some(b) => b.println(s),
+            None => eprintln!("{s}"),
+        }
+    }
+
+    fn observe(&mut self, e: Progress<'_>) {
+        match e {
+            Progress::Plan { skipped, to_run } => {
+                self.total = to_run;
+                if skipped > 0 {
+                    self.line(&format!(
+                        "{skipped} points already recorded, {to_run} to run"
+                    ));
+                }
+                if std::io::stderr().is_terminal() && to_run > 0 {
+                    let bar = ProgressBar::new(to_run as u64);
+                    bar.set_style(
+                        ProgressStyle::with_template(
+                            "[{elapsed_precise}] {bar:30} {pos}/{len} points, ETA {eta} {msg}",
+                        )
+                        .expect("a valid template"),
+                    );
+                    self.bar = Some(bar);
+                }
+            }
+            Progress::Started(p) => {
+                if let Some(b) = &self.bar {
+                    b.set_message(p.to_string());
+                }
+            }
+            Progress::Finished(p, o) => {
+                self.done += 1;
+                if o.status != Status::Ok {
+                    self.failed += 1;
+                }
+                let line = format!("[{}/{}] {p}: {}", self.done, self.total, describe(o));
+                self.line(&line);
+                if let Some(b) = &self.bar {
+                    b.inc(1);
+                }
+            }
+        }
+    }
+
+    fn finish(&self) {
+        if let Some(b) = &self.bar {
+            b.finish_and_clear();
+        }
+    }
+}
+
+/// One line about a finished point.
+fn describe(o: &PointOutcome) -> String {
+    let rss = o
+        .peak_rss_kb
+        .map(|k| format!(", peak RSS {:.1} MiB", k as f64 / 1024.0))
+        .unwrap_or_default();
+    if o.status == Status::Ok {
+        let times: Vec<f64> = o.reps.iter().map(|r| r.seconds).collect();
+        let m = crate::stats::median(&times).unwrap_or(f64::NAN);
+        format!(
+            "ok, median {} s over {} reps{rss}",
+            table::format_time(m),
+            times.len()
+        )
+    } else {
+        format!("{}: {}{rss}", o.status, o.note)
+    }
+}
+
+fn command_line() -> String {
+    std::env::args().collect::<Vec<_>>().join(" ")
+}
+
+/// Which run directory, with which settings and meta.
+fn open_run(
+    args: &ReproduceArgs,
+    fig: &Figure,
+    allocator: &str,
+) -> Result<(PathBuf, Meta), Failure> {
+    let given = settings_from_args(args, fig)?;
+    let (stamp, dir_stamp) = results::timestamps(SystemTime::now());
+    match &args.resume {
+        Some(choice) => {
+            let dir = match choice {
+                Some(d) => d.clone(),
+                None => results::latest_unfinished(&args.out, fig.id)?.ok_or_else(|| {
+                    Failure::Usage(format!(
+                        "no unfinished run of {} under {}; start one without --resume",
+                        fig.id,
+                        args.out.join(fig.id).display()
+                    ))
+                })?,
+            };
+            let mut meta = Meta::read(&dir)
+                .map_err(|e| Failure::Usage(format!("cannot resume {}: {e}", dir.display())))?;
+            if meta.id != fig.id {
+                return Err(Failure::Usage(format!(
+                    "{} is a run of {}, not {}",
+                    dir.display(),
+                    meta.id,
+                    fig.id
+                )));
+            }
+            check_resume_conflicts(args, &given, &meta.settings, &dir)?;
+            if let Some(t) = args.timeout {
+                meta.settings.timeout_secs = t;
+            }
+            meta.resumed.push(format!("{stamp} {}", command_line()));
+            meta.write(&dir)?;
+            Ok((dir, meta))
+        }
+        None => {
+            let dir = results::create_run_dir(&args.out, fig.id, &dir_stamp)?;
+            let meta = Meta {
+                id: fig.id.to_string(),
+                title: fig.title.to_string(),
+                timestamp: stamp,
+                command_line: command_line(),
+                resumed: Vec::new(),
+                finished: false,
+                finished_at: None,
+                settings: given,
+                machine: results::this_machine(),
+                build: results::this_build(allocator),
+            };
+            meta.write(&dir)?;
+            Ok((dir, meta))
+        }
+    }
+}
+
+/// The Markdown page of a reproduced figure.
+fn markdown(fig: &Figure, meta: &Meta, grid: &Grid, tbl: &table::Table, run_dir: &Path) -> String {
+    let s = &meta.settings;
+    let size: Size = s.size.parse().unwrap_or(Size::Paper);
+    let params: Vec<String> = grid
+        .workloads()
+        .iter()
+        .filter_map(|w| workload_info(w).map(|i| format!("{w} {}", (i.params)(size))))
+        .collect();
+    let m = &meta.machine;
+    let b = &meta.build;
+    let mut out = format!("# {}\n\n", fig.title);
+    out.push_str(&format!("Paper: {}\n\n", fig.caption));
+    out.push_str(&format!(
+        "Reproduced with `stealbench reproduce {}` ({}).\n\n",
+        fig.id, meta.timestamp
+    ));
+    out.push_str(&format!(
+        "- Machine: {}, {} cores / {} logical CPUs, {} NUMA node(s), {}\n",
+        m.cpu_model, m.cores, m.logical_cpus, m.numa_nodes, m.kernel
+    ));
+    out.push_str(&format!(
+        "- Build: stealbench {}, {}, commit {}, allocator {}, {} profile\n",
+        b.stealbench_version, b.rustc, b.git_commit, b.allocator, b.profile
+    ));
+    out.push_str(&format!(
+        "- Size: {} ({}); {} timed repetitions per point after one warm-up, median shown; \
+         workers {}; pinning {}\n",
+        s.size,
+        if params.is_empty() {
+            "no implemented workload".to_string()
+        } else {
+            params.join(", ")
+        },
+        s.reps,
+        s.workers
+            .iter()
+            .map(|p| p.to_string())
+            .collect::<Vec<_>>()
+            .join(", "),
+        s.pinning
+    ));
+    out.push_str(&format!("- Speedup: {}\n", fig.base.describe()));
+    out.push_str(&format!(
+        "- Raw data: `{}` (raw.csv, summary.csv, meta.json)\n\n",
+        run_dir.display()
+    ));
+    out.push_str(
+        "Each cell: our median time in seconds (our speedup) [the paper's time (its speedup, \
+         recomputed from the paper's times)]. `—` = not measured. Rows without a paper value \
+         are baselines the paper did not run. Paper times are for the paper's inputs on the \
+         paper's machine: at other sizes compare speedups, not times.\n\n",
+    );
+    out.push_str(&tbl.to_markdown());
+    out.push_str(&format!(
+        "\nNotes of the reference data (`{}`):\n\n",
+        fig.reference_path
+    ));
+    for c in &fig.reference.comments {
+        out.push_str(&format!("- {c}\n"));
+    }
+    out.push_str(&format!(
+        "\n![speedup against P]({}.svg)\n\nPNG version: [{}.png]({}.png) (text in a built-in pixel font).\n",
+        fig.id, fig.id, fig.id
+    ));
+    out
+}
+
+/// Writes `<id>.md`, `<id>.svg`, `<id>.png` into `dir`.
+fn write_figure_files(
+    dir: &Path,
+    fig: &Figure,
+    md: &str,
+    grid: &Grid,
+    panels: &[plot::Panel],
+    subtitle: &str,
+) -> Result<(), Failure> {
+    std::fs::create_dir_all(dir)?;
+    std::fs::write(dir.join(format!("{}.md", fig.id)), md)?;
+    plot::write_svg(
+        &dir.join(format!("{}.svg", fig.id)),
+        fig,
+        grid,
+        panels,
+        subtitle,
+    )
+    .map_err(Failure::Runtime)?;
+    plot::write_png(
+        &dir.join(format!("{}.png", fig.id)),
+        fig,
+        grid,
+        panels,
+        subtitle,
+    )
+    .map_err(Failure::Runtime)?;
+    Ok(())
+}
+
+/// `stealbench reproduce`. Returns the exit code: 0 when every point finished ok, 1 when some
+/// failed (recorded), 130 when interrupted.
+pub fn reproduce_command(args: &ReproduceArgs, allocator: &str) -> Result<i32, Failure> {
+    let fig = lookup_figure(&args.id)?;
+    let (run_dir, mut meta) = open_run(args, &fig, allocator)?;
+    let s = meta.settings.clone();
+    let size: Size = cli::parse_size(&s.size)?;
+    let sel = Selection {
+        runtimes: s.runtimes.clone(),
+        workloads: s.workloads.clone(),
+    };
+    let grid = Grid::build(fig.rows.clone(), &s.workers, &sel);
+    let not_impl = grid
+        .rows
+        .iter()
+        .filter(|(_, a)| matches!(a, crate::grid::Availability::NotImplemented(_)))
+        .count();
+    println!("{}", fig.title);
+    println!(
+        "size {}, workers {:?}, {} reps per point, timeout {}, run directory {}",
+        s.size,
+        s.workers,
+        s.reps,
+        if s.timeout_secs == 0 {
+            "none".to_string()
+        } else {
+            format!("{} s", s.timeout_secs)
+        },
+        run_dir.display()
+    );
+    println!(
+        "{} rows ({} not yet implemented), {} points",
+        grid.rows.len(),
+        not_impl,
+        grid.points.len()
+    );
+    let cpus = meta.machine.logical_cpus;
+    if let Some(p) = s.workers.iter().find(|&&p| p > cpus) {
+        println!(
+            "note: P={p} exceeds this machine's {cpus} logical CPUs: those points are oversubscribed"
+        );
+    }
+    if cfg!(debug_assertions) {
+        println!("note: this is a debug build; its times are not comparable (use --release)");
+    }
+
+    let exe = std::env::current_exe()?;
+    let mut executor = ChildExecutor {
+        exe,
+        size,
+        reps: s.reps,
+        pinning: cli::parse_pinning(&s.pinning)?,
+        timeout: (s.timeout_secs > 0).then(|| Duration::from_secs(s.timeout_secs)),
+    };
+    let raw = run_dir.join("raw.csv");
+    let params = |p: &PointKey| {
+        workload_info(&p.workload)
+            .map(|w| (w.params)(size))
+            .unwrap_or_default()
+    };
+    let mut reporter = Reporter::new();
+    let r = run_missing(&grid.points, &raw, size, &params, &mut executor, &mut |e| {
+        reporter.observe(e)
+    });
+    reporter.finish();
+    match r {
+        Ok(()) => {}
+        Err(ExecError::Interrupted) => {
+            eprintln!(
+                "interrupted; finished points are in {}. Continue with: stealbench reproduce {} --resume {}",
+                raw.display(),
+                fig.id,
+                run_dir.display()
+            );
+            return Ok(130);
+        }
+        Err(ExecError::Io(e)) => return Err(Failure::Runtime(e.to_string())),
+    }
+
+    let rows = results::read_raw(&raw)?;
+    let summaries = results::summarize(&rows);
+    results::write_summary(
+        &run_dir.join("summary.csv"),
+        &results::summary_rows(&summaries),
+    )?;
+    let tbl = table::build(&fig, &grid, &summaries);
+    println!();
+    print!("{}", tbl.to_text());
+    println!("{}", fig.base.describe());
+
+    let md = markdown(&fig, &meta, &grid, &tbl, &run_dir);
+    let panels = plot::panels(&fig, &grid, &summaries);
+    let subtitle = format!("size {}, {}", s.size, meta.machine.cpu_model);
+    write_figure_files(&run_dir, &fig, &md, &grid, &panels, &subtitle)?;
+    write_figure_files(&args.figures_dir, &fig, &md, &grid, &panels, &subtitle)?;
+    meta.finished = true;
+    meta.finished_at = Some(results::timestamps(SystemTime::now()).0);
+    meta.write(&run_dir)?;
+    println!(
+        "\nwrote {0}/summary.csv, {1}/{2}.md, {1}/{2}.svg, {1}/{2}.png",
+        run_dir.display(),
+        args.figures_dir.display(),
+        fig.id
+    );
+
+    let failed: Vec<String> = summaries
+        .iter()
+        .filter(|s| s.status != Status::Ok && grid.points.contains(&s.key))
+        .map(|s| format!("{} ({})", s.key, s.status))
+        .collect();
+    if failed.is_empty() {
+        Ok(0)
+    } else {
+        eprintln!(
+            "{} point(s) did not finish ok: {}",
+            failed.len(),
+            failed.join(", ")
+        );
+        Ok(1)
+    }
+}

@@ -1,0 +1,655 @@
+//! Result files of a run directory `results/<id>/<timestamp>/`: `raw.csv` (one row per
+//! repetition, appended and flushed point by point), `summary.csv` (one row per point) and
+//! `meta.json` (machine, build, settings), plus finding the run to resume.
+
+use crate::grid::{PointKey, Status};
+use crate::stats::{self, Summary};
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeSet, HashMap};
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::time::{SystemTime, UNIX_EPOCH};
+use stealbench_schedulers::topology::Topology;
+use stealbench_workloads::Variant;
+
+/// The columns of `raw.csv`, in order.
+pub const RAW_HEADER: [&str; 13] = [
+    "runtime",
+    "workload",
+    "variant",
+    "workers",
+    "size",
+    "params",
+    "rep",
+    "seconds",
+    "peak_rss_kb",
+    "check",
+    "status",
+    "stats",
+    "note",
+];
+
+/// One row of `raw.csv`: one timed repetition, or the one row of a point that produced none
+/// (timeout, crash, failed warm-up check). A repetition whose check failed has a row with no
+/// time.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RawRow {
+    /// Runtime name.
+    pub runtime: String,
+    /// Workload name.
+    pub workload: String,
+    /// Variant name.
+    pub variant: String,
+    /// Workers P.
+    pub workers: usize,
+    /// Size preset.
+    pub size: String,
+    /// The workload's parameters at that size (`n=32`).
+    pub params: String,
+    /// 1-based repetition, empty for a point-level row.
+    pub rep: Option<usize>,
+    /// Seconds of the timed computation; empty when there is no valid time.
+    pub seconds: Option<f64>,
+    /// Peak resident set of the point's process in KiB (from `wait4`), empty if unknown.
+    pub peak_rss_kb: Option<u64>,
+    /// `ok`, `failed: <what>`, or empty when no check ran.
+    pub check: String,
+    /// The point's status (`ok`, `check-failed`, `timeout`, `crashed`, `error`).
+    pub status: Status,
+    /// Scheduler statistics of the repetition, `name=value;...` (`n/a` = cannot count).
+    pub stats: String,
+    /// What went wrong, in one line (empty when nothing did).
+    pub note: String,
+}
+
+impl RawRow {
+    /// The point this row belongs to; `None` for an unknown variant name.
+    pub fn key(&self) -> Option<PointKey> {
+        Some(PointKey {
+            runtime: self.runtime.clone(),
+            workload: self.workload.clone(),
+            variant: self.variant.parse::<Variant>().ok()?,
+            workers: self.workers,
+        })
+    }
+}
+
+/// Appends the rows of one finished point to `raw.csv` (writing the header if the file is new)
+/// in one write, then flushes it to the disk, so an interruption loses no finished point.
+pub fn append_rows(path: &Path, rows: &[RawRow]) -> io::Result<()> {
+    let new = !path.exists() || fs::metadata(path)?.len() == 0;
+    let mut w = csv::WriterBuilder::new()
+        .has_headers(false)
+        .from_writer(Vec::new());
+    if new {
+        w.write_record(RAW_HEADER).map_err(io::Error::other)?;
+    }
+    for r in rows {
+        w.serialize(r).map_err(io::Error::other)?;
+    }
+    let bytes = w
+        .into_inner()
+        .map_err(|e| io::Error::other(e.to_string()))?;
+    let mut f = OpenOptions::new().create(true).append(true).open(path)?;
+    f.write_all(&bytes)?;
+    f.flush()?;
+    f.sync_data()
+}
+
+/// Reads `raw.csv`. A last line cut short by a crash (no final newline) is dropped and cut off
+/// the file, so appending continues on a clean line.
+pub fn read_raw(path: &Path) -> io::Result<Vec<RawRow>> {
+    if !path.exists() {
+        return Ok(Vec::new());
+    }
+    let mut text = fs::read_to_string(path)?;
+    if !text.is_empty() && !text.ends_with('\n') {
+        let keep = text.rfind('\n').map_or(0, |i| i + 1);
+        text.truncate(keep);
+        let f = OpenOptions::new().write(true).open(path)?;
+        f.set_len(keep as u64)?;
+        f.sync_data()?;
+    }
+    let mut r = csv::ReaderBuilder::new().from_reader(text.as_bytes());
+    let headers = r.headers().map_err(io::Error::other)?.clone();
+    if !headers.is_empty() && headers.iter().ne(RAW_HEADER.iter().copied()) {
+        return Err(io::Error::other(format!(
+            "{}: unexpected header {:?}",
+            path.display(),
+            headers.iter().collect::<Vec<_>>()
+        )));
+    }
+    let mut rows = Vec::new();
+    for rec in r.deserialize() {
+        rows.push(rec.map_err(|e| io::Error::other(format!("{}: {e}", path.display())))?);
+    }
+    Ok(rows)
+}
+
+/// The points recorded in `rows` (finished, whatever their status).
+pub fn recorded_points(rows: &[RawRow]) -> BTreeSet<PointKey> {
+    rows.iter().filter_map(RawRow::key).collect()
+}
+
+/// The summary of one point, for `summary.csv`, the table and the plot.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PointSummary {
+    /// The point.
+    pub key: PointKey,
+    /// Size preset.
+    pub size: String,
+    /// Workload parameters.
+    pub params: String,
+    /// The point's status.
+    pub status: Status,
+    /// Statistics of its times; only for status `ok`.
+    pub summary: Option<Summary>,
+    /// Peak RSS in KiB.
+    pub peak_rss_kb: Option<u64>,
+    /// What went wrong.
+    pub note: String,
+}
+
+/// Groups raw rows into points (in order of first appearance) and summarises each.
+pub fn summarize(rows: &[RawRow]) -> Vec<PointSummary> {
+    let mut order: Vec<PointKey> = Vec::new();
+    let mut by_key: HashMap<PointKey, Vec<&RawRow>> = HashMap::new();
+    for r in rows {
+        let Some(k) = r.key() else { continue };
+        if !by_key.contains_key(&k) {
+            order.push(k.clone());
+        }
+        by_key.entry(k).or_default().push(r);
+    }
+    order
+        .into_iter()
+        .map(|k| {
+            let rs = &by_key[&k];
+            let status = rs[0].status;
+            let times: Vec<f64> = rs.iter().filter_map(|r| r.seconds).collect();
+            PointSummary {
+                size: rs[0].size.clone(),
+                params: rs[0].params.clone(),
+                status,
+                summary: if status == Status::Ok {
+                    stats::summarize(&times)
+                } else {
+                    None
+                },
+                peak_rss_kb: rs.iter().filter_map(|r| r.peak_rss_kb).max(),
+                note: rs
+                    .iter()
+                    .map(|r| r.note.as_str())
+                    .find(|n| !n.is_empty())
+                    .unwrap_or("")
+                    .to_string(),
+                key: k,
+            }
+        })
+        .collect()
+}
+
+/// The median of the point `key` if it finished ok.
+pub fn median_of(summaries: &[PointSummary], key: &PointKey) -> Option<f64> {
+    summaries
+        .iter()
+        .find(|s| &s.key == key)
+        .and_then(|s| s.summary)
+        .map(|s| s.median)
+}
+
+/// The T_s point of `workload` among `summaries` (the `serial` runtime at P = 1).
+pub fn ts_of<'a>(summaries: &'a [PointSummary], workload: &str) -> Option<&'a PointSummary> {
+    summaries.iter().find(|s| {
+        s.key.workload == workload && s.key.runtime == crate::runtimes::SERIAL && s.key.workers == 1
+    })
+}
+
+/// One row of `summary.csv`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SummaryRow {
+    /// Runtime.
+    pub runtime: String,
+    /// Workload.
+    pub workload: String,
+    /// Variant.
+    pub variant: String,
+    /// Workers P.
+    pub workers: usize,
+    /// Size preset.
+    pub size: String,
+    /// Workload parameters.
+    pub params: String,
+    /// Number of timed repetitions with a valid time.
+    pub n: usize,
+    /// Median seconds.
+    pub median: Option<f64>,
+    /// Mean seconds.
+    pub mean: Option<f64>,
+    /// Sample standard deviation, seconds.
+    pub stddev: Option<f64>,
+    /// Minimum seconds.
+    pub min: Option<f64>,
+    /// T_s / T_P, T_s being the workload's `serial` time at P = 1.
+    pub speedup_ts: Option<f64>,
+    /// T_1 / T_P of the same runtime and variant.
+    pub scalability_t1: Option<f64>,
+    /// Peak RSS, KiB.
+    pub peak_rss_kb: Option<u64>,
+    /// Status of the point.
+    pub status: Status,
+    /// What went wrong.
+    pub note: String,
+}
+
+/// The `summary.csv` rows of `summaries`, with both speedups.
+pub fn summary_rows(summaries: &[PointSummary]) -> Vec<SummaryRow> {
+    summaries
+        .iter()
+        .map(|s| {
+            let median = s.summary.map(|x| x.median);
+            let ts = ts_of(summaries, &s.key.workload)
+                .and_then(|t| t.summary)
+                .map(|x| x.median);
+            let t1_key = PointKey {
+                workers: 1,
+                ..s.key.clone()
+            };
+            let t1 = median_of(summaries, &t1_key);
+            SummaryRow {
+                runtime: s.key.runtime.clone(),
+                workload: s.key.workload.clone(),
+                variant: s.key.variant.name().to_string(),
+                workers: s.key.workers,
+                size: s.size.clone(),
+                params: s.params.clone(),
+                n: s.summary.map_or(0, |x| x.n),
+                median,
+                mean: s.summary.map(|x| x.mean),
+                stddev: s.summary.map(|x| x.stddev),
+                min: s.summary.map(|x| x.min),
+                speedup_ts: stats::speedup(ts, median),
+                scalability_t1: stats::speedup(t1, median),
+                peak_rss_kb: s.peak_rss_kb,
+                status: s.status,
+                note: s.note.clone(),
+            }
+        })
+        .collect()
+}
+
+/// Writes `summary.csv`.
+pub fn write_summary(path: &Path, rows: &[SummaryRow]) -> io::Result<()> {
+    let mut w = csv::Writer::from_path(path).map_err(io::Error::other)?;
+    for r in rows {
+        w.serialize(r).map_err(io::Error::other)?;
+    }
+    w.flush()
+}
+
+/// The settings of a reproduction, stored in `meta.json` so `--resume` continues with them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Settings {
+    /// Size preset.
+    pub size: String,
+    /// Timed repetitions per point.
+    pub reps: usize,
+    /// Worker counts.
+    pub workers: Vec<usize>,
+    /// Runtimes selected (`None` = all).
+    pub runtimes: Option<Vec<String>>,
+    /// Workloads selected (`None` = all).
+    pub workloads: Option<Vec<String>>,
+    /// Per-point timeout in seconds (0 = none).
+    pub timeout_secs: u64,
+    /// Thread pinning.
+    pub pinning: String,
+}
+
+/// The machine a run was made on.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Machine {
+    /// `model name` of /proc/cpuinfo.
+    pub cpu_model: String,
+    /// Physical cores.
+    pub cores: usize,
+    /// Logical CPUs.
+    pub logical_cpus: usize,
+    /// NUMA nodes.
+    pub numa_nodes: usize,
+    /// `uname -srm` of the kernel.
+    pub kernel: String,
+}
+
+/// The build that made a run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Build {
+    /// Version of stealbench.
+    pub stealbench_version: String,
+    /// `rustc --version` at build time.
+    pub rustc: String,
+    /// Git commit at build time, or `unknown`.
+    pub git_commit: String,
+    /// `jemalloc` or `system`.
+    pub allocator: String,
+    /// `release` or `debug` (debug timings are not comparable).
+    pub profile: String,
+}
+
+/// `meta.json` of a run directory.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Meta {
+    /// Figure or table id.
+    pub id: String,
+    /// Its title.
+    pub title: String,
+    /// When the run started (UTC, ISO 8601).
+    pub timestamp: String,
+    /// The command line that started it.
+    pub command_line: String,
+    /// Command lines of later `--resume`s, with their times.
+    pub resumed: Vec<String>,
+    /// Whether every point has been measured and the summary written.
+    pub finished: bool,
+    /// When it finished.
+    pub finished_at: Option<String>,
+    /// The settings.
+    pub settings: Settings,
+    /// The machine.
+    pub machine: Machine,
+    /// The build.
+    pub build: Build,
+}
+
+impl Meta {
+    /// Reads `meta.json` of `dir`.
+    pub fn read(dir: &Path) -> io::Result<Meta> {
+        let text = fs::read_to_string(dir.join("meta.json"))?;
+        serde_json::from_str(&text)
+            .map_err(|e| io::Error::other(format!("{}: {e}", dir.join("meta.json").display())))
+    }
+
+    /// Writes `meta.json` of `dir` (through a temporary file, so a crash leaves the old one).
+    pub fn write(&self, dir: &Path) -> io::Result<()> {
+        let tmp = dir.join("meta.json.tmp");
+        let mut f = File::create(&tmp)?;
+        f.write_all(serde_json::to_string_pretty(self)?.as_bytes())?;
+        f.write_all(b"\n")?;
+        f.sync_data()?;
+        fs::rename(tmp, dir.join("meta.json"))
+    }
+}
+
+/// The machine this process runs on.
+pub fn this_machine() -> Machine {
+    let topo = Topology::detect();
+    let cpu_model = fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split_once(':'))
+                .map(|(_, v)| v.trim().to_string())
+        })
+        .unwrap_or_else(|| "unknown".to_string());
+    Machine {
+        cpu_model,
+        cores: topo.cores(),
+        logical_cpus: topo.cpus.len(),
+        numa_nodes: topo.nodes(),
+        kernel: kernel(),
+    }
+}
+
+fn c_field(field: &[libc::c_char]) -> String {
+    let bytes: Vec<u8> = field
+        .iter()
+        .take_while(|&&c| c != 0)
+        .map(|&c| c as u8)
+        .collect();
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
+/// `sysname release machine` from uname(2), or `unknown`.
+pub fn kernel() -> String {
+    // SAFETY: `utsname` is plain old data (arrays of c_char) for which all-zeroes is valid.
+    let mut u: libc::utsname = unsafe { std::mem::zeroed() };
+    // SAFETY: `u` is a valid, exclusively borrowed `utsname` for uname to fill in.
+    if unsafe { libc::uname(&mut u) } != 0 {
+        return "unknown".to_string();
+    }
+    format!(
+        "{} {} {}",
+        c_field(&u.sysname),
+        c_field(&u.release),
+        c_field(&u.machine)
+    )
+}
+
+/// The build of this binary, given the allocator `main` chose.
+pub fn this_build(allocator: &str) -> Build {
+    Build {
+        stealbench_version: env!("CARGO_PKG_VERSION").to_string(),
+        rustc: env!("STEALBENCH_RUSTC_VERSION").to_string(),
+        git_commit: env!("STEALBENCH_GIT_COMMIT").to_string(),
+        allocator: allocator.to_string(),
+        profile: if cfg!(debug_assertions) {
+            "debug"
+        } else {
+            "release"
+        }
+        .to_string(),
+    }
+}
+
+/// Civil date (year, month, day) of a day count since 1970-01-01 (Howard Hinnant's algorithm).
+fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    (if m <= 2 { y + 1 } else { y }, m, d)
+}
+
+/// UTC date and time of `t` as (`2026-11-21T20:55:03Z`, `2026-11-21T20-55-03Z`): ISO 8601, and
+/// the same without colons for a directory name.
+pub fn timestamps(t: SystemTime) -> (String, String) {
+    let secs = t.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs()) as i64;
+    let (y, mo, d) = civil_from_days(secs.div_euclid(86_400));
+    let s = secs.rem_euclid(86_400);
+    let (h, mi, se) = (s / 3600, s / 60 % 60, s % 60);
+    (
+        format!("{y:04}-{mo:02}-{d:02}T{h:02}:{mi:02}:{se:02}Z"),
+        format!("{y:04}-{mo:02}-{d:02}T{h:02}-{mi:02}-{se:02}Z"),
+    )
+}
+
+/// Creates a new run directory `<root>/<id>/<timestamp>/` (suffixed `-2`, `-3`, ... if taken).
+pub fn create_run_dir(root: &Path, id: &str, stamp: &str) -> io::Result<PathBuf> {
+    let parent = root.join(id);
+    fs::create_dir_all(&parent)?;
+    for i in 1.. {
+        let name = if i == 1 {
+            stamp.to_string()
+        } else {
+            format!("{stamp}-{i}")
+        };
+        let dir = parent.join(name);
+        match fs::create_dir(&dir) {
+            Ok(()) => return Ok(dir),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e),
+        }
+    }
+    unreachable!("an unbounded range ends only by returning")
+}
+
+/// The most recent run directory of `id` under `root` whose `meta.json` says it is unfinished.
+pub fn latest_unfinished(root: &Path, id: &str) -> io::Result<Option<PathBuf>> {
+    let parent = root.join(id);
+    if !parent.is_dir() {
+        return Ok(None);
+    }
+    let mut dirs: Vec<PathBuf> = fs::read_dir(&parent)?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.is_dir())
+        .collect();
+    // Directory names are timestamps: the lexical order is the time order.
+    dirs.sort();
+    Ok(dirs
+        .into_iter()
+        .rev()
+        .find(|d| Meta::read(d).is_ok_and(|m| m.id == id && !m.finished)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testutil::TempDir;
+
+    fn row(rt: &str, p: usize, rep: Option<usize>, s: Option<f64>, status: Status) -> RawRow {
+        RawRow {
+            runtime: rt.into(),
+            workload: "fib".into(),
+            variant: "fj".into(),
+            workers: p,
+            size: "test".into(),
+            params: "n=20".into(),
+            rep,
+            seconds: s,
+            peak_rss_kb: Some(2048),
+            check: if s.is_some() {
+                "ok".into()
+            } else {
+                String::new()
+            },
+            status,
+            stats: "steals=n/a;steal_attempts=3".into(),
+            note: if status == Status::Ok {
+                String::new()
+            } else {
+                "killed, \"quoted\"\nnewline".into()
+            },
+        }
+    }
+
+    #[test]
+    fn raw_csv_round_trips() {
+        let dir = TempDir::new("raw-round-trip");
+        let path = dir.path().join("raw.csv");
+        let a = vec![
+            row("serial", 1, Some(1), Some(0.1 + 0.2), Status::Ok),
+            row("serial", 1, Some(2), Some(1e-9), Status::Ok),
+        ];
+        let b = vec![row("rayon", 2, None, None, Status::Timeout)];
+        append_rows(&path, &a).unwrap();
+        append_rows(&path, &b).unwrap();
+        let text = fs::read_to_string(&path).unwrap();
+        assert!(text.starts_with(&RAW_HEADER.join(",")), "{text}");
+        let back = read_raw(&path).unwrap();
+        assert_eq!(back, [a, b].concat());
+        assert_eq!(recorded_points(&back).len(), 2);
+    }
+
+    #[test]
+    fn a_cut_last_line_is_dropped() {
+        let dir = TempDir::new("raw-cut");
+        let path = dir.path().join("raw.csv");
+        let a = vec![row("serial", 1, Some(1), Some(0.5), Status::Ok)];
+        append_rows(&path, &a).unwrap();
+        let mut f = OpenOptions::new().append(true).open(&path).unwrap();
+        f.write_all(b"rayon,fib,fj,2,test,n=2").unwrap();
+        drop(f);
+        assert_eq!(read_raw(&path).unwrap(), a);
+        append_rows(&path, &a).unwrap();
+        assert_eq!(read_raw(&path).unwrap().len(), 2);
+    }
+
+    #[test]
+    fn summaries_and_speedups() {
+        let rows = vec![
+            row("serial", 1, Some(1), Some(1.0), Status::Ok),
+            row("serial", 1, Some(2), Some(3.0), Status::Ok),
+            row("rayon", 1, Some(1), Some(4.0), Status::Ok),
+            row("rayon", 2, Some(1), Some(1.0), Status::Ok),
+            row("rayon", 2, Some(2), Some(1.0), Status::Ok),
+            row("rayon", 2, Some(3), Some(4.0), Status::Ok),
+            row("tokio", 2, None, None, Status::Crashed),
+        ];
+        let s = summarize(&rows);
+        assert_eq!(s.len(), 4);
+        assert_eq!(s[0].summary.unwrap().median, 2.0);
+        assert_eq!(s[3].summary, None);
+        let out = summary_rows(&s);
+        // rayon P=2: median 1, T_s = 2, T_1 = 4.
+        assert_eq!(out[2].median, Some(1.0));
+        assert_eq!(out[2].mean, Some(2.0));
+        assert_eq!(out[2].speedup_ts, Some(2.0));
+        assert_eq!(out[2].scalability_t1, Some(4.0));
+        assert_eq!(out[2].n, 3);
+        assert_eq!(out[3].status, Status::Crashed);
+        assert_eq!(out[3].median, None);
+    }
+
+    #[test]
+    fn timestamps_are_utc_civil_dates() {
+        let t = UNIX_EPOCH + std::time::Duration::from_secs(951_782_400 + 3661); // 2000-02-29
+        assert_eq!(
+            timestamps(t),
+            (
+                "2000-02-29T01:01:01Z".to_string(),
+                "2000-02-29T01-01-01Z".to_string()
+            )
+        );
+        assert_eq!(timestamps(UNIX_EPOCH).0, "1970-01-01T00:00:00Z");
+    }
+
+    #[test]
+    fn run_dirs_and_latest_unfinished() {
+        let dir = TempDir::new("run-dirs");
+        let a = create_run_dir(dir.path(), "fig", "2020-01-01T00-00-00Z").unwrap();
+        let b = create_run_dir(dir.path(), "fig", "2020-01-01T00-00-00Z").unwrap();
+        assert_ne!(a, b);
+        assert!(latest_unfinished(dir.path(), "fig").unwrap().is_none());
+        let mut meta = Meta {
+            id: "fig".into(),
+            title: "t".into(),
+            timestamp: "x".into(),
+            command_line: "c".into(),
+            resumed: vec![],
+            finished: false,
+            finished_at: None,
+            settings: Settings {
+                size: "test".into(),
+                reps: 2,
+                workers: vec![1],
+                runtimes: None,
+                workloads: None,
+                timeout_secs: 0,
+                pinning: "none".into(),
+            },
+            machine: this_machine(),
+            build: this_build("system"),
+        };
+        meta.write(&a).unwrap();
+        assert_eq!(
+            latest_unfinished(dir.path(), "fig").unwrap(),
+            Some(a.clone())
+        );
+        meta.write(&b).unwrap();
+        assert_eq!(
+            latest_unfinished(dir.path(), "fig").unwrap(),
+            Some(b.clone())
+        );
+        meta.finished = true;
+        meta.write(&b).unwrap();
+        assert_eq!(latest_unfinished(dir.path(), "fig").unwrap(), Some(a));
+        assert_eq!(Meta::read(&b).unwrap(), meta);
+    }
+}

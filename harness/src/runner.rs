@@ -1,0 +1,538 @@
+//! Running points in child processes: each point is `stealbench run ... --json` in a fresh
+//! process, read line by line, reaped with `wait4` (its peak RSS), killed after the timeout.
+//! The loop [`run_missing`] appends each finished point to `raw.csv` at once and skips the
+//! points already there, so an interrupted run resumes where it stopped.
+
+use crate::grid::{PointKey, Status};
+use crate::point::{Event, format_stats};
+use crate::results::{self, RawRow};
+use std::io::{self, BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+use stealbench_schedulers::Pinning;
+use stealbench_workloads::Size;
+
+/// How a child process ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChildEnd {
+    /// It exited with this code.
+    Exited(i32),
+    /// A signal killed it (not ours).
+    Signaled(i32),
+    /// We killed it after the timeout.
+    TimedOut,
+}
+
+/// Everything a child process left behind.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChildResult {
+    /// The JSON events it printed, in order.
+    pub events: Vec<Event>,
+    /// How it ended.
+    pub end: ChildEnd,
+    /// Its peak resident set in KiB, from `wait4`.
+    pub peak_rss_kb: Option<u64>,
+    /// The last lines of its stderr, joined with ` | `.
+    pub stderr_tail: String,
+    /// Wall-clock time from spawn to reaping.
+    pub elapsed: Duration,
+}
+
+/// The last `keep` non-empty lines of `text`, joined with ` | `.
+fn tail(text: &str, keep: usize) -> String {
+    let lines: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    lines[lines.len().saturating_sub(keep)..].join(" | ")
+}
+
+/// Runs `exe args`, reading JSON events from its stdout, killing it after `timeout`.
+pub fn run_child(
+    exe: &Path,
+    args: &[String],
+    timeout: Option<Duration>,
+) -> io::Result<ChildResult> {
+    let start = Instant::now();
+    let mut child = Command::new(exe)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()?;
+    let pid = libc::pid_t::try_from(child.id()).map_err(io::Error::other)?;
+    let stdout = child.stdout.take().expect("stdout is piped");
+    let mut stderr = child.stderr.take().expect("stderr is piped");
+    let out_reader = std::thread::spawn(move || {
+        BufReader::new(stdout)
+            .lines()
+            .map_while(Result::ok)
+            .filter_map(|l| serde_json::from_str::<Event>(&l).ok())
+            .collect::<Vec<Event>>()
+    });
+    let err_reader = std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        let _ = stderr.read_to_end(&mut bytes);
+        String::from_utf8_lossy(&bytes).into_owned()
+    });
+
+    let deadline = timeout.map(|t| start + t);
+    let mut timed_out = false;
+    let mut pause = Duration::from_millis(1);
+    let (status, usage) = loop {
+        let mut status: libc::c_int = 0;
+        // SAFETY: `rusage` is plain old data for which all-zeroes is a valid value.
+        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+        // SAFETY: `pid` is our unreaped child (only this loop reaps it; `Child::wait` is never
+        // called), and `status` and `usage` are valid, exclusively borrowed outputs.
+        let r = unsafe { libc::wait4(pid, &mut status, libc::WNOHANG, &mut usage) };
+        if r == pid {
+            break (status, usage);
+        }
+        if r == -1 {
+            let e = io::Error::last_os_error();
+            if e.kind() == io::ErrorKind::Interrupted {
+                continue;
+            }
+            return Err(e);
+        }
+        if let Some(d) = deadline {
+            if !timed_out && Instant::now() >= d {
+                // SAFETY: `pid` is still our unreaped child (wait4 just returned 0), so the id
+                // cannot have been reused by another process.
+                unsafe { libc::kill(pid, libc::SIGKILL) };
+                timed_out = true;
+            }
+        }
+        std::thread::sleep(pause);
+        pause = (pause * 2).min(Duration::from_millis(20));
+    };
+    let elapsed = start.elapsed();
+    let events = out_reader.join().unwrap_or_default();
+    let stderr_text = err_reader.join().unwrap_or_default();
+    let end = if timed_out {
+        ChildEnd::TimedOut
+    } else if libc::WIFEXITED(status) {
+        ChildEnd::Exited(libc::WEXITSTATUS(status))
+    } else if libc::WIFSIGNALED(status) {
+        ChildEnd::Signaled(libc::WTERMSIG(status))
+    } else {
+        ChildEnd::Signaled(0)
+    };
+    Ok(ChildResult {
+        events,
+        end,
+        // Linux reports ru_maxrss in KiB.
+        peak_rss_kb: u64::try_from(usage.ru_maxrss).ok().filter(|&k| k > 0),
+        stderr_tail: tail(&stderr_text, 3),
+        elapsed,
+    })
+}
+
+/// One timed repetition as the runner records it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RepRecord {
+    /// 1-based repetition number.
+    pub rep: usize,
+    /// Seconds.
+    pub seconds: f64,
+    /// Scheduler statistics.
+    pub stats: Vec<(String, Option<u64>)>,
+}
+
+/// What one point produced.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PointOutcome {
+    /// Repetitions that ran and checked.
+    pub reps: Vec<RepRecord>,
+    /// A failed check: its repetition (0 = warm-up) and message.
+    pub failed_check: Option<(usize, String)>,
+    /// The point's status.
+    pub status: Status,
+    /// Peak RSS of its process, KiB.
+    pub peak_rss_kb: Option<u64>,
+    /// What went wrong, one line.
+    pub note: String,
+}
+
+/// Why a point produced nothing to record.
+#[derive(Debug)]
+pub enum ExecError {
+    /// The user interrupted the run (the child died of SIGINT / SIGTERM / SIGHUP).
+    Interrupted,
+    /// The child could not be started.
+    Io(io::Error),
+}
+
+/// Measures one point. The real one runs a child process; tests inject their own.
+pub trait PointExecutor {
+    /// Runs `point` and reports what it produced.
+    fn execute(&mut self, point: &PointKey) -> Result<PointOutcome, ExecError>;
+}
+
+/// Turns a child's events and end into a point outcome (`None` when the user interrupted it).
+pub fn outcome_of(child: ChildResult, timeout: Option<Duration>) -> Option<PointOutcome> {
+    let mut reps = Vec::new();
+    let mut failed_check = None;
+    let mut error = None;
+    let mut done = false;
+    for e in child.events {
+        match e {
+            Event::Start { .. } => {}
+            Event::Rep {
+                rep,
+                seconds,
+                stats,
+            } => reps.push(RepRecord {
+                rep,
+                seconds,
+                stats,
+            }),
+            Event::CheckFailed { rep, message } => failed_check = Some((rep, message)),
+            Event::Error { message } => error = Some(message),
+            Event::Done { .. } => done = true,
+        }
+    }
+    let with_stderr = |what: String| {
+        if child.stderr_tail.is_empty() {
+            what
+        } else {
+            format!("{what}; stderr: {}", child.stderr_tail)
+        }
+    };
+    let (status, note) = match child.end {
+        ChildEnd::Signaled(sig) if [libc::SIGINT, libc::SIGTERM, libc::SIGHUP].contains(&sig) => {
+            return None;
+        }
+        ChildEnd::TimedOut => (
+            Status::Timeout,
+            format!(
+                "killed after the {} s timeout",
+                timeout.map_or(0, |t| t.as_secs())
+            ),
+        ),
+        _ if failed_check.is_some() => {
+            let (rep, m) = failed_check.as_ref().expect("checked");
+            (
+                Status::CheckFailed,
+                if *rep == 0 {
+                    format!("warm-up check failed: {m}")
+                } else {
+                    format!("repetition {rep} check failed: {m}")
+                },
+            )
+        }
+        _ if error.is_some() => (Status::Error, error.clone().expect("checked")),
+        ChildEnd::Exited(0) if done => (Status::Ok, String::new()),
+        ChildEnd::Exited(code) => (
+            Status::Crashed,
+            with_stderr(format!("exited with code {code} without finishing")),
+        ),
+        ChildEnd::Signaled(sig) => (
+            Status::Crashed,
+            with_stderr(format!("killed by signal {sig}")),
+        ),
+    };
+    Some(PointOutcome {
+        reps,
+        failed_check,
+        status,
+        peak_rss_kb: child.peak_rss_kb,
+        note,
+    })
+}
+
+/// Runs each point as `<exe> run ... --json`.
+#[derive(Debug, Clone)]
+pub struct ChildExecutor {
+    /// The stealbench binary (`std::env::current_exe()`).
+    pub exe: PathBuf,
+    /// Input size.
+    pub size: Size,
+    /// Timed repetitions.
+    pub reps: usize,
+    /// Thread pinning.
+    pub pinning: Pinning,
+    /// Per-point timeout.
+    pub timeout: Option<Duration>,
+}
+
+impl ChildExecutor {
+    /// The child's arguments for `p`.
+    pub fn args(&self, p: &PointKey) -> Vec<String> {
+        [
+            "run",
+            "--runtime",
+            &p.runtime,
+            "--workload",
+            &p.workload,
+            "--variant",
+            p.variant.name(),
+            "--workers",
+            &p.workers.to_string(),
+            "--size",
+            self.size.name(),
+            "--reps",
+            &self.reps.to_string(),
+            "--pinning",
+            self.pinning.name(),
+            "--json",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect()
+    }
+}
+
+impl PointExecutor for ChildExecutor {
+    fn execute(&mut self, p: &PointKey) -> Result<PointOutcome, ExecError> {
+        let child = run_child(&self.exe, &self.args(p), self.timeout).map_err(ExecError::Io)?;
+        outcome_of(child, self.timeout).ok_or(ExecError::Interrupted)
+    }
+}
+
+/// The `raw.csv` rows of a finished point: one per checked repetition, one for a repetition
+/// whose check failed (no time), or a single point-level row when there is neither.
+pub fn rows_of(p: &PointKey, size: Size, params: &str, o: &PointOutcome) -> Vec<RawRow> {
+    let base = RawRow {
+        runtime: p.runtime.clone(),
+        workload: p.workload.clone(),
+        variant: p.variant.name().to_string(),
+        workers: p.workers,
+        size: size.name().to_string(),
+        params: params.to_string(),
+        rep: None,
+        seconds: None,
+        peak_rss_kb: o.peak_rss_kb,
+        check: String::new(),
+        status: o.status,
+        stats: String::new(),
+        note: o.note.clone(),
+    };
+    let mut rows: Vec<RawRow> = o
+        .reps
+        .iter()
+        .map(|r| RawRow {
+            rep: Some(r.rep),
+            seconds: Some(r.seconds),
+            check: "ok".to_string(),
+            stats: format_stats(&r.stats),
+            ..base.clone()
+        })
+        .collect();
+    if let Some((rep, m)) = &o.failed_check {
+        rows.push(RawRow {
+            rep: Some(*rep),
+            check: format!("failed: {m}"),
+            ..base.clone()
+        });
+    }
+    if rows.is_empty() {
+        rows.push(base);
+    }
+    rows
+}
+
+/// What [`run_missing`] tells its observer.
+#[derive(Debug)]
+pub enum Progress<'a> {
+    /// Points already recorded (skipped) and points to run.
+    Plan {
+        /// Already in raw.csv.
+        skipped: usize,
+        /// To run now.
+        to_run: usize,
+    },
+    /// A point starts.
+    Started(&'a PointKey),
+    /// A point finished and is on disk.
+    Finished(&'a PointKey, &'a PointOutcome),
+}
+
+/// Runs every point of `points` not yet recorded in `raw_path`, appending each point's rows
+/// as soon as it finishes. Stops early (returning `Interrupted`) when the user interrupts.
+pub fn run_missing(
+    points: &[PointKey],
+    raw_path: &Path,
+    size: Size,
+    params: &dyn Fn(&PointKey) -> String,
+    executor: &mut dyn PointExecutor,
+    observe: &mut dyn FnMut(Progress<'_>),
+) -> Result<(), ExecError> {
+    let done = results::recorded_points(&results::read_raw(raw_path).map_err(ExecError::Io)?);
+    let todo: Vec<&PointKey> = points.iter().filter(|p| !done.contains(*p)).collect();
+    observe(Progress::Plan {
+        skipped: points.len() - todo.len(),
+        to_run: todo.len(),
+    });
+    for p in todo {
+        observe(Progress::Started(p));
+        let outcome = executor.execute(p)?;
+        results::append_rows(raw_path, &rows_of(p, size, &params(p), &outcome))
+            .map_err(ExecError::Io)?;
+        observe(Progress::Finished(p, &outcome));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testutil::TempDir;
+    use stealbench_workloads::Variant;
+
+    fn key(rt: &str, p: usize) -> PointKey {
+        PointKey {
+            runtime: rt.into(),
+            workload: "fib".into(),
+            variant: Variant::Fj,
+            workers: p,
+        }
+    }
+
+    /// Succeeds with two fixed repetitions, or simulates an interruption after `limit` calls.
+    struct Fake {
+        calls: Vec<PointKey>,
+        limit: usize,
+    }
+
+    impl PointExecutor for Fake {
+        fn execute(&mut self, p: &PointKey) -> Result<PointOutcome, ExecError> {
+            if self.calls.len() == self.limit {
+                return Err(ExecError::Interrupted);
+            }
+            self.calls.push(p.clone());
+            Ok(PointOutcome {
+                reps: vec![
+                    RepRecord {
+                        rep: 1,
+                        seconds: 0.5,
+                        stats: vec![],
+                    },
+                    RepRecord {
+                        rep: 2,
+                        seconds: 0.25,
+                        stats: vec![],
+                    },
+                ],
+                failed_check: None,
+                status: Status::Ok,
+                peak_rss_kb: Some(1000),
+                note: String::new(),
+            })
+        }
+    }
+
+    #[test]
+    fn resume_runs_only_the_missing_points() {
+        let dir = TempDir::new("resume");
+        let raw = dir.path().join("raw.csv");
+        let points = vec![
+            key("serial", 1),
+            key("rayon", 1),
+            key("rayon", 2),
+            key("tokio", 1),
+        ];
+        let params = |_: &PointKey| "n=20".to_string();
+        // First run: interrupted after two points.
+        let mut first = Fake {
+            calls: vec![],
+            limit: 2,
+        };
+        let r = run_missing(&points, &raw, Size::Test, &params, &mut first, &mut |_| {});
+        assert!(matches!(r, Err(ExecError::Interrupted)));
+        assert_eq!(first.calls, points[..2]);
+        assert_eq!(results::read_raw(&raw).unwrap().len(), 4);
+        // Resume: only the other two run.
+        let mut second = Fake {
+            calls: vec![],
+            limit: usize::MAX,
+        };
+        let mut plan = None;
+        run_missing(&points, &raw, Size::Test, &params, &mut second, &mut |e| {
+            if let Progress::Plan { skipped, to_run } = e {
+                plan = Some((skipped, to_run));
+            }
+        })
+        .unwrap();
+        assert_eq!(second.calls, points[2..]);
+        assert_eq!(plan, Some((2, 2)));
+        let rows = results::read_raw(&raw).unwrap();
+        assert_eq!(rows.len(), 8);
+        assert_eq!(results::recorded_points(&rows).len(), 4);
+    }
+
+    fn child(events: Vec<Event>, end: ChildEnd) -> ChildResult {
+        ChildResult {
+            events,
+            end,
+            peak_rss_kb: Some(5),
+            stderr_tail: "thread 'main' panicked at x.rs:1".into(),
+            elapsed: Duration::ZERO,
+        }
+    }
+
+    #[test]
+    fn outcomes_classify_every_ending() {
+        let rep = Event::Rep {
+            rep: 1,
+            seconds: 0.1,
+            stats: vec![],
+        };
+        let done = Event::Done {
+            reps: 1,
+            median: 0.1,
+            peak_rss_kb: 4,
+        };
+        let ok = outcome_of(child(vec![rep.clone(), done], ChildEnd::Exited(0)), None).unwrap();
+        assert_eq!((ok.status, ok.reps.len()), (Status::Ok, 1));
+        let crash = outcome_of(child(vec![rep.clone()], ChildEnd::Exited(101)), None).unwrap();
+        assert_eq!(crash.status, Status::Crashed);
+        assert!(crash.note.contains("panicked"), "{}", crash.note);
+        let seg = outcome_of(child(vec![], ChildEnd::Signaled(libc::SIGSEGV)), None).unwrap();
+        assert_eq!(seg.status, Status::Crashed);
+        let t = Some(Duration::from_secs(7));
+        let to = outcome_of(child(vec![rep.clone()], ChildEnd::TimedOut), t).unwrap();
+        assert_eq!(to.status, Status::Timeout);
+        assert!(to.note.contains("7 s"));
+        let bad = Event::CheckFailed {
+            rep: 2,
+            message: "wrong".into(),
+        };
+        let cf = outcome_of(child(vec![rep, bad], ChildEnd::Exited(1)), None).unwrap();
+        assert_eq!(cf.status, Status::CheckFailed);
+        let rows = rows_of(&key("rayon", 2), Size::Test, "n=20", &cf);
+        assert_eq!(rows.len(), 2);
+        assert_eq!(rows[1].seconds, None, "a failed check is never a time");
+        assert_eq!(rows[1].check, "failed: wrong");
+        assert!(outcome_of(child(vec![], ChildEnd::Signaled(libc::SIGINT)), None).is_none());
+    }
+
+    #[test]
+    fn a_real_child_is_reaped_with_its_rss_and_killed_on_timeout() {
+        let sh = Path::new("/bin/sh");
+        let args = |s: &str| vec!["-c".to_string(), s.to_string()];
+        let r = run_child(
+            sh,
+            &args("echo '{\"event\":\"error\",\"message\":\"m\"}'; exit 3"),
+            None,
+        )
+        .unwrap();
+        assert_eq!(r.end, ChildEnd::Exited(3));
+        assert_eq!(
+            r.events,
+            [Event::Error {
+                message: "m".into()
+            }]
+        );
+        assert!(r.peak_rss_kb.is_some());
+        let t = run_child(sh, &args("exec sleep 5"), Some(Duration::from_millis(100))).unwrap();
+        assert_eq!(t.end, ChildEnd::TimedOut);
+        assert!(t.elapsed < Duration::from_secs(4), "{:?}", t.elapsed);
+        let k = run_child(sh, &args("echo oops >&2; kill -SEGV $$"), None).unwrap();
+        assert_eq!(k.end, ChildEnd::Signaled(libc::SIGSEGV));
+        assert_eq!(k.stderr_tail, "oops");
+    }
+}

@@ -1,0 +1,214 @@
+//! The runtime registry: every runtime's name, front-end, description and state (implemented
+//! or planned), and the dispatch from a name to its concrete type for each front-end.
+//!
+//! Adding a runtime is one line in `with_closure_runtime!` or `with_async_runtime!`; its
+//! entry in [`RUNTIMES`] (name, front-end, description) is already there for the planned ones.
+//! Whether a runtime is implemented is read from those two macros, never written twice.
+
+use crate::suggest;
+use std::fmt;
+
+/// How a runtime takes its tasks (see `stealbench_schedulers::api`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FrontEnd {
+    /// The closure front-end, `ForkJoin`.
+    Closure,
+    /// The async front-end, `AsyncForkJoin`.
+    Async,
+}
+
+impl FrontEnd {
+    /// `closure` or `async`.
+    pub fn name(self) -> &'static str {
+        match self {
+            FrontEnd::Closure => "closure",
+            FrontEnd::Async => "async",
+        }
+    }
+}
+
+impl fmt::Display for FrontEnd {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// One runtime of the registry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RuntimeInfo {
+    /// Name on the command line and in result files.
+    pub name: &'static str,
+    /// The front-end the harness runs it through.
+    pub front_end: FrontEnd,
+    /// One line for `stealbench list`.
+    pub description: &'static str,
+}
+
+impl RuntimeInfo {
+    /// Whether this build has the runtime (it is dispatched by one of the `with_*` macros).
+    pub fn implemented(&self) -> bool {
+        match self.front_end {
+            FrontEnd::Closure => {
+                with_closure_runtime!(self.name, S => std::any::type_name::<S>()).is_some()
+            }
+            FrontEnd::Async => {
+                with_async_runtime!(self.name, S => std::any::type_name::<S>()).is_some()
+            }
+        }
+    }
+}
+
+/// The runtime whose fork-join time at P = 1 is T_s, the serial elision.
+pub const SERIAL: &str = "serial";
+
+/// Every runtime, implemented or planned, in listing order.
+pub const RUNTIMES: &[RuntimeInfo] = &[
+    RuntimeInfo {
+        name: "serial",
+        front_end: FrontEnd::Closure,
+        description: "the serial elision: join runs a then b, a future runs where it is created (T_s)",
+    },
+    RuntimeInfo {
+        name: "serial-async",
+        front_end: FrontEnd::Async,
+        description: "the serial pool on the async front-end: the cost of the async state machines alone",
+    },
+    RuntimeInfo {
+        name: "rayon",
+        front_end: FrontEnd::Closure,
+        description: "rayon's work-stealing pool (baseline: join, scope; futures as scope spawns)",
+    },
+    RuntimeInfo {
+        name: "tokio",
+        front_end: FrontEnd::Async,
+        description: "tokio's multi-thread runtime, every fork a heap-allocated task (baseline)",
+    },
+    RuntimeInfo {
+        name: "abp",
+        front_end: FrontEnd::Closure,
+        description: "work stealing on stackful fibers, eager futures suspending at get (stands in for Cilk Plus)",
+    },
+    RuntimeInfo {
+        name: "prows",
+        front_end: FrontEnd::Closure,
+        description: "proactive work stealing for futures, ProWS (stands in for Cilk-F)",
+    },
+    RuntimeInfo {
+        name: "fibril",
+        front_end: FrontEnd::Closure,
+        description: "Fibril: continuation stealing on linear stacks, unused stack pages released",
+    },
+    RuntimeInfo {
+        name: "libfork",
+        front_end: FrontEnd::Async,
+        description: "libfork: continuation stealing, task frames on segmented stacks",
+    },
+];
+
+/// Calls `$body` with `$S` bound to the type of the closure-front-end runtime named `$name`;
+/// evaluates to `Some(body)`, or `None` when no implemented closure runtime has that name.
+/// One line per runtime.
+macro_rules! with_closure_runtime {
+    ($name:expr, $S:ident => $body:expr) => {
+        $crate::runtimes::dispatch!($name, $S => $body;
+            "serial" => stealbench_schedulers::serial::Serial,
+        )
+    };
+}
+
+/// Calls `$body` with `$S` bound to the type of the async-front-end runtime named `$name`;
+/// evaluates to `Some(body)`, or `None` when no implemented async runtime has that name.
+/// One line per runtime.
+macro_rules! with_async_runtime {
+    ($name:expr, $S:ident => $body:expr) => {
+        $crate::runtimes::dispatch!($name, $S => $body;
+            "serial-async" => stealbench_schedulers::serial::Serial,
+        )
+    };
+}
+
+/// The match behind the two `with_*_runtime!` macros: one arm per `name => Type`.
+macro_rules! dispatch {
+    ($name:expr, $S:ident => $body:expr; $($n:literal => $T:ty),* $(,)?) => {{
+        match $name {
+            $($n => {
+                type $S = $T;
+                Some($body)
+            })*
+            _ => None,
+        }
+    }};
+}
+
+pub(crate) use {dispatch, with_async_runtime, with_closure_runtime};
+
+/// The registry entry named `name`, implemented or not.
+pub fn find(name: &str) -> Option<&'static RuntimeInfo> {
+    RUNTIMES.iter().find(|r| r.name == name)
+}
+
+/// Every registered name, implemented or not.
+pub fn names() -> Vec<&'static str> {
+    RUNTIMES.iter().map(|r| r.name).collect()
+}
+
+/// The implemented runtime named `name`, or a one-line reason (unknown name with the nearest
+/// valid one, or planned but not implemented yet).
+pub fn lookup_implemented(name: &str) -> Result<&'static RuntimeInfo, String> {
+    match find(name) {
+        None => Err(suggest::unknown("runtime", name, &names())),
+        Some(r) if !r.implemented() => Err(format!(
+            "runtime '{name}' is planned but not implemented yet (implemented: {})",
+            RUNTIMES
+                .iter()
+                .filter(|r| r.implemented())
+                .map(|r| r.name)
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
+        Some(r) => Ok(r),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use stealbench_schedulers::Scheduler;
+
+    #[test]
+    fn serial_is_implemented_on_the_closure_front_end() {
+        let s = find(SERIAL).unwrap();
+        assert_eq!(s.front_end, FrontEnd::Closure);
+        assert!(s.implemented());
+        assert_eq!(
+            with_closure_runtime!("serial", S => <S as Scheduler>::NAME),
+            Some("serial")
+        );
+    }
+
+    #[test]
+    fn dispatch_agrees_with_the_table() {
+        // Every name a macro dispatches is in the table with that front-end, and vice versa.
+        for r in RUNTIMES {
+            let closure = with_closure_runtime!(r.name, S => std::any::type_name::<S>()).is_some();
+            let asynch = with_async_runtime!(r.name, S => std::any::type_name::<S>()).is_some();
+            assert!(!(closure && asynch), "{} dispatched twice", r.name);
+            if closure {
+                assert_eq!(r.front_end, FrontEnd::Closure, "{}", r.name);
+            }
+            if asynch {
+                assert_eq!(r.front_end, FrontEnd::Async, "{}", r.name);
+            }
+        }
+        assert!(with_closure_runtime!("nope", S => std::any::type_name::<S>()).is_none());
+    }
+
+    #[test]
+    fn lookups_explain_themselves() {
+        assert!(lookup_implemented("serial").is_ok());
+        let e = lookup_implemented("seriel").unwrap_err();
+        assert!(e.contains("did you mean 'serial'"), "{e}");
+        let e = lookup_implemented("libfork").unwrap_err();
+        assert!(e.contains("planned"), "{e}");
+    }
+}

@@ -1,0 +1,304 @@
+//! End-to-end tests of the `stealbench` binary: bad input, a whole reproduction at the test
+//! size, and resuming an interrupted run. Every output goes to a temporary directory.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+const BIN: &str = env!("CARGO_BIN_EXE_stealbench");
+
+/// A fresh temporary directory, removed on drop.
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new(tag: &str) -> TempDir {
+        let p = std::env::temp_dir().join(format!("stealbench-cli-{tag}-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&p);
+        fs::create_dir_all(&p).unwrap();
+        TempDir(p)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = fs::remove_dir_all(&self.0);
+    }
+}
+
+fn stealbench(args: &[&str], cwd: &Path) -> Output {
+    Command::new(BIN)
+        .args(args)
+        .current_dir(cwd)
+        .output()
+        .expect("the binary runs")
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+#[test]
+fn bad_input_is_one_line_and_exit_code_2() {
+    let dir = TempDir::new("bad");
+    let cases: &[(&[&str], &str)] = &[
+        (&["reproduce", "prows-fig9"], "did you mean 'prows-fig"),
+        (
+            &["reproduce", "prows-fig3", "--size", "quik"],
+            "did you mean 'quick'",
+        ),
+        (&["reproduce", "prows-fig3", "--workers", "0"], "at least 1"),
+        (
+            &["reproduce", "prows-fig3", "--runtimes", "rayn"],
+            "did you mean 'rayon'",
+        ),
+        (
+            &["reproduce", "prows-fig3", "--workloads", "fibb"],
+            "did you mean 'fib'",
+        ),
+        (&["reproduce", "prows-fig3", "--rep", "2"], "'--reps'"),
+        (
+            &[
+                "run",
+                "--runtime",
+                "seriall",
+                "--workload",
+                "fib",
+                "--variant",
+                "fj",
+                "--workers",
+                "1",
+            ],
+            "did you mean 'serial'",
+        ),
+        (
+            &[
+                "run",
+                "--runtime",
+                "serial",
+                "--workload",
+                "fib",
+                "--variant",
+                "gf",
+                "--workers",
+                "1",
+            ],
+            "no variant 'gf'",
+        ),
+        (
+            &[
+                "run",
+                "--runtime",
+                "serial",
+                "--workload",
+                "fib",
+                "--variant",
+                "fj",
+                "--workers",
+                "0",
+            ],
+            "at least 1",
+        ),
+        (
+            &[
+                "run",
+                "--runtime",
+                "serial",
+                "--workload",
+                "fib",
+                "--variant",
+                "fj",
+                "--workers",
+                "2",
+                "--size",
+                "test",
+            ],
+            "exactly 1 worker",
+        ),
+    ];
+    for (args, needle) in cases {
+        let out = stealbench(args, &dir.0);
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(err.contains(needle), "{args:?}: {err}");
+    }
+    // Nothing was written by the rejected commands.
+    assert_eq!(fs::read_dir(&dir.0).unwrap().count(), 0);
+}
+
+#[test]
+fn run_prints_times_and_json_lines() {
+    let dir = TempDir::new("run");
+    let out = stealbench(
+        &[
+            "run",
+            "--runtime",
+            "serial",
+            "--workload",
+            "fib",
+            "--variant",
+            "sf",
+            "--workers",
+            "1",
+            "--size",
+            "test",
+            "--reps",
+            "3",
+            "--json",
+        ],
+        &dir.0,
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), 5, "{stdout}");
+    assert!(lines[0].contains("\"event\":\"start\"") && lines[0].contains("n=20"));
+    assert!(lines[3].contains("\"rep\":3"));
+    assert!(lines[4].contains("\"event\":\"done\"") && lines[4].contains("peak_rss_kb"));
+}
+
+fn run_dirs(results: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = fs::read_dir(results.join("prows-fig3"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn reproduce_fig3_end_to_end_then_resume() {
+    let dir = TempDir::new("e2e");
+    let results = dir.0.join("results");
+    let figures = dir.0.join("figures");
+    let args = [
+        "reproduce",
+        "prows-fig3",
+        "--size",
+        "test",
+        "--runtimes",
+        "serial",
+        "--out",
+        results.to_str().unwrap(),
+        "--figures-dir",
+        figures.to_str().unwrap(),
+    ];
+    let out = stealbench(&args, &dir.0);
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", text(&out.stderr));
+    // The table in the paper's layout, with the paper's values beside ours.
+    assert!(
+        stdout.contains("bench") && stdout.contains("T16"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("[paper 10.84 (2.03x)]"), "{stdout}");
+    assert!(stdout.contains("not yet implemented"), "{stdout}");
+
+    let runs = run_dirs(&results);
+    assert_eq!(runs.len(), 1);
+    let run = &runs[0];
+    let raw = fs::read_to_string(run.join("raw.csv")).unwrap();
+    let raw_lines: Vec<&str> = raw.lines().collect();
+    assert!(raw_lines[0].starts_with("runtime,workload,variant,workers,size,params,rep,seconds"));
+    // T_s: serial fib fj P=1, two repetitions at the test size, both checked.
+    assert_eq!(raw_lines.len(), 3, "{raw}");
+    assert!(
+        raw_lines[1].starts_with("serial,fib,fj,1,test,n=20,1,"),
+        "{raw}"
+    );
+    assert!(raw_lines[2].contains(",ok,ok,"), "{raw}");
+    let summary = fs::read_to_string(run.join("summary.csv")).unwrap();
+    assert!(
+        summary
+            .lines()
+            .nth(1)
+            .unwrap()
+            .starts_with("serial,fib,fj,1,test,n=20,2,"),
+        "{summary}"
+    );
+    let meta = fs::read_to_string(run.join("meta.json")).unwrap();
+    for key in [
+        "\"cpu_model\"",
+        "\"rustc\"",
+        "\"git_commit\"",
+        "\"allocator\"",
+        "\"finished\": true",
+        "\"numa_nodes\"",
+        "\"kernel\"",
+    ] {
+        assert!(meta.contains(key), "{key} missing: {meta}");
+    }
+    for f in ["prows-fig3.md", "prows-fig3.svg", "prows-fig3.png"] {
+        assert!(figures.join(f).is_file(), "{f}");
+        assert!(run.join(f).is_file(), "{f} in the run directory");
+    }
+    let md = fs::read_to_string(figures.join("prows-fig3.md")).unwrap();
+    assert!(
+        md.contains("| bench | variant | runtime | Ts | T1 | T2 |"),
+        "{md}"
+    );
+    assert!(md.contains("scalability over T_1"), "{md}");
+    let png = fs::read(figures.join("prows-fig3.png")).unwrap();
+    assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+
+    // Simulate an interruption before the only point finished: unfinished meta, header only.
+    let meta_unfinished = meta.replace("\"finished\": true", "\"finished\": false");
+    fs::write(run.join("meta.json"), meta_unfinished).unwrap();
+    fs::write(run.join("raw.csv"), format!("{}\n", raw_lines[0])).unwrap();
+    let resume = [
+        "reproduce",
+        "prows-fig3",
+        "--resume",
+        "--out",
+        results.to_str().unwrap(),
+        "--figures-dir",
+        figures.to_str().unwrap(),
+    ];
+    let out = stealbench(&resume, &dir.0);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(
+        run_dirs(&results).len(),
+        1,
+        "resume made no new run directory"
+    );
+    let raw2 = fs::read_to_string(run.join("raw.csv")).unwrap();
+    assert_eq!(raw2.lines().count(), 3, "{raw2}");
+    let meta2 = fs::read_to_string(run.join("meta.json")).unwrap();
+    assert!(
+        meta2.contains("\"finished\": true") && meta2.contains("--resume"),
+        "{meta2}"
+    );
+
+    // Resuming again with the point recorded runs nothing; a finished run is not "unfinished".
+    let out = stealbench(&resume, &dir.0);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("no unfinished run"));
+    let explicit = [
+        "reproduce",
+        "prows-fig3",
+        "--resume",
+        run.to_str().unwrap(),
+        "--out",
+        results.to_str().unwrap(),
+        "--figures-dir",
+        figures.to_str().unwrap(),
+    ];
+    let out = stealbench(&explicit, &dir.0);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("1 points already recorded, 0 to run"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert_eq!(fs::read_to_string(run.join("raw.csv")).unwrap(), raw2);
+    // A conflicting setting is refused.
+    let mut conflicting = explicit.to_vec();
+    conflicting.extend(["--size", "quick"]);
+    let out = stealbench(&conflicting, &dir.0);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("--size test"),
+        "{}",
+        text(&out.stderr)
+    );
+}
