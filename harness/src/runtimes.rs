@@ -112,6 +112,7 @@ macro_rules! with_closure_runtime {
     ($name:expr, $S:ident => $body:expr) => {
         $crate::runtimes::dispatch!($name, $S => $body;
             "serial" => stealbench_schedulers::serial::Serial,
+            "rayon" => stealbench_schedulers::rayon::RayonPool,
         )
     };
 }
@@ -123,6 +124,7 @@ macro_rules! with_async_runtime {
     ($name:expr, $S:ident => $body:expr) => {
         $crate::runtimes::dispatch!($name, $S => $body;
             "serial-async" => stealbench_schedulers::serial::Serial,
+            "tokio" => stealbench_schedulers::tokio::TokioPool,
         )
     };
 }
