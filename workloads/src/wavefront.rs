@@ -1,5 +1,7 @@
 //! The tiled wavefront driver shared by `lcs` and `sw`: the fj, sf and gf schedules over a
 //! square grid of tiles, on both front-ends, generic over the tile kernel ([`TileKernel`]).
+//! Also what their inputs share: random strings over a 4-letter alphabet ([`random_string`])
+//! and the hash of table cells their answers and checks use ([`hash_cells`]).
 //!
 //! # The grid
 //!
@@ -36,12 +38,15 @@
 //!   (`OnceLock`s) and moves clones of them into the tile's task. Creation never waits for a
 //!   tile to finish, so tiles run as soon as their neighbours are done. The last tile's future
 //!   is touched by the root at the end. Span `O(nb · tile)` plus `O(nb^lg 3)` creations.
+//!   (The artifact creates the futures with a `cilk_for` over the tiles in row-major order,
+//!   where a tile's task may run before a neighbour's future exists; its futures are
+//!   preallocated objects. Our handles exist only once created, hence the quadrant tree.)
 //!
 //! On the `rayon` runtime the gf schedule can deadlock with two or more workers: a tile's task
 //! touches futures created by other branches of the spawn tree, and rayon runs other work on
 //! top of a waiting task (see `stealbench_schedulers::rayon`). fj and sf are safe there: fj
 //! has no futures, and in sf only the parent touches, and only futures it created itself,
-//! whose tasks never wait.
+//! whose tasks never wait. `tests/every_runtime.rs` skips (rayon, gf); the harness must too.
 
 use crate::rng::SplitMix64;
 use std::sync::{Arc, OnceLock};
