@@ -10,9 +10,12 @@ use std::str::FromStr;
 use stealbench_schedulers::{AsyncForkJoin, ForkJoin};
 
 pub mod fib;
+pub mod lcs;
 pub mod mm;
 pub mod rng;
 pub mod sort;
+pub mod sw;
+pub mod wavefront;
 
 /// How a workload expresses its parallelism (the papers' suffixes).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -229,6 +232,14 @@ macro_rules! with_workload {
                 type $W = $crate::sort::Sort;
                 Some($body)
             }
+            "lcs" => {
+                type $W = $crate::lcs::Lcs;
+                Some($body)
+            }
+            "sw" => {
+                type $W = $crate::sw::Sw;
+                Some($body)
+            }
             _ => None,
         }
     }};
@@ -236,7 +247,7 @@ macro_rules! with_workload {
 
 /// Every workload, in listing order.
 pub fn all() -> Vec<WorkloadInfo> {
-    ["fib", "mm", "sort"]
+    ["fib", "mm", "sort", "lcs", "sw"]
         .iter()
         .map(|n| with_workload!(*n, W => WorkloadInfo::of::<W>()).expect("listed workload"))
         .collect()
