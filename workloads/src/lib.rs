@@ -10,6 +10,7 @@ use std::str::FromStr;
 use stealbench_schedulers::{AsyncForkJoin, ForkJoin};
 
 pub mod fib;
+pub mod hw;
 pub mod mm;
 pub mod rng;
 pub mod sort;
@@ -229,6 +230,10 @@ macro_rules! with_workload {
                 type $W = $crate::sort::Sort;
                 Some($body)
             }
+            "hw" => {
+                type $W = $crate::hw::Hw;
+                Some($body)
+            }
             _ => None,
         }
     }};
@@ -236,7 +241,7 @@ macro_rules! with_workload {
 
 /// Every workload, in listing order.
 pub fn all() -> Vec<WorkloadInfo> {
-    ["fib", "mm", "sort"]
+    ["fib", "mm", "sort", "hw"]
         .iter()
         .map(|n| with_workload!(*n, W => WorkloadInfo::of::<W>()).expect("listed workload"))
         .collect()
