@@ -55,9 +55,10 @@
 //! * `gf`: the steps as general (multi-touch) futures, created in a topological order; every
 //!   step's task touches the futures of all its predecessors itself (s1 is touched by s4 and
 //!   s5, s2 by s3 and s4, s5 by s6 and s7, ...), the point's task touches s10 (the artifact's
-//!   `NONBLOCKING_FUTURES`). The futures of s4..s10 are touched by tasks that are not
-//!   descendants of their creator and themselves wait, the shape that can deadlock on rayon's
-//!   helping touch (see `schedulers/src/rayon/mod.rs`), so rayon does not run `gf`.
+//!   `NONBLOCKING_FUTURES`). The futures of s3 to s8 wait for their predecessors and are
+//!   touched by sibling step tasks, not by their creator's subtree: the shape that can
+//!   deadlock on rayon's helping touch with P >= 2 (see `schedulers/src/rayon/mod.rs`), so
+//!   rayon does not run `gf`.
 //!
 //! The async front-end has the same three (spawn/await instead of join; `spawn_shared` and
 //! [`AsyncShared::get`] for `gf`).
@@ -93,7 +94,6 @@ pub mod steps;
 pub mod video;
 
 use crate::{Size, Variant, Workload};
-use std::future::Future;
 use stealbench_schedulers::{
     AsyncForkJoin, AsyncShared, BoxFuture, ForkJoin, FutureHandle, Scope, SharedHandle, Spawner,
     Worker, join_async,
@@ -284,8 +284,8 @@ pub fn point_gf<W: Worker>(w: &W, f: &Frame<'_>, p: &PointState) {
 }
 
 /// Step `k` of point `p` as a future of the async front-end.
-fn step_fut<'s>(k: Step, f: Frame<'s>, p: &'s PointState) -> impl Future<Output = ()> + Send + 's {
-    async move { k.run(&f, p) }
+async fn step_fut<'s>(k: Step, f: Frame<'s>, p: &'s PointState) {
+    k.run(&f, p)
 }
 
 /// The points of a frame in parallel on the async front-end: recursive halving with
@@ -530,7 +530,7 @@ fn frames(size: Size) -> usize {
     match size {
         Size::Paper => 104,
         Size::Small => 12,
-        Size::Quick => 3,
+        Size::Quick => 4,
         Size::Test => 12,
     }
 }

@@ -96,7 +96,7 @@ fn mask_box_and_argmax() {
             let want: f32 = (0..cn)
                 .flat_map(|p| (0..cn).map(move |q| (p, q)))
                 .filter(|&(p, q)| {
-                    let inr = |p: usize, i: usize| p + m >= i + m / 2 + 1 && p <= i + m / 2;
+                    let inr = |p: usize, i: usize| p + m > i + m / 2 && p <= i + m / 2;
                     inr(p, i) && inr(q, j)
                 })
                 .map(|(p, q)| mask[p * cn + q])
