@@ -105,6 +105,8 @@ pub enum Availability {
     Ready,
     /// The runtime, the workload or the variant does not exist yet; the string says which.
     NotImplemented(String),
+    /// The runtime refuses the variant (see `runtimes::UNSUPPORTED`); the string says why.
+    Unsupported(String),
     /// Left out by `--runtimes` / `--workloads`.
     NotSelected(String),
 }
@@ -114,6 +116,7 @@ impl fmt::Display for Availability {
         match self {
             Availability::Ready => f.write_str("measured"),
             Availability::NotImplemented(s) => write!(f, "not yet implemented: {s}"),
+            Availability::Unsupported(s) => write!(f, "not supported: {s}"),
             Availability::NotSelected(s) => write!(f, "not selected ({s})"),
         }
     }
@@ -188,6 +191,9 @@ pub fn availability(row: &Row, sel: &Selection) -> Availability {
     }
     if !missing.is_empty() {
         return Availability::NotImplemented(missing.join(", "));
+    }
+    if let Some(why) = runtimes::unsupported(row.runtime, row.variant) {
+        return Availability::Unsupported(why.to_string());
     }
     if !sel.workload_selected(&row.workload) {
         return Availability::NotSelected("--workloads".to_string());
@@ -301,6 +307,11 @@ mod tests {
         assert!(
             matches!(&a, Availability::NotImplemented(s) if s.contains("no gf variant")),
             "{a}"
+        );
+        let a = availability(&row("fib", Variant::Gf, "rayon"), &all);
+        assert!(
+            matches!(&a, Availability::NotImplemented(_)),
+            "a missing variant is reported before an unsupported one: {a}"
         );
         let only_rayon = Selection {
             runtimes: Some(vec!["rayon".into()]),

@@ -319,6 +319,12 @@ pub fn run_command(args: &RunArgs) -> Result<(), Failure> {
     let workload = lookup_workload(&args.workload)?;
     let variant = cli::parse_variant(&args.variant)?;
     check_variant(&workload, variant, runtime.front_end)?;
+    if let Some(why) = runtimes::unsupported(runtime.name, variant) {
+        return Err(Failure::Usage(format!(
+            "runtime '{}' does not run {variant} variants: {why}",
+            runtime.name
+        )));
+    }
     let workers = cli::check_workers(args.workers)?;
     let size = cli::parse_size(&args.size)?;
     let pinning = cli::parse_pinning(&args.pinning)?;

@@ -272,7 +272,7 @@ fn open_run(
     args: &ReproduceArgs,
     fig: &Figure,
     allocator: &str,
-) -> Result<(PathBuf, Meta), Failure> {
+) -> Result<(PathBuf, Meta, results::RunLock), Failure> {
     let given = settings_from_args(args, fig)?;
     let (stamp, dir_stamp) = results::timestamps(SystemTime::now());
     match &args.resume {
@@ -287,6 +287,7 @@ fn open_run(
                     ))
                 })?,
             };
+            let lock = results::RunLock::acquire(&dir).map_err(Failure::Runtime)?;
             let mut meta = Meta::read(&dir)
                 .map_err(|e| Failure::Usage(format!("cannot resume {}: {e}", dir.display())))?;
             if meta.id != fig.id {
@@ -303,10 +304,11 @@ fn open_run(
             }
             meta.resumed.push(format!("{stamp} {}", command_line()));
             meta.write(&dir)?;
-            Ok((dir, meta))
+            Ok((dir, meta, lock))
         }
         None => {
             let dir = results::create_run_dir(&args.out, fig.id, &dir_stamp)?;
+            let lock = results::RunLock::acquire(&dir).map_err(Failure::Runtime)?;
             let meta = Meta {
                 id: fig.id.to_string(),
                 title: fig.title.to_string(),
@@ -320,7 +322,7 @@ fn open_run(
                 build: results::this_build(allocator),
             };
             meta.write(&dir)?;
-            Ok((dir, meta))
+            Ok((dir, meta, lock))
         }
     }
 }
@@ -427,7 +429,7 @@ fn write_figure_files(
 /// failed (recorded), 130 when interrupted.
 pub fn reproduce_command(args: &ReproduceArgs, allocator: &str) -> Result<i32, Failure> {
     let fig = lookup_figure(&args.id)?;
-    let (run_dir, mut meta) = open_run(args, &fig, allocator)?;
+    let (run_dir, mut meta, _lock) = open_run(args, &fig, allocator)?;
     let s = meta.settings.clone();
     let size: Size = cli::parse_size(&s.size)?;
     let sel = Selection {

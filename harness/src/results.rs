@@ -470,6 +470,48 @@ pub fn timestamps(t: SystemTime) -> (String, String) {
     )
 }
 
+/// An exclusive lock on a run directory, held for as long as a `reproduce` works in it, so
+/// that a `--resume` cannot write into a run that another process is still making. The lock
+/// is `flock(2)` on `<dir>/.lock`: the kernel releases it when the process ends, however it
+/// ends, so a crashed run never leaves a stale lock behind.
+#[derive(Debug)]
+pub struct RunLock {
+    _file: File,
+}
+
+impl RunLock {
+    /// Takes the lock of `dir`, or says which process is using the run.
+    pub fn acquire(dir: &Path) -> Result<RunLock, String> {
+        use std::os::fd::AsRawFd;
+        let path = dir.join(".lock");
+        let mut file = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .read(true)
+            .write(true)
+            .open(&path)
+            .map_err(|e| format!("cannot open {}: {e}", path.display()))?;
+        // SAFETY: `file` is open for the whole call, so its descriptor is valid; flock reads
+        // and writes no memory of ours.
+        let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+        if rc != 0 {
+            let holder = fs::read_to_string(&path).unwrap_or_default();
+            return Err(format!(
+                "{} is in use by another stealbench process{}; wait for it or stop it first",
+                dir.display(),
+                match holder.trim() {
+                    "" => String::new(),
+                    pid => format!(" (pid {pid})"),
+                }
+            ));
+        }
+        file.set_len(0)
+            .and_then(|()| write!(file, "{}", std::process::id()))
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        Ok(RunLock { _file: file })
+    }
+}
+
 /// Creates a new run directory `<root>/<id>/<timestamp>/` (suffixed `-2`, `-3`, ... if taken).
 pub fn create_run_dir(root: &Path, id: &str, stamp: &str) -> io::Result<PathBuf> {
     let parent = root.join(id);
@@ -537,6 +579,18 @@ mod tests {
                 "killed, \"quoted\"\nnewline".into()
             },
         }
+    }
+
+    #[test]
+    fn a_run_directory_is_locked_while_in_use() {
+        let tmp = crate::testutil::TempDir::new("lock");
+        let dir = tmp.path();
+        let held = RunLock::acquire(dir).unwrap();
+        let e = RunLock::acquire(dir).unwrap_err();
+        assert!(e.contains("in use by another stealbench process"), "{e}");
+        assert!(e.contains(&std::process::id().to_string()), "{e}");
+        drop(held);
+        RunLock::acquire(dir).unwrap();
     }
 
     #[test]

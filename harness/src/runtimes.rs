@@ -7,6 +7,7 @@
 
 use crate::suggest;
 use std::fmt;
+use stealbench_workloads::Variant;
 
 /// How a runtime takes its tasks (see `stealbench_schedulers::api`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -56,6 +57,18 @@ impl RuntimeInfo {
             }
         }
     }
+}
+
+/// Why `runtime` refuses `variant`, if it does: `gf` on a closure runtime whose
+/// `ForkJoin::GENERAL_FUTURES` is false (rayon: a touch helps instead of suspending, so general
+/// futures touched across tasks can deadlock; its measurements would be hangs, not times).
+pub fn unsupported(runtime: &str, variant: Variant) -> Option<&'static str> {
+    let no_general = with_closure_runtime!(runtime, S => {
+        !<S as stealbench_schedulers::ForkJoin>::GENERAL_FUTURES
+    });
+    (variant == Variant::Gf && no_general == Some(true)).then_some(
+        "a touch cannot suspend here (it helps), so general futures touched across tasks can deadlock",
+    )
 }
 
 /// The runtime whose fork-join time at P = 1 is T_s, the serial elision.
@@ -203,6 +216,14 @@ mod tests {
             }
         }
         assert!(with_closure_runtime!("nope", S => std::any::type_name::<S>()).is_none());
+    }
+
+    #[test]
+    fn rayon_refuses_general_futures_only() {
+        assert!(unsupported("rayon", Variant::Gf).is_some());
+        assert!(unsupported("rayon", Variant::Sf).is_none());
+        assert!(unsupported("tokio", Variant::Gf).is_none());
+        assert!(unsupported("serial", Variant::Gf).is_none());
     }
 
     #[test]

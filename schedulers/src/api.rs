@@ -90,6 +90,13 @@ pub trait ForkJoin: Scheduler {
     /// The handle every task receives.
     type Worker: Worker;
 
+    /// Whether general futures are safe on this runtime: futures touched by tasks outside
+    /// their creator's subtree, whose own tasks may wait. `false` where a touch of an
+    /// unfinished future runs other work on top of the toucher's stack instead of suspending
+    /// (rayon), since the toucher can then wait for a frame buried below it on its own stack.
+    /// The harness does not run `gf` variants where this is `false`.
+    const GENERAL_FUTURES: bool = true;
+
     /// Runs `f` as the root task on the pool's workers and returns its value. A panic in any
     /// task of the computation is propagated to the caller; the pool stays usable.
     fn run<R, F>(&self, f: F) -> R

@@ -343,6 +343,9 @@ impl Scheduler for RayonPool {
 impl ForkJoin for RayonPool {
     type Worker = RayonWorker;
 
+    /// A touch helps instead of suspending: see "Deadlock caveat of helping" above.
+    const GENERAL_FUTURES: bool = false;
+
     fn run<R, F>(&self, f: F) -> R
     where
         F: FnOnce(&RayonWorker) -> R + Send,
