@@ -203,13 +203,23 @@ impl VideoSpec {
         }
     }
 
-    /// Generates the video.
+    /// Generates the video. Frames are independent, so they are rendered on all available
+    /// cores (plain threads; input generation is never timed); the result does not depend on
+    /// the number of threads.
     pub fn generate(&self) -> Video {
         let n = self.rows * self.cols;
         let mut pixels = vec![0f32; n * self.frames];
-        for (t, frame) in pixels.chunks_exact_mut(n.max(1)).enumerate() {
-            self.render(t, frame);
-        }
+        let threads = std::thread::available_parallelism().map_or(1, |p| p.get());
+        let per = self.frames.div_ceil(threads).max(1);
+        std::thread::scope(|sc| {
+            for (k, chunk) in pixels.chunks_mut((n * per).max(1)).enumerate() {
+                sc.spawn(move || {
+                    for (i, frame) in chunk.chunks_exact_mut(n.max(1)).enumerate() {
+                        self.render(k * per + i, frame);
+                    }
+                });
+            }
+        });
         Video {
             rows: self.rows,
             cols: self.cols,
