@@ -44,7 +44,8 @@
 //! # Variants
 //!
 //! In every variant the points of a frame are processed in parallel by a spawn tree
-//! (recursive halving with `join`, the artifact's `cilk_for`), frame after frame.
+//! (recursive halving with `join`, the artifact's `cilk_for`), frame after frame. Frame 0
+//! (template extraction) is part of the timed run, as in the artifact's timed loop.
 //!
 //! * `fj`: a point's steps as fork-join stages that respect the DAG: `{s1, s2, s9}`, then
 //!   `{s3, s4, s5}`, then `{s6, s7}`, then `s8`, then `s10`.
@@ -74,7 +75,7 @@
 //!
 //! # Input
 //!
-//! A synthetic video ([`video`]): 104 frames of 590 × 609 (Rodinia's `test.avi` size) of two
+//! A synthetic video ([`video`]): 104 frames of 609 × 590 (width × height) of two
 //! beating, drifting rings on moving speckle, seeded, with points initialised on the rings of
 //! frame 0 (20 on the inner ring, the endocardium, 31 on the outer, the epicardium). Reading a
 //! real AVI is not supported: Rodinia's `avilib` parser is C, a reader of uncompressed 8-bit

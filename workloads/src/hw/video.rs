@@ -90,8 +90,9 @@ pub struct VideoSpec {
 }
 
 impl VideoSpec {
-    /// Rodinia heartwall's geometry: `frames` frames of 590 rows by 609 columns (the size of
-    /// its `test.avi`), 20 endocardium and 31 epicardium points, rings of radius 100 and 160.
+    /// Rodinia heartwall's geometry: `frames` frames of 609 × 590 (the paper's input list;
+    /// read here as width × height: 590 rows of 609 columns), 20 endocardium and 31
+    /// epicardium points, rings of radius 100 and 160.
     pub fn paper(frames: usize) -> Self {
         VideoSpec {
             rows: 590,
