@@ -10,6 +10,7 @@ use std::str::FromStr;
 use stealbench_schedulers::{AsyncForkJoin, ForkJoin};
 
 pub mod fib;
+pub mod hw;
 pub mod lcs;
 pub mod mm;
 pub mod rng;
@@ -232,6 +233,10 @@ macro_rules! with_workload {
                 type $W = $crate::sort::Sort;
                 Some($body)
             }
+            "hw" => {
+                type $W = $crate::hw::Hw;
+                Some($body)
+            }
             "lcs" => {
                 type $W = $crate::lcs::Lcs;
                 Some($body)
@@ -247,7 +252,7 @@ macro_rules! with_workload {
 
 /// Every workload, in listing order.
 pub fn all() -> Vec<WorkloadInfo> {
-    ["fib", "mm", "sort", "lcs", "sw"]
+    ["fib", "mm", "sort", "hw", "lcs", "sw"]
         .iter()
         .map(|n| with_workload!(*n, W => WorkloadInfo::of::<W>()).expect("listed workload"))
         .collect()

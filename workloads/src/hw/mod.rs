@@ -1,0 +1,623 @@
+//! `hw`: Rodinia heartwall's tracking computation, as adapted by the ProWS (Cilk-F) artifact
+//! (ProWS Figure 2): 51 sample points on the inner and outer walls of a mouse heart followed
+//! through an ultrasound video by template matching with normalised cross-correlation.
+//!
+//! # Algorithm
+//!
+//! Every point has a reference position `ref` (Rodinia's `d_Row`/`d_Col`), its position in
+//! the previous frame `prev`, and a `tn × tn` template `T` (`tn = 2·tSize + 1 = 51`). Frame 0
+//! sets `ref = prev =` the initial position and `T =` the frame's patch centred there
+//! ([`steps::startup`]). Every later frame runs, for every point independently, the ten steps
+//! of the artifact's `compute_step1..10` (`sn = 2·sSize + 1 = 81` the search window,
+//! `cn = sn + tn − 1 = 131` the full correlation, `pn = sn + 2·tn = 183` the padded window,
+//! `N = tn²`):
+//!
+//! | step | reads | computes (writes) |
+//! |------|-------|-------------------|
+//! | s1 | frame, `ref` | the `sn × sn` window `W` centred on `ref`, and `W²` |
+//! | s2 | `T` | `T` rotated by 180° (`Trot`) and `T²` |
+//! | s3 | `T`, `T²` (s2) | `sum(T)`, `denomT = sqrt(N−1)·σ(T)` |
+//! | s4 | `W` (s1), `Trot` (s2) | `C =` full 2-D convolution of `W` with `Trot` (`cn × cn`; the cross-correlation of `T` at every offset) |
+//! | s5 | `W` (s1) | local sum 1, first half: `W` zero-padded by `tn` into `pad`, cumulative sums down its columns, differences of rows `tn` apart into `sub` (`cn × pn`) |
+//! | s6 | `sub` (s5), `C` (s4), `sum(T)` (s3) | cumulative sums along the rows of `sub`, differences of columns `tn` apart: the window sums `L` (`cn × cn`); stores `L²`, and `C ← C − L·sum(T)/N` (the numerator) |
+//! | s7 | `W²` (s1) | local sum 2, first half: `W²` padded into the same `pad` buffer, cumulative sums down the columns |
+//! | s8 | `pad` (s7), `L²` (s6), `C` (s6), `denomT` (s3) | row differences into the same `sub` buffer, row cumulative sums, column differences: `L2`; `C ← C / (denomT·sqrt(max(0, L2 − L²/N)))`, the normalised cross-correlation |
+//! | s9 | `prev`, `ref` | the `cn × cn` mask: zeros and a one at `prev − ref` (relative to the zero-displacement index `sSize + tSize`) |
+//! | s10 | mask (s9), `C` (s8) | the mask convolved with a `maxMove × maxMove` box (so only moves of −5..=+4 from `prev` count), times `C`; the largest positive product is the new position `prev` (`ref +` its displacement); every 10th frame `ref ←` it and `T ← α·T + (1 − α)·patch` |
+//!
+//! # Why the dependency DAG holds
+//!
+//! The artifact's DAG is s3 after s2; s4 after s1, s2; s5 after s1; s6 after s3, s4, s5; s7
+//! after s5; s8 after s6, s7; s10 after s8, s9 (s1, s2, s9 have none). Each edge is a data
+//! dependence of the table above: s3 sums s2's `T²`; s4 convolves s1's `W` with s2's `Trot`;
+//! s5 pads s1's `W`; s6 reads s3's `sum(T)`, s4's `C` and s5's `sub`; s8 reads s7's `pad`,
+//! s6's `L²` and numerator; s10 reads s8's correlation and s9's mask. Two edges are
+//! anti-dependences, because (as in the artifact) steps reuse buffers: s7 overwrites the `pad`
+//! buffer s5 reads (s7 after s5), and s8 overwrites the `sub` buffer s6 reads and updates (s8
+//! after s6). The template update of s10 writes `T` and `ref`, which s1, s2, s3 and s9 read:
+//! all of them precede s10 in the DAG (s1, s2, s3 through s8, s9 directly). Frames are
+//! processed in order, with a barrier between frames: frame `f + 1`'s s1/s9 read the `ref`
+//! and `prev` that frame `f`'s s10 wrote. Every buffer is behind an `RwLock` taken with
+//! `try_read`/`try_write`: a step running concurrently with an unordered access to one of its
+//! buffers panics, so a run that passes its check also never raced (see [`steps`]).
+//!
+//! # Variants
+//!
+//! In every variant the points of a frame are processed in parallel by a spawn tree
+//! (recursive halving with `join`, the artifact's `cilk_for`), frame after frame. Frame 0
+//! (template extraction) is part of the timed run, as in the artifact's timed loop.
+//!
+//! * `fj`: a point's steps as fork-join stages that respect the DAG: `{s1, s2, s9}`, then
+//!   `{s3, s4, s5}`, then `{s6, s7}`, then `s8`, then `s10`.
+//! * `sf`: the steps as structured futures, each touched once by the point's task, in the
+//!   artifact's `STRUCTURED_FUTURES` order: create s1, s2, s9; get s2; create s3; get s1;
+//!   create s4, s5; get s5; create s7; get s3, s4; create s6; get s7, s6; create s8; get s9,
+//!   s8; create s10; get s10.
+//! * `gf`: the steps as general (multi-touch) futures, created in a topological order; every
+//!   step's task touches the futures of all its predecessors itself (s1 is touched by s4 and
+//!   s5, s2 by s3 and s4, s5 by s6 and s7, ...), the point's task touches s10 (the artifact's
+//!   `NONBLOCKING_FUTURES`). The futures of s3 to s8 wait for their predecessors and are
+//!   touched by sibling step tasks, not by their creator's subtree: the shape that can
+//!   deadlock on rayon's helping touch with P >= 2 (see `schedulers/src/rayon/mod.rs`), so
+//!   rayon does not run `gf`.
+//!
+//! The async front-end has the same three (spawn/await instead of join; `spawn_shared` and
+//! [`AsyncShared::get`] for `gf`).
+//!
+//! # Floating point and the check
+//!
+//! All arithmetic is `f32` (Rodinia's `fp`). Every variant calls the same step functions on
+//! the same data, each step computes its values in one fixed order whatever runs it, and no
+//! value is combined across tasks, so correlations, templates and positions are bit-identical
+//! in every variant and on every runtime. The check compares, exactly, every frame's 51
+//! tracked positions (integers) and the final templates (bit patterns) with the serial
+//! version computed once by [`HwInput::new`] (untimed).
+//!
+//! # Input
+//!
+//! A synthetic video ([`video`]): 104 frames of 609 × 590 (width × height) of two
+//! beating, drifting rings on moving speckle, seeded, with points initialised on the rings of
+//! frame 0 (20 on the inner ring, the endocardium, 31 on the outer, the epicardium). Reading a
+//! real AVI is not supported: Rodinia's `avilib` parser is C, a reader of uncompressed 8-bit
+//! RIFF AVI would have to be written here (no dependency may be added), and
+//! [`Workload::input`] takes only a [`Size`], so the harness has no way to pass a path yet.
+//!
+//! # Differences from Rodinia/the artifact
+//!
+//! Row-major 0-based storage instead of column-major 1-based; cumulative sums in `f32` (the
+//! artifact accumulates them in an `int`, truncating); window and patch coordinates clamped to
+//! the frame (the artifact reads out of bounds near edges); the template variance clamped at
+//! 0; if no masked correlation is positive the point stays put (the artifact jumps to index 0).
+//! Like the artifact, `denomT` is the population deviation times `sqrt(N − 1)`, so the
+//! correlation is the textbook normalised cross-correlation times `sqrt(N/(N − 1))`.
+
+pub mod steps;
+pub mod video;
+
+use crate::{Size, Variant, Workload};
+use stealbench_schedulers::{
+    AsyncForkJoin, AsyncShared, BoxFuture, ForkJoin, FutureHandle, Scope, SharedHandle, Spawner,
+    Worker, join_async,
+};
+pub use steps::{Frame, Geometry, PointState, TEMPLATE_UPDATE};
+pub use video::{Pos, Video, VideoSpec};
+
+/// The workload marker type.
+#[derive(Debug)]
+pub struct Hw;
+
+/// One of the ten steps of a point in a frame.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Step {
+    /// [`steps::s1`]
+    S1,
+    /// [`steps::s2`]
+    S2,
+    /// [`steps::s3`]
+    S3,
+    /// [`steps::s4`]
+    S4,
+    /// [`steps::s5`]
+    S5,
+    /// [`steps::s6`]
+    S6,
+    /// [`steps::s7`]
+    S7,
+    /// [`steps::s8`]
+    S8,
+    /// [`steps::s9`]
+    S9,
+    /// [`steps::s10`]
+    S10,
+}
+
+impl Step {
+    /// The steps in the serial order.
+    pub const ALL: [Step; 10] = [
+        Step::S1,
+        Step::S2,
+        Step::S3,
+        Step::S4,
+        Step::S5,
+        Step::S6,
+        Step::S7,
+        Step::S8,
+        Step::S9,
+        Step::S10,
+    ];
+
+    /// The steps this one must follow (the artifact's DAG).
+    pub fn deps(self) -> &'static [Step] {
+        use Step::*;
+        match self {
+            S1 | S2 | S9 => &[],
+            S3 => &[S2],
+            S4 => &[S1, S2],
+            S5 => &[S1],
+            S6 => &[S3, S4, S5],
+            S7 => &[S5],
+            S8 => &[S6, S7],
+            S10 => &[S8, S9],
+        }
+    }
+
+    /// Runs the step for point `p` of frame `f`.
+    pub fn run(self, f: &Frame<'_>, p: &PointState) {
+        match self {
+            Step::S1 => steps::s1(f, p),
+            Step::S2 => steps::s2(f, p),
+            Step::S3 => steps::s3(f, p),
+            Step::S4 => steps::s4(f, p),
+            Step::S5 => steps::s5(f, p),
+            Step::S6 => steps::s6(f, p),
+            Step::S7 => steps::s7(f, p),
+            Step::S8 => steps::s8(f, p),
+            Step::S9 => steps::s9(f, p),
+            Step::S10 => steps::s10(f, p),
+        }
+    }
+}
+
+/// What a frame does to each point.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// Frame 0: [`steps::startup`].
+    Startup,
+    /// The ten steps as fork-join stages.
+    Fj,
+    /// The ten steps as structured futures.
+    Sf,
+    /// The ten steps as general futures.
+    Gf,
+}
+
+/// The points of a frame in parallel: recursive halving with `join`.
+fn points<W: Worker>(w: &W, f: &Frame<'_>, states: &[PointState], mode: Mode) {
+    match states {
+        [] => {}
+        [p] => match mode {
+            Mode::Startup => steps::startup(f, p),
+            Mode::Fj => point_fj(w, f, p),
+            Mode::Sf => point_sf(w, f, p),
+            Mode::Gf => point_gf(w, f, p),
+        },
+        _ => {
+            let (a, b) = states.split_at(states.len() / 2);
+            w.join(|w| points(w, f, a, mode), |w| points(w, f, b, mode));
+        }
+    }
+}
+
+/// Fork-join: `{s1, s2, s9}`, `{s3, s4, s5}`, `{s6, s7}`, `s8`, `s10`.
+pub fn point_fj<W: Worker>(w: &W, f: &Frame<'_>, p: &PointState) {
+    w.join(
+        |_| steps::s1(f, p),
+        |w| w.join(|_| steps::s2(f, p), |_| steps::s9(f, p)),
+    );
+    w.join(
+        |w| w.join(|_| steps::s3(f, p), |_| steps::s4(f, p)),
+        |_| steps::s5(f, p),
+    );
+    w.join(|_| steps::s6(f, p), |_| steps::s7(f, p));
+    steps::s8(f, p);
+    steps::s10(f, p);
+}
+
+/// Structured futures, each touched once by this task, in the artifact's order.
+pub fn point_sf<W: Worker>(w: &W, f: &Frame<'_>, p: &PointState) {
+    w.scope(|s| {
+        let fut = |k: Step| s.future(w, move |_, _| k.run(f, p));
+        let f1 = fut(Step::S1);
+        let f2 = fut(Step::S2);
+        let f9 = fut(Step::S9);
+        f2.get(w);
+        let f3 = fut(Step::S3);
+        f1.get(w);
+        let f4 = fut(Step::S4);
+        let f5 = fut(Step::S5);
+        f5.get(w);
+        let f7 = fut(Step::S7);
+        f3.get(w);
+        f4.get(w);
+        let f6 = fut(Step::S6);
+        f7.get(w);
+        f6.get(w);
+        let f8 = fut(Step::S8);
+        f9.get(w);
+        f8.get(w);
+        fut(Step::S10).get(w);
+    });
+}
+
+/// A general future running step `k` after touching every future of `deps`.
+fn gf_step<'s, Sc: Scope<'s> + 's>(
+    s: &Sc,
+    w: &Sc::Worker,
+    deps: Vec<Sc::SharedFuture<()>>,
+    k: Step,
+    f: Frame<'s>,
+    p: &'s PointState,
+) -> Sc::SharedFuture<()> {
+    s.shared_future(w, move |_, w| {
+        for d in &deps {
+            d.get(w);
+        }
+        k.run(&f, p);
+    })
+}
+
+/// General futures: every step's task touches its predecessors' futures.
+pub fn point_gf<W: Worker>(w: &W, f: &Frame<'_>, p: &PointState) {
+    let f = *f;
+    w.scope(|s| {
+        let f1 = gf_step(s, w, vec![], Step::S1, f, p);
+        let f2 = gf_step(s, w, vec![], Step::S2, f, p);
+        let f9 = gf_step(s, w, vec![], Step::S9, f, p);
+        let f3 = gf_step(s, w, vec![f2.clone()], Step::S3, f, p);
+        let f4 = gf_step(s, w, vec![f1.clone(), f2], Step::S4, f, p);
+        let f5 = gf_step(s, w, vec![f1], Step::S5, f, p);
+        let f6 = gf_step(s, w, vec![f3, f4, f5.clone()], Step::S6, f, p);
+        let f7 = gf_step(s, w, vec![f5], Step::S7, f, p);
+        let f8 = gf_step(s, w, vec![f6, f7], Step::S8, f, p);
+        let f10 = gf_step(s, w, vec![f8, f9], Step::S10, f, p);
+        f10.get(w);
+    });
+}
+
+/// Step `k` of point `p` as a future of the async front-end.
+async fn step_fut<'s>(k: Step, f: Frame<'s>, p: &'s PointState) {
+    k.run(&f, p)
+}
+
+/// The points of a frame in parallel on the async front-end: recursive halving with
+/// [`join_async`].
+fn points_async<'s, S: Spawner<'s>>(
+    s: S,
+    f: Frame<'s>,
+    states: &'s [PointState],
+    mode: Mode,
+) -> BoxFuture<'s, ()> {
+    Box::pin(async move {
+        match states {
+            [] => {}
+            [p] => match mode {
+                Mode::Startup => steps::startup(&f, p),
+                Mode::Fj => point_fj_async(s, f, p).await,
+                Mode::Sf => point_sf_async(s, f, p).await,
+                Mode::Gf => point_gf_async(s, f, p).await,
+            },
+            _ => {
+                let (a, b) = states.split_at(states.len() / 2);
+                join_async(
+                    &s,
+                    points_async(s.clone(), f, a, mode),
+                    points_async(s.clone(), f, b, mode),
+                )
+                .await;
+            }
+        }
+    })
+}
+
+/// Fork-join on the async front-end, the stages of [`point_fj`]: in each, all steps but the
+/// first are spawned, the first runs in place, then the spawns are awaited.
+pub async fn point_fj_async<'s, S: Spawner<'s>>(s: S, f: Frame<'s>, p: &'s PointState) {
+    let (h2, h9) = (
+        s.spawn(step_fut(Step::S2, f, p)),
+        s.spawn(step_fut(Step::S9, f, p)),
+    );
+    steps::s1(&f, p);
+    h2.await;
+    h9.await;
+    let (h4, h5) = (
+        s.spawn(step_fut(Step::S4, f, p)),
+        s.spawn(step_fut(Step::S5, f, p)),
+    );
+    steps::s3(&f, p);
+    h4.await;
+    h5.await;
+    let h7 = s.spawn(step_fut(Step::S7, f, p));
+    steps::s6(&f, p);
+    h7.await;
+    steps::s8(&f, p);
+    steps::s10(&f, p);
+}
+
+/// Structured futures on the async front-end: spawned tasks awaited once each, in the order
+/// of [`point_sf`].
+pub async fn point_sf_async<'s, S: Spawner<'s>>(s: S, f: Frame<'s>, p: &'s PointState) {
+    let fut = |k: Step| s.spawn(step_fut(k, f, p));
+    let f1 = fut(Step::S1);
+    let f2 = fut(Step::S2);
+    let f9 = fut(Step::S9);
+    f2.await;
+    let f3 = fut(Step::S3);
+    f1.await;
+    let f4 = fut(Step::S4);
+    let f5 = fut(Step::S5);
+    f5.await;
+    let f7 = fut(Step::S7);
+    f3.await;
+    f4.await;
+    let f6 = fut(Step::S6);
+    f7.await;
+    f6.await;
+    let f8 = fut(Step::S8);
+    f9.await;
+    f8.await;
+    fut(Step::S10).await;
+}
+
+/// General futures on the async front-end: [`Spawner::spawn_shared`] tasks that await their
+/// predecessors' handles, as in [`point_gf`].
+pub async fn point_gf_async<'s, S: Spawner<'s>>(s: S, f: Frame<'s>, p: &'s PointState) {
+    let fut = |deps: Vec<S::Shared<()>>, k: Step| {
+        s.spawn_shared(async move {
+            for d in &deps {
+                d.get().await;
+            }
+            k.run(&f, p);
+        })
+    };
+    let f1 = fut(vec![], Step::S1);
+    let f2 = fut(vec![], Step::S2);
+    let f9 = fut(vec![], Step::S9);
+    let f3 = fut(vec![f2.clone()], Step::S3);
+    let f4 = fut(vec![f1.clone(), f2], Step::S4);
+    let f5 = fut(vec![f1], Step::S5);
+    let f6 = fut(vec![f3, f4, f5.clone()], Step::S6);
+    let f7 = fut(vec![f5], Step::S7);
+    let f8 = fut(vec![f6, f7], Step::S8);
+    fut(vec![f8, f9], Step::S10).get().await;
+}
+
+/// The serial version: frame after frame, point after point, the steps in `order` (a
+/// topological order of the DAG; [`Step::ALL`] is the artifact's serial code).
+pub fn track_serial(input: &HwInput, states: &[PointState], order: &[Step]) {
+    for t in 0..input.video.frames {
+        let f = input.frame(t);
+        for p in states {
+            if t == 0 {
+                steps::startup(&f, p);
+            } else {
+                for k in order {
+                    k.run(&f, p);
+                }
+            }
+        }
+    }
+}
+
+/// The serial answer: every point's track (`tracks[point][frame]`) and final template.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Reference {
+    /// The position of every point in every frame.
+    pub tracks: Vec<Vec<Pos>>,
+    /// Every point's template after the last frame.
+    pub templates: Vec<Vec<f32>>,
+}
+
+impl Reference {
+    /// The answer held by `states` after a run.
+    pub fn of(states: &[PointState]) -> Self {
+        Reference {
+            tracks: states.iter().map(PointState::track).collect(),
+            templates: states.iter().map(PointState::template).collect(),
+        }
+    }
+}
+
+/// The input: the video, the tracker's parameters, the initial points and the serial answer.
+#[derive(Debug, Clone)]
+pub struct HwInput {
+    /// How the video was made.
+    pub spec: VideoSpec,
+    /// The frames.
+    pub video: Video,
+    /// The tracker's parameters.
+    pub geometry: Geometry,
+    /// The sample points in frame 0 (endocardium, then epicardium).
+    pub initial: Vec<Pos>,
+    /// The serial version's answer.
+    pub reference: Reference,
+}
+
+impl HwInput {
+    /// Generates the video of `spec` and computes the serial answer with geometry `g`.
+    pub fn new(spec: VideoSpec, geometry: Geometry) -> Self {
+        assert!(geometry.s_size >= geometry.t_size && geometry.max_move >= 1);
+        let video = spec.generate();
+        let initial = spec.initial_points();
+        let mut input = HwInput {
+            spec,
+            video,
+            geometry,
+            initial,
+            reference: Reference {
+                tracks: vec![],
+                templates: vec![],
+            },
+        };
+        let states = input.states();
+        track_serial(&input, &states, &Step::ALL);
+        input.reference = Reference::of(&states);
+        input
+    }
+
+    /// Frame `t`.
+    pub fn frame(&self, t: usize) -> Frame<'_> {
+        Frame {
+            no: t,
+            pixels: self.video.frame(t),
+            rows: self.video.rows,
+            cols: self.video.cols,
+            geo: self.geometry,
+        }
+    }
+
+    /// Fresh point states for a run.
+    pub fn states(&self) -> Vec<PointState> {
+        let g = &self.geometry;
+        (self.initial.iter())
+            .map(|&p| PointState::new(p, g, self.video.frames))
+            .collect()
+    }
+}
+
+/// Per-repetition state: the points' states.
+#[derive(Debug)]
+pub struct HwWork {
+    /// One per sample point.
+    pub states: Vec<PointState>,
+}
+
+/// Compares a run's answer with the serial one: tracks exactly, templates bit for bit.
+pub fn check_answer(want: &Reference, got: &Reference) -> Result<(), String> {
+    if got.tracks.len() != want.tracks.len() {
+        return Err(format!(
+            "{} points tracked, expected {}",
+            got.tracks.len(),
+            want.tracks.len()
+        ));
+    }
+    for (i, (g, w)) in got.tracks.iter().zip(&want.tracks).enumerate() {
+        if g.len() != w.len() {
+            return Err(format!(
+                "point {i}: {} frames tracked, expected {}",
+                g.len(),
+                w.len()
+            ));
+        }
+        if let Some(t) = (0..g.len()).find(|&t| g[t] != w[t]) {
+            return Err(format!(
+                "point {i}, frame {t}: at {:?}, the serial version has {:?}",
+                g[t], w[t]
+            ));
+        }
+    }
+    for (i, (g, w)) in got.templates.iter().zip(&want.templates).enumerate() {
+        let same = g.len() == w.len() && g.iter().zip(w).all(|(a, b)| a.to_bits() == b.to_bits());
+        if !same {
+            return Err(format!(
+                "point {i}: final template differs from the serial version's"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The number of frames of a size.
+fn frames(size: Size) -> usize {
+    match size {
+        Size::Paper => 104,
+        Size::Small => 12,
+        Size::Quick => 4,
+        Size::Test => 12,
+    }
+}
+
+/// The video and tracker parameters of a size.
+fn setup(size: Size) -> (VideoSpec, Geometry) {
+    match size {
+        Size::Test => (VideoSpec::test(frames(size)), Geometry::TEST),
+        _ => (VideoSpec::paper(frames(size)), Geometry::PAPER),
+    }
+}
+
+impl Workload for Hw {
+    const NAME: &'static str = "hw";
+    const DESCRIPTION: &'static str = "heartwall: 51 points tracked through a video by normalised cross-correlation, 10-step DAG per point";
+    const VARIANTS: &'static [Variant] = &[Variant::Fj, Variant::Sf, Variant::Gf];
+    const ASYNC_VARIANTS: &'static [Variant] = &[Variant::Fj, Variant::Sf, Variant::Gf];
+
+    type Input = HwInput;
+    type Work = HwWork;
+    type Answer = ();
+
+    fn params(size: Size) -> String {
+        let (v, g) = setup(size);
+        format!(
+            "{} frames of {}x{}, {} points ({} endo + {} epi), tSize={} sSize={} maxMove={} alpha={}",
+            v.frames,
+            v.cols,
+            v.rows,
+            v.endo_points + v.epi_points,
+            v.endo_points,
+            v.epi_points,
+            g.t_size,
+            g.s_size,
+            g.max_move,
+            g.alpha
+        )
+    }
+
+    fn input(size: Size) -> HwInput {
+        let (v, g) = setup(size);
+        HwInput::new(v, g)
+    }
+
+    fn prepare(input: &HwInput) -> HwWork {
+        HwWork {
+            states: input.states(),
+        }
+    }
+
+    fn run<S: ForkJoin>(pool: &S, variant: Variant, input: &HwInput, work: &mut HwWork) {
+        let mode = match variant {
+            Variant::Fj => Mode::Fj,
+            Variant::Sf => Mode::Sf,
+            Variant::Gf => Mode::Gf,
+            v => panic!("hw has no {v} variant"),
+        };
+        let states = &work.states[..];
+        pool.run(|w| {
+            for t in 0..input.video.frames {
+                let m = if t == 0 { Mode::Startup } else { mode };
+                points(w, &input.frame(t), states, m);
+            }
+        });
+    }
+
+    fn run_async<S: AsyncForkJoin>(pool: &S, variant: Variant, input: &HwInput, work: &mut HwWork) {
+        let mode = match variant {
+            Variant::Fj => Mode::Fj,
+            Variant::Sf => Mode::Sf,
+            Variant::Gf => Mode::Gf,
+            v => panic!("hw has no async {v} variant"),
+        };
+        let states = &work.states[..];
+        pool.run_async(|s| async move {
+            for t in 0..input.video.frames {
+                let m = if t == 0 { Mode::Startup } else { mode };
+                points_async(s.clone(), input.frame(t), states, m).await;
+            }
+        });
+    }
+
+    fn check(input: &HwInput, work: &HwWork, _answer: &()) -> Result<(), String> {
+        check_answer(&input.reference, &Reference::of(&work.states))
+    }
+}
+
+#[cfg(test)]
+mod tests;

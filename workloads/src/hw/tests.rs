@@ -1,0 +1,291 @@
+//! Tests of `hw`: kernels against direct definitions, every variant against the serial
+//! version, the check, and the tracking against the video's true motion.
+
+use super::steps::*;
+use super::*;
+use crate::rng::SplitMix64;
+use stealbench_schedulers::{PoolConfig, Scheduler, serial::Serial};
+
+fn random(n: usize, seed: u64) -> Vec<f32> {
+    let mut r = SplitMix64::new(seed);
+    (0..n)
+        .map(|_| (r.next_u64() >> 40) as f32 / (1u64 << 24) as f32)
+        .collect()
+}
+
+fn close(a: f64, b: f64, tol: f64) -> bool {
+    (a - b).abs() <= tol * (1.0 + b.abs())
+}
+
+#[test]
+fn convolution_is_the_full_2d_convolution() {
+    let (sn, tn) = (7, 3);
+    let (w, t) = (random(sn * sn, 1), random(tn * tn, 2));
+    let cn = sn + tn - 1;
+    let mut out = vec![0f32; cn * cn];
+    convolve_full(&w, sn, &t, tn, &mut out);
+    for i in 0..cn {
+        for j in 0..cn {
+            let mut s = 0f64;
+            for a in 0..tn {
+                for b in 0..tn {
+                    let (y, x) = (i as i64 - a as i64, j as i64 - b as i64);
+                    if (0..sn as i64).contains(&y) && (0..sn as i64).contains(&x) {
+                        s += f64::from(t[a * tn + b]) * f64::from(w[y as usize * sn + x as usize]);
+                    }
+                }
+            }
+            assert!(close(f64::from(out[i * cn + j]), s, 1e-5), "{i} {j}");
+        }
+    }
+}
+
+#[test]
+fn local_sums_are_window_sums() {
+    let (sn, tn) = (6, 4);
+    let src = random(sn * sn, 3);
+    let cn = sn + tn - 1;
+    let got = local_sums(&src, sn, tn);
+    for i in 0..cn {
+        for j in 0..cn {
+            // The window of output (i, j) covers source rows i−tn+1..=i, columns j−tn+1..=j.
+            let mut s = 0f64;
+            for y in (i as i64 - tn as i64 + 1)..=i as i64 {
+                for x in (j as i64 - tn as i64 + 1)..=j as i64 {
+                    if (0..sn as i64).contains(&y) && (0..sn as i64).contains(&x) {
+                        s += f64::from(src[y as usize * sn + x as usize]);
+                    }
+                }
+            }
+            assert!(close(f64::from(got[i * cn + j]), s, 1e-5), "{i} {j}");
+        }
+    }
+}
+
+#[test]
+fn rotation_squares_and_statistics() {
+    let t = random(9, 4);
+    let (mut rot, mut sqr) = (vec![0f32; 9], vec![0f32; 9]);
+    rotate_and_square(&t, &mut rot, &mut sqr);
+    for r in 0..3 {
+        for c in 0..3 {
+            assert_eq!(rot[r * 3 + c], t[(2 - r) * 3 + (2 - c)]);
+            assert_eq!(sqr[r * 3 + c], t[r * 3 + c] * t[r * 3 + c]);
+        }
+    }
+    let st = template_stats(&t, &sqr);
+    let mean = t.iter().map(|&x| f64::from(x)).sum::<f64>() / 9.0;
+    let var = t
+        .iter()
+        .map(|&x| (f64::from(x) - mean).powi(2))
+        .sum::<f64>()
+        / 9.0;
+    assert!(close(f64::from(st.sum), mean * 9.0, 1e-6));
+    assert!(close(f64::from(st.denom), 8f64.sqrt() * var.sqrt(), 1e-4));
+}
+
+#[test]
+fn mask_box_and_argmax() {
+    let (cn, m) = (9, 4); // offset 2: box rows i−1..=i+2
+    let mut mask = vec![0f32; cn * cn];
+    mask[4 * cn + 4] = 1.0;
+    let (mut tmp, mut boxes) = (vec![0f32; cn * cn], vec![0f32; cn * cn]);
+    mask_box(&mask, cn, m, &mut tmp, &mut boxes);
+    for i in 0..cn {
+        for j in 0..cn {
+            let want: f32 = (0..cn)
+                .flat_map(|p| (0..cn).map(move |q| (p, q)))
+                .filter(|&(p, q)| {
+                    let inr = |p: usize, i: usize| p + m > i + m / 2 && p <= i + m / 2;
+                    inr(p, i) && inr(q, j)
+                })
+                .map(|(p, q)| mask[p * cn + q])
+                .sum();
+            assert_eq!(boxes[i * cn + j], want, "{i} {j}");
+        }
+    }
+    // The one at 4 is seen by outputs 2..=5 (moves −2..=+1).
+    assert_eq!(boxes[2 * cn + 5], 1.0);
+    assert_eq!(boxes[6 * cn + 4], 0.0);
+    // Argmax: positive products only, first maximum in column-major order.
+    let mut corr = vec![-1f32; cn * cn];
+    assert_eq!(argmax_positive(&corr, &boxes, cn), None);
+    corr[3 * cn + 4] = 0.5;
+    corr[2 * cn + 5] = 0.5;
+    corr[5 * cn + 3] = 0.5;
+    corr[8 * cn + 8] = 9.0; // outside the box
+    assert_eq!(argmax_positive(&corr, &boxes, cn), Some((5, 3)));
+}
+
+/// Steps 1 to 8 produce the normalised cross-correlation of the template with the window at
+/// every fully overlapping offset (computed here directly, in `f64`).
+#[test]
+fn steps_compute_the_normalised_cross_correlation() {
+    let g = Geometry {
+        t_size: 2,
+        s_size: 4,
+        max_move: 4,
+        alpha: 0.87,
+    };
+    let (rows, cols) = (20, 22);
+    let frame0 = random(rows * cols, 5);
+    let frame1 = random(rows * cols, 6);
+    let at = Pos { row: 9, col: 11 };
+    let p = PointState::new(at, &g, 2);
+    let f0 = Frame {
+        no: 0,
+        pixels: &frame0,
+        rows,
+        cols,
+        geo: g,
+    };
+    let f1 = Frame {
+        no: 1,
+        pixels: &frame1,
+        ..f0
+    };
+    startup(&f0, &p);
+    for k in Step::ALL.iter().take(8) {
+        k.run(&f1, &p);
+    }
+    let (tn, sn, cn) = (g.tn(), g.sn(), g.cn());
+    let t: Vec<f64> = p.template().iter().map(|&x| f64::from(x)).collect();
+    let tm = t.iter().sum::<f64>() / t.len() as f64;
+    let px = |r: usize, c: usize| f64::from(frame1[r * cols + c]);
+    let corr = p.correlation();
+    // Full overlap: template top-left at window offset (i − tn + 1) in 0..=sn − tn.
+    for i in tn - 1..sn {
+        for j in tn - 1..sn {
+            let (r0, c0) = (9 - 4 + i + 1 - tn, 11 - 4 + j + 1 - tn);
+            let patch: Vec<f64> = (0..tn * tn).map(|k| px(r0 + k / tn, c0 + k % tn)).collect();
+            let pm = patch.iter().sum::<f64>() / patch.len() as f64;
+            let num: f64 = t.iter().zip(&patch).map(|(a, b)| (a - tm) * (b - pm)).sum();
+            let dt: f64 = t.iter().map(|a| (a - tm).powi(2)).sum();
+            let dp: f64 = patch.iter().map(|b| (b - pm).powi(2)).sum();
+            // Rodinia's `denomT` uses the population deviation times sqrt(N − 1), so its
+            // correlation is the textbook one times sqrt(N/(N − 1)).
+            let n = (tn * tn) as f64;
+            let want = num / (dt * dp).sqrt() * (n / (n - 1.0)).sqrt();
+            let got = f64::from(corr[i * cn + j]);
+            assert!((got - want).abs() < 1e-3, "{i} {j}: {got} vs {want}");
+        }
+    }
+    // At zero displacement the template (frame 0's patch) is compared with frame 1's; in a
+    // frame equal to frame 0 it would be 1 (times Rodinia's sqrt(N/(N − 1))). Check that too.
+    let f1same = Frame { no: 1, ..f0 };
+    for k in Step::ALL {
+        k.run(&f1same, &p);
+    }
+    let c = g.center();
+    let one = (25f32 / 24.0).sqrt();
+    assert!((p.correlation()[c * cn + c] - one).abs() < 1e-4);
+    assert_eq!(p.track(), vec![at, at]);
+}
+
+fn test_input() -> HwInput {
+    Hw::input(Size::Test)
+}
+
+#[test]
+fn every_variant_on_serial_matches_the_serial_version() {
+    let pool = Serial::start(&PoolConfig::with_workers(1)).unwrap();
+    let input = test_input();
+    for &v in Hw::VARIANTS {
+        let mut work = Hw::prepare(&input);
+        Hw::run(&pool, v, &input, &mut work);
+        assert_eq!(Reference::of(&work.states), input.reference, "{v}");
+        Hw::check(&input, &work, &()).unwrap();
+    }
+    for &v in Hw::ASYNC_VARIANTS {
+        let mut work = Hw::prepare(&input);
+        Hw::run_async(&pool, v, &input, &mut work);
+        assert_eq!(Reference::of(&work.states), input.reference, "async {v}");
+        Hw::check(&input, &work, &()).unwrap();
+    }
+}
+
+#[test]
+fn other_topological_orders_give_the_same_answer() {
+    use Step::*;
+    let input = test_input();
+    for order in [
+        [S9, S2, S3, S1, S5, S7, S4, S6, S8, S10],
+        [S1, S5, S7, S2, S4, S3, S6, S8, S9, S10],
+    ] {
+        for (i, k) in order.iter().enumerate() {
+            assert!(k.deps().iter().all(|d| order[..i].contains(d)));
+        }
+        let states = input.states();
+        track_serial(&input, &states, &order);
+        assert_eq!(Reference::of(&states), input.reference);
+    }
+}
+
+#[test]
+fn the_dag_is_the_artifacts() {
+    use Step::*;
+    let edges: Vec<(Step, Step)> = Step::ALL
+        .iter()
+        .flat_map(|&k| k.deps().iter().map(move |&d| (d, k)))
+        .collect();
+    let want = [
+        (S2, S3),
+        (S1, S4),
+        (S2, S4),
+        (S1, S5),
+        (S3, S6),
+        (S4, S6),
+        (S5, S6),
+        (S5, S7),
+        (S6, S8),
+        (S7, S8),
+        (S8, S10),
+        (S9, S10),
+    ];
+    assert_eq!(edges, want);
+}
+
+#[test]
+fn check_rejects_wrong_answers() {
+    let input = test_input();
+    let good = input.reference.clone();
+    assert!(check_answer(&input.reference, &good).is_ok());
+    let mut moved = good.clone();
+    moved.tracks[3][7].col += 1;
+    let e = check_answer(&input.reference, &moved).unwrap_err();
+    assert!(e.contains("point 3, frame 7"), "{e}");
+    let mut short = good.clone();
+    short.tracks[0].pop();
+    assert!(check_answer(&input.reference, &short).is_err());
+    let mut tmpl = good.clone();
+    tmpl.templates[5][0] = f32::from_bits(tmpl.templates[5][0].to_bits() ^ 1);
+    assert!(check_answer(&input.reference, &tmpl).is_err());
+    // A run that skipped a frame's work fails through `Hw::check`.
+    let work = Hw::prepare(&input);
+    assert!(Hw::check(&input, &work, &()).is_err());
+}
+
+#[test]
+fn tracking_follows_the_true_motion() {
+    let input = test_input();
+    let (mut sum, mut n, mut worst) = (0f64, 0usize, 0f64);
+    for (p, track) in input.initial.iter().zip(&input.reference.tracks) {
+        for (t, got) in track.iter().enumerate() {
+            let want = input.spec.true_position(*p, t);
+            let e = (f64::from(got.row) - want.0).hypot(f64::from(got.col) - want.1);
+            sum += e;
+            n += 1;
+            worst = worst.max(e);
+        }
+    }
+    let mean = sum / n as f64;
+    assert!(
+        mean < 1.0 && worst < 3.0,
+        "mean error {mean}, worst {worst}"
+    );
+    // And the points do move.
+    let moved = (input.initial.iter().zip(&input.reference.tracks))
+        .filter(|(p, t)| t.iter().any(|q| q != *p))
+        .count();
+    assert!(moved > input.initial.len() / 2, "{moved}");
+}
