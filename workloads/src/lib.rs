@@ -9,6 +9,7 @@ use std::fmt;
 use std::str::FromStr;
 use stealbench_schedulers::{AsyncForkJoin, ForkJoin};
 
+pub mod ferret;
 pub mod fib;
 pub mod mm;
 pub mod rng;
@@ -229,6 +230,10 @@ macro_rules! with_workload {
                 type $W = $crate::sort::Sort;
                 Some($body)
             }
+            "ferret" => {
+                type $W = $crate::ferret::Ferret;
+                Some($body)
+            }
             _ => None,
         }
     }};
@@ -236,7 +241,7 @@ macro_rules! with_workload {
 
 /// Every workload, in listing order.
 pub fn all() -> Vec<WorkloadInfo> {
-    ["fib", "mm", "sort"]
+    ["fib", "mm", "sort", "ferret"]
         .iter()
         .map(|n| with_workload!(*n, W => WorkloadInfo::of::<W>()).expect("listed workload"))
         .collect()
