@@ -18,6 +18,8 @@ fn supported(runtime: &str, workload: &str, v: Variant) -> bool {
 
 /// Runs every closure-front-end variant of every workload on `pool`, twice (so state left
 /// behind by one run cannot hide in the next), checking each answer.
+// `with_workload!` makes `W` concrete, and some workloads' `Work` or `Answer` is `()`.
+#[allow(clippy::let_unit_value)]
 fn closure_front_end<S: ForkJoin>(pool: &S) -> usize {
     let mut runs = 0;
     for info in all() {
@@ -41,6 +43,8 @@ fn closure_front_end<S: ForkJoin>(pool: &S) -> usize {
 }
 
 /// The same on the async front-end.
+// `with_workload!` makes `W` concrete, and some workloads' `Work` or `Answer` is `()`.
+#[allow(clippy::let_unit_value)]
 fn async_front_end<S: AsyncForkJoin>(pool: &S) -> usize {
     let mut runs = 0;
     for info in all() {
@@ -66,10 +70,15 @@ fn async_front_end<S: AsyncForkJoin>(pool: &S) -> usize {
 /// Twice the number of (closure, async) variants `runtime` runs.
 fn variants(runtime: &str) -> (usize, usize) {
     let count = |i: &stealbench_workloads::WorkloadInfo, vs: &[Variant]| {
-        vs.iter().filter(|&&v| supported(runtime, i.name, v)).count()
+        vs.iter()
+            .filter(|&&v| supported(runtime, i.name, v))
+            .count()
     };
     all().iter().fold((0, 0), |(s, a), i| {
-        (s + 2 * count(i, i.variants), a + 2 * count(i, i.async_variants))
+        (
+            s + 2 * count(i, i.variants),
+            a + 2 * count(i, i.async_variants),
+        )
     })
 }
 

@@ -145,8 +145,14 @@ mod tests {
         assert_eq!(&sig.weights[..2], &[8, 8]);
         assert_eq!(sig.total_weight(), 16);
         // Segment 0 is the black half (equal areas: first pixel first).
-        assert_eq!(sig.features[0], [0.0, 0.0, 0.0, 0.5 * 1.0 / 4.0, 0.5 * 2.0 / 4.0]);
-        assert_eq!(sig.features[1], [1.0, 1.0, 1.0, 0.5 * 3.0 / 4.0, 0.5 * 2.0 / 4.0]);
+        assert_eq!(
+            sig.features[0],
+            [0.0, 0.0, 0.0, 0.5 * 1.0 / 4.0, 0.5 * 2.0 / 4.0]
+        );
+        assert_eq!(
+            sig.features[1],
+            [1.0, 1.0, 1.0, 0.5 * 3.0 / 4.0, 0.5 * 2.0 / 4.0]
+        );
         // Tiles are single pixels here: columns 0, 1 black, 2, 3 white.
         for t in 0..16 {
             let want = if t % 4 < 2 { 0.0 } else { 1.0 };

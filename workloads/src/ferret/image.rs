@@ -73,7 +73,10 @@ pub fn load_ppm(file: &[u8]) -> Result<Image, String> {
     }
     let len = width * height * 3;
     if file.len() < pos || file.len() - pos != len {
-        return Err(format!("PPM has {} pixel bytes, expected {len}", file.len() - pos.min(file.len())));
+        return Err(format!(
+            "PPM has {} pixel bytes, expected {len}",
+            file.len() - pos.min(file.len())
+        ));
     }
     Ok(Image {
         width,
@@ -183,9 +186,9 @@ impl Scene {
                 let t = ((px / side - 0.5) * self.dir[0] + (py / side - 0.5) * self.dir[1] + 0.5)
                     .clamp(0.0, 1.0);
                 let mut c = [0u8; 3];
-                for k in 0..3 {
+                for (k, ck) in c.iter_mut().enumerate() {
                     let (a, b) = (f64::from(self.from[k]), f64::from(self.to[k]));
-                    c[k] = (a + (b - a) * t).round() as u8;
+                    *ck = (a + (b - a) * t).round() as u8;
                 }
                 for b in &self.blobs {
                     let (dx, dy) = ((px - b.cx) / b.rx, (py - b.cy) / b.ry);
@@ -223,10 +226,7 @@ mod tests {
         assert!(load_ppm(b"P5\n1 1\n255\n\0").is_err());
         assert!(load_ppm(b"P6\n1 1\n").is_err());
         assert!(load_ppm(b"P6\n1 1\n15\nabc").is_err());
-        assert_eq!(
-            load_ppm(b"P6 1 1 255\nabc").unwrap().rgb,
-            b"abc".to_vec()
-        );
+        assert_eq!(load_ppm(b"P6 1 1 255\nabc").unwrap().rgb, b"abc".to_vec());
     }
 
     #[test]
@@ -258,6 +258,11 @@ mod tests {
         assert_eq!(a, b);
         let p = a.perturbed(&mut SplitMix64::new(1));
         assert_eq!(p.blobs.len(), a.blobs.len());
-        assert!(p.blobs.iter().zip(&a.blobs).all(|(p, a)| (p.cx - a.cx).abs() <= 2.0));
+        assert!(
+            p.blobs
+                .iter()
+                .zip(&a.blobs)
+                .all(|(p, a)| (p.cx - a.cx).abs() <= 2.0)
+        );
     }
 }

@@ -19,7 +19,7 @@ pub const HASHES: usize = 4;
 /// Bucket width of each hash function.
 pub const W: f64 = 2.0;
 /// Candidates kept for the EMD ranking.
-pub const SHORTLIST: usize = 64;
+pub const SHORTLIST: usize = 256;
 
 /// One table: its hash functions and buckets.
 #[derive(Debug, Clone)]

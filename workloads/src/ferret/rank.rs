@@ -44,7 +44,10 @@ const NODES: usize = 2 * MAX_SEGMENTS + 2;
 /// [`MAX_SEGMENTS`] sinks) of the same total. Panics if the totals differ.
 pub fn transport(supply: &[u32], demand: &[u32], cost: &CostMatrix) -> f64 {
     let (n, m) = (supply.len(), demand.len());
-    assert!(n <= MAX_SEGMENTS && m <= MAX_SEGMENTS, "too many sources or sinks");
+    assert!(
+        n <= MAX_SEGMENTS && m <= MAX_SEGMENTS,
+        "too many sources or sinks"
+    );
     let total: u64 = supply.iter().map(|&x| u64::from(x)).sum();
     assert_eq!(
         total,
@@ -87,15 +90,15 @@ pub fn transport(supply: &[u32], demand: &[u32], cost: &CostMatrix) -> f64 {
                 }
             };
             if u == src {
-                for i in 0..n {
-                    if supply_left[i] > 0 {
+                for (i, &left) in supply_left[..n].iter().enumerate() {
+                    if left > 0 {
                         relax(1 + i, 0.0);
                     }
                 }
             } else if u <= n {
                 let i = u - 1;
-                for j in 0..m {
-                    relax(1 + n + j, cost[i][j]);
+                for (j, &c) in cost[i][..m].iter().enumerate() {
+                    relax(1 + n + j, c);
                 }
             } else {
                 let j = u - 1 - n;
@@ -110,7 +113,10 @@ pub fn transport(supply: &[u32], demand: &[u32], cost: &CostMatrix) -> f64 {
             }
         }
         let reach = dist[sink];
-        assert!(reach.is_finite(), "no augmenting path in a balanced problem");
+        assert!(
+            reach.is_finite(),
+            "no augmenting path in a balanced problem"
+        );
         for x in 0..v {
             pot[x] += dist[x].min(reach);
         }
@@ -159,9 +165,9 @@ pub fn transport(supply: &[u32], demand: &[u32], cost: &CostMatrix) -> f64 {
 /// The EMD between two signatures of equal total weight, with [`ground_distance`].
 pub fn emd(a: &Signature, b: &Signature) -> f64 {
     let mut cost = [[0.0; MAX_SEGMENTS]; MAX_SEGMENTS];
-    for i in 0..a.len {
-        for j in 0..b.len {
-            cost[i][j] = ground_distance(&a.features[i], &b.features[j]);
+    for (row, fa) in cost.iter_mut().zip(&a.features[..a.len]) {
+        for (c, fb) in row.iter_mut().zip(&b.features[..b.len]) {
+            *c = ground_distance(fa, fb);
         }
     }
     transport(&a.weights[..a.len], &b.weights[..b.len], &cost) / a.total_weight() as f64
@@ -215,13 +221,29 @@ mod tests {
             for x in 0..=supply[i].min(demand[j]) {
                 supply[i] -= x;
                 demand[j] -= x;
-                go(i, j + 1, supply, demand, cost, acc + f64::from(x) * cost[i][j], best);
+                go(
+                    i,
+                    j + 1,
+                    supply,
+                    demand,
+                    cost,
+                    acc + f64::from(x) * cost[i][j],
+                    best,
+                );
                 supply[i] += x;
                 demand[j] += x;
             }
         }
         let mut best = f64::INFINITY;
-        go(0, 0, &mut supply.to_vec(), &mut demand.to_vec(), cost, 0.0, &mut best);
+        go(
+            0,
+            0,
+            &mut supply.to_vec(),
+            &mut demand.to_vec(),
+            cost,
+            0.0,
+            &mut best,
+        );
         best
     }
 
@@ -268,8 +290,9 @@ mod tests {
             let (wa, wb) = (split(&mut r, total, n), split(&mut r, total, m));
             let pos = |i: usize, k: usize| i as f64 / k as f64;
             let mk = |w: &[u32], k: usize| {
-                let e: Vec<(u32, [f64; 5])> =
-                    (0..k).map(|i| (w[i], [pos(i, k), 0.0, 0.0, 0.0, 0.0])).collect();
+                let e: Vec<(u32, [f64; 5])> = (0..k)
+                    .map(|i| (w[i], [pos(i, k), 0.0, 0.0, 0.0, 0.0]))
+                    .collect();
                 Signature::new(&e)
             };
             let (a, b) = (mk(&wa, n), mk(&wb, m));

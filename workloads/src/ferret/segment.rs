@@ -73,7 +73,12 @@ pub fn segment(img: &Image) -> Segmentation {
     }
     // Largest first; equal areas in raster order of their first pixel.
     let mut order: Vec<u32> = (0..regions.len() as u32).collect();
-    order.sort_unstable_by_key(|&r| (std::cmp::Reverse(regions[r as usize].0), regions[r as usize].1));
+    order.sort_unstable_by_key(|&r| {
+        (
+            std::cmp::Reverse(regions[r as usize].0),
+            regions[r as usize].1,
+        )
+    });
     let kept = if regions.len() <= MAX_SEGMENTS {
         regions.len()
     } else {
@@ -129,12 +134,24 @@ mod tests {
     fn small_regions_merge_into_the_rest_segment() {
         // A 1 × 40 strip of alternating colours: 40 one-pixel regions.
         let px: Vec<[u8; 3]> = (0..40)
-            .map(|i| if i % 2 == 0 { [0, 0, 0] } else { [255, 255, 255] })
+            .map(|i| {
+                if i % 2 == 0 {
+                    [0, 0, 0]
+                } else {
+                    [255, 255, 255]
+                }
+            })
             .collect();
         let seg = segment(&image(40, 1, &px));
         assert_eq!(seg.count, MAX_SEGMENTS);
         let want: Vec<u8> = (0..40)
-            .map(|i| if i < MAX_SEGMENTS - 1 { i as u8 } else { (MAX_SEGMENTS - 1) as u8 })
+            .map(|i| {
+                if i < MAX_SEGMENTS - 1 {
+                    i as u8
+                } else {
+                    (MAX_SEGMENTS - 1) as u8
+                }
+            })
             .collect();
         assert_eq!(seg.labels, want);
     }
@@ -153,7 +170,13 @@ mod tests {
             // MAX_SEGMENTS - 1 regions, labels equal iff same region.
             let mut parent: Vec<usize> = (0..w * h).collect();
             fn find(p: &mut [usize], x: usize) -> usize {
-                if p[x] == x { x } else { let r = find(p, p[x]); p[x] = r; r }
+                if p[x] == x {
+                    x
+                } else {
+                    let r = find(p, p[x]);
+                    p[x] = r;
+                    r
+                }
             }
             for y in 0..h {
                 for x in 0..w {
