@@ -37,8 +37,11 @@
 //!   loads query `i` and creates its future, which runs stages 2-5, then touches the *previous
 //!   query's* future and then outputs (appends its result), so outputs happen in query order
 //!   through a chain of futures; the main task touches the last one. A future's task waits for
-//!   a future created by a sibling, so on rayon (which helps instead of suspending) this can
-//!   deadlock with P >= 2; see `schedulers/src/rayon/mod.rs`.
+//!   a future created by a sibling, so rayon (which helps instead of suspending) cannot run it
+//!   safely: with 3 or more workers, a thief whose query-`i` task waits for query `i - 1` can
+//!   steal query `i + 1` and run it on top of itself, where it waits for `i` forever (see
+//!   `schedulers/src/rayon/mod.rs`). With 2 workers the only thief steals in query order and it
+//!   did not hang in our runs, but that is not a guarantee; (rayon, gf) is not supported.
 //! * Async (tokio): the same two shapes, [`lp_async`] with spawned tasks awaited in order and
 //!   [`gf_async`] with a chain of shared tasks.
 //!
