@@ -9,6 +9,7 @@ use std::fmt;
 use std::str::FromStr;
 use stealbench_schedulers::{AsyncForkJoin, ForkJoin};
 
+pub mod ferret;
 pub mod fib;
 pub mod hw;
 pub mod lcs;
@@ -245,6 +246,10 @@ macro_rules! with_workload {
                 type $W = $crate::sw::Sw;
                 Some($body)
             }
+            "ferret" => {
+                type $W = $crate::ferret::Ferret;
+                Some($body)
+            }
             _ => None,
         }
     }};
@@ -252,7 +257,7 @@ macro_rules! with_workload {
 
 /// Every workload, in listing order.
 pub fn all() -> Vec<WorkloadInfo> {
-    ["fib", "mm", "sort", "hw", "lcs", "sw"]
+    ["fib", "mm", "sort", "hw", "lcs", "sw", "ferret"]
         .iter()
         .map(|n| with_workload!(*n, W => WorkloadInfo::of::<W>()).expect("listed workload"))
         .collect()
