@@ -11,7 +11,9 @@
 
 pub mod api;
 pub mod config;
+pub mod fiber;
 pub mod serial;
+pub mod stack;
 pub mod stats;
 pub mod topology;
 
