@@ -9,6 +9,7 @@
 //!
 //! The design, and how the runtimes still to come map onto it, is in `schedulers/README.md`.
 
+pub mod abp;
 pub mod api;
 pub mod config;
 pub mod fiber;
