@@ -12,6 +12,7 @@
 pub mod abp;
 pub mod api;
 pub mod config;
+pub mod deque;
 pub mod fiber;
 pub mod serial;
 pub mod stack;

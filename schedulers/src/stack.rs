@@ -6,8 +6,8 @@
 //! MiB costs address space only, and physical pages are committed when first touched.
 //!
 //! A [`StackPool`] is the free list of one worker plus counters shared by every pool of a
-//! runtime ([`StackCounters`]): stacks in use (taken and not yet given back), their high-water
-//! mark, and how many stacks were ever mapped.
+//! runtime ([`StackCounters`]): stacks in use (taken and not yet given back), stacks mapped and
+//! their high-water mark, and how many stacks were mapped since the last reset.
 //!
 //! # Invariants
 //!
@@ -17,14 +17,17 @@
 //! * Every stack in a pool's free list has the pool's usable size and is not used by any
 //!   fiber. A free list holds at most `cap` stacks; surplus stacks are unmapped.
 //! * `in_use` = stacks handed out by [`StackPool::take`] across all pools sharing the
-//!   counters, minus stacks handed back by [`StackPool::give`]; `high_water` is the largest
-//!   value `in_use` has reached since the last [`StackCounters::reset_high_water`].
+//!   counters, minus stacks handed back by [`StackPool::give`]. `live` = stacks mapped by the
+//!   pools and not unmapped = `in_use` + the stacks in all free lists (a pool's free stacks
+//!   are unmapped when it drops); `high_water` is the largest `live` since the last
+//!   [`StackCounters::reset_high_water`], so at least the largest `in_use`.
 //!   A stack taken from one worker's pool may be given back to another worker's pool (fibers
 //!   migrate), so the counters are shared and the free lists are not.
 
 use std::io;
 use std::ptr::NonNull;
 use std::sync::Arc;
+use crate::stats::PerWorker;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// The size of a memory page on this machine.
@@ -128,29 +131,53 @@ unsafe impl corosensei::stack::Stack for Stack {
 }
 
 /// Counters shared by every [`StackPool`] of one runtime.
-#[derive(Debug, Default)]
+///
+/// Takes and gives are counted per worker, by that worker only (no shared cache line on the
+/// fast path), so [`StackCounters::in_use`] is exact whenever no worker is taking or giving,
+/// e.g. between runs. Mapping and unmapping are rare and counted globally; the high-water mark
+/// is that of *mapped* stacks, which bounds the stacks in use at any moment from above (in use
+/// plus those in the free lists, at most `cap` per worker).
+#[derive(Debug)]
 pub struct StackCounters {
-    in_use: AtomicUsize,
+    taken: PerWorker,
+    given: PerWorker,
+    live: AtomicUsize,
     high_water: AtomicUsize,
     mapped: AtomicUsize,
 }
 
 impl StackCounters {
-    /// Stacks currently taken from a pool and not given back.
-    pub fn in_use(&self) -> usize {
-        self.in_use.load(Ordering::Acquire)
+    /// Counters for `workers` pools.
+    pub fn new(workers: usize) -> StackCounters {
+        StackCounters {
+            taken: PerWorker::new(workers),
+            given: PerWorker::new(workers),
+            live: AtomicUsize::new(0),
+            high_water: AtomicUsize::new(0),
+            mapped: AtomicUsize::new(0),
+        }
     }
-    /// The most stacks ever in use at once since the last reset.
+    /// Stacks taken from a pool and not given back (exact when no pool is in use).
+    pub fn in_use(&self) -> usize {
+        let given = self.given.sum();
+        (self.taken.sum().saturating_sub(given)) as usize
+    }
+    /// Stacks mapped right now (in use or in a free list).
+    pub fn mapped_now(&self) -> usize {
+        self.live.load(Ordering::Relaxed)
+    }
+    /// The most stacks mapped at once since the last reset: an upper bound of the most in use.
     pub fn high_water(&self) -> usize {
         self.high_water.load(Ordering::Relaxed)
     }
-    /// Stacks ever mapped (pool misses).
+    /// Stacks mapped since the last reset (free-list misses).
     pub fn mapped(&self) -> usize {
         self.mapped.load(Ordering::Relaxed)
     }
-    /// Sets the high-water mark to the current number in use and the mapped count to zero.
+    /// Sets the high-water mark to the stacks mapped now and the mapped count to zero. Call it
+    /// between runs.
     pub fn reset_high_water(&self) {
-        self.high_water.store(self.in_use(), Ordering::Relaxed);
+        self.high_water.store(self.mapped_now(), Ordering::Relaxed);
         self.mapped.store(0, Ordering::Relaxed);
     }
 }
@@ -161,41 +188,54 @@ pub struct StackPool {
     free: Vec<Stack>,
     size: usize,
     cap: usize,
+    worker: usize,
     counters: Arc<StackCounters>,
 }
 
 impl StackPool {
-    /// An empty pool handing out stacks of `size` usable bytes, keeping at most `cap` free.
-    pub fn new(size: usize, cap: usize, counters: Arc<StackCounters>) -> StackPool {
+    /// An empty pool of worker `worker` handing out stacks of `size` usable bytes, keeping at
+    /// most `cap` free ones.
+    pub fn new(size: usize, cap: usize, worker: usize, counters: Arc<StackCounters>) -> StackPool {
         StackPool {
             free: Vec::with_capacity(cap),
             size,
             cap,
+            worker,
             counters,
         }
     }
 
     /// A free stack, mapping a new one if the free list is empty.
+    #[inline]
     pub fn take(&mut self) -> io::Result<Stack> {
         let s = match self.free.pop() {
             Some(s) => s,
-            None => {
-                let s = Stack::new(self.size)?;
-                self.counters.mapped.fetch_add(1, Ordering::Relaxed);
-                s
-            }
+            None => self.map()?,
         };
-        let n = self.counters.in_use.fetch_add(1, Ordering::AcqRel) + 1;
-        self.counters.high_water.fetch_max(n, Ordering::Relaxed);
+        self.counters.taken.add_single_writer(self.worker, 1);
+        Ok(s)
+    }
+
+    #[cold]
+    fn map(&mut self) -> io::Result<Stack> {
+        let s = Stack::new(self.size)?;
+        let c = &*self.counters;
+        c.mapped.fetch_add(1, Ordering::Relaxed);
+        let live = c.live.fetch_add(1, Ordering::Relaxed) + 1;
+        c.high_water.fetch_max(live, Ordering::Relaxed);
         Ok(s)
     }
 
     /// Gives back a stack no fiber uses any more. Past the cap it is unmapped.
+    #[inline]
     pub fn give(&mut self, s: Stack) {
         debug_assert!(s.usable_size() >= self.size);
-        self.counters.in_use.fetch_sub(1, Ordering::AcqRel);
+        self.counters.given.add_single_writer(self.worker, 1);
         if self.free.len() < self.cap {
             self.free.push(s);
+        } else {
+            self.counters.live.fetch_sub(1, Ordering::Relaxed);
+            drop(s);
         }
     }
 
@@ -207,6 +247,14 @@ impl StackPool {
     /// The counters shared by every pool of this runtime.
     pub fn counters(&self) -> &Arc<StackCounters> {
         &self.counters
+    }
+}
+
+impl Drop for StackPool {
+    fn drop(&mut self) {
+        self.counters
+            .live
+            .fetch_sub(self.free.len(), Ordering::Relaxed);
     }
 }
 
@@ -229,9 +277,9 @@ mod tests {
 
     #[test]
     fn pool_reuses_and_counts() {
-        let c = Arc::new(StackCounters::default());
-        let mut a = StackPool::new(16 * 1024, 2, c.clone());
-        let mut b = StackPool::new(16 * 1024, 2, c.clone());
+        let c = Arc::new(StackCounters::new(2));
+        let mut a = StackPool::new(16 * 1024, 2, 0, c.clone());
+        let mut b = StackPool::new(16 * 1024, 2, 1, c.clone());
         let s1 = a.take().unwrap();
         let s2 = a.take().unwrap();
         let s3 = a.take().unwrap();
@@ -240,9 +288,12 @@ mod tests {
         b.give(s2);
         b.give(s3); // beyond the cap: unmapped
         assert_eq!((c.in_use(), b.free_len(), a.free_len()), (0, 2, 0));
+        assert_eq!(c.mapped_now(), 2);
         let _s = b.take().unwrap();
         assert_eq!((c.in_use(), c.mapped()), (1, 3));
         c.reset_high_water();
-        assert_eq!((c.high_water(), c.mapped()), (1, 0));
+        assert_eq!((c.high_water(), c.mapped()), (2, 0));
+        drop(b);
+        assert_eq!(c.mapped_now(), 1);
     }
 }

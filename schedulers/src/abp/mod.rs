@@ -65,7 +65,8 @@ use crate::fiber::{Fiber, FiberResult, Suspender};
 use crate::stack::{StackCounters, StackPool};
 use crate::stats::{PerWorker, Stats};
 use crate::topology::{Topology, pin_current_thread};
-use crossbeam_deque::{Injector, Steal, Stealer, Worker as Deque};
+use crate::deque::{self, Owner, Stolen, Thief, heavy_fence, light_fence};
+use crossbeam_deque::{Injector, Steal};
 use signal::Signal;
 use std::any::Any;
 use std::cell::{Cell, UnsafeCell};
@@ -169,6 +170,35 @@ enum Job {
     Resume(FiberBox),
 }
 
+impl Job {
+    /// The two deque words: `[data, exec]` for a task, `[fiber, 0]` for a fiber.
+    #[inline(always)]
+    fn encode(self) -> deque::Entry {
+        match self {
+            Job::Run(j) => [j.data as usize, j.exec as usize],
+            Job::Resume(f) => [Box::into_raw(f) as usize, 0],
+        }
+    }
+
+    /// # Safety
+    /// `e` must come from `encode`, and each encoded entry is decoded once.
+    #[inline(always)]
+    unsafe fn decode(e: deque::Entry) -> Job {
+        if e[1] == 0 {
+            // SAFETY: a zero second word marks a fiber box given up by `encode`.
+            Job::Resume(unsafe { Box::from_raw(e[0] as *mut FiberNode) })
+        } else {
+            Job::Run(JobRef {
+                data: e[0] as *const (),
+                // SAFETY: a non-zero second word is a job's `exec` function pointer.
+                exec: unsafe {
+                    std::mem::transmute::<usize, unsafe fn(*const (), &AbpWorker)>(e[1])
+                },
+            })
+        }
+    }
+}
+
 /// What a new fiber runs first.
 enum Start {
     Run(JobRef),
@@ -192,7 +222,7 @@ struct Counters {
 
 /// State shared by all workers of a pool.
 struct Shared {
-    stealers: Box<[Stealer<Job>]>,
+    thieves: Box<[Thief]>,
     injector: Injector<JobRef>,
     sleepers: AtomicUsize,
     sleeping: Box<[AtomicBool]>,
@@ -206,7 +236,7 @@ struct Shared {
 impl Shared {
     /// Is there anything to steal or inject anywhere?
     fn work_visible(&self) -> bool {
-        !self.injector.is_empty() || self.stealers.iter().any(|s| !s.is_empty())
+        !self.injector.is_empty() || self.thieves.iter().any(|t| !t.is_empty())
     }
 
     /// Wakes one sleeping worker, if any. Called after a SeqCst fence that follows a push.
@@ -243,7 +273,7 @@ impl Shared {
 /// their last resume passed in, and only while this worker's thread runs them.
 struct Local {
     index: usize,
-    deque: Deque<Job>,
+    deque: Owner,
     stacks: UnsafeCell<StackPool>,
     rng: Cell<u64>,
     stack_size: usize,
@@ -254,10 +284,17 @@ impl Local {
     /// Pushes onto the bottom of the deque and wakes a sleeper if there is one.
     #[inline]
     fn push(&self, job: Job) {
-        self.deque.push(job);
-        // Pairs with the fence in `sleep`: see the module documentation.
-        fence(Ordering::SeqCst);
+        self.deque.push(job.encode());
+        // Pairs with the heavy fence in `sleep`: see the module documentation.
+        light_fence();
         self.shared.notify();
+    }
+
+    /// Pops the bottom of the deque.
+    #[inline]
+    fn pop(&self) -> Option<Job> {
+        // SAFETY: every entry of the deque was encoded by `push`, and popping takes it out.
+        self.deque.pop().map(|e| unsafe { Job::decode(e) })
     }
 
     fn next_rand(&self) -> u64 {
@@ -280,7 +317,7 @@ impl Local {
             );
             std::process::abort()
         });
-        self.shared.counters.fibers.add(self.index, 1);
+        self.shared.counters.fibers.add_single_writer(self.index, 1);
         let (lo, hi) = (stack.bottom(), stack.top());
         // SAFETY: what a fiber holds across a suspension is task data (closures and values
         // that are `Send` by the trait bounds) and this module's records, which are `Send`;
@@ -311,7 +348,10 @@ impl Local {
                     // that frame holds; the fiber cannot run before `park` publishes it.
                     match unsafe { (*sig).park(f) } {
                         None => {
-                            self.shared.counters.suspensions.add(self.index, 1);
+                            self.shared
+                                .counters
+                                .suspensions
+                                .add_single_writer(self.index, 1);
                             return;
                         }
                         Some(back) => f = back,
@@ -340,7 +380,7 @@ impl Local {
                 Steal::Empty => break,
             }
         }
-        let n = sh.stealers.len();
+        let n = sh.thieves.len();
         if n < 2 {
             return None;
         }
@@ -348,22 +388,23 @@ impl Local {
         if v >= self.index {
             v += 1;
         }
-        sh.counters.attempts.add(self.index, 1);
+        sh.counters.attempts.add_single_writer(self.index, 1);
         loop {
-            match sh.stealers[v].steal() {
-                Steal::Success(j) => {
-                    sh.counters.steals.add(self.index, 1);
-                    return Some(j);
+            match sh.thieves[v].steal() {
+                Stolen::Entry(e) => {
+                    sh.counters.steals.add_single_writer(self.index, 1);
+                    // SAFETY: the entry was encoded by its owner's `push`; stealing took it.
+                    return Some(unsafe { Job::decode(e) });
                 }
-                Steal::Retry => continue,
-                Steal::Empty => return None,
+                Stolen::Retry => continue,
+                Stolen::Empty => return None,
             }
         }
     }
 
     /// The next job: own deque bottom, else steal, else back off and sleep. `None` at shutdown.
     fn find_work(&self) -> Option<Job> {
-        if let Some(j) = self.deque.pop() {
+        if let Some(j) = self.pop() {
             return Some(j);
         }
         let sh = &*self.shared;
@@ -393,8 +434,8 @@ impl Local {
         let me = &sh.sleeping[self.index];
         sh.sleepers.fetch_add(1, Ordering::SeqCst);
         me.store(true, Ordering::SeqCst);
-        // Pairs with the fence in `push`: see the module documentation.
-        fence(Ordering::SeqCst);
+        // Pairs with the light fence in `push`: see the module documentation.
+        heavy_fence();
         if !sh.work_visible() && !sh.terminate.load(Ordering::SeqCst) {
             while me.load(Ordering::Acquire) && !sh.terminate.load(Ordering::Acquire) {
                 thread::park();
@@ -405,7 +446,7 @@ impl Local {
     }
 }
 
-fn worker_main(shared: Arc<Shared>, index: usize, deque: Deque<Job>, stack_size: usize) {
+fn worker_main(shared: Arc<Shared>, index: usize, deque: Owner, stack_size: usize) {
     let _ = shared.threads[index].set(thread::current());
     let local = Local {
         index,
@@ -413,6 +454,7 @@ fn worker_main(shared: Arc<Shared>, index: usize, deque: Deque<Job>, stack_size:
         stacks: UnsafeCell::new(StackPool::new(
             stack_size,
             POOL_CAP,
+            index,
             Arc::clone(&shared.stacks),
         )),
         rng: Cell::new(0x9E37_79B9_7F4A_7C15 ^ ((index as u64 + 1) * 0xD1B5_4A32_D192_ED03)),
@@ -454,7 +496,7 @@ fn fiber_main(
         Start::Fork(j, cont) => unsafe { (j.start)(j.data, &w, cont) },
     }
     loop {
-        match w.local().deque.pop() {
+        match w.local().pop() {
             // SAFETY: as above.
             Some(Job::Run(j)) => unsafe { j.execute(&w) },
             Some(Job::Resume(f)) => return Exit::SwitchTo(f),
@@ -490,9 +532,9 @@ impl Abp {
             ));
         }
         let placement = Topology::detect().placement(config.pinning, p);
-        let deques: Vec<Deque<Job>> = (0..p).map(|_| Deque::new_lifo()).collect();
+        let (deques, thieves): (Vec<Owner>, Vec<Thief>) = (0..p).map(|_| deque::new(256)).unzip();
         let shared = Arc::new(Shared {
-            stealers: deques.iter().map(|d| d.stealer()).collect(),
+            thieves: thieves.into_boxed_slice(),
             injector: Injector::new(),
             sleepers: AtomicUsize::new(0),
             sleeping: (0..p).map(|_| AtomicBool::new(false)).collect(),
@@ -506,7 +548,7 @@ impl Abp {
                 resumptions: PerWorker::new(p),
                 fibers: PerWorker::new(p),
             },
-            stacks: Arc::new(StackCounters::default()),
+            stacks: Arc::new(StackCounters::new(p)),
         });
         let mut pool = Abp {
             shared: Arc::clone(&shared),
@@ -731,7 +773,11 @@ impl AbpWorker {
         // before the swap that lets its waiters go.
         let n = unsafe { sig.set(|f| local.push(Job::Resume(f))) };
         if n > 0 {
-            local.shared.counters.resumptions.add(local.index, n as u64);
+            local
+                .shared
+                .counters
+                .resumptions
+                .add_single_writer(local.index, n as u64);
         }
     }
 }
@@ -786,7 +832,7 @@ impl Worker for AbpWorker {
         let ra = panic::catch_unwind(AssertUnwindSafe(|| a(self)));
         // The sync. `a` may have migrated this fiber: fetch the worker again.
         let local = self.local();
-        match local.deque.pop() {
+        match local.pop() {
             Some(Job::Run(j)) if j.data == me.data => {
                 // Not taken: `b` is ours to run (or to drop, if `a` panicked).
                 let ra = match ra {
@@ -799,7 +845,7 @@ impl Worker for AbpWorker {
             }
             Some(other) => {
                 // `b` was taken; this is someone else's entry: put it back where it was.
-                local.deque.push(other);
+                local.deque.push(other.encode());
             }
             None => {}
         }

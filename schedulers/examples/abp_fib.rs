@@ -1,0 +1,86 @@
+//! Overhead and speedup of `abp` on fib: T_1/T_s for `fj` and `sf`, and the P=2 speedup.
+//!
+//! `cargo run --release -p stealbench-schedulers --example abp_fib [n] [reps] [fj|sf] [P]`
+//! (the defaults are n = 35, reps = 5; every figure is the best of `reps` runs, and every
+//! answer is checked).
+
+use stealbench_schedulers::abp::Abp;
+use stealbench_schedulers::*;
+use std::hint::black_box;
+use std::time::Instant;
+
+fn serial(n: u64) -> u64 {
+    if n < 2 {
+        return n;
+    }
+    serial(n - 1) + serial(n - 2)
+}
+
+fn fj<W: Worker>(w: &W, n: u64) -> u64 {
+    if n < 2 {
+        return n;
+    }
+    let (a, b) = w.join(|w| fj(w, n - 1), |w| fj(w, n - 2));
+    a + b
+}
+
+fn sf<W: Worker>(w: &W, n: u64) -> u64 {
+    if n < 2 {
+        return n;
+    }
+    w.scope(|s| {
+        let x = s.future(w, move |_, w| sf(w, n - 1));
+        let y = sf(w, n - 2);
+        x.get(w) + y
+    })
+}
+
+fn best(reps: usize, want: u64, mut f: impl FnMut() -> u64) -> f64 {
+    (0..reps)
+        .map(|_| {
+            let t = Instant::now();
+            let v = f();
+            let s = t.elapsed().as_secs_f64();
+            assert_eq!(v, want, "wrong answer");
+            s
+        })
+        .fold(f64::INFINITY, f64::min)
+}
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let n: u64 = args.next().map_or(35, |a| a.parse().expect("n"));
+    let reps: usize = args.next().map_or(5, |a| a.parse().expect("reps"));
+    let only_variant = args.next();
+    let only_p: Option<usize> = args.next().map(|a| a.parse().expect("P"));
+    let want = serial(black_box(n));
+    let ts = best(reps, want, || serial(black_box(n)));
+    println!("fib({n}) T_s = {:.4} s", ts);
+    for variant in ["fj", "sf"] {
+        if only_variant.as_deref().is_some_and(|v| v != variant) {
+            continue;
+        }
+        let mut t1 = f64::NAN;
+        for p in [1, 2] {
+            if only_p.is_some_and(|q| q != p) {
+                continue;
+            }
+            let pool = Abp::start(&PoolConfig::with_workers(p)).unwrap();
+            let t = best(reps, want, || match variant {
+                "fj" => pool.run(|w| fj(w, black_box(n))),
+                _ => pool.run(|w| sf(w, black_box(n))),
+            });
+            if p == 1 {
+                t1 = t;
+            }
+            let s = pool.stats();
+            println!(
+                "abp {variant} P={p}: {:.4} s  T_{p}/T_s = {:.2}  T_1/T_{p} = {:.2}  stats(last run x{reps}) {:?}",
+                t,
+                t / ts,
+                t1 / t,
+                s.named()
+            );
+        }
+    }
+}
