@@ -79,7 +79,8 @@ use std::thread::{self, JoinHandle, Thread};
 
 /// Usable bytes of every fiber stack unless [`Abp::with_stack_size`] says otherwise. Stacks are
 /// mapped with `MAP_NORESERVE`, so this is address space; pages are committed when touched.
-pub const DEFAULT_STACK_SIZE: usize = 8 << 20;
+/// 16 MiB holds a join recursion 10,000 deep even in a debug build (about 1 KiB per level).
+pub const DEFAULT_STACK_SIZE: usize = 16 << 20;
 
 /// Free stacks each worker keeps for reuse; more are unmapped.
 const POOL_CAP: usize = 64;
