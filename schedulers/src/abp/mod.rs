@@ -458,7 +458,7 @@ fn worker_main(shared: Arc<Shared>, index: usize, deque: Owner, stack_size: usiz
             index,
             Arc::clone(&shared.stacks),
         )),
-        rng: Cell::new(0x9E37_79B9_7F4A_7C15 ^ ((index as u64 + 1) * 0xD1B5_4A32_D192_ED03)),
+        rng: Cell::new(0x9E37_79B9_7F4A_7C15 ^ (index as u64 + 1).wrapping_mul(0xD1B5_4A32_D192_ED03)),
         stack_size,
         shared,
     };
