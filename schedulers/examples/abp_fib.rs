@@ -4,10 +4,10 @@
 //! (the defaults are n = 35, reps = 5; every figure is the best of `reps` runs, and every
 //! answer is checked).
 
-use stealbench_schedulers::abp::Abp;
-use stealbench_schedulers::*;
 use std::hint::black_box;
 use std::time::Instant;
+use stealbench_schedulers::abp::Abp;
+use stealbench_schedulers::*;
 
 fn serial(n: u64) -> u64 {
     if n < 2 {

@@ -143,6 +143,8 @@ struct Inner {
     top: AtomicIsize,
     buffer: AtomicPtr<Buffer>,
     /// Every buffer ever used (the current one last); only the owner pushes, see the invariants.
+    /// Boxed: `buffer` points at them, so they must not move when the `Vec` grows.
+    #[allow(clippy::vec_box)]
     retired: UnsafeCell<Vec<Box<Buffer>>>,
 }
 

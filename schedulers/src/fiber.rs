@@ -34,7 +34,10 @@ pub struct Fiber<I: 'static, Y: 'static, R: 'static> {
 impl<I, Y, R> std::fmt::Debug for Fiber<I, Y, R> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Fiber")
-            .field("stack", &format_args!("{:#x}..{:#x}", self.bottom, self.top))
+            .field(
+                "stack",
+                &format_args!("{:#x}..{:#x}", self.bottom, self.top),
+            )
             .field("started", &self.co.started())
             .field("done", &self.co.done())
             .finish()
@@ -154,7 +157,7 @@ mod tests {
             // SAFETY: the body holds only integers and a Vec across suspensions.
             let f: TestFiber = unsafe {
                 Fiber::new(stack, move |s, mut thread| {
-                    let mut per_thread = vec![0usize; 2];
+                    let mut per_thread = [0usize; 2];
                     let mut checksum = i;
                     for step in 0..STEPS {
                         per_thread[thread] += 1;

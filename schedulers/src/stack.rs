@@ -24,10 +24,10 @@
 //!   A stack taken from one worker's pool may be given back to another worker's pool (fibers
 //!   migrate), so the counters are shared and the free lists are not.
 
+use crate::stats::PerWorker;
 use std::io;
 use std::ptr::NonNull;
 use std::sync::Arc;
-use crate::stats::PerWorker;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// The size of a memory page on this machine.

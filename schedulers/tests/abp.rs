@@ -1,10 +1,10 @@
 //! Tests of the `abp` runtime: fork-join, scopes, futures, deep recursion, a randomized DAG
 //! stress test, stack accounting and panic propagation.
 
-use stealbench_schedulers::abp::Abp;
-use stealbench_schedulers::*;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
+use stealbench_schedulers::abp::Abp;
+use stealbench_schedulers::*;
 
 fn pool(p: usize) -> Abp {
     Abp::start(&PoolConfig::with_workers(p)).unwrap()
@@ -72,7 +72,10 @@ fn scope_with_ten_thousand_spawns() {
                     });
                 }
             });
-            slots.iter().map(|s| s.load(Ordering::Relaxed)).sum::<usize>()
+            slots
+                .iter()
+                .map(|s| s.load(Ordering::Relaxed))
+                .sum::<usize>()
         });
         assert_eq!(total, 10_000 * 10_001 / 2, "P={p}");
         assert!(
@@ -186,7 +189,8 @@ fn panics_reach_the_caller_and_the_pool_survives() {
     let pool = pool(2);
     let quiet = std::panic::take_hook();
     std::panic::set_hook(Box::new(|_| {}));
-    let cases: Vec<(&str, Box<dyn Fn(&stealbench_schedulers::abp::AbpWorker) -> u64 + Sync>)> = vec![
+    type Case = Box<dyn Fn(&stealbench_schedulers::abp::AbpWorker) -> u64 + Sync>;
+    let cases: Vec<(&str, Case)> = vec![
         ("root", Box::new(|_| panic!("boom root"))),
         (
             "join b",

@@ -5,11 +5,11 @@
 //!
 //! `ABP_STRESS_RUNS=n` sets the number of DAGs (default 2,000); the `#[ignore]`d test runs 20,000.
 
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
 use stealbench_schedulers::abp::Abp;
 use stealbench_schedulers::serial::Serial;
 use stealbench_schedulers::*;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, Instant};
 
 fn splitmix(mut z: u64) -> u64 {
     z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);

@@ -48,7 +48,8 @@
 //! # Statistics
 //!
 //! `steals` and `steal_attempts`; extras: `suspensions` (fibers parked at a touch or a sync),
-//! `resumptions` (parked fibers made ready again), `fibers_created`, `stacks_high_water`,
+//! `resumptions` (parked fibers made ready again), `fibers_created`, `sleeps` (idle workers
+//! parked), `stacks_high_water`,
 //! `stacks_mapped`.
 //!
 //! # Limits
@@ -61,11 +62,11 @@ mod signal;
 
 use crate::api::{ForkJoin, FutureHandle, Scheduler, Scope, SharedHandle, StartError, Worker};
 use crate::config::{IdlePolicy, PoolConfig, VictimPolicy};
+use crate::deque::{self, Owner, Stolen, Thief, heavy_fence, light_fence};
 use crate::fiber::{Fiber, FiberResult, Suspender};
 use crate::stack::{StackCounters, StackPool};
 use crate::stats::{PerWorker, Stats};
 use crate::topology::{Topology, pin_current_thread};
-use crate::deque::{self, Owner, Stolen, Thief, heavy_fence, light_fence};
 use crossbeam_deque::{Injector, Steal};
 use signal::Signal;
 use std::any::Any;
@@ -219,6 +220,7 @@ struct Counters {
     suspensions: PerWorker,
     resumptions: PerWorker,
     fibers: PerWorker,
+    sleeps: PerWorker,
 }
 
 /// State shared by all workers of a pool.
@@ -334,6 +336,8 @@ impl Local {
         })
     }
 
+    // The box is the fiber's identity in deques and waiter lists; retiring frees it.
+    #[allow(clippy::boxed_local)]
     fn retire(&self, f: FiberBox) {
         let stack = f.fiber.into_stack();
         // SAFETY: as in `new_fiber`.
@@ -438,6 +442,7 @@ impl Local {
         // Pairs with the light fence in `push`: see the module documentation.
         heavy_fence();
         if !sh.work_visible() && !sh.terminate.load(Ordering::SeqCst) {
+            sh.counters.sleeps.add_single_writer(self.index, 1);
             while me.load(Ordering::Acquire) && !sh.terminate.load(Ordering::Acquire) {
                 thread::park();
             }
@@ -458,7 +463,9 @@ fn worker_main(shared: Arc<Shared>, index: usize, deque: Owner, stack_size: usiz
             index,
             Arc::clone(&shared.stacks),
         )),
-        rng: Cell::new(0x9E37_79B9_7F4A_7C15 ^ (index as u64 + 1).wrapping_mul(0xD1B5_4A32_D192_ED03)),
+        rng: Cell::new(
+            0x9E37_79B9_7F4A_7C15 ^ (index as u64 + 1).wrapping_mul(0xD1B5_4A32_D192_ED03),
+        ),
         stack_size,
         shared,
     };
@@ -525,7 +532,9 @@ impl Abp {
     pub fn with_stack_size(config: &PoolConfig, stack_size: usize) -> Result<Abp, StartError> {
         let p = config.workers;
         if p == 0 {
-            return Err(StartError::Unsupported("abp needs at least 1 worker".into()));
+            return Err(StartError::Unsupported(
+                "abp needs at least 1 worker".into(),
+            ));
         }
         if config.victim == VictimPolicy::NumaWeighted {
             return Err(StartError::Unsupported(
@@ -548,6 +557,7 @@ impl Abp {
                 suspensions: PerWorker::new(p),
                 resumptions: PerWorker::new(p),
                 fibers: PerWorker::new(p),
+                sleeps: PerWorker::new(p),
             },
             stacks: Arc::new(StackCounters::new(p)),
         });
@@ -610,6 +620,7 @@ impl Scheduler for Abp {
                 ("suspensions", c.suspensions.sum()),
                 ("resumptions", c.resumptions.sum()),
                 ("fibers_created", c.fibers.sum()),
+                ("sleeps", c.sleeps.sum()),
                 ("stacks_high_water", self.shared.stacks.high_water() as u64),
                 ("stacks_mapped", self.shared.stacks.mapped() as u64),
             ],
@@ -624,6 +635,7 @@ impl Scheduler for Abp {
             &c.suspensions,
             &c.resumptions,
             &c.fibers,
+            &c.sleeps,
         ] {
             x.reset();
         }
@@ -682,7 +694,11 @@ impl ForkJoin for Abp {
             g = job.done.1.wait(g).unwrap_or_else(|e| e.into_inner());
         }
         drop(g);
-        match job.result.into_inner().expect("root job finished without a result") {
+        match job
+            .result
+            .into_inner()
+            .expect("root job finished without a result")
+        {
             Ok(r) => r,
             Err(p) => panic::resume_unwind(p),
         }
@@ -875,11 +891,7 @@ impl Worker for AbpWorker {
         if scope.pending.fetch_sub(1, Ordering::AcqRel) != 1 {
             self.wait(&scope.done);
         }
-        let child = scope
-            .panic
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .take();
+        let child = scope.panic.lock().unwrap_or_else(|e| e.into_inner()).take();
         if let Some(p) = child {
             panic::resume_unwind(p);
         }
