@@ -3,9 +3,12 @@
 //! * [`api`]: the [`Scheduler`] trait, its closure front-end [`ForkJoin`] / [`Worker`] /
 //!   [`Scope`] and its async front-end [`AsyncForkJoin`] / [`Spawner`].
 //! * One module per runtime: [`serial`] (the serial elision, T_s), [`rayon`] (rayon's pool),
-//!   [`tokio`] (tokio's multi-thread runtime, every fork a heap task).
+//!   [`tokio`] (tokio's multi-thread runtime, every fork a heap task), [`abp`] (parsimonious
+//!   work stealing with futures on stackful fibers).
 //! * Shared pieces: [`config`] (pool configuration), [`stats`] (counters), [`topology`]
-//!   (CPUs, NUMA nodes, pinning).
+//!   (CPUs, NUMA nodes, pinning), and for the fiber runtimes [`stack`] (mmap'd stacks with a
+//!   guard page, per-worker pools), [`fiber`] (migratable stackful fibers) and [`deque`] (a
+//!   Chase-Lev deque whose owner side needs no fence).
 //!
 //! The design, and how the runtimes still to come map onto it, is in `schedulers/README.md`.
 

@@ -16,8 +16,9 @@
 //!   is unmapped exactly once, when the `Stack` is dropped.
 //! * Every stack in a pool's free list has the pool's usable size and is not used by any
 //!   fiber. A free list holds at most `cap` stacks; surplus stacks are unmapped.
-//! * `in_use` = stacks handed out by [`StackPool::take`] across all pools sharing the
-//!   counters, minus stacks handed back by [`StackPool::give`]. `live` = stacks mapped by the
+//! * `in_use` = stacks handed out by [`StackPool::take`] (or [`StackPool::note_reused`])
+//!   across all pools sharing the counters, minus stacks handed back by [`StackPool::give`] (or
+//!   kept by the caller on an idle fiber, [`StackPool::note_idle`]). `live` = stacks mapped by the
 //!   pools and not unmapped = `in_use` + the stacks in all free lists (a pool's free stacks
 //!   are unmapped when it drops); `high_water` is the largest `live` since the last
 //!   [`StackCounters::reset_high_water`], so at least the largest `in_use`.
@@ -237,6 +238,19 @@ impl StackPool {
             self.counters.live.fetch_sub(1, Ordering::Relaxed);
             drop(s);
         }
+    }
+
+    /// Counts a taken stack as given back although the caller keeps it attached to an idle
+    /// fiber for reuse (such stacks are free: no task runs on them).
+    #[inline]
+    pub fn note_idle(&mut self) {
+        self.counters.given.add_single_writer(self.worker, 1);
+    }
+
+    /// Counts a stack kept by [`StackPool::note_idle`] as taken again.
+    #[inline]
+    pub fn note_reused(&mut self) {
+        self.counters.taken.add_single_writer(self.worker, 1);
     }
 
     /// Stacks in this worker's free list.

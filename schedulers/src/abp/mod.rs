@@ -84,7 +84,11 @@ use std::thread::{self, JoinHandle, Thread};
 pub const DEFAULT_STACK_SIZE: usize = 16 << 20;
 
 /// Free stacks each worker keeps for reuse; more are unmapped.
-const POOL_CAP: usize = 64;
+const POOL_CAP: usize = 32;
+
+/// Idle fibers (finished their work, stack kept, ready for a new task) each worker keeps; their
+/// stacks count as free. Reusing one saves creating a coroutine and allocating its box.
+const IDLE_CAP: usize = 32;
 
 /// Steal rounds before an idle worker starts yielding its CPU, then before it sleeps.
 const SPIN_ROUNDS: u32 = 64;
@@ -122,13 +126,13 @@ struct ForkJob {
     start: unsafe fn(*const (), &AbpWorker, FiberBox),
 }
 
-/// The pointer to the worker state that a resume passes to a fiber.
-#[derive(Clone, Copy)]
-struct LocalRef(*const Local);
+/// What a resume passes to a fiber: the resuming worker's state, and for a fiber that starts
+/// (new, or idle and reused) its first task.
+struct Input(*const Local, Option<Start>);
 
 // SAFETY: the pointer is only dereferenced by the fiber the resuming worker runs, on that
-// worker's thread, while the worker waits in `resume`.
-unsafe impl Send for LocalRef {}
+// worker's thread, while the worker waits in `resume`; `Start` is `Send`.
+unsafe impl Send for Input {}
 
 /// What a fiber asks its driver for when it suspends.
 enum Yield {
@@ -136,13 +140,15 @@ enum Yield {
     Park(*const Signal),
     /// Push me (the continuation) onto the deque and run this child on a new fiber.
     Fork(ForkJob),
+    /// My tasks are done: keep me as an idle fiber, and go on as `Exit` says.
+    Done(Exit),
 }
 
 // SAFETY: the pointers are read by the driver on the thread the fiber suspended on, while the
 // fiber (whose frame holds the pointees) is suspended and not yet published.
 unsafe impl Send for Yield {}
 
-/// How a fiber's body ends.
+/// How a fiber's round of work ends.
 enum Exit {
     /// The deque is empty: back to the driver, which steals.
     Idle,
@@ -150,7 +156,7 @@ enum Exit {
     SwitchTo(FiberBox),
 }
 
-type AbpFiber = Fiber<LocalRef, Yield, Exit>;
+type AbpFiber = Fiber<Input, Yield, ()>;
 
 /// A fiber with an intrusive link for the waiter lists of [`Signal`].
 struct FiberNode {
@@ -220,6 +226,7 @@ struct Counters {
     suspensions: PerWorker,
     resumptions: PerWorker,
     fibers: PerWorker,
+    fiber_runs: PerWorker,
     sleeps: PerWorker,
 }
 
@@ -278,6 +285,7 @@ struct Local {
     index: usize,
     deque: Owner,
     stacks: UnsafeCell<StackPool>,
+    idle: UnsafeCell<Vec<FiberBox>>,
     rng: Cell<u64>,
     stack_size: usize,
     shared: Arc<Shared>,
@@ -310,7 +318,24 @@ impl Local {
         x.wrapping_mul(0x2545_F491_4F6C_DD1D)
     }
 
-    fn new_fiber(&self, start: Start) -> FiberBox {
+    /// A fiber to run a new task: an idle one if there is one, else a new one. The caller
+    /// resumes it with the task as its input's `Start`.
+    fn fiber(&self) -> FiberBox {
+        self.shared
+            .counters
+            .fiber_runs
+            .add_single_writer(self.index, 1);
+        // SAFETY: only this worker's thread touches its idle list and pool, not re-entrantly.
+        if let Some(f) = unsafe { &mut *self.idle.get() }.pop() {
+            // SAFETY: as above.
+            unsafe { &mut *self.stacks.get() }.note_reused();
+            return f;
+        }
+        self.new_fiber()
+    }
+
+    #[cold]
+    fn new_fiber(&self) -> FiberBox {
         // SAFETY: only this worker's thread touches its pool, and not re-entrantly.
         let pool = unsafe { &mut *self.stacks.get() };
         let stack = pool.take().unwrap_or_else(|e| {
@@ -324,30 +349,52 @@ impl Local {
         let (lo, hi) = (stack.bottom(), stack.top());
         // SAFETY: what a fiber holds across a suspension is task data (closures and values
         // that are `Send` by the trait bounds) and this module's records, which are `Send`;
-        // fiber code reaches worker state only through the resume input (`LocalRef`).
-        let fiber = unsafe {
-            Fiber::new(stack, move |sus, LocalRef(local)| {
-                fiber_main(sus, local, start, lo, hi)
-            })
-        };
+        // fiber code reaches worker state only through the resume input.
+        let fiber = unsafe { Fiber::new(stack, move |sus, input| fiber_main(sus, input, lo, hi)) };
         Box::new(FiberNode {
             fiber,
             next: std::ptr::null_mut(),
         })
     }
 
-    // The box is the fiber's identity in deques and waiter lists; retiring frees it.
-    #[allow(clippy::boxed_local)]
+    /// Keeps a fiber whose work is done for reuse, or ends it if enough are kept.
     fn retire(&self, f: FiberBox) {
+        // SAFETY: only this worker's thread touches its idle list and pool, not re-entrantly.
+        let (idle, pool) = unsafe { (&mut *self.idle.get(), &mut *self.stacks.get()) };
+        if idle.len() < IDLE_CAP {
+            pool.note_idle();
+            idle.push(f);
+        } else {
+            self.end(f);
+        }
+    }
+
+    /// Ends an idle fiber (its body returns) and gives its stack back to the pool.
+    // The box is the fiber's identity in deques and waiter lists; ending it frees it.
+    #[allow(clippy::boxed_local)]
+    fn end(&self, mut f: FiberBox) {
+        let r = f.fiber.resume(Input(self, None));
+        debug_assert!(matches!(r, FiberResult::Return(())));
         let stack = f.fiber.into_stack();
-        // SAFETY: as in `new_fiber`.
+        // SAFETY: as in `retire`.
         unsafe { &mut *self.stacks.get() }.give(stack);
     }
 
-    /// Resumes `f` and carries out what it asks for, until a fiber parks or the deque runs dry.
-    fn drive(&self, mut f: FiberBox) {
+    /// Ends every idle fiber (at shutdown).
+    fn end_idle(&self) {
+        // SAFETY: as in `retire`.
+        while let Some(f) = unsafe { &mut *self.idle.get() }.pop() {
+            // SAFETY: as in `retire`.
+            unsafe { &mut *self.stacks.get() }.note_reused();
+            self.end(f);
+        }
+    }
+
+    /// Resumes `f` (giving it `start` if it is to start a task) and carries out what it asks
+    /// for, until a fiber parks or the deque runs dry.
+    fn drive(&self, mut f: FiberBox, mut start: Option<Start>) {
         loop {
-            match f.fiber.resume(LocalRef(self)) {
+            match f.fiber.resume(Input(self, start.take())) {
                 FiberResult::Yield(Yield::Park(sig)) => {
                     // SAFETY: the signal lives in the suspended fiber's frame or in an `Arc`
                     // that frame holds; the fiber cannot run before `park` publishes it.
@@ -362,15 +409,20 @@ impl Local {
                         Some(back) => f = back,
                     }
                 }
-                FiberResult::Yield(Yield::Fork(job)) => f = self.new_fiber(Start::Fork(job, f)),
-                FiberResult::Return(Exit::Idle) => {
+                FiberResult::Yield(Yield::Fork(job)) => {
+                    let child = self.fiber();
+                    start = Some(Start::Fork(job, f));
+                    f = child;
+                }
+                FiberResult::Yield(Yield::Done(Exit::Idle)) => {
                     self.retire(f);
                     return;
                 }
-                FiberResult::Return(Exit::SwitchTo(g)) => {
+                FiberResult::Yield(Yield::Done(Exit::SwitchTo(g))) => {
                     self.retire(f);
                     f = g;
                 }
+                FiberResult::Return(()) => unreachable!("a fiber ended while it had work"),
             }
         }
     }
@@ -463,6 +515,7 @@ fn worker_main(shared: Arc<Shared>, index: usize, deque: Owner, stack_size: usiz
             index,
             Arc::clone(&shared.stacks),
         )),
+        idle: UnsafeCell::new(Vec::with_capacity(IDLE_CAP)),
         rng: Cell::new(
             0x9E37_79B9_7F4A_7C15 ^ (index as u64 + 1).wrapping_mul(0xD1B5_4A32_D192_ED03),
         ),
@@ -472,44 +525,46 @@ fn worker_main(shared: Arc<Shared>, index: usize, deque: Owner, stack_size: usiz
     while let Some(job) = local.find_work() {
         match job {
             Job::Run(j) => {
-                let f = local.new_fiber(Start::Run(j));
-                local.drive(f);
+                let f = local.fiber();
+                local.drive(f, Some(Start::Run(j)));
             }
-            Job::Resume(f) => local.drive(f),
+            Job::Resume(f) => local.drive(f, None),
         }
     }
+    local.end_idle();
 }
 
-/// The body of every fiber: the first task, then the deque bottom until it is empty or holds a
-/// fiber to resume.
-fn fiber_main(
-    sus: &Suspender<LocalRef, Yield>,
-    local: *const Local,
-    start: Start,
-    lo: usize,
-    hi: usize,
-) -> Exit {
+/// The body of every fiber, in rounds: a round runs its first task, then the deque bottom until
+/// it is empty or holds a fiber to resume; then the fiber idles (suspended with `Done`) until the
+/// driver starts it on a new round, or ends it (a resume without a task).
+fn fiber_main(sus: &Suspender<Input, Yield>, first: Input, lo: usize, hi: usize) {
+    let Input(local, mut start) = first;
     let w = AbpWorker {
         local: Cell::new(local),
         suspender: sus,
         stack_lo: lo,
         stack_hi: hi,
     };
-    match start {
-        // SAFETY: a job taken from a deque or the injector has not run yet and its record is
-        // alive until it has.
-        Start::Run(j) => unsafe { j.execute(&w) },
-        // SAFETY: the fork record is in the parent's frame, which stays suspended until `start`
-        // has moved the closure out and pushed the parent.
-        Start::Fork(j, cont) => unsafe { (j.start)(j.data, &w, cont) },
-    }
-    loop {
-        match w.local().pop() {
-            // SAFETY: as above.
-            Some(Job::Run(j)) => unsafe { j.execute(&w) },
-            Some(Job::Resume(f)) => return Exit::SwitchTo(f),
-            None => return Exit::Idle,
+    while let Some(s) = start {
+        match s {
+            // SAFETY: a job taken from a deque or the injector has not run yet and its record
+            // is alive until it has.
+            Start::Run(j) => unsafe { j.execute(&w) },
+            // SAFETY: the fork record is in the parent's frame, which stays suspended until
+            // `start` has moved the closure out and pushed the parent.
+            Start::Fork(j, cont) => unsafe { (j.start)(j.data, &w, cont) },
         }
+        let exit = loop {
+            match w.local().pop() {
+                // SAFETY: as above.
+                Some(Job::Run(j)) => unsafe { j.execute(&w) },
+                Some(Job::Resume(f)) => break Exit::SwitchTo(f),
+                None => break Exit::Idle,
+            }
+        };
+        let Input(local, next) = sus.suspend(Yield::Done(exit));
+        w.local.set(local);
+        start = next;
     }
 }
 
@@ -557,6 +612,7 @@ impl Abp {
                 suspensions: PerWorker::new(p),
                 resumptions: PerWorker::new(p),
                 fibers: PerWorker::new(p),
+                fiber_runs: PerWorker::new(p),
                 sleeps: PerWorker::new(p),
             },
             stacks: Arc::new(StackCounters::new(p)),
@@ -620,6 +676,7 @@ impl Scheduler for Abp {
                 ("suspensions", c.suspensions.sum()),
                 ("resumptions", c.resumptions.sum()),
                 ("fibers_created", c.fibers.sum()),
+                ("fiber_runs", c.fiber_runs.sum()),
                 ("sleeps", c.sleeps.sum()),
                 ("stacks_high_water", self.shared.stacks.high_water() as u64),
                 ("stacks_mapped", self.shared.stacks.mapped() as u64),
@@ -635,6 +692,7 @@ impl Scheduler for Abp {
             &c.suspensions,
             &c.resumptions,
             &c.fibers,
+            &c.fiber_runs,
             &c.sleeps,
         ] {
             x.reset();
@@ -713,7 +771,7 @@ impl ForkJoin for Abp {
 /// the fiber migrates, because every resume updates the worker it points to.
 pub struct AbpWorker {
     local: Cell<*const Local>,
-    suspender: *const Suspender<LocalRef, Yield>,
+    suspender: *const Suspender<Input, Yield>,
     stack_lo: usize,
     stack_hi: usize,
 }
@@ -754,7 +812,8 @@ impl AbpWorker {
     fn suspend(&self, y: Yield) {
         let _ = self.local();
         // SAFETY: the suspender lives at the base of this fiber's stack, and we run on it.
-        let LocalRef(l) = unsafe { &*self.suspender }.suspend(y);
+        let Input(l, start) = unsafe { &*self.suspender }.suspend(y);
+        debug_assert!(start.is_none(), "a suspended fiber was given a new task");
         self.local.set(l);
     }
 
