@@ -283,3 +283,24 @@ fn handle_used_on_another_thread_panics() {
     });
     assert!(r, "using a worker handle on a foreign thread must panic");
 }
+
+#[test]
+fn pinned_busy_pool_and_rejected_configs() {
+    let cfg = PoolConfig {
+        workers: 2,
+        pinning: Pinning::Compact,
+        victim: VictimPolicy::Uniform,
+        idle: IdlePolicy::Busy,
+    };
+    let pool = Abp::start(&cfg).unwrap();
+    assert_eq!(pool.workers(), 2);
+    assert_eq!(pool.run(|w| fib_sf(w, 15)), 610);
+    assert_eq!(pool.run(|w| fib_fj(w, 20)), 6765);
+    drop(pool);
+    assert!(Abp::start(&PoolConfig::with_workers(0)).is_err());
+    let numa = PoolConfig {
+        victim: VictimPolicy::NumaWeighted,
+        ..PoolConfig::with_workers(2)
+    };
+    assert!(matches!(Abp::start(&numa), Err(StartError::Unsupported(_))));
+}

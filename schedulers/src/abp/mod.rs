@@ -943,14 +943,24 @@ impl Worker for AbpWorker {
             pending: AtomicUsize::new(1),
             done: Signal::new(),
             panic: Mutex::new(None),
+            panicked: AtomicBool::new(false),
             _marker: PhantomData,
         };
         let r = panic::catch_unwind(AssertUnwindSafe(|| f(&scope)));
-        // The sync: drop the owner's count; if tasks remain, the last one sets `done`.
-        if scope.pending.fetch_sub(1, Ordering::AcqRel) != 1 {
+        // The sync: drop the owner's count; if tasks remain, the last one sets `done`. A count
+        // of 1 means no task is left, and none can be added (only running tasks of the scope
+        // spawn into it): the decrement can be skipped.
+        if scope.pending.load(Ordering::Acquire) != 1
+            && scope.pending.fetch_sub(1, Ordering::AcqRel) != 1
+        {
             self.wait(&scope.done);
         }
-        let child = scope.panic.lock().unwrap_or_else(|e| e.into_inner()).take();
+        // `done` (or the last decrement) ordered every task's writes before this point.
+        let child = if scope.panicked.load(Ordering::Relaxed) {
+            scope.panic.lock().unwrap_or_else(|e| e.into_inner()).take()
+        } else {
+            None
+        };
         if let Some(p) = child {
             panic::resume_unwind(p);
         }
@@ -974,6 +984,9 @@ pub struct AbpScope<'s> {
     done: Signal,
     /// The first panic of a spawned or future task, re-raised at the scope's end.
     panic: Mutex<Option<Box<dyn Any + Send>>>,
+    /// Set (before the task's completion is signalled) when `panic` was filled: the scope's end
+    /// locks `panic` only then.
+    panicked: AtomicBool,
     _marker: PhantomData<&'s mut &'s ()>,
 }
 
@@ -992,6 +1005,7 @@ impl<'s> AbpScope<'s> {
         let scope = self;
         w.fork(move |w| {
             if let Err(p) = panic::catch_unwind(AssertUnwindSafe(|| body(w))) {
+                scope.panicked.store(true, Ordering::Relaxed);
                 let mut slot = scope.panic.lock().unwrap_or_else(|e| e.into_inner());
                 if slot.is_none() {
                     *slot = Some(p);
