@@ -17,6 +17,7 @@ pub mod api;
 pub mod config;
 pub mod deque;
 pub mod fiber;
+pub mod prows;
 pub mod serial;
 pub mod stack;
 pub mod stats;

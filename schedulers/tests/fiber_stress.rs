@@ -1,4 +1,4 @@
-//! Randomized stress test of `abp`: random fork-join-future DAGs (joins, scopes with spawns,
+//! Randomized stress test of `abp` and `prows`: random fork-join-future DAGs (joins, scopes with spawns,
 //! single-touch futures, multi-touch futures touched by several tasks, futures touched by
 //! another task, chained futures) run on 2 workers and checked against the serial runtime;
 //! after every batch no fiber stack may remain in use.
@@ -8,6 +8,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 use stealbench_schedulers::abp::Abp;
+use stealbench_schedulers::prows::Prows;
 use stealbench_schedulers::serial::Serial;
 use stealbench_schedulers::*;
 
@@ -100,7 +101,24 @@ fn node<W: Worker>(w: &W, seed: u64, depth: u32) -> u64 {
     }
 }
 
-fn wait_stacks_free(p: &Abp) {
+/// The fiber runtimes' stack accounting.
+trait Stacks: ForkJoin {
+    fn stacks_in_use(&self) -> usize;
+}
+
+impl Stacks for Abp {
+    fn stacks_in_use(&self) -> usize {
+        Abp::stacks_in_use(self)
+    }
+}
+
+impl Stacks for Prows {
+    fn stacks_in_use(&self) -> usize {
+        Prows::stacks_in_use(self)
+    }
+}
+
+fn wait_stacks_free<S: Stacks>(p: &S) {
     let t = Instant::now();
     while p.stacks_in_use() != 0 {
         assert!(
@@ -112,10 +130,19 @@ fn wait_stacks_free(p: &Abp) {
     }
 }
 
-fn stress(runs: u64) {
+const PROWS_EXTRA: [&str; 5] = [
+    "deque_suspensions",
+    "deque_resumptions",
+    "muggings",
+    "rebalances",
+    "deques_created",
+];
+
+fn stress<S: Stacks>(runs: u64) {
     let serial = Serial::start(&PoolConfig::with_workers(1)).unwrap();
-    let pool = Abp::start(&PoolConfig::with_workers(2)).unwrap();
+    let pool = S::start(&PoolConfig::with_workers(2)).unwrap();
     let mut suspended = 0;
+    let mut totals = [0u64; PROWS_EXTRA.len()];
     for i in 0..runs {
         let seed = splitmix(i ^ 0x5EED);
         let depth = 4 + (seed % 6) as u32;
@@ -127,24 +154,44 @@ fn stress(runs: u64) {
             let s = pool.stats();
             let get = |n: &str| s.extra.iter().find(|(k, _)| *k == n).unwrap().1;
             assert_eq!(get("suspensions"), get("resumptions"), "{s:?}");
+            if S::NAME == "prows" {
+                // Every suspended deque was made resumable by its future's put.
+                assert_eq!(get("deque_suspensions"), get("deques_resumable"), "{s:?}");
+                totals
+                    .iter_mut()
+                    .zip(PROWS_EXTRA)
+                    .for_each(|(t, n)| *t += get(n));
+            }
             suspended += get("suspensions");
             pool.reset_stats();
         }
     }
-    eprintln!("{runs} DAGs, {suspended} suspensions");
+    eprintln!("{}: {runs} DAGs, {suspended} suspensions", S::NAME);
+    if S::NAME == "prows" {
+        eprintln!("prows: {PROWS_EXTRA:?} = {totals:?}");
+    }
 }
 
-#[test]
-fn random_dags_match_serial() {
-    let runs = std::env::var("ABP_STRESS_RUNS")
+fn runs() -> u64 {
+    std::env::var("ABP_STRESS_RUNS")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(2_000);
-    stress(runs);
+        .unwrap_or(2_000)
 }
 
 #[test]
-#[ignore = "long: 20,000 random DAGs"]
+fn abp_random_dags_match_serial() {
+    stress::<Abp>(runs());
+}
+
+#[test]
+fn prows_random_dags_match_serial() {
+    stress::<Prows>(runs());
+}
+
+#[test]
+#[ignore = "long: 20,000 random DAGs per runtime"]
 fn random_dags_match_serial_long() {
-    stress(20_000);
+    stress::<Abp>(20_000);
+    stress::<Prows>(20_000);
 }
