@@ -39,7 +39,7 @@ fn node<W: Worker>(w: &W, seed: u64, depth: u32) -> u64 {
     }
     let d = depth - 1;
     let s = |i: u64| splitmix(seed.wrapping_add(i.wrapping_mul(0x1234_5678_9ABC_DEF1)));
-    match (r >> 8) % 5 {
+    match (r >> 8) % 6 {
         0 => {
             let (a, b) = w.join(|w| node(w, s(1), d), |w| node(w, s(2), d));
             mix(a, b)
@@ -84,6 +84,23 @@ fn node<W: Worker>(w: &W, seed: u64, depth: u32) -> u64 {
                 (*f.get(w), h.get(w))
             });
             mix(mix(own, chained), acc.load(Ordering::Relaxed))
+        }
+        4 => {
+            // A touch with ready work above it in the deque (a join's pending `b`), under an
+            // outer join whose `b` sits deeper: in `prows` the suspended deque keeps ready
+            // nodes, and the put may find its own deque non-empty (resumable, then muggable
+            // deques).
+            let (x, y) = w.join(
+                |w| {
+                    w.scope(|sc| {
+                        let f = sc.shared_future(w, move |_, w| node(w, s(1), d));
+                        let (a, b) = w.join(|w| *f.get(w), |w| node(w, s(2), d));
+                        mix(a, b)
+                    })
+                },
+                |w| node(w, s(3), d),
+            );
+            mix(x, y)
         }
         _ => {
             // A single-touch future touched by another task than its creator.

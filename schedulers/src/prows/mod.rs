@@ -360,9 +360,9 @@ impl Shared {
 /// their last resume passed in, and only while this worker's thread runs them.
 struct Local {
     index: usize,
-    /// The active deque (null while the worker has none, between a suspension and a steal).
-    /// The pool-wide `Sets::active[index]` holds the reference that keeps it alive.
-    active: Cell<*const Dq>,
+    /// The bottom end of the active deque (null while the worker has none, between a
+    /// suspension and a steal). `Sets::active[index]` holds the reference that keeps it alive.
+    active: Cell<*const Owner>,
     stacks: UnsafeCell<StackPool>,
     idle: UnsafeCell<Vec<FiberBox>>,
     rng: Cell<u64>,
@@ -389,7 +389,7 @@ impl Local {
             return None;
         }
         // SAFETY: as in `owner`.
-        unsafe { (*(*a).owner.get()).pop() }.map(|e| unsafe { Job::decode(e) })
+        unsafe { (*a).pop() }.map(|e| unsafe { Job::decode(e) })
     }
 
     /// The bottom end of the active deque. Fibers run only while their worker has one.
@@ -399,7 +399,7 @@ impl Local {
         debug_assert!(!a.is_null(), "a fiber ran without an active deque");
         // SAFETY: the active deque is kept alive by `Sets::active[self.index]`, and only this
         // worker uses its bottom end while it is active (see `Dq`).
-        unsafe { &*(*a).owner.get() }
+        unsafe { &*a }
     }
 
     fn rand_below(&self, n: usize) -> usize {
@@ -418,7 +418,7 @@ impl Local {
             self.rebalance(g, h);
             self.remove_stealable(g, h, &d);
         }
-        self.active.set(Arc::as_ptr(&d));
+        self.active.set(d.owner.get());
         g.active[self.index] = Some(d);
     }
 
@@ -454,7 +454,7 @@ impl Local {
         if self.active.get().is_null() {
             let d = Dq::new();
             self.shared.counters.deques.add_single_writer(self.index, 1);
-            self.active.set(Arc::as_ptr(&d));
+            self.active.set(d.owner.get());
             g.active[self.index] = Some(d);
         }
     }

@@ -1,12 +1,14 @@
-//! Overhead and speedup of `abp` on fib: T_1/T_s for `fj` and `sf`, and the P=2 speedup.
+//! Overhead and speedup of the fiber runtimes (`abp`, `prows`) on fib: T_1/T_s for `fj` and
+//! `sf`, and the P=2 speedup.
 //!
-//! `cargo run --release -p stealbench-schedulers --example abp_fib [n] [reps] [fj|sf] [P]`
+//! `cargo run --release -p stealbench-schedulers --example fiber_fib [n] [reps] [fj|sf] [P]`
 //! (the defaults are n = 35, reps = 5; every figure is the best of `reps` runs, and every
 //! answer is checked).
 
 use std::hint::black_box;
 use std::time::Instant;
 use stealbench_schedulers::abp::Abp;
+use stealbench_schedulers::prows::Prows;
 use stealbench_schedulers::*;
 
 fn serial(n: u64) -> u64 {
@@ -56,8 +58,20 @@ fn main() {
     let want = serial(black_box(n));
     let ts = best(reps, want, || serial(black_box(n)));
     println!("fib({n}) T_s = {:.4} s", ts);
+    measure::<Abp>(n, reps, want, ts, only_variant.as_deref(), only_p);
+    measure::<Prows>(n, reps, want, ts, only_variant.as_deref(), only_p);
+}
+
+fn measure<S: ForkJoin>(
+    n: u64,
+    reps: usize,
+    want: u64,
+    ts: f64,
+    only_variant: Option<&str>,
+    only_p: Option<usize>,
+) {
     for variant in ["fj", "sf"] {
-        if only_variant.as_deref().is_some_and(|v| v != variant) {
+        if only_variant.is_some_and(|v| v != variant) {
             continue;
         }
         let mut t1 = f64::NAN;
@@ -65,7 +79,7 @@ fn main() {
             if only_p.is_some_and(|q| q != p) {
                 continue;
             }
-            let pool = Abp::start(&PoolConfig::with_workers(p)).unwrap();
+            let pool = S::start(&PoolConfig::with_workers(p)).unwrap();
             let t = best(reps, want, || match variant {
                 "fj" => pool.run(|w| fj(w, black_box(n))),
                 _ => pool.run(|w| sf(w, black_box(n))),
@@ -75,7 +89,8 @@ fn main() {
             }
             let s = pool.stats();
             println!(
-                "abp {variant} P={p}: {:.4} s  T_{p}/T_s = {:.2}  T_1/T_{p} = {:.2}  stats(last run x{reps}) {:?}",
+                "{} {variant} P={p}: {:.4} s  T_{p}/T_s = {:.2}  T_1/T_{p} = {:.2}  stats(last run x{reps}) {:?}",
+                S::NAME,
                 t,
                 t / ts,
                 t1 / t,
