@@ -15,6 +15,10 @@
 //! join cost a few plain loads and stores. Where the kernel refuses `membarrier`, both sides use
 //! `fence(SeqCst)` instead ([`heavy_fence_is_membarrier`] says which).
 //!
+//! Measured on fib(35) `fj` with `abp` at P=1 (2 vCPUs, T_s = 24 ms): T_1/T_s was 9.8 with
+//! `crossbeam-deque` (whose `pop` issues a SeqCst fence, plus the fence the sleep protocol needs
+//! after a push) and about 3.1 with this deque.
+//!
 //! The same asymmetric pair serves the runtimes' sleep protocol: a worker going to sleep calls
 //! [`heavy_fence`] after announcing itself and before its last look at the deques, and a push
 //! is followed by [`light_fence`] before reading the sleeper count.

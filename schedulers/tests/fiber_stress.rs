@@ -3,7 +3,7 @@
 //! another task, chained futures) run on 2 workers and checked against the serial runtime;
 //! after every batch no fiber stack may remain in use.
 //!
-//! `ABP_STRESS_RUNS=n` sets the number of DAGs (default 2,000); the `#[ignore]`d test runs 20,000.
+//! `ABP_STRESS_RUNS=n` sets the number of DAGs per runtime (default 1,000); the `#[ignore]`d test runs 20,000.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -193,7 +193,7 @@ fn runs() -> u64 {
     std::env::var("ABP_STRESS_RUNS")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(2_000)
+        .unwrap_or(1_000)
 }
 
 #[test]

@@ -4,7 +4,7 @@
 //! # The algorithm, point by point
 //!
 //! * Every worker has one **active deque** and a **stealable set** of deques it does not work on.
-//!   Deques are objects ([`Dq`]) that move between workers; the owner works at the bottom of its
+//!   Deques are objects (`Dq`) that move between workers; the owner works at the bottom of its
 //!   active deque exactly as in [`crate::abp`] (same Chase-Lev deque, same join, same work-first
 //!   fork of futures and spawns on a new fiber, same scope sync). **Fork-join without futures
 //!   behaves exactly as `abp`**: a join's sync suspends only its fiber, which the last finisher
