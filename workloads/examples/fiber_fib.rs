@@ -1,42 +1,19 @@
 //! Overhead and speedup of the fiber runtimes (`abp`, `prows`) on fib: T_1/T_s for `fj` and
 //! `sf`, and the P=2 speedup.
 //!
-//! `cargo run --release -p stealbench-schedulers --example fiber_fib [n] [reps] [fj|sf] [P]`
+//! `cargo run --release -p stealbench-workloads --example fiber_fib [n] [reps] [fj|sf] [P]`
 //! (the defaults are n = 35, reps = 5; every figure is the best of `reps` runs, and every
-//! answer is checked).
+//! answer is checked). T_s is `workloads::fib::serial`, the variants are the workload's own
+//! `fj` and `sf`: the code the harness runs.
 
 use std::hint::black_box;
 use std::time::Instant;
 use stealbench_schedulers::abp::Abp;
 use stealbench_schedulers::prows::Prows;
-use stealbench_schedulers::*;
+use stealbench_schedulers::{ForkJoin, PoolConfig};
+use stealbench_workloads::fib::{expected, fj, serial, sf};
 
-fn serial(n: u64) -> u64 {
-    if n < 2 {
-        return n;
-    }
-    serial(n - 1) + serial(n - 2)
-}
-
-fn fj<W: Worker>(w: &W, n: u64) -> u64 {
-    if n < 2 {
-        return n;
-    }
-    let (a, b) = w.join(|w| fj(w, n - 1), |w| fj(w, n - 2));
-    a + b
-}
-
-fn sf<W: Worker>(w: &W, n: u64) -> u64 {
-    if n < 2 {
-        return n;
-    }
-    w.scope(|s| {
-        let x = s.future(w, move |_, w| sf(w, n - 1));
-        let y = sf(w, n - 2);
-        x.get(w) + y
-    })
-}
-
+/// The best wall time of `reps` runs, each checked against the known value.
 fn best(reps: usize, want: u64, mut f: impl FnMut() -> u64) -> f64 {
     (0..reps)
         .map(|_| {
@@ -55,9 +32,9 @@ fn main() {
     let reps: usize = args.next().map_or(5, |a| a.parse().expect("reps"));
     let only_variant = args.next();
     let only_p: Option<usize> = args.next().map(|a| a.parse().expect("P"));
-    let want = serial(black_box(n));
+    let want = expected(n);
     let ts = best(reps, want, || serial(black_box(n)));
-    println!("fib({n}) T_s = {:.4} s", ts);
+    println!("fib({n}) T_s = {ts:.4} s (workloads::fib::serial)");
     measure::<Abp>(n, reps, want, ts, only_variant.as_deref(), only_p);
     measure::<Prows>(n, reps, want, ts, only_variant.as_deref(), only_p);
 }
@@ -79,7 +56,7 @@ fn measure<S: ForkJoin>(
             if only_p.is_some_and(|q| q != p) {
                 continue;
             }
-            let pool = S::start(&PoolConfig::with_workers(p)).unwrap();
+            let pool = S::start(&PoolConfig::with_workers(p)).expect("pool");
             let t = best(reps, want, || match variant {
                 "fj" => pool.run(|w| fj(w, black_box(n))),
                 _ => pool.run(|w| sf(w, black_box(n))),
@@ -87,14 +64,12 @@ fn measure<S: ForkJoin>(
             if p == 1 {
                 t1 = t;
             }
-            let s = pool.stats();
             println!(
-                "{} {variant} P={p}: {:.4} s  T_{p}/T_s = {:.2}  T_1/T_{p} = {:.2}  stats(last run x{reps}) {:?}",
+                "{} {variant} P={p}: {t:.4} s  T_{p}/T_s = {:.2}  T_1/T_{p} = {:.2}  stats of {reps} runs {:?}",
                 S::NAME,
-                t,
                 t / ts,
                 t1 / t,
-                s.named()
+                pool.stats().named()
             );
         }
     }
