@@ -924,7 +924,7 @@ impl Worker for AbpWorker {
             }
             Some(other) => {
                 // `b` was taken; this is someone else's entry: put it back where it was.
-                local.deque.push(other.encode());
+                local.push(other);
             }
             None => {}
         }

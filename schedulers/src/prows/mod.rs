@@ -1219,7 +1219,7 @@ impl Worker for ProwsWorker {
             }
             Some(other) => {
                 // `b` was taken; this is someone else's entry: put it back where it was.
-                local.owner().push(other.encode());
+                local.push(other);
             }
             None => {}
         }
