@@ -4,7 +4,8 @@
 //!   [`Scope`] and its async front-end [`AsyncForkJoin`] / [`Spawner`].
 //! * One module per runtime: [`serial`] (the serial elision, T_s), [`rayon`] (rayon's pool),
 //!   [`tokio`] (tokio's multi-thread runtime, every fork a heap task), [`abp`] (parsimonious
-//!   work stealing with futures on stackful fibers).
+//!   work stealing with futures on stackful fibers), [`prows`] (proactive work stealing: whole
+//!   deques suspend at a touch of an unfinished future).
 //! * Shared pieces: [`config`] (pool configuration), [`stats`] (counters), [`topology`]
 //!   (CPUs, NUMA nodes, pinning), and for the fiber runtimes [`stack`] (mmap'd stacks with a
 //!   guard page, per-worker pools), [`fiber`] (migratable stackful fibers) and [`deque`] (a
