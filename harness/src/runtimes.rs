@@ -126,6 +126,8 @@ macro_rules! with_closure_runtime {
         $crate::runtimes::dispatch!($name, $S => $body;
             "serial" => stealbench_schedulers::serial::Serial,
             "rayon" => stealbench_schedulers::rayon::RayonPool,
+            "abp" => stealbench_schedulers::abp::Abp,
+            "prows" => stealbench_schedulers::prows::Prows,
         )
     };
 }

@@ -5,16 +5,25 @@
 //! * One module per runtime: [`serial`] (the serial elision, T_s; both front-ends),
 //!   [`rayon`] (rayon's pool, [`rayon::RayonPool`]; closure front-end, futures built on rayon
 //!   scopes), [`tokio`] (tokio's multi-thread runtime, [`tokio::TokioPool`]; async front-end,
-//!   every fork a heap-allocated task).
+//!   every fork a heap-allocated task), [`abp`] (parsimonious work stealing with futures on
+//!   stackful fibers), [`prows`] (proactive work stealing: whole deques suspend at a touch of
+//!   an unfinished future).
 //! * Shared pieces: [`config`] (pool configuration), [`stats`] (counters), [`topology`]
-//!   (CPUs, NUMA nodes, pinning).
+//!   (CPUs, NUMA nodes, pinning), and for the fiber runtimes [`stack`] (mmap'd stacks with a
+//!   guard page, per-worker pools), [`fiber`] (migratable stackful fibers) and [`deque`] (a
+//!   Chase-Lev deque whose owner side needs no fence).
 //!
 //! The design, and how the runtimes still to come map onto it, is in `schedulers/README.md`.
 
+pub mod abp;
 pub mod api;
 pub mod config;
+pub mod deque;
+pub mod fiber;
+pub mod prows;
 pub mod rayon;
 pub mod serial;
+pub mod stack;
 pub mod stats;
 pub mod tokio;
 pub mod topology;

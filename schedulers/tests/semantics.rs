@@ -11,6 +11,8 @@ use std::any::Any;
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 use std::sync::Once;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use stealbench_schedulers::abp::Abp;
+use stealbench_schedulers::prows::Prows;
 use stealbench_schedulers::rayon::RayonPool;
 use stealbench_schedulers::serial::Serial;
 use stealbench_schedulers::tokio::TokioPool;
@@ -89,12 +91,23 @@ fn extra(stats: &Stats, name: &str) -> Option<u64> {
         .map(|(_, v)| *v)
 }
 
-/// After a reset: the same counters as before, every one zero (or unavailable).
+/// After a reset: the same counters and gauges as before, every counter zero (or
+/// unavailable); a gauge (a level such as stacks mapped) is not zeroed, and a high-water mark
+/// drops to at most its value before the reset.
 fn check_reset(before: &Stats, after: &Stats) {
     let names = |s: &Stats| s.named().into_iter().map(|(k, _)| k).collect::<Vec<_>>();
     assert_eq!(names(before), names(after));
-    for (k, v) in after.named() {
+    let counters = Stats {
+        gauges: Vec::new(),
+        ..after.clone()
+    };
+    for (k, v) in counters.named() {
         assert!(v.is_none() || v == Some(0), "{k} = {v:?} after reset_stats");
+    }
+    for ((k, b), (_, a)) in before.gauges.iter().zip(&after.gauges) {
+        if k.ends_with("high_water") {
+            assert!(a <= b, "{k}: {a} after reset, {b} before");
+        }
     }
     if let (Some(s), Some(a)) = (before.steals, before.steal_attempts) {
         assert!(s <= a, "{s} steals out of {a} attempts");
@@ -931,6 +944,10 @@ macro_rules! async_suite {
 closure_suite!(serial_closures, Serial, 1);
 closure_suite!(rayon_p1, RayonPool, 1);
 closure_suite!(rayon_p2, RayonPool, 2);
+closure_suite!(abp_p1, Abp, 1);
+closure_suite!(abp_p2, Abp, 2);
+closure_suite!(prows_p1, Prows, 1);
+closure_suite!(prows_p2, Prows, 2);
 async_suite!(serial_async, Serial, 1);
 async_suite!(tokio_p1, TokioPool, 1);
 async_suite!(tokio_p2, TokioPool, 2);

@@ -1,6 +1,8 @@
 //! Every workload variant on every runtime and front-end it supports, at `Size::Test`, with its
 //! answer checked: the same code paths the harness times, on small inputs.
 
+use stealbench_schedulers::abp::Abp;
+use stealbench_schedulers::prows::Prows;
 use stealbench_schedulers::rayon::RayonPool;
 use stealbench_schedulers::serial::Serial;
 use stealbench_schedulers::tokio::TokioPool;
@@ -93,5 +95,21 @@ fn tokio_one_and_two_workers() {
     for p in [1, 2] {
         let pool = TokioPool::start(&PoolConfig::with_workers(p)).unwrap();
         assert_eq!(async_front_end(&pool), variants(true).1);
+    }
+}
+
+#[test]
+fn abp_one_and_two_workers() {
+    for p in [1, 2] {
+        let pool = Abp::start(&PoolConfig::with_workers(p)).unwrap();
+        assert_eq!(closure_front_end(&pool), variants(true).0);
+    }
+}
+
+#[test]
+fn prows_one_and_two_workers() {
+    for p in [1, 2] {
+        let pool = Prows::start(&PoolConfig::with_workers(p)).unwrap();
+        assert_eq!(closure_front_end(&pool), variants(true).0);
     }
 }

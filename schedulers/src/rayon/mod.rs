@@ -331,6 +331,7 @@ impl Scheduler for RayonPool {
                 ("futures_created", self.counters.futures_created.sum()),
                 ("touch_waits", self.counters.touch_waits.sum()),
             ],
+            gauges: Vec::new(),
         }
     }
 

@@ -70,6 +70,7 @@ impl Scheduler for Serial {
             steals: Some(0),
             steal_attempts: Some(0),
             extra: Vec::new(),
+            gauges: Vec::new(),
         }
     }
 

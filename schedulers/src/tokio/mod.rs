@@ -232,6 +232,7 @@ impl Scheduler for TokioPool {
                 ("tasks_spawned", self.counters.tasks_spawned.sum()),
                 ("touch_waits", self.counters.touch_waits.sum()),
             ],
+            gauges: Vec::new(),
         }
     }
 

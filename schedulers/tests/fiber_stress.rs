@@ -1,0 +1,214 @@
+//! Randomized stress test of `abp` and `prows`: random fork-join-future DAGs (joins, scopes with spawns,
+//! single-touch futures, multi-touch futures touched by several tasks, futures touched by
+//! another task, chained futures) run on 2 workers and checked against the serial runtime;
+//! after every batch no fiber stack may remain in use.
+//!
+//! `ABP_STRESS_RUNS=n` sets the number of DAGs per runtime (default 1,000); the `#[ignore]`d test runs 20,000.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+use stealbench_schedulers::abp::Abp;
+use stealbench_schedulers::prows::Prows;
+use stealbench_schedulers::serial::Serial;
+use stealbench_schedulers::*;
+
+fn splitmix(mut z: u64) -> u64 {
+    z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+fn mix(a: u64, b: u64) -> u64 {
+    splitmix(a ^ b.rotate_left(17))
+}
+
+fn leaf(seed: u64) -> u64 {
+    let mut x = seed;
+    for _ in 0..(seed % 64) {
+        x = splitmix(x);
+    }
+    x
+}
+
+/// One node of a random DAG; its shape and value depend on `seed` only.
+fn node<W: Worker>(w: &W, seed: u64, depth: u32) -> u64 {
+    let r = splitmix(seed);
+    if depth == 0 || r % 7 == 0 {
+        return leaf(seed);
+    }
+    let d = depth - 1;
+    let s = |i: u64| splitmix(seed.wrapping_add(i.wrapping_mul(0x1234_5678_9ABC_DEF1)));
+    match (r >> 8) % 6 {
+        0 => {
+            let (a, b) = w.join(|w| node(w, s(1), d), |w| node(w, s(2), d));
+            mix(a, b)
+        }
+        1 => {
+            let k = 1 + (r >> 16) as usize % 4;
+            let slots: Vec<AtomicU64> = (0..k).map(|_| AtomicU64::new(0)).collect();
+            let here = w.scope(|sc| {
+                for (i, slot) in slots.iter().enumerate() {
+                    let si = s(10 + i as u64);
+                    sc.spawn(w, move |_, w| slot.store(node(w, si, d), Ordering::Relaxed));
+                }
+                node(w, s(3), d)
+            });
+            slots
+                .iter()
+                .fold(here, |acc, x| mix(acc, x.load(Ordering::Relaxed)))
+        }
+        2 => w.scope(|sc| {
+            let x = sc.future(w, move |_, w| node(w, s(1), d));
+            let y = node(w, s(2), d);
+            mix(x.get(w), y)
+        }),
+        3 => {
+            // A multi-touch future touched by the creator, by k other tasks, and by a chained
+            // future; the tasks' contributions are combined commutatively.
+            let acc = AtomicU64::new(0);
+            let k = (r >> 16) % 3;
+            let (own, chained) = w.scope(|sc| {
+                let f = sc.shared_future(w, move |_, w| node(w, s(1), d));
+                for i in 0..k {
+                    let f = f.clone();
+                    let acc = &acc;
+                    sc.spawn(w, move |_, w| {
+                        let v = mix(*f.get(w), node(w, s(20 + i), d));
+                        acc.fetch_add(v, Ordering::Relaxed);
+                    });
+                }
+                let f2 = f.clone();
+                let g = sc.future(w, move |_, w| mix(*f2.get(w), node(w, s(3), d)));
+                let h = sc.future(w, move |_, w| g.get(w) ^ 0xABCD);
+                (*f.get(w), h.get(w))
+            });
+            mix(mix(own, chained), acc.load(Ordering::Relaxed))
+        }
+        4 => {
+            // A touch with ready work above it in the deque (a join's pending `b`), under an
+            // outer join whose `b` sits deeper: in `prows` the suspended deque keeps ready
+            // nodes, and the put may find its own deque non-empty (resumable, then muggable
+            // deques).
+            let (x, y) = w.join(
+                |w| {
+                    w.scope(|sc| {
+                        let f = sc.shared_future(w, move |_, w| node(w, s(1), d));
+                        let (a, b) = w.join(|w| *f.get(w), |w| node(w, s(2), d));
+                        mix(a, b)
+                    })
+                },
+                |w| node(w, s(3), d),
+            );
+            mix(x, y)
+        }
+        _ => {
+            // A single-touch future touched by another task than its creator.
+            let out = AtomicU64::new(0);
+            w.scope(|sc| {
+                let x = sc.future(w, move |_, w| node(w, s(1), d));
+                let out = &out;
+                sc.spawn(w, move |_, w| {
+                    let y = node(w, s(2), d);
+                    out.store(mix(x.get(w), y), Ordering::Relaxed)
+                });
+                node(w, s(4), d)
+            }) ^ out.load(Ordering::Relaxed)
+        }
+    }
+}
+
+/// The fiber runtimes' stack accounting.
+trait Stacks: ForkJoin {
+    fn stacks_in_use(&self) -> usize;
+}
+
+impl Stacks for Abp {
+    fn stacks_in_use(&self) -> usize {
+        Abp::stacks_in_use(self)
+    }
+}
+
+impl Stacks for Prows {
+    fn stacks_in_use(&self) -> usize {
+        Prows::stacks_in_use(self)
+    }
+}
+
+fn wait_stacks_free<S: Stacks>(p: &S) {
+    let t = Instant::now();
+    while p.stacks_in_use() != 0 {
+        assert!(
+            t.elapsed() < Duration::from_secs(5),
+            "{} fiber stacks leaked",
+            p.stacks_in_use()
+        );
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
+const PROWS_EXTRA: [&str; 5] = [
+    "deque_suspensions",
+    "deque_resumptions",
+    "muggings",
+    "rebalances",
+    "deques_created",
+];
+
+fn stress<S: Stacks>(runs: u64) {
+    let serial = Serial::start(&PoolConfig::with_workers(1)).unwrap();
+    let pool = S::start(&PoolConfig::with_workers(2)).unwrap();
+    let mut suspended = 0;
+    let mut totals = [0u64; PROWS_EXTRA.len()];
+    for i in 0..runs {
+        let seed = splitmix(i ^ 0x5EED);
+        let depth = 4 + (seed % 6) as u32;
+        let want = serial.run(|w| node(w, seed, depth));
+        let got = pool.run(|w| node(w, seed, depth));
+        assert_eq!(got, want, "DAG {i} (seed {seed:#x}, depth {depth})");
+        if i % 100 == 99 || i + 1 == runs {
+            wait_stacks_free(&pool);
+            let s = pool.stats();
+            let get = |n: &str| s.extra.iter().find(|(k, _)| *k == n).unwrap().1;
+            assert_eq!(get("suspensions"), get("resumptions"), "{s:?}");
+            if S::NAME == "prows" {
+                // Every suspended deque was made resumable by its future's put.
+                assert_eq!(get("deque_suspensions"), get("deques_resumable"), "{s:?}");
+                totals
+                    .iter_mut()
+                    .zip(PROWS_EXTRA)
+                    .for_each(|(t, n)| *t += get(n));
+            }
+            suspended += get("suspensions");
+            pool.reset_stats();
+        }
+    }
+    eprintln!("{}: {runs} DAGs, {suspended} suspensions", S::NAME);
+    if S::NAME == "prows" {
+        eprintln!("prows: {PROWS_EXTRA:?} = {totals:?}");
+    }
+}
+
+fn runs() -> u64 {
+    std::env::var("ABP_STRESS_RUNS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1_000)
+}
+
+#[test]
+fn abp_random_dags_match_serial() {
+    stress::<Abp>(runs());
+}
+
+#[test]
+fn prows_random_dags_match_serial() {
+    stress::<Prows>(runs());
+}
+
+#[test]
+#[ignore = "long: 20,000 random DAGs per runtime"]
+fn random_dags_match_serial_long() {
+    stress::<Abp>(20_000);
+    stress::<Prows>(20_000);
+}
