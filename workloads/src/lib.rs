@@ -12,6 +12,7 @@ use stealbench_schedulers::{AsyncForkJoin, ForkJoin};
 pub mod fib;
 pub mod mm;
 pub mod rng;
+pub mod smm;
 pub mod sort;
 
 /// How a workload expresses its parallelism (the papers' suffixes).
@@ -229,6 +230,10 @@ macro_rules! with_workload {
                 type $W = $crate::sort::Sort;
                 Some($body)
             }
+            "smm" => {
+                type $W = $crate::smm::Smm;
+                Some($body)
+            }
             _ => None,
         }
     }};
@@ -236,7 +241,7 @@ macro_rules! with_workload {
 
 /// Every workload, in listing order.
 pub fn all() -> Vec<WorkloadInfo> {
-    ["fib", "mm", "sort"]
+    ["fib", "mm", "sort", "smm"]
         .iter()
         .map(|n| with_workload!(*n, W => WorkloadInfo::of::<W>()).expect("listed workload"))
         .collect()
