@@ -9,6 +9,7 @@ use std::fmt;
 use std::str::FromStr;
 use stealbench_schedulers::{AsyncForkJoin, ForkJoin};
 
+pub mod bst;
 pub mod fib;
 pub mod mm;
 pub mod rng;
@@ -234,6 +235,10 @@ macro_rules! with_workload {
                 type $W = $crate::smm::Smm;
                 Some($body)
             }
+            "bst" => {
+                type $W = $crate::bst::Bst;
+                Some($body)
+            }
             _ => None,
         }
     }};
@@ -241,7 +246,7 @@ macro_rules! with_workload {
 
 /// Every workload, in listing order.
 pub fn all() -> Vec<WorkloadInfo> {
-    ["fib", "mm", "sort", "smm"]
+    ["fib", "mm", "sort", "smm", "bst"]
         .iter()
         .map(|n| with_workload!(*n, W => WorkloadInfo::of::<W>()).expect("listed workload"))
         .collect()
