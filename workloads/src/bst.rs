@@ -12,11 +12,14 @@
 //! * `gf`: the pipelined version. `split` does one step and returns at once: the half that
 //!   keeps the current node is that node with one child being a *future* (the rest of the
 //!   split), the other half is that future itself. The two merges start while the split is
-//!   still descending and touch the futures they meet; a merge touching a split made by its
-//!   parent (not by itself or its descendants) makes these general futures, each touched by
-//!   up to three tasks (the two halves' consumers and the node's later split or materialise).
-//!   The merges are spawned tasks that write their result under `t1`'s root; the scope's end
-//!   waits for them.
+//!   still descending and touch the futures they meet. A split future is touched once per
+//!   half, by whichever task consumes that half: a merge below, or the next split or
+//!   materialisation reaching the node holding it. Those are often neither the future's
+//!   creator nor its descendants (the spawned left merge touches its parent's split; a split
+//!   task touches the futures of the split it follows), so these are general futures. Of the
+//!   two merges the
+//!   left one is spawned, the right one called; each writes its result under `t1`'s root, and
+//!   the scope's end waits for all of them.
 //!
 //! Both variants are parallel only in the top [`PAR_DEPTH`] (5) levels of the merge recursion,
 //! as the paper's artifact ("we had to limit the parallel recursion depth (to depth 5)");
@@ -760,7 +763,7 @@ const INPUT_SEED: u64 = 0x6273_745e_ed00_0001;
 fn sizes(size: Size) -> (usize, usize) {
     match size {
         Size::Paper => (8_000_000, 4_000_000),
-        Size::Small => (4_000_000, 2_000_000),
+        Size::Small => (3_000_000, 1_500_000),
         Size::Quick => (800_000, 400_000),
         Size::Test => (3_000, 1_500),
     }
@@ -776,7 +779,9 @@ mod tests {
     }
 
     fn links(a: &Arena) -> Vec<(u32, u32)> {
-        (0..a.len() as u32).map(|i| (a.left(i), a.right(i))).collect()
+        (0..a.len() as u32)
+            .map(|i| (a.left(i), a.right(i)))
+            .collect()
     }
 
     #[test]
@@ -825,8 +830,12 @@ mod tests {
             BstInput::random(0, 0, 6),
             // Equal keys everywhere: ties broken by the tiebreak.
             BstInput::from_keys(
-                &(0..200u32).map(|i| (7u64 << 32) | u64::from(tie(i))).collect::<Vec<_>>(),
-                &(200..300u32).map(|i| (7u64 << 32) | u64::from(tie(i))).collect::<Vec<_>>(),
+                &(0..200u32)
+                    .map(|i| (7u64 << 32) | u64::from(tie(i)))
+                    .collect::<Vec<_>>(),
+                &(200..300u32)
+                    .map(|i| (7u64 << 32) | u64::from(tie(i)))
+                    .collect::<Vec<_>>(),
             ),
         ];
         for input in &cases {
@@ -871,7 +880,11 @@ mod tests {
         let (l, r) = (b.left(n), b.right(n));
         b.set_left(n, r);
         b.set_right(n, l);
-        assert!(Bst::check(&input, &b, &root).unwrap_err().contains("search tree"));
+        assert!(
+            Bst::check(&input, &b, &root)
+                .unwrap_err()
+                .contains("search tree")
+        );
         // A cycle.
         let b = a.clone();
         let leaf = (0..b.len() as u32)
@@ -882,9 +895,17 @@ mod tests {
         // A link outside the arena.
         let b = a.clone();
         b.set_right(leaf, b.len() as u32);
-        assert!(Bst::check(&input, &b, &root).unwrap_err().contains("outside"));
+        assert!(
+            Bst::check(&input, &b, &root)
+                .unwrap_err()
+                .contains("outside")
+        );
         // The right number of nodes but other keys (another seed's reference).
         let other = BstInput::random(3000, 1500, 99);
-        assert!(Bst::check(&other, &a, &root).unwrap_err().contains("expected"));
+        assert!(
+            Bst::check(&other, &a, &root)
+                .unwrap_err()
+                .contains("expected")
+        );
     }
 }

@@ -324,7 +324,8 @@ pub fn fj<W: Worker>(w: &W, a: &[Block], b: &[Block]) -> Vec<Block> {
         return leaf(a, b);
     }
     let s = sums(a, b);
-    let [p1, p2, p3, p4, p5, p6, p7] = products(quarters(a), quarters(b), s.each_ref().map(|v| &v[..]));
+    let [p1, p2, p3, p4, p5, p6, p7] =
+        products(quarters(a), quarters(b), s.each_ref().map(|v| &v[..]));
     let mut m: [Vec<Block>; 7] = Default::default();
     {
         let [m1, m2, m3, m4, m5, m6, m7] = &mut m;
@@ -348,7 +349,8 @@ pub fn sf<W: Worker>(w: &W, a: &[Block], b: &[Block]) -> Vec<Block> {
         return leaf(a, b);
     }
     let s = sums(a, b);
-    let [p1, p2, p3, p4, p5, p6, p7] = products(quarters(a), quarters(b), s.each_ref().map(|v| &v[..]));
+    let [p1, p2, p3, p4, p5, p6, p7] =
+        products(quarters(a), quarters(b), s.each_ref().map(|v| &v[..]));
     w.scope(|sc| {
         let f1 = sc.future(w, move |_, w| sf(w, p1.0, p1.1));
         let f2 = sc.future(w, move |_, w| sf(w, p2.0, p2.1));
@@ -492,7 +494,13 @@ pub fn sf_async<'s, S: Spawner<'s>>(
         let f6 = s.spawn(sf_async(s.clone(), p6.0, p6.1));
         let m7 = sf_async(s.clone(), p7.0, p7.1).await;
         let m = [
-            f1.await, f2.await, f3.await, f4.await, f5.await, f6.await, m7,
+            f1.await,
+            f2.await,
+            f3.await,
+            f4.await,
+            f5.await,
+            f6.await,
+            m7,
         ];
         combine(m.each_ref().map(|v| &v[..]))
     })
@@ -598,7 +606,12 @@ impl Workload for Smm {
 
     fn prepare(_input: &SmmInput) {}
 
-    fn run<S: ForkJoin>(pool: &S, variant: Variant, input: &SmmInput, _work: &mut ()) -> Vec<Block> {
+    fn run<S: ForkJoin>(
+        pool: &S,
+        variant: Variant,
+        input: &SmmInput,
+        _work: &mut (),
+    ) -> Vec<Block> {
         let (a, b) = (&input.a[..], &input.b[..]);
         match variant {
             Variant::Fj => pool.run(|w| fj(w, a, b)),
@@ -658,11 +671,7 @@ mod tests {
     #[test]
     fn kernel_and_dc_match_naive() {
         let input = SmmInput::random(64, 3);
-        let want = naive(
-            64,
-            &to_row_major(64, &input.a),
-            &to_row_major(64, &input.b),
-        );
+        let want = naive(64, &to_row_major(64, &input.a), &to_row_major(64, &input.b));
         assert_eq!(to_row_major(64, &leaf(&input.a, &input.b)), want);
         let mut c = Block::ZERO;
         kernel(&mut c, &input.a[0], &input.b[0]);
@@ -689,7 +698,11 @@ mod tests {
         for n in [64, 128, 256] {
             let input = SmmInput::random(n, 11);
             let want = naive(n, &to_row_major(n, &input.a), &to_row_major(n, &input.b));
-            assert_eq!(to_row_major(n, &serial(&input.a, &input.b)), want, "serial n={n}");
+            assert_eq!(
+                to_row_major(n, &serial(&input.a, &input.b)),
+                want,
+                "serial n={n}"
+            );
             for &v in Smm::VARIANTS {
                 let c = Smm::run(&pool, v, &input, &mut ());
                 assert_eq!(to_row_major(n, &c), want, "{v} n={n}");
@@ -748,7 +761,10 @@ mod tests {
         assert!(Smm::check(&input, &(), &vec![Block::ZERO; c.len()]).is_err());
         assert!(Smm::check(&input, &(), &c[1..].to_vec()).is_err());
         let mut swapped = c.clone();
-        assert_ne!(swapped[0].0[0], swapped[0].0[1], "the seeded input makes these differ");
+        assert_ne!(
+            swapped[0].0[0], swapped[0].0[1],
+            "the seeded input makes these differ"
+        );
         swapped[0].0.swap(0, 1);
         assert!(Smm::check(&input, &(), &swapped).is_err());
     }
