@@ -17,9 +17,10 @@
 //!   materialisation reaching the node holding it. Those are often neither the future's
 //!   creator nor its descendants (the spawned left merge touches its parent's split; a split
 //!   task touches the futures of the split it follows), so these are general futures. Of the
-//!   two merges the
-//!   left one is spawned, the right one called; each writes its result under `t1`'s root, and
-//!   the scope's end waits for all of them.
+//!   two merges the left one is spawned, the right one called; each writes its result under
+//!   `t1`'s root, and the scope's end waits for all of them. Because these touches come from
+//!   outside the future's subtree, rayon (whose touch helps instead of suspending) can hang on
+//!   `gf` with P >= 2; the test suite skips (rayon, gf).
 //!
 //! Both variants are parallel only in the top [`PAR_DEPTH`] (5) levels of the merge recursion,
 //! as the paper's artifact ("we had to limit the parallel recursion depth (to depth 5)");
@@ -763,8 +764,8 @@ const INPUT_SEED: u64 = 0x6273_745e_ed00_0001;
 fn sizes(size: Size) -> (usize, usize) {
     match size {
         Size::Paper => (8_000_000, 4_000_000),
-        Size::Small => (3_000_000, 1_500_000),
-        Size::Quick => (800_000, 400_000),
+        Size::Small => (5_000_000, 2_500_000),
+        Size::Quick => (2_000_000, 1_000_000),
         Size::Test => (3_000, 1_500),
     }
 }
