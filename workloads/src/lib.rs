@@ -9,12 +9,14 @@ use std::fmt;
 use std::str::FromStr;
 use stealbench_schedulers::{AsyncForkJoin, ForkJoin};
 
+pub mod bst;
 pub mod ferret;
 pub mod fib;
 pub mod hw;
 pub mod lcs;
 pub mod mm;
 pub mod rng;
+pub mod smm;
 pub mod sort;
 pub mod sw;
 pub mod wavefront;
@@ -230,6 +232,10 @@ macro_rules! with_workload {
                 type $W = $crate::mm::Mm;
                 Some($body)
             }
+            "smm" => {
+                type $W = $crate::smm::Smm;
+                Some($body)
+            }
             "sort" => {
                 type $W = $crate::sort::Sort;
                 Some($body)
@@ -246,6 +252,10 @@ macro_rules! with_workload {
                 type $W = $crate::sw::Sw;
                 Some($body)
             }
+            "bst" => {
+                type $W = $crate::bst::Bst;
+                Some($body)
+            }
             "ferret" => {
                 type $W = $crate::ferret::Ferret;
                 Some($body)
@@ -257,7 +267,7 @@ macro_rules! with_workload {
 
 /// Every workload, in listing order.
 pub fn all() -> Vec<WorkloadInfo> {
-    ["fib", "mm", "sort", "hw", "lcs", "sw", "ferret"]
+    ["fib", "mm", "smm", "sort", "hw", "lcs", "sw", "bst", "ferret"]
         .iter()
         .map(|n| with_workload!(*n, W => WorkloadInfo::of::<W>()).expect("listed workload"))
         .collect()

@@ -1,0 +1,777 @@
+//! `smm`: Strassen matrix multiplication C = A·B (ProWS Figure 2, after Cilk's `strassen`).
+//!
+//! # Algorithm
+//!
+//! Winograd's form of Strassen's algorithm, as Cilk's `OptimizedStrassenMultiply`: with the
+//! quadrants `A11 A12 / A21 A22` (and likewise for B), a call of side `m > 64` computes the
+//! eight sums
+//!
+//! ```text
+//! S1 = A21 + A22   S2 = S1 − A11   S3 = A11 − A21   S4 = A12 − S2
+//! S5 = B12 − B11   S6 = B22 − S5   S7 = B22 − B12   S8 = S6 − B21
+//! ```
+//!
+//! then the seven products, in parallel,
+//!
+//! ```text
+//! M1 = A11·B11  M2 = A12·B21  M3 = S1·S5  M4 = S2·S6  M5 = S3·S7  M6 = S4·B22  M7 = A22·S8
+//! ```
+//!
+//! and finally `C11 = M1 + M2`, `C12 = M1 + M4 + M3 + M6`, `C21 = M1 + M4 + M5 − M7`,
+//! `C22 = M1 + M4 + M5 + M3` (one fused pass). A side of at most 64 ([`CUTOFF`]) is multiplied
+//! by a serial divide-and-conquer multiply ([`dc`]: eight quadrant products in two phases,
+//! `C += A·B`) down to 16 × 16 blocks multiplied by [`kernel`], as Cilk's
+//! `MultiplyByDivideAndConquer` and `FastAdditiveNaiveMatrixMultiply`. The sums and the
+//! products of every level are allocated by the call that needs them, inside the timed region,
+//! as the paper's code allocates them per level.
+//!
+//! Variants differ only in how the seven products run: `fj` spawns six in a scope and calls the
+//! seventh (the scope's end is the sync); `sf` makes six of them futures, computes the seventh
+//! itself, and the final additions touch the six futures. Each product *returns* its matrix
+//! (an owned `Vec`), so no two tasks ever write the same memory.
+//!
+//! # Layout
+//!
+//! As in `mm`: a matrix is a `Vec` of 16 × 16 [`Block`]s in Z-order, so every quadrant at every
+//! level is a contiguous quarter of the block slice. The side is `n = 64·2^k`.
+//!
+//! # Sharing on the async front-end
+//!
+//! A task spawned on the async front-end may only borrow what outlives the whole
+//! [`AsyncForkJoin::run_async`] scope: the input matrices, not the sums a parent allocated. So
+//! there an operand is an [`Operand`]: a borrowed part of the input or a part of a sum shared
+//! through an `Arc` (a reference count per operand, nothing copied). The closure front-end
+//! borrows the sums directly (its scopes wait for their tasks).
+//!
+//! # Exactness and check
+//!
+//! Entries of A and B are integers in `0..8` stored as `f64`. Every value the algorithm
+//! computes is an integer: a call of depth `d` (side `n/2^d`) gets operands of absolute value
+//! at most `7·4^d` (each level's sums have at most four terms: `S4 = A12 − A21 − A22 + A11`),
+//! so a product made at depth `d + 1` is at most `(n/2^(d+1))·(7·4^(d+1))² = 49·n·8^(d+1)`, and
+//! the final additions (at most four products) and the partial sums of [`dc`] stay below four
+//! times the deepest product: `4·49·n·(n/64)³ = 196·n⁴/2^18`. For `n = 4096` that is below
+//! `2^38`; up to `n = 2^15` ([`MAX_SIDE`]) below `2^53`, so every `f64` operation is exact and
+//! C has exactly one correct value, checked by Freivalds' algorithm ([`freivalds`]).
+
+use crate::mm::block_position;
+use crate::rng::SplitMix64;
+use crate::{Size, Variant, Workload, quarters};
+use std::sync::Arc;
+use stealbench_schedulers::{
+    AsyncForkJoin, BoxFuture, ForkJoin, FutureHandle, Scope, Spawner, Worker, join_async,
+};
+
+/// The workload marker type.
+#[derive(Debug)]
+pub struct Smm;
+
+/// The side of a base-case block (Cilk's `SizeAtWhichNaiveAlgorithmIsMoreEfficient`).
+pub const B: usize = 16;
+
+/// Sides up to this are multiplied by [`dc`] instead of another Strassen level (Cilk's
+/// `SizeAtWhichDivideAndConquerIsMoreEfficient`).
+pub const CUTOFF: usize = 64;
+
+/// The largest side for which every intermediate value is exact (see the module docs).
+pub const MAX_SIDE: usize = 1 << 15;
+
+/// Elements of a matrix entry: uniform in `0..VALUES`.
+pub const VALUES: u64 = 8;
+
+/// Blocks of a `CUTOFF × CUTOFF` matrix.
+const CUTOFF_BLOCKS: usize = (CUTOFF / B) * (CUTOFF / B);
+
+/// A 16 × 16 block of a matrix, row-major; aligned to a cache line.
+#[derive(Debug, Clone, PartialEq)]
+#[repr(C, align(64))]
+pub struct Block(pub [f64; B * B]);
+
+impl Block {
+    /// The all-zero block.
+    pub const ZERO: Block = Block([0.0; B * B]);
+}
+
+/// The input: `n` and the two factors in blocked Z-order.
+#[derive(Debug, Clone)]
+pub struct SmmInput {
+    /// The matrix side, `64·2^k`.
+    pub n: usize,
+    /// A, `(n/16)²` blocks in Z-order.
+    pub a: Vec<Block>,
+    /// B, `(n/16)²` blocks in Z-order.
+    pub b: Vec<Block>,
+}
+
+impl SmmInput {
+    /// Random A and B of side `n` (entries uniform in `0..VALUES`), from `seed`.
+    ///
+    /// # Panics
+    /// If `n` is not `64·2^k` or exceeds [`MAX_SIDE`].
+    pub fn random(n: usize, seed: u64) -> Self {
+        let blocks = block_count(n);
+        let mut rng = SplitMix64::new(seed);
+        let mut matrix = || -> Vec<Block> {
+            (0..blocks)
+                .map(|_| {
+                    let mut blk = Block::ZERO;
+                    for x in blk.0.iter_mut() {
+                        *x = rng.below(VALUES) as f64;
+                    }
+                    blk
+                })
+                .collect()
+        };
+        let a = matrix();
+        let b = matrix();
+        SmmInput { n, a, b }
+    }
+
+    /// The input of given row-major factors.
+    ///
+    /// # Panics
+    /// If `n` is not `64·2^k` or a slice is not `n²` long.
+    pub fn from_row_major(n: usize, a: &[f64], b: &[f64]) -> Self {
+        SmmInput {
+            n,
+            a: from_row_major(n, a),
+            b: from_row_major(n, b),
+        }
+    }
+}
+
+/// The number of 16 × 16 blocks of an `n × n` matrix.
+///
+/// # Panics
+/// If `n` is not `64·2^k` or exceeds [`MAX_SIDE`].
+pub fn block_count(n: usize) -> usize {
+    assert!(
+        (CUTOFF..=MAX_SIDE).contains(&n) && n % CUTOFF == 0 && (n / CUTOFF).is_power_of_two(),
+        "smm needs n = 64·2^k <= {MAX_SIDE}, not {n}"
+    );
+    (n / B) * (n / B)
+}
+
+/// Converts a row-major `n × n` matrix to blocked Z-order.
+///
+/// # Panics
+/// If `n` is not `64·2^k` or `m.len() != n²`.
+pub fn from_row_major(n: usize, m: &[f64]) -> Vec<Block> {
+    assert_eq!(m.len(), n * n, "matrix of side {n} must have n² elements");
+    (0..block_count(n))
+        .map(|t| {
+            let (bi, bj) = block_position(t);
+            let mut blk = Block::ZERO;
+            for (r, row) in blk.0.chunks_exact_mut(B).enumerate() {
+                let start = (bi * B + r) * n + bj * B;
+                row.copy_from_slice(&m[start..start + B]);
+            }
+            blk
+        })
+        .collect()
+}
+
+/// Converts a matrix in blocked Z-order to row-major.
+///
+/// # Panics
+/// If `blocks.len()` is not `(n/16)²`.
+pub fn to_row_major(n: usize, blocks: &[Block]) -> Vec<f64> {
+    assert_eq!(blocks.len(), block_count(n), "wrong number of blocks");
+    let mut m = vec![0.0; n * n];
+    for (t, blk) in blocks.iter().enumerate() {
+        let (bi, bj) = block_position(t);
+        for (r, row) in blk.0.chunks_exact(B).enumerate() {
+            let start = (bi * B + r) * n + bj * B;
+            m[start..start + B].copy_from_slice(row);
+        }
+    }
+    m
+}
+
+/// The kernel: `c += a·b` on 16 × 16 blocks, i-k-j order, slice iterators (no bounds checks;
+/// the inner loop is vectorised).
+#[inline]
+pub fn kernel(c: &mut Block, a: &Block, b: &Block) {
+    for (c_row, a_row) in c.0.chunks_exact_mut(B).zip(a.0.chunks_exact(B)) {
+        for (&a_ik, b_row) in a_row.iter().zip(b.0.chunks_exact(B)) {
+            for (c_ij, &b_kj) in c_row.iter_mut().zip(b_row) {
+                *c_ij += a_ik * b_kj;
+            }
+        }
+    }
+}
+
+/// The four quarters of a mutable slice (the Z-order quadrants).
+fn quarters_mut<T>(x: &mut [T]) -> [&mut [T]; 4] {
+    let q = x.len() / 4;
+    let (x0, rest) = x.split_at_mut(q);
+    let (x1, rest) = rest.split_at_mut(q);
+    let (x2, x3) = rest.split_at_mut(q);
+    [x0, x1, x2, x3]
+}
+
+/// The serial divide-and-conquer multiply `c += a·b` below the cutoff: the eight quadrant
+/// products in two phases, down to one block.
+pub fn dc(c: &mut [Block], a: &[Block], b: &[Block]) {
+    debug_assert!(c.len() == a.len() && c.len() == b.len() && c.len().is_power_of_two());
+    if c.len() == 1 {
+        kernel(&mut c[0], &a[0], &b[0]);
+        return;
+    }
+    let [c00, c01, c10, c11] = quarters_mut(c);
+    let [a00, a01, a10, a11] = quarters(a);
+    let [b00, b01, b10, b11] = quarters(b);
+    dc(c00, a00, b00);
+    dc(c01, a00, b01);
+    dc(c10, a10, b00);
+    dc(c11, a10, b01);
+    dc(c00, a01, b10);
+    dc(c01, a01, b11);
+    dc(c10, a11, b10);
+    dc(c11, a11, b11);
+}
+
+/// A product at or below the cutoff: a fresh zero matrix, then [`dc`].
+fn leaf(a: &[Block], b: &[Block]) -> Vec<Block> {
+    let mut c = vec![Block::ZERO; a.len()];
+    dc(&mut c, a, b);
+    c
+}
+
+/// The eight sums `S1..S8` of Winograd's form (module docs), in one pass over the blocks.
+fn sums(a: &[Block], b: &[Block]) -> [Vec<Block>; 8] {
+    let [a11, a12, a21, a22] = quarters(a);
+    let [b11, b12, b21, b22] = quarters(b);
+    let q = a11.len();
+    let mut s: [Vec<Block>; 8] = std::array::from_fn(|_| vec![Block::ZERO; q]);
+    let [s1, s2, s3, s4, s5, s6, s7, s8] = &mut s;
+    for t in 0..q {
+        let (a11, a12, a21, a22) = (&a11[t].0, &a12[t].0, &a21[t].0, &a22[t].0);
+        let (b11, b12, b21, b22) = (&b11[t].0, &b12[t].0, &b21[t].0, &b22[t].0);
+        let (s1, s2, s3, s4) = (&mut s1[t].0, &mut s2[t].0, &mut s3[t].0, &mut s4[t].0);
+        let (s5, s6, s7, s8) = (&mut s5[t].0, &mut s6[t].0, &mut s7[t].0, &mut s8[t].0);
+        for e in 0..B * B {
+            let x1 = a21[e] + a22[e];
+            let x2 = x1 - a11[e];
+            s1[e] = x1;
+            s2[e] = x2;
+            s3[e] = a11[e] - a21[e];
+            s4[e] = a12[e] - x2;
+            let y5 = b12[e] - b11[e];
+            let y6 = b22[e] - y5;
+            s5[e] = y5;
+            s6[e] = y6;
+            s7[e] = b22[e] - b12[e];
+            s8[e] = y6 - b21[e];
+        }
+    }
+    s
+}
+
+/// The operands of the seven products, from the quadrants of A and B and the eight sums:
+/// `M1 = A11·B11, M2 = A12·B21, M3 = S1·S5, M4 = S2·S6, M5 = S3·S7, M6 = S4·B22, M7 = A22·S8`.
+/// Generic so that both front-ends share the table (slices, or [`Operand`]s).
+fn products<T: Clone>(a: [T; 4], b: [T; 4], s: [T; 8]) -> [(T, T); 7] {
+    let [a11, a12, _, a22] = a;
+    let [b11, _, b21, b22] = b;
+    let [s1, s2, s3, s4, s5, s6, s7, s8] = s;
+    [
+        (a11, b11),
+        (a12, b21),
+        (s1, s5),
+        (s2, s6),
+        (s3, s7),
+        (s4, b22),
+        (a22, s8),
+    ]
+}
+
+/// The final additions: C from the seven products, in one pass.
+fn combine(m: [&[Block]; 7]) -> Vec<Block> {
+    let q = m[0].len();
+    let mut c = vec![Block::ZERO; 4 * q];
+    let [c11, c12, c21, c22] = quarters_mut(&mut c);
+    for t in 0..q {
+        let [m1, m2, m3, m4, m5, m6, m7] = m.map(|x| &x[t].0);
+        let (c11, c12, c21, c22) = (&mut c11[t].0, &mut c12[t].0, &mut c21[t].0, &mut c22[t].0);
+        for e in 0..B * B {
+            let t1 = m1[e] + m4[e];
+            let t2 = t1 + m5[e];
+            c11[e] = m1[e] + m2[e];
+            c12[e] = t1 + m3[e] + m6[e];
+            c21[e] = t2 - m7[e];
+            c22[e] = t2 + m3[e];
+        }
+    }
+    c
+}
+
+/// The serial elision: Strassen with the seven products one after the other.
+pub fn serial(a: &[Block], b: &[Block]) -> Vec<Block> {
+    if a.len() <= CUTOFF_BLOCKS {
+        return leaf(a, b);
+    }
+    let s = sums(a, b);
+    let ps = products(quarters(a), quarters(b), s.each_ref().map(|v| &v[..]));
+    let m = ps.map(|(x, y)| serial(x, y));
+    combine(m.each_ref().map(|v| &v[..]))
+}
+
+/// Fork-join: six products spawned in a scope, the seventh called; the scope's end is the
+/// sync; then the final additions.
+pub fn fj<W: Worker>(w: &W, a: &[Block], b: &[Block]) -> Vec<Block> {
+    if a.len() <= CUTOFF_BLOCKS {
+        return leaf(a, b);
+    }
+    let s = sums(a, b);
+    let [p1, p2, p3, p4, p5, p6, p7] =
+        products(quarters(a), quarters(b), s.each_ref().map(|v| &v[..]));
+    let mut m: [Vec<Block>; 7] = Default::default();
+    {
+        let [m1, m2, m3, m4, m5, m6, m7] = &mut m;
+        w.scope(|sc| {
+            sc.spawn(w, move |_, w| *m1 = fj(w, p1.0, p1.1));
+            sc.spawn(w, move |_, w| *m2 = fj(w, p2.0, p2.1));
+            sc.spawn(w, move |_, w| *m3 = fj(w, p3.0, p3.1));
+            sc.spawn(w, move |_, w| *m4 = fj(w, p4.0, p4.1));
+            sc.spawn(w, move |_, w| *m5 = fj(w, p5.0, p5.1));
+            sc.spawn(w, move |_, w| *m6 = fj(w, p6.0, p6.1));
+            *m7 = fj(w, p7.0, p7.1);
+        });
+    }
+    combine(m.each_ref().map(|v| &v[..]))
+}
+
+/// Structured futures: six products are futures, the seventh is computed in place, and the
+/// final additions touch the six futures (each once).
+pub fn sf<W: Worker>(w: &W, a: &[Block], b: &[Block]) -> Vec<Block> {
+    if a.len() <= CUTOFF_BLOCKS {
+        return leaf(a, b);
+    }
+    let s = sums(a, b);
+    let [p1, p2, p3, p4, p5, p6, p7] =
+        products(quarters(a), quarters(b), s.each_ref().map(|v| &v[..]));
+    w.scope(|sc| {
+        let f1 = sc.future(w, move |_, w| sf(w, p1.0, p1.1));
+        let f2 = sc.future(w, move |_, w| sf(w, p2.0, p2.1));
+        let f3 = sc.future(w, move |_, w| sf(w, p3.0, p3.1));
+        let f4 = sc.future(w, move |_, w| sf(w, p4.0, p4.1));
+        let f5 = sc.future(w, move |_, w| sf(w, p5.0, p5.1));
+        let f6 = sc.future(w, move |_, w| sf(w, p6.0, p6.1));
+        let m7 = sf(w, p7.0, p7.1);
+        let m = [
+            f1.get(w),
+            f2.get(w),
+            f3.get(w),
+            f4.get(w),
+            f5.get(w),
+            f6.get(w),
+            m7,
+        ];
+        combine(m.each_ref().map(|v| &v[..]))
+    })
+}
+
+/// An operand on the async front-end: a part of an input matrix (borrowed for the whole
+/// `run_async` scope) or a part of a sum a parent task allocated (shared by reference count).
+#[derive(Debug, Clone)]
+pub enum Operand<'s> {
+    /// Blocks of A or B.
+    Input(&'s [Block]),
+    /// `len` blocks of a sum, from `start`.
+    Temp {
+        /// The whole sum matrix.
+        sum: Arc<Vec<Block>>,
+        /// The first block.
+        start: usize,
+        /// The number of blocks.
+        len: usize,
+    },
+}
+
+impl Operand<'_> {
+    /// The blocks of the operand.
+    pub fn blocks(&self) -> &[Block] {
+        match self {
+            Operand::Input(x) => x,
+            Operand::Temp { sum, start, len } => &sum[*start..*start + *len],
+        }
+    }
+
+    /// The four quadrants (Z-order quarters) as operands.
+    fn quarters(&self) -> [Self; 4] {
+        match self {
+            Operand::Input(x) => quarters(x).map(Operand::Input),
+            Operand::Temp { sum, start, len } => {
+                let q = len / 4;
+                std::array::from_fn(|i| Operand::Temp {
+                    sum: Arc::clone(sum),
+                    start: start + i * q,
+                    len: q,
+                })
+            }
+        }
+    }
+
+    /// A whole sum as an operand.
+    fn sum(v: Vec<Block>) -> Self {
+        let len = v.len();
+        Operand::Temp {
+            sum: Arc::new(v),
+            start: 0,
+            len,
+        }
+    }
+}
+
+/// The operands of the seven products of one async level, or `Err(product)` at the cutoff.
+#[allow(clippy::type_complexity)]
+fn async_step<'s>(
+    a: &Operand<'s>,
+    b: &Operand<'s>,
+) -> Result<[(Operand<'s>, Operand<'s>); 7], Vec<Block>> {
+    let (x, y) = (a.blocks(), b.blocks());
+    if x.len() <= CUTOFF_BLOCKS {
+        return Err(leaf(x, y));
+    }
+    let s = sums(x, y).map(Operand::sum);
+    Ok(products(a.quarters(), b.quarters(), s))
+}
+
+/// `join_async` of two boxed futures, itself boxed (so it can be an operand of another join).
+fn pair<'s, S: Spawner<'s>, T: Send + 's, U: Send + 's>(
+    s: S,
+    x: BoxFuture<'s, T>,
+    y: BoxFuture<'s, U>,
+) -> BoxFuture<'s, (T, U)> {
+    Box::pin(async move { join_async(&s, x, y).await })
+}
+
+/// Fork-join on the async front-end: the seven products under nested [`join_async`]s, which
+/// return after all seven; then the final additions.
+pub fn fj_async<'s, S: Spawner<'s>>(
+    s: S,
+    a: Operand<'s>,
+    b: Operand<'s>,
+) -> BoxFuture<'s, Vec<Block>> {
+    Box::pin(async move {
+        let [p1, p2, p3, p4, p5, p6, p7] = match async_step(&a, &b) {
+            Ok(p) => p,
+            Err(c) => return c,
+        };
+        let f = |p: (Operand<'s>, Operand<'s>)| fj_async(s.clone(), p.0, p.1);
+        let (((m1, m2), (m3, m4)), ((m5, m6), m7)) = pair(
+            s.clone(),
+            pair(
+                s.clone(),
+                pair(s.clone(), f(p1), f(p2)),
+                pair(s.clone(), f(p3), f(p4)),
+            ),
+            pair(s.clone(), pair(s.clone(), f(p5), f(p6)), f(p7)),
+        )
+        .await;
+        combine([&m1, &m2, &m3, &m4, &m5, &m6, &m7].map(|v| &v[..]))
+    })
+}
+
+/// Structured futures on the async front-end: six products spawned, the seventh awaited in
+/// place, then the six handles awaited (once each) by the final additions.
+pub fn sf_async<'s, S: Spawner<'s>>(
+    s: S,
+    a: Operand<'s>,
+    b: Operand<'s>,
+) -> BoxFuture<'s, Vec<Block>> {
+    Box::pin(async move {
+        let [p1, p2, p3, p4, p5, p6, p7] = match async_step(&a, &b) {
+            Ok(p) => p,
+            Err(c) => return c,
+        };
+        let f1 = s.spawn(sf_async(s.clone(), p1.0, p1.1));
+        let f2 = s.spawn(sf_async(s.clone(), p2.0, p2.1));
+        let f3 = s.spawn(sf_async(s.clone(), p3.0, p3.1));
+        let f4 = s.spawn(sf_async(s.clone(), p4.0, p4.1));
+        let f5 = s.spawn(sf_async(s.clone(), p5.0, p5.1));
+        let f6 = s.spawn(sf_async(s.clone(), p6.0, p6.1));
+        let m7 = sf_async(s.clone(), p7.0, p7.1).await;
+        let m = [
+            f1.await,
+            f2.await,
+            f3.await,
+            f4.await,
+            f5.await,
+            f6.await,
+            m7,
+        ];
+        combine(m.each_ref().map(|v| &v[..]))
+    })
+}
+
+/// The seeds of the input and of the check's vectors.
+const INPUT_SEED: u64 = 0x736d_6d5e_ed00_0001;
+const CHECK_SEED: u64 = 0x736d_6dc4_ec00_0002;
+
+/// `y += M·x` over one block `t` of a matrix in Z-order, in wrapping `u64` arithmetic, after
+/// checking that every element of the block is an integer in `0..=max`.
+fn block_mat_vec(
+    name: &str,
+    t: usize,
+    blk: &Block,
+    max: u64,
+    x: &[u64],
+    y: &mut [u64],
+) -> Result<(), String> {
+    let (bi, bj) = block_position(t);
+    let xs = &x[bj * B..(bj + 1) * B];
+    let ys = &mut y[bi * B..(bi + 1) * B];
+    for (r, (row, y_r)) in blk.0.chunks_exact(B).zip(ys).enumerate() {
+        let mut acc = 0u64;
+        for (col, (&v, &x_c)) in row.iter().zip(xs).enumerate() {
+            // `as` saturates and maps NaN to 0, so the round trip fails for NaN, for values
+            // out of range and for non-integers.
+            let u = v as u64;
+            if u > max || u as f64 != v {
+                return Err(format!(
+                    "{name}[{}][{}] = {v} is not an integer in 0..={max}",
+                    bi * B + r,
+                    bj * B + col
+                ));
+            }
+            acc = acc.wrapping_add(u.wrapping_mul(x_c));
+        }
+        *y_r = y_r.wrapping_add(acc);
+    }
+    Ok(())
+}
+
+/// Checks `C = A·B` by Freivalds' algorithm in `O(n²)`, exactly as `mm`'s check (see
+/// `mm::freivalds` for its strength): two seeded random vectors `x`, `A·(B·x)` against `C·x`
+/// in wrapping 64-bit integer arithmetic, after checking that every element of C is an integer
+/// in `0..=49n`.
+pub fn freivalds(n: usize, a: &[Block], b: &[Block], c: &[Block]) -> Result<(), String> {
+    let blocks = block_count(n);
+    if a.len() != blocks || b.len() != blocks || c.len() != blocks {
+        return Err(format!(
+            "expected {blocks} blocks per matrix, got A {}, B {}, C {}",
+            a.len(),
+            b.len(),
+            c.len()
+        ));
+    }
+    let max_ab = VALUES - 1;
+    let max_c = max_ab * max_ab * n as u64;
+    let mut rng = SplitMix64::new(CHECK_SEED);
+    for round in 0..2 {
+        let x: Vec<u64> = (0..n).map(|_| rng.next_u64()).collect();
+        let mut bx = vec![0u64; n];
+        for (t, blk) in b.iter().enumerate() {
+            block_mat_vec("B", t, blk, max_ab, &x, &mut bx)?;
+        }
+        let mut abx = vec![0u64; n];
+        for (t, blk) in a.iter().enumerate() {
+            block_mat_vec("A", t, blk, max_ab, &bx, &mut abx)?;
+        }
+        let mut cx = vec![0u64; n];
+        for (t, blk) in c.iter().enumerate() {
+            block_mat_vec("C", t, blk, max_c, &x, &mut cx)?;
+        }
+        if let Some(r) = (0..n).find(|&r| abx[r] != cx[r]) {
+            return Err(format!(
+                "row {r} of C is wrong: (C·x)[{r}] = {} but (A·(B·x))[{r}] = {} \
+                 (Freivalds, vector {round})",
+                cx[r], abx[r]
+            ));
+        }
+    }
+    Ok(())
+}
+
+impl Workload for Smm {
+    const NAME: &'static str = "smm";
+    const DESCRIPTION: &'static str =
+        "Strassen multiply (Winograd form), 7 products per level, D&C below 64, 16x16 base case";
+    const VARIANTS: &'static [Variant] = &[Variant::Fj, Variant::Sf];
+    const ASYNC_VARIANTS: &'static [Variant] = &[Variant::Fj, Variant::Sf];
+
+    type Input = SmmInput;
+    type Work = ();
+    type Answer = Vec<Block>;
+
+    fn params(size: Size) -> String {
+        format!("n={} cutoff={CUTOFF} b={B}", side(size))
+    }
+
+    fn input(size: Size) -> SmmInput {
+        SmmInput::random(side(size), INPUT_SEED)
+    }
+
+    fn prepare(_input: &SmmInput) {}
+
+    fn run<S: ForkJoin>(
+        pool: &S,
+        variant: Variant,
+        input: &SmmInput,
+        _work: &mut (),
+    ) -> Vec<Block> {
+        let (a, b) = (&input.a[..], &input.b[..]);
+        match variant {
+            Variant::Fj => pool.run(|w| fj(w, a, b)),
+            Variant::Sf => pool.run(|w| sf(w, a, b)),
+            v => panic!("smm has no {v} variant"),
+        }
+    }
+
+    fn run_async<S: AsyncForkJoin>(
+        pool: &S,
+        variant: Variant,
+        input: &SmmInput,
+        _work: &mut (),
+    ) -> Vec<Block> {
+        let (a, b) = (Operand::Input(&input.a[..]), Operand::Input(&input.b[..]));
+        match variant {
+            Variant::Fj => pool.run_async(|s| fj_async(s, a, b)),
+            Variant::Sf => pool.run_async(|s| sf_async(s, a, b)),
+            v => panic!("smm has no async {v} variant"),
+        }
+    }
+
+    fn check(input: &SmmInput, _work: &(), c: &Vec<Block>) -> Result<(), String> {
+        freivalds(input.n, &input.a, &input.b, c)
+    }
+}
+
+/// The matrix side of a size.
+fn side(size: Size) -> usize {
+    match size {
+        Size::Paper => 4096,
+        Size::Small => 2048,
+        Size::Quick => 1024,
+        Size::Test => 256,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use stealbench_schedulers::{PoolConfig, Scheduler, serial::Serial};
+
+    fn naive(n: usize, a: &[f64], b: &[f64]) -> Vec<f64> {
+        let mut c = vec![0.0; n * n];
+        for i in 0..n {
+            for j in 0..n {
+                c[i * n + j] = (0..n).map(|k| a[i * n + k] * b[k * n + j]).sum();
+            }
+        }
+        c
+    }
+
+    fn pool() -> Serial {
+        Serial::start(&PoolConfig::with_workers(1)).unwrap()
+    }
+
+    #[test]
+    fn kernel_and_dc_match_naive() {
+        let input = SmmInput::random(64, 3);
+        let want = naive(64, &to_row_major(64, &input.a), &to_row_major(64, &input.b));
+        assert_eq!(to_row_major(64, &leaf(&input.a, &input.b)), want);
+        let mut c = Block::ZERO;
+        kernel(&mut c, &input.a[0], &input.b[0]);
+        let a0: Vec<f64> = input.a[0].0.to_vec();
+        let b0: Vec<f64> = input.b[0].0.to_vec();
+        // A 16 × 16 product through the 64 × 64 naive product of zero-padded matrices.
+        let pad = |m: &[f64]| {
+            let mut p = vec![0.0; 64 * 64];
+            for r in 0..B {
+                p[r * 64..r * 64 + B].copy_from_slice(&m[r * B..(r + 1) * B]);
+            }
+            p
+        };
+        let full = naive(64, &pad(&a0), &pad(&b0));
+        for r in 0..B {
+            assert_eq!(&c.0[r * B..(r + 1) * B], &full[r * 64..r * 64 + B]);
+        }
+    }
+
+    #[test]
+    fn every_variant_matches_naive_on_serial() {
+        let pool = pool();
+        // 64: the leaf only; 128, 256: one and two Strassen levels.
+        for n in [64, 128, 256] {
+            let input = SmmInput::random(n, 11);
+            let want = naive(n, &to_row_major(n, &input.a), &to_row_major(n, &input.b));
+            assert_eq!(
+                to_row_major(n, &serial(&input.a, &input.b)),
+                want,
+                "serial n={n}"
+            );
+            for &v in Smm::VARIANTS {
+                let c = Smm::run(&pool, v, &input, &mut ());
+                assert_eq!(to_row_major(n, &c), want, "{v} n={n}");
+                Smm::check(&input, &(), &c).unwrap();
+            }
+            for &v in Smm::ASYNC_VARIANTS {
+                let c = Smm::run_async(&pool, v, &input, &mut ());
+                assert_eq!(to_row_major(n, &c), want, "async {v} n={n}");
+                Smm::check(&input, &(), &c).unwrap();
+            }
+        }
+    }
+
+    #[test]
+    fn extreme_entries_stay_exact() {
+        // All entries 7 (the largest): every C entry is 49n; the sums reach their bounds.
+        let n = 512;
+        let sevens = vec![7.0; n * n];
+        let input = SmmInput::from_row_major(n, &sevens, &sevens);
+        let c = serial(&input.a, &input.b);
+        assert!(to_row_major(n, &c).iter().all(|&x| x == 49.0 * n as f64));
+        Smm::check(&input, &(), &c).unwrap();
+    }
+
+    #[test]
+    fn every_variant_checks_at_test_size() {
+        let pool = pool();
+        let input = Smm::input(Size::Test);
+        assert_eq!(Smm::params(Size::Test), "n=256 cutoff=64 b=16");
+        for &v in Smm::VARIANTS {
+            let c = Smm::run(&pool, v, &input, &mut ());
+            Smm::check(&input, &(), &c).unwrap();
+        }
+        for &v in Smm::ASYNC_VARIANTS {
+            let c = Smm::run_async(&pool, v, &input, &mut ());
+            Smm::check(&input, &(), &c).unwrap();
+        }
+    }
+
+    #[test]
+    fn check_rejects_wrong_answers() {
+        let input = Smm::input(Size::Test);
+        let c = Smm::run(&pool(), Variant::Fj, &input, &mut ());
+        Smm::check(&input, &(), &c).unwrap();
+        let corrupt = |t: usize, i: usize, f: fn(f64) -> f64| {
+            let mut c = c.clone();
+            c[t].0[i] = f(c[t].0[i]);
+            Smm::check(&input, &(), &c)
+        };
+        assert!(corrupt(0, 0, |x| x + 1.0).unwrap_err().contains("row 0"));
+        assert!(corrupt(255, B * B - 1, |x| x - 1.0).is_err());
+        assert!(corrupt(1, 5, |x| x + 0.5).unwrap_err().contains("integer"));
+        assert!(corrupt(2, 7, |_| -1.0).is_err());
+        assert!(corrupt(2, 7, |_| 1e9).is_err());
+        assert!(corrupt(2, 7, |_| f64::NAN).is_err());
+        assert!(Smm::check(&input, &(), &vec![Block::ZERO; c.len()]).is_err());
+        assert!(Smm::check(&input, &(), &c[1..].to_vec()).is_err());
+        let mut swapped = c.clone();
+        assert_ne!(
+            swapped[0].0[0], swapped[0].0[1],
+            "the seeded input makes these differ"
+        );
+        swapped[0].0.swap(0, 1);
+        assert!(Smm::check(&input, &(), &swapped).is_err());
+    }
+
+    #[test]
+    #[should_panic(expected = "smm needs n = 64")]
+    fn rejects_bad_sides() {
+        SmmInput::random(96, 1);
+    }
+}
