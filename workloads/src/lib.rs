@@ -267,10 +267,12 @@ macro_rules! with_workload {
 
 /// Every workload, in listing order.
 pub fn all() -> Vec<WorkloadInfo> {
-    ["fib", "mm", "smm", "sort", "hw", "lcs", "sw", "bst", "ferret"]
-        .iter()
-        .map(|n| with_workload!(*n, W => WorkloadInfo::of::<W>()).expect("listed workload"))
-        .collect()
+    [
+        "fib", "mm", "smm", "sort", "hw", "lcs", "sw", "bst", "ferret",
+    ]
+    .iter()
+    .map(|n| with_workload!(*n, W => WorkloadInfo::of::<W>()).expect("listed workload"))
+    .collect()
 }
 
 /// The four quarters of a slice, the last one taking the remainder: lengths `len/4` three

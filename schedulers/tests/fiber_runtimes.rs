@@ -1,0 +1,332 @@
+//! Tests of the fiber runtimes `abp` and `prows`, the same cases for both: fork-join, scopes,
+//! futures, deep recursion, panics, idle sleep and wake-up, stack accounting, handles used off
+//! their fiber, and configurations each accepts or refuses.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+use stealbench_schedulers::*;
+
+/// The suite for the fiber runtime `$Pool`, whose worker handle is `$Worker`.
+macro_rules! fiber_runtime_tests {
+    ($name:ident, $Pool:ty, $Worker:ty) => {
+        mod $name {
+            use super::*;
+
+            fn pool(p: usize) -> $Pool {
+                <$Pool>::start(&PoolConfig::with_workers(p)).unwrap()
+            }
+
+            fn stat(s: &Stats, name: &str) -> u64 {
+                s.extra.iter().find(|(k, _)| *k == name).unwrap().1
+            }
+
+            /// Waits (bounded) until every worker has retired its last fiber after a run.
+            fn wait_stacks_free(p: &$Pool) {
+                let t = Instant::now();
+                while p.stacks_in_use() != 0 {
+                    assert!(
+                        t.elapsed() < Duration::from_secs(5),
+                        "{} fiber stacks still in use after the run",
+                        p.stacks_in_use()
+                    );
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+            }
+
+            fn fib_fj<W: Worker>(w: &W, n: u64) -> u64 {
+                if n < 2 {
+                    return n;
+                }
+                let (a, b) = w.join(|w| fib_fj(w, n - 1), |w| fib_fj(w, n - 2));
+                a + b
+            }
+
+            fn fib_sf<W: Worker>(w: &W, n: u64) -> u64 {
+                if n < 2 {
+                    return n;
+                }
+                w.scope(|s| {
+                    let x = s.future(w, move |_, w| fib_sf(w, n - 1));
+                    let y = fib_sf(w, n - 2);
+                    x.get(w) + y
+                })
+            }
+
+            #[test]
+            fn fib_fj_and_sf_on_one_and_two_workers() {
+                for p in [1, 2] {
+                    let pool = pool(p);
+                    assert_eq!(pool.run(|w| fib_fj(w, 22)), 17711, "fj P={p}");
+                    assert_eq!(pool.run(|w| fib_sf(w, 18)), 2584, "sf P={p}");
+                    let s = pool.stats();
+                    assert_eq!(stat(&s, "suspensions"), stat(&s, "resumptions"), "{s:?}");
+                    assert!(stat(&s, "fiber_runs") >= 2584, "{s:?}");
+                    assert!(
+                        stat(&s, "fibers_created") <= stat(&s, "fiber_runs"),
+                        "{s:?}"
+                    );
+                    wait_stacks_free(&pool);
+                }
+            }
+
+            #[test]
+            fn scope_with_ten_thousand_spawns() {
+                for p in [1, 2] {
+                    let pool = pool(p);
+                    let slots: Vec<AtomicUsize> =
+                        (0..10_000).map(|_| AtomicUsize::new(0)).collect();
+                    let total = pool.run(|w| {
+                        w.scope(|s| {
+                            for (i, slot) in slots.iter().enumerate() {
+                                s.spawn(w, move |_, _| {
+                                    slot.fetch_add(i + 1, Ordering::Relaxed);
+                                });
+                            }
+                        });
+                        slots
+                            .iter()
+                            .map(|s| s.load(Ordering::Relaxed))
+                            .sum::<usize>()
+                    });
+                    assert_eq!(total, 10_000 * 10_001 / 2, "P={p}");
+                    assert!(
+                        slots
+                            .iter()
+                            .enumerate()
+                            .all(|(i, s)| s.load(Ordering::Relaxed) == i + 1)
+                    );
+                    wait_stacks_free(&pool);
+                }
+            }
+
+            #[test]
+            fn nested_spawns_borrow_and_mutate_disjoint_data() {
+                fn fill<W: Worker>(w: &W, base: usize, out: &mut [usize]) {
+                    if out.len() <= 3 {
+                        for (i, o) in out.iter_mut().enumerate() {
+                            *o = base + i;
+                        }
+                        return;
+                    }
+                    let mid = out.len() / 2;
+                    let (l, r) = out.split_at_mut(mid);
+                    w.scope(|s| {
+                        s.spawn(w, move |_, w| fill(w, base, l));
+                        s.spawn(w, move |_, w| fill(w, base + mid, r));
+                    });
+                }
+                let pool = pool(2);
+                let mut v = vec![0usize; 5_000];
+                pool.run(|w| fill(w, 0, &mut v));
+                assert!(v.iter().enumerate().all(|(i, &x)| i == x));
+            }
+
+            #[test]
+            fn futures_single_multi_touch_other_task_and_chained() {
+                for p in [1, 2] {
+                    let pool = pool(p);
+                    let seen = AtomicUsize::new(0);
+                    let seen = &seen;
+                    let r = pool.run(|w| {
+                        w.scope(|s| {
+                            // Single touch.
+                            let a = s.future(w, |_, w| fib_fj(w, 15));
+                            // Multi-touch, touched here and by two other tasks.
+                            let b = s.shared_future(w, |_, w| fib_fj(w, 16));
+                            for _ in 0..2 {
+                                let b = b.clone();
+                                s.spawn(w, move |_, w| {
+                                    seen.fetch_add(*b.get(w) as usize, Ordering::Relaxed);
+                                });
+                            }
+                            // Chained: a future whose task touches another future.
+                            let b2 = b.clone();
+                            let c = s.future(w, move |_, w| *b2.get(w) + 1);
+                            let d = s.future(w, move |_, w| c.get(w) * 2);
+                            let (av, bv, dv) = (a.get(w), *b.get(w), d.get(w));
+                            (av, bv, bv, dv)
+                        })
+                    });
+                    let (a, b, b_again, d) = r;
+                    assert_eq!((a, b, b_again, d), (610, 987, 987, 2 * 988), "P={p}");
+                    assert_eq!(seen.load(Ordering::Relaxed), 2 * 987);
+                    wait_stacks_free(&pool);
+                }
+            }
+
+            #[test]
+            fn future_handle_escapes_its_scope() {
+                let pool = pool(2);
+                let v = pool.run(|w| {
+                    let f = w.scope(|s| s.shared_future(w, |_, w| fib_fj(w, 12)));
+                    *f.get(w) + f.clone().get(w)
+                });
+                assert_eq!(v, 2 * 144);
+            }
+
+            fn deep<W: Worker>(w: &W, d: u32) -> u64 {
+                if d == 0 {
+                    return 0;
+                }
+                let (a, b) = w.join(|w| deep(w, d - 1), |_| 1);
+                a + b
+            }
+
+            fn deep_futures<W: Worker>(w: &W, d: u32) -> u64 {
+                if d == 0 {
+                    return 0;
+                }
+                w.scope(|s| {
+                    let f = s.future(w, move |_, w| deep_futures(w, d - 1));
+                    f.get(w) + 1
+                })
+            }
+
+            #[test]
+            fn recursion_ten_thousand_deep() {
+                for p in [1, 2] {
+                    let pool = pool(p);
+                    assert_eq!(pool.run(|w| deep(w, 10_000)), 10_000, "P={p}");
+                    wait_stacks_free(&pool);
+                }
+                // A chain of 2,000 futures nested in scopes: one suspended continuation fiber per level.
+                let pool = pool(2);
+                assert_eq!(pool.run(|w| deep_futures(w, 2_000)), 2_000);
+                wait_stacks_free(&pool);
+            }
+
+            #[test]
+            fn panics_reach_the_caller_and_the_pool_survives() {
+                let pool = pool(2);
+                let quiet = std::panic::take_hook();
+                std::panic::set_hook(Box::new(|_| {}));
+                type Case = Box<dyn Fn(&$Worker) -> u64 + Sync>;
+                let cases: Vec<(&str, Case)> = vec![
+                    ("root", Box::new(|_| panic!("boom root"))),
+                    (
+                        "join b",
+                        Box::new(|w| {
+                            let (a, _) = w.join(|w| fib_fj(w, 18), |_| -> u64 { panic!("boom b") });
+                            a
+                        }),
+                    ),
+                    (
+                        "join a",
+                        Box::new(|w| {
+                            let (_, b) = w.join(|_| -> u64 { panic!("boom a") }, |w| fib_fj(w, 18));
+                            b
+                        }),
+                    ),
+                    (
+                        "spawn",
+                        Box::new(|w| {
+                            w.scope(|s| {
+                                s.spawn(w, |_, w| {
+                                    fib_fj(w, 15);
+                                    panic!("boom spawn")
+                                });
+                                fib_fj(w, 15)
+                            })
+                        }),
+                    ),
+                    (
+                        "future",
+                        Box::new(|w| {
+                            w.scope(|s| {
+                                let f = s.future(w, |_, w| -> u64 {
+                                    fib_fj(w, 15);
+                                    panic!("boom future")
+                                });
+                                f.get(w)
+                            })
+                        }),
+                    ),
+                ];
+                for (name, case) in &cases {
+                    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        pool.run(|w| case(w))
+                    }));
+                    let err = r.expect_err(name);
+                    let msg = err
+                        .downcast_ref::<&str>()
+                        .map(|s| s.to_string())
+                        .or_else(|| err.downcast_ref::<String>().cloned())
+                        .unwrap_or_default();
+                    assert!(msg.starts_with("boom"), "{name}: {msg}");
+                    assert_eq!(pool.run(|w| fib_fj(w, 20)), 6765, "usable after {name}");
+                }
+                std::panic::set_hook(quiet);
+                wait_stacks_free(&pool);
+            }
+
+            #[test]
+            fn idle_workers_sleep_and_wake() {
+                let pool = pool(2);
+                for _ in 0..5 {
+                    // Long enough for the idle workers to go to sleep.
+                    std::thread::sleep(Duration::from_millis(30));
+                    assert_eq!(pool.run(|w| fib_fj(w, 18)), 2584);
+                }
+                // Two callers at once.
+                std::thread::scope(|s| {
+                    let a = s.spawn(|| pool.run(|w| fib_sf(w, 16)));
+                    let b = s.spawn(|| pool.run(|w| fib_fj(w, 20)));
+                    assert_eq!((a.join().unwrap(), b.join().unwrap()), (987, 6765));
+                });
+            }
+
+            #[test]
+            fn handle_used_on_another_thread_panics() {
+                let pool = pool(1);
+                let r = pool.run(|w| {
+                    std::thread::scope(|s| {
+                        s.spawn(|| {
+                            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                                w.join(|_| 1, |_| 2);
+                            }))
+                            .is_err()
+                        })
+                        .join()
+                        .unwrap()
+                    })
+                });
+                assert!(r, "using a worker handle on a foreign thread must panic");
+            }
+
+            #[test]
+            fn pinned_busy_pool_and_rejected_configs() {
+                let cfg = PoolConfig {
+                    workers: 2,
+                    pinning: Pinning::Compact,
+                    victim: VictimPolicy::Uniform,
+                    idle: IdlePolicy::Busy,
+                };
+                let pool = <$Pool>::start(&cfg).unwrap();
+                assert_eq!(pool.workers(), 2);
+                assert_eq!(pool.run(|w| fib_sf(w, 15)), 610);
+                assert_eq!(pool.run(|w| fib_fj(w, 20)), 6765);
+                drop(pool);
+                assert!(<$Pool>::start(&PoolConfig::with_workers(0)).is_err());
+                let numa = PoolConfig {
+                    victim: VictimPolicy::NumaWeighted,
+                    ..PoolConfig::with_workers(2)
+                };
+                assert!(matches!(
+                    <$Pool>::start(&numa),
+                    Err(StartError::Unsupported(_))
+                ));
+            }
+        }
+    };
+}
+
+fiber_runtime_tests!(
+    abp,
+    stealbench_schedulers::abp::Abp,
+    stealbench_schedulers::abp::AbpWorker
+);
+fiber_runtime_tests!(
+    prows,
+    stealbench_schedulers::prows::Prows,
+    stealbench_schedulers::prows::ProwsWorker
+);
