@@ -263,13 +263,7 @@ impl Workload for Lcs {
         input: &LcsInput,
         g: &mut Grid<LcsTile>,
     ) -> LcsAnswer {
-        let (k, g) = (&input.kernel(), &*g);
-        match variant {
-            Variant::Fj => pool.run(|w| wavefront::fj(w, k, g)),
-            Variant::Sf => pool.run(|w| wavefront::sf(w, k, g)),
-            Variant::Gf => pool.run(|w| wavefront::gf(w, k, g)),
-            v => panic!("lcs has no {v} variant"),
-        }
+        wavefront::run_variant(pool, Self::NAME, variant, &input.kernel(), g);
         answer(g)
     }
 
@@ -279,13 +273,7 @@ impl Workload for Lcs {
         input: &LcsInput,
         g: &mut Grid<LcsTile>,
     ) -> LcsAnswer {
-        let (k, g) = (&input.kernel(), &*g);
-        match variant {
-            Variant::Fj => pool.run_async(|s| wavefront::fj_async(s, k, g)),
-            Variant::Sf => pool.run_async(|s| wavefront::sf_async(s, k, g)),
-            Variant::Gf => pool.run_async(|s| wavefront::gf_async(s, k, g)),
-            v => panic!("lcs has no async {v} variant"),
-        }
+        wavefront::run_variant_async(pool, Self::NAME, variant, &input.kernel(), g);
         answer(g)
     }
 

@@ -48,10 +48,12 @@
 //! has no futures, and in sf only the parent touches, and only futures it created itself,
 //! whose tasks never wait. `tests/every_runtime.rs` skips (rayon, gf); the harness must too.
 
+use crate::Variant;
 use crate::rng::SplitMix64;
 use std::sync::{Arc, OnceLock};
 use stealbench_schedulers::{
-    AsyncShared, BoxFuture, FutureHandle, Scope, SharedHandle, Spawner, Worker, join_async,
+    AsyncForkJoin, AsyncShared, BoxFuture, ForkJoin, FutureHandle, Scope, SharedHandle, Spawner,
+    Worker, join_async,
 };
 
 /// A tile computation: the kernel of a wavefront workload.
@@ -125,6 +127,39 @@ pub fn serial<K: TileKernel>(k: &K, g: &Grid<K::Tile>) {
         for j in 0..nb {
             run_tile(k, g, i, j);
         }
+    }
+}
+
+/// Runs `variant` (fj, sf or gf) of the tiled wavefront over `g` on `pool`: the timed part of
+/// every wavefront workload. `name` is the workload's, for the panic on another variant.
+pub fn run_variant<S: ForkJoin, K: TileKernel>(
+    pool: &S,
+    name: &str,
+    variant: Variant,
+    k: &K,
+    g: &Grid<K::Tile>,
+) {
+    match variant {
+        Variant::Fj => pool.run(|w| fj(w, k, g)),
+        Variant::Sf => pool.run(|w| sf(w, k, g)),
+        Variant::Gf => pool.run(|w| gf(w, k, g)),
+        v => panic!("{name} has no {v} variant"),
+    }
+}
+
+/// [`run_variant`] on the async front-end.
+pub fn run_variant_async<S: AsyncForkJoin, K: TileKernel>(
+    pool: &S,
+    name: &str,
+    variant: Variant,
+    k: &K,
+    g: &Grid<K::Tile>,
+) {
+    match variant {
+        Variant::Fj => pool.run_async(|s| fj_async(s, k, g)),
+        Variant::Sf => pool.run_async(|s| sf_async(s, k, g)),
+        Variant::Gf => pool.run_async(|s| gf_async(s, k, g)),
+        v => panic!("{name} has no async {v} variant"),
     }
 }
 
