@@ -326,20 +326,21 @@ pub fn sf_async<'s, S: Spawner<'s>>(
 const INPUT_SEED: u64 = 0x6d6d_5eed_0000_0001;
 const CHECK_SEED: u64 = 0x6d6d_c4ec_0000_0002;
 
-/// `y += M·x` over one block `t` of an `n × n` matrix in Z-order, in wrapping `u64` arithmetic,
-/// after checking that every element of the block is an integer in `0..=max`.
+/// `y += M·x` over block `t` (`side × side`, row-major) of a matrix in blocked Z-order, in
+/// wrapping `u64` arithmetic, after checking that every element is an integer in `0..=max`.
 fn block_mat_vec(
     name: &str,
     t: usize,
-    blk: &Block,
+    side: usize,
+    blk: &[f64],
     max: u64,
     x: &[u64],
     y: &mut [u64],
 ) -> Result<(), String> {
     let (bi, bj) = block_position(t);
-    let xs = &x[bj * B..(bj + 1) * B];
-    let ys = &mut y[bi * B..(bi + 1) * B];
-    for (r, (row, y_r)) in blk.0.chunks_exact(B).zip(ys).enumerate() {
+    let xs = &x[bj * side..(bj + 1) * side];
+    let ys = &mut y[bi * side..(bi + 1) * side];
+    for (r, (row, y_r)) in blk.chunks_exact(side).zip(ys).enumerate() {
         let mut acc = 0u64;
         for (col, (&v, &x_c)) in row.iter().zip(xs).enumerate() {
             // `as` saturates and maps NaN to 0, so the round trip fails for NaN, for values
@@ -348,8 +349,8 @@ fn block_mat_vec(
             if u > max || u as f64 != v {
                 return Err(format!(
                     "{name}[{}][{}] = {v} is not an integer in 0..={max}",
-                    bi * B + r,
-                    bj * B + col
+                    bi * side + r,
+                    bj * side + col
                 ));
             }
             acc = acc.wrapping_add(u.wrapping_mul(x_c));
@@ -359,18 +360,26 @@ fn block_mat_vec(
     Ok(())
 }
 
-/// Checks `C = A·B` by Freivalds' algorithm in `O(n²)`: for two seeded random vectors `x`,
-/// compares `A·(B·x)` with `C·x` exactly, in wrapping 64-bit integer arithmetic (after checking
-/// that every element of C is an integer in its possible range `0..=49n`).
+/// Checks `C = A·B` by Freivalds' algorithm in `O(n²)` for `n × n` matrices stored as
+/// `side × side` blocks (row-major slices) in Z-order, with entries of A and B integers in
+/// `0..=max_ab`: for two random vectors `x` drawn from `seed`, compares `A·(B·x)` with `C·x`
+/// exactly, in wrapping 64-bit integer arithmetic, after checking that every element of C is
+/// an integer in its possible range `0..=max_ab²·n`. The check of `mm` and of `smm`.
 ///
 /// Strength: if `C ≠ A·B`, the difference `D = C − A·B` has a nonzero entry `d` with
-/// `|d| ≤ 49n`; for a uniformly random `x`, `(D·x)` vanishes modulo `2^64` in that row with
-/// probability at most `2^v / 2^64` where `2^v ≤ |d|` is the power of two dividing `d`, so at
-/// most `49n / 2^64` (below `2^-46` for `n = 4096`) per vector, squared for two independent
-/// vectors. The vectors are seeded, so the check is deterministic; the bound holds for any
-/// error that does not depend on the seed.
-pub fn freivalds(n: usize, a: &[Block], b: &[Block], c: &[CBlock]) -> Result<(), String> {
-    let blocks = block_count(n);
+/// `|d| ≤ max_ab²·n`; for a uniformly random `x`, `(D·x)` vanishes modulo `2^64` in that row
+/// with probability at most `2^v / 2^64` where `2^v ≤ |d|` is the power of two dividing `d`, so
+/// at most `49n / 2^64` for entries below 8 (below `2^-46` for `n = 4096`) per vector, squared
+/// for two independent vectors. The vectors are seeded, so the check is deterministic; the
+/// bound holds for any error that does not depend on the seed.
+pub fn freivalds_blocks(
+    n: usize,
+    side: usize,
+    seed: u64,
+    max_ab: u64,
+    [a, b, c]: [&[&[f64]]; 3],
+) -> Result<(), String> {
+    let blocks = (n / side) * (n / side);
     if a.len() != blocks || b.len() != blocks || c.len() != blocks {
         return Err(format!(
             "expected {blocks} blocks per matrix, got A {}, B {}, C {}",
@@ -379,23 +388,21 @@ pub fn freivalds(n: usize, a: &[Block], b: &[Block], c: &[CBlock]) -> Result<(),
             c.len()
         ));
     }
-    let max_ab = VALUES - 1;
     let max_c = max_ab * max_ab * n as u64;
-    let mut rng = SplitMix64::new(CHECK_SEED);
+    let mut rng = SplitMix64::new(seed);
     for round in 0..2 {
         let x: Vec<u64> = (0..n).map(|_| rng.next_u64()).collect();
         let mut bx = vec![0u64; n];
         for (t, blk) in b.iter().enumerate() {
-            block_mat_vec("B", t, blk, max_ab, &x, &mut bx)?;
+            block_mat_vec("B", t, side, blk, max_ab, &x, &mut bx)?;
         }
         let mut abx = vec![0u64; n];
         for (t, blk) in a.iter().enumerate() {
-            block_mat_vec("A", t, blk, max_ab, &bx, &mut abx)?;
+            block_mat_vec("A", t, side, blk, max_ab, &bx, &mut abx)?;
         }
         let mut cx = vec![0u64; n];
         for (t, blk) in c.iter().enumerate() {
-            let blk = blk.lock().unwrap_or_else(PoisonError::into_inner);
-            block_mat_vec("C", t, &blk, max_c, &x, &mut cx)?;
+            block_mat_vec("C", t, side, blk, max_c, &x, &mut cx)?;
         }
         if let Some(r) = (0..n).find(|&r| abx[r] != cx[r]) {
             return Err(format!(
@@ -406,6 +413,20 @@ pub fn freivalds(n: usize, a: &[Block], b: &[Block], c: &[CBlock]) -> Result<(),
         }
     }
     Ok(())
+}
+
+/// Checks `C = A·B` for `mm`'s matrices: [`freivalds_blocks`] on the 32 × 32 blocks.
+pub fn freivalds(n: usize, a: &[Block], b: &[Block], c: &[CBlock]) -> Result<(), String> {
+    let guards: Vec<_> = c
+        .iter()
+        .map(|m| m.lock().unwrap_or_else(PoisonError::into_inner))
+        .collect();
+    fn slices(m: &[Block]) -> Vec<&[f64]> {
+        m.iter().map(|blk| &blk.0[..]).collect()
+    }
+    let (a, b) = (slices(a), slices(b));
+    let c: Vec<&[f64]> = guards.iter().map(|g| &g.0[..]).collect();
+    freivalds_blocks(n, B, CHECK_SEED, VALUES - 1, [&a, &b, &c])
 }
 
 impl Workload for Mm {

@@ -510,79 +510,19 @@ pub fn sf_async<'s, S: Spawner<'s>>(
 const INPUT_SEED: u64 = 0x736d_6d5e_ed00_0001;
 const CHECK_SEED: u64 = 0x736d_6dc4_ec00_0002;
 
-/// `y += M·x` over one block `t` of a matrix in Z-order, in wrapping `u64` arithmetic, after
-/// checking that every element of the block is an integer in `0..=max`.
-fn block_mat_vec(
-    name: &str,
-    t: usize,
-    blk: &Block,
-    max: u64,
-    x: &[u64],
-    y: &mut [u64],
-) -> Result<(), String> {
-    let (bi, bj) = block_position(t);
-    let xs = &x[bj * B..(bj + 1) * B];
-    let ys = &mut y[bi * B..(bi + 1) * B];
-    for (r, (row, y_r)) in blk.0.chunks_exact(B).zip(ys).enumerate() {
-        let mut acc = 0u64;
-        for (col, (&v, &x_c)) in row.iter().zip(xs).enumerate() {
-            // `as` saturates and maps NaN to 0, so the round trip fails for NaN, for values
-            // out of range and for non-integers.
-            let u = v as u64;
-            if u > max || u as f64 != v {
-                return Err(format!(
-                    "{name}[{}][{}] = {v} is not an integer in 0..={max}",
-                    bi * B + r,
-                    bj * B + col
-                ));
-            }
-            acc = acc.wrapping_add(u.wrapping_mul(x_c));
-        }
-        *y_r = y_r.wrapping_add(acc);
-    }
-    Ok(())
-}
-
-/// Checks `C = A·B` by Freivalds' algorithm in `O(n²)`, exactly as `mm`'s check (see
-/// `mm::freivalds` for its strength): two seeded random vectors `x`, `A·(B·x)` against `C·x`
-/// in wrapping 64-bit integer arithmetic, after checking that every element of C is an integer
-/// in `0..=49n`.
+/// Checks `C = A·B` for `smm`'s matrices: `mm`'s Freivalds check
+/// ([`crate::mm::freivalds_blocks`], whose doc states its strength) on the 16 × 16 blocks.
 pub fn freivalds(n: usize, a: &[Block], b: &[Block], c: &[Block]) -> Result<(), String> {
-    let blocks = block_count(n);
-    if a.len() != blocks || b.len() != blocks || c.len() != blocks {
-        return Err(format!(
-            "expected {blocks} blocks per matrix, got A {}, B {}, C {}",
-            a.len(),
-            b.len(),
-            c.len()
-        ));
+    fn slices(m: &[Block]) -> Vec<&[f64]> {
+        m.iter().map(|blk| &blk.0[..]).collect()
     }
-    let max_ab = VALUES - 1;
-    let max_c = max_ab * max_ab * n as u64;
-    let mut rng = SplitMix64::new(CHECK_SEED);
-    for round in 0..2 {
-        let x: Vec<u64> = (0..n).map(|_| rng.next_u64()).collect();
-        let mut bx = vec![0u64; n];
-        for (t, blk) in b.iter().enumerate() {
-            block_mat_vec("B", t, blk, max_ab, &x, &mut bx)?;
-        }
-        let mut abx = vec![0u64; n];
-        for (t, blk) in a.iter().enumerate() {
-            block_mat_vec("A", t, blk, max_ab, &bx, &mut abx)?;
-        }
-        let mut cx = vec![0u64; n];
-        for (t, blk) in c.iter().enumerate() {
-            block_mat_vec("C", t, blk, max_c, &x, &mut cx)?;
-        }
-        if let Some(r) = (0..n).find(|&r| abx[r] != cx[r]) {
-            return Err(format!(
-                "row {r} of C is wrong: (C·x)[{r}] = {} but (A·(B·x))[{r}] = {} \
-                 (Freivalds, vector {round})",
-                cx[r], abx[r]
-            ));
-        }
-    }
-    Ok(())
+    crate::mm::freivalds_blocks(
+        n,
+        B,
+        CHECK_SEED,
+        VALUES - 1,
+        [&slices(a), &slices(b), &slices(c)],
+    )
 }
 
 impl Workload for Smm {
