@@ -20,6 +20,7 @@ pub mod api;
 pub mod config;
 pub mod deque;
 pub mod fiber;
+pub(crate) mod fiberpool;
 pub mod prows;
 pub mod rayon;
 pub mod serial;

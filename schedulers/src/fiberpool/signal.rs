@@ -5,27 +5,33 @@
 //! CAS unless the state is `SET`; setting swaps in `SET` and takes the whole list. There is no
 //! ABA problem: nodes are only ever pushed, and the list is taken out once.
 
-use super::{FiberBox, FiberNode};
+use super::Policy;
+use super::job::{FiberBox, FiberNode};
+use std::marker::PhantomData;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 const EMPTY: usize = 0;
 const SET: usize = 1;
 
 /// See the module documentation.
-pub(super) struct Signal {
+pub struct Signal<P: Policy> {
     state: AtomicUsize,
+    /// The parked nodes are `FiberNode<P>`s.
+    _policy: PhantomData<fn() -> P>,
 }
 
-impl Signal {
-    pub(super) const fn new() -> Self {
+impl<P: Policy> Signal<P> {
+    /// A signal that is not set and has no waiters.
+    pub const fn new() -> Self {
         Signal {
             state: AtomicUsize::new(EMPTY),
+            _policy: PhantomData,
         }
     }
 
     /// Has [`Signal::set`] happened? (Acquire: what the setter wrote before is visible.)
     #[inline]
-    pub(super) fn is_set(&self) -> bool {
+    pub fn is_set(&self) -> bool {
         self.state.load(Ordering::Acquire) == SET
     }
 
@@ -33,7 +39,7 @@ impl Signal {
     /// set (the caller resumes it at once); otherwise it now belongs to the signal, and the
     /// caller must not touch `self` again (the fiber may be resumed, and the signal freed, at
     /// any moment).
-    pub(super) fn park(&self, f: FiberBox) -> Option<FiberBox> {
+    pub fn park(&self, f: FiberBox<P>) -> Option<FiberBox<P>> {
         let node = Box::into_raw(f);
         let mut cur = self.state.load(Ordering::Acquire);
         loop {
@@ -42,7 +48,7 @@ impl Signal {
                 return Some(unsafe { Box::from_raw(node) });
             }
             // SAFETY: `node` is unpublished, so we own it exclusively.
-            unsafe { (*node).next = cur as *mut FiberNode };
+            unsafe { (*node).next = cur as *mut FiberNode<P> };
             match self.state.compare_exchange_weak(
                 cur,
                 node as usize,
@@ -61,8 +67,8 @@ impl Signal {
     ///
     /// Called at most once per signal. `self` must be alive at the call; it is not touched after
     /// the swap that sets it (a waiter seeing `SET` may free it at once).
-    pub(super) unsafe fn set(&self, mut ready: impl FnMut(FiberBox)) -> usize {
-        let mut p = self.state.swap(SET, Ordering::AcqRel) as *mut FiberNode;
+    pub unsafe fn set(&self, mut ready: impl FnMut(FiberBox<P>)) -> usize {
+        let mut p = self.state.swap(SET, Ordering::AcqRel) as *mut FiberNode<P>;
         debug_assert!(p as usize != SET, "a signal was set twice");
         let mut n = 0;
         while !p.is_null() {

@@ -1,0 +1,257 @@
+//! The worker handle every task receives ([`FiberWorker`]): suspension, fork, `join` and
+//! `scope`.
+
+use super::Policy;
+use super::future::FiberScope;
+use super::job::{FiberBox, ForkJob, Input, Job, JobRef, Yield};
+use super::signal::Signal;
+use super::worker::Local;
+use crate::api::Worker;
+use crate::fiber::Suspender;
+use std::cell::{Cell, UnsafeCell};
+use std::marker::PhantomData;
+use std::mem::ManuallyDrop;
+use std::panic::{self, AssertUnwindSafe};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::thread;
+
+/// The handle of one fiber: every task running on that fiber receives it. It stays valid when
+/// the fiber migrates, because every resume updates the worker it points to.
+pub struct FiberWorker<P: Policy> {
+    local: Cell<*const Local<P>>,
+    suspender: *const Suspender<Input<P>, Yield<P>>,
+    stack_lo: usize,
+    stack_hi: usize,
+}
+
+impl<P: Policy> std::fmt::Debug for FiberWorker<P> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct(P::NAMES.worker)
+            .field("worker", &self.local().index)
+            .finish()
+    }
+}
+
+// SAFETY: the handle's state is only used by code running on its own fiber, which `local()`
+// checks on every use (the caller's stack must be the fiber's stack): a handle sent to another
+// thread is unusable there (it panics), never racy. The fiber itself runs on one thread at a
+// time.
+unsafe impl<P: Policy> Send for FiberWorker<P> {}
+// SAFETY: see `Send`.
+unsafe impl<P: Policy> Sync for FiberWorker<P> {}
+
+impl<P: Policy> FiberWorker<P> {
+    /// The handle of a fiber whose stack is `[lo, hi)`, first resumed by worker `local`.
+    pub(super) fn new(
+        local: *const Local<P>,
+        suspender: &Suspender<Input<P>, Yield<P>>,
+        lo: usize,
+        hi: usize,
+    ) -> Self {
+        FiberWorker {
+            local: Cell::new(local),
+            suspender,
+            stack_lo: lo,
+            stack_hi: hi,
+        }
+    }
+
+    /// Records the worker that resumed this fiber.
+    #[inline(always)]
+    pub(super) fn set_local(&self, l: *const Local<P>) {
+        self.local.set(l);
+    }
+
+    /// The current worker's state. Panics if called from another stack than this fiber's.
+    #[inline(always)]
+    pub(crate) fn local(&self) -> &Local<P> {
+        let probe = 0u8;
+        let sp = &probe as *const u8 as usize;
+        assert!(
+            sp >= self.stack_lo && sp < self.stack_hi,
+            "{}: a worker handle was used outside the task it was given to",
+            P::NAME
+        );
+        // SAFETY: we run on this handle's fiber (checked above), which the worker `local`
+        // points to is running right now (set at the last resume).
+        unsafe { &*self.local.get() }
+    }
+
+    /// Suspends this fiber, asking the driver for `y`; returns once resumed, on any worker.
+    #[inline]
+    fn suspend(&self, y: Yield<P>) {
+        let _ = self.local();
+        // SAFETY: the suspender lives at the base of this fiber's stack, and we run on it.
+        let Input(l, start) = unsafe { &*self.suspender }.suspend(y);
+        debug_assert!(start.is_none(), "a suspended fiber was given a new task");
+        self.local.set(l);
+    }
+
+    /// Waits until `sig` is set, suspending this fiber if it is not yet.
+    #[inline]
+    pub(crate) fn wait(&self, sig: &Signal<P>) {
+        if !sig.is_set() {
+            self.suspend(Yield::Park(sig));
+            debug_assert!(sig.is_set());
+        }
+    }
+
+    /// A touch of a future: if it is not done, suspend this fiber and let the policy decide
+    /// what happens to it and to the worker ([`Policy::suspend_touch`]) until a `put`.
+    #[inline]
+    pub(super) fn touch(&self, fut: &P::Fut) {
+        if !P::is_done(fut) {
+            self.suspend(Yield::Touch(fut));
+            debug_assert!(P::is_done(fut));
+        }
+    }
+
+    /// Pushes the current fiber as the stealable continuation and runs `f` on a new fiber.
+    pub(super) fn fork<F: FnOnce(&FiberWorker<P>)>(&self, f: F) {
+        unsafe fn start<P: Policy, F: FnOnce(&FiberWorker<P>)>(
+            data: *const (),
+            w: &FiberWorker<P>,
+            cont: FiberBox<P>,
+        ) {
+            // SAFETY: `data` is the `ManuallyDrop<F>` of the suspended `fork` frame; it is read
+            // exactly once, here, before the continuation becomes stealable.
+            let f = unsafe { std::ptr::read(data as *const F) };
+            w.local().push(Job::Resume(cont));
+            f(w);
+        }
+        let f = ManuallyDrop::new(f);
+        self.suspend(Yield::Fork(ForkJob {
+            data: &*f as *const F as *const (),
+            start: start::<P, F>,
+        }));
+    }
+
+    /// Sets `sig`, pushing every fiber parked on it onto this worker's deque.
+    pub(crate) fn set(&self, sig: &Signal<P>) {
+        let local = self.local();
+        // SAFETY: `sig` is alive for this call (the caller holds it); `set` touches it only
+        // before the swap that lets its waiters go.
+        let n = unsafe { sig.set(|f| local.push(Job::Resume(f))) };
+        if n > 0 {
+            local
+                .shared
+                .counters
+                .resumptions
+                .add_single_writer(local.index, n as u64);
+        }
+    }
+}
+
+/// The record of a join's `b`, in the frame of `join`.
+struct StackJob<P: Policy, B, RB> {
+    func: UnsafeCell<Option<B>>,
+    result: UnsafeCell<Option<thread::Result<RB>>>,
+    done: Signal<P>,
+}
+
+impl<P: Policy, B, RB> StackJob<P, B, RB> {
+    /// Runs `b` for a worker that took it from the deque (a thief, or the owner's worker after
+    /// the owner suspended).
+    unsafe fn exec(data: *const (), w: &FiberWorker<P>)
+    where
+        B: FnOnce(&FiberWorker<P>) -> RB + Send,
+        RB: Send,
+    {
+        // SAFETY: the join frame holding this record waits for `done` before returning.
+        let job = unsafe { &*(data as *const Self) };
+        // SAFETY: whoever took the entry out of the deque is the only one to run it.
+        let b = unsafe { (*job.func.get()).take() }.expect("join job ran twice");
+        let r = panic::catch_unwind(AssertUnwindSafe(|| b(w)));
+        // SAFETY: the owner reads `result` only after `done` is set.
+        unsafe { *job.result.get() = Some(r) };
+        w.set(&job.done);
+    }
+}
+
+impl<P: Policy> Worker for FiberWorker<P> {
+    type Scope<'s> = FiberScope<'s, P>;
+
+    #[inline]
+    fn join<A, B, RA, RB>(&self, a: A, b: B) -> (RA, RB)
+    where
+        A: FnOnce(&Self) -> RA + Send,
+        B: FnOnce(&Self) -> RB + Send,
+        RA: Send,
+        RB: Send,
+    {
+        let job = StackJob {
+            func: UnsafeCell::new(Some(b)),
+            result: UnsafeCell::new(None),
+            done: Signal::new(),
+        };
+        let me = JobRef {
+            data: &job as *const StackJob<P, B, RB> as *const (),
+            exec: StackJob::<P, B, RB>::exec,
+        };
+        self.local().push(Job::Run(me));
+        let ra = panic::catch_unwind(AssertUnwindSafe(|| a(self)));
+        // The sync. `a` may have migrated this fiber: fetch the worker again.
+        let local = self.local();
+        match local.pop() {
+            Some(Job::Run(j)) if j.data == me.data => {
+                // Not taken: `b` is ours to run (or to drop, if `a` panicked).
+                let ra = match ra {
+                    Ok(ra) => ra,
+                    Err(p) => panic::resume_unwind(p),
+                };
+                // SAFETY: the entry was in no deque any more, so nobody else runs it.
+                let b = unsafe { (*job.func.get()).take() }.expect("join job ran twice");
+                return (ra, b(self));
+            }
+            Some(other) => {
+                // `b` was taken; this is someone else's entry: put it back where it was.
+                local.push(other);
+            }
+            None => {}
+        }
+        self.wait(&job.done);
+        // SAFETY: `done` is set, so the taker wrote the result and touches the record no more.
+        let rb = unsafe { (*job.result.get()).take() }.expect("join job finished without result");
+        match (ra, rb) {
+            (Ok(ra), Ok(rb)) => (ra, rb),
+            (Err(p), _) | (_, Err(p)) => panic::resume_unwind(p),
+        }
+    }
+
+    fn scope<'s, F, R>(&self, f: F) -> R
+    where
+        F: FnOnce(&FiberScope<'s, P>) -> R + Send,
+        R: Send,
+    {
+        let scope = FiberScope {
+            pending: AtomicUsize::new(1),
+            done: Signal::new(),
+            panic: Mutex::new(None),
+            panicked: AtomicBool::new(false),
+            _marker: PhantomData,
+        };
+        let r = panic::catch_unwind(AssertUnwindSafe(|| f(&scope)));
+        // The sync: drop the owner's count; if tasks remain, the last one sets `done`. A count
+        // of 1 means no task is left, and none can be added (only running tasks of the scope
+        // spawn into it): the decrement can be skipped.
+        if scope.pending.load(Ordering::Acquire) != 1
+            && scope.pending.fetch_sub(1, Ordering::AcqRel) != 1
+        {
+            self.wait(&scope.done);
+        }
+        // `done` (or the last decrement) ordered every task's writes before this point.
+        let child = if scope.panicked.load(Ordering::Relaxed) {
+            scope.panic.lock().unwrap_or_else(|e| e.into_inner()).take()
+        } else {
+            None
+        };
+        if let Some(p) = child {
+            panic::resume_unwind(p);
+        }
+        match r {
+            Ok(r) => r,
+            Err(p) => panic::resume_unwind(p),
+        }
+    }
+}

@@ -1,0 +1,150 @@
+//! Deque entries and what a fiber and its driver pass each other: job records, forks, fiber
+//! nodes, and the messages of a resume ([`Input`]) and a suspension ([`Yield`]).
+
+use super::Policy;
+use super::handle::FiberWorker;
+use super::signal::Signal;
+use super::worker::Local;
+use crate::deque;
+use crate::fiber::Fiber;
+
+/// A type-erased task: a pointer to a job record and the function that runs it.
+pub struct JobRef<P: Policy> {
+    /// The job record.
+    pub data: *const (),
+    /// Runs the record's job.
+    pub exec: unsafe fn(*const (), &FiberWorker<P>),
+}
+
+impl<P: Policy> Clone for JobRef<P> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<P: Policy> Copy for JobRef<P> {}
+
+// SAFETY: a `JobRef` is a pointer to a job record whose closure is `Send`; the records stay
+// alive until their job has run (a join, scope or `run` does not return before that).
+unsafe impl<P: Policy> Send for JobRef<P> {}
+
+impl<P: Policy> JobRef<P> {
+    /// Runs the job.
+    ///
+    /// # Safety
+    /// `self.data` must still be alive and not yet executed.
+    #[inline]
+    pub unsafe fn execute(self, w: &FiberWorker<P>) {
+        // SAFETY: forwarded from the caller.
+        unsafe { (self.exec)(self.data, w) }
+    }
+}
+
+/// A fork: the child closure, read (moved) by the new fiber from the parent's frame.
+pub struct ForkJob<P: Policy> {
+    /// The closure, in the parent's frame.
+    pub data: *const (),
+    /// Moves the closure out, pushes the parent (the continuation) and runs the closure.
+    pub start: unsafe fn(*const (), &FiberWorker<P>, FiberBox<P>),
+}
+
+/// What a resume passes to a fiber: the resuming worker's state, and for a fiber that starts
+/// (new, or idle and reused) its first task.
+pub struct Input<P: Policy>(pub *const Local<P>, pub Option<Start<P>>);
+
+// SAFETY: the pointer is only dereferenced by the fiber the resuming worker runs, on that
+// worker's thread, while the worker waits in `resume`; `Start` is `Send`.
+unsafe impl<P: Policy> Send for Input<P> {}
+
+/// What a fiber asks its driver for when it suspends.
+pub enum Yield<P: Policy> {
+    /// Record me on this signal (or resume me at once if it is already set).
+    Park(*const Signal<P>),
+    /// I touched this unfinished future: do what the policy does with a touching fiber
+    /// ([`Policy::suspend_touch`]), or resume me at once if the future is done by now.
+    Touch(*const P::Fut),
+    /// Push me (the continuation) onto the deque and run this child on a new fiber.
+    Fork(ForkJob<P>),
+    /// My tasks are done: keep me as an idle fiber, and go on as `Exit` says.
+    Done(Exit<P>),
+}
+
+// SAFETY: the pointers are read by the driver on the thread the fiber suspended on, while the
+// fiber (whose frame holds the pointees) is suspended and not yet published.
+unsafe impl<P: Policy> Send for Yield<P> {}
+
+/// How a fiber's round of work ends.
+pub enum Exit<P: Policy> {
+    /// The deque is empty: back to the driver, which steals.
+    Idle,
+    /// The deque bottom was this fiber: the driver resumes it.
+    SwitchTo(FiberBox<P>),
+}
+
+/// A fiber of a pool with policy `P`.
+pub type PoolFiber<P> = Fiber<Input<P>, Yield<P>, ()>;
+
+/// A fiber with an intrusive link for the waiter lists of [`Signal`].
+pub struct FiberNode<P: Policy> {
+    /// The fiber.
+    pub fiber: PoolFiber<P>,
+    /// The next node of a waiter list.
+    pub next: *mut FiberNode<P>,
+}
+
+// SAFETY: `fiber` is `Send`, and `next` is only followed by the one thread that took the whole
+// waiter list out of a signal.
+unsafe impl<P: Policy> Send for FiberNode<P> {}
+
+/// A fiber node: its address is the fiber's identity in deques and waiter lists.
+pub type FiberBox<P> = Box<FiberNode<P>>;
+
+/// A deque entry.
+pub enum Job<P: Policy> {
+    /// A task to run (a join's `b`, or a root task).
+    Run(JobRef<P>),
+    /// A suspended fiber that is ready to continue.
+    Resume(FiberBox<P>),
+}
+
+impl<P: Policy> Job<P> {
+    /// The two deque words: `[data, exec]` for a task, `[fiber, 0]` for a fiber.
+    #[inline(always)]
+    pub fn encode(self) -> deque::Entry {
+        match self {
+            Job::Run(j) => [j.data as usize, j.exec as usize],
+            Job::Resume(f) => [Box::into_raw(f) as usize, 0],
+        }
+    }
+
+    /// The entry back as a job.
+    ///
+    /// # Safety
+    /// `e` must come from `encode`, and each encoded entry is decoded once.
+    #[inline(always)]
+    pub unsafe fn decode(e: deque::Entry) -> Job<P> {
+        if e[1] == 0 {
+            // SAFETY: a zero second word marks a fiber box given up by `encode`.
+            Job::Resume(unsafe { Box::from_raw(e[0] as *mut FiberNode<P>) })
+        } else {
+            Job::Run(JobRef {
+                data: e[0] as *const (),
+                // SAFETY: a non-zero second word is a job's `exec` function pointer.
+                exec: unsafe {
+                    std::mem::transmute::<usize, unsafe fn(*const (), &FiberWorker<P>)>(e[1])
+                },
+            })
+        }
+    }
+}
+
+/// What a new fiber runs first.
+pub enum Start<P: Policy> {
+    /// A task from a deque or the injector.
+    Run(JobRef<P>),
+    /// A forked child, and its parent (the continuation) to push.
+    Fork(ForkJob<P>, FiberBox<P>),
+}
+
+// SAFETY: see `JobRef` and `Yield`: the pointees outlive the fiber's use of them.
+unsafe impl<P: Policy> Send for Start<P> {}

@@ -1,0 +1,119 @@
+//! The fiber runtime shared by [`crate::abp`] and [`crate::prows`], generic over their deque
+//! policy ([`Policy`]).
+//!
+//! Both runtimes run every task on a migratable stackful fiber ([`crate::fiber`]) with
+//! work-first forks, and differ only in where work waits and how a worker finds it. This module
+//! holds everything they share; [`crate::abp`]'s documentation explains it in full:
+//!
+//! * [`job`]: the deque entries (a task's job record, or a fiber to resume) and the messages
+//!   between a fiber and its driver.
+//! * [`signal`]: the one-shot signal with a lock-free list of parked fibers (join and scope
+//!   syncs, and `abp`'s futures).
+//! * [`worker`]: a worker's state, the driver (resume a fiber, carry out what it asks for), the
+//!   search for work (own deque bottom, the injector, the policy's steal, backoff, sleep with
+//!   the Dekker handshake of [`crate::deque`]'s asymmetric fence) and the body of every fiber.
+//! * [`handle`]: the worker handle a task receives: `join` (the job record of `b` on the
+//!   caller's frame, the inline fast path, suspension on `b`'s signal), `scope`, `fork`.
+//! * [`future`]: scopes, spawns and futures (work-first on a new fiber), the touch and put.
+//! * [`pool`]: starting and stopping the worker threads, `run`, statistics.
+//!
+//! Invariants all of them rely on: a fiber runs on one worker thread at a time, and reaches
+//! worker state only through the pointer its last resume passed in; a job record lives on the
+//! frame (or in the `Arc`) of the code that waits for it, until its job has run; every deque
+//! entry is encoded once by a push and decoded once by the pop or steal that took it.
+
+pub mod future;
+pub mod handle;
+pub mod job;
+pub mod pool;
+pub mod signal;
+pub mod worker;
+
+use crate::deque::{Entry, Owner};
+use job::{FiberBox, Job};
+use worker::Local;
+
+/// Usable bytes of every fiber stack unless `with_stack_size` says otherwise. Stacks are
+/// mapped with `MAP_NORESERVE`, so this is address space; pages are committed when touched.
+/// 16 MiB holds a join recursion 10,000 deep even in a debug build (about 1 KiB per level).
+pub const DEFAULT_STACK_SIZE: usize = 16 << 20;
+
+/// Free stacks each worker keeps for reuse; more are unmapped.
+const POOL_CAP: usize = 32;
+
+/// Idle fibers (finished their work, stack kept, ready for a new task) each worker keeps; their
+/// stacks count as free. Reusing one saves creating a coroutine and allocating its box.
+const IDLE_CAP: usize = 32;
+
+/// Steal rounds before an idle worker starts yielding its CPU, then before it sleeps.
+const SPIN_ROUNDS: u32 = 64;
+const YIELD_ROUNDS: u32 = 16;
+
+/// The names a runtime's types print in `Debug` output.
+pub struct Names {
+    /// The pool, e.g. `"Abp"`.
+    pub pool: &'static str,
+    /// The worker handle, e.g. `"AbpWorker"`.
+    pub worker: &'static str,
+    /// A scope, e.g. `"AbpScope"`.
+    pub scope: &'static str,
+    /// A single-touch future, e.g. `"AbpFuture"`.
+    pub future: &'static str,
+    /// A multi-touch future, e.g. `"AbpShared"`.
+    pub shared: &'static str,
+}
+
+/// What distinguishes one fiber runtime from another: where work waits, how an idle worker
+/// finds it, and what a touch of an unfinished future and its put do. Everything else (jobs,
+/// fibers, join, scope, fork, sleep) is this module's.
+///
+/// Every method that takes a [`Local`] runs on that worker's thread (on the worker's own stack
+/// or on a fiber it runs), so it may use the worker's private state.
+pub trait Policy: Sized + Send + Sync + 'static {
+    /// The runtime's name: `Scheduler::NAME`, thread names, panic messages.
+    const NAME: &'static str;
+    /// The names of the runtime's public types.
+    const NAMES: Names;
+    /// State shared by all workers (what thieves reach; the policy's counters).
+    type Shared: Send + Sync;
+    /// What a worker thread receives at the start to build its [`Policy::Local`].
+    type Seed: Send;
+    /// One worker's private state: the deque it works on.
+    type Local;
+    /// The completion state of a future: what a touch checks and waits on, and a put sets.
+    type Fut: Send + Sync;
+
+    /// The shared state of a pool of `p` workers, and the seed of each worker.
+    fn new(p: usize) -> (Self::Shared, Vec<Self::Seed>);
+    /// A worker's private state, on its thread.
+    fn local(seed: Self::Seed) -> Self::Local;
+    /// The bottom end of the deque the worker works on; pushes go there. Only called while a
+    /// fiber runs, and a fiber runs only while its worker has a deque.
+    fn owner(l: &Local<Self>) -> &Owner;
+    /// Pops the bottom of the worker's deque (`None` if it is empty or there is none).
+    fn pop(l: &Local<Self>) -> Option<Entry>;
+    /// Does some deque hold an entry a thief could take? (The last check before sleeping.)
+    fn work_visible(sh: &Self::Shared) -> bool;
+    /// The worker took a root task from the injector and is about to run it.
+    fn took_root_task(l: &Local<Self>);
+    /// One steal attempt from the deques (the injector was tried already).
+    fn steal(l: &Local<Self>) -> Option<Job<Self>>;
+    /// The worker thread exits (its idle fibers are ended).
+    fn exit(l: &Local<Self>);
+    /// The state of a new, unfinished future.
+    fn new_fut() -> Self::Fut;
+    /// Is the future done? (Acquire: what its task wrote before the put is visible.)
+    fn is_done(fut: &Self::Fut) -> bool;
+    /// The driver's side of a touch: the fiber `f` touched `fut` and suspended. Returns `f`
+    /// back if the future is done by now (the driver resumes it), else keeps it until the put
+    /// makes it ready (the driver then goes on with other work).
+    fn suspend_touch(l: &Local<Self>, fut: &Self::Fut, f: FiberBox<Self>)
+    -> Option<FiberBox<Self>>;
+    /// The put of a future, by its task on `w`, after its value is stored: mark it done and
+    /// make what waits on it ready.
+    fn put(w: &handle::FiberWorker<Self>, fut: &Self::Fut);
+    /// The policy's counters, appended to the common ones in `Stats::extra`.
+    fn stats(sh: &Self::Shared) -> Vec<(&'static str, u64)>;
+    /// Zeroes the policy's counters.
+    fn reset_stats(sh: &Self::Shared);
+}

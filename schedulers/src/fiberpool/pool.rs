@@ -1,0 +1,215 @@
+//! The pool: starting the worker threads, shutting them down, statistics, and `run` (a root task
+//! through the injector, the caller blocked until it is done).
+
+use super::handle::FiberWorker;
+use super::job::JobRef;
+use super::worker::{Counters, Shared, worker_main};
+use super::{DEFAULT_STACK_SIZE, Policy};
+use crate::api::{ForkJoin, Scheduler, StartError};
+use crate::config::{PoolConfig, VictimPolicy};
+use crate::stack::StackCounters;
+use crate::stats::Stats;
+use crate::topology::{Topology, pin_current_thread};
+use crossbeam_deque::Injector;
+use std::cell::UnsafeCell;
+use std::marker::PhantomData;
+use std::panic::{self, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering, fence};
+use std::sync::{Arc, Condvar, Mutex, OnceLock};
+use std::thread::{self, JoinHandle};
+
+/// A fiber pool: P worker threads scheduling with policy `P` (`abp::Abp`, `prows::Prows`).
+pub struct FiberPool<P: Policy> {
+    shared: Arc<Shared<P>>,
+    handles: Vec<JoinHandle<()>>,
+    _policy: PhantomData<fn() -> P>,
+}
+
+impl<P: Policy> std::fmt::Debug for FiberPool<P> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct(P::NAMES.pool)
+            .field("workers", &self.handles.len())
+            .finish()
+    }
+}
+
+impl<P: Policy> FiberPool<P> {
+    /// Starts a pool whose fibers get `stack_size` usable bytes of stack each.
+    pub fn with_stack_size(config: &PoolConfig, stack_size: usize) -> Result<Self, StartError> {
+        let p = config.workers;
+        if p == 0 {
+            return Err(StartError::Unsupported(format!(
+                "{} needs at least 1 worker",
+                P::NAME
+            )));
+        }
+        if config.victim == VictimPolicy::NumaWeighted {
+            return Err(StartError::Unsupported(format!(
+                "{} steals from a uniformly random victim only",
+                P::NAME
+            )));
+        }
+        let placement = Topology::detect().placement(config.pinning, p);
+        let (pol, seeds) = P::new(p);
+        let shared = Arc::new(Shared {
+            pol,
+            injector: Injector::new(),
+            sleepers: AtomicUsize::new(0),
+            sleeping: (0..p).map(|_| AtomicBool::new(false)).collect(),
+            threads: (0..p).map(|_| OnceLock::new()).collect(),
+            terminate: AtomicBool::new(false),
+            idle: config.idle,
+            counters: Counters::new(p),
+            stacks: Arc::new(StackCounters::new(p)),
+        });
+        let mut pool = FiberPool {
+            shared: Arc::clone(&shared),
+            handles: Vec::with_capacity(p),
+            _policy: PhantomData,
+        };
+        for (i, seed) in seeds.into_iter().enumerate() {
+            let sh = Arc::clone(&shared);
+            let cpu = placement.as_ref().map(|pl| pl[i]);
+            let h = thread::Builder::new()
+                .name(format!("{}-{i}", P::NAME))
+                .spawn(move || {
+                    if let Some(cpu) = cpu {
+                        // Pinning is best effort: a refusal leaves the thread unpinned.
+                        let _ = pin_current_thread(cpu);
+                    }
+                    worker_main(sh, i, seed, stack_size)
+                })
+                .map_err(|e| StartError::Os(format!("spawning worker {i}: {e}")))?;
+            pool.handles.push(h);
+        }
+        Ok(pool)
+    }
+
+    /// Fiber stacks currently in use (0 when no computation is running and every worker has
+    /// retired its last fiber).
+    pub fn stacks_in_use(&self) -> usize {
+        self.shared.stacks.in_use()
+    }
+}
+
+impl<P: Policy> Drop for FiberPool<P> {
+    fn drop(&mut self) {
+        self.shared.terminate.store(true, Ordering::SeqCst);
+        self.shared.wake_all();
+        for h in self.handles.drain(..) {
+            let _ = h.join();
+        }
+    }
+}
+
+impl<P: Policy> Scheduler for FiberPool<P> {
+    const NAME: &'static str = P::NAME;
+
+    fn start(config: &PoolConfig) -> Result<Self, StartError> {
+        Self::with_stack_size(config, DEFAULT_STACK_SIZE)
+    }
+
+    fn workers(&self) -> usize {
+        self.handles.len()
+    }
+
+    fn stats(&self) -> Stats {
+        let c = &self.shared.counters;
+        let mut extra = vec![
+            ("suspensions", c.suspensions.sum()),
+            ("resumptions", c.resumptions.sum()),
+            ("fibers_created", c.fibers.sum()),
+            ("fiber_runs", c.fiber_runs.sum()),
+            ("sleeps", c.sleeps.sum()),
+        ];
+        extra.extend(P::stats(&self.shared.pol));
+        Stats {
+            steals: Some(c.steals.sum()),
+            steal_attempts: Some(c.attempts.sum()),
+            extra,
+            gauges: vec![
+                ("stacks_high_water", self.shared.stacks.high_water() as u64),
+                ("stacks_mapped", self.shared.stacks.mapped() as u64),
+            ],
+        }
+    }
+
+    fn reset_stats(&self) {
+        let c = &self.shared.counters;
+        for x in [
+            &c.steals,
+            &c.attempts,
+            &c.suspensions,
+            &c.resumptions,
+            &c.fibers,
+            &c.fiber_runs,
+            &c.sleeps,
+        ] {
+            x.reset();
+        }
+        P::reset_stats(&self.shared.pol);
+        self.shared.stacks.reset_high_water();
+    }
+}
+
+/// The root task of a `run` call, in the caller's frame.
+struct RootJob<F, R> {
+    f: UnsafeCell<Option<F>>,
+    result: UnsafeCell<Option<thread::Result<R>>>,
+    done: Arc<(Mutex<bool>, Condvar)>,
+}
+
+impl<F, R> RootJob<F, R> {
+    unsafe fn exec<P: Policy>(data: *const (), w: &FiberWorker<P>)
+    where
+        F: FnOnce(&FiberWorker<P>) -> R + Send,
+        R: Send,
+    {
+        // SAFETY: `data` is the `RootJob` of a `run` call that blocks until `done` is set.
+        let job = unsafe { &*(data as *const Self) };
+        // SAFETY: the job runs once; nobody else touches `f` meanwhile.
+        let f = unsafe { (*job.f.get()).take() }.expect("root job ran twice");
+        let r = panic::catch_unwind(AssertUnwindSafe(|| f(w)));
+        let done = Arc::clone(&job.done);
+        // SAFETY: the caller reads `result` only after `done` is set below.
+        unsafe { *job.result.get() = Some(r) };
+        let mut g = done.0.lock().unwrap_or_else(|e| e.into_inner());
+        *g = true;
+        done.1.notify_all();
+    }
+}
+
+impl<P: Policy> ForkJoin for FiberPool<P> {
+    type Worker = FiberWorker<P>;
+
+    fn run<R, F>(&self, f: F) -> R
+    where
+        F: FnOnce(&FiberWorker<P>) -> R + Send,
+        R: Send,
+    {
+        let job = RootJob {
+            f: UnsafeCell::new(Some(f)),
+            result: UnsafeCell::new(None),
+            done: Arc::new((Mutex::new(false), Condvar::new())),
+        };
+        self.shared.injector.push(JobRef {
+            data: &job as *const RootJob<F, R> as *const (),
+            exec: RootJob::<F, R>::exec::<P>,
+        });
+        fence(Ordering::SeqCst);
+        self.shared.notify();
+        let mut g = job.done.0.lock().unwrap_or_else(|e| e.into_inner());
+        while !*g {
+            g = job.done.1.wait(g).unwrap_or_else(|e| e.into_inner());
+        }
+        drop(g);
+        match job
+            .result
+            .into_inner()
+            .expect("root job finished without a result")
+        {
+            Ok(r) => r,
+            Err(p) => panic::resume_unwind(p),
+        }
+    }
+}
