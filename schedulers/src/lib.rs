@@ -10,8 +10,9 @@
 //!   an unfinished future).
 //! * Shared pieces: [`config`] (pool configuration), [`stats`] (counters), [`topology`]
 //!   (CPUs, NUMA nodes, pinning), and for the fiber runtimes [`stack`] (mmap'd stacks with a
-//!   guard page, per-worker pools), [`fiber`] (migratable stackful fibers) and [`deque`] (a
-//!   Chase-Lev deque whose owner side needs no fence).
+//!   guard page, per-worker pools), [`fiber`] (migratable stackful fibers), [`deque`] (a
+//!   Chase-Lev deque whose owner side needs no fence) and the crate-private `fiberpool` (the
+//!   runtime `abp` and `prows` share, generic over their deque policy).
 //!
 //! The design, and how the runtimes still to come map onto it, is in `schedulers/README.md`.
 
