@@ -66,7 +66,7 @@ impl PerWorker {
     /// read-modify-write instruction, for counters bumped on a runtime's fast path.
     #[inline]
     pub fn add_single_writer(&self, i: usize, n: u64) {
-        let c = &self.cells[i % self.cells.len()].0;
+        let c = &self.cells[i].0;
         c.store(c.load(Ordering::Relaxed).wrapping_add(n), Ordering::Relaxed);
     }
     /// The sum over all workers.

@@ -21,8 +21,13 @@
 //! * **Future creation** (`Scope::future`, `Scope::shared_future`) and **`Scope::spawn`** are
 //!   work-first too, as in Cilk-F: the current fiber (the continuation) is pushed onto the deque,
 //!   where it is stealable, and the child runs eagerly on a new fiber from the pool. When the
-//!   child returns, its fiber pops the deque bottom: if the continuation was not stolen it is
-//!   resumed there.
+//!   child returns, its fiber pops the deque bottom: if that is its own continuation (nobody
+//!   took it), the child leaves its result in the continuation's frame and switches to it: no
+//!   atomic instruction, no allocation, and the future's handle holds the value itself. If the
+//!   continuation was taken, the two sides *part* and meet at a pooled rendezvous
+//!   ([`crate::fiberpool::rendezvous`]): the continuation makes a result cell and counts the
+//!   task in the scope; the child delivers into that cell (or leaves its boxed result, if it
+//!   arrives first).
 //! * **Touch** (`get`) of an unfinished future suspends the current fiber on the future's list
 //!   of waiters, and the worker goes on with the bottom of its own deque. When the future
 //!   finishes (`put`), every waiter is pushed onto the bottom of the finishing worker's deque.
@@ -51,8 +56,9 @@
 //! # Statistics
 //!
 //! `steals` and `steal_attempts`; extras: `suspensions` (fibers parked at a touch or a sync),
-//! `resumptions` (parked fibers made ready again), `fibers_created`, `sleeps` (idle workers
-//! parked), `stacks_high_water`,
+//! `resumptions` (parked fibers made ready again), `fibers_created`, `fiber_runs` (fibers
+//! started on a task), `forks_parted` (spawns and future creations whose continuation was taken
+//! before the child ended), `sleeps` (idle workers parked), `stacks_high_water`,
 //! `stacks_mapped`.
 //!
 //! # Limits
@@ -170,6 +176,10 @@ impl Policy for AbpPolicy {
 
     fn new_fut() -> Signal<AbpPolicy> {
         Signal::new()
+    }
+
+    fn new_done_fut() -> Signal<AbpPolicy> {
+        Signal::new_set()
     }
 
     #[inline]

@@ -4,11 +4,14 @@
 
 use super::Policy;
 use super::handle::FiberWorker;
+use super::job::{FiberBox, ForkJob, Job};
+use super::rendezvous::Rendezvous;
 use super::signal::Signal;
 use crate::api::{FutureHandle, Scope, SharedHandle};
 use std::any::Any;
 use std::cell::UnsafeCell;
 use std::marker::PhantomData;
+use std::mem::ManuallyDrop;
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -37,27 +40,206 @@ impl<P: Policy> std::fmt::Debug for FiberScope<'_, P> {
     }
 }
 
+/// The record of a fork in the parent's frame: what the child needs, and where it leaves its
+/// result on the fast path.
+struct ForkSlot<F, R, P: Policy> {
+    /// The child's closure, moved out by the child before the parent becomes stealable.
+    func: ManuallyDrop<F>,
+    /// Where the two sides meet if they part.
+    rv: *const Rendezvous,
+    /// The child's delivery of its result to the parent's result cell when the parent arrived
+    /// at the rendezvous first (its word).
+    deliver: unsafe fn(&FiberWorker<P>, usize, R),
+    /// The scope (a `FiberScope<'_, P>`), which counts the child if the two part.
+    scope: *const (),
+    /// The child's result, written by the child on the fast path only (it popped the parent
+    /// back, so the parent has not run since the fork and this frame is alive).
+    result: Option<R>,
+}
+
+/// How a fork of a scope task ended, as the parent sees it when it resumes.
+enum Forked<R> {
+    /// The child finished and handed its result back directly (the fast path), or finished
+    /// first at the rendezvous.
+    Done(R),
+    /// The child is still running: the parent must arrive at this rendezvous with its word.
+    Parted(*const Rendezvous),
+}
+
 impl<'s, P: Policy> FiberScope<'s, P> {
-    /// Runs `body` as a task of this scope, work-first.
-    fn fork_task<F: FnOnce(&FiberWorker<P>) + Send>(&self, w: &FiberWorker<P>, body: F) {
-        self.pending.fetch_add(1, Ordering::Relaxed);
-        let scope = self;
-        w.fork(move |w| {
-            if let Err(p) = panic::catch_unwind(AssertUnwindSafe(|| body(w))) {
-                scope.panicked.store(true, Ordering::Relaxed);
-                let mut slot = scope.panic.lock().unwrap_or_else(|e| e.into_inner());
-                if slot.is_none() {
-                    *slot = Some(p);
+    /// Runs `body` as a task of this scope, work-first: at once, on a new fiber, while this
+    /// fiber's continuation waits in the deque and may be stolen. Its result is `None` if it
+    /// panicked (the panic is kept for the scope's end).
+    ///
+    /// If the child pops the continuation back at its end (nobody took it: the usual case),
+    /// it leaves its result in this frame and switches to it: no atomic instruction, no
+    /// allocation, and the scope does not count the task (it is over before the parent goes
+    /// on). Otherwise the two parted: the child arrives at the rendezvous with its boxed
+    /// result and, if the parent arrived first, delivers it with `deliver`; the parent gets
+    /// [`Forked::Parted`] and must call [`FiberScope::parent_arrives`].
+    #[inline]
+    fn fork_task<R, F>(
+        &self,
+        w: &FiberWorker<P>,
+        body: F,
+        deliver: unsafe fn(&FiberWorker<P>, usize, Option<R>),
+    ) -> Forked<Option<R>>
+    where
+        F: FnOnce(&FiberWorker<P>) -> R + Send,
+        R: Send,
+    {
+        // The scope outlives its tasks: its end waits for every task that is not over before
+        // its parent goes on.
+        let child = move |w: &FiberWorker<P>| -> Option<R> {
+            match panic::catch_unwind(AssertUnwindSafe(|| body(w))) {
+                Ok(r) => Some(r),
+                Err(p) => {
+                    self.keep_panic(p);
+                    None
                 }
             }
-            if scope.pending.fetch_sub(1, Ordering::AcqRel) == 1 {
-                w.set(&scope.done);
+        };
+        let rv = w.local().rv_take();
+        let mut slot = ForkSlot::<_, Option<R>, P> {
+            func: ManuallyDrop::new(child),
+            rv,
+            deliver,
+            scope: self as *const Self as *const (),
+            result: None,
+        };
+        w.suspend_fork(fork_job(&mut slot));
+        match slot.result.take() {
+            Some(r) => {
+                // SAFETY: the child handed its result over directly: it will not use the
+                // rendezvous, and nobody else ever had it.
+                unsafe { w.local().rv_give(rv) };
+                Forked::Done(r)
             }
-        });
+            None => Forked::Parted(rv),
+        }
+    }
+
+    /// The parent's side of a parted fork: count the child as a task of the scope, then
+    /// arrive with `word` (what the child needs to deliver its result). Returns the child's
+    /// result if the child arrived first (it is over and not counted any more), else `None`
+    /// (the child will deliver into what `word` stands for and recycle the rendezvous).
+    ///
+    /// # Safety
+    /// `rv` is this fork's rendezvous (from [`Forked::Parted`]), and `word` is what the
+    /// child's `deliver` expects.
+    unsafe fn parent_arrives<R>(
+        &self,
+        w: &FiberWorker<P>,
+        rv: *const Rendezvous,
+        word: usize,
+    ) -> Option<Option<R>> {
+        // Before arriving: the child decrements only after it saw our word.
+        self.pending.fetch_add(1, Ordering::Relaxed);
+        // SAFETY: the parent arrives once; the rendezvous lives until the second arrival.
+        let first = unsafe { (*rv).arrive(word) }?;
+        // SAFETY: the child arrived first with its boxed result, which is ours now; and the
+        // rendezvous is used by nobody else any more.
+        let r = unsafe { *Box::from_raw(first as *mut Option<R>) };
+        unsafe { w.local().rv_give(rv) };
+        // Not the last: this task (or the scope body) holds its own count.
+        let before = self.pending.fetch_sub(1, Ordering::Relaxed);
+        debug_assert!(before > 1);
+        Some(r)
+    }
+
+    /// Keeps the first panic of a task, for the scope's end.
+    fn keep_panic(&self, p: Box<dyn Any + Send>) {
+        self.panicked.store(true, Ordering::Relaxed);
+        let mut slot = self.panic.lock().unwrap_or_else(|e| e.into_inner());
+        if slot.is_none() {
+            *slot = Some(p);
+        }
     }
 }
 
-/// The result cell of a future: set once by its task, read by touches.
+/// The fork record of `slot`, with the `start` that matches its closure type.
+fn fork_job<P: Policy, F, R>(slot: &mut ForkSlot<F, Option<R>, P>) -> ForkJob<P>
+where
+    F: FnOnce(&FiberWorker<P>) -> Option<R>,
+{
+    ForkJob {
+        data: slot as *mut ForkSlot<F, Option<R>, P> as *const (),
+        start: start_child::<P, F, R>,
+    }
+}
+
+/// The start of a forked child, on its new fiber (a [`ForkJob`]'s `start`): moves the closure
+/// out of the parent's [`ForkSlot`], pushes the parent, runs the child, then tries to pop the
+/// parent back (see [`FiberScope::fork_task`]).
+///
+/// # Safety
+/// `data` is the `ForkSlot<F, Option<R>, P>` of a parent suspended in `fork_task`, and `cont`
+/// is that parent, not yet published.
+unsafe fn start_child<P: Policy, F, R>(
+    data: *const (),
+    w: &FiberWorker<P>,
+    mut cont: FiberBox<P>,
+) -> Option<FiberBox<P>>
+where
+    F: FnOnce(&FiberWorker<P>) -> Option<R>,
+{
+    let slot = data as *mut ForkSlot<F, Option<R>, P>;
+    // SAFETY: the parent is suspended and unpublished: its frame is alive and ours alone until
+    // the push below. The closure is moved out exactly once, here.
+    let (f, rv, deliver, scope) = unsafe {
+        (
+            ManuallyDrop::take(&mut (*slot).func),
+            (*slot).rv,
+            (*slot).deliver,
+            (*slot).scope,
+        )
+    };
+    cont.fork_rv = rv;
+    w.local().push(Job::Resume(cont));
+    // From here on the parent may be stolen: `slot` is not touched unless we pop it back.
+    let out = f(w);
+    // `f` may have migrated this fiber: fetch the worker again.
+    let local = w.local();
+    match local.pop() {
+        Some(Job::Resume(g)) if g.fork_rv == rv => {
+            // The parent, never resumed since our push (the driver clears `fork_rv` at every
+            // resume, and `rv` is unique among unfinished forks).
+            // SAFETY: so it is still suspended in `fork_task`, its frame alive, and only this
+            // fiber will resume it.
+            unsafe { (*slot).result = Some(out) };
+            return Some(g);
+        }
+        Some(other) => local.push(other),
+        None => {}
+    }
+    // Parted. Arrive with the boxed result.
+    local
+        .shared
+        .counters
+        .parted
+        .add_single_writer(local.index, 1);
+    let mine = Box::into_raw(Box::new(out));
+    // SAFETY: the child arrives once, and the rendezvous lives until the second arrival.
+    if let Some(word) = unsafe { (*rv).arrive(mine as usize) } {
+        // The parent came first, counted this task in the scope and left its word.
+        // SAFETY: our box was not taken (we are second).
+        let out = unsafe { *Box::from_raw(mine) };
+        // SAFETY: `word` is what the parent left for `deliver` (see `parent_arrives`).
+        unsafe { deliver(w, word, out) };
+        let local = w.local();
+        // SAFETY: both sides arrived; nobody uses the rendezvous any more.
+        unsafe { local.rv_give(rv) };
+        // SAFETY: the scope is alive: it counts this task until the decrement below.
+        let scope = unsafe { &*(scope as *const FiberScope<'_, P>) };
+        if scope.pending.fetch_sub(1, Ordering::AcqRel) == 1 {
+            w.set(&scope.done);
+        }
+    }
+    None
+}
+
+/// The result cell of a future whose task parted from its creator: set once by its task, read
+/// by touches.
 struct Cell2<P: Policy, T> {
     done: P::Fut,
     /// `Some` once the task returned; stays `None` if it panicked.
@@ -80,6 +262,14 @@ impl<P: Policy, T> Cell2<P, T> {
         }
     }
 
+    /// A cell whose task is over (`None`: it panicked).
+    fn done(v: Option<T>) -> Self {
+        Cell2 {
+            done: P::new_done_fut(),
+            value: UnsafeCell::new(v),
+        }
+    }
+
     /// The task's end (`put`): store the value (if any) and let the policy mark the future done
     /// and release the touches waiting on it.
     fn put(&self, w: &FiberWorker<P>, v: Option<T>) {
@@ -89,9 +279,33 @@ impl<P: Policy, T> Cell2<P, T> {
     }
 }
 
+/// A future task's delivery to the cell its creator left at the rendezvous (the word).
+///
+/// # Safety
+/// `word` is `Arc::into_raw` of a `Cell2<P, T>` reference given to the task.
+unsafe fn deliver_to_cell<P: Policy, T>(w: &FiberWorker<P>, word: usize, v: Option<T>) {
+    // SAFETY: by the contract; this consumes the reference the creator gave.
+    let cell = unsafe { Arc::from_raw(word as *const Cell2<P, T>) };
+    cell.put(w, v);
+}
+
+/// A spawned task delivers nothing: its creator's word is a marker.
+///
+/// # Safety
+/// None needed; `unsafe` only to match [`deliver_to_cell`].
+unsafe fn deliver_nothing<P: Policy>(_: &FiberWorker<P>, _: usize, _: Option<()>) {}
+
+/// What a single-touch handle holds.
+enum Repr<P: Policy, T> {
+    /// The task finished before the handle was made (`None`: it panicked).
+    Ready(Option<T>),
+    /// The task parted from its creator: its result arrives in the cell.
+    Cell(Arc<Cell2<P, T>>),
+}
+
 /// A single-touch future of a fiber pool.
 pub struct FiberFuture<P: Policy, T> {
-    cell: Arc<Cell2<P, T>>,
+    repr: Repr<P, T>,
 }
 
 /// A multi-touch future of a fiber pool.
@@ -109,8 +323,12 @@ impl<P: Policy, T> Clone for FiberShared<P, T> {
 
 impl<P: Policy, T> std::fmt::Debug for FiberFuture<P, T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let ready = match &self.repr {
+            Repr::Ready(_) => true,
+            Repr::Cell(c) => P::is_done(&c.done),
+        };
         f.debug_struct(P::NAMES.future)
-            .field("ready", &P::is_done(&self.cell.done))
+            .field("ready", &ready)
             .finish()
     }
 }
@@ -132,7 +350,10 @@ impl<'s, P: Policy> Scope<'s> for FiberScope<'s, P> {
     where
         F: FnOnce(&Self, &FiberWorker<P>) + Send + 's,
     {
-        self.fork_task(w, move |w| f(self, w));
+        if let Forked::Parted(rv) = self.fork_task(w, move |w| f(self, w), deliver_nothing::<P>) {
+            // SAFETY: `rv` is this fork's; the marker word is what `deliver_nothing` expects.
+            unsafe { self.parent_arrives::<()>(w, rv, 1) };
+        }
     }
 
     fn future<T, F>(&self, w: &FiberWorker<P>, f: F) -> FiberFuture<P, T>
@@ -140,17 +361,25 @@ impl<'s, P: Policy> Scope<'s> for FiberScope<'s, P> {
         F: FnOnce(&Self, &FiberWorker<P>) -> T + Send + 's,
         T: Send + 's,
     {
-        let cell = Arc::new(Cell2::new());
-        let c = Arc::clone(&cell);
-        self.fork_task(w, move |w| {
-            let mut v = None;
-            let r = panic::catch_unwind(AssertUnwindSafe(|| v = Some(f(self, w))));
-            c.put(w, v);
-            if let Err(p) = r {
-                panic::resume_unwind(p);
+        let repr = match self.fork_task(w, move |w| f(self, w), deliver_to_cell::<P, T>) {
+            Forked::Done(v) => Repr::Ready(v),
+            Forked::Parted(rv) => {
+                let cell = Arc::new(Cell2::new());
+                let word = Arc::into_raw(Arc::clone(&cell)) as usize;
+                // SAFETY: `rv` is this fork's; the word is a cell reference for the task, as
+                // `deliver_to_cell` expects.
+                match unsafe { self.parent_arrives::<T>(w, rv, word) } {
+                    None => Repr::Cell(cell),
+                    Some(v) => {
+                        // SAFETY: the task finished first and never saw the word: take back
+                        // the reference it stands for.
+                        drop(unsafe { Arc::from_raw(word as *const Cell2<P, T>) });
+                        Repr::Ready(v)
+                    }
+                }
             }
-        });
-        FiberFuture { cell }
+        };
+        FiberFuture { repr }
     }
 
     fn shared_future<T, F>(&self, w: &FiberWorker<P>, f: F) -> FiberShared<P, T>
@@ -158,7 +387,10 @@ impl<'s, P: Policy> Scope<'s> for FiberScope<'s, P> {
         F: FnOnce(&Self, &FiberWorker<P>) -> T + Send + 's,
         T: Send + Sync + 's,
     {
-        let FiberFuture { cell } = self.future(w, f);
+        let cell = match self.future(w, f).repr {
+            Repr::Ready(v) => Arc::new(Cell2::done(v)),
+            Repr::Cell(c) => c,
+        };
         FiberShared { cell }
     }
 }
@@ -167,11 +399,16 @@ impl<P: Policy, T: Send> FutureHandle<T> for FiberFuture<P, T> {
     type Worker = FiberWorker<P>;
 
     fn get(self, w: &FiberWorker<P>) -> T {
-        w.touch(&self.cell.done);
-        // SAFETY: `done` is set, so the task wrote `value` and will not touch it again, and
-        // this handle is the only one.
-        unsafe { (*self.cell.value.get()).take() }
-            .unwrap_or_else(|| panic!("{}: the future's task panicked", P::NAME))
+        let v = match self.repr {
+            Repr::Ready(v) => v,
+            Repr::Cell(cell) => {
+                w.touch(&cell.done);
+                // SAFETY: `done` is set, so the task wrote `value` and will not touch it
+                // again, and this handle is the only one.
+                unsafe { (*cell.value.get()).take() }
+            }
+        };
+        v.unwrap_or_else(|| panic!("{}: the future's task panicked", P::NAME))
     }
 }
 

@@ -3,14 +3,13 @@
 
 use super::Policy;
 use super::future::FiberScope;
-use super::job::{FiberBox, ForkJob, Input, Job, JobRef, Yield};
+use super::job::{ForkJob, Input, Job, JobRef, Yield};
 use super::signal::Signal;
 use super::worker::Local;
 use crate::api::Worker;
 use crate::fiber::Suspender;
 use std::cell::{Cell, UnsafeCell};
 use std::marker::PhantomData;
-use std::mem::ManuallyDrop;
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -107,24 +106,11 @@ impl<P: Policy> FiberWorker<P> {
         }
     }
 
-    /// Pushes the current fiber as the stealable continuation and runs `f` on a new fiber.
-    pub(super) fn fork<F: FnOnce(&FiberWorker<P>)>(&self, f: F) {
-        unsafe fn start<P: Policy, F: FnOnce(&FiberWorker<P>)>(
-            data: *const (),
-            w: &FiberWorker<P>,
-            cont: FiberBox<P>,
-        ) {
-            // SAFETY: `data` is the `ManuallyDrop<F>` of the suspended `fork` frame; it is read
-            // exactly once, here, before the continuation becomes stealable.
-            let f = unsafe { std::ptr::read(data as *const F) };
-            w.local().push(Job::Resume(cont));
-            f(w);
-        }
-        let f = ManuallyDrop::new(f);
-        self.suspend(Yield::Fork(ForkJob {
-            data: &*f as *const F as *const (),
-            start: start::<P, F>,
-        }));
+    /// Suspends this fiber to fork: the driver runs `job` on a new fiber, which pushes this
+    /// one as the stealable continuation. Returns when this fiber is resumed, on any worker.
+    #[inline]
+    pub(super) fn suspend_fork(&self, job: ForkJob<P>) {
+        self.suspend(Yield::Fork(job));
     }
 
     /// Sets `sig`, pushing every fiber parked on it onto this worker's deque.

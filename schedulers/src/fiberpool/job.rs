@@ -3,6 +3,7 @@
 
 use super::Policy;
 use super::handle::FiberWorker;
+use super::rendezvous::Rendezvous;
 use super::signal::Signal;
 use super::worker::Local;
 use crate::deque;
@@ -40,12 +41,14 @@ impl<P: Policy> JobRef<P> {
     }
 }
 
-/// A fork: the child closure, read (moved) by the new fiber from the parent's frame.
+/// A fork: the child's record in the parent's frame, read by the new fiber.
 pub struct ForkJob<P: Policy> {
-    /// The closure, in the parent's frame.
+    /// The record ([`super::future`]'s `ForkSlot`), in the parent's frame.
     pub data: *const (),
-    /// Moves the closure out, pushes the parent (the continuation) and runs the closure.
-    pub start: unsafe fn(*const (), &FiberWorker<P>, FiberBox<P>),
+    /// Moves the child's closure out of the record, pushes the parent (the continuation) and
+    /// runs the child. Returns the parent if the child popped it back at its end (the fast
+    /// path: the fiber switches to it at once), `None` if someone else took it.
+    pub start: unsafe fn(*const (), &FiberWorker<P>, FiberBox<P>) -> Option<FiberBox<P>>,
 }
 
 /// What a resume passes to a fiber: the resuming worker's state, and for a fiber that starts
@@ -90,10 +93,14 @@ pub struct FiberNode<P: Policy> {
     pub fiber: PoolFiber<P>,
     /// The next node of a waiter list.
     pub next: *mut FiberNode<P>,
+    /// While this fiber waits in a deque as the continuation of a fork: that fork's rendezvous
+    /// (unique among unfinished forks), so the child recognises its own parent when it pops
+    /// it back. Cleared by the driver at every resume.
+    pub fork_rv: *const Rendezvous,
 }
 
-// SAFETY: `fiber` is `Send`, and `next` is only followed by the one thread that took the whole
-// waiter list out of a signal.
+// SAFETY: `fiber` is `Send`, `next` is only followed by the one thread that took the whole
+// waiter list out of a signal, and `fork_rv` is only compared, never followed.
 unsafe impl<P: Policy> Send for FiberNode<P> {}
 
 /// A fiber node: its address is the fiber's identity in deques and waiter lists.

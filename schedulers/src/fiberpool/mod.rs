@@ -14,7 +14,10 @@
 //!   the Dekker handshake of [`crate::deque`]'s asymmetric fence) and the body of every fiber.
 //! * [`handle`]: the worker handle a task receives: `join` (the job record of `b` on the
 //!   caller's frame, the inline fast path, suspension on `b`'s signal), `scope`, `fork`.
-//! * [`future`]: scopes, spawns and futures (work-first on a new fiber), the touch and put.
+//! * [`future`]: scopes, spawns and futures (work-first on a new fiber; the child hands its
+//!   result straight to its parent when it pops it back), the touch and put.
+//! * [`rendezvous`]: where a forked task and its continuation meet when someone else took the
+//!   continuation, and the per-worker pool of them.
 //! * [`pool`]: starting and stopping the worker threads, `run`, statistics.
 //!
 //! Invariants all of them rely on: a fiber runs on one worker thread at a time, and reaches
@@ -26,6 +29,7 @@ pub mod future;
 pub mod handle;
 pub mod job;
 pub mod pool;
+pub mod rendezvous;
 pub mod signal;
 pub mod worker;
 
@@ -102,6 +106,9 @@ pub trait Policy: Sized + Send + Sync + 'static {
     fn exit(l: &Local<Self>);
     /// The state of a new, unfinished future.
     fn new_fut() -> Self::Fut;
+    /// The state of a future that is done already (its task finished before anyone could
+    /// see the future).
+    fn new_done_fut() -> Self::Fut;
     /// Is the future done? (Acquire: what its task wrote before the put is visible.)
     fn is_done(fut: &Self::Fut) -> bool;
     /// The driver's side of a touch: the fiber `f` touched `fut` and suspended. Returns `f`

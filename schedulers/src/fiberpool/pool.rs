@@ -120,6 +120,7 @@ impl<P: Policy> Scheduler for FiberPool<P> {
             ("resumptions", c.resumptions.sum()),
             ("fibers_created", c.fibers.sum()),
             ("fiber_runs", c.fiber_runs.sum()),
+            ("forks_parted", c.parted.sum()),
             ("sleeps", c.sleeps.sum()),
         ];
         extra.extend(P::stats(&self.shared.pol));
@@ -143,6 +144,7 @@ impl<P: Policy> Scheduler for FiberPool<P> {
             &c.resumptions,
             &c.fibers,
             &c.fiber_runs,
+            &c.parted,
             &c.sleeps,
         ] {
             x.reset();

@@ -29,6 +29,14 @@ impl<P: Policy> Signal<P> {
         }
     }
 
+    /// A signal that is set already.
+    pub const fn new_set() -> Self {
+        Signal {
+            state: AtomicUsize::new(SET),
+            _policy: PhantomData,
+        }
+    }
+
     /// Has [`Signal::set`] happened? (Acquire: what the setter wrote before is visible.)
     #[inline]
     pub fn is_set(&self) -> bool {

@@ -5,6 +5,7 @@
 
 use super::handle::FiberWorker;
 use super::job::{Exit, FiberBox, FiberNode, Input, Job, JobRef, Start, Yield};
+use super::rendezvous::{Rendezvous, RvPool};
 use super::signal::Signal;
 use super::{IDLE_CAP, POOL_CAP, Policy, SPIN_ROUNDS, YIELD_ROUNDS};
 use crate::config::IdlePolicy;
@@ -33,6 +34,9 @@ pub struct Counters {
     pub fibers: PerWorker,
     /// Fibers started on a task (new or reused).
     pub fiber_runs: PerWorker,
+    /// Spawns and future creations whose continuation someone else took before the child
+    /// ended (the child could not hand its result back directly).
+    pub parted: PerWorker,
     /// Idle workers parked.
     pub sleeps: PerWorker,
 }
@@ -47,6 +51,7 @@ impl Counters {
             resumptions: PerWorker::new(p),
             fibers: PerWorker::new(p),
             fiber_runs: PerWorker::new(p),
+            parted: PerWorker::new(p),
             sleeps: PerWorker::new(p),
         }
     }
@@ -120,6 +125,7 @@ pub struct Local<P: Policy> {
     pub pol: P::Local,
     stacks: UnsafeCell<StackPool>,
     idle: UnsafeCell<Vec<FiberBox<P>>>,
+    rv: UnsafeCell<RvPool>,
     rng: Cell<u64>,
     stack_size: usize,
     /// The pool's shared state.
@@ -141,6 +147,23 @@ impl<P: Policy> Local<P> {
     pub fn pop(&self) -> Option<Job<P>> {
         // SAFETY: every entry of the deque was encoded by `push`, and popping takes it out.
         P::pop(self).map(|e| unsafe { Job::decode(e) })
+    }
+
+    /// A fresh rendezvous for a fork, from this worker's pool.
+    #[inline]
+    pub fn rv_take(&self) -> *const Rendezvous {
+        // SAFETY: only this worker's thread touches its pool, and not re-entrantly.
+        unsafe { &mut *self.rv.get() }.take()
+    }
+
+    /// Recycles a rendezvous into this worker's pool.
+    ///
+    /// # Safety
+    /// As [`RvPool::give`]: nobody uses `rv` any more.
+    #[inline]
+    pub unsafe fn rv_give(&self, rv: *const Rendezvous) {
+        // SAFETY: only this worker's thread touches its pool; the rest is the caller's.
+        unsafe { (*self.rv.get()).give(rv) }
     }
 
     /// The worker's next pseudo-random number.
@@ -192,6 +215,7 @@ impl<P: Policy> Local<P> {
         Box::new(FiberNode {
             fiber,
             next: std::ptr::null_mut(),
+            fork_rv: std::ptr::null(),
         })
     }
 
@@ -245,6 +269,7 @@ impl<P: Policy> Local<P> {
     /// for, until a fiber parks or the deque runs dry.
     fn drive(&self, mut f: FiberBox<P>, mut start: Option<Start<P>>) {
         loop {
+            f.fork_rv = std::ptr::null();
             match f.fiber.resume(Input(self, start.take())) {
                 FiberResult::Yield(Yield::Park(sig)) => {
                     // SAFETY: the signal lives in the suspended fiber's frame or in an `Arc`
@@ -358,6 +383,7 @@ pub fn worker_main<P: Policy>(
             Arc::clone(&shared.stacks),
         )),
         idle: UnsafeCell::new(Vec::with_capacity(IDLE_CAP)),
+        rv: UnsafeCell::new(RvPool::new()),
         rng: Cell::new(
             0x9E37_79B9_7F4A_7C15 ^ (index as u64 + 1).wrapping_mul(0xD1B5_4A32_D192_ED03),
         ),
@@ -389,20 +415,27 @@ fn fiber_main<P: Policy>(
     let Input(local, mut start) = first;
     let w = FiberWorker::new(local, sus, lo, hi);
     while let Some(s) = start {
-        match s {
-            // SAFETY: a job taken from a deque or the injector has not run yet and its record
-            // is alive until it has.
-            Start::Run(j) => unsafe { j.execute(&w) },
+        let handed_back = match s {
+            Start::Run(j) => {
+                // SAFETY: a job taken from a deque or the injector has not run yet and its
+                // record is alive until it has.
+                unsafe { j.execute(&w) };
+                None
+            }
             // SAFETY: the fork record is in the parent's frame, which stays suspended until
             // `start` has moved the closure out and pushed the parent.
             Start::Fork(j, cont) => unsafe { (j.start)(j.data, &w, cont) },
-        }
-        let exit = loop {
-            match w.local().pop() {
-                // SAFETY: as above.
-                Some(Job::Run(j)) => unsafe { j.execute(&w) },
-                Some(Job::Resume(f)) => break Exit::SwitchTo(f),
-                None => break Exit::Idle,
+        };
+        let exit = if let Some(parent) = handed_back {
+            Exit::SwitchTo(parent)
+        } else {
+            loop {
+                match w.local().pop() {
+                    // SAFETY: as above.
+                    Some(Job::Run(j)) => unsafe { j.execute(&w) },
+                    Some(Job::Resume(f)) => break Exit::SwitchTo(f),
+                    None => break Exit::Idle,
+                }
             }
         };
         let Input(local, next) = sus.suspend(Yield::Done(exit));

@@ -42,7 +42,8 @@
 //! `steals`, `steal_attempts`; extras: `suspensions` (fibers parked at a join or scope sync),
 //! `resumptions`, `deque_suspensions`, `deque_resumptions` (put made a deque active),
 //! `muggings`, `rebalances` (a deque moved between stealable sets), `deques_created`,
-//! `fibers_created`, `fiber_runs`, `sleeps`, `stacks_high_water`, `stacks_mapped`.
+//! `fibers_created`, `fiber_runs`, `forks_parted` (as in `abp`), `sleeps`, `stacks_high_water`,
+//! `stacks_mapped`.
 //!
 //! # Limits
 //!
@@ -190,11 +191,11 @@ struct Waiting {
 }
 
 impl FutState {
-    fn new() -> Self {
+    fn new(done: bool) -> Self {
         FutState {
-            done: AtomicBool::new(false),
+            done: AtomicBool::new(done),
             waiting: Mutex::new(Waiting {
-                done: false,
+                done,
                 suspended: Vec::new(),
             }),
         }
@@ -282,7 +283,11 @@ impl Policy for ProwsPolicy {
     }
 
     fn new_fut() -> FutState {
-        FutState::new()
+        FutState::new(false)
+    }
+
+    fn new_done_fut() -> FutState {
+        FutState::new(true)
     }
 
     #[inline]
