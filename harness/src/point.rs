@@ -9,7 +9,7 @@ use crate::stats;
 use serde::{Deserialize, Serialize};
 use std::io::Write;
 use std::time::Instant;
-use stealbench_schedulers::{Pinning, PoolConfig, Scheduler, StartError, Stats};
+use stealbench_schedulers::{FutureStack, Pinning, PoolConfig, Scheduler, StartError, Stats};
 use stealbench_workloads::{Variant, Workload, WorkloadInfo, with_workload};
 
 /// One message of the child-to-parent protocol (one JSON object per line).
@@ -313,6 +313,16 @@ pub fn check_variant(
     )))
 }
 
+/// The pool's future stack for `variant`: `sf-nostack` is the `sf` code on a pool whose
+/// futures get no stack of their own.
+pub fn future_stack_for(variant: Variant) -> FutureStack {
+    if variant == Variant::SfNostack {
+        FutureStack::Current
+    } else {
+        FutureStack::New
+    }
+}
+
 /// `stealbench run`: one point in this process.
 pub fn run_command(args: &RunArgs) -> Result<(), Failure> {
     let runtime = runtimes::lookup_implemented(&args.runtime).map_err(Failure::Usage)?;
@@ -334,6 +344,7 @@ pub fn run_command(args: &RunArgs) -> Result<(), Failure> {
     }
     let config = PoolConfig {
         pinning,
+        future_stack: future_stack_for(variant),
         ..PoolConfig::with_workers(workers)
     };
     let printer = Printer { json: args.json };

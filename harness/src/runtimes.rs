@@ -61,14 +61,25 @@ impl RuntimeInfo {
 
 /// Why `runtime` refuses `variant`, if it does: `gf` on a closure runtime whose
 /// `ForkJoin::GENERAL_FUTURES` is false (rayon: a touch helps instead of suspending, so general
-/// futures touched across tasks can deadlock; its measurements would be hangs, not times).
+/// futures touched across tasks can deadlock; its measurements would be hangs, not times), and
+/// `sf-nostack` on a closure runtime whose `ForkJoin::FUTURE_STACK_CHOICE` is false (only the
+/// fiber runtimes can run a future without a stack of its own).
 pub fn unsupported(runtime: &str, variant: Variant) -> Option<&'static str> {
-    let no_general = with_closure_runtime!(runtime, S => {
-        !<S as stealbench_schedulers::ForkJoin>::GENERAL_FUTURES
-    });
-    (variant == Variant::Gf && no_general == Some(true)).then_some(
-        "a touch cannot suspend here (it helps), so general futures touched across tasks can deadlock",
-    )
+    let (general, stack_choice) = with_closure_runtime!(runtime, S => {
+        (
+            <S as stealbench_schedulers::ForkJoin>::GENERAL_FUTURES,
+            <S as stealbench_schedulers::ForkJoin>::FUTURE_STACK_CHOICE,
+        )
+    })?;
+    match variant {
+        Variant::Gf if !general => Some(
+            "a touch cannot suspend here (it helps), so general futures touched across tasks can deadlock",
+        ),
+        Variant::SfNostack if !stack_choice => {
+            Some("only the fiber runtimes choose where a future runs (no stack of its own)")
+        }
+        _ => None,
+    }
 }
 
 /// The runtime whose fork-join time at P = 1 is T_s, the serial elision.

@@ -97,6 +97,11 @@ pub trait ForkJoin: Scheduler {
     /// The harness does not run `gf` variants where this is `false`.
     const GENERAL_FUTURES: bool = true;
 
+    /// Does the pool honour [`FutureStack::Current`](crate::config::FutureStack::Current)
+    /// (futures without a stack of their own)? Only the fiber runtimes have the choice; the
+    /// others refuse a configuration that asks for it.
+    const FUTURE_STACK_CHOICE: bool = false;
+
     /// Runs `f` as the root task on the pool's workers and returns its value. A panic in any
     /// task of the computation is propagated to the caller; the pool stays usable.
     fn run<R, F>(&self, f: F) -> R

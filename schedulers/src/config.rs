@@ -1,4 +1,4 @@
-//! Pool configuration: worker count, pinning, victim and idle policies.
+//! Pool configuration: worker count, pinning, victim and idle policies, and where futures run.
 
 use crate::api::StartError;
 use std::fmt;
@@ -39,6 +39,21 @@ pub enum IdlePolicy {
     Lazy,
 }
 
+/// Where the task of a future (`Scope::future`, `Scope::shared_future`) runs on the fiber
+/// runtimes (`abp`, `prows`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum FutureStack {
+    /// Work-first, as Cilk-F: the task runs at once on a new fiber (its own stack) while the
+    /// creator's continuation waits in the deque, stealable.
+    #[default]
+    New,
+    /// No stack switch per future (the ProWS paper's "-stack" row of Figure 3): the task is a
+    /// stealable job on the creator's deque, as a join's second branch, and runs on the stack
+    /// of whoever takes it; a touch that finds it still at its deque's bottom runs it inline.
+    /// Correct for every program, but not eager: the creator goes on first.
+    Current,
+}
+
 /// Everything a runtime needs to start a pool.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PoolConfig {
@@ -50,6 +65,9 @@ pub struct PoolConfig {
     pub victim: VictimPolicy,
     /// Idle behaviour.
     pub idle: IdlePolicy,
+    /// Where future tasks run (only the fiber runtimes have a choice; the others accept only
+    /// the default).
+    pub future_stack: FutureStack,
 }
 
 impl PoolConfig {
@@ -60,6 +78,7 @@ impl PoolConfig {
             pinning: Pinning::default(),
             victim: VictimPolicy::default(),
             idle: IdlePolicy::default(),
+            future_stack: FutureStack::default(),
         }
     }
 }
@@ -86,6 +105,13 @@ impl PoolConfig {
             return Err(StartError::Unsupported(format!(
                 "{runtime} puts idle workers to sleep; idle policy '{}' cannot be honoured",
                 self.idle
+            )));
+        }
+        if self.future_stack != FutureStack::New {
+            return Err(StartError::Unsupported(format!(
+                "{runtime} has no fibers to choose a stack for; future stack '{}' cannot be \
+                 honoured",
+                self.future_stack
             )));
         }
         Ok(())
@@ -125,6 +151,7 @@ macro_rules! names {
 names!(Pinning { None => "none", Compact => "compact", Scatter => "scatter" });
 names!(VictimPolicy { Uniform => "uniform", NumaWeighted => "numa", RuntimeDefault => "default" });
 names!(IdlePolicy { Busy => "busy", Lazy => "lazy" });
+names!(FutureStack { New => "new", Current => "current" });
 
 #[cfg(test)]
 mod tests {
@@ -140,6 +167,9 @@ mod tests {
         }
         for n in IdlePolicy::NAMES {
             assert_eq!(n.parse::<IdlePolicy>().unwrap().name(), *n);
+        }
+        for n in FutureStack::NAMES {
+            assert_eq!(n.parse::<FutureStack>().unwrap().name(), *n);
         }
         assert!(
             "sideways"

@@ -34,5 +34,5 @@ pub use api::{
     AsyncForkJoin, AsyncShared, BoxFuture, ForkJoin, FutureHandle, Scheduler, Scope, SharedHandle,
     Spawner, StartError, Worker, join_async,
 };
-pub use config::{IdlePolicy, Pinning, PoolConfig, VictimPolicy};
+pub use config::{FutureStack, IdlePolicy, Pinning, PoolConfig, VictimPolicy};
 pub use stats::Stats;

@@ -300,6 +300,7 @@ macro_rules! fiber_runtime_tests {
                     pinning: Pinning::Compact,
                     victim: VictimPolicy::Uniform,
                     idle: IdlePolicy::Busy,
+                    future_stack: FutureStack::Current,
                 };
                 let pool = <$Pool>::start(&cfg).unwrap();
                 assert_eq!(pool.workers(), 2);

@@ -156,8 +156,17 @@ const PROWS_EXTRA: [&str; 5] = [
 ];
 
 fn stress<S: Stacks>(runs: u64) {
+    stress_with::<S>(runs, FutureStack::New);
+}
+
+/// `runs` random DAGs on 2 workers whose futures run as `future_stack` says.
+fn stress_with<S: Stacks>(runs: u64, future_stack: FutureStack) {
     let serial = Serial::start(&PoolConfig::with_workers(1)).unwrap();
-    let pool = S::start(&PoolConfig::with_workers(2)).unwrap();
+    let pool = S::start(&PoolConfig {
+        future_stack,
+        ..PoolConfig::with_workers(2)
+    })
+    .unwrap();
     let mut suspended = 0;
     let mut totals = [0u64; PROWS_EXTRA.len()];
     for i in 0..runs {
@@ -204,6 +213,12 @@ fn abp_random_dags_match_serial() {
 #[test]
 fn prows_random_dags_match_serial() {
     stress::<Prows>(runs());
+}
+
+#[test]
+fn current_stack_random_dags_match_serial() {
+    stress_with::<Abp>(runs() / 2, FutureStack::Current);
+    stress_with::<Prows>(runs() / 2, FutureStack::Current);
 }
 
 #[test]

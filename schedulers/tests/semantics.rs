@@ -17,12 +17,14 @@ use stealbench_schedulers::rayon::RayonPool;
 use stealbench_schedulers::serial::Serial;
 use stealbench_schedulers::tokio::TokioPool;
 use stealbench_schedulers::{
-    AsyncForkJoin, AsyncShared, BoxFuture, ForkJoin, FutureHandle, PoolConfig, Scheduler, Scope,
-    SharedHandle, Spawner, Stats, Worker, join_async,
+    AsyncForkJoin, AsyncShared, BoxFuture, ForkJoin, FutureHandle, FutureStack, PoolConfig,
+    Scheduler, Scope, SharedHandle, Spawner, Stats, Worker, join_async,
 };
 
 /// Recursion depth of the deep tests (nested joins, futures, spawns on one path).
 const DEPTH: usize = 10_000;
+/// Future nesting depth for pools whose futures share their toucher's stack.
+const FUTURE_DEPTH_ONE_STACK: usize = 1_000;
 /// Spawns in one scope.
 const SPAWNS: usize = 10_000;
 /// Length of the future chains.
@@ -32,6 +34,11 @@ const DELIBERATE: &str = "deliberate panic";
 
 /// Starts a pool of `p` workers with default policies.
 fn start<S: Scheduler>(p: usize) -> S {
+    start_with(PoolConfig::with_workers(p))
+}
+
+fn start_with<S: Scheduler>(config: PoolConfig) -> S {
+    let p = config.workers;
     static QUIET: Once = Once::new();
     QUIET.call_once(|| {
         let default = std::panic::take_hook();
@@ -41,7 +48,7 @@ fn start<S: Scheduler>(p: usize) -> S {
             }
         }));
     });
-    let pool = S::start(&PoolConfig::with_workers(p)).unwrap();
+    let pool = S::start(&config).unwrap();
     assert_eq!(pool.workers(), p);
     pool
 }
@@ -370,19 +377,51 @@ mod fj {
         })
     }
 
+    /// Spawns `d` levels deep; `deepest` ends as the deepest level reached (`d` itself).
     fn deep_spawn<W: Worker>(w: &W, d: usize, deepest: &AtomicUsize) {
-        deepest.fetch_max(DEPTH - d, Ordering::Relaxed);
+        deep_spawn_from(w, d, d, deepest);
+    }
+
+    fn deep_spawn_from<W: Worker>(w: &W, top: usize, d: usize, deepest: &AtomicUsize) {
+        deepest.fetch_max(top - d, Ordering::Relaxed);
         if d > 0 {
-            w.scope(|s| s.spawn(w, move |_, w| deep_spawn(w, d - 1, deepest)));
+            w.scope(|s| s.spawn(w, move |_, w| deep_spawn_from(w, top, d - 1, deepest)));
         }
     }
 
-    pub fn deep_recursion<S: ForkJoin>(pool: &S) {
+    /// Joins `DEPTH` deep, futures and spawns `future_depth` deep.
+    pub fn deep_recursion<S: ForkJoin>(pool: &S, future_depth: usize) {
         assert_eq!(pool.run(|w| deep_join(w, DEPTH)), DEPTH);
-        assert_eq!(pool.run(|w| deep_future(w, DEPTH)), DEPTH);
+        assert_eq!(pool.run(|w| deep_future(w, future_depth)), future_depth);
         let deepest = AtomicUsize::new(0);
-        pool.run(|w| deep_spawn(w, DEPTH, &deepest));
-        assert_eq!(deepest.load(Ordering::Relaxed), DEPTH);
+        pool.run(|w| deep_spawn(w, future_depth, &deepest));
+        assert_eq!(deepest.load(Ordering::Relaxed), future_depth);
+    }
+
+    /// A future whose handle is dropped untouched still runs before its scope ends, and a
+    /// handle may outlive its scope (its task is over by then).
+    pub fn untouched_and_escaping_futures<S: ForkJoin>(pool: &S) {
+        let ran = AtomicUsize::new(0);
+        let ran = &ran;
+        let got = pool.run(|w| {
+            let h = w.scope(|s| {
+                for i in 0..200u64 {
+                    let f = s.future(w, move |_, _| {
+                        ran.fetch_add(1, Ordering::SeqCst);
+                        i
+                    });
+                    drop(f);
+                }
+                s.future(w, |_, _| 42u64)
+            });
+            assert_eq!(
+                ran.load(Ordering::SeqCst),
+                200,
+                "untouched futures did not all run"
+            );
+            h.get(w)
+        });
+        assert_eq!(got, 42);
     }
 
     pub fn panics_reach_run<S: ForkJoin>(pool: &S) {
@@ -836,11 +875,14 @@ mod af {
 /// The closure front-end suite for runtime `$pool` at `$p` workers.
 macro_rules! closure_suite {
     ($name:ident, $pool:ty, $p:expr) => {
+        closure_suite!($name, $pool, PoolConfig::with_workers($p), DEPTH);
+    };
+    ($name:ident, $pool:ty, $config:expr, $future_depth:expr) => {
         mod $name {
             use super::*;
 
-            fn with(test: fn(&$pool)) {
-                on_big_stack(|| test(&start::<$pool>($p)));
+            fn with(test: impl FnOnce(&$pool) + Send) {
+                on_big_stack(|| test(&start_with::<$pool>($config)));
             }
 
             #[test]
@@ -873,7 +915,11 @@ macro_rules! closure_suite {
             }
             #[test]
             fn deep_recursion() {
-                with(fj::deep_recursion::<$pool>);
+                with(|pool| fj::deep_recursion::<$pool>(pool, $future_depth));
+            }
+            #[test]
+            fn untouched_and_escaping_futures() {
+                with(fj::untouched_and_escaping_futures::<$pool>);
             }
             #[test]
             fn panics_reach_run() {
@@ -948,6 +994,35 @@ closure_suite!(abp_p1, Abp, 1);
 closure_suite!(abp_p2, Abp, 2);
 closure_suite!(prows_p1, Prows, 1);
 closure_suite!(prows_p2, Prows, 2);
+// Futures without a stack of their own (the "-stack" configuration): nested futures then nest
+// on one fiber stack, a few frames more per level than a join, so they go less deep.
+closure_suite!(
+    abp_current_stack_p2,
+    Abp,
+    PoolConfig {
+        future_stack: FutureStack::Current,
+        ..PoolConfig::with_workers(2)
+    },
+    FUTURE_DEPTH_ONE_STACK
+);
+closure_suite!(
+    prows_current_stack_p1,
+    Prows,
+    PoolConfig {
+        future_stack: FutureStack::Current,
+        ..PoolConfig::with_workers(1)
+    },
+    FUTURE_DEPTH_ONE_STACK
+);
+closure_suite!(
+    prows_current_stack_p2,
+    Prows,
+    PoolConfig {
+        future_stack: FutureStack::Current,
+        ..PoolConfig::with_workers(2)
+    },
+    FUTURE_DEPTH_ONE_STACK
+);
 async_suite!(serial_async, Serial, 1);
 async_suite!(tokio_p1, TokioPool, 1);
 async_suite!(tokio_p2, TokioPool, 2);

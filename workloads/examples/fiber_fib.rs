@@ -1,7 +1,8 @@
-//! Overhead and speedup of the fiber runtimes (`abp`, `prows`) on fib: T_1/T_s for `fj` and
-//! `sf`, and the P=2 speedup.
+//! Overhead and speedup of the fiber runtimes (`abp`, `prows`) on fib: T_1/T_s for `fj`, `sf`
+//! and `sf-nostack` (sf on a pool with `FutureStack::Current`), the cost of one future over a
+//! join, and the P=2 speedup.
 //!
-//! `cargo run --release -p stealbench-workloads --example fiber_fib [n] [reps] [fj|sf] [P]`
+//! `cargo run --release -p stealbench-workloads --example fiber_fib [n] [reps] [fj|sf|sf-nostack] [P]`
 //! (the defaults are n = 35, reps = 5; every figure is the best of `reps` runs, and every
 //! answer is checked). T_s is `workloads::fib::serial`, the variants are the workload's own
 //! `fj` and `sf`: the code the harness runs.
@@ -10,7 +11,7 @@ use std::hint::black_box;
 use std::time::Instant;
 use stealbench_schedulers::abp::Abp;
 use stealbench_schedulers::prows::Prows;
-use stealbench_schedulers::{ForkJoin, PoolConfig};
+use stealbench_schedulers::{ForkJoin, FutureStack, PoolConfig};
 use stealbench_workloads::fib::{expected, fj, serial, sf};
 
 /// The best wall time of `reps` runs, each checked against the known value.
@@ -47,7 +48,8 @@ fn measure<S: ForkJoin>(
     only_variant: Option<&str>,
     only_p: Option<usize>,
 ) {
-    for variant in ["fj", "sf"] {
+    let mut fj_t1 = f64::NAN;
+    for variant in ["fj", "sf", "sf-nostack"] {
         if only_variant.is_some_and(|v| v != variant) {
             continue;
         }
@@ -56,13 +58,33 @@ fn measure<S: ForkJoin>(
             if only_p.is_some_and(|q| q != p) {
                 continue;
             }
-            let pool = S::start(&PoolConfig::with_workers(p)).expect("pool");
+            let config = PoolConfig {
+                future_stack: if variant == "sf-nostack" {
+                    FutureStack::Current
+                } else {
+                    FutureStack::New
+                },
+                ..PoolConfig::with_workers(p)
+            };
+            let pool = S::start(&config).expect("pool");
             let t = best(reps, want, || match variant {
                 "fj" => pool.run(|w| fj(w, black_box(n))),
                 _ => pool.run(|w| sf(w, black_box(n))),
             });
             if p == 1 {
                 t1 = t;
+                if variant == "fj" {
+                    fj_t1 = t;
+                } else if fj_t1.is_finite() {
+                    // fib(n) makes fib(n+1) - 1 joins or futures.
+                    let forks = expected(n + 1) - 1;
+                    println!(
+                        "{} {variant}/fj at P=1 = {:.2}; one future costs {:.1} ns more than a join",
+                        S::NAME,
+                        t / fj_t1,
+                        (t - fj_t1) / forks as f64 * 1e9
+                    );
+                }
             }
             println!(
                 "{} {variant} P={p}: {t:.4} s  T_{p}/T_s = {:.2}  T_1/T_{p} = {:.2}  stats of {reps} runs {:?}",

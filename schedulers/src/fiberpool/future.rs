@@ -5,9 +5,11 @@
 use super::Policy;
 use super::handle::FiberWorker;
 use super::job::{FiberBox, ForkJob, Job};
+use super::queued::{self, Queued};
 use super::rendezvous::Rendezvous;
 use super::signal::Signal;
 use crate::api::{FutureHandle, Scope, SharedHandle};
+use crate::config::FutureStack;
 use std::any::Any;
 use std::cell::UnsafeCell;
 use std::marker::PhantomData;
@@ -148,7 +150,7 @@ impl<'s, P: Policy> FiberScope<'s, P> {
     }
 
     /// Keeps the first panic of a task, for the scope's end.
-    fn keep_panic(&self, p: Box<dyn Any + Send>) {
+    pub(super) fn keep_panic(&self, p: Box<dyn Any + Send>) {
         self.panicked.store(true, Ordering::Relaxed);
         let mut slot = self.panic.lock().unwrap_or_else(|e| e.into_inner());
         if slot.is_none() {
@@ -301,6 +303,8 @@ enum Repr<P: Policy, T> {
     Ready(Option<T>),
     /// The task parted from its creator: its result arrives in the cell.
     Cell(Arc<Cell2<P, T>>),
+    /// The task was queued as a job on the creator's deque ([`FutureStack::Current`]).
+    Queued(Queued<P, T>),
 }
 
 /// A single-touch future of a fiber pool.
@@ -326,6 +330,7 @@ impl<P: Policy, T> std::fmt::Debug for FiberFuture<P, T> {
         let ready = match &self.repr {
             Repr::Ready(_) => true,
             Repr::Cell(c) => P::is_done(&c.done),
+            Repr::Queued(q) => q.is_done(),
         };
         f.debug_struct(P::NAMES.future)
             .field("ready", &ready)
@@ -361,7 +366,40 @@ impl<'s, P: Policy> Scope<'s> for FiberScope<'s, P> {
         F: FnOnce(&Self, &FiberWorker<P>) -> T + Send + 's,
         T: Send + 's,
     {
-        let repr = match self.fork_task(w, move |w| f(self, w), deliver_to_cell::<P, T>) {
+        if w.local().shared.future_stack == FutureStack::Current {
+            let q = queued::queue(self, w, move |w| f(self, w));
+            return FiberFuture {
+                repr: Repr::Queued(q),
+            };
+        }
+        FiberFuture {
+            repr: self.fork_future(w, f),
+        }
+    }
+
+    fn shared_future<T, F>(&self, w: &FiberWorker<P>, f: F) -> FiberShared<P, T>
+    where
+        F: FnOnce(&Self, &FiberWorker<P>) -> T + Send + 's,
+        T: Send + Sync + 's,
+    {
+        // Multi-touch futures always get their own fiber (see `FutureStack::Current`).
+        let cell = match self.fork_future(w, f) {
+            Repr::Ready(v) => Arc::new(Cell2::done(v)),
+            Repr::Cell(c) => c,
+            Repr::Queued(_) => unreachable!("fork_future does not queue"),
+        };
+        FiberShared { cell }
+    }
+}
+
+impl<'s, P: Policy> FiberScope<'s, P> {
+    /// A future task, work-first on a new fiber (see [`FiberScope::fork_task`]).
+    fn fork_future<T, F>(&self, w: &FiberWorker<P>, f: F) -> Repr<P, T>
+    where
+        F: FnOnce(&Self, &FiberWorker<P>) -> T + Send + 's,
+        T: Send + 's,
+    {
+        match self.fork_task(w, move |w| f(self, w), deliver_to_cell::<P, T>) {
             Forked::Done(v) => Repr::Ready(v),
             Forked::Parted(rv) => {
                 let cell = Arc::new(Cell2::new());
@@ -378,20 +416,7 @@ impl<'s, P: Policy> Scope<'s> for FiberScope<'s, P> {
                     }
                 }
             }
-        };
-        FiberFuture { repr }
-    }
-
-    fn shared_future<T, F>(&self, w: &FiberWorker<P>, f: F) -> FiberShared<P, T>
-    where
-        F: FnOnce(&Self, &FiberWorker<P>) -> T + Send + 's,
-        T: Send + Sync + 's,
-    {
-        let cell = match self.future(w, f).repr {
-            Repr::Ready(v) => Arc::new(Cell2::done(v)),
-            Repr::Cell(c) => c,
-        };
-        FiberShared { cell }
+        }
     }
 }
 
@@ -407,6 +432,7 @@ impl<P: Policy, T: Send> FutureHandle<T> for FiberFuture<P, T> {
                 // again, and this handle is the only one.
                 unsafe { (*cell.value.get()).take() }
             }
+            Repr::Queued(q) => q.get(w),
         };
         v.unwrap_or_else(|| panic!("{}: the future's task panicked", P::NAME))
     }

@@ -48,8 +48,12 @@ pub struct ForkJob<P: Policy> {
     /// Moves the child's closure out of the record, pushes the parent (the continuation) and
     /// runs the child. Returns the parent if the child popped it back at its end (the fast
     /// path: the fiber switches to it at once), `None` if someone else took it.
-    pub start: unsafe fn(*const (), &FiberWorker<P>, FiberBox<P>) -> Option<FiberBox<P>>,
+    pub start: StartFork<P>,
 }
+
+/// The `start` of a [`ForkJob`]: the record, the child's handle, the parent; returns the parent
+/// if the child popped it back.
+pub type StartFork<P> = unsafe fn(*const (), &FiberWorker<P>, FiberBox<P>) -> Option<FiberBox<P>>;
 
 /// What a resume passes to a fiber: the resuming worker's state, and for a fiber that starts
 /// (new, or idle and reused) its first task.

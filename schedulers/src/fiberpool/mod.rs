@@ -16,6 +16,8 @@
 //!   caller's frame, the inline fast path, suspension on `b`'s signal), `scope`, `fork`.
 //! * [`future`]: scopes, spawns and futures (work-first on a new fiber; the child hands its
 //!   result straight to its parent when it pops it back), the touch and put.
+//! * [`queued`]: futures without a stack of their own (`FutureStack::Current`): a stealable
+//!   job that the touch runs inline if it is still at the deque's bottom.
 //! * [`rendezvous`]: where a forked task and its continuation meet when someone else took the
 //!   continuation, and the per-worker pool of them.
 //! * [`pool`]: starting and stopping the worker threads, `run`, statistics.
@@ -29,6 +31,7 @@ pub mod future;
 pub mod handle;
 pub mod job;
 pub mod pool;
+pub mod queued;
 pub mod rendezvous;
 pub mod signal;
 pub mod worker;

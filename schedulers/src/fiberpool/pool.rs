@@ -58,6 +58,7 @@ impl<P: Policy> FiberPool<P> {
             sleeping: (0..p).map(|_| AtomicBool::new(false)).collect(),
             threads: (0..p).map(|_| OnceLock::new()).collect(),
             terminate: AtomicBool::new(false),
+            future_stack: config.future_stack,
             idle: config.idle,
             counters: Counters::new(p),
             stacks: Arc::new(StackCounters::new(p)),
@@ -183,6 +184,7 @@ impl<F, R> RootJob<F, R> {
 
 impl<P: Policy> ForkJoin for FiberPool<P> {
     type Worker = FiberWorker<P>;
+    const FUTURE_STACK_CHOICE: bool = true;
 
     fn run<R, F>(&self, f: F) -> R
     where

@@ -48,6 +48,8 @@ impl Rendezvous {
 /// A worker's free rendezvous. Not shared: the worker's thread is its only user.
 #[derive(Debug)]
 pub struct RvPool {
+    // Boxed: a rendezvous is handed out by address and must not move when the vector grows.
+    #[allow(clippy::vec_box)]
     free: Vec<Box<Rendezvous>>,
 }
 

@@ -8,7 +8,7 @@ use super::job::{Exit, FiberBox, FiberNode, Input, Job, JobRef, Start, Yield};
 use super::rendezvous::{Rendezvous, RvPool};
 use super::signal::Signal;
 use super::{IDLE_CAP, POOL_CAP, Policy, SPIN_ROUNDS, YIELD_ROUNDS};
-use crate::config::IdlePolicy;
+use crate::config::{FutureStack, IdlePolicy};
 use crate::deque::{heavy_fence, light_fence};
 use crate::fiber::{Fiber, FiberResult, Suspender};
 use crate::stack::{StackCounters, StackPool};
@@ -73,6 +73,8 @@ pub struct Shared<P: Policy> {
     pub terminate: AtomicBool,
     /// What idle workers do.
     pub idle: IdlePolicy,
+    /// Where future tasks run.
+    pub future_stack: FutureStack,
     /// The common counters.
     pub counters: Counters,
     /// Fiber stacks of all workers.

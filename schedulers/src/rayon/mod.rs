@@ -488,6 +488,12 @@ mod tests {
             RayonPool::start(&PoolConfig::with_workers(0)),
             Err(StartError::Unsupported(_))
         ));
+        let mut c = PoolConfig::with_workers(1);
+        c.future_stack = crate::config::FutureStack::Current;
+        assert!(matches!(
+            RayonPool::start(&c),
+            Err(StartError::Unsupported(m)) if m.contains("future stack")
+        ));
     }
 
     #[test]

@@ -606,6 +606,12 @@ mod tests {
             TokioPool::start(&PoolConfig::with_workers(0)),
             Err(StartError::Unsupported(_))
         ));
+        let mut c = PoolConfig::with_workers(1);
+        c.future_stack = crate::config::FutureStack::Current;
+        assert!(matches!(
+            TokioPool::start(&c),
+            Err(StartError::Unsupported(m)) if m.contains("future stack")
+        ));
     }
 
     #[test]
