@@ -118,6 +118,11 @@ pub const RUNTIMES: &[RuntimeInfo] = &[
         description: "proactive work stealing for futures, ProWS (stands in for Cilk-F)",
     },
     RuntimeInfo {
+        name: "prows-artifact",
+        front_end: FrontEnd::Closure,
+        description: "prows with the authors' artifact placement: less loaded of two random workers, no rebalancing",
+    },
+    RuntimeInfo {
         name: "fibril",
         front_end: FrontEnd::Closure,
         description: "Fibril: continuation stealing on linear stacks, unused stack pages released",
@@ -139,6 +144,7 @@ macro_rules! with_closure_runtime {
             "rayon" => stealbench_schedulers::rayon::RayonPool,
             "abp" => stealbench_schedulers::abp::Abp,
             "prows" => stealbench_schedulers::prows::Prows,
+            "prows-artifact" => stealbench_schedulers::prows::ProwsArtifact,
         )
     };
 }
@@ -229,6 +235,21 @@ mod tests {
             }
         }
         assert!(with_closure_runtime!("nope", S => std::any::type_name::<S>()).is_none());
+    }
+
+    #[test]
+    fn every_dispatched_type_reports_its_registry_name() {
+        for r in RUNTIMES {
+            let name = match r.front_end {
+                FrontEnd::Closure => with_closure_runtime!(r.name, S => <S as Scheduler>::NAME),
+                FrontEnd::Async => with_async_runtime!(r.name, S => <S as Scheduler>::NAME),
+            };
+            // serial-async is the serial pool on the other front-end: same type, same NAME.
+            if let Some(n) = name.filter(|_| r.name != "serial-async") {
+                assert_eq!(n, r.name);
+            }
+        }
+        assert!(find("prows-artifact").unwrap().implemented());
     }
 
     #[test]

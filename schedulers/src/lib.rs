@@ -7,7 +7,8 @@
 //!   scopes), [`tokio`] (tokio's multi-thread runtime, [`tokio::TokioPool`]; async front-end,
 //!   every fork a heap-allocated task), [`abp`] (parsimonious work stealing with futures on
 //!   stackful fibers), [`prows`] (proactive work stealing: whole deques suspend at a touch of
-//!   an unfinished future).
+//!   an unfinished future; [`prows::Prows`] with the paper's placement of stealable deques,
+//!   [`prows::ProwsArtifact`] with the authors' artifact's).
 //! * Shared pieces: [`config`] (pool configuration), [`stats`] (counters), [`topology`]
 //!   (CPUs, NUMA nodes, pinning), and for the fiber runtimes [`stack`] (mmap'd stacks with a
 //!   guard page, per-worker pools), [`fiber`] (migratable stackful fibers), [`deque`] (a

@@ -1,4 +1,4 @@
-//! Tests of the fiber runtimes `abp` and `prows`, the same cases for both: fork-join, scopes,
+//! Tests of the fiber runtimes `abp`, `prows` and `prows-artifact`, the same cases for all: fork-join, scopes,
 //! futures, deep recursion, panics, idle sleep and wake-up, stack accounting, handles used off
 //! their fiber, and configurations each accepts or refuses.
 
@@ -330,4 +330,9 @@ fiber_runtime_tests!(
     prows,
     stealbench_schedulers::prows::Prows,
     stealbench_schedulers::prows::ProwsWorker
+);
+fiber_runtime_tests!(
+    prows_artifact,
+    stealbench_schedulers::prows::ProwsArtifact,
+    stealbench_schedulers::prows::ProwsArtifactWorker
 );

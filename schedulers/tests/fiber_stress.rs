@@ -1,14 +1,15 @@
-//! Randomized stress test of `abp` and `prows`: random fork-join-future DAGs (joins, scopes with spawns,
+//! Randomized stress test of `abp`, `prows` and `prows-artifact`: random fork-join-future DAGs (joins, scopes with spawns,
 //! single-touch futures, multi-touch futures touched by several tasks, futures touched by
 //! another task, chained futures) run on 2 workers and checked against the serial runtime;
-//! after every batch no fiber stack may remain in use.
+//! after every batch no fiber stack may remain in use. On `prows-artifact` the DAGs must also
+//! suspend deques and never rebalance.
 //!
 //! `ABP_STRESS_RUNS=n` sets the number of DAGs per runtime (default 1,000); the `#[ignore]`d test runs 20,000.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 use stealbench_schedulers::abp::Abp;
-use stealbench_schedulers::prows::Prows;
+use stealbench_schedulers::prows::{Prows, ProwsArtifact};
 use stealbench_schedulers::serial::Serial;
 use stealbench_schedulers::*;
 
@@ -135,6 +136,12 @@ impl Stacks for Prows {
     }
 }
 
+impl Stacks for ProwsArtifact {
+    fn stacks_in_use(&self) -> usize {
+        ProwsArtifact::stacks_in_use(self)
+    }
+}
+
 fn wait_stacks_free<S: Stacks>(p: &S) {
     let t = Instant::now();
     while p.stacks_in_use() != 0 {
@@ -169,6 +176,7 @@ fn stress_with<S: Stacks>(runs: u64, future_stack: FutureStack) {
     .unwrap();
     let mut suspended = 0;
     let mut totals = [0u64; PROWS_EXTRA.len()];
+    let is_prows = S::NAME.starts_with("prows");
     for i in 0..runs {
         let seed = splitmix(i ^ 0x5EED);
         let depth = 4 + (seed % 6) as u32;
@@ -180,7 +188,7 @@ fn stress_with<S: Stacks>(runs: u64, future_stack: FutureStack) {
             let s = pool.stats();
             let get = |n: &str| s.extra.iter().find(|(k, _)| *k == n).unwrap().1;
             assert_eq!(get("suspensions"), get("resumptions"), "{s:?}");
-            if S::NAME == "prows" {
+            if is_prows {
                 // Every suspended deque was made resumable by its future's put.
                 assert_eq!(get("deque_suspensions"), get("deques_resumable"), "{s:?}");
                 totals
@@ -193,8 +201,16 @@ fn stress_with<S: Stacks>(runs: u64, future_stack: FutureStack) {
         }
     }
     eprintln!("{}: {runs} DAGs, {suspended} suspensions", S::NAME);
-    if S::NAME == "prows" {
-        eprintln!("prows: {PROWS_EXTRA:?} = {totals:?}");
+    if is_prows {
+        eprintln!("{}: {PROWS_EXTRA:?} = {totals:?}", S::NAME);
+    }
+    if S::NAME == "prows-artifact" && runs >= 100 {
+        let total = |n: &str| totals[PROWS_EXTRA.iter().position(|x| *x == n).unwrap()];
+        assert!(
+            total("deque_suspensions") > 0,
+            "no deque suspended: {totals:?}"
+        );
+        assert_eq!(total("rebalances"), 0, "the artifact placement rebalanced");
     }
 }
 
@@ -222,8 +238,14 @@ fn current_stack_random_dags_match_serial() {
 }
 
 #[test]
+fn prows_artifact_random_dags_match_serial() {
+    stress::<ProwsArtifact>(runs());
+}
+
+#[test]
 #[ignore = "long: 20,000 random DAGs per runtime"]
 fn random_dags_match_serial_long() {
     stress::<Abp>(20_000);
     stress::<Prows>(20_000);
+    stress::<ProwsArtifact>(20_000);
 }

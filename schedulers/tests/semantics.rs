@@ -1,6 +1,7 @@
 //! The semantics of the `Scheduler` trait family: one generic suite, instantiated by macro for
-//! every runtime and front-end (closure front-end: serial, rayon at P = 1 and 2; async
-//! front-end: serial, tokio at P = 1 and 2).
+//! every runtime and front-end (closure front-end: serial, rayon, abp and prows at P = 1 and 2,
+//! prows-artifact at P = 2 (at P = 1 its placement has one worker to choose from, and it is
+//! prows); async front-end: serial, tokio at P = 1 and 2).
 //!
 //! Every test checks values (never only "it did not crash"). The suite stays within the rules
 //! every runtime supports; in particular a future touched by a task other than its creator's
@@ -12,7 +13,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 use std::sync::Once;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use stealbench_schedulers::abp::Abp;
-use stealbench_schedulers::prows::Prows;
+use stealbench_schedulers::prows::{Prows, ProwsArtifact};
 use stealbench_schedulers::rayon::RayonPool;
 use stealbench_schedulers::serial::Serial;
 use stealbench_schedulers::tokio::TokioPool;
@@ -1023,6 +1024,7 @@ closure_suite!(
     },
     FUTURE_DEPTH_ONE_STACK
 );
+closure_suite!(prows_artifact_p2, ProwsArtifact, 2);
 async_suite!(serial_async, Serial, 1);
 async_suite!(tokio_p1, TokioPool, 1);
 async_suite!(tokio_p2, TokioPool, 2);

@@ -2,7 +2,7 @@
 //! answer checked: the same code paths the harness times, on small inputs.
 
 use stealbench_schedulers::abp::Abp;
-use stealbench_schedulers::prows::Prows;
+use stealbench_schedulers::prows::{Prows, ProwsArtifact};
 use stealbench_schedulers::rayon::RayonPool;
 use stealbench_schedulers::serial::Serial;
 use stealbench_schedulers::tokio::TokioPool;
@@ -112,4 +112,11 @@ fn prows_one_and_two_workers() {
         let pool = Prows::start(&PoolConfig::with_workers(p)).unwrap();
         assert_eq!(closure_front_end(&pool), variants(true).0);
     }
+}
+
+/// Two workers only: at P = 1 the artifact placement has one worker to choose from.
+#[test]
+fn prows_artifact_two_workers() {
+    let pool = ProwsArtifact::start(&PoolConfig::with_workers(2)).unwrap();
+    assert_eq!(closure_front_end(&pool), variants(true).0);
 }

@@ -124,6 +124,12 @@ pub trait Policy: Sized + Send + Sync + 'static {
     fn put(w: &handle::FiberWorker<Self>, fut: &Self::Fut);
     /// The policy's counters, appended to the common ones in `Stats::extra`.
     fn stats(sh: &Self::Shared) -> Vec<(&'static str, u64)>;
-    /// Zeroes the policy's counters.
+    /// The policy's levels (high-water marks), appended to the common ones in `Stats::gauges`.
+    /// None by default.
+    fn gauges(sh: &Self::Shared) -> Vec<(&'static str, u64)> {
+        let _ = sh;
+        Vec::new()
+    }
+    /// Zeroes the policy's counters and sets its high-water marks to their current levels.
     fn reset_stats(sh: &Self::Shared);
 }

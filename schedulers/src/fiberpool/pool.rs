@@ -125,14 +125,16 @@ impl<P: Policy> Scheduler for FiberPool<P> {
             ("sleeps", c.sleeps.sum()),
         ];
         extra.extend(P::stats(&self.shared.pol));
+        let mut gauges = vec![
+            ("stacks_high_water", self.shared.stacks.high_water() as u64),
+            ("stacks_mapped", self.shared.stacks.mapped() as u64),
+        ];
+        gauges.extend(P::gauges(&self.shared.pol));
         Stats {
             steals: Some(c.steals.sum()),
             steal_attempts: Some(c.attempts.sum()),
             extra,
-            gauges: vec![
-                ("stacks_high_water", self.shared.stacks.high_water() as u64),
-                ("stacks_mapped", self.shared.stacks.mapped() as u64),
-            ],
+            gauges,
         }
     }
 

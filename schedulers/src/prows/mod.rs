@@ -27,7 +27,23 @@
 //!   suspended one stays with its future); a resumable deque stolen from becomes muggable.
 //! * `rebalanceStealables(v)` runs on every removal from a stealable set (in `setToActive` and
 //!   after a steal emptied a deque): it picks a random worker v'; if v' is not v and has a
-//!   stealable deque, one moves from v' to v.
+//!   stealable deque, one moves from v' to v. (The paper's placement only; see below.)
+//!
+//! # Placement
+//!
+//! Where a deque goes when it becomes stealable (suspended with ready nodes, or made resumable
+//! by a put while in no stealable set), and whether removals rebalance, is the pool's
+//! [`Placement`]; everything else is the same code:
+//!
+//! | pool | `Scheduler::NAME` | placement | `rebalanceStealables` |
+//! |---|---|---|---|
+//! | [`Prows`] | `prows` | [`Paper`]: a uniformly random worker (Algorithm 1) | on every removal from a stealable set |
+//! | [`ProwsArtifact`] | `prows-artifact` | [`Artifact`]: the less loaded of two uniformly random workers (fewer stealable deques; ties go to the first) | never |
+//!
+//! The paper's analysis needs each stealable deque to sit at a uniformly random worker, which
+//! its rebalancing preserves under removals; the authors' artifact (Cilk-F) instead keeps the
+//! sets even with the power of two choices at insertion and does no rebalancing. Both are
+//! offered so that the two can be compared (`stealbench run --runtime prows-artifact ...`).
 //!
 //! The stealable sets, the deques' states and the active-deque slots are protected by one
 //! pool-wide mutex: the paper assumes concurrent sets with constant amortized operations; these
@@ -41,9 +57,16 @@
 //!
 //! `steals`, `steal_attempts`; extras: `suspensions` (fibers parked at a join or scope sync),
 //! `resumptions`, `deque_suspensions`, `deque_resumptions` (put made a deque active),
-//! `muggings`, `rebalances` (a deque moved between stealable sets), `deques_created`,
-//! `fibers_created`, `fiber_runs`, `forks_parted` (as in `abp`), `sleeps`, `stacks_high_water`,
-//! `stacks_mapped`.
+//! `deques_resumable` (deques a put made resumable), `muggings`, `rebalances` (a deque moved
+//! between stealable sets; always 0 with the [`Artifact`] placement), `deques_created`,
+//! `fibers_created`, `fiber_runs`, `forks_parted` (as in `abp`), `sleeps`. Gauges (levels, not zeroed by `reset_stats`):
+//! `stacks_high_water`, `stacks_mapped`, and `stealable_high_water`: the largest number of
+//! deques in all stealable sets together at any moment since the pool started or since the last
+//! `reset_stats` (which sets it to the current number). The sets change only under the
+//! pool-wide lock, so it is exact. Only suspended and resumable deques are ever stealable, so it
+//! stays 0 while no touch finds its future unfinished (pure fork-join, for instance). As in
+//! Algorithm 1, every deque a put resumes is in a stealable set before `setToActive` takes one
+//! out, so it counts even when the putting worker takes it at once.
 //!
 //! # Limits
 //!
@@ -52,37 +75,123 @@
 //! task of the same pool.
 
 use crate::deque::{self, Entry, Owner, Stolen, Thief, light_fence};
+use crate::fiberpool::Policy;
 use crate::fiberpool::future::{FiberFuture, FiberScope, FiberShared};
 use crate::fiberpool::handle::FiberWorker;
 use crate::fiberpool::job::{FiberBox, Job};
 use crate::fiberpool::pool::FiberPool;
 use crate::fiberpool::worker::Local;
-use crate::fiberpool::{Names, Policy};
 use crate::stats::PerWorker;
 use std::cell::{Cell, UnsafeCell};
+use std::marker::PhantomData;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 pub use crate::fiberpool::DEFAULT_STACK_SIZE;
 
-/// The `prows` pool: P worker threads, deques that move between them, proactive stealing.
-pub type Prows = FiberPool<ProwsPolicy>;
+/// The `prows` pool of the paper: P worker threads, deques that move between them, proactive
+/// stealing, [`Paper`] placement (uniformly random, with `rebalanceStealables`).
+pub type Prows = FiberPool<ProwsPolicy<Paper>>;
 /// The handle of one fiber of [`Prows`]: every task running on that fiber receives it. It stays
 /// valid when the fiber migrates, because every resume updates the worker it points to.
-pub type ProwsWorker = FiberWorker<ProwsPolicy>;
+pub type ProwsWorker = FiberWorker<ProwsPolicy<Paper>>;
 /// A scope of [`ProwsWorker::scope`](crate::api::Worker::scope). Spawns are work-first: the
 /// spawned task runs at once on a new fiber while the spawner's continuation is pushed and may
 /// be stolen; the same holds for future creation.
-pub type ProwsScope<'s> = FiberScope<'s, ProwsPolicy>;
+pub type ProwsScope<'s> = FiberScope<'s, ProwsPolicy<Paper>>;
 /// A single-touch future of `prows`.
-pub type ProwsFuture<T> = FiberFuture<ProwsPolicy, T>;
+pub type ProwsFuture<T> = FiberFuture<ProwsPolicy<Paper>, T>;
 /// A multi-touch future of `prows`.
-pub type ProwsShared<T> = FiberShared<ProwsPolicy, T>;
+pub type ProwsShared<T> = FiberShared<ProwsPolicy<Paper>, T>;
+
+/// The `prows-artifact` pool: [`Prows`] with the authors' artifact's [`Artifact`] placement
+/// (the less loaded of two random workers, no rebalancing).
+pub type ProwsArtifact = FiberPool<ProwsPolicy<Artifact>>;
+/// The handle of one fiber of [`ProwsArtifact`] (as [`ProwsWorker`]).
+pub type ProwsArtifactWorker = FiberWorker<ProwsPolicy<Artifact>>;
+/// A scope of [`ProwsArtifactWorker::scope`](crate::api::Worker::scope) (as [`ProwsScope`]).
+pub type ProwsArtifactScope<'s> = FiberScope<'s, ProwsPolicy<Artifact>>;
+/// A single-touch future of `prows-artifact`.
+pub type ProwsArtifactFuture<T> = FiberFuture<ProwsPolicy<Artifact>, T>;
+/// A multi-touch future of `prows-artifact`.
+pub type ProwsArtifactShared<T> = FiberShared<ProwsPolicy<Artifact>, T>;
 
 /// The deque policy of `prows` (see the module documentation): deque objects that move between
-/// workers, stealable sets, a touch suspends the whole active deque.
-#[derive(Debug)]
-pub struct ProwsPolicy;
+/// workers, stealable sets, a touch suspends the whole active deque; `A` says where a deque
+/// that becomes stealable goes and whether removals rebalance (see [Placement](self#placement)).
+pub struct ProwsPolicy<A: Placement = Paper>(PhantomData<fn() -> A>);
+
+impl<A: Placement> std::fmt::Debug for ProwsPolicy<A> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "ProwsPolicy<{}>", A::NAME)
+    }
+}
+
+/// Where `prows` puts a deque that becomes stealable, and whether a removal from a stealable
+/// set calls `rebalanceStealables`: [`Paper`] or [`Artifact`] (sealed: these two are the only
+/// ones).
+pub trait Placement: sealed::Sealed + Send + Sync + 'static {
+    /// `Scheduler::NAME` of the pool: `prows` or `prows-artifact`.
+    const NAME: &'static str;
+    /// How many uniformly random workers are drawn (independently, so possibly the same one
+    /// twice); the deque goes to the one whose stealable set is smallest, the first on ties.
+    /// 1 is a uniformly random worker.
+    const CHOICES: usize;
+    /// Does every removal from a stealable set call `rebalanceStealables`?
+    const REBALANCE: bool;
+}
+
+/// The paper's placement (Algorithm 1): a uniformly random worker's stealable set, and
+/// `rebalanceStealables` on every removal. Its pool is [`Prows`].
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Paper;
+
+/// The authors' artifact's placement (Cilk-F): the less loaded of two uniformly random
+/// workers (fewer stealable deques), and no rebalancing. Its pool is [`ProwsArtifact`].
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Artifact;
+
+impl Placement for Paper {
+    const NAME: &'static str = "prows";
+    const CHOICES: usize = 1;
+    const REBALANCE: bool = true;
+}
+
+impl Placement for Artifact {
+    const NAME: &'static str = "prows-artifact";
+    const CHOICES: usize = 2;
+    const REBALANCE: bool = false;
+}
+
+mod sealed {
+    use crate::fiberpool::Names;
+
+    /// Keeps [`super::Placement`] to this module's two types, and holds their type names.
+    pub trait Sealed {
+        /// The names the pool's types print in `Debug` output.
+        const NAMES: Names;
+    }
+
+    impl Sealed for super::Paper {
+        const NAMES: Names = Names {
+            pool: "Prows",
+            worker: "ProwsWorker",
+            scope: "ProwsScope",
+            future: "ProwsFuture",
+            shared: "ProwsShared",
+        };
+    }
+
+    impl Sealed for super::Artifact {
+        const NAMES: Names = Names {
+            pool: "ProwsArtifact",
+            worker: "ProwsArtifactWorker",
+            scope: "ProwsArtifactScope",
+            future: "ProwsArtifactFuture",
+            shared: "ProwsArtifactShared",
+        };
+    }
+}
 
 /// The state of a deque object (Section 3 of the paper).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -98,34 +207,34 @@ enum Status {
 }
 
 /// What only the pool-wide lock's holder may read or change about a deque object.
-struct DqMeta {
+struct DqMeta<A: Placement> {
     status: Status,
     /// The worker whose stealable set holds this deque, if any.
     home: Option<usize>,
     /// The future-join fiber of a suspended deque (`pushBottomImplicit`).
-    implicit: Option<FiberBox<ProwsPolicy>>,
+    implicit: Option<FiberBox<ProwsPolicy<A>>>,
 }
 
 /// A deque object: the deque itself, its thieves' handle and its state. It moves between
 /// workers' active slots, stealable sets and futures' suspended sets.
-struct Dq {
+struct Dq<A: Placement> {
     /// The bottom end. Used only by the worker whose active deque this is, or, while the deque
     /// is suspended (active nowhere), by the holder of the pool-wide lock.
     owner: UnsafeCell<Owner>,
     thief: Thief,
     /// Locked only while holding the pool-wide lock (so it never blocks).
-    meta: Mutex<DqMeta>,
+    meta: Mutex<DqMeta<A>>,
 }
 
 // SAFETY: `owner` is used by one thread at a time: the one whose active deque this is (a deque
 // is active in at most one slot, changed under the pool-wide lock, whose release/acquire orders
 // the hand-over), or the lock holder while no worker has it active. The rest is `Sync`.
-unsafe impl Sync for Dq {}
+unsafe impl<A: Placement> Sync for Dq<A> {}
 // SAFETY: see `Sync`; every field is `Send`.
-unsafe impl Send for Dq {}
+unsafe impl<A: Placement> Send for Dq<A> {}
 
-impl Dq {
-    fn new() -> Arc<Dq> {
+impl<A: Placement> Dq<A> {
+    fn new() -> Arc<Dq<A>> {
         let (owner, thief) = deque::new(64);
         Arc::new(Dq {
             owner: UnsafeCell::new(owner),
@@ -138,21 +247,47 @@ impl Dq {
         })
     }
 
-    fn meta(&self) -> MutexGuard<'_, DqMeta> {
+    fn meta(&self) -> MutexGuard<'_, DqMeta<A>> {
         self.meta.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
 
 /// Active slots and stealable sets, under one lock.
-struct Sets {
-    active: Vec<Option<Arc<Dq>>>,
-    stealable: Vec<Vec<Arc<Dq>>>,
+struct Sets<A: Placement> {
+    active: Vec<Option<Arc<Dq<A>>>>,
+    stealable: Vec<Vec<Arc<Dq<A>>>>,
+    /// Deques in all stealable sets together.
+    stealable_now: usize,
+    /// The largest `stealable_now` since the start or the last `reset_stats`.
+    stealable_high_water: usize,
+}
+
+impl<A: Placement> Sets<A> {
+    /// Puts `d` into worker `v`'s stealable set and records `v` as its home.
+    fn add_stealable(&mut self, m: &mut DqMeta<A>, v: usize, d: &Arc<Dq<A>>) {
+        debug_assert!(m.home.is_none(), "a deque in two stealable sets");
+        m.home = Some(v);
+        self.stealable[v].push(Arc::clone(d));
+        self.stealable_now += 1;
+        self.stealable_high_water = self.stealable_high_water.max(self.stealable_now);
+    }
+
+    /// Removes `d` from worker `h`'s stealable set (its home, already cleared by the caller).
+    fn remove_stealable(&mut self, h: usize, d: &Arc<Dq<A>>) {
+        let set = &mut self.stealable[h];
+        if let Some(i) = set.iter().position(|x| Arc::ptr_eq(x, d)) {
+            set.swap_remove(i);
+            self.stealable_now -= 1;
+        } else {
+            debug_assert!(false, "a deque's home set did not hold it");
+        }
+    }
 }
 
 /// The deque objects' places and the policy's counters.
-pub struct ProwsDeques {
+pub struct ProwsDeques<A: Placement = Paper> {
     workers: usize,
-    sets: Mutex<Sets>,
+    sets: Mutex<Sets<A>>,
     deque_suspensions: PerWorker,
     deque_resumptions: PerWorker,
     deques_resumable: PerWorker,
@@ -161,8 +296,8 @@ pub struct ProwsDeques {
     deques: PerWorker,
 }
 
-impl ProwsDeques {
-    fn lock_sets(&self) -> MutexGuard<'_, Sets> {
+impl<A: Placement> ProwsDeques<A> {
+    fn lock_sets(&self) -> MutexGuard<'_, Sets<A>> {
         self.sets.lock().unwrap_or_else(|e| e.into_inner())
     }
 
@@ -179,18 +314,18 @@ impl ProwsDeques {
 }
 
 /// A future's completion and its set of suspended deques (Algorithm 1's `f.suspended`).
-pub struct FutState {
+pub struct FutState<A: Placement = Paper> {
     /// Set (Release) once the task put its value; the touch's fast check.
     done: AtomicBool,
-    waiting: Mutex<Waiting>,
+    waiting: Mutex<Waiting<A>>,
 }
 
-struct Waiting {
+struct Waiting<A: Placement> {
     done: bool,
-    suspended: Vec<Arc<Dq>>,
+    suspended: Vec<Arc<Dq<A>>>,
 }
 
-impl FutState {
+impl<A: Placement> FutState<A> {
     fn new(done: bool) -> Self {
         FutState {
             done: AtomicBool::new(done),
@@ -201,7 +336,7 @@ impl FutState {
         }
     }
 
-    fn lock(&self) -> MutexGuard<'_, Waiting> {
+    fn lock(&self) -> MutexGuard<'_, Waiting<A>> {
         self.waiting.lock().unwrap_or_else(|e| e.into_inner())
     }
 
@@ -211,28 +346,24 @@ impl FutState {
     }
 }
 
-impl Policy for ProwsPolicy {
-    const NAME: &'static str = "prows";
-    const NAMES: Names = Names {
-        pool: "Prows",
-        worker: "ProwsWorker",
-        scope: "ProwsScope",
-        future: "ProwsFuture",
-        shared: "ProwsShared",
-    };
-    type Shared = ProwsDeques;
+impl<A: Placement> Policy for ProwsPolicy<A> {
+    const NAME: &'static str = A::NAME;
+    const NAMES: crate::fiberpool::Names = A::NAMES;
+    type Shared = ProwsDeques<A>;
     type Seed = ();
     /// The bottom end of the active deque (null while the worker has none, between a
     /// suspension and a steal). `Sets::active[index]` holds the reference that keeps it alive.
     type Local = Cell<*const Owner>;
-    type Fut = FutState;
+    type Fut = FutState<A>;
 
-    fn new(p: usize) -> (ProwsDeques, Vec<()>) {
+    fn new(p: usize) -> (ProwsDeques<A>, Vec<()>) {
         let sh = ProwsDeques {
             workers: p,
             sets: Mutex::new(Sets {
                 active: (0..p).map(|_| None).collect(),
                 stealable: (0..p).map(|_| Vec::new()).collect(),
+                stealable_now: 0,
+                stealable_high_water: 0,
             }),
             deque_suspensions: PerWorker::new(p),
             deque_resumptions: PerWorker::new(p),
@@ -263,7 +394,7 @@ impl Policy for ProwsPolicy {
         unsafe { (*a).pop() }
     }
 
-    fn work_visible(sh: &ProwsDeques) -> bool {
+    fn work_visible(sh: &ProwsDeques<A>) -> bool {
         let g = sh.lock_sets();
         g.active.iter().flatten().any(|d| !d.thief.is_empty())
             || g.stealable.iter().flatten().any(|d| !d.thief.is_empty())
@@ -282,25 +413,29 @@ impl Policy for ProwsPolicy {
         l.shared.pol.lock_sets().active[l.index] = None;
     }
 
-    fn new_fut() -> FutState {
+    fn new_fut() -> FutState<A> {
         FutState::new(false)
     }
 
-    fn new_done_fut() -> FutState {
+    fn new_done_fut() -> FutState<A> {
         FutState::new(true)
     }
 
     #[inline]
-    fn is_done(fut: &FutState) -> bool {
+    fn is_done(fut: &FutState<A>) -> bool {
         fut.is_done()
     }
 
-    fn suspend_touch(l: &Local<Self>, fut: &FutState, f: FiberBox<Self>) -> Option<FiberBox<Self>> {
+    fn suspend_touch(
+        l: &Local<Self>,
+        fut: &FutState<A>,
+        f: FiberBox<Self>,
+    ) -> Option<FiberBox<Self>> {
         l.suspend_deque(fut, f)
     }
 
     /// Marks the future done and resumes the deques suspended on it.
-    fn put(w: &ProwsWorker, fut: &FutState) {
+    fn put(w: &FiberWorker<Self>, fut: &FutState<A>) {
         let list = {
             let mut g = fut.lock();
             g.done = true;
@@ -310,18 +445,38 @@ impl Policy for ProwsPolicy {
         w.local().resume_deques(list);
     }
 
-    fn stats(sh: &ProwsDeques) -> Vec<(&'static str, u64)> {
+    fn stats(sh: &ProwsDeques<A>) -> Vec<(&'static str, u64)> {
         sh.counters().iter().map(|&(n, c)| (n, c.sum())).collect()
     }
 
-    fn reset_stats(sh: &ProwsDeques) {
+    fn gauges(sh: &ProwsDeques<A>) -> Vec<(&'static str, u64)> {
+        let g = sh.lock_sets();
+        vec![("stealable_high_water", g.stealable_high_water as u64)]
+    }
+
+    fn reset_stats(sh: &ProwsDeques<A>) {
         for (_, c) in sh.counters() {
             c.reset();
         }
+        let mut g = sh.lock_sets();
+        g.stealable_high_water = g.stealable_now;
     }
 }
 
-impl Local<ProwsPolicy> {
+/// The placement's choice: of `A::CHOICES` workers drawn by `draw`, the first whose stealable
+/// set (of `len(v)` deques) is smallest.
+fn choose<A: Placement>(len: impl Fn(usize) -> usize, mut draw: impl FnMut() -> usize) -> usize {
+    let mut best = draw();
+    for _ in 1..A::CHOICES {
+        let v = draw();
+        if len(v) < len(best) {
+            best = v;
+        }
+    }
+    best
+}
+
+impl<A: Placement> Local<ProwsPolicy<A>> {
     /// The bottom end of the active deque. Fibers run only while their worker has one.
     #[inline(always)]
     fn owner(&self) -> &Owner {
@@ -336,9 +491,18 @@ impl Local<ProwsPolicy> {
         (self.next_rand() % n as u64) as usize
     }
 
+    /// The worker whose stealable set receives a deque that becomes stealable: the one with
+    /// the fewest stealable deques among `A::CHOICES` uniformly random workers (the first on
+    /// ties; with one choice, a uniformly random worker).
+    fn place(&self, g: &Sets<A>) -> usize {
+        let p = self.shared.pol.workers;
+        choose::<A>(|v| g.stealable[v].len(), || self.rand_below(p))
+    }
+
     /// Makes `d` this worker's active deque (Algorithm 1, `setToActive`): out of its stealable
-    /// set (rebalancing), state active; the previous active deque, empty, is dropped.
-    fn set_to_active(&self, g: &mut Sets, d: Arc<Dq>) {
+    /// set (rebalancing, if the placement does), state active; the previous active deque,
+    /// empty, is dropped.
+    fn set_to_active(&self, g: &mut Sets<A>, d: Arc<Dq<A>>) {
         let home = {
             let mut m = d.meta();
             m.status = Status::Active;
@@ -346,25 +510,18 @@ impl Local<ProwsPolicy> {
         };
         if let Some(h) = home {
             self.rebalance(g, h);
-            self.remove_stealable(g, h, &d);
+            g.remove_stealable(h, &d);
         }
         self.pol.set(d.owner.get());
         g.active[self.index] = Some(d);
     }
 
-    /// Removes `d` from worker `h`'s stealable set.
-    fn remove_stealable(&self, g: &mut Sets, h: usize, d: &Arc<Dq>) {
-        let set = &mut g.stealable[h];
-        if let Some(i) = set.iter().position(|x| Arc::ptr_eq(x, d)) {
-            set.swap_remove(i);
-        } else {
-            debug_assert!(false, "a deque's home set did not hold it");
-        }
-    }
-
     /// `rebalanceStealables(v)`: a random worker v' gives one stealable deque to v, if v' is not
-    /// v and has one.
-    fn rebalance(&self, g: &mut Sets, v: usize) {
+    /// v and has one. Nothing if the placement does not rebalance.
+    fn rebalance(&self, g: &mut Sets<A>, v: usize) {
+        if !A::REBALANCE {
+            return;
+        }
         let v2 = self.rand_below(self.shared.pol.workers);
         if v2 == v {
             return;
@@ -377,7 +534,7 @@ impl Local<ProwsPolicy> {
     }
 
     /// Gives this worker a new, empty active deque if it has none.
-    fn ensure_active(&self, g: &mut Sets) {
+    fn ensure_active(&self, g: &mut Sets<A>) {
         if self.pol.get().is_null() {
             let d = Dq::new();
             self.shared.pol.deques.add_single_writer(self.index, 1);
@@ -391,9 +548,9 @@ impl Local<ProwsPolicy> {
     /// future is done by now.
     fn suspend_deque(
         &self,
-        fut: &FutState,
-        f: FiberBox<ProwsPolicy>,
-    ) -> Option<FiberBox<ProwsPolicy>> {
+        fut: &FutState<A>,
+        f: FiberBox<ProwsPolicy<A>>,
+    ) -> Option<FiberBox<ProwsPolicy<A>>> {
         let sh = &*self.shared;
         let mut g = sh.pol.lock_sets();
         let mut waiting = fut.lock();
@@ -409,9 +566,8 @@ impl Local<ProwsPolicy> {
             m.status = Status::Suspended;
             m.implicit = Some(f);
             if !d.thief.is_empty() {
-                let v = self.rand_below(sh.pol.workers);
-                m.home = Some(v);
-                g.stealable[v].push(Arc::clone(&d));
+                let v = self.place(&g);
+                g.add_stealable(&mut m, v, &d);
             }
         }
         waiting.suspended.push(d);
@@ -421,7 +577,7 @@ impl Local<ProwsPolicy> {
 
     /// Algorithm 1, lines 36-42: the deques suspended on a future that was just put become
     /// resumable; if this worker's active deque is empty, one of them becomes active.
-    fn resume_deques(&self, mut list: Vec<Arc<Dq>>) {
+    fn resume_deques(&self, mut list: Vec<Arc<Dq<A>>>) {
         if list.is_empty() {
             return;
         }
@@ -438,9 +594,8 @@ impl Local<ProwsPolicy> {
             unsafe { (*d.owner.get()).push(Job::Resume(f).encode()) };
             m.status = Status::Resumable;
             if m.home.is_none() {
-                let v = self.rand_below(sh.pol.workers);
-                m.home = Some(v);
-                g.stealable[v].push(Arc::clone(d));
+                let v = self.place(&g);
+                g.add_stealable(&mut m, v, d);
             }
         }
         sh.pol
@@ -460,7 +615,7 @@ impl Local<ProwsPolicy> {
     /// `took_root_task` gives the worker an active deque for one): a uniformly random victim
     /// (possibly this worker) and a uniformly random deque among its active and stealable
     /// deques; a muggable one is taken whole.
-    fn steal(&self) -> Option<Job<ProwsPolicy>> {
+    fn steal(&self) -> Option<Job<ProwsPolicy<A>>> {
         let sh = &*self.shared;
         sh.counters.attempts.add_single_writer(self.index, 1);
         let mut g = sh.pol.lock_sets();
@@ -501,7 +656,7 @@ impl Local<ProwsPolicy> {
                 // (dropped with its last reference); a suspended one stays with its future.
                 let home = d.meta().home.take();
                 if let Some(h) = home {
-                    self.remove_stealable(&mut g, h, &d);
+                    g.remove_stealable(h, &d);
                     self.rebalance(&mut g, v);
                 }
             } else if status == Status::Resumable {
@@ -513,5 +668,47 @@ impl Local<ProwsPolicy> {
         self.ensure_active(&mut g);
         // SAFETY: the entry was encoded by a `push` onto that deque; stealing took it.
         Some(unsafe { Job::decode(e) })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `choose` with the set sizes `lens` and the draws `draws`, which it must use up.
+    fn pick<A: Placement>(lens: &[usize], draws: &[usize]) -> usize {
+        let mut it = draws.iter().copied();
+        let v = choose::<A>(|v| lens[v], || it.next().expect("one draw too many"));
+        assert!(it.next().is_none(), "{} draws expected", A::CHOICES);
+        v
+    }
+
+    #[test]
+    fn paper_takes_its_one_draw_whatever_the_loads() {
+        assert_eq!(pick::<Paper>(&[9, 0, 3], &[0]), 0);
+        assert_eq!(pick::<Paper>(&[9, 0, 3], &[2]), 2);
+    }
+
+    #[test]
+    fn artifact_takes_the_less_loaded_of_two_draws_the_first_on_ties() {
+        assert_eq!(pick::<Artifact>(&[5, 0, 3], &[0, 1]), 1);
+        assert_eq!(pick::<Artifact>(&[5, 0, 3], &[1, 0]), 1);
+        assert_eq!(pick::<Artifact>(&[5, 0, 3], &[0, 2]), 2);
+        assert_eq!(pick::<Artifact>(&[2, 2, 3], &[1, 0]), 1);
+        assert_eq!(pick::<Artifact>(&[2, 2, 3], &[0, 0]), 0);
+    }
+
+    #[test]
+    fn the_two_placements_are_named_and_configured_as_documented() {
+        assert_eq!(
+            (Paper::NAME, Paper::CHOICES, Paper::REBALANCE),
+            ("prows", 1, true)
+        );
+        assert_eq!(
+            (Artifact::NAME, Artifact::CHOICES, Artifact::REBALANCE),
+            ("prows-artifact", 2, false)
+        );
+        assert_eq!(<Prows as crate::Scheduler>::NAME, "prows");
+        assert_eq!(<ProwsArtifact as crate::Scheduler>::NAME, "prows-artifact");
     }
 }
