@@ -91,6 +91,7 @@
 //! Like the artifact, `denomT` is the population deviation times `sqrt(N − 1)`, so the
 //! correlation is the textbook normalised cross-correlation times `sqrt(N/(N − 1))`.
 
+pub mod avi;
 pub mod steps;
 pub mod video;
 
