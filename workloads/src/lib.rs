@@ -146,11 +146,11 @@ impl FromStr for Size {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct InputOptions {
     /// `hw`: an uncompressed AVI to track instead of the synthetic video (see
-    /// [`hw`](crate::hw) and [`hw::avi`](crate::hw::avi)).
+    /// [`hw`] and [`hw::avi`]).
     pub hw_video: Option<PathBuf>,
     /// `hw`: the initial sample points, one `row col` pair (0-based, row 0 at the top) per
     /// line (`#` starts a comment). Only with `hw_video`; without it the points of
-    /// [`hw::points_for`](crate::hw::points_for) are used.
+    /// [`hw::points_for`] are used.
     pub hw_points: Option<PathBuf>,
 }
 
