@@ -374,7 +374,10 @@ fn hw_video_is_checked_recorded_and_reaches_the_points() {
         a.iter().map(String::as_str).collect()
     }
     let cases: Vec<(Vec<String>, &str)> = vec![
-        (run(&["--hw-video", "no/such.avi"]), "--hw-video no/such.avi"),
+        (
+            run(&["--hw-video", "no/such.avi"]),
+            "--hw-video no/such.avi",
+        ),
         (run(&["--hw-video", garbage]), "hw input: "),
         (run(&["--hw-points", points]), "--hw-video"),
         (
@@ -407,7 +410,10 @@ fn hw_video_is_checked_recorded_and_reaches_the_points() {
         assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
         assert!(err.contains(needle), "{args:?}: {err}");
     }
-    assert!(!dir.0.join("results").exists(), "a rejected run wrote results");
+    assert!(
+        !dir.0.join("results").exists(),
+        "a rejected run wrote results"
+    );
 
     // `run`: the point tracks the file's frames; its parameters name the file.
     let out = stealbench(&strs(&run(&["--hw-video", good, "--json"])), &dir.0);

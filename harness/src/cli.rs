@@ -382,8 +382,8 @@ mod tests {
         assert!(!line.contains('\n'), "{line}");
         assert!(line.contains("--rep"), "{line}");
         // A missing argument is named.
-        let e = Cli::try_parse_from(["stealbench", "reproduce", "x", "--hw-points", "p"])
-            .unwrap_err();
+        let e =
+            Cli::try_parse_from(["stealbench", "reproduce", "x", "--hw-points", "p"]).unwrap_err();
         let line = one_line_clap_error(&e);
         assert!(!line.contains('\n'), "{line}");
         assert!(line.contains("not provided: --hw-video"), "{line}");
@@ -393,7 +393,11 @@ mod tests {
     fn input_options_are_absolute_files_and_go_to_hw_points_only() {
         let e = input_options(Some(Path::new("no/such.avi")), None).unwrap_err();
         assert_eq!(e.exit_code(), 2);
-        assert!(e.message().starts_with("--hw-video no/such.avi: "), "{}", e.message());
+        assert!(
+            e.message().starts_with("--hw-video no/such.avi: "),
+            "{}",
+            e.message()
+        );
         let dir = std::env::temp_dir();
         let e = input_options(Some(&dir), None).unwrap_err();
         assert!(e.message().contains("not a file"), "{}", e.message());

@@ -517,3 +517,52 @@ fn bad_inputs_are_errors_naming_the_file() {
         test_input().reference
     );
 }
+
+/// A real video of a texture translated by a known step per frame: every point follows it.
+#[test]
+fn points_follow_a_translated_texture_in_a_real_video() {
+    let dir = Scratch::new("shift");
+    let (rows, cols, frames, side) = (120, 130, 6, 160);
+    let mut r = SplitMix64::new(9);
+    // A smooth-ish texture: random levels on a 3-pixel lattice, so matches are unique.
+    let coarse: Vec<u8> = (0..(side / 3 + 2) * (side / 3 + 2))
+        .map(|_| r.next_u64() as u8)
+        .collect();
+    let tex = |y: usize, x: usize| coarse[(y / 3) * (side / 3 + 2) + x / 3];
+    let mut pixels = Vec::new();
+    for t in 0..frames {
+        for y in 0..rows {
+            for x in 0..cols {
+                // Content moves up and right by one pixel per frame (at most 5 from the
+                // template's frame: the test geometry's window of ±10 holds the whole 11 × 11
+                // template up to ±5).
+                pixels.push(avi::gray_level(tex(y + t, x + 10 - t)));
+            }
+        }
+    }
+    let video = Video {
+        rows,
+        cols,
+        frames,
+        pixels,
+    };
+    let options = InputOptions {
+        hw_video: Some(dir.write("shift.avi", &avi::encode_gray8(&video))),
+        hw_points: None,
+    };
+    let input = Hw::input_with(Size::Test, &options).unwrap();
+    assert_eq!(input.video, video);
+    for (p, track) in input.initial.iter().zip(&input.reference.tracks) {
+        for (t, got) in track.iter().enumerate() {
+            let t = t as i32;
+            assert_eq!(
+                *got,
+                Pos {
+                    row: p.row - t,
+                    col: p.col + t
+                },
+                "{p:?} frame {t}"
+            );
+        }
+    }
+}
