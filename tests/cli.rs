@@ -457,4 +457,36 @@ fn hw_video_is_checked_recorded_and_reaches_the_points() {
     }
     let md = fs::read_to_string(dir.0.join("figures/prows-fig2.md")).unwrap();
     assert!(md.contains("heart.avi"), "{md}");
+
+    // Resuming: a different --hw-video is a conflict; a video whose content changed since the
+    // rows were measured is refused too.
+    fs::write(
+        run_dir.join("meta.json"),
+        meta.replace("\"finished\": true", "\"finished\": false"),
+    )
+    .unwrap();
+    let run_dir_s = run_dir.to_str().unwrap().to_string();
+    let resume = |extra: &[&str]| {
+        let mut a = reproduce(extra);
+        a.extend(["--resume".to_string(), run_dir_s.clone()]);
+        a
+    };
+    let other = dir.0.join("other.avi");
+    fs::write(&other, &bytes).unwrap();
+    let out = stealbench(
+        &strs(&resume(&["--hw-video", other.to_str().unwrap()])),
+        &dir.0,
+    );
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("made with --hw-video") && err.contains("heart.avi"),
+        "{err}"
+    );
+    let changed = avi::encode_gray8(&VideoSpec::test(11).generate());
+    fs::write(dir.0.join("heart.avi"), changed).unwrap();
+    let out = stealbench(&strs(&resume(&[])), &dir.0);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("were measured on input"), "{err}");
 }

@@ -547,6 +547,21 @@ pub fn reproduce_command(args: &ReproduceArgs, allocator: &str) -> Result<i32, F
         options: options.clone(),
     };
     let raw = run_dir.join("raw.csv");
+    // A resumed run must measure the inputs its recorded rows measured: an input file (or
+    // the input generation) may have changed since.
+    for row in results::read_raw(&raw)? {
+        if let Some(now) = params_of.get(row.workload.as_str()) {
+            if *now != row.params {
+                return Err(Failure::Usage(format!(
+                    "{}: its {} rows were measured on input '{}', now it is '{}'; start a new run",
+                    run_dir.display(),
+                    row.workload,
+                    row.params,
+                    now
+                )));
+            }
+        }
+    }
     let params = |p: &PointKey| {
         params_of
             .get(p.workload.as_str())
