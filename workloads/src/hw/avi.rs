@@ -51,7 +51,7 @@ pub struct AviInfo {
     pub height: usize,
     /// Bits per pixel (8 or 24).
     pub bit_count: u16,
-    /// The format: `BI_RGB` or the FOURCC (`Y800`, `GREY`, ...).
+    /// The format: `BI_RGB` or the FOURCC without trailing spaces (`Y800`, `Y8`, `GREY`).
     pub format: String,
     /// Whether the file stores the top row first.
     pub top_down: bool,
@@ -213,7 +213,7 @@ fn parse_strf(d: &[u8]) -> Result<VideoFormat, String> {
     let format = if bi_rgb {
         "BI_RGB".to_string()
     } else {
-        String::from_utf8_lossy(compression).into_owned()
+        String::from_utf8_lossy(compression).trim_end().to_string()
     };
     if !bi_rgb && !raw_gray {
         let what = match u32_at(d, 16) {
