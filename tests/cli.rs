@@ -302,3 +302,191 @@ fn reproduce_fig3_end_to_end_then_resume() {
         text(&out.stderr)
     );
 }
+
+/// `--hw-video`: bad files and misplaced options are one line and exit code 2 before anything
+/// runs; a good file reaches the point's process, and its name and fingerprint are recorded.
+#[test]
+fn hw_video_is_checked_recorded_and_reaches_the_points() {
+    use stealbench_workloads::hw::{VideoSpec, avi, fnv1a64};
+    let dir = TempDir::new("hwvideo");
+    let video = VideoSpec::test(12).generate();
+    let bytes = avi::encode_gray8(&video);
+    let good = dir.0.join("heart.avi");
+    fs::write(&good, &bytes).unwrap();
+    let garbage = dir.0.join("garbage.avi");
+    fs::write(&garbage, b"GIF89a, not a video").unwrap();
+    let bad_points = dir.0.join("bad-points.txt");
+    fs::write(&bad_points, "12 x\n").unwrap();
+    let bad_points = bad_points.to_str().unwrap();
+    let points = dir.0.join("points.txt");
+    let pts: String = VideoSpec::test(12)
+        .initial_points()
+        .iter()
+        .map(|p| format!("{} {}\n", p.row, p.col))
+        .collect();
+    fs::write(&points, pts).unwrap();
+    let (good, garbage, points) = (
+        good.to_str().unwrap(),
+        garbage.to_str().unwrap(),
+        points.to_str().unwrap(),
+    );
+    let results = dir.0.join("results");
+    let figures = dir.0.join("figures");
+    let (results, figures) = (results.to_str().unwrap(), figures.to_str().unwrap());
+    let run = |extra: &[&str]| {
+        let mut a = vec![
+            "run",
+            "--runtime",
+            "serial",
+            "--workload",
+            "hw",
+            "--variant",
+            "fj",
+            "--workers",
+            "1",
+            "--size",
+            "test",
+            "--reps",
+            "1",
+        ];
+        a.extend_from_slice(extra);
+        a.iter().map(|s| s.to_string()).collect::<Vec<String>>()
+    };
+    let reproduce = |extra: &[&str]| {
+        let mut a = vec![
+            "reproduce",
+            "prows-fig2",
+            "--size",
+            "test",
+            "--runtimes",
+            "serial",
+            "--workloads",
+            "hw",
+            "--out",
+            results,
+            "--figures-dir",
+            figures,
+        ];
+        a.extend_from_slice(extra);
+        a.iter().map(|s| s.to_string()).collect::<Vec<String>>()
+    };
+    fn strs(a: &[String]) -> Vec<&str> {
+        a.iter().map(String::as_str).collect()
+    }
+    let cases: Vec<(Vec<String>, &str)> = vec![
+        (
+            run(&["--hw-video", "no/such.avi"]),
+            "--hw-video no/such.avi",
+        ),
+        (run(&["--hw-video", garbage]), "hw input: "),
+        (run(&["--hw-points", points]), "--hw-video"),
+        (
+            run(&["--hw-video", good, "--hw-points", bad_points]),
+            "bad-points.txt: line 1: expected 'row col'",
+        ),
+        (
+            {
+                let mut a = run(&["--hw-video", good]);
+                a[4] = "fib".into();
+                a
+            },
+            "inputs of workload 'hw'",
+        ),
+        (reproduce(&["--hw-video", "no/such.avi"]), "--hw-video"),
+        (reproduce(&["--hw-video", garbage]), "garbage.avi"),
+        (
+            {
+                let mut a = reproduce(&["--hw-video", good]);
+                a[7] = "sw".into();
+                a
+            },
+            "not run here",
+        ),
+    ];
+    for (args, needle) in &cases {
+        let out = stealbench(&strs(args), &dir.0);
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(err.contains(needle), "{args:?}: {err}");
+    }
+    assert!(
+        !dir.0.join("results").exists(),
+        "a rejected run wrote results"
+    );
+
+    // `run`: the point tracks the file's frames; its parameters name the file.
+    let out = stealbench(&strs(&run(&["--hw-video", good, "--json"])), &dir.0);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    let fingerprint = format!("fnv1a64 {:016x}", fnv1a64(&bytes));
+    assert!(
+        stdout.contains("heart.avi") && stdout.contains(&fingerprint),
+        "{stdout}"
+    );
+    assert!(stdout.contains("\"event\":\"done\""), "{stdout}");
+
+    // `reproduce`: the option reaches the child processes and is recorded.
+    let out = stealbench(
+        &strs(&reproduce(&["--hw-video", good, "--hw-points", points])),
+        &dir.0,
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let run_dir = fs::read_dir(dir.0.join("results/prows-fig2"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let meta = fs::read_to_string(run_dir.join("meta.json")).unwrap();
+    assert!(
+        meta.contains("\"hw_video\"") && meta.contains("heart.avi") && meta.contains("points.txt"),
+        "{meta}"
+    );
+    let raw = fs::read_to_string(run_dir.join("raw.csv")).unwrap();
+    let rows: Vec<&str> = raw.lines().skip(1).collect();
+    assert!(!rows.is_empty(), "{raw}");
+    for r in &rows {
+        assert!(
+            r.starts_with("serial,hw,fj,1,test,")
+                && r.contains(&fingerprint)
+                && r.contains("20 points (from ")
+                && r.contains(",ok,ok,"),
+            "{r}"
+        );
+    }
+    let md = fs::read_to_string(dir.0.join("figures/prows-fig2.md")).unwrap();
+    assert!(md.contains("heart.avi"), "{md}");
+
+    // Resuming: a different --hw-video is a conflict; a video whose content changed since the
+    // rows were measured is refused too.
+    fs::write(
+        run_dir.join("meta.json"),
+        meta.replace("\"finished\": true", "\"finished\": false"),
+    )
+    .unwrap();
+    let run_dir_s = run_dir.to_str().unwrap().to_string();
+    let resume = |extra: &[&str]| {
+        let mut a = reproduce(extra);
+        a.extend(["--resume".to_string(), run_dir_s.clone()]);
+        a
+    };
+    let other = dir.0.join("other.avi");
+    fs::write(&other, &bytes).unwrap();
+    let out = stealbench(
+        &strs(&resume(&["--hw-video", other.to_str().unwrap()])),
+        &dir.0,
+    );
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("made with --hw-video") && err.contains("heart.avi"),
+        "{err}"
+    );
+    let changed = avi::encode_gray8(&VideoSpec::test(11).generate());
+    fs::write(dir.0.join("heart.avi"), changed).unwrap();
+    let out = stealbench(&strs(&resume(&[])), &dir.0);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("were measured on input"), "{err}");
+}

@@ -3,9 +3,9 @@
 
 use crate::suggest;
 use clap::{Args, Parser, Subcommand};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use stealbench_schedulers::Pinning;
-use stealbench_workloads::{Size, Variant};
+use stealbench_workloads::{InputOptions, Size, Variant};
 
 /// Work-stealing schedulers from five research papers behind one trait, with the papers'
 /// figures regenerated on this machine.
@@ -62,6 +62,14 @@ pub struct RunArgs {
     /// Print one JSON object per line (for the parent process of `reproduce`).
     #[arg(long)]
     pub json: bool,
+    /// Workload hw: track this uncompressed AVI (e.g. Rodinia's test.avi) instead of the
+    /// synthetic video.
+    #[arg(long, value_name = "PATH")]
+    pub hw_video: Option<PathBuf>,
+    /// Workload hw: the initial points for --hw-video, one `row col` per line (0-based, row 0
+    /// at the top). Default: Rodinia's points for a 609x590 video, else two rings.
+    #[arg(long, value_name = "PATH", requires = "hw_video")]
+    pub hw_points: Option<PathBuf>,
 }
 
 /// Arguments of `reproduce`.
@@ -101,6 +109,14 @@ pub struct ReproduceArgs {
     /// Where the table and plots go (ID.md, ID.svg, ID.png).
     #[arg(long, value_name = "DIR", default_value = "paper-figures")]
     pub figures_dir: PathBuf,
+    /// Workload hw: track this uncompressed AVI (e.g. Rodinia's test.avi) instead of the
+    /// synthetic video; recorded in meta.json and in every hw row's params.
+    #[arg(long, value_name = "PATH")]
+    pub hw_video: Option<PathBuf>,
+    /// Workload hw: the initial points for --hw-video, one `row col` per line (0-based, row 0
+    /// at the top). Default: Rodinia's points for a 609x590 video, else two rings.
+    #[arg(long, value_name = "PATH", requires = "hw_video")]
+    pub hw_points: Option<PathBuf>,
 }
 
 /// Arguments of `bench`.
@@ -168,12 +184,26 @@ impl From<std::io::Error> for Failure {
 /// Collapses a clap error into one line: its first line, without `error: `, plus its tip.
 pub fn one_line_clap_error(e: &clap::Error) -> String {
     let text = e.render().to_string();
-    let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
-    let first = lines
+    let mut lines = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .peekable();
+    let mut first = lines
         .next()
         .unwrap_or("invalid arguments")
         .trim_start_matches("error: ")
         .to_string();
+    // "the following required arguments were not provided:" lists them on the next lines.
+    if first.ends_with(':') {
+        let mut listed = Vec::new();
+        while let Some(l) = lines.next_if(|l| {
+            !l.starts_with("Usage:") && !l.starts_with("tip:") && !l.starts_with("For more")
+        }) {
+            listed.push(l);
+        }
+        first = format!("{first} {}", listed.join(", "));
+    }
     let tips: Vec<&str> = lines.filter(|l| l.starts_with("tip:")).collect();
     if tips.is_empty() {
         format!("{first} (see stealbench --help)")
@@ -211,6 +241,87 @@ pub fn check_workers(p: usize) -> Result<usize, Failure> {
     } else {
         Ok(p)
     }
+}
+
+/// An input file named by option `flag`, made absolute (so a record names it wherever the run
+/// continues): it must exist, be a regular file and have a UTF-8 path (paths are stored in
+/// JSON and passed to child processes).
+fn input_file(flag: &str, path: &Path) -> Result<PathBuf, Failure> {
+    let bad = |why: String| Failure::Usage(format!("{flag} {}: {why}", path.display()));
+    let abs = path.canonicalize().map_err(|e| bad(e.to_string()))?;
+    if !abs.is_file() {
+        return Err(bad("not a file".to_string()));
+    }
+    if abs.to_str().is_none() {
+        return Err(bad("the path is not valid UTF-8".to_string()));
+    }
+    Ok(abs)
+}
+
+/// The user's input files (`--hw-video`, `--hw-points`) as [`InputOptions`], each checked to
+/// be a file and made absolute. Their content is checked by the workload that reads them
+/// ([`check_inputs`]).
+pub fn input_options(
+    hw_video: Option<&Path>,
+    hw_points: Option<&Path>,
+) -> Result<InputOptions, Failure> {
+    Ok(InputOptions {
+        hw_video: hw_video.map(|p| input_file("--hw-video", p)).transpose()?,
+        hw_points: hw_points
+            .map(|p| input_file("--hw-points", p))
+            .transpose()?,
+    })
+}
+
+/// The command-line arguments that give `options` to a `stealbench run` of `workload` (none
+/// when no option set concerns that workload). The inverse of [`input_options`].
+pub fn input_args(options: &InputOptions, workload: &str) -> Vec<String> {
+    let mut args = Vec::new();
+    if workload == "hw" {
+        for (flag, path) in [
+            ("--hw-video", &options.hw_video),
+            ("--hw-points", &options.hw_points),
+        ] {
+            if let Some(p) = path {
+                args.push(flag.to_string());
+                args.push(p.to_string_lossy().into_owned());
+            }
+        }
+    }
+    args
+}
+
+/// Checks that every input option set concerns one of `workloads` (the workloads that will
+/// run) and that each such workload can use its files at `size`. Returns every workload's
+/// parameters at `size` with the options ([`Workload::params_with`]), in the order given.
+///
+/// [`Workload::params_with`]: stealbench_workloads::Workload::params_with
+pub fn check_inputs(
+    workloads: &[stealbench_workloads::WorkloadInfo],
+    size: Size,
+    options: &InputOptions,
+) -> Result<Vec<(&'static str, String)>, Failure> {
+    for w in options.workloads() {
+        if !workloads.iter().any(|i| i.name == w) {
+            let running: Vec<&str> = workloads.iter().map(|i| i.name).collect();
+            return Err(Failure::Usage(format!(
+                "--{w}-video/--{w}-points are inputs of workload '{w}', which is not run here                  (workloads: {})",
+                if running.is_empty() {
+                    "none".to_string()
+                } else {
+                    running.join(", ")
+                }
+            )));
+        }
+    }
+    workloads
+        .iter()
+        .map(|w| {
+            (w.params_with)(size, options)
+                .map(|p| (w.name, p))
+                .map_err(|e| Failure::Usage(format!("{} input: {e}", w.name)))
+        })
+        .collect()
 }
 
 /// The default number of timed repetitions of a size.
@@ -270,6 +381,34 @@ mod tests {
         let line = one_line_clap_error(&e);
         assert!(!line.contains('\n'), "{line}");
         assert!(line.contains("--rep"), "{line}");
+        // A missing argument is named.
+        let e =
+            Cli::try_parse_from(["stealbench", "reproduce", "x", "--hw-points", "p"]).unwrap_err();
+        let line = one_line_clap_error(&e);
+        assert!(!line.contains('\n'), "{line}");
+        assert!(line.contains("not provided: --hw-video"), "{line}");
+    }
+
+    #[test]
+    fn input_options_are_absolute_files_and_go_to_hw_points_only() {
+        let e = input_options(Some(Path::new("no/such.avi")), None).unwrap_err();
+        assert_eq!(e.exit_code(), 2);
+        assert!(
+            e.message().starts_with("--hw-video no/such.avi: "),
+            "{}",
+            e.message()
+        );
+        let dir = std::env::temp_dir();
+        let e = input_options(Some(&dir), None).unwrap_err();
+        assert!(e.message().contains("not a file"), "{}", e.message());
+        let file = std::env::current_exe().unwrap();
+        let o = input_options(Some(&file), None).unwrap();
+        assert!(o.hw_video.as_ref().unwrap().is_absolute());
+        let args = input_args(&o, "hw");
+        assert_eq!(args[0], "--hw-video");
+        assert_eq!(Path::new(&args[1]), o.hw_video.as_deref().unwrap());
+        assert!(input_args(&o, "fib").is_empty());
+        assert!(input_args(&InputOptions::default(), "hw").is_empty());
     }
 
     #[test]

@@ -205,7 +205,8 @@ fn die_with_parent() {
 }
 
 /// Starts `S`, measures, reports. `input` runs after the pool started (so a refused
-/// configuration costs no input generation).
+/// configuration costs no input generation); its `Err` (an input file that became unusable
+/// after the parameters were checked) is reported as an error event.
 fn execute<S, W, I, R>(
     config: &PoolConfig,
     params: String,
@@ -217,7 +218,7 @@ fn execute<S, W, I, R>(
 where
     S: Scheduler,
     W: Workload,
-    I: FnOnce() -> W::Input,
+    I: FnOnce() -> Result<W::Input, String>,
     R: Fn(&S, &W::Input, &mut W::Work) -> W::Answer,
 {
     let pool = match S::start(config) {
@@ -234,7 +235,15 @@ where
         }
     };
     printer.emit(&Event::Start { params });
-    let input = input();
+    let input = match input() {
+        Ok(i) => i,
+        Err(message) => {
+            printer.emit(&Event::Error {
+                message: message.clone(),
+            });
+            return Err(Failure::Runtime(message));
+        }
+    };
     let mut sink = |e: Event| printer.emit(&e);
     match measure::<S, W, R>(&pool, &input, reps, run, &mut sink) {
         Ok(times) => {
@@ -342,6 +351,9 @@ pub fn run_command(args: &RunArgs) -> Result<(), Failure> {
     if reps == 0 {
         return Err(Failure::Usage("reps must be at least 1".to_string()));
     }
+    let options = cli::input_options(args.hw_video.as_deref(), args.hw_points.as_deref())?;
+    // Checks the input files before anything starts; the parameters name them.
+    let params = cli::check_inputs(&[workload], size, &options)?.remove(0).1;
     let config = PoolConfig {
         pinning,
         future_stack: future_stack_for(variant),
@@ -356,17 +368,17 @@ pub fn run_command(args: &RunArgs) -> Result<(), Failure> {
             runtime.name, workload.name
         );
     }
-    let params = (workload.params)(size);
     let name = runtime.name;
+    let options = &options;
     let done = match runtime.front_end {
         FrontEnd::Closure => with_closure_runtime!(name, S => with_workload!(workload.name, W => {
-            execute::<S, W, _, _>(&config, params, || W::input(size), reps,
+            execute::<S, W, _, _>(&config, params, || W::input_with(size, options), reps,
                 |p: &S, i: &<W as Workload>::Input, w: &mut <W as Workload>::Work| {
                     W::run(p, variant, i, w)
                 }, &printer)
         })),
         FrontEnd::Async => with_async_runtime!(name, S => with_workload!(workload.name, W => {
-            execute::<S, W, _, _>(&config, params, || W::input(size), reps,
+            execute::<S, W, _, _>(&config, params, || W::input_with(size, options), reps,
                 |p: &S, i: &<W as Workload>::Input, w: &mut <W as Workload>::Work| {
                     W::run_async(p, variant, i, w)
                 }, &printer)
@@ -397,11 +409,11 @@ pub fn bench_point_command(args: &BenchPointArgs) -> Result<(), Failure> {
     let name = runtime.name;
     let done = match runtime.front_end {
         FrontEnd::Closure => with_closure_runtime!(name, S => {
-            execute::<S, Fib, _, _>(&config, params, || n, args.reps,
+            execute::<S, Fib, _, _>(&config, params, || Ok(n), args.reps,
                 |p: &S, i: &u64, w: &mut ()| Fib::run(p, Variant::Fj, i, w), &printer)
         }),
         FrontEnd::Async => with_async_runtime!(name, S => {
-            execute::<S, Fib, _, _>(&config, params, || n, args.reps,
+            execute::<S, Fib, _, _>(&config, params, || Ok(n), args.reps,
                 |p: &S, i: &u64, w: &mut ()| Fib::run_async(p, Variant::Fj, i, w), &printer)
         }),
     };

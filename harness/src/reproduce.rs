@@ -8,11 +8,12 @@ use crate::results::{self, Meta, Settings};
 use crate::runner::{ChildExecutor, ExecError, PointOutcome, Progress, run_missing};
 use crate::{plot, runtimes, suggest, table};
 use indicatif::{ProgressBar, ProgressStyle};
+use std::collections::HashMap;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 use stealbench_schedulers::topology::Topology;
-use stealbench_workloads::Size;
+use stealbench_workloads::{Size, WorkloadInfo};
 
 /// The figure with id `id`, or a one-line reason.
 pub fn lookup_figure(id: &str) -> Result<Figure, Failure> {
@@ -104,6 +105,13 @@ fn settings_from_args(args: &ReproduceArgs, fig: &Figure) -> Result<Settings, Fa
     if reps == 0 {
         return Err(Failure::Usage("reps must be at least 1".to_string()));
     }
+    let options = cli::input_options(args.hw_video.as_deref(), args.hw_points.as_deref())?;
+    // The input files are checked now, before a run directory exists or a point runs.
+    cli::check_inputs(
+        &selected_workloads(fig, args.workloads.as_deref()),
+        size,
+        &options,
+    )?;
     Ok(Settings {
         size: size.name().to_string(),
         reps,
@@ -112,7 +120,21 @@ fn settings_from_args(args: &ReproduceArgs, fig: &Figure) -> Result<Settings, Fa
         workloads: args.workloads.clone(),
         timeout_secs: args.timeout.unwrap_or_else(|| cli::default_timeout(size)),
         pinning: pinning.name().to_string(),
+        hw_video: options.hw_video,
+        hw_points: options.hw_points,
     })
+}
+
+/// The implemented workloads of `fig` that a selection (`None` = all) runs, in row order.
+fn selected_workloads(fig: &Figure, selection: Option<&[String]>) -> Vec<WorkloadInfo> {
+    let mut out: Vec<WorkloadInfo> = Vec::new();
+    for r in &fig.rows {
+        let chosen = selection.is_none_or(|s| s.contains(&r.workload));
+        if chosen && !out.iter().any(|w| w.name == r.workload) {
+            out.extend(workload_info(&r.workload));
+        }
+    }
+    out
 }
 
 /// On `--resume`, an explicit option must agree with the resumed run's settings (except the
@@ -168,6 +190,24 @@ fn check_resume_conflicts(
             "--pinning",
             stored.pinning.clone(),
             given.pinning.clone(),
+        ));
+    }
+    let path = |p: &Option<PathBuf>| {
+        p.as_ref()
+            .map_or("none".to_string(), |p| p.display().to_string())
+    };
+    if args.hw_video.is_some() && given.hw_video != stored.hw_video {
+        return Err(conflict(
+            "--hw-video",
+            path(&stored.hw_video),
+            path(&given.hw_video),
+        ));
+    }
+    if args.hw_points.is_some() && given.hw_points != stored.hw_points {
+        return Err(conflict(
+            "--hw-points",
+            path(&stored.hw_points),
+            path(&given.hw_points),
         ));
     }
     Ok(())
@@ -328,13 +368,19 @@ fn open_run(
 }
 
 /// The Markdown page of a reproduced figure.
-fn markdown(fig: &Figure, meta: &Meta, grid: &Grid, tbl: &table::Table, run_dir: &Path) -> String {
+fn markdown(
+    fig: &Figure,
+    meta: &Meta,
+    grid: &Grid,
+    tbl: &table::Table,
+    run_dir: &Path,
+    params_of: &HashMap<&str, String>,
+) -> String {
     let s = &meta.settings;
-    let size: Size = s.size.parse().unwrap_or(Size::Paper);
     let params: Vec<String> = grid
         .workloads()
         .iter()
-        .filter_map(|w| workload_info(w).map(|i| format!("{w} {}", (i.params)(size))))
+        .filter_map(|w| params_of.get(w.as_str()).map(|p| format!("{w} {p}")))
         .collect();
     let m = &meta.machine;
     let b = &meta.build;
@@ -471,6 +517,26 @@ pub fn reproduce_command(args: &ReproduceArgs, allocator: &str) -> Result<i32, F
         println!("note: this is a debug build; its times are not comparable (use --release)");
     }
 
+    // Every workload's parameters with the run's input files, checked again (a resumed run's
+    // files may have gone or changed since).
+    let options = s.input_options();
+    let infos: Vec<WorkloadInfo> = grid
+        .workloads()
+        .iter()
+        .filter_map(|w| workload_info(w))
+        .collect();
+    let params_of: HashMap<&str, String> = cli::check_inputs(&infos, size, &options)?
+        .into_iter()
+        .collect();
+    if let Some(v) = &options.hw_video {
+        println!(
+            "hw input: {}",
+            params_of
+                .get("hw")
+                .map_or_else(|| v.display().to_string(), String::clone)
+        );
+    }
+
     let exe = std::env::current_exe()?;
     let mut executor = ChildExecutor {
         exe,
@@ -478,11 +544,28 @@ pub fn reproduce_command(args: &ReproduceArgs, allocator: &str) -> Result<i32, F
         reps: s.reps,
         pinning: cli::parse_pinning(&s.pinning)?,
         timeout: (s.timeout_secs > 0).then(|| Duration::from_secs(s.timeout_secs)),
+        options: options.clone(),
     };
     let raw = run_dir.join("raw.csv");
+    // A resumed run must measure the inputs its recorded rows measured: an input file (or
+    // the input generation) may have changed since.
+    for row in results::read_raw(&raw)? {
+        if let Some(now) = params_of.get(row.workload.as_str()) {
+            if *now != row.params {
+                return Err(Failure::Usage(format!(
+                    "{}: its {} rows were measured on input '{}', now it is '{}'; start a new run",
+                    run_dir.display(),
+                    row.workload,
+                    row.params,
+                    now
+                )));
+            }
+        }
+    }
     let params = |p: &PointKey| {
-        workload_info(&p.workload)
-            .map(|w| (w.params)(size))
+        params_of
+            .get(p.workload.as_str())
+            .cloned()
             .unwrap_or_default()
     };
     let mut reporter = Reporter::new();
@@ -515,7 +598,7 @@ pub fn reproduce_command(args: &ReproduceArgs, allocator: &str) -> Result<i32, F
     print!("{}", tbl.to_text());
     println!("{}", fig.base.describe());
 
-    let md = markdown(&fig, &meta, &grid, &tbl, &run_dir);
+    let md = markdown(&fig, &meta, &grid, &tbl, &run_dir, &params_of);
     let panels = plot::panels(&fig, &grid, &summaries);
     let subtitle = format!("size {}, {}", s.size, meta.machine.cpu_model);
     write_figure_files(&run_dir, &fig, &md, &grid, &panels, &subtitle)?;

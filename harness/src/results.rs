@@ -11,7 +11,7 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 use stealbench_schedulers::topology::Topology;
-use stealbench_workloads::Variant;
+use stealbench_workloads::{InputOptions, Variant};
 
 /// The columns of `raw.csv`, in order.
 pub const RAW_HEADER: [&str; 13] = [
@@ -305,6 +305,23 @@ pub struct Settings {
     pub timeout_secs: u64,
     /// Thread pinning.
     pub pinning: String,
+    /// `--hw-video`: the AVI the `hw` points tracked (absolute path; absent = the synthetic
+    /// video). The hw rows' `params` also give its fingerprint.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hw_video: Option<PathBuf>,
+    /// `--hw-points`: the initial points file of `hw_video` (absolute path).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hw_points: Option<PathBuf>,
+}
+
+impl Settings {
+    /// The input options these settings give the workloads.
+    pub fn input_options(&self) -> InputOptions {
+        InputOptions {
+            hw_video: self.hw_video.clone(),
+            hw_points: self.hw_points.clone(),
+        }
+    }
 }
 
 /// The machine a run was made on.
@@ -687,6 +704,8 @@ mod tests {
                 workloads: None,
                 timeout_secs: 0,
                 pinning: "none".into(),
+                hw_video: None,
+                hw_points: None,
             },
             machine: this_machine(),
             build: this_build("system"),

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 use stealbench_schedulers::Pinning;
-use stealbench_workloads::Size;
+use stealbench_workloads::{InputOptions, Size};
 
 /// How a child process ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -257,6 +257,8 @@ pub struct ChildExecutor {
     pub pinning: Pinning,
     /// Per-point timeout.
     pub timeout: Option<Duration>,
+    /// The user's input files, passed to the points of the workloads that read them.
+    pub options: InputOptions,
 }
 
 impl ChildExecutor {
@@ -282,6 +284,7 @@ impl ChildExecutor {
         ]
         .iter()
         .map(|s| s.to_string())
+        .chain(crate::cli::input_args(&self.options, &p.workload))
         .collect()
     }
 }

@@ -6,6 +6,7 @@
 //! ([`Workload::check`]); the harness refuses a timing whose check failed.
 
 use std::fmt;
+use std::path::PathBuf;
 use std::str::FromStr;
 use stealbench_schedulers::{AsyncForkJoin, ForkJoin};
 
@@ -137,6 +138,38 @@ impl FromStr for Size {
     }
 }
 
+/// Inputs given by the user instead of a workload's generated ones (files named on the
+/// command line). The default (no field set) is every workload's own deterministic input.
+///
+/// Each field belongs to one workload; [`InputOptions::workloads`] says which workloads the
+/// set fields concern, so a caller can refuse options that no selected workload reads.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct InputOptions {
+    /// `hw`: an uncompressed AVI to track instead of the synthetic video (see
+    /// [`hw`] and [`hw::avi`]).
+    pub hw_video: Option<PathBuf>,
+    /// `hw`: the initial sample points, one `row col` pair (0-based, row 0 at the top) per
+    /// line (`#` starts a comment). Only with `hw_video`; without it the points of
+    /// [`hw::points_for`] are used.
+    pub hw_points: Option<PathBuf>,
+}
+
+impl InputOptions {
+    /// Whether no option is set (every workload generates its input).
+    pub fn is_default(&self) -> bool {
+        *self == InputOptions::default()
+    }
+
+    /// The workloads that read the options set (empty when none is set).
+    pub fn workloads(&self) -> Vec<&'static str> {
+        if self.hw_video.is_some() || self.hw_points.is_some() {
+            vec!["hw"]
+        } else {
+            vec![]
+        }
+    }
+}
+
 /// A benchmark: input generation, the timed computation on any runtime, and its check.
 ///
 /// The harness calls, per process: [`input`] once; then per repetition [`prepare`] (untimed),
@@ -169,6 +202,21 @@ pub trait Workload {
     fn params(size: Size) -> String;
     /// Generates the input of a size.
     fn input(size: Size) -> Self::Input;
+    /// The parameters of a size with the user's inputs `options` (naming the files used);
+    /// `Err` when an option's file cannot be used. The default ignores `options`: only
+    /// workloads that read an option override this (and [`input_with`]).
+    ///
+    /// [`input_with`]: Workload::input_with
+    fn params_with(size: Size, options: &InputOptions) -> Result<String, String> {
+        let _ = options;
+        Ok(Self::params(size))
+    }
+    /// The input of a size with the user's inputs `options`; `Err` says why a file cannot be
+    /// used. The default ignores `options` and calls [`input`](Workload::input).
+    fn input_with(size: Size, options: &InputOptions) -> Result<Self::Input, String> {
+        let _ = options;
+        Ok(Self::input(size))
+    }
     /// Fresh per-repetition state.
     fn prepare(input: &Self::Input) -> Self::Work;
     /// The timed computation on the closure front-end. Panics on a variant not in `VARIANTS`.
@@ -203,6 +251,8 @@ pub struct WorkloadInfo {
     pub async_variants: &'static [Variant],
     /// As [`Workload::params`].
     pub params: fn(Size) -> String,
+    /// As [`Workload::params_with`].
+    pub params_with: fn(Size, &InputOptions) -> Result<String, String>,
 }
 
 impl WorkloadInfo {
@@ -214,6 +264,7 @@ impl WorkloadInfo {
             variants: W::VARIANTS,
             async_variants: W::ASYNC_VARIANTS,
             params: W::params,
+            params_with: W::params_with,
         }
     }
 }

@@ -75,12 +75,32 @@
 //!
 //! # Input
 //!
-//! A synthetic video ([`video`]): 104 frames of 609 × 590 (width × height) of two
+//! By default a synthetic video ([`video`]): 104 frames of 609 × 590 (width × height) of two
 //! beating, drifting rings on moving speckle, seeded, with points initialised on the rings of
-//! frame 0 (20 on the inner ring, the endocardium, 31 on the outer, the epicardium). Reading a
-//! real AVI is not supported: Rodinia's `avilib` parser is C, a reader of uncompressed 8-bit
-//! RIFF AVI would have to be written here (no dependency may be added), and
-//! [`Workload::input`] takes only a [`Size`], so the harness has no way to pass a path yet.
+//! frame 0 (20 on the inner ring, the endocardium, 31 on the outer, the epicardium).
+//!
+//! A real video can be given instead ([`InputOptions::hw_video`], the harness's
+//! `--hw-video PATH`), such as Rodinia's `test.avi`: an uncompressed AVI read by [`avi`]
+//! (8-bit gray or palette, 24-bit colour converted to gray, any frame size). Then:
+//!
+//! * Frames: the first `min(frames in the file, the size's frames)` frames (all 104 of
+//!   `test.avi` at `paper`, 12 at `small` and `test`, 4 at `quick`), as Rodinia's
+//!   `frames_processed` argument takes a prefix. The size still sets the tracker's geometry
+//!   (`test`: [`Geometry::TEST`], others [`Geometry::PAPER`]).
+//! * Initial points: from a points file if one is given ([`InputOptions::hw_points`],
+//!   `--hw-points PATH`: one `row col` per line, 0-based, row 0 at the top; see
+//!   [`parse_points`]); otherwise [`points_for`]: for a 609 × 590 video, Rodinia's 51 points
+//!   ([`RODINIA_POINTS`], the values hard-coded in Rodinia's and the artifact's `main`, which
+//!   are 1-based in the flipped, top-down frame, converted to 0-based), else the synthetic
+//!   layout (20 + 31 points on two rings around the frame's centre) scaled to the frame.
+//! * The serial reference is computed on those frames and points (untimed, in
+//!   [`Workload::input_with`]), so every run is still checked against it.
+//! * The parameters ([`Workload::params_with`]) name the file, its FNV-1a 64-bit
+//!   fingerprint, its format, the frames used and where the points came from, so a result
+//!   says which input it measured.
+//!
+//! Pixels are gray levels `b / 255` for both sources (Rodinia keeps `0..=255`; the tracking is
+//! invariant under that scale, see [`avi`]).
 //!
 //! # Differences from Rodinia/the artifact
 //!
@@ -91,10 +111,13 @@
 //! Like the artifact, `denomT` is the population deviation times `sqrt(N − 1)`, so the
 //! correlation is the textbook normalised cross-correlation times `sqrt(N/(N − 1))`.
 
+pub mod avi;
 pub mod steps;
 pub mod video;
 
-use crate::{Size, Variant, Workload};
+use crate::{InputOptions, Size, Variant, Workload};
+pub use avi::AviInfo;
+use std::path::{Path, PathBuf};
 use stealbench_schedulers::{
     AsyncForkJoin, AsyncShared, BoxFuture, ForkJoin, FutureHandle, Scope, SharedHandle, Spawner,
     Worker, join_async,
@@ -427,11 +450,54 @@ impl Reference {
     }
 }
 
+/// Where the initial points of a real video came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PointsOrigin {
+    /// A points file ([`InputOptions::hw_points`]).
+    File(PathBuf),
+    /// Rodinia's 51 points ([`RODINIA_POINTS`]), for a 609 × 590 video.
+    Rodinia,
+    /// The synthetic video's ring layout scaled to the frame ([`points_for`]).
+    Rings,
+}
+
+impl std::fmt::Display for PointsOrigin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PointsOrigin::File(p) => write!(f, "from {}", p.display()),
+            PointsOrigin::Rodinia => f.write_str("Rodinia's initial points"),
+            PointsOrigin::Rings => f.write_str("on two rings around the frame's centre"),
+        }
+    }
+}
+
+/// A real video: the file, its fingerprint, its headers and where the points came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AviSource {
+    /// The file, as given.
+    pub path: PathBuf,
+    /// FNV-1a 64-bit hash of the whole file.
+    pub fingerprint: u64,
+    /// What its headers say.
+    pub info: AviInfo,
+    /// Where the initial points came from.
+    pub points: PointsOrigin,
+}
+
+/// Where the frames of an input came from.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Source {
+    /// The synthetic video of this spec.
+    Synthetic(VideoSpec),
+    /// A real AVI file.
+    Avi(AviSource),
+}
+
 /// The input: the video, the tracker's parameters, the initial points and the serial answer.
 #[derive(Debug, Clone)]
 pub struct HwInput {
-    /// How the video was made.
-    pub spec: VideoSpec,
+    /// Where the frames came from.
+    pub source: Source,
     /// The frames.
     pub video: Video,
     /// The tracker's parameters.
@@ -445,11 +511,23 @@ pub struct HwInput {
 impl HwInput {
     /// Generates the video of `spec` and computes the serial answer with geometry `g`.
     pub fn new(spec: VideoSpec, geometry: Geometry) -> Self {
-        assert!(geometry.s_size >= geometry.t_size && geometry.max_move >= 1);
         let video = spec.generate();
         let initial = spec.initial_points();
+        HwInput::from_frames(Source::Synthetic(spec), video, initial, geometry)
+    }
+
+    /// Tracks `initial` through `video` serially with geometry `g` (the reference answer).
+    /// Panics on an empty video or no points (the readers never produce them).
+    pub fn from_frames(
+        source: Source,
+        video: Video,
+        initial: Vec<Pos>,
+        geometry: Geometry,
+    ) -> Self {
+        assert!(geometry.s_size >= geometry.t_size && geometry.max_move >= 1);
+        assert!(video.frames >= 1 && video.rows >= 1 && video.cols >= 1 && !initial.is_empty());
         let mut input = HwInput {
-            spec,
+            source,
             video,
             geometry,
             initial,
@@ -544,6 +622,175 @@ fn setup(size: Size) -> (VideoSpec, Geometry) {
     }
 }
 
+/// Rodinia heartwall's 51 initial points (20 endocardium, then 31 epicardium) as (row, col),
+/// 0-based in the top-down frame: the values hard-coded in Rodinia's (and the Cilk-F
+/// artifact's) `main`, which index the frame 1-based (a template is centred on row
+/// `d_Row − 1` of the flipped frame), minus one.
+pub const RODINIA_POINTS: [(i32, i32); 51] = [
+    (368, 407),
+    (399, 405),
+    (428, 396),
+    (451, 382),
+    (475, 353),
+    (485, 321),
+    (478, 293),
+    (457, 269),
+    (432, 249),
+    (403, 236),
+    (373, 234),
+    (345, 240),
+    (317, 253),
+    (293, 272),
+    (276, 299),
+    (268, 327),
+    (274, 355),
+    (286, 382),
+    (310, 400),
+    (338, 410),
+    (389, 456),
+    (418, 453),
+    (447, 445),
+    (473, 430),
+    (500, 410),
+    (518, 387),
+    (534, 360),
+    (541, 330),
+    (542, 300),
+    (537, 272),
+    (527, 242),
+    (510, 217),
+    (490, 195),
+    (465, 177),
+    (437, 165),
+    (405, 156),
+    (375, 154),
+    (346, 164),
+    (317, 176),
+    (290, 196),
+    (274, 217),
+    (258, 247),
+    (255, 275),
+    (251, 303),
+    (251, 332),
+    (256, 360),
+    (265, 390),
+    (282, 414),
+    (304, 433),
+    (330, 447),
+    (359, 454),
+];
+
+/// The initial points of a real `rows × cols` video without a points file: Rodinia's
+/// ([`RODINIA_POINTS`]) for Rodinia's 609 × 590 (width × height) video, otherwise the
+/// synthetic layout (20 + 31 points on rings of radius `100·s` and `160·s` around the
+/// frame's centre, `s = min(rows, cols) / 590`, as [`VideoSpec::initial_points`]).
+pub fn points_for(rows: usize, cols: usize) -> (Vec<Pos>, PointsOrigin) {
+    if (rows, cols) == (590, 609) {
+        let pts = RODINIA_POINTS.iter().map(|&(row, col)| Pos { row, col });
+        return (pts.collect(), PointsOrigin::Rodinia);
+    }
+    let s = rows.min(cols) as f64 / 590.0;
+    let spec = VideoSpec {
+        rows,
+        cols,
+        center: (rows as f64 / 2.0, cols as f64 / 2.0),
+        r_endo: 100.0 * s,
+        r_epi: 160.0 * s,
+        ..VideoSpec::paper(1)
+    };
+    (spec.initial_points(), PointsOrigin::Rings)
+}
+
+/// Parses a points file: one `row col` pair per line (0-based, row 0 at the top; separated by
+/// spaces, tabs or a comma), `#` starts a comment, blank lines are skipped. Every point must
+/// lie in the `rows × cols` frame, and there must be at least one.
+pub fn parse_points(text: &str, rows: usize, cols: usize) -> Result<Vec<Pos>, String> {
+    let mut pts = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let line = line.split('#').next().unwrap_or("").replace(',', " ");
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        if fields.is_empty() {
+            continue;
+        }
+        let bad = || {
+            format!(
+                "line {}: expected 'row col' (two integers), found '{}'",
+                i + 1,
+                line.trim()
+            )
+        };
+        let [r, c] = fields[..] else {
+            return Err(bad());
+        };
+        let (row, col): (i32, i32) = (r.parse().map_err(|_| bad())?, c.parse().map_err(|_| bad())?);
+        if row < 0 || col < 0 || row as usize >= rows || col as usize >= cols {
+            return Err(format!(
+                "line {}: point (row {row}, col {col}) is outside the frame ({rows} rows of {cols} pixels)",
+                i + 1
+            ));
+        }
+        pts.push(Pos { row, col });
+    }
+    if pts.is_empty() {
+        return Err("no points (one 'row col' pair per line)".to_string());
+    }
+    Ok(pts)
+}
+
+/// The 64-bit FNV-1a hash of `bytes` (a fingerprint of an input file).
+pub fn fnv1a64(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
+}
+
+/// Reads the real video of `options` (at most `frames` frames) and its initial points;
+/// `Ok(None)` when no video is given.
+pub fn load_real(
+    options: &InputOptions,
+    frames: usize,
+) -> Result<Option<(Video, AviSource, Vec<Pos>)>, String> {
+    let Some(path) = &options.hw_video else {
+        return match &options.hw_points {
+            Some(p) => Err(format!(
+                "a points file ({}) is only read with a video (hw_video)",
+                p.display()
+            )),
+            None => Ok(None),
+        };
+    };
+    let bytes =
+        std::fs::read(path).map_err(|e| format!("cannot read video {}: {e}", path.display()))?;
+    let a = avi::decode(&bytes, Some(frames)).map_err(|e| format!("{}: {e}", path.display()))?;
+    let (rows, cols) = (a.video.rows, a.video.cols);
+    let (initial, points) = match &options.hw_points {
+        Some(p) => (read_points(p, rows, cols)?, PointsOrigin::File(p.clone())),
+        None => points_for(rows, cols),
+    };
+    let source = AviSource {
+        path: path.clone(),
+        fingerprint: fnv1a64(&bytes),
+        info: a.info,
+        points,
+    };
+    Ok(Some((a.video, source, initial)))
+}
+
+/// Reads and parses a points file for a `rows × cols` video; errors name the file.
+fn read_points(path: &Path, rows: usize, cols: usize) -> Result<Vec<Pos>, String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read points file {}: {e}", path.display()))?;
+    parse_points(&text, rows, cols).map_err(|e| format!("points file {}: {e}", path.display()))
+}
+
+/// The tracker's parameters as `params` lists them.
+fn geometry_params(g: &Geometry) -> String {
+    format!(
+        "tSize={} sSize={} maxMove={} alpha={}",
+        g.t_size, g.s_size, g.max_move, g.alpha
+    )
+}
+
 impl Workload for Hw {
     const NAME: &'static str = "hw";
     const DESCRIPTION: &'static str = "heartwall: 51 points tracked through a video by normalised cross-correlation, 10-step DAG per point";
@@ -557,18 +804,48 @@ impl Workload for Hw {
     fn params(size: Size) -> String {
         let (v, g) = setup(size);
         format!(
-            "{} frames of {}x{}, {} points ({} endo + {} epi), tSize={} sSize={} maxMove={} alpha={}",
+            "{} frames of {}x{}, {} points ({} endo + {} epi), {}",
             v.frames,
             v.cols,
             v.rows,
             v.endo_points + v.epi_points,
             v.endo_points,
             v.epi_points,
-            g.t_size,
-            g.s_size,
-            g.max_move,
-            g.alpha
+            geometry_params(&g)
         )
+    }
+
+    fn params_with(size: Size, options: &InputOptions) -> Result<String, String> {
+        let Some((video, src, initial)) = load_real(options, frames(size))? else {
+            return Ok(Self::params(size));
+        };
+        let i = &src.info;
+        Ok(format!(
+            "video {} (fnv1a64 {:016x}, {}x{} {}-bit {}, {} frames in the file), {} frames processed, {} points ({}), {}",
+            src.path.display(),
+            src.fingerprint,
+            i.width,
+            i.height,
+            i.bit_count,
+            i.format,
+            i.frames_in_file,
+            video.frames,
+            initial.len(),
+            src.points,
+            geometry_params(&setup(size).1)
+        ))
+    }
+
+    fn input_with(size: Size, options: &InputOptions) -> Result<HwInput, String> {
+        match load_real(options, frames(size))? {
+            None => Ok(Self::input(size)),
+            Some((video, src, initial)) => Ok(HwInput::from_frames(
+                Source::Avi(src),
+                video,
+                initial,
+                setup(size).1,
+            )),
+        }
     }
 
     fn input(size: Size) -> HwInput {

@@ -3,6 +3,7 @@
 
 use super::steps::*;
 use super::*;
+use crate::InputOptions;
 use crate::rng::SplitMix64;
 use stealbench_schedulers::{PoolConfig, Scheduler, serial::Serial};
 
@@ -268,10 +269,13 @@ fn check_rejects_wrong_answers() {
 #[test]
 fn tracking_follows_the_true_motion() {
     let input = test_input();
+    let Source::Synthetic(spec) = &input.source else {
+        panic!("the generated input is synthetic")
+    };
     let (mut sum, mut n, mut worst) = (0f64, 0usize, 0f64);
     for (p, track) in input.initial.iter().zip(&input.reference.tracks) {
         for (t, got) in track.iter().enumerate() {
-            let want = input.spec.true_position(*p, t);
+            let want = spec.true_position(*p, t);
             let e = (f64::from(got.row) - want.0).hypot(f64::from(got.col) - want.1);
             sum += e;
             n += 1;
@@ -288,4 +292,277 @@ fn tracking_follows_the_true_motion() {
         .filter(|(p, t)| t.iter().any(|q| q != *p))
         .count();
     assert!(moved > input.initial.len() / 2, "{moved}");
+}
+
+/// A temporary directory for input files, removed on drop.
+struct Scratch(std::path::PathBuf);
+
+impl Scratch {
+    fn new(tag: &str) -> Scratch {
+        let p = std::env::temp_dir().join(format!("stealbench-hw-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&p);
+        std::fs::create_dir_all(&p).unwrap();
+        Scratch(p)
+    }
+
+    fn write(&self, name: &str, bytes: &[u8]) -> std::path::PathBuf {
+        let p = self.0.join(name);
+        std::fs::write(&p, bytes).unwrap();
+        p
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn points_text(pts: &[Pos]) -> String {
+    let mut s = String::from("# row col\n");
+    for p in pts {
+        s.push_str(&format!("{} {}\n", p.row, p.col));
+    }
+    s
+}
+
+/// The synthetic test video written as an AVI, with its points in a file, gives exactly the
+/// synthetic input's frames and serial answer, and every variant checks against it.
+#[test]
+fn a_real_video_with_its_points_tracks_like_the_synthetic_one() {
+    let dir = Scratch::new("same");
+    let synthetic = test_input();
+    let bytes = avi::encode_gray8(&synthetic.video);
+    let options = InputOptions {
+        hw_video: Some(dir.write("v.avi", &bytes)),
+        hw_points: Some(dir.write("p.txt", points_text(&synthetic.initial).as_bytes())),
+    };
+    let input = Hw::input_with(Size::Test, &options).unwrap();
+    assert_eq!(input.video, synthetic.video);
+    assert_eq!(input.initial, synthetic.initial);
+    assert_eq!(input.reference, synthetic.reference);
+    let Source::Avi(src) = &input.source else {
+        panic!("not read from the file")
+    };
+    assert_eq!(src.fingerprint, fnv1a64(&bytes));
+    assert_eq!(
+        src.points,
+        PointsOrigin::File(options.hw_points.clone().unwrap())
+    );
+    assert_eq!(
+        (src.info.width, src.info.height, src.info.frames_in_file),
+        (160, 150, 12)
+    );
+    let pool = Serial::start(&PoolConfig::with_workers(1)).unwrap();
+    for &v in Hw::VARIANTS {
+        let mut work = Hw::prepare(&input);
+        Hw::run(&pool, v, &input, &mut work);
+        Hw::check(&input, &work, &()).unwrap();
+    }
+    let params = Hw::params_with(Size::Test, &options).unwrap();
+    for part in [
+        "v.avi",
+        &format!("fnv1a64 {:016x}", fnv1a64(&bytes)),
+        "160x150 8-bit BI_RGB, 12 frames in the file",
+        "12 frames processed",
+        "20 points (from ",
+        "p.txt",
+        "tSize=5",
+    ] {
+        assert!(params.contains(part), "{part}: {params}");
+    }
+}
+
+#[test]
+fn the_frames_processed_are_a_prefix_of_the_file() {
+    let dir = Scratch::new("prefix");
+    let long = VideoSpec::test(15).generate();
+    let opts = |v: std::path::PathBuf| InputOptions {
+        hw_video: Some(v),
+        hw_points: None,
+    };
+    let long_opts = opts(dir.write("long.avi", &avi::encode_gray8(&long)));
+    let input = Hw::input_with(Size::Test, &long_opts).unwrap();
+    assert_eq!(input.video.frames, 12);
+    assert_eq!(input.video.frame(11), long.frame(11));
+    let p = Hw::params_with(Size::Test, &long_opts).unwrap();
+    assert!(
+        p.contains("15 frames in the file), 12 frames processed"),
+        "{p}"
+    );
+    // Fewer frames than the size asks for: all of them. Points: rings scaled to the frame.
+    let short = VideoSpec::test(3).generate();
+    let short_opts = opts(dir.write("short.avi", &avi::encode_gray8(&short)));
+    let input = Hw::input_with(Size::Test, &short_opts).unwrap();
+    assert_eq!(input.video.frames, 3);
+    assert_eq!(input.reference.tracks[0].len(), 3);
+    assert_eq!(input.initial, points_for(150, 160).0);
+    let p = Hw::params_with(Size::Test, &short_opts).unwrap();
+    assert!(
+        p.contains("3 frames processed, 51 points (on two rings"),
+        "{p}"
+    );
+}
+
+#[test]
+fn initial_points_of_real_videos() {
+    let (rodinia, origin) = points_for(590, 609);
+    assert_eq!(origin, PointsOrigin::Rodinia);
+    assert_eq!(rodinia.len(), 51);
+    // Every template (51 × 51 around the point) lies inside the frame, and the endocardium
+    // (the first 20) lies inside the epicardium: nearer the epicardium's centre.
+    for p in &rodinia {
+        assert!(
+            (25..590 - 25).contains(&p.row) && (25..609 - 25).contains(&p.col),
+            "{p:?}"
+        );
+    }
+    let centre = |pts: &[Pos]| {
+        let n = pts.len() as f64;
+        (
+            pts.iter().map(|p| f64::from(p.row)).sum::<f64>() / n,
+            pts.iter().map(|p| f64::from(p.col)).sum::<f64>() / n,
+        )
+    };
+    let c = centre(&rodinia[20..]);
+    let dist = |p: &Pos| (f64::from(p.row) - c.0).hypot(f64::from(p.col) - c.1);
+    let endo_max = rodinia[..20].iter().map(dist).fold(0.0, f64::max);
+    let epi_min = rodinia[20..].iter().map(dist).fold(f64::MAX, f64::min);
+    assert!(endo_max < epi_min, "{endo_max} {epi_min}");
+    // Other sizes: the ring layout, inside the frame.
+    for (rows, cols) in [(590, 610), (100, 300), (40, 30)] {
+        let (pts, origin) = points_for(rows, cols);
+        assert_eq!((pts.len(), origin), (51, PointsOrigin::Rings));
+        assert!(
+            pts.iter()
+                .all(|p| (0..rows as i32).contains(&p.row) && (0..cols as i32).contains(&p.col))
+        );
+    }
+    assert_eq!(points_for(590, 609 - 1).0.len(), 51);
+}
+
+#[test]
+fn points_files_are_parsed_strictly() {
+    let ok = parse_points("# header\n\n1 2\n 3,4  # comment\n5\t6\n", 10, 10).unwrap();
+    assert_eq!(
+        ok,
+        [(1, 2), (3, 4), (5, 6)].map(|(row, col)| Pos { row, col })
+    );
+    let e = parse_points("1 2\n3 x\n", 10, 10).unwrap_err();
+    assert!(e.contains("line 2") && e.contains("'3 x'"), "{e}");
+    assert!(
+        parse_points("1 2 3\n", 10, 10)
+            .unwrap_err()
+            .contains("line 1")
+    );
+    let e = parse_points("0 0\n9 10\n", 10, 10).unwrap_err();
+    assert!(e.contains("line 2") && e.contains("outside"), "{e}");
+    assert!(parse_points("-1 0\n", 10, 10).is_err());
+    assert!(
+        parse_points("# nothing\n", 10, 10)
+            .unwrap_err()
+            .contains("no points")
+    );
+}
+
+#[test]
+fn bad_inputs_are_errors_naming_the_file() {
+    let dir = Scratch::new("bad");
+    let missing = dir.0.join("missing.avi");
+    let opts = InputOptions {
+        hw_video: Some(missing),
+        hw_points: None,
+    };
+    let e = Hw::input_with(Size::Test, &opts).unwrap_err();
+    assert!(e.contains("missing.avi"), "{e}");
+    assert_eq!(Hw::params_with(Size::Test, &opts).unwrap_err(), e);
+    let garbage = dir.write("garbage.avi", b"RIFF\x10\0\0\0AVI LIST\x04\0\0\0hdrl");
+    let e = Hw::input_with(
+        Size::Test,
+        &InputOptions {
+            hw_video: Some(garbage),
+            hw_points: None,
+        },
+    )
+    .unwrap_err();
+    assert!(e.contains("garbage.avi") && e.contains("avih"), "{e}");
+    let video = dir.write("v.avi", &avi::encode_gray8(&VideoSpec::test(2).generate()));
+    let points = dir.write("p.txt", b"1 1\n200 1\n");
+    let e = Hw::input_with(
+        Size::Test,
+        &InputOptions {
+            hw_video: Some(video),
+            hw_points: Some(points.clone()),
+        },
+    )
+    .unwrap_err();
+    assert!(e.contains("p.txt") && e.contains("line 2"), "{e}");
+    let e = Hw::input_with(
+        Size::Test,
+        &InputOptions {
+            hw_video: None,
+            hw_points: Some(points),
+        },
+    )
+    .unwrap_err();
+    assert!(e.contains("only read with a video"), "{e}");
+    // No options: the generated input.
+    let d = InputOptions::default();
+    assert_eq!(
+        Hw::params_with(Size::Quick, &d).unwrap(),
+        Hw::params(Size::Quick)
+    );
+    assert_eq!(
+        Hw::input_with(Size::Test, &d).unwrap().reference,
+        test_input().reference
+    );
+}
+
+/// A real video of a texture translated by a known step per frame: every point follows it.
+#[test]
+fn points_follow_a_translated_texture_in_a_real_video() {
+    let dir = Scratch::new("shift");
+    let (rows, cols, frames, side) = (120, 130, 6, 160);
+    let mut r = SplitMix64::new(9);
+    // A smooth-ish texture: random levels on a 3-pixel lattice, so matches are unique.
+    let coarse: Vec<u8> = (0..(side / 3 + 2) * (side / 3 + 2))
+        .map(|_| r.next_u64() as u8)
+        .collect();
+    let tex = |y: usize, x: usize| coarse[(y / 3) * (side / 3 + 2) + x / 3];
+    let mut pixels = Vec::new();
+    for t in 0..frames {
+        for y in 0..rows {
+            for x in 0..cols {
+                // Content moves up and right by one pixel per frame (at most 5 from the
+                // template's frame: the test geometry's window of ±10 holds the whole 11 × 11
+                // template up to ±5).
+                pixels.push(avi::gray_level(tex(y + t, x + 10 - t)));
+            }
+        }
+    }
+    let video = Video {
+        rows,
+        cols,
+        frames,
+        pixels,
+    };
+    let options = InputOptions {
+        hw_video: Some(dir.write("shift.avi", &avi::encode_gray8(&video))),
+        hw_points: None,
+    };
+    let input = Hw::input_with(Size::Test, &options).unwrap();
+    assert_eq!(input.video, video);
+    for (p, track) in input.initial.iter().zip(&input.reference.tracks) {
+        for (t, got) in track.iter().enumerate() {
+            let t = t as i32;
+            assert_eq!(
+                *got,
+                Pos {
+                    row: p.row - t,
+                    col: p.col + t
+                },
+                "{p:?} frame {t}"
+            );
+        }
+    }
 }

@@ -25,8 +25,9 @@
 //! template has a unique best match in two dimensions (a bare ring would only fix the radial
 //! position). Each pixel `x` of frame `t` takes `v` at `m = c + (x − c − d(t))/s(t)`, plus
 //! fresh per-frame noise uniform in `±noise/2`, clamped to `[0, 1]` and quantised to 8 bits
-//! (`round(255·v)/255`), as an 8-bit grayscale AVI decoded the way Rodinia's `get_frame`
-//! converts it (`byte / 255`).
+//! (`round(255·v)/255`): the values an 8-bit grayscale AVI gives through
+//! [`avi`](super::avi) (`byte / 255`; Rodinia's `get_frame` keeps the bytes `0..=255`
+//! unscaled, which the tracking is invariant to).
 //!
 //! The parameters are chosen so that every point moves at most about 2 pixels per frame
 //! (the tracker accepts −5..+4 per frame with `maxMove = 10`) and at most about 13 pixels
