@@ -114,6 +114,10 @@ fn bad_input_is_one_line_and_exit_code_2() {
             ],
             "exactly 1 worker",
         ),
+        (
+            &["bench", "--n", "10", "--variant", "gf"],
+            "no variant 'gf'",
+        ),
     ];
     for (args, needle) in cases {
         let out = stealbench(args, &dir.0);
@@ -124,6 +128,36 @@ fn bad_input_is_one_line_and_exit_code_2() {
     }
     // Nothing was written by the rejected commands.
     assert_eq!(fs::read_dir(&dir.0).unwrap().count(), 0);
+}
+
+#[test]
+fn bench_measures_a_variant_where_it_can() {
+    let dir = TempDir::new("bench");
+    let out = stealbench(
+        &[
+            "bench",
+            "--n",
+            "12",
+            "--reps",
+            "1",
+            "--variant",
+            "sf-nostack",
+        ],
+        &dir.0,
+    );
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}{}", text(&out.stderr));
+    assert!(stdout.contains("fib(12) sf-nostack at P=1"), "{stdout}");
+    let row = |name: &str| {
+        stdout
+            .lines()
+            .find(|l| l.split_whitespace().next() == Some(name))
+            .unwrap_or_else(|| panic!("no {name} row: {stdout}"))
+            .to_string()
+    };
+    assert!(row("rayon").contains("not supported"), "{stdout}");
+    assert!(row("prows").ends_with(" ok"), "{stdout}");
+    assert!(row("serial").ends_with(" ok"), "{stdout}");
 }
 
 #[test]

@@ -125,6 +125,10 @@ pub struct BenchArgs {
     /// The Fibonacci number computed.
     #[arg(long, default_value_t = 30)]
     pub n: u64,
+    /// fib's variant: fj (a join per call), sf (a future per call, on its own fiber) or
+    /// sf-nostack (a future per call without a stack of its own). T_s is always serial fj.
+    #[arg(long, default_value = "fj")]
+    pub variant: String,
     /// Timed repetitions per runtime (the median is reported).
     #[arg(long, default_value_t = 10)]
     pub reps: usize,
@@ -142,6 +146,9 @@ pub struct BenchPointArgs {
     /// The Fibonacci number computed.
     #[arg(long)]
     pub n: u64,
+    /// fib's variant.
+    #[arg(long, default_value = "fj")]
+    pub variant: String,
     /// Timed repetitions.
     #[arg(long)]
     pub reps: usize,

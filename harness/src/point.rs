@@ -389,15 +389,24 @@ pub fn run_command(args: &RunArgs) -> Result<(), Failure> {
         .expect("a registered runtime and workload dispatch")
 }
 
-/// `stealbench bench-point`: fib(n), fork-join, P = 1, on one runtime.
+/// `stealbench bench-point`: fib(n), one variant, P = 1, on one runtime.
 pub fn bench_point_command(args: &BenchPointArgs) -> Result<(), Failure> {
     use stealbench_workloads::fib::Fib;
     let runtime = runtimes::lookup_implemented(&args.runtime).map_err(Failure::Usage)?;
     if args.reps == 0 {
         return Err(Failure::Usage("reps must be at least 1".to_string()));
     }
+    let variant = cli::parse_variant(&args.variant)?;
+    check_variant(&lookup_workload("fib")?, variant, runtime.front_end)?;
+    if let Some(why) = runtimes::unsupported(runtime.name, variant) {
+        return Err(Failure::Usage(format!(
+            "runtime '{}' does not run {variant} variants: {why}",
+            runtime.name
+        )));
+    }
     let config = PoolConfig {
         pinning: Pinning::None,
+        future_stack: future_stack_for(variant),
         ..PoolConfig::with_workers(1)
     };
     let printer = Printer { json: args.json };
@@ -410,11 +419,11 @@ pub fn bench_point_command(args: &BenchPointArgs) -> Result<(), Failure> {
     let done = match runtime.front_end {
         FrontEnd::Closure => with_closure_runtime!(name, S => {
             execute::<S, Fib, _, _>(&config, params, || Ok(n), args.reps,
-                |p: &S, i: &u64, w: &mut ()| Fib::run(p, Variant::Fj, i, w), &printer)
+                |p: &S, i: &u64, w: &mut ()| Fib::run(p, variant, i, w), &printer)
         }),
         FrontEnd::Async => with_async_runtime!(name, S => {
             execute::<S, Fib, _, _>(&config, params, || Ok(n), args.reps,
-                |p: &S, i: &u64, w: &mut ()| Fib::run_async(p, Variant::Fj, i, w), &printer)
+                |p: &S, i: &u64, w: &mut ()| Fib::run_async(p, variant, i, w), &printer)
         }),
     };
     done.expect("a registered runtime dispatches")
