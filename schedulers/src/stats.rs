@@ -10,7 +10,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 pub struct Stats {
     /// Successful steals.
     pub steals: Option<u64>,
-    /// Steal attempts, successful or not.
+    /// Steal attempts, successful or not (fiber pools: made while a `run` is in progress;
+    /// an idle pool's hunting between runs is not counted).
     pub steal_attempts: Option<u64>,
     /// Runtime-specific counters (suspensions, muggings, ...): events since the last reset,
     /// zero after `reset_stats`.

@@ -158,7 +158,9 @@ impl Policy for AbpPolicy {
         if v >= l.index {
             v += 1;
         }
-        sh.counters.attempts.add_single_writer(l.index, 1);
+        if sh.in_run() {
+            sh.counters.attempts.add_single_writer(l.index, 1);
+        }
         loop {
             match sh.pol.thieves[v].steal() {
                 Stolen::Entry(e) => {

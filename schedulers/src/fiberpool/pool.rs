@@ -61,6 +61,7 @@ impl<P: Policy> FiberPool<P> {
             future_stack: config.future_stack,
             idle: config.idle,
             counters: Counters::new(p),
+            runs: AtomicUsize::new(0),
             stacks: Arc::new(StackCounters::new(p)),
         });
         let mut pool = FiberPool {
@@ -198,6 +199,7 @@ impl<P: Policy> ForkJoin for FiberPool<P> {
             result: UnsafeCell::new(None),
             done: Arc::new((Mutex::new(false), Condvar::new())),
         };
+        self.shared.runs.fetch_add(1, Ordering::Relaxed);
         self.shared.injector.push(JobRef {
             data: &job as *const RootJob<F, R> as *const (),
             exec: RootJob::<F, R>::exec::<P>,
@@ -209,6 +211,7 @@ impl<P: Policy> ForkJoin for FiberPool<P> {
             g = job.done.1.wait(g).unwrap_or_else(|e| e.into_inner());
         }
         drop(g);
+        self.shared.runs.fetch_sub(1, Ordering::Relaxed);
         match job
             .result
             .into_inner()

@@ -77,11 +77,22 @@ pub struct Shared<P: Policy> {
     pub future_stack: FutureStack,
     /// The common counters.
     pub counters: Counters,
+    /// Calls of `run` in progress. Idle-time counters (steal attempts, sleeps) count only
+    /// while this is not zero: an idle pool hunting between runs is not part of any run.
+    pub runs: AtomicUsize,
     /// Fiber stacks of all workers.
     pub stacks: Arc<StackCounters>,
 }
 
 impl<P: Policy> Shared<P> {
+    /// Whether idle-time counters count now (a `run` is in progress). Relaxed: a worker that
+    /// read `true` just before the last run ended adds at most one more, and the counters are
+    /// statistics, not synchronization.
+    #[inline]
+    pub fn in_run(&self) -> bool {
+        self.runs.load(Ordering::Relaxed) != 0
+    }
+
     /// Is there anything to steal or inject anywhere?
     fn work_visible(&self) -> bool {
         !self.injector.is_empty() || P::work_visible(&self.pol)
@@ -357,7 +368,9 @@ impl<P: Policy> Local<P> {
         // Pairs with the light fence in `push`: see the module documentation.
         heavy_fence();
         if !sh.work_visible() && !sh.terminate.load(Ordering::SeqCst) {
-            sh.counters.sleeps.add_single_writer(self.index, 1);
+            if sh.in_run() {
+                sh.counters.sleeps.add_single_writer(self.index, 1);
+            }
             while me.load(Ordering::Acquire) && !sh.terminate.load(Ordering::Acquire) {
                 thread::park();
             }

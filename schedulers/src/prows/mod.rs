@@ -617,7 +617,9 @@ impl<A: Placement> Local<ProwsPolicy<A>> {
     /// deques; a muggable one is taken whole.
     fn steal(&self) -> Option<Job<ProwsPolicy<A>>> {
         let sh = &*self.shared;
-        sh.counters.attempts.add_single_writer(self.index, 1);
+        if sh.in_run() {
+            sh.counters.attempts.add_single_writer(self.index, 1);
+        }
         let mut g = sh.pol.lock_sets();
         let v = self.rand_below(sh.pol.workers);
         let has_active = usize::from(g.active[v].is_some());
