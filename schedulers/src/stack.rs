@@ -29,7 +29,7 @@ use crate::stats::PerWorker;
 use std::io;
 use std::ptr::NonNull;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 /// The size of a memory page on this machine.
 pub fn page_size() -> usize {
@@ -114,20 +114,6 @@ impl Drop for Stack {
         unsafe {
             libc::munmap(self.low.as_ptr().cast(), self.len);
         }
-    }
-}
-
-// SAFETY: `base` and `limit` are the top and the bottom of a mapping this value owns, both
-// page aligned (so aligned to STACK_ALIGNMENT), and the limit includes the guard page as the
-// trait requires. The mapping stays valid as long as the `Stack`, which the coroutine owns.
-unsafe impl corosensei::stack::Stack for Stack {
-    fn base(&self) -> corosensei::stack::StackPointer {
-        corosensei::stack::StackPointer::new(self.top()).expect("a mapping is never at 0")
-    }
-
-    fn limit(&self) -> corosensei::stack::StackPointer {
-        corosensei::stack::StackPointer::new(self.low.as_ptr() as usize)
-            .expect("a mapping is never at 0")
     }
 }
 
@@ -251,6 +237,16 @@ impl StackPool {
     #[inline]
     pub fn note_reused(&mut self) {
         self.counters.taken.add_single_writer(self.worker, 1);
+    }
+
+    /// This pool's cells of the `taken` and `given` counters, for a worker that bumps them
+    /// itself on its fast path ([`PerWorker::bump`]) instead of calling
+    /// [`StackPool::note_reused`] and [`StackPool::note_idle`].
+    pub fn own_cells(&self) -> (&AtomicU64, &AtomicU64) {
+        (
+            self.counters.taken.cell(self.worker),
+            self.counters.given.cell(self.worker),
+        )
     }
 
     /// Stacks in this worker's free list.

@@ -70,6 +70,19 @@ impl PerWorker {
         let c = &self.cells[i].0;
         c.store(c.load(Ordering::Relaxed).wrapping_add(n), Ordering::Relaxed);
     }
+    /// Worker `i`'s cell, for a worker that caches it (see [`PerWorker::add_single_writer`]).
+    pub fn cell(&self, i: usize) -> &AtomicU64 {
+        &self.cells[i].0
+    }
+    /// Adds `n` to `cell` (from [`PerWorker::cell`]) as its only writer: see
+    /// [`PerWorker::add_single_writer`].
+    #[inline(always)]
+    pub fn bump(cell: &AtomicU64, n: u64) {
+        cell.store(
+            cell.load(Ordering::Relaxed).wrapping_add(n),
+            Ordering::Relaxed,
+        );
+    }
     /// The sum over all workers.
     pub fn sum(&self) -> u64 {
         self.cells.iter().map(|c| c.0.load(Ordering::Relaxed)).sum()

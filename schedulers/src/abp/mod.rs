@@ -35,12 +35,13 @@
 //!   and a signal the last finisher sets.
 //!
 //! A fiber's body runs its first task, then keeps popping its worker's deque bottom and running
-//! the tasks inline; when it pops a fiber to resume, or finds the deque empty, it returns and its
-//! stack goes back to the pool. Stealing and sleeping happen on the worker thread's own stack,
-//! outside any fiber, in the *driver* that resumes fibers and performs what they ask for when
-//! they suspend (park on a signal, fork a child). A fiber never holds worker state across a
-//! switch: every resume passes the resuming worker's state, and the task's [`AbpWorker`] handle
-//! (one per fiber) is updated with it.
+//! the tasks inline; when it pops a fiber to resume, it becomes idle and switches straight to
+//! that fiber; when it finds the deque empty, it switches to the *driver* on the worker thread's
+//! own stack, which steals and sleeps, and carries out what a fiber asks for when it suspends
+//! (park on a signal, a touch). A fork switches straight from the parent to an idle (or new)
+//! fiber, and the child straight back on the fast path ([`crate::fiber`]: symmetric switches).
+//! A fiber never holds worker state across a switch: every switch into a fiber passes the
+//! worker's state, and the task's [`AbpWorker`] handle (one per fiber) is updated with it.
 //!
 //! # Idle workers
 //!
@@ -81,7 +82,8 @@ pub use crate::fiberpool::DEFAULT_STACK_SIZE;
 /// The `abp` pool: P worker threads, one deque each, parsimonious stealing.
 pub type Abp = FiberPool<AbpPolicy>;
 /// The handle of one fiber of [`Abp`]: every task running on that fiber receives it. It stays
-/// valid when the fiber migrates, because every resume updates the worker it points to.
+/// valid when the fiber migrates, because every switch into the fiber updates the worker it
+/// points to.
 pub type AbpWorker = FiberWorker<AbpPolicy>;
 /// A scope of [`AbpWorker::scope`](crate::api::Worker::scope). Spawns are work-first: the
 /// spawned task runs at once on a new fiber while the spawner's continuation is pushed and may

@@ -109,12 +109,12 @@ impl<'s, P: Policy> FiberScope<'s, P> {
             scope: self as *const Self as *const (),
             result: None,
         };
-        w.suspend_fork(fork_job(&mut slot));
+        w.fork(fork_job(&mut slot));
         match slot.result.take() {
             Some(r) => {
                 // SAFETY: the child handed its result over directly: it will not use the
                 // rendezvous, and nobody else ever had it.
-                unsafe { w.local().rv_give(rv) };
+                unsafe { w.here().rv_give(rv) };
                 Forked::Done(r)
             }
             None => Forked::Parted(rv),
@@ -142,7 +142,7 @@ impl<'s, P: Policy> FiberScope<'s, P> {
         // SAFETY: the child arrived first with its boxed result, which is ours now; and the
         // rendezvous is used by nobody else any more.
         let r = unsafe { *Box::from_raw(first as *mut Option<R>) };
-        unsafe { w.local().rv_give(rv) };
+        unsafe { w.here().rv_give(rv) };
         // Not the last: this task (or the scope body) holds its own count.
         let before = self.pending.fetch_sub(1, Ordering::Relaxed);
         debug_assert!(before > 1);
@@ -197,11 +197,11 @@ where
         )
     };
     cont.fork_rv = rv;
-    w.local().push(Job::Resume(cont));
+    w.here().push(Job::Resume(cont));
     // From here on the parent may be stolen: `slot` is not touched unless we pop it back.
     let out = f(w);
     // `f` may have migrated this fiber: fetch the worker again.
-    let local = w.local();
+    let local = w.here();
     match local.pop() {
         Some(Job::Resume(g)) if g.fork_rv == rv => {
             // The parent, never resumed since our push (the driver clears `fork_rv` at every
@@ -228,7 +228,7 @@ where
         let out = unsafe { *Box::from_raw(mine) };
         // SAFETY: `word` is what the parent left for `deliver` (see `parent_arrives`).
         unsafe { deliver(w, word, out) };
-        let local = w.local();
+        let local = w.here();
         // SAFETY: both sides arrived; nobody uses the rendezvous any more.
         unsafe { local.rv_give(rv) };
         // SAFETY: the scope is alive: it counts this task until the decrement below.
@@ -366,7 +366,9 @@ impl<'s, P: Policy> Scope<'s> for FiberScope<'s, P> {
         F: FnOnce(&Self, &FiberWorker<P>) -> T + Send + 's,
         T: Send + 's,
     {
-        if w.local().shared.future_stack == FutureStack::Current {
+        // Unchecked: only the pool's immutable configuration is read here, and both paths
+        // below check the handle before they use the worker.
+        if w.here().shared.future_stack == FutureStack::Current {
             let q = queued::queue(self, w, move |w| f(self, w));
             return FiberFuture {
                 repr: Repr::Queued(q),

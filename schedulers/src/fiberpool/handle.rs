@@ -3,11 +3,10 @@
 
 use super::Policy;
 use super::future::FiberScope;
-use super::job::{ForkJob, Input, Job, JobRef, Yield};
+use super::job::{Exit, FiberBox, FiberNode, ForkJob, Input, Job, JobRef, Start, ToDriver, Yield};
 use super::signal::Signal;
-use super::worker::Local;
+use super::worker::{Local, switch_msg};
 use crate::api::Worker;
-use crate::fiber::Suspender;
 use std::cell::{Cell, UnsafeCell};
 use std::marker::PhantomData;
 use std::panic::{self, AssertUnwindSafe};
@@ -16,10 +15,12 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::thread;
 
 /// The handle of one fiber: every task running on that fiber receives it. It stays valid when
-/// the fiber migrates, because every resume updates the worker it points to.
+/// the fiber migrates, because every switch back into the fiber updates the worker it points
+/// to.
 pub struct FiberWorker<P: Policy> {
     local: Cell<*const Local<P>>,
-    suspender: *const Suspender<Input<P>, Yield<P>>,
+    /// The fiber's own node (its box, which it owns while it runs).
+    node: *mut FiberNode<P>,
     stack_lo: usize,
     stack_hi: usize,
 }
@@ -41,25 +42,16 @@ unsafe impl<P: Policy> Send for FiberWorker<P> {}
 unsafe impl<P: Policy> Sync for FiberWorker<P> {}
 
 impl<P: Policy> FiberWorker<P> {
-    /// The handle of a fiber whose stack is `[lo, hi)`, first resumed by worker `local`.
-    pub(super) fn new(
-        local: *const Local<P>,
-        suspender: &Suspender<Input<P>, Yield<P>>,
-        lo: usize,
-        hi: usize,
-    ) -> Self {
+    /// The handle of the fiber of `node`, first run by worker `local`.
+    pub(super) fn new(local: *const Local<P>, node: *mut FiberNode<P>) -> Self {
+        // SAFETY: the node outlives its fiber, whose stack never changes.
+        let (lo, hi) = unsafe { ((*node).stack.bottom(), (*node).stack.top()) };
         FiberWorker {
             local: Cell::new(local),
-            suspender,
+            node,
             stack_lo: lo,
             stack_hi: hi,
         }
-    }
-
-    /// Records the worker that resumed this fiber.
-    #[inline(always)]
-    pub(super) fn set_local(&self, l: *const Local<P>) {
-        self.local.set(l);
     }
 
     /// The current worker's state. Panics if called from another stack than this fiber's.
@@ -73,18 +65,53 @@ impl<P: Policy> FiberWorker<P> {
             P::NAME
         );
         // SAFETY: we run on this handle's fiber (checked above), which the worker `local`
-        // points to is running right now (set at the last resume).
+        // points to is running right now (set at the last switch into it).
         unsafe { &*self.local.get() }
+    }
+
+    /// The current worker's state, without `local`'s check: for this module's own code on
+    /// paths where the caller is this fiber by construction (a fiber's body, the switches) or
+    /// where the public operation that leads here already checked.
+    #[inline(always)]
+    pub(super) fn here(&self) -> &Local<P> {
+        // SAFETY: we run on this handle's fiber (the caller's contract), which the worker
+        // `local` points to is running right now (set at the last switch into it).
+        unsafe { &*self.local.get() }
+    }
+
+    /// This fiber's node, as a box to hand over: only while it runs, and only once before
+    /// it switches away (whoever receives the box continues it later, or keeps it idle).
+    #[inline(always)]
+    pub(super) fn own_box(&self) -> FiberBox<P> {
+        // SAFETY: a running fiber owns its node (see `FiberNode`); the caller hands it over
+        // in the message of the switch that follows.
+        unsafe { Box::from_raw(self.node) }
+    }
+
+    /// Switches from this fiber to the context saved at `to`, handing it `msg`, which must be
+    /// what that context expects (a fiber: [`Input`]; a driver: [`ToDriver`]) and carries this
+    /// fiber's box. Returns when this fiber is continued, on any worker.
+    ///
+    /// # Safety
+    /// `to` is a suspended context that only this switch continues; `msg` hands over this
+    /// fiber's box (from [`Self::own_box`]).
+    #[inline(always)]
+    pub(super) unsafe fn switch_away<M>(&self, to: usize, msg: M) {
+        // SAFETY: our node is alive (whoever holds its box keeps it until it continues us),
+        // and `sp` is written by the switch itself, before anyone can continue us.
+        let Input(l, start) =
+            unsafe { switch_msg::<M, Input<P>>(msg, to, &raw mut (*self.node).sp) };
+        debug_assert!(start.is_none(), "a suspended fiber was given a new task");
+        self.local.set(l);
     }
 
     /// Suspends this fiber, asking the driver for `y`; returns once resumed, on any worker.
     #[inline]
     fn suspend(&self, y: Yield<P>) {
-        let _ = self.local();
-        // SAFETY: the suspender lives at the base of this fiber's stack, and we run on it.
-        let Input(l, start) = unsafe { &*self.suspender }.suspend(y);
-        debug_assert!(start.is_none(), "a suspended fiber was given a new task");
-        self.local.set(l);
+        let to = self.here().driver_context();
+        // SAFETY: the driver of the worker running us is suspended in `drive` and expects a
+        // `ToDriver`; our box goes with it.
+        unsafe { self.switch_away(to, ToDriver(self.own_box(), y)) }
     }
 
     /// Waits until `sig` is set, suspending this fiber if it is not yet.
@@ -106,11 +133,56 @@ impl<P: Policy> FiberWorker<P> {
         }
     }
 
-    /// Suspends this fiber to fork: the driver runs `job` on a new fiber, which pushes this
-    /// one as the stealable continuation. Returns when this fiber is resumed, on any worker.
+    /// Forks: switches straight to a new (or idle) fiber that runs `job` and pushes this one
+    /// as the stealable continuation. Returns when this fiber is continued: by the child at its
+    /// end if the child popped it back, else by whoever stole it, on any worker.
     #[inline]
-    pub(super) fn suspend_fork(&self, job: ForkJob<P>) {
-        self.suspend(Yield::Fork(job));
+    pub(super) fn fork(&self, job: ForkJob<P>) {
+        let local = self.here();
+        let child = local.fiber();
+        let to = child.sp;
+        // The child owns its node while it runs.
+        let _ = Box::into_raw(child);
+        let msg = Input(local, Some(Start::Fork(job, self.own_box())));
+        // SAFETY: the child is idle (or new) and ours alone: it expects an `Input`; our box
+        // goes with it.
+        unsafe { self.switch_away(to, msg) };
+        // SAFETY: we run, so we own our node.
+        unsafe { (*self.node).fork_rv = std::ptr::null() };
+    }
+
+    /// Ends this fiber's round of work: keeps it as an idle fiber of the current worker and
+    /// switches straight to `g` (the deque's bottom), or, if the idle list is full, lets the
+    /// driver do it (which ends this fiber). Returns when the fiber is given a new task (the
+    /// returned input's start).
+    pub(super) fn idle_then(&self, g: FiberBox<P>) -> Input<P> {
+        let local = self.here();
+        if !local.idle_has_room() {
+            return self.done(Exit::SwitchTo(g));
+        }
+        local.keep_idle(self.own_box());
+        let to = g.sp;
+        // `g` owns its node while it runs.
+        let _ = Box::into_raw(g);
+        // SAFETY: our node is alive in the idle list, and `sp` is written by the switch
+        // before anyone can take us from that list (only this thread does, later).
+        let input = unsafe {
+            switch_msg::<Input<P>, Input<P>>(Input(local, None), to, &raw mut (*self.node).sp)
+        };
+        self.local.set(input.0);
+        input
+    }
+
+    /// Ends this fiber's round of work through the driver (`exit`). Returns when the fiber is
+    /// given a new task.
+    pub(super) fn done(&self, exit: Exit<P>) -> Input<P> {
+        let to = self.here().driver_context();
+        let msg = ToDriver(self.own_box(), Yield::Done(exit));
+        // SAFETY: as in `suspend`; `sp` is written by the switch.
+        let input =
+            unsafe { switch_msg::<ToDriver<P>, Input<P>>(msg, to, &raw mut (*self.node).sp) };
+        self.local.set(input.0);
+        input
     }
 
     /// Sets `sig`, pushing every fiber parked on it onto this worker's deque.
@@ -178,7 +250,7 @@ impl<P: Policy> Worker for FiberWorker<P> {
         self.local().push(Job::Run(me));
         let ra = panic::catch_unwind(AssertUnwindSafe(|| a(self)));
         // The sync. `a` may have migrated this fiber: fetch the worker again.
-        let local = self.local();
+        let local = self.here();
         match local.pop() {
             Some(Job::Run(j)) if j.data == me.data => {
                 // Not taken: `b` is ours to run (or to drop, if `a` panicked).

@@ -7,7 +7,7 @@ use super::rendezvous::Rendezvous;
 use super::signal::Signal;
 use super::worker::Local;
 use crate::deque;
-use crate::fiber::Fiber;
+use crate::stack::Stack;
 
 /// A type-erased task: a pointer to a job record and the function that runs it.
 pub struct JobRef<P: Policy> {
@@ -63,22 +63,23 @@ pub struct Input<P: Policy>(pub *const Local<P>, pub Option<Start<P>>);
 // worker's thread, while the worker waits in `resume`; `Start` is `Send`.
 unsafe impl<P: Policy> Send for Input<P> {}
 
-/// What a fiber asks its driver for when it suspends.
+/// What a fiber asks its driver for when it switches to it.
 pub enum Yield<P: Policy> {
     /// Record me on this signal (or resume me at once if it is already set).
     Park(*const Signal<P>),
     /// I touched this unfinished future: do what the policy does with a touching fiber
     /// ([`Policy::suspend_touch`]), or resume me at once if the future is done by now.
     Touch(*const P::Fut),
-    /// Push me (the continuation) onto the deque and run this child on a new fiber.
-    Fork(ForkJob<P>),
     /// My tasks are done: keep me as an idle fiber, and go on as `Exit` says.
     Done(Exit<P>),
 }
 
-// SAFETY: the pointers are read by the driver on the thread the fiber suspended on, while the
-// fiber (whose frame holds the pointees) is suspended and not yet published.
-unsafe impl<P: Policy> Send for Yield<P> {}
+/// What a fiber passes its driver: itself (a running fiber owns its node) and its request.
+pub struct ToDriver<P: Policy>(pub FiberBox<P>, pub Yield<P>);
+
+// SAFETY: the pointers are read by the driver on the thread the fiber switched away on, while
+// the fiber (whose frame holds the pointees) is suspended and not yet published.
+unsafe impl<P: Policy> Send for ToDriver<P> {}
 
 /// How a fiber's round of work ends.
 pub enum Exit<P: Policy> {
@@ -88,23 +89,27 @@ pub enum Exit<P: Policy> {
     SwitchTo(FiberBox<P>),
 }
 
-/// A fiber of a pool with policy `P`.
-pub type PoolFiber<P> = Fiber<Input<P>, Yield<P>, ()>;
-
-/// A fiber with an intrusive link for the waiter lists of [`Signal`].
+/// A fiber of a pool with policy `P`: its stack, the context saved on it, and intrusive links.
+///
+/// Who owns the node: the fiber itself while it runs (it hands itself over in the messages
+/// of its switches), else whoever holds the box: a deque entry, a waiter list, a driver, a
+/// child that will switch back to its parent, or the worker's idle list.
 pub struct FiberNode<P: Policy> {
-    /// The fiber.
-    pub fiber: PoolFiber<P>,
+    /// The fiber's saved context ([`crate::fiber::switch`]) while it is suspended.
+    pub sp: usize,
+    /// The stack the fiber runs on.
+    pub stack: Stack,
     /// The next node of a waiter list.
     pub next: *mut FiberNode<P>,
     /// While this fiber waits in a deque as the continuation of a fork: that fork's rendezvous
     /// (unique among unfinished forks), so the child recognises its own parent when it pops
-    /// it back. Cleared by the driver at every resume.
+    /// it back. Cleared by the fiber whenever it is continued after a fork.
     pub fork_rv: *const Rendezvous,
 }
 
-// SAFETY: `fiber` is `Send`, `next` is only followed by the one thread that took the whole
-// waiter list out of a signal, and `fork_rv` is only compared, never followed.
+// SAFETY: the stack is `Send`; its contents are task data, `Send` by the trait bounds (see
+// `Local::new_fiber`); `next` is only followed by the one thread that took the whole waiter
+// list out of a signal, and `fork_rv` is only compared, never followed.
 unsafe impl<P: Policy> Send for FiberNode<P> {}
 
 /// A fiber node: its address is the fiber's identity in deques and waiter lists.

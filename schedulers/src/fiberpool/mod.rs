@@ -5,8 +5,8 @@
 //! work-first forks, and differ only in where work waits and how a worker finds it. This module
 //! holds everything they share; [`crate::abp`]'s documentation explains it in full:
 //!
-//! * [`job`]: the deque entries (a task's job record, or a fiber to resume) and the messages
-//!   between a fiber and its driver.
+//! * [`job`]: the deque entries (a task's job record, or a fiber to resume), fiber nodes, and
+//!   the messages a switch passes (to a fiber: [`job::Input`]; to a driver: [`job::ToDriver`]).
 //! * [`signal`]: the one-shot signal with a lock-free list of parked fibers (join and scope
 //!   syncs, and `abp`'s futures).
 //! * [`worker`]: a worker's state, the driver (resume a fiber, carry out what it asks for), the
@@ -23,7 +23,7 @@
 //! * [`pool`]: starting and stopping the worker threads, `run`, statistics.
 //!
 //! Invariants all of them rely on: a fiber runs on one worker thread at a time, and reaches
-//! worker state only through the pointer its last resume passed in; a job record lives on the
+//! worker state only through the pointer the last switch into it passed in; a job record lives on the
 //! frame (or in the `Arc`) of the code that waits for it, until its job has run; every deque
 //! entry is encoded once by a push and decoded once by the pop or steal that took it.
 
@@ -49,7 +49,7 @@ pub const DEFAULT_STACK_SIZE: usize = 16 << 20;
 const POOL_CAP: usize = 32;
 
 /// Idle fibers (finished their work, stack kept, ready for a new task) each worker keeps; their
-/// stacks count as free. Reusing one saves creating a coroutine and allocating its box.
+/// stacks count as free. Reusing one saves preparing a context and allocating its node.
 const IDLE_CAP: usize = 32;
 
 /// Steal rounds before an idle worker starts yielding its CPU, then before it sleeps.

@@ -4,20 +4,21 @@
 //! every fiber.
 
 use super::handle::FiberWorker;
-use super::job::{Exit, FiberBox, FiberNode, Input, Job, JobRef, Start, Yield};
+use super::job::{Exit, FiberBox, FiberNode, Input, Job, JobRef, Start, ToDriver, Yield};
 use super::rendezvous::{Rendezvous, RvPool};
 use super::signal::Signal;
 use super::{IDLE_CAP, POOL_CAP, Policy, SPIN_ROUNDS, YIELD_ROUNDS};
 use crate::config::{FutureStack, IdlePolicy};
 use crate::deque::{heavy_fence, light_fence};
-use crate::fiber::{Fiber, FiberResult, Suspender};
+use crate::fiber;
 use crate::stack::{StackCounters, StackPool};
 use crate::stats::PerWorker;
 use crossbeam_deque::{Injector, Steal};
 use std::cell::{Cell, UnsafeCell};
+use std::mem::ManuallyDrop;
 use std::sync::Arc;
 use std::sync::OnceLock;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::thread::{self, Thread};
 
 /// The counters every fiber pool keeps (a policy keeps its own in [`Policy::Shared`]).
@@ -139,6 +140,13 @@ pub struct Local<P: Policy> {
     stacks: UnsafeCell<StackPool>,
     idle: UnsafeCell<Vec<FiberBox<P>>>,
     rv: UnsafeCell<RvPool>,
+    /// The driver's saved context while a fiber of this worker runs.
+    driver: UnsafeCell<usize>,
+    /// This worker's cells of the counters bumped at every fork: fibers started, stacks taken
+    /// and given back (in `shared` and `stacks`, which this value keeps alive).
+    runs_cell: *const AtomicU64,
+    taken_cell: *const AtomicU64,
+    given_cell: *const AtomicU64,
     rng: Cell<u64>,
     stack_size: usize,
     /// The pool's shared state.
@@ -191,16 +199,16 @@ impl<P: Policy> Local<P> {
     }
 
     /// A fiber to run a new task: an idle one if there is one, else a new one. The caller
-    /// resumes it with the task as its input's `Start`.
-    fn fiber(&self) -> FiberBox<P> {
-        self.shared
-            .counters
-            .fiber_runs
-            .add_single_writer(self.index, 1);
-        // SAFETY: only this worker's thread touches its idle list and pool, not re-entrantly.
+    /// switches to it with the task as its input's `Start`.
+    #[inline]
+    pub fn fiber(&self) -> FiberBox<P> {
+        // SAFETY: the cells live as long as `self` (see their fields), and only this worker
+        // writes them.
+        PerWorker::bump(unsafe { &*self.runs_cell }, 1);
+        // SAFETY: only this worker's thread touches its idle list, not re-entrantly.
         if let Some(f) = unsafe { &mut *self.idle.get() }.pop() {
-            // SAFETY: as above.
-            unsafe { &mut *self.stacks.get() }.note_reused();
+            // The stack counts as taken again (`StackPool::note_reused`). SAFETY: as above.
+            PerWorker::bump(unsafe { &*self.taken_cell }, 1);
             return f;
         }
         self.new_fiber()
@@ -219,38 +227,61 @@ impl<P: Policy> Local<P> {
             std::process::abort()
         });
         self.shared.counters.fibers.add_single_writer(self.index, 1);
-        let (lo, hi) = (stack.bottom(), stack.top());
-        // SAFETY: what a fiber holds across a suspension is task data (closures and values
-        // that are `Send` by the trait bounds) and this module's records, which are `Send`;
-        // fiber code reaches worker state only through the resume input.
-        let fiber =
-            unsafe { Fiber::new(stack, move |sus, input| fiber_main::<P>(sus, input, lo, hi)) };
-        Box::new(FiberNode {
-            fiber,
+        let mut node = Box::new(FiberNode {
+            sp: 0,
+            stack,
             next: std::ptr::null_mut(),
             fork_rv: std::ptr::null(),
-        })
+        });
+        let arg = &mut *node as *mut FiberNode<P> as usize;
+        // SAFETY: the stack is this fiber's alone, and `fiber_entry` never returns. What a
+        // fiber holds across a switch is task data (closures and values that are `Send` by the
+        // trait bounds) and this module's records, which are `Send`; fiber code reaches worker
+        // state only through the messages of its switches.
+        node.sp = unsafe { fiber::prepare(&node.stack, fiber_entry::<P>, arg) };
+        node
+    }
+
+    /// The driver's saved context (valid while a fiber of this worker runs).
+    #[inline(always)]
+    pub fn driver_context(&self) -> usize {
+        // SAFETY: only this worker's thread reads or writes it.
+        unsafe { *self.driver.get() }
+    }
+
+    /// Can one more fiber be kept idle?
+    #[inline(always)]
+    pub fn idle_has_room(&self) -> bool {
+        // SAFETY: only this worker's thread touches its idle list, not re-entrantly.
+        unsafe { &*self.idle.get() }.len() < IDLE_CAP
+    }
+
+    /// Keeps `f` (suspended with its round of work done, or about to be) as an idle fiber.
+    /// The caller checked [`Self::idle_has_room`].
+    #[inline(always)]
+    pub fn keep_idle(&self, f: FiberBox<P>) {
+        // The stack counts as given back (`StackPool::note_idle`). SAFETY: the cell lives as
+        // long as `self`, and only this worker writes it.
+        PerWorker::bump(unsafe { &*self.given_cell }, 1);
+        // SAFETY: only this worker's thread touches its idle list, not re-entrantly.
+        unsafe { &mut *self.idle.get() }.push(f);
     }
 
     /// Keeps a fiber whose work is done for reuse, or ends it if enough are kept.
     fn retire(&self, f: FiberBox<P>) {
-        // SAFETY: only this worker's thread touches its idle list and pool, not re-entrantly.
-        let (idle, pool) = unsafe { (&mut *self.idle.get(), &mut *self.stacks.get()) };
-        if idle.len() < IDLE_CAP {
-            pool.note_idle();
-            idle.push(f);
+        if self.idle_has_room() {
+            self.keep_idle(f);
         } else {
             self.end(f);
         }
     }
 
-    /// Ends an idle fiber (its body returns) and gives its stack back to the pool.
+    /// Ends an idle fiber, suspended between rounds, and gives its stack back to the pool.
+    /// It is never continued: its frame holds nothing to drop (see `fiber_entry`).
     // The box is the fiber's identity in deques and waiter lists; ending it frees it.
     #[allow(clippy::boxed_local)]
-    fn end(&self, mut f: FiberBox<P>) {
-        let r = f.fiber.resume(Input(self, None));
-        debug_assert!(matches!(r, FiberResult::Return(())));
-        let stack = f.fiber.into_stack();
+    fn end(&self, f: FiberBox<P>) {
+        let FiberNode { stack, .. } = *f;
         // SAFETY: as in `retire`.
         unsafe { &mut *self.stacks.get() }.give(stack);
     }
@@ -278,13 +309,26 @@ impl<P: Policy> Local<P> {
         back
     }
 
-    /// Resumes `f` (giving it `start` if it is to start a task) and carries out what it asks
-    /// for, until a fiber parks or the deque runs dry.
+    /// Continues `f` (giving it `start` if it is to start a task) and carries out what the
+    /// fiber that switches back asks for (not always `f`: fibers switch straight to each
+    /// other), until a fiber parks or the deque runs dry.
     fn drive(&self, mut f: FiberBox<P>, mut start: Option<Start<P>>) {
         loop {
-            f.fork_rv = std::ptr::null();
-            match f.fiber.resume(Input(self, start.take())) {
-                FiberResult::Yield(Yield::Park(sig)) => {
+            let to = f.sp;
+            // The fiber owns its node while it runs.
+            let _ = Box::into_raw(f);
+            // SAFETY: `to` is a suspended fiber that only we continue, and it expects an
+            // `Input`; whatever fiber switches back to the driver sends a `ToDriver`.
+            let ToDriver(from, y) = unsafe {
+                switch_msg::<Input<P>, ToDriver<P>>(
+                    Input(self, start.take()),
+                    to,
+                    self.driver.get(),
+                )
+            };
+            f = from;
+            match y {
+                Yield::Park(sig) => {
                     // SAFETY: the signal lives in the suspended fiber's frame or in an `Arc`
                     // that frame holds; the fiber cannot run before `park` publishes it.
                     match self.park(unsafe { &*sig }, f) {
@@ -292,7 +336,7 @@ impl<P: Policy> Local<P> {
                         Some(back) => f = back,
                     }
                 }
-                FiberResult::Yield(Yield::Touch(fut)) => {
+                Yield::Touch(fut) => {
                     // SAFETY: the future's state is kept alive by the handle in the suspended
                     // fiber's frame; the fiber cannot run before the policy publishes it.
                     match P::suspend_touch(self, unsafe { &*fut }, f) {
@@ -300,20 +344,14 @@ impl<P: Policy> Local<P> {
                         Some(back) => f = back,
                     }
                 }
-                FiberResult::Yield(Yield::Fork(job)) => {
-                    let child = self.fiber();
-                    start = Some(Start::Fork(job, f));
-                    f = child;
-                }
-                FiberResult::Yield(Yield::Done(Exit::Idle)) => {
+                Yield::Done(Exit::Idle) => {
                     self.retire(f);
                     return;
                 }
-                FiberResult::Yield(Yield::Done(Exit::SwitchTo(g))) => {
+                Yield::Done(Exit::SwitchTo(g)) => {
                     self.retire(f);
                     f = g;
                 }
-                FiberResult::Return(()) => unreachable!("a fiber ended while it had work"),
             }
         }
     }
@@ -388,17 +426,19 @@ pub fn worker_main<P: Policy>(
     stack_size: usize,
 ) {
     let _ = shared.threads[index].set(thread::current());
+    let stacks = StackPool::new(stack_size, POOL_CAP, index, Arc::clone(&shared.stacks));
+    let (taken, given) = stacks.own_cells();
+    let (taken_cell, given_cell) = (taken as *const AtomicU64, given as *const AtomicU64);
     let local = Local {
         index,
         pol: P::local(seed),
-        stacks: UnsafeCell::new(StackPool::new(
-            stack_size,
-            POOL_CAP,
-            index,
-            Arc::clone(&shared.stacks),
-        )),
+        runs_cell: shared.counters.fiber_runs.cell(index),
+        taken_cell,
+        given_cell,
+        stacks: UnsafeCell::new(stacks),
         idle: UnsafeCell::new(Vec::with_capacity(IDLE_CAP)),
         rv: UnsafeCell::new(RvPool::new()),
+        driver: UnsafeCell::new(0),
         rng: Cell::new(
             0x9E37_79B9_7F4A_7C15 ^ (index as u64 + 1).wrapping_mul(0xD1B5_4A32_D192_ED03),
         ),
@@ -418,19 +458,35 @@ pub fn worker_main<P: Policy>(
     P::exit(&local);
 }
 
-/// The body of every fiber, in rounds: a round runs its first task, then the deque bottom until
-/// it is empty or holds a fiber to resume; then the fiber idles (suspended with `Done`) until the
-/// driver starts it on a new round, or ends it (a resume without a task).
-fn fiber_main<P: Policy>(
-    sus: &Suspender<Input<P>, Yield<P>>,
-    first: Input<P>,
-    lo: usize,
-    hi: usize,
-) {
-    let Input(local, mut start) = first;
-    let w = FiberWorker::new(local, sus, lo, hi);
-    while let Some(s) = start {
-        let handed_back = match s {
+/// Switches from the running context (saving it in `*save`) to the one saved at `to`, moving
+/// `msg` to it; returns the message moved to us by whoever continues us. The message stays in
+/// this frame, and the receiver moves it out at once, before it can publish us.
+///
+/// # Safety
+/// As [`fiber::switch`]; the context at `to` expects an `M`, and whoever continues us sends an
+/// `R` (fibers receive [`Input`], drivers [`ToDriver`]).
+#[inline(always)]
+pub unsafe fn switch_msg<M, R>(msg: M, to: usize, save: *mut usize) -> R {
+    let msg = ManuallyDrop::new(msg);
+    // SAFETY: forwarded from the caller; the message is read (moved) once, by the receiver.
+    unsafe {
+        let r = fiber::switch(&*msg as *const M as usize, to, save);
+        std::ptr::read(r as *const R)
+    }
+}
+
+/// The body of every fiber (`arg` is its node), in rounds: a round runs its first task, then
+/// the deque bottom until it is empty or holds a fiber to resume; then the fiber idles until
+/// someone gives it a new round. It never returns: an idle fiber that is not needed any more
+/// is abandoned between rounds, when its frame holds nothing that needs dropping (the handle
+/// and plain pointers).
+unsafe extern "C" fn fiber_entry<P: Policy>(first: usize, arg: usize) -> ! {
+    // SAFETY: the first message is the `Input` of the switch that started us (see
+    // `switch_msg`), and `arg` our node (`new_fiber`).
+    let Input(local, mut start) = unsafe { std::ptr::read(first as *const Input<P>) };
+    let w = FiberWorker::new(local, arg as *mut FiberNode<P>);
+    loop {
+        let handed_back = match start.take().expect("a fiber was started without a task") {
             Start::Run(j) => {
                 // SAFETY: a job taken from a deque or the injector has not run yet and its
                 // record is alive until it has.
@@ -441,20 +497,17 @@ fn fiber_main<P: Policy>(
             // `start` has moved the closure out and pushed the parent.
             Start::Fork(j, cont) => unsafe { (j.start)(j.data, &w, cont) },
         };
-        let exit = if let Some(parent) = handed_back {
-            Exit::SwitchTo(parent)
-        } else {
-            loop {
-                match w.local().pop() {
+        let next = match handed_back {
+            Some(parent) => w.idle_then(parent),
+            None => loop {
+                match w.here().pop() {
                     // SAFETY: as above.
                     Some(Job::Run(j)) => unsafe { j.execute(&w) },
-                    Some(Job::Resume(f)) => break Exit::SwitchTo(f),
-                    None => break Exit::Idle,
+                    Some(Job::Resume(f)) => break w.idle_then(f),
+                    None => break w.done(Exit::Idle),
                 }
-            }
+            },
         };
-        let Input(local, next) = sus.suspend(Yield::Done(exit));
-        w.set_local(local);
-        start = next;
+        start = next.1;
     }
 }
