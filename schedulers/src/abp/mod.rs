@@ -25,7 +25,7 @@
 //!   took it), the child leaves its result in the continuation's frame and switches to it: no
 //!   atomic instruction, no allocation, and the future's handle holds the value itself. If the
 //!   continuation was taken, the two sides *part* and meet at a pooled rendezvous
-//!   ([`crate::fiberpool::rendezvous`]): the continuation makes a result cell and counts the
+//!   (`fiberpool/rendezvous.rs`): the continuation makes a result cell and counts the
 //!   task in the scope; the child delivers into that cell (or leaves its boxed result, if it
 //!   arrives first).
 //! * **Touch** (`get`) of an unfinished future suspends the current fiber on the future's list
