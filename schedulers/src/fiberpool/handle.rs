@@ -155,6 +155,11 @@ impl<P: Policy> FiberWorker<P> {
     /// switches straight to `g` (the deque's bottom), or, if the idle list is full, lets the
     /// driver do it (which ends this fiber). Returns when the fiber is given a new task (the
     /// returned input's start).
+    ///
+    /// Inlined into the fiber's body, so the fiber resumes in its outermost frame and runs
+    /// only calls that return before its next switch: the return-address predictor, which a
+    /// switch leaves holding the other fiber's return addresses, stays right for both.
+    #[inline(always)]
     pub(super) fn idle_then(&self, g: FiberBox<P>) -> Input<P> {
         let local = self.here();
         if !local.idle_has_room() {

@@ -471,8 +471,32 @@ pub unsafe fn switch_msg<M, R>(msg: M, to: usize, save: *mut usize) -> R {
     // SAFETY: forwarded from the caller; the message is read (moved) once, by the receiver.
     unsafe {
         let r = fiber::switch(&*msg as *const M as usize, to, save);
-        std::ptr::read(r as *const R)
+        read_words(r as *const R)
     }
+}
+
+/// Moves an `R` out of `src` word by word. The sender wrote it just before the switch, field
+/// by field; a wider load spanning two of those stores (the 16-byte moves the compiler would
+/// pick to copy it) cannot take its data from the store buffer and stalls until the stores
+/// reach the cache, twice on every fork. Word-sized volatile loads are not widened.
+///
+/// # Safety
+/// As [`std::ptr::read`].
+#[inline(always)]
+unsafe fn read_words<R>(src: *const R) -> R {
+    const { assert!(std::mem::align_of::<R>() >= 8 && std::mem::size_of::<R>() % 8 == 0) };
+    let mut out = std::mem::MaybeUninit::<R>::uninit();
+    let (from, to) = (
+        src as *const std::mem::MaybeUninit<u64>,
+        out.as_mut_ptr() as *mut std::mem::MaybeUninit<u64>,
+    );
+    for i in 0..std::mem::size_of::<R>() / 8 {
+        // SAFETY: both are valid for `size_of::<R>()` bytes (the caller's contract and our
+        // buffer), 8-byte aligned (checked above), and words may be uninitialised padding.
+        unsafe { to.add(i).write(from.add(i).read_volatile()) };
+    }
+    // SAFETY: every byte of `*src` was copied.
+    unsafe { out.assume_init() }
 }
 
 /// The body of every fiber (`arg` is its node), in rounds: a round runs its first task, then
@@ -483,7 +507,7 @@ pub unsafe fn switch_msg<M, R>(msg: M, to: usize, save: *mut usize) -> R {
 unsafe extern "C" fn fiber_entry<P: Policy>(first: usize, arg: usize) -> ! {
     // SAFETY: the first message is the `Input` of the switch that started us (see
     // `switch_msg`), and `arg` our node (`new_fiber`).
-    let Input(local, mut start) = unsafe { std::ptr::read(first as *const Input<P>) };
+    let Input(local, mut start) = unsafe { read_words(first as *const Input<P>) };
     let w = FiberWorker::new(local, arg as *mut FiberNode<P>);
     loop {
         let handed_back = match start.take().expect("a fiber was started without a task") {
