@@ -20,8 +20,8 @@
 //! does not change them. The entry's frame has a zero return address and frame pointer, so
 //! backtraces and unwinders stop at a fiber's base; panics never cross a switch (the runtimes
 //! catch them inside every task, and the entry is `extern "C"`, which aborts on a panic).
-//! Only x86_64 and aarch64 are supported; the aarch64 code is compiled but was not run by the
-//! authors (their machines are x86_64).
+//! Only x86_64 and aarch64 are supported; the aarch64 code was written by the book but neither
+//! compiled nor run by the authors (their machines and toolchain are x86_64 only).
 //!
 //! # Thread-local storage
 //!

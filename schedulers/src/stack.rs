@@ -18,7 +18,7 @@
 //!   fiber. A free list holds at most `cap` stacks; surplus stacks are unmapped.
 //! * `in_use` = stacks handed out by [`StackPool::take`] (or [`StackPool::note_reused`])
 //!   across all pools sharing the counters, minus stacks handed back by [`StackPool::give`] (or
-//!   kept by the caller on an idle fiber, [`StackPool::note_idle`]). `live` = stacks mapped by the
+//!   kept by the caller on an idle fiber: a bump of the `given` cell of [`StackPool::own_cells`]). `live` = stacks mapped by the
 //!   pools and not unmapped = `in_use` + the stacks in all free lists (a pool's free stacks
 //!   are unmapped when it drops); `high_water` is the largest `live` since the last
 //!   [`StackCounters::reset_high_water`], so at least the largest `in_use`.
@@ -226,22 +226,17 @@ impl StackPool {
         }
     }
 
-    /// Counts a taken stack as given back although the caller keeps it attached to an idle
-    /// fiber for reuse (such stacks are free: no task runs on them).
-    #[inline]
-    pub fn note_idle(&mut self) {
-        self.counters.given.add_single_writer(self.worker, 1);
-    }
-
-    /// Counts a stack kept by [`StackPool::note_idle`] as taken again.
+    /// Counts a stack kept on an idle fiber (counted as given back, see
+    /// [`StackPool::own_cells`]) as taken again.
     #[inline]
     pub fn note_reused(&mut self) {
         self.counters.taken.add_single_writer(self.worker, 1);
     }
 
     /// This pool's cells of the `taken` and `given` counters, for a worker that bumps them
-    /// itself on its fast path ([`PerWorker::bump`]) instead of calling
-    /// [`StackPool::note_reused`] and [`StackPool::note_idle`].
+    /// itself on its fast path ([`PerWorker::bump`]): `given` when it keeps a taken stack on an
+    /// idle fiber for reuse (such stacks are free: no task runs on them), `taken` when it
+    /// reuses one (as [`StackPool::note_reused`]).
     pub fn own_cells(&self) -> (&AtomicU64, &AtomicU64) {
         (
             self.counters.taken.cell(self.worker),

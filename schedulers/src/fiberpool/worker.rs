@@ -260,7 +260,7 @@ impl<P: Policy> Local<P> {
     /// The caller checked [`Self::idle_has_room`].
     #[inline(always)]
     pub fn keep_idle(&self, f: FiberBox<P>) {
-        // The stack counts as given back (`StackPool::note_idle`). SAFETY: the cell lives as
+        // The stack counts as given back (see `StackPool::own_cells`). SAFETY: the cell lives as
         // long as `self`, and only this worker writes it.
         PerWorker::bump(unsafe { &*self.given_cell }, 1);
         // SAFETY: only this worker's thread touches its idle list, not re-entrantly.
