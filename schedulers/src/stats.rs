@@ -67,8 +67,7 @@ impl PerWorker {
     /// read-modify-write instruction, for counters bumped on a runtime's fast path.
     #[inline]
     pub fn add_single_writer(&self, i: usize, n: u64) {
-        let c = &self.cells[i].0;
-        c.store(c.load(Ordering::Relaxed).wrapping_add(n), Ordering::Relaxed);
+        Self::bump(&self.cells[i].0, n);
     }
     /// Worker `i`'s cell, for a worker that caches it (see [`PerWorker::add_single_writer`]).
     pub fn cell(&self, i: usize) -> &AtomicU64 {

@@ -204,8 +204,8 @@ where
     let local = w.here();
     match local.pop() {
         Some(Job::Resume(g)) if g.fork_rv == rv => {
-            // The parent, never resumed since our push (the driver clears `fork_rv` at every
-            // resume, and `rv` is unique among unfinished forks).
+            // The parent, never continued since our push (a parent clears its `fork_rv` as
+            // soon as it is continued, and `rv` is unique among unfinished forks).
             // SAFETY: so it is still suspended in `fork_task`, its frame alive, and only this
             // fiber will resume it.
             unsafe { (*slot).result = Some(out) };

@@ -97,12 +97,23 @@ impl<P: Policy> FiberWorker<P> {
     /// fiber's box (from [`Self::own_box`]).
     #[inline(always)]
     pub(super) unsafe fn switch_away<M>(&self, to: usize, msg: M) {
+        // SAFETY: forwarded from the caller.
+        let Input(_, start) = unsafe { self.switch_for(to, msg) };
+        debug_assert!(start.is_none(), "a suspended fiber was given a new task");
+    }
+
+    /// As [`Self::switch_away`], for a fiber that ends its round of work: returns the input of
+    /// whoever continues it (with the next task), after recording the worker.
+    ///
+    /// # Safety
+    /// As [`Self::switch_away`].
+    #[inline(always)]
+    unsafe fn switch_for<M>(&self, to: usize, msg: M) -> Input<P> {
         // SAFETY: our node is alive (whoever holds its box keeps it until it continues us),
         // and `sp` is written by the switch itself, before anyone can continue us.
-        let Input(l, start) =
-            unsafe { switch_msg::<M, Input<P>>(msg, to, &raw mut (*self.node).sp) };
-        debug_assert!(start.is_none(), "a suspended fiber was given a new task");
-        self.local.set(l);
+        let input = unsafe { switch_msg::<M, Input<P>>(msg, to, &raw mut (*self.node).sp) };
+        self.local.set(input.0);
+        input
     }
 
     /// Suspends this fiber, asking the driver for `y`; returns once resumed, on any worker.
@@ -169,25 +180,18 @@ impl<P: Policy> FiberWorker<P> {
         let to = g.sp;
         // `g` owns its node while it runs.
         let _ = Box::into_raw(g);
-        // SAFETY: our node is alive in the idle list, and `sp` is written by the switch
-        // before anyone can take us from that list (only this thread does, later).
-        let input = unsafe {
-            switch_msg::<Input<P>, Input<P>>(Input(local, None), to, &raw mut (*self.node).sp)
-        };
-        self.local.set(input.0);
-        input
+        // SAFETY: `g` is suspended and ours alone and expects an `Input`; our node is alive in
+        // the idle list, and `sp` is written by the switch before anyone can take us from that
+        // list (only this thread does, later).
+        unsafe { self.switch_for(to, Input(local, None)) }
     }
 
     /// Ends this fiber's round of work through the driver (`exit`). Returns when the fiber is
     /// given a new task.
     pub(super) fn done(&self, exit: Exit<P>) -> Input<P> {
         let to = self.here().driver_context();
-        let msg = ToDriver(self.own_box(), Yield::Done(exit));
-        // SAFETY: as in `suspend`; `sp` is written by the switch.
-        let input =
-            unsafe { switch_msg::<ToDriver<P>, Input<P>>(msg, to, &raw mut (*self.node).sp) };
-        self.local.set(input.0);
-        input
+        // SAFETY: as in `suspend`: the driver expects a `ToDriver`, our box goes with it.
+        unsafe { self.switch_for(to, ToDriver(self.own_box(), Yield::Done(exit))) }
     }
 
     /// Sets `sig`, pushing every fiber parked on it onto this worker's deque.
