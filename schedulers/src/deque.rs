@@ -39,13 +39,31 @@
 use std::cell::{Cell, UnsafeCell};
 use std::sync::Arc;
 use std::sync::OnceLock;
-use std::sync::atomic::{AtomicIsize, AtomicPtr, AtomicUsize, Ordering, compiler_fence, fence};
+use std::sync::atomic::{
+    AtomicIsize, AtomicPtr, AtomicU8, AtomicUsize, Ordering, compiler_fence, fence,
+};
 
 const MEMBARRIER_CMD_PRIVATE_EXPEDITED: libc::c_long = 1 << 3;
 const MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED: libc::c_long = 1 << 4;
 
 /// Registers this process for expedited private membarrier once; true if the kernel agreed.
+/// After the first call one relaxed load (every push of the owner asks, in `light_fence`):
+/// the answer never changes, and the registration holds for the whole process.
+#[inline(always)]
 fn membarrier_available() -> bool {
+    static KNOWN: AtomicU8 = AtomicU8::new(0); // 0: not asked yet, 1: available, 2: not
+    match KNOWN.load(Ordering::Relaxed) {
+        0 => {
+            let ok = register_membarrier();
+            KNOWN.store(if ok { 1 } else { 2 }, Ordering::Relaxed);
+            ok
+        }
+        k => k == 1,
+    }
+}
+
+#[cold]
+fn register_membarrier() -> bool {
     static OK: OnceLock<bool> = OnceLock::new();
     *OK.get_or_init(|| {
         if std::env::var_os("STEALBENCH_NO_MEMBARRIER").is_some() {

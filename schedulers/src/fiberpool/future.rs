@@ -15,8 +15,9 @@ use std::cell::UnsafeCell;
 use std::marker::PhantomData;
 use std::mem::ManuallyDrop;
 use std::panic::{self, AssertUnwindSafe};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::ptr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
 
 /// A scope of [`FiberWorker::scope`](crate::api::Worker::scope). Spawns are work-first: the spawned task runs at once on a
 /// new fiber while the spawner's continuation is pushed and may be stolen; the same holds for
@@ -26,11 +27,10 @@ pub struct FiberScope<'s, P: Policy> {
     pub(super) pending: AtomicUsize,
     /// Set by the last task to finish.
     pub(super) done: Signal<P>,
-    /// The first panic of a spawned or future task, re-raised at the scope's end.
-    pub(super) panic: Mutex<Option<Box<dyn Any + Send>>>,
-    /// Set (before the task's completion is signalled) when `panic` was filled: the scope's end
-    /// locks `panic` only then.
-    pub(super) panicked: AtomicBool,
+    /// The first panic of a spawned or future task (boxed once more: a thin pointer), null
+    /// while there is none; taken and re-raised at the scope's end. Set before the task's
+    /// completion is signalled, so the scope's end, which waits for that, sees it.
+    pub(super) panic: AtomicPtr<Box<dyn Any + Send>>,
     pub(super) _marker: PhantomData<&'s mut &'s ()>,
 }
 
@@ -44,19 +44,24 @@ impl<P: Policy> std::fmt::Debug for FiberScope<'_, P> {
 
 /// The record of a fork in the parent's frame: what the child needs, and where it leaves its
 /// result on the fast path.
-struct ForkSlot<F, R, P: Policy> {
+struct ForkSlot<F, R> {
     /// The child's closure, moved out by the child before the parent becomes stealable.
     func: ManuallyDrop<F>,
-    /// Where the two sides meet if they part.
-    rv: *const Rendezvous,
-    /// The child's delivery of its result to the parent's result cell when the parent arrived
-    /// at the rendezvous first (its word).
-    deliver: unsafe fn(&FiberWorker<P>, usize, R),
     /// The scope (a `FiberScope<'_, P>`), which counts the child if the two part.
     scope: *const (),
     /// The child's result, written by the child on the fast path only (it popped the parent
     /// back, so the parent has not run since the fork and this frame is alive).
     result: Option<R>,
+}
+
+/// How a child that parted from its parent hands its result over when the parent arrived at
+/// the rendezvous first and left its word there.
+trait Delivery<P: Policy, R> {
+    /// Delivers `v` (`None`: the task panicked) to what `word` stands for.
+    ///
+    /// # Safety
+    /// `word` is what the parent of this kind of fork leaves at the rendezvous.
+    unsafe fn deliver(w: &FiberWorker<P>, word: usize, v: Option<R>);
 }
 
 /// How a fork of a scope task ended, as the parent sees it when it resumes.
@@ -77,18 +82,14 @@ impl<'s, P: Policy> FiberScope<'s, P> {
     /// it leaves its result in this frame and switches to it: no atomic instruction, no
     /// allocation, and the scope does not count the task (it is over before the parent goes
     /// on). Otherwise the two parted: the child arrives at the rendezvous with its boxed
-    /// result and, if the parent arrived first, delivers it with `deliver`; the parent gets
+    /// result and, if the parent arrived first, delivers it with `D`; the parent gets
     /// [`Forked::Parted`] and must call [`FiberScope::parent_arrives`].
     #[inline]
-    fn fork_task<R, F>(
-        &self,
-        w: &FiberWorker<P>,
-        body: F,
-        deliver: unsafe fn(&FiberWorker<P>, usize, Option<R>),
-    ) -> Forked<Option<R>>
+    fn fork_task<R, F, D>(&self, w: &FiberWorker<P>, body: F) -> Forked<Option<R>>
     where
         F: FnOnce(&FiberWorker<P>) -> R + Send,
         R: Send,
+        D: Delivery<P, R>,
     {
         // The scope outlives its tasks: its end waits for every task that is not over before
         // its parent goes on.
@@ -101,22 +102,18 @@ impl<'s, P: Policy> FiberScope<'s, P> {
                 }
             }
         };
-        let rv = w.local().rv_take();
-        let mut slot = ForkSlot::<_, Option<R>, P> {
+        let child_fiber = w.local().fiber();
+        // Where the two sides meet if they part: the child's own (see `FiberNode::rv`).
+        let rv = child_fiber.rv;
+        let mut slot = ForkSlot::<_, Option<R>> {
             func: ManuallyDrop::new(child),
-            rv,
-            deliver,
             scope: self as *const Self as *const (),
             result: None,
         };
-        w.fork(fork_job(&mut slot));
+        w.fork(child_fiber, fork_job::<P, _, R, D>(&mut slot));
         match slot.result.take() {
-            Some(r) => {
-                // SAFETY: the child handed its result over directly: it will not use the
-                // rendezvous, and nobody else ever had it.
-                unsafe { w.here().rv_give(rv) };
-                Forked::Done(r)
-            }
+            // The child handed its result over directly and keeps its rendezvous.
+            Some(r) => Forked::Done(r),
             None => Forked::Parted(rv),
         }
     }
@@ -151,22 +148,42 @@ impl<'s, P: Policy> FiberScope<'s, P> {
 
     /// Keeps the first panic of a task, for the scope's end.
     pub(super) fn keep_panic(&self, p: Box<dyn Any + Send>) {
-        self.panicked.store(true, Ordering::Relaxed);
-        let mut slot = self.panic.lock().unwrap_or_else(|e| e.into_inner());
-        if slot.is_none() {
-            *slot = Some(p);
+        let mine = Box::into_raw(Box::new(p));
+        // Relaxed: the scope's end reads it after the task's completion is signalled.
+        if self
+            .panic
+            .compare_exchange(ptr::null_mut(), mine, Ordering::Relaxed, Ordering::Relaxed)
+            .is_err()
+        {
+            // Not the first: drop ours. SAFETY: `mine` was never shared.
+            drop(unsafe { Box::from_raw(mine) });
         }
+    }
+
+    /// Takes the first panic of the scope's tasks (at its end, when every task is over).
+    /// Load and store, no swap: nobody else writes it any more.
+    #[inline(always)]
+    pub(super) fn take_panic(&self) -> Option<Box<dyn Any + Send>> {
+        let p = self.panic.load(Ordering::Relaxed);
+        if p.is_null() {
+            return None;
+        }
+        self.panic.store(ptr::null_mut(), Ordering::Relaxed);
+        // SAFETY: a non-null pointer is a box given up by `keep_panic`, taken once (cleared
+        // above; every task is over, so nobody else writes it).
+        Some(*unsafe { Box::from_raw(p) })
     }
 }
 
 /// The fork record of `slot`, with the `start` that matches its closure type.
-fn fork_job<P: Policy, F, R>(slot: &mut ForkSlot<F, Option<R>, P>) -> ForkJob<P>
+fn fork_job<P: Policy, F, R, D>(slot: &mut ForkSlot<F, Option<R>>) -> ForkJob<P>
 where
     F: FnOnce(&FiberWorker<P>) -> Option<R>,
+    D: Delivery<P, R>,
 {
     ForkJob {
-        data: slot as *mut ForkSlot<F, Option<R>, P> as *const (),
-        start: start_child::<P, F, R>,
+        data: slot as *mut ForkSlot<F, Option<R>> as *const (),
+        start: start_child::<P, F, R, D>,
     }
 }
 
@@ -175,9 +192,9 @@ where
 /// parent back (see [`FiberScope::fork_task`]).
 ///
 /// # Safety
-/// `data` is the `ForkSlot<F, Option<R>, P>` of a parent suspended in `fork_task`, and `cont`
+/// `data` is the `ForkSlot<F, Option<R>>` of a parent suspended in `fork_task`, and `cont`
 /// is that parent, not yet published.
-unsafe fn start_child<P: Policy, F, R>(
+unsafe fn start_child<P: Policy, F, R, D: Delivery<P, R>>(
     data: *const (),
     w: &FiberWorker<P>,
     mut cont: FiberBox<P>,
@@ -185,17 +202,11 @@ unsafe fn start_child<P: Policy, F, R>(
 where
     F: FnOnce(&FiberWorker<P>) -> Option<R>,
 {
-    let slot = data as *mut ForkSlot<F, Option<R>, P>;
+    let slot = data as *mut ForkSlot<F, Option<R>>;
     // SAFETY: the parent is suspended and unpublished: its frame is alive and ours alone until
     // the push below. The closure is moved out exactly once, here.
-    let (f, rv, deliver, scope) = unsafe {
-        (
-            ManuallyDrop::take(&mut (*slot).func),
-            (*slot).rv,
-            (*slot).deliver,
-            (*slot).scope,
-        )
-    };
+    let (f, scope) = unsafe { (ManuallyDrop::take(&mut (*slot).func), (*slot).scope) };
+    let rv = w.own_rv();
     cont.fork_rv = rv;
     w.here().push(Job::Resume(cont));
     // From here on the parent may be stolen: `slot` is not touched unless we pop it back.
@@ -222,19 +233,24 @@ where
         .add_single_writer(local.index, 1);
     let mine = Box::into_raw(Box::new(out));
     // SAFETY: the child arrives once, and the rendezvous lives until the second arrival.
-    if let Some(word) = unsafe { (*rv).arrive(mine as usize) } {
-        // The parent came first, counted this task in the scope and left its word.
-        // SAFETY: our box was not taken (we are second).
-        let out = unsafe { *Box::from_raw(mine) };
-        // SAFETY: `word` is what the parent left for `deliver` (see `parent_arrives`).
-        unsafe { deliver(w, word, out) };
-        let local = w.here();
-        // SAFETY: both sides arrived; nobody uses the rendezvous any more.
-        unsafe { local.rv_give(rv) };
-        // SAFETY: the scope is alive: it counts this task until the decrement below.
-        let scope = unsafe { &*(scope as *const FiberScope<'_, P>) };
-        if scope.pending.fetch_sub(1, Ordering::AcqRel) == 1 {
-            w.set(&scope.done);
+    match unsafe { (*rv).arrive(mine as usize) } {
+        // First: the parent will take our result and recycle the rendezvous. This fiber
+        // needs another one for its next fork.
+        None => w.renew_rv(),
+        Some(word) => {
+            // The parent came first, counted this task in the scope and left its word.
+            // SAFETY: our box was not taken (we are second).
+            let out = unsafe { *Box::from_raw(mine) };
+            // SAFETY: `word` is what the parent left for `D` (see `parent_arrives`).
+            unsafe { D::deliver(w, word, out) };
+            // SAFETY: both sides arrived; nobody else uses the rendezvous any more, and this
+            // fiber keeps it for its next fork.
+            unsafe { (*rv).reset() };
+            // SAFETY: the scope is alive: it counts this task until the decrement below.
+            let scope = unsafe { &*(scope as *const FiberScope<'_, P>) };
+            if scope.pending.fetch_sub(1, Ordering::AcqRel) == 1 {
+                w.set(&scope.done);
+            }
         }
     }
     None
@@ -281,21 +297,24 @@ impl<P: Policy, T> Cell2<P, T> {
     }
 }
 
-/// A future task's delivery to the cell its creator left at the rendezvous (the word).
-///
-/// # Safety
-/// `word` is `Arc::into_raw` of a `Cell2<P, T>` reference given to the task.
-unsafe fn deliver_to_cell<P: Policy, T>(w: &FiberWorker<P>, word: usize, v: Option<T>) {
-    // SAFETY: by the contract; this consumes the reference the creator gave.
-    let cell = unsafe { Arc::from_raw(word as *const Cell2<P, T>) };
-    cell.put(w, v);
+/// A future task's delivery: to the cell its creator left at the rendezvous, whose word is
+/// `Arc::into_raw` of a `Cell2<P, T>` reference given to the task.
+struct ToCell;
+
+impl<P: Policy, T> Delivery<P, T> for ToCell {
+    unsafe fn deliver(w: &FiberWorker<P>, word: usize, v: Option<T>) {
+        // SAFETY: by the contract; this consumes the reference the creator gave.
+        let cell = unsafe { Arc::from_raw(word as *const Cell2<P, T>) };
+        cell.put(w, v);
+    }
 }
 
 /// A spawned task delivers nothing: its creator's word is a marker.
-///
-/// # Safety
-/// None needed; `unsafe` only to match [`deliver_to_cell`].
-unsafe fn deliver_nothing<P: Policy>(_: &FiberWorker<P>, _: usize, _: Option<()>) {}
+struct Nothing;
+
+impl<P: Policy> Delivery<P, ()> for Nothing {
+    unsafe fn deliver(_: &FiberWorker<P>, _: usize, _: Option<()>) {}
+}
 
 /// What a single-touch handle holds.
 enum Repr<P: Policy, T> {
@@ -355,8 +374,8 @@ impl<'s, P: Policy> Scope<'s> for FiberScope<'s, P> {
     where
         F: FnOnce(&Self, &FiberWorker<P>) + Send + 's,
     {
-        if let Forked::Parted(rv) = self.fork_task(w, move |w| f(self, w), deliver_nothing::<P>) {
-            // SAFETY: `rv` is this fork's; the marker word is what `deliver_nothing` expects.
+        if let Forked::Parted(rv) = self.fork_task::<_, _, Nothing>(w, move |w| f(self, w)) {
+            // SAFETY: `rv` is this fork's; the marker word is what `Nothing` expects.
             unsafe { self.parent_arrives::<()>(w, rv, 1) };
         }
     }
@@ -401,13 +420,13 @@ impl<'s, P: Policy> FiberScope<'s, P> {
         F: FnOnce(&Self, &FiberWorker<P>) -> T + Send + 's,
         T: Send + 's,
     {
-        match self.fork_task(w, move |w| f(self, w), deliver_to_cell::<P, T>) {
+        match self.fork_task::<_, _, ToCell>(w, move |w| f(self, w)) {
             Forked::Done(v) => Repr::Ready(v),
             Forked::Parted(rv) => {
                 let cell = Arc::new(Cell2::new());
                 let word = Arc::into_raw(Arc::clone(&cell)) as usize;
                 // SAFETY: `rv` is this fork's; the word is a cell reference for the task, as
-                // `deliver_to_cell` expects.
+                // `ToCell` expects.
                 match unsafe { self.parent_arrives::<T>(w, rv, word) } {
                     None => Repr::Cell(cell),
                     Some(v) => {

@@ -4,14 +4,14 @@
 use super::Policy;
 use super::future::FiberScope;
 use super::job::{Exit, FiberBox, FiberNode, ForkJob, Input, Job, JobRef, Start, ToDriver, Yield};
+use super::rendezvous::Rendezvous;
 use super::signal::Signal;
 use super::worker::{Local, switch_msg};
 use crate::api::Worker;
 use std::cell::{Cell, UnsafeCell};
 use std::marker::PhantomData;
 use std::panic::{self, AssertUnwindSafe};
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
 use std::thread;
 
 /// The handle of one fiber: every task running on that fiber receives it. It stays valid when
@@ -97,9 +97,10 @@ impl<P: Policy> FiberWorker<P> {
     /// fiber's box (from [`Self::own_box`]).
     #[inline(always)]
     pub(super) unsafe fn switch_away<M>(&self, to: usize, msg: M) {
-        // SAFETY: forwarded from the caller.
-        let Input(_, start) = unsafe { self.switch_for(to, msg) };
-        debug_assert!(start.is_none(), "a suspended fiber was given a new task");
+        // SAFETY: forwarded from the caller. Whoever continues a suspended fiber sends an
+        // `Input` without a task, of which we read the first field, the worker (`repr(C)`).
+        let local = unsafe { switch_msg::<M, *const Local<P>>(msg, to, &raw mut (*self.node).sp) };
+        self.local.set(local);
     }
 
     /// As [`Self::switch_away`], for a fiber that ends its round of work: returns the input of
@@ -144,13 +145,13 @@ impl<P: Policy> FiberWorker<P> {
         }
     }
 
-    /// Forks: switches straight to a new (or idle) fiber that runs `job` and pushes this one
-    /// as the stealable continuation. Returns when this fiber is continued: by the child at its
-    /// end if the child popped it back, else by whoever stole it, on any worker.
+    /// Forks: switches straight to `child` (from [`Local::fiber`]), which runs `job` and
+    /// pushes this fiber as the stealable continuation. Returns when this fiber is continued:
+    /// by the child at its end if the child popped it back, else by whoever stole it, on any
+    /// worker.
     #[inline]
-    pub(super) fn fork(&self, job: ForkJob<P>) {
+    pub(super) fn fork(&self, child: FiberBox<P>, job: ForkJob<P>) {
         let local = self.here();
-        let child = local.fiber();
         let to = child.sp;
         // The child owns its node while it runs.
         let _ = Box::into_raw(child);
@@ -160,6 +161,21 @@ impl<P: Policy> FiberWorker<P> {
         unsafe { self.switch_away(to, msg) };
         // SAFETY: we run, so we own our node.
         unsafe { (*self.node).fork_rv = std::ptr::null() };
+    }
+
+    /// The rendezvous of the fork this fiber runs as the child ([`FiberNode::rv`]).
+    #[inline(always)]
+    pub(super) fn own_rv(&self) -> *const Rendezvous {
+        // SAFETY: we run, so we own our node.
+        unsafe { (*self.node).rv }
+    }
+
+    /// Gives this fiber a new rendezvous: it left its own to the parent it parted from.
+    #[cold]
+    pub(super) fn renew_rv(&self) {
+        let rv = self.here().rv_take();
+        // SAFETY: we run, so we own our node.
+        unsafe { (*self.node).rv = rv };
     }
 
     /// Ends this fiber's round of work: keeps it as an idle fiber of the current worker and
@@ -294,8 +310,7 @@ impl<P: Policy> Worker for FiberWorker<P> {
         let scope = FiberScope {
             pending: AtomicUsize::new(1),
             done: Signal::new(),
-            panic: Mutex::new(None),
-            panicked: AtomicBool::new(false),
+            panic: AtomicPtr::new(std::ptr::null_mut()),
             _marker: PhantomData,
         };
         let r = panic::catch_unwind(AssertUnwindSafe(|| f(&scope)));
@@ -308,12 +323,7 @@ impl<P: Policy> Worker for FiberWorker<P> {
             self.wait(&scope.done);
         }
         // `done` (or the last decrement) ordered every task's writes before this point.
-        let child = if scope.panicked.load(Ordering::Relaxed) {
-            scope.panic.lock().unwrap_or_else(|e| e.into_inner()).take()
-        } else {
-            None
-        };
-        if let Some(p) = child {
+        if let Some(p) = scope.take_panic() {
             panic::resume_unwind(p);
         }
         match r {

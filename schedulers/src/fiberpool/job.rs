@@ -56,7 +56,9 @@ pub struct ForkJob<P: Policy> {
 pub type StartFork<P> = unsafe fn(*const (), &FiberWorker<P>, FiberBox<P>) -> Option<FiberBox<P>>;
 
 /// What a resume passes to a fiber: the resuming worker's state, and for a fiber that starts
-/// (new, or idle and reused) its first task.
+/// (new, or idle and reused) its first task. `repr(C)`: a suspended fiber, which is never
+/// given a task, reads the first field only.
+#[repr(C)]
 pub struct Input<P: Policy>(pub *const Local<P>, pub Option<Start<P>>);
 
 // SAFETY: the pointer is only dereferenced by the fiber the resuming worker runs, on that
@@ -99,17 +101,24 @@ pub struct FiberNode<P: Policy> {
     pub sp: usize,
     /// The stack the fiber runs on.
     pub stack: Stack,
-    /// The next node of a waiter list.
+    /// The next node of a waiter list, or of its worker's idle list while the fiber is idle.
     pub next: *mut FiberNode<P>,
     /// While this fiber waits in a deque as the continuation of a fork: that fork's rendezvous
     /// (unique among unfinished forks), so the child recognises its own parent when it pops
     /// it back. Cleared by the fiber whenever it is continued after a fork.
     pub fork_rv: *const Rendezvous,
+    /// The rendezvous of the fork this fiber runs (or will run next) as the child, owned by
+    /// the node: a fork takes no rendezvous of its own, so the usual fork, whose child hands
+    /// its result back directly, costs none. A child that parted and arrives first leaves it
+    /// to its parent (who recycles it) and takes another; one that arrives second keeps it.
+    /// So it is unique among unfinished forks. Given back when the fiber ends.
+    pub rv: *const Rendezvous,
 }
 
 // SAFETY: the stack is `Send`; its contents are task data, `Send` by the trait bounds (see
 // `Local::new_fiber`); `next` is only followed by the one thread that took the whole waiter
-// list out of a signal, and `fork_rv` is only compared, never followed.
+// list out of a signal, `fork_rv` is only compared, never followed, and `rv` is a rendezvous,
+// which is `Sync`.
 unsafe impl<P: Policy> Send for FiberNode<P> {}
 
 /// A fiber node: its address is the fiber's identity in deques and waiter lists.

@@ -43,6 +43,17 @@ impl Rendezvous {
     fn clear(&mut self) {
         *self.state.get_mut() = 0;
     }
+
+    /// As `clear`, for the second side, which keeps the rendezvous it arrived at (a fiber's
+    /// own, see `FiberNode::rv`). Relaxed: the next fork that uses it reaches it through this
+    /// thread (the fiber's next fork starts here, or after a switch that orders this store).
+    ///
+    /// # Safety
+    /// Both sides arrived, and the caller is the only one left that uses it.
+    #[inline]
+    pub unsafe fn reset(&self) {
+        self.state.store(0, Ordering::Relaxed);
+    }
 }
 
 /// A worker's free rendezvous. Not shared: the worker's thread is its only user.

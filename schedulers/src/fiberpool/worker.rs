@@ -138,7 +138,10 @@ pub struct Local<P: Policy> {
     /// The policy's per-worker state (the deque, or the active deque).
     pub pol: P::Local,
     stacks: UnsafeCell<StackPool>,
-    idle: UnsafeCell<Vec<FiberBox<P>>>,
+    /// The idle fibers, linked through their `next` (an idle fiber waits on no signal), and
+    /// how many there are.
+    idle: Cell<*mut FiberNode<P>>,
+    idle_len: Cell<usize>,
     rv: UnsafeCell<RvPool>,
     /// The driver's saved context while a fiber of this worker runs.
     driver: UnsafeCell<usize>,
@@ -205,13 +208,27 @@ impl<P: Policy> Local<P> {
         // SAFETY: the cells live as long as `self` (see their fields), and only this worker
         // writes them.
         PerWorker::bump(unsafe { &*self.runs_cell }, 1);
-        // SAFETY: only this worker's thread touches its idle list, not re-entrantly.
-        if let Some(f) = unsafe { &mut *self.idle.get() }.pop() {
+        if let Some(f) = self.pop_idle() {
             // The stack counts as taken again (`StackPool::note_reused`). SAFETY: as above.
             PerWorker::bump(unsafe { &*self.taken_cell }, 1);
             return f;
         }
         self.new_fiber()
+    }
+
+    /// Takes an idle fiber off the idle list.
+    #[inline(always)]
+    fn pop_idle(&self) -> Option<FiberBox<P>> {
+        let f = self.idle.get();
+        if f.is_null() {
+            return None;
+        }
+        // SAFETY: the list holds boxes given up by `keep_idle`, owned by the list, and only
+        // this worker's thread touches it.
+        let f = unsafe { Box::from_raw(f) };
+        self.idle.set(f.next);
+        self.idle_len.set(self.idle_len.get() - 1);
+        Some(f)
     }
 
     #[cold]
@@ -232,6 +249,7 @@ impl<P: Policy> Local<P> {
             stack,
             next: std::ptr::null_mut(),
             fork_rv: std::ptr::null(),
+            rv: self.rv_take(),
         });
         let arg = &mut *node as *mut FiberNode<P> as usize;
         // SAFETY: the stack is this fiber's alone, and `fiber_entry` never returns. What a
@@ -252,19 +270,19 @@ impl<P: Policy> Local<P> {
     /// Can one more fiber be kept idle?
     #[inline(always)]
     pub fn idle_has_room(&self) -> bool {
-        // SAFETY: only this worker's thread touches its idle list, not re-entrantly.
-        unsafe { &*self.idle.get() }.len() < IDLE_CAP
+        self.idle_len.get() < IDLE_CAP
     }
 
     /// Keeps `f` (suspended with its round of work done, or about to be) as an idle fiber.
     /// The caller checked [`Self::idle_has_room`].
     #[inline(always)]
-    pub fn keep_idle(&self, f: FiberBox<P>) {
+    pub fn keep_idle(&self, mut f: FiberBox<P>) {
         // The stack counts as given back (see `StackPool::own_cells`). SAFETY: the cell lives as
         // long as `self`, and only this worker writes it.
         PerWorker::bump(unsafe { &*self.given_cell }, 1);
-        // SAFETY: only this worker's thread touches its idle list, not re-entrantly.
-        unsafe { &mut *self.idle.get() }.push(f);
+        f.next = self.idle.get();
+        self.idle.set(Box::into_raw(f));
+        self.idle_len.set(self.idle_len.get() + 1);
     }
 
     /// Keeps a fiber whose work is done for reuse, or ends it if enough are kept.
@@ -281,15 +299,16 @@ impl<P: Policy> Local<P> {
     // The box is the fiber's identity in deques and waiter lists; ending it frees it.
     #[allow(clippy::boxed_local)]
     fn end(&self, f: FiberBox<P>) {
-        let FiberNode { stack, .. } = *f;
+        let FiberNode { stack, rv, .. } = *f;
+        // SAFETY: an idle fiber's rendezvous is its own and unused (see `FiberNode::rv`).
+        unsafe { self.rv_give(rv) };
         // SAFETY: as in `retire`.
         unsafe { &mut *self.stacks.get() }.give(stack);
     }
 
     /// Ends every idle fiber (at shutdown).
     fn end_idle(&self) {
-        // SAFETY: as in `retire`.
-        while let Some(f) = unsafe { &mut *self.idle.get() }.pop() {
+        while let Some(f) = self.pop_idle() {
             // SAFETY: as in `retire`.
             unsafe { &mut *self.stacks.get() }.note_reused();
             self.end(f);
@@ -436,7 +455,8 @@ pub fn worker_main<P: Policy>(
         taken_cell,
         given_cell,
         stacks: UnsafeCell::new(stacks),
-        idle: UnsafeCell::new(Vec::with_capacity(IDLE_CAP)),
+        idle: Cell::new(std::ptr::null_mut()),
+        idle_len: Cell::new(0),
         rv: UnsafeCell::new(RvPool::new()),
         driver: UnsafeCell::new(0),
         rng: Cell::new(
@@ -510,7 +530,11 @@ unsafe extern "C" fn fiber_entry<P: Policy>(first: usize, arg: usize) -> ! {
     let Input(local, mut start) = unsafe { read_words(first as *const Input<P>) };
     let w = FiberWorker::new(local, arg as *mut FiberNode<P>);
     loop {
-        let handed_back = match start.take().expect("a fiber was started without a task") {
+        // Moved out, not `take`n: the task's words stay in registers.
+        let Some(task) = start else {
+            panic!("a fiber was started without a task")
+        };
+        let handed_back = match task {
             Start::Run(j) => {
                 // SAFETY: a job taken from a deque or the injector has not run yet and its
                 // record is alive until it has.
