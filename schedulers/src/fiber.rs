@@ -56,6 +56,19 @@ pub unsafe fn switch(msg: usize, to: usize, save: *mut usize) -> usize {
     unsafe { arch::switch(msg, to, save) }
 }
 
+/// Continues the context saved at `to` with `msg`, abandoning the running one: as [`switch`]
+/// without saving anything, for a context that will never be continued.
+///
+/// # Safety
+///
+/// As [`switch`]; and nothing continues the running context again (its stack may be reused
+/// or unmapped once the context at `to` has read `msg`).
+#[inline(always)]
+pub unsafe fn jump(msg: usize, to: usize) -> ! {
+    // SAFETY: forwarded from the caller.
+    unsafe { arch::jump(msg, to) }
+}
+
 /// Prepares a context on `stack` that, when first switched to with message `m`, calls
 /// `entry(m, arg)` on that stack. Returns the context's saved stack pointer, for [`switch`].
 ///
@@ -68,9 +81,42 @@ pub unsafe fn prepare(
     entry: unsafe extern "C" fn(usize, usize) -> !,
     arg: usize,
 ) -> usize {
-    let top = stack.top() & !15;
     // SAFETY: the frame is written into the top bytes of the stack, which the caller gives us.
+    unsafe { prepare_below(stack.top() & !15, entry, arg) }
+}
+
+/// As [`prepare`], for a context whose stack starts at `top` (the bytes from `top` up are the
+/// caller's, e.g. data that outlives the context's runs).
+///
+/// # Safety
+///
+/// As [`prepare`]; `top` is 16-byte aligned, and the stack below it is the context's.
+pub unsafe fn prepare_below(
+    top: usize,
+    entry: unsafe extern "C" fn(usize, usize) -> !,
+    arg: usize,
+) -> usize {
+    debug_assert_eq!(top % 16, 0);
+    // SAFETY: forwarded from the caller.
     unsafe { arch::prepare(top, entry, arg) }
+}
+
+/// Starts a context over on a stack prepared with [`prepare_below`] at the same `top`, now with
+/// `entry(m, arg)`: cheaper than preparing it, as it writes only what the first switch pops.
+/// The context that ran there before is abandoned (it is never continued again).
+///
+/// # Safety
+///
+/// As [`prepare_below`], and a context was prepared at `top` before (with any entry); nothing
+/// runs on that stack now, and nothing will continue the context that ran there.
+#[inline(always)]
+pub unsafe fn restart(
+    top: usize,
+    entry: unsafe extern "C" fn(usize, usize) -> !,
+    arg: usize,
+) -> usize {
+    // SAFETY: forwarded from the caller.
+    unsafe { arch::restart(top, entry, arg) }
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -114,17 +160,42 @@ mod arch {
         out
     }
 
+    /// See `super::jump`: the second half of `switch`.
+    #[inline(always)]
+    pub unsafe fn jump(msg: usize, to: usize) -> ! {
+        // SAFETY: the caller's contract (see `super::jump`); `to` holds the three words that
+        // `switch` pushed (or `prepare` wrote).
+        unsafe {
+            core::arch::asm!(
+                "mov rsp, rsi",
+                "pop rax",
+                "pop rbp",
+                "pop rbx",
+                "jmp rax",
+                in("rdi") msg,
+                in("rsi") to,
+                options(noreturn),
+            )
+        }
+    }
+
     /// The first code of a new context: `entry(msg, arg)`, with `entry` in rbp and `arg` in
     /// rbx (set up by `prepare`) and the message in rdi (from `switch`). The stack is 16-byte
     /// aligned here, as a call requires; rbp is cleared to end the frame-pointer chain, and
-    /// `entry` never returns.
+    /// `entry` never returns. It is entered as if called from label 2 (whose `ud2` it never
+    /// reaches), but by a jump: a `call` that never returns would leave its address on the
+    /// return-address predictor's stack, and the context that the entry later switches to
+    /// would mispredict its next return.
     #[unsafe(naked)]
     unsafe extern "C" fn trampoline() {
         core::arch::naked_asm!(
             "mov rsi, rbx",
             "mov rax, rbp",
             "xor ebp, ebp",
-            "call rax",
+            "lea rcx, [rip + 2f]",
+            "push rcx",
+            "jmp rax",
+            "2:",
             "ud2"
         )
     }
@@ -151,6 +222,25 @@ mod arch {
         unsafe { std::ptr::copy_nonoverlapping(words.as_ptr(), sp as *mut usize, words.len()) };
         sp
     }
+    /// # Safety
+    /// As `prepare`, which prepared a context at `top` before: the two zero words above the
+    /// three written here are still in place (nothing below `top - 16` writes them).
+    #[inline(always)]
+    pub unsafe fn restart(
+        top: usize,
+        entry: unsafe extern "C" fn(usize, usize) -> !,
+        arg: usize,
+    ) -> usize {
+        let sp = top - 40;
+        let p = sp as *mut usize;
+        // SAFETY: `[sp, top - 16)` lies within the caller's stack, 8-byte aligned.
+        unsafe {
+            p.write(trampoline as *const () as usize);
+            p.add(1).write(entry as *const () as usize);
+            p.add(2).write(arg);
+        }
+        sp
+    }
 }
 
 #[cfg(target_arch = "aarch64")]
@@ -163,6 +253,14 @@ mod arch {
     pub unsafe fn switch(msg: usize, to: usize, save: *mut usize) -> usize {
         // SAFETY: forwarded from the caller.
         unsafe { switch_naked(msg, to, save) }
+    }
+
+    /// See `super::jump` (a switch that saves into a slot nobody reads).
+    pub unsafe fn jump(msg: usize, to: usize) -> ! {
+        let mut abandoned = 0usize;
+        // SAFETY: forwarded from the caller; the saved context is never continued.
+        unsafe { switch_naked(msg, to, &mut abandoned) };
+        unreachable!("an abandoned context was continued")
     }
 
     #[unsafe(naked)]
@@ -221,6 +319,16 @@ mod arch {
         // SAFETY: `[sp, top)` lies within the caller's stack, and `sp` is 16-byte aligned.
         unsafe { std::ptr::copy_nonoverlapping(words.as_ptr(), sp as *mut usize, words.len()) };
         sp
+    }
+    /// # Safety
+    /// As `prepare` (the whole frame is written again: the switch restores all of it).
+    pub unsafe fn restart(
+        top: usize,
+        entry: unsafe extern "C" fn(usize, usize) -> !,
+        arg: usize,
+    ) -> usize {
+        // SAFETY: forwarded from the caller.
+        unsafe { prepare(top, entry, arg) }
     }
 }
 

@@ -24,24 +24,29 @@
 //!   child returns, its fiber pops the deque bottom: if that is its own continuation (nobody
 //!   took it), the child leaves its result in the continuation's frame and switches to it: no
 //!   atomic instruction, no allocation, and the future's handle holds the value itself. If the
-//!   continuation was taken, the two sides *part* and meet at a pooled rendezvous
-//!   (`fiberpool/rendezvous.rs`): the continuation makes a result cell and counts the
-//!   task in the scope; the child delivers into that cell (or leaves its boxed result, if it
-//!   arrives first).
+//!   continuation was taken, the two sides *part* and meet at the child fiber's rendezvous
+//!   (`fiberpool/rendezvous.rs`; every fiber owns one, so a fork takes none): the
+//!   continuation makes a result cell and counts the task in the scope; the child delivers
+//!   into that cell (or leaves its boxed result, if it arrives first, and takes a fresh
+//!   rendezvous for its next fork).
 //! * **Touch** (`get`) of an unfinished future suspends the current fiber on the future's list
 //!   of waiters, and the worker goes on with the bottom of its own deque. When the future
 //!   finishes (`put`), every waiter is pushed onto the bottom of the finishing worker's deque.
 //! * **Scope end** waits for every spawn and future task of the scope the same way: a counter,
 //!   and a signal the last finisher sets.
 //!
-//! A fiber's body runs its first task, then keeps popping its worker's deque bottom and running
-//! the tasks inline; when it pops a fiber to resume, it becomes idle and switches straight to
-//! that fiber; when it finds the deque empty, it switches to the *driver* on the worker thread's
-//! own stack, which steals and sleeps, and carries out what a fiber asks for when it suspends
-//! (park on a signal, a touch). A fork switches straight from the parent to an idle (or new)
-//! fiber, and the child straight back on the fast path ([`crate::fiber`]: symmetric switches).
+//! A fiber works in *rounds*: a round runs its first task (a forked child, or a job the driver
+//! gives it), then keeps popping its worker's deque bottom and running the tasks inline; when
+//! it pops a fiber to resume, it becomes idle and switches straight to that fiber; when it
+//! finds the deque empty, it switches to the *driver* on the worker thread's own stack, which
+//! steals and sleeps, and carries out what a fiber asks for when it suspends (park on a
+//! signal, a touch). A round's last switch is final: an idle fiber's next round starts over at
+//! the top of its stack, with the entry of its first task. A fork starts an idle (or new) fiber
+//! over with the child's own entry and switches straight to it, and the child, on the fast
+//! path, straight back to its parent ([`crate::fiber`]: symmetric switches).
 //! A fiber never holds worker state across a switch: every switch into a fiber passes the
-//! worker's state, and the task's [`AbpWorker`] handle (one per fiber) is updated with it.
+//! worker's state, and the task's [`AbpWorker`] handle (one per fiber, at the top of its
+//! stack) is updated with it.
 //!
 //! # Idle workers
 //!

@@ -4,10 +4,11 @@
 
 use super::Policy;
 use super::handle::FiberWorker;
-use super::job::{FiberBox, ForkJob, Job};
+use super::job::{FiberBox, FiberNode, Job};
 use super::queued::{self, Queued};
 use super::rendezvous::Rendezvous;
 use super::signal::Signal;
+use super::worker;
 use crate::api::{FutureHandle, Scope, SharedHandle};
 use crate::config::FutureStack;
 use std::any::Any;
@@ -44,9 +45,11 @@ impl<P: Policy> std::fmt::Debug for FiberScope<'_, P> {
 
 /// The record of a fork in the parent's frame: what the child needs, and where it leaves its
 /// result on the fast path.
-struct ForkSlot<F, R> {
+struct ForkSlot<F, R, P: Policy> {
     /// The child's closure, moved out by the child before the parent becomes stealable.
     func: ManuallyDrop<F>,
+    /// The parent's node: the child takes its box and pushes it (the continuation).
+    parent: *mut FiberNode<P>,
     /// The scope (a `FiberScope<'_, P>`), which counts the child if the two part.
     scope: *const (),
     /// The child's result, written by the child on the fast path only (it popped the parent
@@ -105,12 +108,16 @@ impl<'s, P: Policy> FiberScope<'s, P> {
         let child_fiber = w.local().fiber();
         // Where the two sides meet if they part: the child's own (see `FiberNode::rv`).
         let rv = child_fiber.rv;
-        let mut slot = ForkSlot::<_, Option<R>> {
+        let mut slot = ForkSlot::<_, Option<R>, P> {
             func: ManuallyDrop::new(child),
+            parent: w.node_ptr(),
             scope: self as *const Self as *const (),
             result: None,
         };
-        w.fork(child_fiber, fork_job::<P, _, R, D>(&mut slot));
+        let record = &mut slot as *mut ForkSlot<_, Option<R>, P> as usize;
+        // SAFETY: `start_fork` with these types expects this record, and takes our box from
+        // it before it pushes us.
+        unsafe { w.fork(child_fiber, start_fork_entry::<P, _, R, D>(&slot), record) };
         match slot.result.take() {
             // The child handed its result over directly and keeps its rendezvous.
             Some(r) => Forked::Done(r),
@@ -121,7 +128,7 @@ impl<'s, P: Policy> FiberScope<'s, P> {
     /// The parent's side of a parted fork: count the child as a task of the scope, then
     /// arrive with `word` (what the child needs to deliver its result). Returns the child's
     /// result if the child arrived first (it is over and not counted any more), else `None`
-    /// (the child will deliver into what `word` stands for and recycle the rendezvous).
+    /// (the child will deliver into what `word` stands for and keep the rendezvous).
     ///
     /// # Safety
     /// `rv` is this fork's rendezvous (from [`Forked::Parted`]), and `word` is what the
@@ -175,37 +182,61 @@ impl<'s, P: Policy> FiberScope<'s, P> {
     }
 }
 
-/// The fork record of `slot`, with the `start` that matches its closure type.
-fn fork_job<P: Policy, F, R, D>(slot: &mut ForkSlot<F, Option<R>>) -> ForkJob<P>
+/// The entry of the child of fork record `slot`: [`start_fork`] with the matching types.
+fn start_fork_entry<P: Policy, F, R, D>(
+    _slot: &ForkSlot<F, Option<R>, P>,
+) -> unsafe extern "C" fn(usize, usize) -> !
 where
     F: FnOnce(&FiberWorker<P>) -> Option<R>,
     D: Delivery<P, R>,
 {
-    ForkJob {
-        data: slot as *mut ForkSlot<F, Option<R>> as *const (),
-        start: start_child::<P, F, R, D>,
-    }
+    start_fork::<P, F, R, D>
 }
 
-/// The start of a forked child, on its new fiber (a [`ForkJob`]'s `start`): moves the closure
-/// out of the parent's [`ForkSlot`], pushes the parent, runs the child, then tries to pop the
-/// parent back (see [`FiberScope::fork_task`]).
+/// The entry of a forked child's fiber (`slot` is the parent's [`ForkSlot`], `w` the child's
+/// handle): [`start_child`], then the end of the fiber's round of work (to the parent if the
+/// child popped it back).
 ///
 /// # Safety
-/// `data` is the `ForkSlot<F, Option<R>>` of a parent suspended in `fork_task`, and `cont`
-/// is that parent, not yet published.
+/// As [`start_child`]; `w` is the handle of the fiber this runs on, whose worker is set.
+unsafe extern "C" fn start_fork<P: Policy, F, R, D>(slot: usize, w: usize) -> !
+where
+    F: FnOnce(&FiberWorker<P>) -> Option<R>,
+    D: Delivery<P, R>,
+{
+    // SAFETY: by the contract (see `FiberWorker::fork`).
+    let w = unsafe { FiberWorker::<P>::at(w) };
+    // SAFETY: by the contract.
+    let handed_back = unsafe { start_child::<P, F, R, D>(slot as *const (), w) };
+    worker::finish_round(w, handed_back)
+}
+
+/// The start of a forked child, on its new fiber: moves the closure out of the parent's
+/// [`ForkSlot`], pushes the parent, runs the child, then tries to pop the parent back (see
+/// [`FiberScope::fork_task`]). Returns the parent if it did.
+///
+/// # Safety
+/// `data` is the `ForkSlot<F, Option<R>, P>` of a parent suspended in `fork_task`, not yet
+/// published, whose box is ours.
+#[inline(always)]
 unsafe fn start_child<P: Policy, F, R, D: Delivery<P, R>>(
     data: *const (),
     w: &FiberWorker<P>,
-    mut cont: FiberBox<P>,
 ) -> Option<FiberBox<P>>
 where
     F: FnOnce(&FiberWorker<P>) -> Option<R>,
 {
-    let slot = data as *mut ForkSlot<F, Option<R>>;
+    let slot = data as *mut ForkSlot<F, Option<R>, P>;
     // SAFETY: the parent is suspended and unpublished: its frame is alive and ours alone until
-    // the push below. The closure is moved out exactly once, here.
-    let (f, scope) = unsafe { (ManuallyDrop::take(&mut (*slot).func), (*slot).scope) };
+    // the push below, and its box is ours (it switched to us). The closure is moved out
+    // exactly once, here.
+    let (f, scope, mut cont) = unsafe {
+        (
+            ManuallyDrop::take(&mut (*slot).func),
+            (*slot).scope,
+            Box::from_raw((*slot).parent),
+        )
+    };
     let rv = w.own_rv();
     cont.fork_rv = rv;
     w.here().push(Job::Resume(cont));

@@ -3,11 +3,12 @@
 
 use super::Policy;
 use super::future::FiberScope;
-use super::job::{Exit, FiberBox, FiberNode, ForkJob, Input, Job, JobRef, Start, ToDriver, Yield};
+use super::job::{Exit, FiberBox, FiberNode, Input, Job, JobRef, ToDriver, Yield};
 use super::rendezvous::Rendezvous;
 use super::signal::Signal;
-use super::worker::{Local, switch_msg};
+use super::worker::{Local, read_first, switch_msg};
 use crate::api::Worker;
+use crate::fiber;
 use std::cell::{Cell, UnsafeCell};
 use std::marker::PhantomData;
 use std::panic::{self, AssertUnwindSafe};
@@ -99,22 +100,46 @@ impl<P: Policy> FiberWorker<P> {
     pub(super) unsafe fn switch_away<M>(&self, to: usize, msg: M) {
         // SAFETY: forwarded from the caller. Whoever continues a suspended fiber sends an
         // `Input` without a task, of which we read the first field, the worker (`repr(C)`).
+        // Our node is alive (whoever holds its box keeps it until it continues us), and `sp`
+        // is written by the switch itself, before anyone can continue us.
         let local = unsafe { switch_msg::<M, *const Local<P>>(msg, to, &raw mut (*self.node).sp) };
         self.local.set(local);
     }
 
-    /// As [`Self::switch_away`], for a fiber that ends its round of work: returns the input of
-    /// whoever continues it (with the next task), after recording the worker.
+    /// Switches away for good, at the end of this fiber's round of work: nobody continues
+    /// the context left behind (the fiber's next round starts over at the top of its stack).
     ///
     /// # Safety
-    /// As [`Self::switch_away`].
+    /// As [`Self::switch_away`]; and the frames of the round hold nothing that needs dropping.
     #[inline(always)]
-    unsafe fn switch_for<M>(&self, to: usize, msg: M) -> Input<P> {
-        // SAFETY: our node is alive (whoever holds its box keeps it until it continues us),
-        // and `sp` is written by the switch itself, before anyone can continue us.
-        let input = unsafe { switch_msg::<M, Input<P>>(msg, to, &raw mut (*self.node).sp) };
-        self.local.set(input.0);
-        input
+    unsafe fn switch_final<M>(&self, to: usize, msg: M) -> ! {
+        let msg = std::mem::ManuallyDrop::new(msg);
+        // SAFETY: forwarded from the caller; the receiver moves the message out of our frame
+        // at once, and our frame stays as it is until then (see `switch_msg`).
+        unsafe { fiber::jump(&*msg as *const M as usize, to) }
+    }
+
+    /// Sets the worker this fiber's next round of work runs on.
+    #[inline(always)]
+    pub(super) fn enter(&self, local: *const Local<P>) {
+        self.local.set(local);
+    }
+
+    /// The handle of the fiber whose rounds start at `top` ([`FiberNode::top`]).
+    ///
+    /// # Safety
+    /// `top` is the `top` of a live fiber node (its handle lives there, see `Local::new_fiber`).
+    #[inline(always)]
+    pub(super) unsafe fn at<'a>(top: usize) -> &'a FiberWorker<P> {
+        // SAFETY: by the contract.
+        unsafe { &*(top as *const FiberWorker<P>) }
+    }
+
+    /// This fiber's node, as a raw pointer, for a fork record: its box goes to the child,
+    /// which takes it with `Box::from_raw` once this fiber has switched to it.
+    #[inline(always)]
+    pub(super) fn node_ptr(&self) -> *mut FiberNode<P> {
+        self.node
     }
 
     /// Suspends this fiber, asking the driver for `y`; returns once resumed, on any worker.
@@ -145,20 +170,39 @@ impl<P: Policy> FiberWorker<P> {
         }
     }
 
-    /// Forks: switches straight to `child` (from [`Local::fiber`]), which runs `job` and
-    /// pushes this fiber as the stealable continuation. Returns when this fiber is continued:
-    /// by the child at its end if the child popped it back, else by whoever stole it, on any
-    /// worker.
-    #[inline]
-    pub(super) fn fork(&self, child: FiberBox<P>, job: ForkJob<P>) {
+    /// Forks: starts `child` (from [`Local::fiber`]) over with `entry(record, its handle)`
+    /// and switches straight to it; the entry pushes this fiber as the stealable continuation
+    /// (its box is in the record) and runs the child's task. Returns when this fiber is
+    /// continued: by the child at its end if the child popped it back, else by whoever stole
+    /// it, on any worker.
+    ///
+    /// # Safety
+    /// `record` is what `entry` expects, and it takes this fiber's box (see
+    /// [`Self::node_ptr`]) before it publishes this fiber.
+    #[inline(always)]
+    pub(super) unsafe fn fork(
+        &self,
+        child: FiberBox<P>,
+        entry: unsafe extern "C" fn(usize, usize) -> !,
+        record: usize,
+    ) {
         let local = self.here();
-        let to = child.sp;
+        let top = child.top;
+        // SAFETY: an idle (or new) fiber is ours alone, nothing runs on its stack, and its
+        // handle lives at `top`.
+        let to = unsafe {
+            Self::at(top).enter(local);
+            fiber::restart(top, entry, top)
+        };
         // The child owns its node while it runs.
         let _ = Box::into_raw(child);
-        let msg = Input(local, Some(Start::Fork(job, self.own_box())));
-        // SAFETY: the child is idle (or new) and ours alone: it expects an `Input`; our box
-        // goes with it.
-        unsafe { self.switch_away(to, msg) };
+        // SAFETY: the child starts with `entry(record, top)`; as in `switch_away`, whoever
+        // continues us later sends an `Input` (the child itself, or a driver).
+        let local = unsafe {
+            let back = fiber::switch(record, to, &raw mut (*self.node).sp);
+            read_first::<P>(back)
+        };
+        self.local.set(local);
         // SAFETY: we run, so we own our node.
         unsafe { (*self.node).fork_rv = std::ptr::null() };
     }
@@ -180,34 +224,31 @@ impl<P: Policy> FiberWorker<P> {
 
     /// Ends this fiber's round of work: keeps it as an idle fiber of the current worker and
     /// switches straight to `g` (the deque's bottom), or, if the idle list is full, lets the
-    /// driver do it (which ends this fiber). Returns when the fiber is given a new task (the
-    /// returned input's start).
-    ///
-    /// Inlined into the fiber's body, so the fiber resumes in its outermost frame and runs
-    /// only calls that return before its next switch: the return-address predictor, which a
-    /// switch leaves holding the other fiber's return addresses, stays right for both.
+    /// driver do it (which ends this fiber). Never returns: the fiber's next round starts
+    /// over at the top of its stack.
     #[inline(always)]
-    pub(super) fn idle_then(&self, g: FiberBox<P>) -> Input<P> {
+    pub(super) fn idle_then(&self, g: FiberBox<P>) -> ! {
         let local = self.here();
         if !local.idle_has_room() {
-            return self.done(Exit::SwitchTo(g));
+            self.done(Exit::SwitchTo(g));
         }
         local.keep_idle(self.own_box());
         let to = g.sp;
         // `g` owns its node while it runs.
         let _ = Box::into_raw(g);
-        // SAFETY: `g` is suspended and ours alone and expects an `Input`; our node is alive in
-        // the idle list, and `sp` is written by the switch before anyone can take us from that
-        // list (only this thread does, later).
-        unsafe { self.switch_for(to, Input(local, None)) }
+        // SAFETY: `g` is suspended and ours alone and expects an `Input`; our node is in the
+        // idle list, and our stack is reused only by this thread, after `g` read the message
+        // (a round's frames hold only plain pointers and the handle).
+        unsafe { self.switch_final(to, Input(local, None)) }
     }
 
-    /// Ends this fiber's round of work through the driver (`exit`). Returns when the fiber is
-    /// given a new task.
-    pub(super) fn done(&self, exit: Exit<P>) -> Input<P> {
+    /// Ends this fiber's round of work through the driver (`exit`). Never returns, as
+    /// [`Self::idle_then`].
+    pub(super) fn done(&self, exit: Exit<P>) -> ! {
         let to = self.here().driver_context();
-        // SAFETY: as in `suspend`: the driver expects a `ToDriver`, our box goes with it.
-        unsafe { self.switch_for(to, ToDriver(self.own_box(), Yield::Done(exit))) }
+        // SAFETY: as in `suspend`: the driver expects a `ToDriver`, our box goes with it; as in
+        // `idle_then` for what the round leaves behind.
+        unsafe { self.switch_final(to, ToDriver(self.own_box(), Yield::Done(exit))) }
     }
 
     /// Sets `sig`, pushing every fiber parked on it onto this worker's deque.

@@ -41,28 +41,15 @@ impl<P: Policy> JobRef<P> {
     }
 }
 
-/// A fork: the child's record in the parent's frame, read by the new fiber.
-pub struct ForkJob<P: Policy> {
-    /// The record ([`super::future`]'s `ForkSlot`), in the parent's frame.
-    pub data: *const (),
-    /// Moves the child's closure out of the record, pushes the parent (the continuation) and
-    /// runs the child. Returns the parent if the child popped it back at its end (the fast
-    /// path: the fiber switches to it at once), `None` if someone else took it.
-    pub start: StartFork<P>,
-}
-
-/// The `start` of a [`ForkJob`]: the record, the child's handle, the parent; returns the parent
-/// if the child popped it back.
-pub type StartFork<P> = unsafe fn(*const (), &FiberWorker<P>, FiberBox<P>) -> Option<FiberBox<P>>;
-
-/// What a resume passes to a fiber: the resuming worker's state, and for a fiber that starts
-/// (new, or idle and reused) its first task. `repr(C)`: a suspended fiber, which is never
-/// given a task, reads the first field only.
+/// What a switch passes to a fiber: the worker that continues it, and for a fiber that starts
+/// a round of work (new, or idle and started over: see `worker::fiber_entry`) the task of that
+/// round. `repr(C)`: a suspended fiber, which is never given a task, reads the first field
+/// only. (A forked child gets the fork record instead: see `future::start_fork`.)
 #[repr(C)]
-pub struct Input<P: Policy>(pub *const Local<P>, pub Option<Start<P>>);
+pub struct Input<P: Policy>(pub *const Local<P>, pub Option<JobRef<P>>);
 
 // SAFETY: the pointer is only dereferenced by the fiber the resuming worker runs, on that
-// worker's thread, while the worker waits in `resume`; `Start` is `Send`.
+// worker's thread, while the worker waits in `resume`; a `JobRef` is `Send`.
 unsafe impl<P: Policy> Send for Input<P> {}
 
 /// What a fiber asks its driver for when it switches to it.
@@ -101,6 +88,9 @@ pub struct FiberNode<P: Policy> {
     pub sp: usize,
     /// The stack the fiber runs on.
     pub stack: Stack,
+    /// Where every round of work starts on the stack ([`crate::fiber::restart`]); the fiber's
+    /// handle (a `FiberWorker`) lives just above, at this address, for the fiber's whole life.
+    pub top: usize,
     /// The next node of a waiter list, or of its worker's idle list while the fiber is idle.
     pub next: *mut FiberNode<P>,
     /// While this fiber waits in a deque as the continuation of a fork: that fork's rendezvous
@@ -162,14 +152,3 @@ impl<P: Policy> Job<P> {
         }
     }
 }
-
-/// What a new fiber runs first.
-pub enum Start<P: Policy> {
-    /// A task from a deque or the injector.
-    Run(JobRef<P>),
-    /// A forked child, and its parent (the continuation) to push.
-    Fork(ForkJob<P>, FiberBox<P>),
-}
-
-// SAFETY: see `JobRef` and `Yield`: the pointees outlive the fiber's use of them.
-unsafe impl<P: Policy> Send for Start<P> {}

@@ -11,19 +11,23 @@
 //!   syncs, and `abp`'s futures).
 //! * [`worker`]: a worker's state, the driver (resume a fiber, carry out what it asks for), the
 //!   search for work (own deque bottom, the injector, the policy's steal, backoff, sleep with
-//!   the Dekker handshake of [`crate::deque`]'s asymmetric fence) and the body of every fiber.
+//!   the Dekker handshake of [`crate::deque`]'s asymmetric fence), and a fiber's round of work
+//!   (its entry for a job the driver gives it, and the end of every round).
 //! * [`handle`]: the worker handle a task receives: `join` (the job record of `b` on the
 //!   caller's frame, the inline fast path, suspension on `b`'s signal), `scope`, `fork`.
-//! * [`future`]: scopes, spawns and futures (work-first on a new fiber; the child hands its
-//!   result straight to its parent when it pops it back), the touch and put.
+//! * [`future`]: scopes, spawns and futures (work-first on a new fiber, started over with the
+//!   child's own entry; the child hands its result straight to its parent when it pops it
+//!   back), the touch and put.
 //! * [`queued`]: futures without a stack of their own (`FutureStack::Current`): a stealable
 //!   job that the touch runs inline if it is still at the deque's bottom.
 //! * [`rendezvous`]: where a forked task and its continuation meet when someone else took the
-//!   continuation, and the per-worker pool of them.
+//!   continuation (each fiber owns one), and the per-worker pool of spare ones.
 //! * [`pool`]: starting and stopping the worker threads, `run`, statistics.
 //!
 //! Invariants all of them rely on: a fiber runs on one worker thread at a time, and reaches
-//! worker state only through the pointer the last switch into it passed in; a job record lives on the
+//! worker state only through its handle, which the last switch into it updated; a round's
+//! frames hold nothing that needs dropping when it ends (the next round starts over at the
+//! stack's top, and the old frames are never continued); a job record lives on the
 //! frame (or in the `Arc`) of the code that waits for it, until its job has run; every deque
 //! entry is encoded once by a push and decoded once by the pop or steal that took it.
 
@@ -49,7 +53,7 @@ pub const DEFAULT_STACK_SIZE: usize = 16 << 20;
 const POOL_CAP: usize = 32;
 
 /// Idle fibers (finished their work, stack kept, ready for a new task) each worker keeps; their
-/// stacks count as free. Reusing one saves preparing a context and allocating its node.
+/// stacks count as free. Reusing one saves mapping a stack and allocating its node.
 const IDLE_CAP: usize = 32;
 
 /// Steal rounds before an idle worker starts yielding its CPU, then before it sleeps.

@@ -4,11 +4,18 @@
 //! A fork of a scope task (a spawn or a future) runs the child at once on a new fiber while
 //! the parent's continuation waits in the deque. Usually the child pops the continuation back
 //! at its end and hands its result over on the same thread: nothing is shared, no atomic
-//! instruction is needed, and the rendezvous only goes back to the pool. If someone else took
-//! the continuation, the two sides *parted*: each arrives at the rendezvous once, in either
-//! order, with a word ([`Rendezvous::arrive`]). The first arrival leaves its word and goes on;
-//! the second finds the first's word, finishes the hand-over and recycles the rendezvous.
-//! What the words mean (the child's boxed result, the parent's result cell) is the caller's.
+//! instruction is needed, and the rendezvous is not touched. If someone else took the
+//! continuation, the two sides *parted*: each arrives at the rendezvous once, in either order,
+//! with a word ([`Rendezvous::arrive`]). The first arrival leaves its word and goes on; the
+//! second finds the first's word and finishes the hand-over. What the words mean (the child's
+//! boxed result, the parent's result cell) is the caller's.
+//!
+//! Every fiber owns a rendezvous (`FiberNode::rv`), which serves the forks it runs as the
+//! child, so a fork takes none. A child that arrives second keeps its rendezvous ([`reset`]);
+//! one that arrives first leaves it to its parent, who recycles it into its worker's pool
+//! ([`RvPool`]), and takes another from its own worker's pool.
+//!
+//! [`reset`]: Rendezvous::reset
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 

@@ -4,7 +4,7 @@
 //! every fiber.
 
 use super::handle::FiberWorker;
-use super::job::{Exit, FiberBox, FiberNode, Input, Job, JobRef, Start, ToDriver, Yield};
+use super::job::{Exit, FiberBox, FiberNode, Input, Job, JobRef, ToDriver, Yield};
 use super::rendezvous::{Rendezvous, RvPool};
 use super::signal::Signal;
 use super::{IDLE_CAP, POOL_CAP, Policy, SPIN_ROUNDS, YIELD_ROUNDS};
@@ -202,7 +202,8 @@ impl<P: Policy> Local<P> {
     }
 
     /// A fiber to run a new task: an idle one if there is one, else a new one. The caller
-    /// switches to it with the task as its input's `Start`.
+    /// starts it over with the task's entry ([`crate::fiber::restart`] at its `top`) and
+    /// switches to it.
     #[inline]
     pub fn fiber(&self) -> FiberBox<P> {
         // SAFETY: the cells live as long as `self` (see their fields), and only this worker
@@ -244,19 +245,27 @@ impl<P: Policy> Local<P> {
             std::process::abort()
         });
         self.shared.counters.fibers.add_single_writer(self.index, 1);
+        // The fiber's handle lives at the top of its stack, above every round's frames.
+        let top = (stack.top() - HANDLE_BYTES) & !15;
         let mut node = Box::new(FiberNode {
             sp: 0,
             stack,
+            top,
             next: std::ptr::null_mut(),
             fork_rv: std::ptr::null(),
             rv: self.rv_take(),
         });
-        let arg = &mut *node as *mut FiberNode<P> as usize;
-        // SAFETY: the stack is this fiber's alone, and `fiber_entry` never returns. What a
-        // fiber holds across a switch is task data (closures and values that are `Send` by the
+        let handle = FiberWorker::new(self, &mut *node);
+        // SAFETY: the stack is this fiber's alone; `[top, top + HANDLE_BYTES)` is inside it,
+        // above every frame, and 16-byte aligned (checked at compile time below). The handle
+        // has no destructor: it goes with the stack. `fiber_entry` never returns. What a fiber
+        // holds across a switch is task data (closures and values that are `Send` by the
         // trait bounds) and this module's records, which are `Send`; fiber code reaches worker
-        // state only through the messages of its switches.
-        node.sp = unsafe { fiber::prepare(&node.stack, fiber_entry::<P>, arg) };
+        // state only through its handle, which every switch into the fiber updates.
+        node.sp = unsafe {
+            (top as *mut FiberWorker<P>).write(handle);
+            fiber::prepare_below(top, fiber_entry::<P>, top)
+        };
         node
     }
 
@@ -331,9 +340,15 @@ impl<P: Policy> Local<P> {
     /// Continues `f` (giving it `start` if it is to start a task) and carries out what the
     /// fiber that switches back asks for (not always `f`: fibers switch straight to each
     /// other), until a fiber parks or the deque runs dry.
-    fn drive(&self, mut f: FiberBox<P>, mut start: Option<Start<P>>) {
+    fn drive(&self, mut f: FiberBox<P>, mut start: Option<JobRef<P>>) {
         loop {
-            let to = f.sp;
+            let to = if start.is_some() {
+                // A new round of work: start the (new or idle) fiber over.
+                // SAFETY: an idle or new fiber is ours alone and nothing runs on its stack.
+                unsafe { fiber::restart(f.top, fiber_entry::<P>, f.top) }
+            } else {
+                f.sp
+            };
             // The fiber owns its node while it runs.
             let _ = Box::into_raw(f);
             // SAFETY: `to` is a suspended fiber that only we continue, and it expects an
@@ -469,7 +484,7 @@ pub fn worker_main<P: Policy>(
         match job {
             Job::Run(j) => {
                 let f = local.fiber();
-                local.drive(f, Some(Start::Run(j)));
+                local.drive(f, Some(j));
             }
             Job::Resume(f) => local.drive(f, None),
         }
@@ -519,43 +534,61 @@ unsafe fn read_words<R>(src: *const R) -> R {
     unsafe { out.assume_init() }
 }
 
-/// The body of every fiber (`arg` is its node), in rounds: a round runs its first task, then
-/// the deque bottom until it is empty or holds a fiber to resume; then the fiber idles until
-/// someone gives it a new round. It never returns: an idle fiber that is not needed any more
-/// is abandoned between rounds, when its frame holds nothing that needs dropping (the handle
-/// and plain pointers).
-unsafe extern "C" fn fiber_entry<P: Policy>(first: usize, arg: usize) -> ! {
+/// Bytes at the top of every fiber stack for the fiber's handle.
+const HANDLE_BYTES: usize = 32;
+const _: () = assert!(
+    std::mem::size_of::<FiberWorker<crate::abp::AbpPolicy>>() <= HANDLE_BYTES
+        && std::mem::align_of::<FiberWorker<crate::abp::AbpPolicy>>() <= 16
+);
+
+/// The worker a switch into a suspended fiber passes: the first field of its [`Input`].
+///
+/// # Safety
+/// `msg` is the message of a switch whose sender sent an `Input`.
+#[inline(always)]
+pub unsafe fn read_first<P: Policy>(msg: usize) -> *const Local<P> {
+    // SAFETY: `Input` is `repr(C)` with the worker first; the sender's frame holds it until
+    // we read it.
+    unsafe { read_words(msg as *const *const Local<P>) }
+}
+
+/// The entry of a fiber's round of work given by a driver (`w` is the fiber's handle): runs
+/// the round's task, then the deque bottom until it is empty or holds a fiber to resume
+/// ([`finish_round`]). It never returns, and nothing continues the context a round leaves
+/// behind: the fiber's next round starts over at the top of its stack (so the round's frames
+/// must hold nothing that needs dropping when it ends: the handle and plain pointers).
+unsafe extern "C" fn fiber_entry<P: Policy>(first: usize, w: usize) -> ! {
     // SAFETY: the first message is the `Input` of the switch that started us (see
-    // `switch_msg`), and `arg` our node (`new_fiber`).
-    let Input(local, mut start) = unsafe { read_words(first as *const Input<P>) };
-    let w = FiberWorker::new(local, arg as *mut FiberNode<P>);
-    loop {
-        // Moved out, not `take`n: the task's words stay in registers.
-        let Some(task) = start else {
-            panic!("a fiber was started without a task")
-        };
-        let handed_back = match task {
-            Start::Run(j) => {
-                // SAFETY: a job taken from a deque or the injector has not run yet and its
-                // record is alive until it has.
-                unsafe { j.execute(&w) };
-                None
+    // `switch_msg`), and `w` our handle (`new_fiber`, `drive`).
+    let (Input(local, task), w) = unsafe {
+        (
+            read_words(first as *const Input<P>),
+            FiberWorker::<P>::at(w),
+        )
+    };
+    w.enter(local);
+    let task = task.expect("a fiber round was started without a task");
+    // SAFETY: a job taken from a deque or the injector has not run yet and its record is
+    // alive until it has.
+    unsafe { task.execute(w) };
+    finish_round(w, None)
+}
+
+/// The end of a round of work: switch to `handed_back` (a forked child's parent, popped back)
+/// if there is one, else run the deque bottom until it is empty (then go back to the driver)
+/// or holds a fiber (then switch straight to it). The fiber is kept idle for a later round.
+#[inline(always)]
+pub(super) fn finish_round<P: Policy>(w: &FiberWorker<P>, handed_back: Option<FiberBox<P>>) -> ! {
+    let next = match handed_back {
+        Some(parent) => parent,
+        None => loop {
+            match w.here().pop() {
+                // SAFETY: as in `fiber_entry`.
+                Some(Job::Run(j)) => unsafe { j.execute(w) },
+                Some(Job::Resume(f)) => break f,
+                None => w.done(Exit::Idle),
             }
-            // SAFETY: the fork record is in the parent's frame, which stays suspended until
-            // `start` has moved the closure out and pushed the parent.
-            Start::Fork(j, cont) => unsafe { (j.start)(j.data, &w, cont) },
-        };
-        let next = match handed_back {
-            Some(parent) => w.idle_then(parent),
-            None => loop {
-                match w.here().pop() {
-                    // SAFETY: as above.
-                    Some(Job::Run(j)) => unsafe { j.execute(&w) },
-                    Some(Job::Resume(f)) => break w.idle_then(f),
-                    None => break w.done(Exit::Idle),
-                }
-            },
-        };
-        start = next.1;
-    }
+        },
+    };
+    w.idle_then(next)
 }
