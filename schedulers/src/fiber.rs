@@ -10,7 +10,10 @@
 //! child's stack and the child, when done, straight back, with no scheduler loop between them
 //! (an asymmetric coroutine library, such as corosensei, which the runtimes used before, makes
 //! every such switch a round trip through the resumer). A new context ([`prepare`]) calls its
-//! entry function with the first message and an argument; the entry must never return.
+//! entry function with the first message and an argument; the entry must never return. A
+//! context that is done for good leaves with [`jump`] (a switch that saves nothing), and its
+//! stack can then be started over with another entry ([`restart`], cheaper than `prepare`):
+//! the fiber runtimes start every forked child that way on a reused stack.
 //!
 //! The switch keeps what the C ABI says a call preserves: on x86_64 (System V) it is inline
 //! assembly that saves `rbx`, `rbp` and its resume address on the stack and declares every
