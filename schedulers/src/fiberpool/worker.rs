@@ -1,7 +1,7 @@
 //! A worker of a fiber pool: the state shared by all workers ([`Shared`]), one worker's private
 //! state ([`Local`]), the driver that resumes fibers and carries out what they ask for, the
-//! search for work (own deque, injector, the policy's steal, backoff, sleep), and the body of
-//! every fiber.
+//! search for work (own deque, injector, the policy's steal, backoff, sleep), and a fiber's
+//! rounds of work (the entry of a round the driver starts, and the end of every round).
 
 use super::handle::FiberWorker;
 use super::job::{Exit, FiberBox, FiberNode, Input, Job, JobRef, ToDriver, Yield};
@@ -246,6 +246,12 @@ impl<P: Policy> Local<P> {
         });
         self.shared.counters.fibers.add_single_writer(self.index, 1);
         // The fiber's handle lives at the top of its stack, above every round's frames.
+        const {
+            assert!(
+                std::mem::size_of::<FiberWorker<P>>() <= HANDLE_BYTES
+                    && std::mem::align_of::<FiberWorker<P>>() <= 16
+            )
+        };
         let top = (stack.top() - HANDLE_BYTES) & !15;
         let mut node = Box::new(FiberNode {
             sp: 0,
@@ -257,7 +263,7 @@ impl<P: Policy> Local<P> {
         });
         let handle = FiberWorker::new(self, &mut *node);
         // SAFETY: the stack is this fiber's alone; `[top, top + HANDLE_BYTES)` is inside it,
-        // above every frame, and 16-byte aligned (checked at compile time below). The handle
+        // above every frame, and 16-byte aligned (the size and alignment are checked above). The handle
         // has no destructor: it goes with the stack. `fiber_entry` never returns. What a fiber
         // holds across a switch is task data (closures and values that are `Send` by the
         // trait bounds) and this module's records, which are `Send`; fiber code reaches worker
@@ -536,10 +542,6 @@ unsafe fn read_words<R>(src: *const R) -> R {
 
 /// Bytes at the top of every fiber stack for the fiber's handle.
 const HANDLE_BYTES: usize = 32;
-const _: () = assert!(
-    std::mem::size_of::<FiberWorker<crate::abp::AbpPolicy>>() <= HANDLE_BYTES
-        && std::mem::align_of::<FiberWorker<crate::abp::AbpPolicy>>() <= 16
-);
 
 /// The worker a switch into a suspended fiber passes: the first field of its [`Input`].
 ///
