@@ -11,7 +11,8 @@
 //!   [`prows::ProwsArtifact`] with the authors' artifact's).
 //! * Shared pieces: [`config`] (pool configuration), [`stats`] (counters), [`topology`]
 //!   (CPUs, NUMA nodes, pinning), and for the fiber runtimes [`stack`] (mmap'd stacks with a
-//!   guard page, per-worker pools), [`fiber`] (migratable stackful fibers), [`deque`] (a
+//!   guard page, per-worker pools), [`overflow`] (a fiber stack overflow is reported, not a
+//!   bare fault), [`fiber`] (migratable stackful fibers), [`deque`] (a
 //!   Chase-Lev deque whose owner side needs no fence) and the crate-private `fiberpool` (the
 //!   runtime `abp` and `prows` share, generic over their deque policy).
 //!
@@ -23,6 +24,7 @@ pub mod config;
 pub mod deque;
 pub mod fiber;
 pub(crate) mod fiberpool;
+pub mod overflow;
 pub mod prows;
 pub mod rayon;
 pub mod serial;

@@ -25,6 +25,7 @@
 //!   A stack taken from one worker's pool may be given back to another worker's pool (fibers
 //!   migrate), so the counters are shared and the free lists are not.
 
+use crate::overflow::Guard;
 use crate::stats::PerWorker;
 use std::io;
 use std::ptr::NonNull;
@@ -44,6 +45,8 @@ pub struct Stack {
     low: NonNull<u8>,
     len: usize,
     guard: usize,
+    /// The guard page's registration with the overflow reporter ([`crate::overflow`]).
+    watch: Option<Guard>,
 }
 
 // SAFETY: a `Stack` is the unique owner of its mapping; moving it to another thread moves that
@@ -73,16 +76,18 @@ impl Stack {
             return Err(io::Error::last_os_error());
         }
         let low = NonNull::new(p.cast::<u8>()).ok_or_else(|| io::Error::other("mmap gave 0"))?;
-        let stack = Stack {
+        let mut stack = Stack {
             low,
             len,
             guard: page,
+            watch: None,
         };
         // SAFETY: `[low, low + page)` is the first page of the mapping we own.
         let rc = unsafe { libc::mprotect(p, page, libc::PROT_NONE) };
         if rc != 0 {
             return Err(io::Error::last_os_error()); // `stack` is dropped: unmapped.
         }
+        stack.watch = Some(Guard::register(p as usize, page));
         Ok(stack)
     }
 
@@ -109,6 +114,8 @@ impl Stack {
 
 impl Drop for Stack {
     fn drop(&mut self) {
+        // Unregistered before the pages go (they may be mapped again for something else).
+        drop(self.watch.take());
         // SAFETY: the mapping `[low, low + len)` is owned by this `Stack` and no fiber runs on
         // it any more (a fiber owns its stack and gives it back only once finished).
         unsafe {
