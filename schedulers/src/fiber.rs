@@ -225,6 +225,7 @@ mod arch {
         unsafe { std::ptr::copy_nonoverlapping(words.as_ptr(), sp as *mut usize, words.len()) };
         sp
     }
+
     /// # Safety
     /// As `prepare`, which prepared a context at `top` before: the two zero words above the
     /// three written here are still in place (nothing below `top - 16` writes them).
@@ -323,6 +324,7 @@ mod arch {
         unsafe { std::ptr::copy_nonoverlapping(words.as_ptr(), sp as *mut usize, words.len()) };
         sp
     }
+
     /// # Safety
     /// As `prepare` (the whole frame is written again: the switch restores all of it).
     pub unsafe fn restart(
