@@ -210,20 +210,16 @@ mod arch {
         entry: unsafe extern "C" fn(usize, usize) -> !,
         arg: usize,
     ) -> usize {
-        // From `top` down: two zero words, then what `switch` pops: the resume address (the
-        // trampoline), rbp (the entry) and rbx (the argument). After the pops, rsp = top - 16.
-        let sp = top - 40;
-        let words: [usize; 5] = [
-            trampoline as *const () as usize,
-            entry as *const () as usize,
-            arg,
-            0,
-            0,
-        ];
-        // SAFETY: `[sp, top)` lies within the caller's stack (the caller's contract), and `sp`
-        // is 8-byte aligned.
-        unsafe { std::ptr::copy_nonoverlapping(words.as_ptr(), sp as *mut usize, words.len()) };
-        sp
+        // From `top` down: two zero words (the end of the frame chain for unwinders), then
+        // what `switch` pops, written by `restart`.
+        let p = (top - 16) as *mut usize;
+        // SAFETY: `[top - 16, top)` lies within the caller's stack, 8-byte aligned; then as
+        // `restart`'s contract, now that the zero words are in place.
+        unsafe {
+            p.write(0);
+            p.add(1).write(0);
+            restart(top, entry, arg)
+        }
     }
 
     /// # Safety
@@ -235,6 +231,8 @@ mod arch {
         entry: unsafe extern "C" fn(usize, usize) -> !,
         arg: usize,
     ) -> usize {
+        // What `switch` pops: the resume address (the trampoline), rbp (the entry) and rbx
+        // (the argument). After the pops, rsp = top - 16.
         let sp = top - 40;
         let p = sp as *mut usize;
         // SAFETY: `[sp, top - 16)` lies within the caller's stack, 8-byte aligned.
