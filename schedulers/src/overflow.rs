@@ -4,7 +4,8 @@
 //! Rust's runtime reports an overflow of a *thread's* stack ("thread '...' has overflowed its
 //! stack"), but knows nothing of the stacks [`crate::stack`] maps for fibers: running off one
 //! of them faults on its guard page and the process dies with no word of why. Every mapped
-//! fiber stack registers its guard page here ([`Guard`]); the first registration installs a
+//! fiber stack registers its guard page here ([`Guard`], released when the stack is unmapped);
+//! the first registration installs a
 //! `SIGSEGV`/`SIGBUS` handler (on the alternate signal stack that Rust's runtime gives every
 //! thread it starts). The handler looks the fault address up among the registered guard pages:
 //! if it is one, it writes a message to standard error and aborts; otherwise it hands the
@@ -46,10 +47,13 @@ unsafe impl Sync for Previous {}
 
 static PREVIOUS: OnceLock<Previous> = OnceLock::new();
 
-/// The registration of one guard page; unregisters it when dropped.
-#[derive(Debug)]
+/// The registration of one guard page: a plain value (no destructor, so a stack's drop stays
+/// small enough to inline where fiber boxes are dropped); the stack calls [`Guard::release`]
+/// before it unmaps its pages.
+#[derive(Debug, Clone, Copy)]
 pub struct Guard {
-    slot: Option<usize>,
+    /// The slot in the table, or `SLOTS` if the table was full.
+    slot: usize,
 }
 
 impl Guard {
@@ -65,17 +69,17 @@ impl Guard {
                 .compare_exchange(0, low, Ordering::Release, Ordering::Relaxed)
                 .is_ok()
             {
-                return Guard { slot: Some(slot) };
+                return Guard { slot };
             }
         }
-        Guard { slot: None }
+        Guard { slot: SLOTS }
     }
-}
 
-impl Drop for Guard {
-    fn drop(&mut self) {
-        if let Some(slot) = self.slot {
-            GUARDS[slot].store(0, Ordering::Release);
+    /// Unregisters the guard page (once, before its pages are unmapped).
+    #[inline]
+    pub fn release(self) {
+        if let Some(g) = GUARDS.get(self.slot) {
+            g.store(0, Ordering::Release);
         }
     }
 }
@@ -191,7 +195,7 @@ mod tests {
         let g = Guard::register(0x1000_0000, 4096);
         assert!(is_guard(0x1000_0000) && is_guard(0x1000_0fff));
         assert!(!is_guard(0x1000_1000) && !is_guard(0x0fff_ffff));
-        drop(g);
+        g.release();
         assert!(!is_guard(0x1000_0000));
     }
 }

@@ -115,7 +115,9 @@ impl Stack {
 impl Drop for Stack {
     fn drop(&mut self) {
         // Unregistered before the pages go (they may be mapped again for something else).
-        drop(self.watch.take());
+        if let Some(g) = self.watch.take() {
+            g.release();
+        }
         // SAFETY: the mapping `[low, low + len)` is owned by this `Stack` and no fiber runs on
         // it any more (a fiber owns its stack and gives it back only once finished).
         unsafe {
