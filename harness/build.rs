@@ -1,5 +1,5 @@
-//! Build script: records the rustc version and the git commit the harness was built from, for
-//! `meta.json`. Either is "unknown" when it cannot be read (no git, a source tarball).
+//! Build script: records the rustc version, the rustc flags and the git commit the harness was
+//! built from, for `meta.json`. Either is "unknown" when it cannot be read (no git, a source tarball).
 
 use std::path::Path;
 use std::process::Command;
@@ -17,6 +17,11 @@ fn main() {
     let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".to_string());
     let version = output(&rustc, &["--version"]).unwrap_or_else(|| "unknown".to_string());
     println!("cargo:rustc-env=STEALBENCH_RUSTC_VERSION={version}");
+
+    // The flags cargo passes to rustc (`.cargo/config.toml` or RUSTFLAGS), space-separated.
+    let flags = std::env::var("CARGO_ENCODED_RUSTFLAGS").unwrap_or_default();
+    let flags = flags.split('\x1f').collect::<Vec<_>>().join(" ");
+    println!("cargo:rustc-env=STEALBENCH_RUSTFLAGS={}", flags.trim());
 
     let commit = output("git", &["rev-parse", "HEAD"]).unwrap_or_else(|| "unknown".to_string());
     println!("cargo:rustc-env=STEALBENCH_GIT_COMMIT={commit}");
@@ -38,4 +43,5 @@ fn main() {
     }
     println!("cargo:rerun-if-changed=build.rs");
     println!("cargo:rerun-if-env-changed=RUSTC");
+    println!("cargo:rerun-if-env-changed=CARGO_ENCODED_RUSTFLAGS");
 }

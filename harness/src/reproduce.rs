@@ -394,8 +394,13 @@ fn markdown(
         "- Machine: {}, {} cores / {} logical CPUs, {} NUMA node(s), {}\n",
         m.cpu_model, m.cores, m.logical_cpus, m.numa_nodes, m.kernel
     ));
+    let flags = if b.rustflags.is_empty() {
+        String::new()
+    } else {
+        format!(", rustflags `{}`", b.rustflags)
+    };
     out.push_str(&format!(
-        "- Build: stealbench {}, {}, commit {}, allocator {}, {} profile\n",
+        "- Build: stealbench {}, {}, commit {}, allocator {}, {} profile{flags}\n",
         b.stealbench_version, b.rustc, b.git_commit, b.allocator, b.profile
     ));
     out.push_str(&format!(

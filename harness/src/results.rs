@@ -352,6 +352,9 @@ pub struct Build {
     pub allocator: String,
     /// `release` or `debug` (debug timings are not comparable).
     pub profile: String,
+    /// The flags rustc got (empty if none; absent in runs made before it was recorded).
+    #[serde(default)]
+    pub rustflags: String,
 }
 
 /// `meta.json` of a run directory.
@@ -457,6 +460,7 @@ pub fn this_build(allocator: &str) -> Build {
             "release"
         }
         .to_string(),
+        rustflags: env!("STEALBENCH_RUSTFLAGS").to_string(),
     }
 }
 
