@@ -1,5 +1,6 @@
 //! Build script: records the rustc version, the rustc flags and the git commit the harness was
-//! built from, for `meta.json`. Either is "unknown" when it cannot be read (no git, a source tarball).
+//! built from, for `meta.json`. The version and the commit are "unknown" when they cannot be
+//! read (no git, a source tarball); the flags are empty when there are none.
 
 use std::path::Path;
 use std::process::Command;
