@@ -48,7 +48,9 @@ const MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED: libc::c_long = 1 << 4;
 
 /// Registers this process for expedited private membarrier once; true if the kernel agreed.
 /// After the first call one relaxed load (every push of the owner asks, in `light_fence`):
-/// the answer never changes, and the registration holds for the whole process.
+/// the answer never changes, and the registration holds for the whole process. Threads that
+/// ask first at the same time all go through `register_membarrier`, whose `OnceLock` makes
+/// them register once and agree.
 #[inline(always)]
 fn membarrier_available() -> bool {
     static KNOWN: AtomicU8 = AtomicU8::new(0); // 0: not asked yet, 1: available, 2: not

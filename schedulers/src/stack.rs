@@ -18,9 +18,10 @@
 //!   fiber. A free list holds at most `cap` stacks; surplus stacks are unmapped.
 //! * `in_use` = stacks handed out by [`StackPool::take`] (or [`StackPool::note_reused`])
 //!   across all pools sharing the counters, minus stacks handed back by [`StackPool::give`] (or
-//!   kept by the caller on an idle fiber: a bump of the `given` cell of [`StackPool::own_cells`]). `live` = stacks mapped by the
-//!   pools and not unmapped = `in_use` + the stacks in all free lists (a pool's free stacks
-//!   are unmapped when it drops); `high_water` is the largest `live` since the last
+//!   kept by the caller on an idle fiber: a bump of the `given` cell of
+//!   [`StackPool::own_cells`]). `live` = stacks mapped by the pools and not unmapped =
+//!   `in_use` + the stacks in all free lists (a pool's free stacks are unmapped when it
+//!   drops); `high_water` is the largest `live` since the last
 //!   [`StackCounters::reset_high_water`], so at least the largest `in_use`.
 //!   A stack taken from one worker's pool may be given back to another worker's pool (fibers
 //!   migrate), so the counters are shared and the free lists are not.

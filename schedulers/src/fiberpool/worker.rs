@@ -268,6 +268,8 @@ impl<P: Policy> Local<P> {
         // holds across a switch is task data (closures and values that are `Send` by the
         // trait bounds) and this module's records, which are `Send`; fiber code reaches worker
         // state only through its handle, which every switch into the fiber updates.
+        // Every round restarts the context (`fiber::restart` at `top`); preparing it once here
+        // writes what the restarts keep (the end of the frame chain) and leaves a valid `sp`.
         node.sp = unsafe {
             (top as *mut FiberWorker<P>).write(handle);
             fiber::prepare_below(top, fiber_entry::<P>, top)
@@ -309,22 +311,22 @@ impl<P: Policy> Local<P> {
         }
     }
 
-    /// Ends an idle fiber, suspended between rounds, and gives its stack back to the pool.
-    /// It is never continued: its frame holds nothing to drop (see `fiber_entry`).
+    /// Ends a fiber whose round of work is over and gives its stack back to the pool. Its
+    /// context is never continued: a round's frames hold nothing to drop (see `fiber_entry`).
     // The box is the fiber's identity in deques and waiter lists; ending it frees it.
     #[allow(clippy::boxed_local)]
     fn end(&self, f: FiberBox<P>) {
         let FiberNode { stack, rv, .. } = *f;
         // SAFETY: an idle fiber's rendezvous is its own and unused (see `FiberNode::rv`).
         unsafe { self.rv_give(rv) };
-        // SAFETY: as in `retire`.
+        // SAFETY: only this worker's thread touches its stack pool, and not re-entrantly.
         unsafe { &mut *self.stacks.get() }.give(stack);
     }
 
     /// Ends every idle fiber (at shutdown).
     fn end_idle(&self) {
         while let Some(f) = self.pop_idle() {
-            // SAFETY: as in `retire`.
+            // SAFETY: as in `end`.
             unsafe { &mut *self.stacks.get() }.note_reused();
             self.end(f);
         }
