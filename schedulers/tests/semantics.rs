@@ -435,6 +435,72 @@ mod fj {
         assert_eq!(got, 42);
     }
 
+    /// One scope's futures, created by its body, by a nested scope's body on the same fiber
+    /// and by spawned tasks of the scope (other fibers, other workers), some touched by other
+    /// tasks, some dropped untouched, with work in each so that thieves take some: the scope
+    /// ends only after every one of them ran, however the counting is split between the
+    /// body's fiber and the rest.
+    pub fn futures_of_one_scope_from_many_tasks<S: ForkJoin>(pool: &S) {
+        const ROUNDS: u64 = 20;
+        for round in 0..ROUNDS {
+            let ran = AtomicUsize::new(0);
+            let ran = &ran;
+            let work = move |i: u64| {
+                ran.fetch_add(1, Ordering::SeqCst);
+                fib(10 + (i + round) % 8)
+            };
+            let total = pool.run(|w| {
+                let sum = AtomicU64::new(0);
+                let sum = &sum;
+                w.scope(|s| {
+                    for i in 0..8u64 {
+                        // Spawned tasks create futures in the same scope and touch half.
+                        s.spawn(w, move |s, w| {
+                            let f = s.future(w, move |_, _| work(i));
+                            let g = s.future(w, move |_, _| work(i + 1));
+                            sum.fetch_add(f.get(w), Ordering::SeqCst);
+                            drop(g);
+                        });
+                    }
+                    let mine: Vec<_> = (0..8u64)
+                        .map(|i| s.future(w, move |_, _| work(i)))
+                        .collect();
+                    // A nested scope's body (same fiber) creates futures in the outer scope.
+                    let from_inner = w.scope(|_| {
+                        (0..4u64)
+                            .map(|i| s.future(w, move |_, _| work(i + 2)))
+                            .collect::<Vec<_>>()
+                    });
+                    // Touched by another task: a spawned task gets two of the body's handles.
+                    let mut mine = mine.into_iter();
+                    let (a, b) = (mine.next().unwrap(), mine.next().unwrap());
+                    s.spawn(w, move |_, w| {
+                        sum.fetch_add(a.get(w) + b.get(w), Ordering::SeqCst);
+                    });
+                    for (k, f) in mine.enumerate() {
+                        if k % 2 == 0 {
+                            sum.fetch_add(f.get(w), Ordering::SeqCst);
+                        }
+                    }
+                    drop(from_inner);
+                });
+                assert_eq!(
+                    ran.load(Ordering::SeqCst),
+                    8 * 2 + 8 + 4,
+                    "the scope ended before all of its futures ran"
+                );
+                sum.load(Ordering::SeqCst)
+            });
+            let want: u64 = (0..8u64).map(|i| fib(10 + (i + round) % 8)).sum::<u64>()
+                + (0..2u64).map(|i| fib(10 + (i + round) % 8)).sum::<u64>()
+                + (2..8u64)
+                    .step_by(2)
+                    .map(|i| fib(10 + (i + round) % 8))
+                    .sum::<u64>();
+            assert_eq!(total, want);
+        }
+    }
+
     pub fn panics_reach_run<S: ForkJoin>(pool: &S) {
         let works = |pool: &S| assert_eq!(pool.run(|w| fib_fj(w, 15)), fib(15));
         expect_panic("deliberate panic: join", || {
@@ -933,6 +999,10 @@ macro_rules! closure_suite {
             #[test]
             fn untouched_and_escaping_futures() {
                 with(fj::untouched_and_escaping_futures::<$pool>);
+            }
+            #[test]
+            fn futures_of_one_scope_from_many_tasks() {
+                with(fj::futures_of_one_scope_from_many_tasks::<$pool>);
             }
             #[test]
             fn panics_reach_run() {

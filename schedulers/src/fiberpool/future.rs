@@ -24,8 +24,17 @@ use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
 /// new fiber while the spawner's continuation is pushed and may be stolen; the same holds for
 /// future creation.
 pub struct FiberScope<'s, P: Policy> {
-    /// Unfinished tasks of the scope, plus 1 for the scope body until its end.
+    /// Unfinished tasks of the scope counted by their creators or takers, plus [`HOLD`] for
+    /// the scope body until its end, minus the queued tasks of `body_tasks` that others
+    /// finished. At its end the body trades its hold for its own count, so from then on this
+    /// is the number of unfinished tasks, and whoever brings it to zero sets `done`. Before
+    /// that it stays far above zero, whatever the order of the other updates.
     pub(super) pending: AtomicUsize,
+    /// Queued futures ([`FutureStack::Current`]) created by code on the body's fiber, minus
+    /// those of them that finished there: counted without a read-modify-write, because only
+    /// that fiber's code reads or writes it (see [`FiberScope::count_queued`]). The body's
+    /// fiber is the one whose stack holds this scope (a local of `scope`).
+    pub(super) body_tasks: UnsafeCell<usize>,
     /// Set by the last task to finish.
     pub(super) done: Signal<P>,
     /// The first panic of a spawned or future task (boxed once more: a thin pointer), null
@@ -34,6 +43,19 @@ pub struct FiberScope<'s, P: Policy> {
     pub(super) panic: AtomicPtr<Box<dyn Any + Send>>,
     pub(super) _marker: PhantomData<&'s mut &'s ()>,
 }
+
+/// What the scope body holds in [`FiberScope::pending`] until its end: far above any number of
+/// tasks, so that no decrement by others brings it to zero before the body has added its own
+/// count.
+pub(super) const HOLD: usize = 1 << (usize::BITS - 2);
+
+// SAFETY: `body_tasks` is read and written only by code running on the body's fiber (checked
+// at each use: the scope lies on the running fiber's stack, see `count_queued`); that fiber runs on one thread at a time,
+// and moving it to another thread goes through a deque or a signal, which order its accesses.
+// Everything else is atomic or immutable.
+unsafe impl<P: Policy> Sync for FiberScope<'_, P> {}
+// SAFETY: see `Sync`.
+unsafe impl<P: Policy> Send for FiberScope<'_, P> {}
 
 impl<P: Policy> std::fmt::Debug for FiberScope<'_, P> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -147,10 +169,62 @@ impl<'s, P: Policy> FiberScope<'s, P> {
         // rendezvous is used by nobody else any more.
         let r = unsafe { *Box::from_raw(first as *mut Option<R>) };
         unsafe { w.here().rv_give(rv) };
-        // Not the last: this task (or the scope body) holds its own count.
+        // Not the last: this task (or the scope body's hold) keeps it above zero.
         let before = self.pending.fetch_sub(1, Ordering::Relaxed);
         debug_assert!(before > 1);
         Some(r)
+    }
+
+    /// Is `w` (the handle of the running fiber) the scope body's fiber: is the scope on its
+    /// stack?
+    #[inline(always)]
+    fn on_body_fiber(&self, w: &FiberWorker<P>) -> bool {
+        w.stack_holds(self as *const Self as usize)
+    }
+
+    /// Counts a new queued task created by `w`'s fiber: without an atomic instruction if that
+    /// is the body's fiber. Returns whether it is (to give to [`Self::end_queued`]).
+    #[inline(always)]
+    pub(super) fn count_queued(&self, w: &FiberWorker<P>) -> bool {
+        let on_body = self.on_body_fiber(w);
+        if on_body {
+            // SAFETY: we run on the body's fiber (see `body_tasks`).
+            unsafe { *self.body_tasks.get() += 1 };
+        } else {
+            self.pending.fetch_add(1, Ordering::Relaxed);
+        }
+        on_body
+    }
+
+    /// Ends a queued task counted by [`Self::count_queued`] (`on_body` is what it returned),
+    /// run by `w`'s fiber: the last one to end after the body's end sets `done`.
+    #[inline(always)]
+    pub(super) fn end_queued(&self, w: &FiberWorker<P>, on_body: bool) {
+        if on_body && self.on_body_fiber(w) {
+            // SAFETY: we run on the body's fiber (see `body_tasks`), which is not at the
+            // scope's end yet (it is running this task).
+            unsafe { *self.body_tasks.get() -= 1 };
+        } else if self.pending.fetch_sub(1, Ordering::AcqRel) == 1 {
+            w.set(&self.done);
+        }
+    }
+
+    /// The scope's end, on the body's fiber once the body returned: true if every task is
+    /// over, else `done` will be set by the last one. Trades the body's hold on `pending` for
+    /// its own count of queued tasks; skips that when both say no task is left (none can be
+    /// added then: only running tasks of the scope create tasks in it).
+    #[inline(always)]
+    pub(super) fn end_body(&self) -> bool {
+        // SAFETY: we run on the body's fiber, at the end of the body.
+        let mine = unsafe { *self.body_tasks.get() };
+        if mine == 0 && self.pending.load(Ordering::Acquire) == HOLD {
+            return true;
+        }
+        let delta = mine.wrapping_sub(HOLD);
+        self.pending
+            .fetch_add(delta, Ordering::AcqRel)
+            .wrapping_add(delta)
+            == 0
     }
 
     /// Keeps the first panic of a task, for the scope's end.

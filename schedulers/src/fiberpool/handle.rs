@@ -2,7 +2,7 @@
 //! `scope`.
 
 use super::Policy;
-use super::future::FiberScope;
+use super::future::{FiberScope, HOLD};
 use super::job::{Exit, FiberBox, FiberNode, Input, Job, JobRef, ToDriver, Yield};
 use super::rendezvous::Rendezvous;
 use super::signal::Signal;
@@ -12,7 +12,7 @@ use crate::fiber;
 use std::cell::{Cell, UnsafeCell};
 use std::marker::PhantomData;
 use std::panic::{self, AssertUnwindSafe};
-use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicPtr, AtomicUsize};
 use std::thread;
 
 /// The handle of one fiber: every task running on that fiber receives it. It stays valid when
@@ -68,6 +68,12 @@ impl<P: Policy> FiberWorker<P> {
         // SAFETY: we run on this handle's fiber (checked above), which the worker `local`
         // points to is running right now (set at the last switch into it).
         unsafe { &*self.local.get() }
+    }
+
+    /// Does this handle's fiber stack hold `addr`?
+    #[inline(always)]
+    pub(super) fn stack_holds(&self, addr: usize) -> bool {
+        addr >= self.stack_lo && addr < self.stack_hi
     }
 
     /// The current worker's state, without `local`'s check: for this module's own code on
@@ -349,18 +355,15 @@ impl<P: Policy> Worker for FiberWorker<P> {
         R: Send,
     {
         let scope = FiberScope {
-            pending: AtomicUsize::new(1),
+            pending: AtomicUsize::new(HOLD),
+            body_tasks: UnsafeCell::new(0),
             done: Signal::new(),
             panic: AtomicPtr::new(std::ptr::null_mut()),
             _marker: PhantomData,
         };
         let r = panic::catch_unwind(AssertUnwindSafe(|| f(&scope)));
-        // The sync: drop the owner's count; if tasks remain, the last one sets `done`. A count
-        // of 1 means no task is left, and none can be added (only running tasks of the scope
-        // spawn into it): the decrement can be skipped.
-        if scope.pending.load(Ordering::Acquire) != 1
-            && scope.pending.fetch_sub(1, Ordering::AcqRel) != 1
-        {
+        // The sync: if tasks remain, the last one sets `done`.
+        if !scope.end_body() {
             self.wait(&scope.done);
         }
         // `done` (or the last decrement) ordered every task's writes before this point.
