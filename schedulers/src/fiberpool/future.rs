@@ -50,9 +50,9 @@ pub struct FiberScope<'s, P: Policy> {
 pub(super) const HOLD: usize = 1 << (usize::BITS - 2);
 
 // SAFETY: `body_tasks` is read and written only by code running on the body's fiber (checked
-// at each use: the scope lies on the running fiber's stack, see `count_queued`); that fiber runs on one thread at a time,
-// and moving it to another thread goes through a deque or a signal, which order its accesses.
-// Everything else is atomic or immutable.
+// at each use: the scope lies on the running fiber's stack, see `count_queued`); that fiber
+// runs on one thread at a time, and moving it to another thread goes through a deque or a
+// signal, which order its accesses. Everything else is atomic or immutable.
 unsafe impl<P: Policy> Sync for FiberScope<'_, P> {}
 // SAFETY: see `Sync`.
 unsafe impl<P: Policy> Send for FiberScope<'_, P> {}
