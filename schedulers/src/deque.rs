@@ -197,6 +197,10 @@ pub struct Owner {
     mask: Cell<usize>,
     /// The value of `inner.bottom` (only the owner writes it).
     bottom: Cell<isize>,
+    /// A `top` the owner read earlier (Acquire) plus the capacity: since `top` only grows, a
+    /// push at an index below this finds the buffer not full without reading `top`, and the
+    /// slot it overwrites held an entry whose taking that read made visible.
+    limit: Cell<isize>,
     /// Whether the light fence may be a compiler fence (membarrier is available).
     asymmetric: bool,
 }
@@ -254,6 +258,7 @@ pub fn new(initial_capacity: usize) -> (Owner, Thief) {
             slots: Cell::new(slots),
             mask: Cell::new(cap - 1),
             bottom: Cell::new(0),
+            limit: Cell::new(cap as isize),
             asymmetric: membarrier_available(),
         },
         Thief { inner },
@@ -266,9 +271,8 @@ impl Owner {
     pub fn push(&self, e: Entry) {
         let inner = &*self.inner;
         let b = self.bottom.get();
-        let t = inner.top.load(Ordering::Acquire);
-        if b - t > self.mask.get() as isize {
-            self.grow(b, t);
+        if b >= self.limit.get() {
+            self.make_room(b);
         }
         self.write(b, e);
         self.bottom.set(b + 1);
@@ -296,7 +300,17 @@ impl Owner {
         [s[0].load(Ordering::Relaxed), s[1].load(Ordering::Relaxed)]
     }
 
+    /// Reads `top` again for a push at `b` and grows the buffer if it is full; sets `limit`.
     #[cold]
+    fn make_room(&self, b: isize) {
+        // Acquire: a thief's read of a slot happens before our later overwrite of it.
+        let t = self.inner.top.load(Ordering::Acquire);
+        if b - t > self.mask.get() as isize {
+            self.grow(b, t);
+        }
+        self.limit.set(t + self.mask.get() as isize + 1);
+    }
+
     fn grow(&self, b: isize, t: isize) {
         let inner = &*self.inner;
         let old = inner.buffer.load(Ordering::Relaxed);
@@ -324,11 +338,7 @@ impl Owner {
         let b = self.bottom.get() - 1;
         inner.bottom.store(b, Ordering::Relaxed);
         // The owner's half of the asymmetric SeqCst fence (see the module documentation).
-        if self.asymmetric {
-            compiler_fence(Ordering::SeqCst);
-        } else {
-            fence(Ordering::SeqCst);
-        }
+        self.light_fence();
         let t = inner.top.load(Ordering::Relaxed);
         if t > b {
             // Empty.
@@ -347,6 +357,17 @@ impl Owner {
         }
         self.bottom.set(b);
         Some(e)
+    }
+
+    /// The owner's side of the asymmetric fence, as [`light_fence`], but from the flag this
+    /// handle cached at its creation (no load of the process-wide flag on the push path).
+    #[inline(always)]
+    pub fn light_fence(&self) {
+        if self.asymmetric {
+            compiler_fence(Ordering::SeqCst);
+        } else {
+            fence(Ordering::SeqCst);
+        }
     }
 
     /// Number of entries (exact for the owner).
@@ -422,6 +443,31 @@ mod tests {
         while o.pop().is_some() {}
         assert!(o.is_empty() && t.is_empty());
         assert_eq!(t.steal(), Stolen::Empty);
+        assert_eq!(o.pop(), None);
+    }
+
+    /// A full buffer whose top entries were stolen is reused, not grown: the push that finds
+    /// `limit` reached reads `top` again.
+    #[test]
+    fn pushes_reuse_stolen_slots_without_growing() {
+        let (o, t) = new(16);
+        for i in 0..16 {
+            o.push([i, 0]);
+        }
+        for i in 0..8 {
+            assert_eq!(t.steal(), Stolen::Entry([i, 0]));
+        }
+        for i in 16..24 {
+            o.push([i, 0]);
+        }
+        assert_eq!(o.mask.get(), 15, "grew although 8 slots were free");
+        assert_eq!(o.len(), 16);
+        o.push([24, 0]);
+        assert_eq!(o.mask.get(), 31, "a full buffer must grow");
+        assert_eq!(t.steal(), Stolen::Entry([8, 0]));
+        for i in (9..25).rev() {
+            assert_eq!(o.pop(), Some([i, 0]));
+        }
         assert_eq!(o.pop(), None);
     }
 

@@ -11,6 +11,7 @@ use crate::api::Worker;
 use crate::fiber;
 use std::cell::{Cell, UnsafeCell};
 use std::marker::PhantomData;
+use std::mem::{ManuallyDrop, MaybeUninit};
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicPtr, AtomicUsize};
 use std::thread;
@@ -22,8 +23,9 @@ pub struct FiberWorker<P: Policy> {
     local: Cell<*const Local<P>>,
     /// The fiber's own node (its box, which it owns while it runs).
     node: *mut FiberNode<P>,
+    /// The fiber's stack: its lowest address and its size.
     stack_lo: usize,
-    stack_hi: usize,
+    stack_len: usize,
 }
 
 impl<P: Policy> std::fmt::Debug for FiberWorker<P> {
@@ -51,7 +53,7 @@ impl<P: Policy> FiberWorker<P> {
             local: Cell::new(local),
             node,
             stack_lo: lo,
-            stack_hi: hi,
+            stack_len: hi - lo,
         }
     }
 
@@ -59,9 +61,15 @@ impl<P: Policy> FiberWorker<P> {
     #[inline(always)]
     pub(crate) fn local(&self) -> &Local<P> {
         let probe = 0u8;
-        let sp = &probe as *const u8 as usize;
+        self.local_probed(&probe as *const u8 as usize)
+    }
+
+    /// As [`Self::local`], with `frame`, an address in the caller's own frame (a record it
+    /// just made there, say), as the probe of the caller's stack.
+    #[inline(always)]
+    pub(crate) fn local_probed(&self, frame: usize) -> &Local<P> {
         assert!(
-            sp >= self.stack_lo && sp < self.stack_hi,
+            self.stack_holds(frame),
             "{}: a worker handle was used outside the task it was given to",
             P::NAME
         );
@@ -73,7 +81,7 @@ impl<P: Policy> FiberWorker<P> {
     /// Does this handle's fiber stack hold `addr`?
     #[inline(always)]
     pub(super) fn stack_holds(&self, addr: usize) -> bool {
-        addr >= self.stack_lo && addr < self.stack_hi
+        addr.wrapping_sub(self.stack_lo) < self.stack_len
     }
 
     /// The current worker's state, without `local`'s check: for this module's own code on
@@ -273,10 +281,14 @@ impl<P: Policy> FiberWorker<P> {
     }
 }
 
-/// The record of a join's `b`, in the frame of `join`.
+/// The record of a join's `b`, in the frame of `join`. Whoever takes its deque entry (the
+/// join itself, a thief, or the join's worker after the join's fiber suspended) moves `func`
+/// out, once; a taker other than the join writes `result` before it sets `done`, and the
+/// join reads it once, after `done`. (No `Option` tags: who took the entry says which
+/// field holds what.)
 struct StackJob<P: Policy, B, RB> {
-    func: UnsafeCell<Option<B>>,
-    result: UnsafeCell<Option<thread::Result<RB>>>,
+    func: UnsafeCell<ManuallyDrop<B>>,
+    result: UnsafeCell<MaybeUninit<thread::Result<RB>>>,
     done: Signal<P>,
 }
 
@@ -290,11 +302,12 @@ impl<P: Policy, B, RB> StackJob<P, B, RB> {
     {
         // SAFETY: the join frame holding this record waits for `done` before returning.
         let job = unsafe { &*(data as *const Self) };
-        // SAFETY: whoever took the entry out of the deque is the only one to run it.
-        let b = unsafe { (*job.func.get()).take() }.expect("join job ran twice");
+        // SAFETY: whoever took the entry out of the deque is the only one to run it, and the
+        // join no longer touches `func` once its entry was taken.
+        let b = unsafe { ManuallyDrop::take(&mut *job.func.get()) };
         let r = panic::catch_unwind(AssertUnwindSafe(|| b(w)));
-        // SAFETY: the owner reads `result` only after `done` is set.
-        unsafe { *job.result.get() = Some(r) };
+        // SAFETY: the join reads `result` only after `done` is set, and nobody else writes it.
+        unsafe { (*job.result.get()).write(r) };
         w.set(&job.done);
     }
 }
@@ -311,38 +324,34 @@ impl<P: Policy> Worker for FiberWorker<P> {
         RB: Send,
     {
         let job = StackJob {
-            func: UnsafeCell::new(Some(b)),
-            result: UnsafeCell::new(None),
+            func: UnsafeCell::new(ManuallyDrop::new(b)),
+            result: UnsafeCell::new(MaybeUninit::uninit()),
             done: Signal::new(),
         };
-        let me = JobRef {
-            data: &job as *const StackJob<P, B, RB> as *const (),
+        let data = &job as *const StackJob<P, B, RB> as *const ();
+        self.local_probed(data as usize).push(Job::Run(JobRef {
+            data,
             exec: StackJob::<P, B, RB>::exec,
-        };
-        self.local().push(Job::Run(me));
+        }));
         let ra = panic::catch_unwind(AssertUnwindSafe(|| a(self)));
         // The sync. `a` may have migrated this fiber: fetch the worker again.
-        let local = self.here();
-        match local.pop() {
-            Some(Job::Run(j)) if j.data == me.data => {
-                // Not taken: `b` is ours to run (or to drop, if `a` panicked).
-                let ra = match ra {
-                    Ok(ra) => ra,
-                    Err(p) => panic::resume_unwind(p),
-                };
-                // SAFETY: the entry was in no deque any more, so nobody else runs it.
-                let b = unsafe { (*job.func.get()).take() }.expect("join job ran twice");
-                return (ra, b(self));
-            }
-            Some(other) => {
-                // `b` was taken; this is someone else's entry: put it back where it was.
-                local.push(other);
-            }
-            None => {}
+        if self.here().take_back(data) {
+            // Not taken: `b` is ours to run (or to drop, if `a` panicked).
+            // SAFETY: the entry is in no deque any more, so nobody else moves `func` out.
+            let b = unsafe { ManuallyDrop::take(&mut *job.func.get()) };
+            let ra = match ra {
+                Ok(ra) => ra,
+                Err(p) => {
+                    drop(b);
+                    panic::resume_unwind(p)
+                }
+            };
+            return (ra, b(self));
         }
         self.wait(&job.done);
-        // SAFETY: `done` is set, so the taker wrote the result and touches the record no more.
-        let rb = unsafe { (*job.result.get()).take() }.expect("join job finished without result");
+        // SAFETY: `done` is set, so the taker wrote the result (once, see `StackJob::exec`)
+        // and touches the record no more.
+        let rb = unsafe { (*job.result.get()).assume_init_read() };
         match (ra, rb) {
             (Ok(ra), Ok(rb)) => (ra, rb),
             (Err(p), _) | (_, Err(p)) => panic::resume_unwind(p),

@@ -193,13 +193,10 @@ impl<P: Policy, T> Queued<P, T> {
     pub(super) fn get(self, w: &FiberWorker<P>) -> Option<T> {
         let me = ManuallyDrop::new(self);
         let data = me.head as *const ();
-        let local = w.local();
-        match local.pop() {
-            // SAFETY: our entry (the record is alive, so no other record has its address):
-            // both references are ours.
-            Some(Job::Run(j)) if j.data == data => return unsafe { (me.run_inline)(data, w) },
-            Some(other) => local.push(other),
-            None => {}
+        if w.local().take_back(data) {
+            // SAFETY: our entry, taken back before anyone else took it: both references
+            // are ours.
+            return unsafe { (me.run_inline)(data, w) };
         }
         // SAFETY: the handle's reference keeps the record alive.
         let head = unsafe { &*me.head };

@@ -9,7 +9,7 @@ use super::rendezvous::{Rendezvous, RvPool};
 use super::signal::Signal;
 use super::{IDLE_CAP, POOL_CAP, Policy, SPIN_ROUNDS, YIELD_ROUNDS};
 use crate::config::{FutureStack, IdlePolicy};
-use crate::deque::{heavy_fence, light_fence};
+use crate::deque::{self, heavy_fence};
 use crate::fiber;
 use crate::stack::{StackCounters, StackPool};
 use crate::stats::PerWorker;
@@ -160,10 +160,40 @@ impl<P: Policy> Local<P> {
     /// Pushes onto the bottom of the deque and wakes a sleeper if there is one.
     #[inline]
     pub fn push(&self, job: Job<P>) {
-        P::owner(self).push(job.encode());
+        self.push_entry(job.encode());
+    }
+
+    #[inline(always)]
+    fn push_entry(&self, e: deque::Entry) {
+        let o = P::owner(self);
+        o.push(e);
         // Pairs with the heavy fence in `sleep`: see the module documentation.
-        light_fence();
+        o.light_fence();
         self.shared.notify();
+    }
+
+    /// Takes back the task entry whose record is at `data`, pushed by the running fiber, if
+    /// it is still at the bottom of the deque (nobody took it): true if so. Another entry
+    /// found there (ours was stolen) stays in the deque. The address identifies the entry:
+    /// every entry's first word is the address of a live object (a task record, alive until
+    /// its entry is taken, or a fiber node), and no two live objects share an address. Only
+    /// while a fiber runs (so the worker has a deque).
+    #[inline(always)]
+    pub fn take_back(&self, data: *const ()) -> bool {
+        match P::owner(self).pop() {
+            Some(e) if e[0] == data as usize => true,
+            Some(e) => {
+                self.put_back(e);
+                false
+            }
+            None => false,
+        }
+    }
+
+    /// Pushes back an entry [`Self::take_back`] popped that was not the caller's.
+    #[cold]
+    fn put_back(&self, e: deque::Entry) {
+        self.push_entry(e);
     }
 
     /// Pops the bottom of the deque.

@@ -82,7 +82,7 @@ use crate::fiberpool::job::{FiberBox, Job};
 use crate::fiberpool::pool::FiberPool;
 use crate::fiberpool::worker::Local;
 use crate::stats::PerWorker;
-use std::cell::{Cell, UnsafeCell};
+use std::cell::UnsafeCell;
 use std::marker::PhantomData;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -218,17 +218,18 @@ struct DqMeta<A: Placement> {
 /// A deque object: the deque itself, its thieves' handle and its state. It moves between
 /// workers' active slots, stealable sets and futures' suspended sets.
 struct Dq<A: Placement> {
-    /// The bottom end. Used only by the worker whose active deque this is, or, while the deque
-    /// is suspended (active nowhere), by the holder of the pool-wide lock.
-    owner: UnsafeCell<Owner>,
+    /// The bottom end while the deque is active nowhere, used only by the holder of the
+    /// pool-wide lock; `None` while it is a worker's active deque: that worker's `Local` holds
+    /// the bottom end then (moved in and out under the lock), so its pushes and pops reach the
+    /// deque through one pointer less.
+    owner: UnsafeCell<Option<Owner>>,
     thief: Thief,
     /// Locked only while holding the pool-wide lock (so it never blocks).
     meta: Mutex<DqMeta<A>>,
 }
 
-// SAFETY: `owner` is used by one thread at a time: the one whose active deque this is (a deque
-// is active in at most one slot, changed under the pool-wide lock, whose release/acquire orders
-// the hand-over), or the lock holder while no worker has it active. The rest is `Sync`.
+// SAFETY: `owner` is only used by the holder of the pool-wide lock (whose release/acquire
+// orders the hand-over of the bottom end to and from a worker's `Local`). The rest is `Sync`.
 unsafe impl<A: Placement> Sync for Dq<A> {}
 // SAFETY: see `Sync`; every field is `Send`.
 unsafe impl<A: Placement> Send for Dq<A> {}
@@ -237,7 +238,7 @@ impl<A: Placement> Dq<A> {
     fn new() -> Arc<Dq<A>> {
         let (owner, thief) = deque::new(64);
         Arc::new(Dq {
-            owner: UnsafeCell::new(owner),
+            owner: UnsafeCell::new(Some(owner)),
             thief,
             meta: Mutex::new(DqMeta {
                 status: Status::Active,
@@ -351,9 +352,11 @@ impl<A: Placement> Policy for ProwsPolicy<A> {
     const NAMES: crate::fiberpool::Names = A::NAMES;
     type Shared = ProwsDeques<A>;
     type Seed = ();
-    /// The bottom end of the active deque (null while the worker has none, between a
-    /// suspension and a steal). `Sets::active[index]` holds the reference that keeps it alive.
-    type Local = Cell<*const Owner>;
+    /// The bottom end of the active deque (`None` while the worker has none, between a
+    /// suspension and a steal), moved out of its `Dq` while it is active. Only the worker's
+    /// own thread touches it, and it is replaced only while no reference to it is held (see
+    /// `Local::set_owner`).
+    type Local = UnsafeCell<Option<Owner>>;
     type Fut = FutState<A>;
 
     fn new(p: usize) -> (ProwsDeques<A>, Vec<()>) {
@@ -375,8 +378,8 @@ impl<A: Placement> Policy for ProwsPolicy<A> {
         (sh, vec![(); p])
     }
 
-    fn local((): ()) -> Cell<*const Owner> {
-        Cell::new(std::ptr::null())
+    fn local((): ()) -> UnsafeCell<Option<Owner>> {
+        UnsafeCell::new(None)
     }
 
     #[inline(always)]
@@ -386,12 +389,7 @@ impl<A: Placement> Policy for ProwsPolicy<A> {
 
     #[inline(always)]
     fn pop(l: &Local<Self>) -> Option<Entry> {
-        let a = l.pol.get();
-        if a.is_null() {
-            return None;
-        }
-        // SAFETY: as in `owner`.
-        unsafe { (*a).pop() }
+        l.active_owner()?.pop()
     }
 
     fn work_visible(sh: &ProwsDeques<A>) -> bool {
@@ -409,8 +407,10 @@ impl<A: Placement> Policy for ProwsPolicy<A> {
     }
 
     fn exit(l: &Local<Self>) {
-        l.pol.set(std::ptr::null());
-        l.shared.pol.lock_sets().active[l.index] = None;
+        let mut g = l.shared.pol.lock_sets();
+        if let Some(d) = g.active[l.index].take() {
+            l.give_owner_back(&d);
+        }
     }
 
     fn new_fut() -> FutState<A> {
@@ -480,11 +480,50 @@ impl<A: Placement> Local<ProwsPolicy<A>> {
     /// The bottom end of the active deque. Fibers run only while their worker has one.
     #[inline(always)]
     fn owner(&self) -> &Owner {
-        let a = self.pol.get();
-        debug_assert!(!a.is_null(), "a fiber ran without an active deque");
-        // SAFETY: the active deque is kept alive by `Sets::active[self.index]`, and only this
-        // worker uses its bottom end while it is active (see `Dq`).
-        unsafe { &*a }
+        debug_assert!(
+            self.active_owner().is_some(),
+            "a fiber ran without an active deque"
+        );
+        // SAFETY: fibers run, and push, only while their worker has an active deque.
+        unsafe { self.active_owner().unwrap_unchecked() }
+    }
+
+    /// The bottom end of the active deque, if the worker has one.
+    #[inline(always)]
+    fn active_owner(&self) -> Option<&Owner> {
+        // SAFETY: only this worker's thread uses `pol`, and `set_owner` does not replace it
+        // while a reference from here is alive.
+        unsafe { (*self.pol.get()).as_ref() }
+    }
+
+    /// Replaces the worker's bottom end; returns the previous one. Called only from the
+    /// scheduler's own steps (steal, suspension, put, exit), never while a push or pop of
+    /// this worker is under way, so no reference from `active_owner` is alive.
+    fn set_owner(&self, o: Option<Owner>) -> Option<Owner> {
+        // SAFETY: see above; only this worker's thread uses `pol`.
+        unsafe { std::mem::replace(&mut *self.pol.get(), o) }
+    }
+
+    /// Moves the bottom end of `d`, which is becoming this worker's active deque, into
+    /// `pol`, and the previous active deque's bottom end back into `prev`. Under the
+    /// pool-wide lock (the caller's `Sets` guard).
+    fn take_owner_from(&self, d: &Dq<A>, prev: Option<&Dq<A>>) {
+        // SAFETY: we hold the pool-wide lock, and `d` is active nowhere yet (see `Dq`).
+        let o = unsafe { (*d.owner.get()).take() };
+        assert!(o.is_some(), "a deque became active twice");
+        let old = self.set_owner(o);
+        if let Some(p) = prev {
+            // SAFETY: as above; `p` stops being active here.
+            unsafe { *p.owner.get() = old };
+        }
+    }
+
+    /// Moves this worker's bottom end back into `d`, its active deque until now. Under the
+    /// pool-wide lock.
+    fn give_owner_back(&self, d: &Dq<A>) {
+        let o = self.set_owner(None);
+        // SAFETY: we hold the pool-wide lock, and `d` stops being active here (see `Dq`).
+        unsafe { *d.owner.get() = o };
     }
 
     fn rand_below(&self, n: usize) -> usize {
@@ -512,7 +551,7 @@ impl<A: Placement> Local<ProwsPolicy<A>> {
             self.rebalance(g, h);
             g.remove_stealable(h, &d);
         }
-        self.pol.set(d.owner.get());
+        self.take_owner_from(&d, g.active[self.index].as_deref());
         g.active[self.index] = Some(d);
     }
 
@@ -535,10 +574,10 @@ impl<A: Placement> Local<ProwsPolicy<A>> {
 
     /// Gives this worker a new, empty active deque if it has none.
     fn ensure_active(&self, g: &mut Sets<A>) {
-        if self.pol.get().is_null() {
+        if g.active[self.index].is_none() {
             let d = Dq::new();
             self.shared.pol.deques.add_single_writer(self.index, 1);
-            self.pol.set(d.owner.get());
+            self.take_owner_from(&d, None);
             g.active[self.index] = Some(d);
         }
     }
@@ -560,7 +599,7 @@ impl<A: Placement> Local<ProwsPolicy<A>> {
         let d = g.active[self.index]
             .take()
             .expect("a fiber touched a future without an active deque");
-        self.pol.set(std::ptr::null());
+        self.give_owner_back(&d);
         {
             let mut m = d.meta();
             m.status = Status::Suspended;
@@ -591,7 +630,9 @@ impl<A: Placement> Local<ProwsPolicy<A>> {
                 .expect("a suspended deque without its join fiber");
             // SAFETY: a suspended deque is active nowhere, and we hold the pool-wide lock, so
             // nobody else uses its bottom end (see `Dq`).
-            unsafe { (*d.owner.get()).push(Job::Resume(f).encode()) };
+            unsafe { (*d.owner.get()).as_ref() }
+                .expect("a suspended deque keeps its bottom end")
+                .push(Job::Resume(f).encode());
             m.status = Status::Resumable;
             if m.home.is_none() {
                 let v = self.place(&g);
