@@ -8,9 +8,10 @@
 //! - `switch+deque`: as `switch`, and the child pushes the parent's continuation onto a
 //!   work-stealing deque ([`stealbench_schedulers::deque`]) and pops it back at its end.
 //!
-//! Any runtime that gives every future its own stack and keeps the continuation stealable pays
-//! at least the `switch+deque` rung; the runtimes' `sf` rows add the scope, the result's hand-over
-//! and their bookkeeping on top.
+//! The fiber runtimes' `sf` fast path does every step of the `switch+deque` rung (with the same
+//! switch and the same deque), and adds the scope, the result's hand-over and their bookkeeping:
+//! the rungs say how much of a future's cost on a machine is the stack switch and the stealable
+//! continuation themselves.
 //!
 //! `cargo run --release -p stealbench-schedulers --example future_floor [n] [reps]`
 //! (defaults 35 and 7; every figure is the best of `reps` runs, and every answer is checked).

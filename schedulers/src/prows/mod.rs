@@ -84,7 +84,7 @@ use crate::fiberpool::worker::Local;
 use crate::stats::PerWorker;
 use std::cell::UnsafeCell;
 use std::marker::PhantomData;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 pub use crate::fiberpool::DEFAULT_STACK_SIZE;
@@ -314,38 +314,110 @@ impl<A: Placement> ProwsDeques<A> {
     }
 }
 
-/// A future's completion and its set of suspended deques (Algorithm 1's `f.suspended`).
+/// A future's completion and its set of suspended deques (Algorithm 1's `f.suspended`), in
+/// one word: `DONE`, or the last suspended deque's [`Waiter`] (null: none yet), which links
+/// the earlier ones. A suspension pushes with a compare-and-swap unless the word is `DONE`;
+/// the put swaps in `DONE` and takes the whole list, so a put nobody waits for costs one swap,
+/// as `abp`'s signal does. (A suspension pushes while holding the pool-wide lock and finishes
+/// the deque's suspension before it lets go; the put's `setToActive` work takes that lock, so
+/// it never sees a half-suspended deque.)
 pub struct FutState<A: Placement = Paper> {
-    /// Set (Release) once the task put its value; the touch's fast check.
-    done: AtomicBool,
-    waiting: Mutex<Waiting<A>>,
+    state: AtomicUsize,
+    _deques: PhantomData<Arc<Dq<A>>>,
 }
 
-struct Waiting<A: Placement> {
-    done: bool,
-    suspended: Vec<Arc<Dq<A>>>,
+/// One suspended deque in a future's list.
+struct Waiter<A: Placement> {
+    dq: Arc<Dq<A>>,
+    next: *mut Waiter<A>,
 }
+
+/// The state word of a future that was put (not a `Waiter` address: those are aligned).
+const DONE: usize = 1;
 
 impl<A: Placement> FutState<A> {
     fn new(done: bool) -> Self {
         FutState {
-            done: AtomicBool::new(done),
-            waiting: Mutex::new(Waiting {
-                done,
-                suspended: Vec::new(),
-            }),
+            state: AtomicUsize::new(if done { DONE } else { 0 }),
+            _deques: PhantomData,
         }
-    }
-
-    fn lock(&self) -> MutexGuard<'_, Waiting<A>> {
-        self.waiting.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     #[inline]
     fn is_done(&self) -> bool {
-        self.done.load(Ordering::Acquire)
+        self.state.load(Ordering::Acquire) == DONE
+    }
+
+    /// Records `d` as suspended on this future; gives it back if the future is done (Acquire:
+    /// then its value is visible to the touch, which resumes at once).
+    fn add_suspended(&self, d: Arc<Dq<A>>) -> Result<(), Arc<Dq<A>>> {
+        let node = Box::into_raw(Box::new(Waiter {
+            dq: d,
+            next: std::ptr::null_mut(),
+        }));
+        let mut cur = self.state.load(Ordering::Acquire);
+        loop {
+            if cur == DONE {
+                // SAFETY: `node` came from `Box::into_raw` above and was never published.
+                return Err(unsafe { Box::from_raw(node) }.dq);
+            }
+            // SAFETY: `node` is unpublished, so it is ours alone.
+            unsafe { (*node).next = cur as *mut Waiter<A> };
+            // Release: whoever takes the list sees the node's fields.
+            match self.state.compare_exchange_weak(
+                cur,
+                node as usize,
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            ) {
+                Ok(_) => return Ok(()),
+                Err(now) => cur = now,
+            }
+        }
+    }
+
+    /// The put: marks the future done and returns the deques suspended on it.
+    fn complete(&self) -> Vec<Arc<Dq<A>>> {
+        // Release: the value written before the put is visible to whoever sees `DONE`;
+        // Acquire: the nodes pushed before are visible here.
+        let list = self.state.swap(DONE, Ordering::AcqRel);
+        assert_ne!(list, DONE, "a future was put twice");
+        // SAFETY: the swap took the whole list out; its nodes are ours now.
+        unsafe { take_list(list as *mut Waiter<A>) }
     }
 }
+
+/// The deques of a list of waiters, freeing the nodes.
+///
+/// # Safety
+/// The nodes came from `add_suspended` and nobody else holds the list.
+unsafe fn take_list<A: Placement>(mut p: *mut Waiter<A>) -> Vec<Arc<Dq<A>>> {
+    let mut v = Vec::new();
+    while !p.is_null() {
+        // SAFETY: by the contract.
+        let w = unsafe { Box::from_raw(p) };
+        p = w.next;
+        v.push(w.dq);
+    }
+    v
+}
+
+impl<A: Placement> Drop for FutState<A> {
+    fn drop(&mut self) {
+        let s = *self.state.get_mut();
+        if s != DONE && s != 0 {
+            // Never put (its task panicked out of the scope, say): free the list.
+            // SAFETY: we are the last user of the future.
+            drop(unsafe { take_list(s as *mut Waiter<A>) });
+        }
+    }
+}
+
+// SAFETY: the nodes are only touched by the one thread that pushes them (before publishing)
+// and the one that takes the whole list out; `Arc<Dq>` is `Send + Sync`.
+unsafe impl<A: Placement> Send for FutState<A> {}
+// SAFETY: see `Send`.
+unsafe impl<A: Placement> Sync for FutState<A> {}
 
 impl<A: Placement> Policy for ProwsPolicy<A> {
     const NAME: &'static str = A::NAME;
@@ -436,13 +508,10 @@ impl<A: Placement> Policy for ProwsPolicy<A> {
 
     /// Marks the future done and resumes the deques suspended on it.
     fn put(w: &FiberWorker<Self>, fut: &FutState<A>) {
-        let list = {
-            let mut g = fut.lock();
-            g.done = true;
-            fut.done.store(true, Ordering::Release);
-            std::mem::take(&mut g.suspended)
-        };
-        w.local().resume_deques(list);
+        let list = fut.complete();
+        if !list.is_empty() {
+            w.local().resume_deques(list);
+        }
     }
 
     fn stats(sh: &ProwsDeques<A>) -> Vec<(&'static str, u64)> {
@@ -592,13 +661,15 @@ impl<A: Placement> Local<ProwsPolicy<A>> {
     ) -> Option<FiberBox<ProwsPolicy<A>>> {
         let sh = &*self.shared;
         let mut g = sh.pol.lock_sets();
-        let mut waiting = fut.lock();
-        if waiting.done {
-            return Some(f);
-        }
         let d = g.active[self.index]
             .take()
             .expect("a fiber touched a future without an active deque");
+        // Recorded on the future first: a put from now on takes the list, then waits for
+        // the pool-wide lock we hold, so it finds the deque fully suspended.
+        if let Err(d) = fut.add_suspended(Arc::clone(&d)) {
+            g.active[self.index] = Some(d);
+            return Some(f);
+        }
         self.give_owner_back(&d);
         {
             let mut m = d.meta();
@@ -609,7 +680,6 @@ impl<A: Placement> Local<ProwsPolicy<A>> {
                 g.add_stealable(&mut m, v, &d);
             }
         }
-        waiting.suspended.push(d);
         sh.pol.deque_suspensions.add_single_writer(self.index, 1);
         None
     }
@@ -717,6 +787,33 @@ impl<A: Placement> Local<ProwsPolicy<A>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A future's list holds every deque suspended before the put, gives back one suspended
+    /// after it, and drops its deques whether or not it was put.
+    #[test]
+    fn future_state_records_deques_until_put() {
+        let (a, b) = (Dq::<Paper>::new(), Dq::<Paper>::new());
+        let f = FutState::<Paper>::new(false);
+        assert!(!f.is_done());
+        assert!(f.add_suspended(Arc::clone(&a)).is_ok());
+        assert!(f.add_suspended(Arc::clone(&b)).is_ok());
+        let list = f.complete();
+        assert!(f.is_done());
+        assert_eq!(list.len(), 2);
+        assert!(list.iter().any(|d| Arc::ptr_eq(d, &a)));
+        assert!(list.iter().any(|d| Arc::ptr_eq(d, &b)));
+        let late = f
+            .add_suspended(Arc::clone(&a))
+            .expect_err("suspended on a done future");
+        assert!(Arc::ptr_eq(&late, &a));
+        drop((late, list, f));
+        assert_eq!(Arc::strong_count(&a), 1);
+        let g = FutState::<Paper>::new(false);
+        assert!(g.add_suspended(Arc::clone(&b)).is_ok());
+        drop(g);
+        assert_eq!(Arc::strong_count(&b), 1, "an unput future leaked its list");
+        assert!(FutState::<Paper>::new(true).is_done());
+    }
 
     /// `choose` with the set sizes `lens` and the draws `draws`, which it must use up.
     fn pick<A: Placement>(lens: &[usize], draws: &[usize]) -> usize {
