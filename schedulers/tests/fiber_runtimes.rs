@@ -100,6 +100,16 @@ macro_rules! fiber_runtime_tests {
             }
 
             #[test]
+            fn scope_debug_says_whether_the_body_runs() {
+                let pool = pool(1);
+                let text = pool.run(|w| w.scope(|s| format!("{s:?}")));
+                assert!(
+                    text.contains("body_running: true") && text.contains("pending_besides_body: 0"),
+                    "{text}"
+                );
+            }
+
+            #[test]
             fn nested_spawns_borrow_and_mutate_disjoint_data() {
                 fn fill<W: Worker>(w: &W, base: usize, out: &mut [usize]) {
                     if out.len() <= 3 {

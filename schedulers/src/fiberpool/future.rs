@@ -59,9 +59,17 @@ unsafe impl<P: Policy> Send for FiberScope<'_, P> {}
 
 impl<P: Policy> std::fmt::Debug for FiberScope<'_, P> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct(P::NAMES.scope)
-            .field("pending", &self.pending.load(Ordering::Relaxed))
-            .finish()
+        let p = self.pending.load(Ordering::Relaxed);
+        let mut d = f.debug_struct(P::NAMES.scope);
+        if p >= HOLD / 2 {
+            // The body still holds the count; what its own fiber counts (`body_tasks`) is
+            // not readable from here.
+            d.field("body_running", &true)
+                .field("pending_besides_body", &(p.wrapping_sub(HOLD) as isize))
+        } else {
+            d.field("body_running", &false).field("pending", &p)
+        }
+        .finish()
     }
 }
 
