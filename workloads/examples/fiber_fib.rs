@@ -7,25 +7,14 @@
 //! answer is checked). T_s is `workloads::fib::serial`, the variants are the workload's own
 //! `fj` and `sf`: the code the harness runs.
 
+mod common;
+
+use common::best;
 use std::hint::black_box;
-use std::time::Instant;
 use stealbench_schedulers::abp::Abp;
 use stealbench_schedulers::prows::Prows;
 use stealbench_schedulers::{ForkJoin, FutureStack, PoolConfig};
 use stealbench_workloads::fib::{expected, fj, serial, sf};
-
-/// The best wall time of `reps` runs, each checked against the known value.
-fn best(reps: usize, want: u64, mut f: impl FnMut() -> u64) -> f64 {
-    (0..reps)
-        .map(|_| {
-            let t = Instant::now();
-            let v = f();
-            let s = t.elapsed().as_secs_f64();
-            assert_eq!(v, want, "wrong answer");
-            s
-        })
-        .fold(f64::INFINITY, f64::min)
-}
 
 fn main() {
     let mut args = std::env::args().skip(1);

@@ -1,7 +1,7 @@
 //! The floor under `fib` `sf` on this machine: what a future costs when it runs on a stack of
 //! its own and nothing else happens. Each call of `fib(n)` runs `fib(n-1)` on another pooled
 //! stack (switch there, switch back, as the fiber runtimes' fast path does) and `fib(n-2)` on its
-//! own. Three rungs, each T_1/T_s against the serial recursion:
+//! own. Three rungs, each T_1/T_s against `workloads::fib::serial`:
 //!
 //! - `calls`: the same record passed to a call that is not inlined, no stack switch;
 //! - `switch`: the child on its own stack (restart, switch, jump back), no deque, no scope;
@@ -13,14 +13,17 @@
 //! the rungs say how much of a future's cost on a machine is the stack switch and the stealable
 //! continuation themselves.
 //!
-//! `cargo run --release -p stealbench-schedulers --example future_floor [n] [reps]`
+//! `cargo run --release -p stealbench-workloads --example future_floor [n] [reps]`
 //! (defaults 35 and 7; every figure is the best of `reps` runs, and every answer is checked).
 
+mod common;
+
+use common::best;
 use std::hint::black_box;
-use std::time::Instant;
 use stealbench_schedulers::deque::{self, Owner};
 use stealbench_schedulers::fiber::{jump, prepare_below, restart, switch};
 use stealbench_schedulers::stack::Stack;
+use stealbench_workloads::fib::{expected, serial};
 
 /// What one fork hands its child, in the parent's frame.
 struct Rec {
@@ -35,14 +38,6 @@ struct Rec {
 struct Floor {
     free: Vec<usize>,
     deque: Option<Owner>,
-}
-
-/// Plain recursion: the serial elision.
-fn serial(n: u64) -> u64 {
-    if n < 2 {
-        return n;
-    }
-    serial(n - 1) + serial(n - 2)
 }
 
 #[inline(never)]
@@ -112,19 +107,6 @@ fn switched(floor: *mut Floor, n: u64) -> u64 {
     rec.result + switched(floor, n - 2)
 }
 
-/// The best time of `reps` runs of `f`, each checked against `want`.
-fn best(reps: usize, want: u64, mut f: impl FnMut() -> u64) -> f64 {
-    (0..reps)
-        .map(|_| {
-            let t = Instant::now();
-            let v = f();
-            let s = t.elapsed().as_secs_f64();
-            assert_eq!(v, want, "wrong answer");
-            s
-        })
-        .fold(f64::INFINITY, f64::min)
-}
-
 fn main() {
     let mut args = std::env::args().skip(1);
     let n: u64 = args.next().map_or(35, |a| a.parse().expect("n"));
@@ -133,7 +115,7 @@ fn main() {
         n < 64,
         "n must be below 64 (one stack per level of recursion)"
     );
-    let want = serial(n);
+    let want = expected(n);
     let stacks: Vec<Stack> = (0..n + 1)
         .map(|_| Stack::new(256 * 1024).expect("map a stack"))
         .collect();
@@ -155,7 +137,7 @@ fn main() {
     let tw = best(reps, want, || switched(&raw mut floor, black_box(n)));
     floor.deque = Some(deque::new(64).0);
     let td = best(reps, want, || switched(&raw mut floor, black_box(n)));
-    let forks = (1..=n + 1).fold((0u64, 1u64), |(a, b), _| (b, a + b)).0 - 1;
+    let forks = expected(n + 1) - 1;
     println!("fib({n}): T_s = {ts:.4} s; {forks} forks; best of {reps}");
     for (name, t) in [("calls", tc), ("switch", tw), ("switch+deque", td)] {
         println!(
