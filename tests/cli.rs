@@ -118,6 +118,10 @@ fn bad_input_is_one_line_and_exit_code_2() {
             &["bench", "--n", "10", "--variant", "gf"],
             "no variant 'gf'",
         ),
+        (
+            &["bench", "--n", "10", "--rounds", "0"],
+            "rounds must be at least 1",
+        ),
     ];
     for (args, needle) in cases {
         let out = stealbench(args, &dir.0);
@@ -140,6 +144,8 @@ fn bench_measures_a_variant_where_it_can() {
             "12",
             "--reps",
             "1",
+            "--rounds",
+            "2",
             "--variant",
             "sf-nostack",
         ],
@@ -157,7 +163,13 @@ fn bench_measures_a_variant_where_it_can() {
     };
     assert!(row("rayon").contains("not supported"), "{stdout}");
     assert!(row("prows").ends_with(" ok"), "{stdout}");
-    assert!(row("serial").ends_with(" ok"), "{stdout}");
+    assert!(row("serial").ends_with(" 1.00-1.00  ok"), "{stdout}");
+    // Two rounds: every measured runtime shows the range of its two ratios.
+    let range = row("prows").split_whitespace().nth(4).unwrap().to_string();
+    let (lo, hi) = range.split_once('-').expect("a range lo-hi");
+    let (lo, hi): (f64, f64) = (lo.parse().unwrap(), hi.parse().unwrap());
+    assert!(0.0 < lo && lo <= hi, "{stdout}");
+    assert_eq!(text(&out.stderr).matches("[round 2/2] prows:").count(), 1);
 }
 
 #[test]

@@ -1,6 +1,7 @@
 //! `stealbench bench`: fib(n) at P = 1 on every implemented runtime, each in its own process,
 //! and T_1 / T_s per runtime (T_s = the `serial` runtime's fork-join time, the serial elision):
-//! the cost of a fork (`--variant fj`) or of a future (`sf`, `sf-nostack`).
+//! the cost of a fork (`--variant fj`) or of a future (`sf`, `sf-nostack`). The runtimes are
+//! measured in turn, `--rounds` times over; each round's ratios use that round's T_s.
 
 use crate::cli::{self, BenchArgs, Failure};
 use crate::grid::Status;
@@ -11,10 +12,25 @@ use crate::table::format_time;
 use std::time::Duration;
 use stealbench_workloads::{Variant, Workload, fib::Fib};
 
+/// One runtime's line of the table, filled in round by round.
+struct Line {
+    name: &'static str,
+    front: &'static str,
+    /// The variant it runs, or why it does not.
+    runs: Result<Variant, String>,
+    /// Each finished round's median time.
+    medians: Vec<f64>,
+    /// The first failure, if any (the runtime is not run again after it).
+    failed: Option<String>,
+}
+
 /// Runs the benchmark; returns the exit code (1 if a runtime failed).
 pub fn bench_command(args: &BenchArgs) -> Result<i32, Failure> {
     if args.reps == 0 {
         return Err(Failure::Usage("reps must be at least 1".to_string()));
+    }
+    if args.rounds == 0 {
+        return Err(Failure::Usage("rounds must be at least 1".to_string()));
     }
     let variant = cli::parse_variant(&args.variant)?;
     if !Fib::VARIANTS.contains(&variant) {
@@ -27,89 +43,127 @@ pub fn bench_command(args: &BenchArgs) -> Result<i32, Failure> {
     let exe = std::env::current_exe()?;
     let timeout = (args.timeout > 0).then(|| Duration::from_secs(args.timeout));
     println!(
-        "fib({}) {variant} at P=1, median of {} repetitions after a warm-up, each runtime in its own process",
-        args.n, args.reps
+        "fib({}) {variant} at P=1, {} round(s) over the runtimes in turn, each runtime in its own \
+         process; a round's time is the median of {} repetitions after a warm-up",
+        args.n, args.rounds, args.reps
     );
-    let mut results: Vec<(&str, &str, Option<f64>, String)> = Vec::new();
-    for r in RUNTIMES.iter().filter(|r| r.implemented()) {
-        // The serial elision is T_s whatever the variant; the others run the variant if they can.
-        let v = if r.name == runtimes::SERIAL {
-            Variant::Fj
-        } else {
-            variant
-        };
-        let offered = match r.front_end {
-            runtimes::FrontEnd::Closure => Fib::VARIANTS,
-            runtimes::FrontEnd::Async => Fib::ASYNC_VARIANTS,
-        };
-        let refused = runtimes::unsupported(r.name, v).or_else(|| {
-            (!offered.contains(&v)).then_some("fib has no such variant on this front-end")
-        });
-        if let Some(why) = refused {
-            results.push((
-                r.name,
-                r.front_end.name(),
-                None,
-                format!("not supported: {why}"),
-            ));
-            continue;
-        }
-        let child_args: Vec<String> = [
-            "bench-point",
-            "--runtime",
-            r.name,
-            "--variant",
-            v.name(),
-            "--n",
-            &args.n.to_string(),
-            "--reps",
-            &args.reps.to_string(),
-            "--json",
-        ]
+    let mut lines: Vec<Line> = RUNTIMES
         .iter()
-        .map(|s| s.to_string())
+        .filter(|r| r.implemented())
+        .map(|r| {
+            // The serial elision is T_s whatever the variant; the others run the variant if
+            // they can.
+            let v = if r.name == runtimes::SERIAL {
+                Variant::Fj
+            } else {
+                variant
+            };
+            let offered = match r.front_end {
+                runtimes::FrontEnd::Closure => Fib::VARIANTS,
+                runtimes::FrontEnd::Async => Fib::ASYNC_VARIANTS,
+            };
+            let refused = runtimes::unsupported(r.name, v).or_else(|| {
+                (!offered.contains(&v)).then_some("fib has no such variant on this front-end")
+            });
+            Line {
+                name: r.name,
+                front: r.front_end.name(),
+                runs: refused.map_or(Ok(v), |why| Err(format!("not supported: {why}"))),
+                medians: Vec::new(),
+                failed: None,
+            }
+        })
         .collect();
-        let child = run_child(&exe, &child_args, timeout)?;
-        let Some(o) = outcome_of(child, timeout) else {
-            return Ok(130);
-        };
-        let times: Vec<f64> = o.reps.iter().map(|x| x.seconds).collect();
-        let median = (o.status == Status::Ok)
-            .then(|| stats::median(&times))
-            .flatten();
-        let status = if o.status == Status::Ok {
-            "ok".to_string()
-        } else {
-            format!("{}: {}", o.status, o.note)
-        };
-        eprintln!(
-            "{}: {}",
-            r.name,
-            median.map_or(status.clone(), |m| format!("{} s", format_time(m)))
-        );
-        results.push((r.name, r.front_end.name(), median, status));
+    for round in 1..=args.rounds {
+        for line in lines.iter_mut() {
+            let Ok(v) = line.runs else { continue };
+            if line.failed.is_some() {
+                continue;
+            }
+            let child_args: Vec<String> = [
+                "bench-point",
+                "--runtime",
+                line.name,
+                "--variant",
+                v.name(),
+                "--n",
+                &args.n.to_string(),
+                "--reps",
+                &args.reps.to_string(),
+                "--json",
+            ]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+            let child = run_child(&exe, &child_args, timeout)?;
+            let Some(o) = outcome_of(child, timeout) else {
+                return Ok(130);
+            };
+            let times: Vec<f64> = o.reps.iter().map(|x| x.seconds).collect();
+            let median = (o.status == Status::Ok)
+                .then(|| stats::median(&times))
+                .flatten();
+            let shown = match median {
+                Some(m) => {
+                    line.medians.push(m);
+                    format!("{} s", format_time(m))
+                }
+                None => {
+                    let why = format!("{}: {}", o.status, o.note);
+                    line.failed = Some(why.clone());
+                    why
+                }
+            };
+            eprintln!("[round {round}/{}] {}: {shown}", args.rounds, line.name);
+        }
     }
-    let ts = results
+    let ts = lines
         .iter()
-        .find(|r| r.0 == runtimes::SERIAL)
-        .and_then(|r| r.2);
+        .find(|l| l.name == runtimes::SERIAL)
+        .map(|l| l.medians.clone())
+        .unwrap_or_default();
     println!(
-        "\n{:<14} {:<8} {:>12} {:>10}  status",
-        "runtime", "front", "T1 (s)", "T1/Ts"
+        "\n{:<14} {:<8} {:>12} {:>10} {:>13}  status",
+        "runtime", "front", "T1 (s)", "T1/Ts", "rounds' range"
     );
-    for (name, front, median, status) in &results {
+    for l in &lines {
+        // Each round's ratio against the same round's T_s.
+        let ratios: Vec<f64> = l
+            .medians
+            .iter()
+            .zip(&ts)
+            .filter_map(|(&t, &s)| stats::speedup(Some(t), Some(s)))
+            .collect();
+        let complete = l.failed.is_none() && l.runs.is_ok();
+        let t1 = complete.then(|| stats::median(&l.medians)).flatten();
+        let ratio = complete.then(|| stats::median(&ratios)).flatten();
+        let range = match (complete, ratios.len()) {
+            (true, 2..) => {
+                let lo = ratios.iter().copied().fold(f64::INFINITY, f64::min);
+                let hi = ratios.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+                format!("{lo:.2}-{hi:.2}")
+            }
+            _ => "—".to_string(),
+        };
+        let status = match (&l.runs, &l.failed) {
+            (Err(why), _) => why.clone(),
+            (Ok(_), Some(why)) => why.clone(),
+            (Ok(_), None) => "ok".to_string(),
+        };
         println!(
-            "{:<14} {:<8} {:>12} {:>10}  {}",
-            name,
-            front,
-            median.map_or("—".to_string(), format_time),
-            stats::speedup(*median, ts).map_or("—".to_string(), |x| format!("{x:.2}")),
+            "{:<14} {:<8} {:>12} {:>10} {:>13}  {}",
+            l.name,
+            l.front,
+            t1.map_or("—".to_string(), format_time),
+            ratio.map_or("—".to_string(), |x| format!("{x:.2}")),
+            range,
             status
         );
     }
     println!(
         "\nT_s = the serial runtime's fork-join time (the serial elision); T1/Ts is the overhead \
-         of a {} at P=1.",
+         of a {} at P=1: the median over the rounds of each round's T1 / T_s (T1 (s): the median \
+         of the rounds' times).",
         if variant == Variant::Fj {
             "fork"
         } else {
@@ -117,10 +171,7 @@ pub fn bench_command(args: &BenchArgs) -> Result<i32, Failure> {
         }
     );
     Ok(
-        if results
-            .iter()
-            .all(|r| r.3 == "ok" || r.3.starts_with("not supported"))
-        {
+        if lines.iter().all(|l| l.failed.is_none() || l.runs.is_err()) {
             0
         } else {
             1

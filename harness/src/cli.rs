@@ -129,9 +129,13 @@ pub struct BenchArgs {
     /// sf-nostack (a future per call without a stack of its own). T_s is always serial fj.
     #[arg(long, default_value = "fj")]
     pub variant: String,
-    /// Timed repetitions per runtime (the median is reported).
+    /// Timed repetitions per runtime and round (their median is the round's time).
     #[arg(long, default_value_t = 10)]
     pub reps: usize,
+    /// Rounds over all the runtimes in turn, each with its own T_s: T1/Ts is the median of the
+    /// rounds' ratios, so a machine whose speed drifts during the run moves T_s with the rest.
+    #[arg(long, default_value_t = 3)]
+    pub rounds: usize,
     /// Seconds after which a runtime's process is killed; 0 = never.
     #[arg(long, default_value_t = 300)]
     pub timeout: u64,
