@@ -47,8 +47,8 @@ const MEMBARRIER_CMD_PRIVATE_EXPEDITED: libc::c_long = 1 << 3;
 const MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED: libc::c_long = 1 << 4;
 
 /// Registers this process for expedited private membarrier once; true if the kernel agreed.
-/// After the first call one relaxed load (every push of the owner asks, in `light_fence`):
-/// the answer never changes, and the registration holds for the whole process. Threads that
+/// After the first call one relaxed load (a deque's owner handle asks once, at its creation,
+/// and the free [`light_fence`] at every call): the answer never changes, and the registration holds for the whole process. Threads that
 /// ask first at the same time all go through `register_membarrier`, whose `OnceLock` makes
 /// them register once and agree.
 #[inline(always)]
@@ -97,10 +97,18 @@ pub fn heavy_fence_is_membarrier() -> bool {
     membarrier_available()
 }
 
-/// The owner's side of the asymmetric fence.
+/// The owner's side of the asymmetric fence (an [`Owner`] has its own, [`Owner::light_fence`],
+/// which reads a flag it cached instead).
 #[inline(always)]
 pub fn light_fence() {
-    if membarrier_available() {
+    owner_fence(membarrier_available());
+}
+
+/// The owner's side of the asymmetric fence: a compiler fence if `asymmetric` (the thieves'
+/// side is `membarrier`), else a full one.
+#[inline(always)]
+fn owner_fence(asymmetric: bool) {
+    if asymmetric {
         compiler_fence(Ordering::SeqCst);
     } else {
         fence(Ordering::SeqCst);
@@ -363,11 +371,7 @@ impl Owner {
     /// handle cached at its creation (no load of the process-wide flag on the push path).
     #[inline(always)]
     pub fn light_fence(&self) {
-        if self.asymmetric {
-            compiler_fence(Ordering::SeqCst);
-        } else {
-            fence(Ordering::SeqCst);
-        }
+        owner_fence(self.asymmetric);
     }
 
     /// Number of entries (exact for the owner).
