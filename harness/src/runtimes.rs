@@ -61,10 +61,18 @@ impl RuntimeInfo {
 
 /// Why `runtime` refuses `variant`, if it does: `gf` on a closure runtime whose
 /// `ForkJoin::GENERAL_FUTURES` is false (rayon: a touch helps instead of suspending, so general
-/// futures touched across tasks can deadlock; its measurements would be hangs, not times), and
+/// futures touched across tasks can deadlock; its measurements would be hangs, not times),
 /// `sf-nostack` on a closure runtime whose `ForkJoin::FUTURE_STACK_CHOICE` is false (only the
-/// fiber runtimes can run a future without a stack of its own).
+/// fiber runtimes can run a future without a stack of its own), and every variant with futures
+/// on an async runtime whose `AsyncForkJoin::FUTURES` is false (libfork: fork-join only, as in
+/// its paper).
 pub fn unsupported(runtime: &str, variant: Variant) -> Option<&'static str> {
+    if let Some(false) =
+        with_async_runtime!(runtime, S => <S as stealbench_schedulers::AsyncForkJoin>::FUTURES)
+    {
+        return (variant != Variant::Fj)
+            .then_some("a fork-join runtime without futures (as in its paper): fj variants only");
+    }
     let (general, stack_choice) = with_closure_runtime!(runtime, S => {
         (
             <S as stealbench_schedulers::ForkJoin>::GENERAL_FUTURES,
@@ -157,6 +165,7 @@ macro_rules! with_async_runtime {
         $crate::runtimes::dispatch!($name, $S => $body;
             "serial-async" => stealbench_schedulers::serial::Serial,
             "tokio" => stealbench_schedulers::tokio::TokioPool,
+            "libfork" => stealbench_schedulers::libfork::LibforkPool,
         )
     };
 }
@@ -261,11 +270,21 @@ mod tests {
     }
 
     #[test]
+    fn libfork_runs_fork_join_only() {
+        assert!(unsupported("libfork", Variant::Fj).is_none());
+        for v in [Variant::Sf, Variant::Gf, Variant::Lp] {
+            assert!(unsupported("libfork", v).is_some(), "{v}");
+        }
+        assert!(unsupported("tokio", Variant::Sf).is_none());
+    }
+
+    #[test]
     fn lookups_explain_themselves() {
         assert!(lookup_implemented("serial").is_ok());
         let e = lookup_implemented("seriel").unwrap_err();
         assert!(e.contains("did you mean 'serial'"), "{e}");
-        let e = lookup_implemented("libfork").unwrap_err();
+        let e = lookup_implemented("fibril").unwrap_err();
         assert!(e.contains("planned"), "{e}");
+        assert!(lookup_implemented("libfork").is_ok());
     }
 }

@@ -184,45 +184,113 @@ pub trait SharedHandle<T>: Clone + Send + Sync {
 }
 
 /// The async front-end: a pool that runs Rust futures as tasks.
+///
+/// The runtime owns the three fork-join operations and where every task's state machine
+/// lives: workload code says *what* runs as a child ([`AsyncWorker::join`],
+/// [`AsyncWorker::call`], [`AsyncWorker::spawn`]) by handing over a closure that makes the
+/// child's future, and the runtime decides where that future is stored (on the heap, on the
+/// native stack, on a segmented stack) and who polls it. So a recursive async workload function
+/// names no `Box::pin`: its future holds the closures, never the child futures themselves, and
+/// its size is finite.
+///
+/// A recursive async function declares its return type with `+ Send` (the compiler cannot infer
+/// an auto trait of a type that contains itself):
+///
+/// ```
+/// use std::future::Future;
+/// use stealbench_schedulers::{AsyncForkJoin, AsyncWorker, PoolConfig, Scheduler, serial::Serial};
+///
+/// fn fib<'s, C: AsyncWorker<'s>>(c: C, n: u64) -> impl Future<Output = u64> + Send + 's {
+///     async move {
+///         if n < 2 {
+///             return n;
+///         }
+///         let (a, b) = c.join(move |c| fib(c, n - 1), move |c| fib(c, n - 2)).await;
+///         a + b
+///     }
+/// }
+///
+/// let pool = Serial::start(&PoolConfig::with_workers(1)).unwrap();
+/// assert_eq!(pool.run_async(|c| fib(c, 20)), 6765);
+/// ```
 pub trait AsyncForkJoin: Scheduler {
-    /// The spawner handed to the root future; cloned into tasks that spawn more tasks.
-    type Spawner<'scope>: Spawner<'scope>;
+    /// The handle handed to the root future and, through the closures, to every child.
+    type Worker<'scope>: AsyncWorker<'scope>;
 
-    /// Runs the future made by `f` as the root task and returns its output. Every task spawned
-    /// through the spawner (or its clones) has finished when `run_async` returns. A runtime
-    /// that runs tasks after their spawn panics when a spawner is used after that (`serial`
-    /// runs a spawn to completion on the spot, so its spawner stays harmless). A panic in any
-    /// task is propagated to the caller.
+    /// Whether [`AsyncWorker::spawn`] and [`AsyncWorker::spawn_shared`] (futures) are
+    /// available. `false` for a pure fork-join runtime (`libfork`, as in its paper): the harness
+    /// does not run `sf` or `gf` variants on it, and a spawn panics saying so.
+    const FUTURES: bool = true;
+
+    /// Runs the future made by `f` as the root task and returns its output. Every task started
+    /// in it has finished when `run_async` returns. A runtime whose tasks run after their
+    /// creation panics when a handle is used after that. A panic in any task is propagated to
+    /// the caller and the pool stays usable.
     fn run_async<'scope, R, F, Fut>(&self, f: F) -> R
     where
-        F: FnOnce(Self::Spawner<'scope>) -> Fut,
+        F: FnOnce(Self::Worker<'scope>) -> Fut + Send,
         Fut: std::future::Future<Output = R> + Send + 'scope,
         R: Send + 'scope;
 }
 
-/// Spawns tasks into the scope of one [`AsyncForkJoin::run_async`] call.
-pub trait Spawner<'scope>: Clone + Send + Sync + 'scope {
-    /// Single-touch handle: awaiting it yields the task's output.
+/// The operations of a task on the async front-end. Every child is given by a closure that
+/// receives the child's own handle (use that one, not the parent's, inside the child) and
+/// returns the child's future.
+///
+/// Serially (one worker) every child runs to completion where it is started, before the
+/// parent's continuation: the papers' depth-first order.
+pub trait AsyncWorker<'scope>: Clone + Send + Sync + 'scope {
+    /// Single-touch future handle: awaiting it yields the task's output.
     type Handle<T: Send + 'scope>: std::future::Future<Output = T> + Send + 'scope;
-    /// Multi-touch handle: clones share one result.
+    /// Multi-touch future handle: clones share one result.
     type Shared<T: Send + Sync + 'scope>: AsyncShared<T> + 'scope;
 
-    /// Spawns `fut` as a new task (a fork).
-    fn spawn<T, Fut>(&self, fut: Fut) -> Self::Handle<T>
+    /// Fork-join of two children: forks `a` (the parent's continuation, "call `b`, then join",
+    /// may be stolen while `a` runs), calls `b`, then joins (waits for `a`). Serially `a` runs
+    /// before `b`. Both have finished when the returned future is ready.
+    fn join<A, B, FA, FB>(
+        &self,
+        a: A,
+        b: B,
+    ) -> impl std::future::Future<Output = (FA::Output, FB::Output)> + Send
     where
-        Fut: std::future::Future<Output = T> + Send + 'scope,
-        T: Send + 'scope;
+        A: FnOnce(Self) -> FA + Send + 'scope,
+        B: FnOnce(Self) -> FB + Send + 'scope,
+        FA: std::future::Future + Send + 'scope,
+        FB: std::future::Future + Send + 'scope,
+        FA::Output: Send + 'scope,
+        FB::Output: Send + 'scope;
 
-    /// Spawns `fut` as a task whose result can be awaited any number of times.
-    fn spawn_shared<T, Fut>(&self, fut: Fut) -> Self::Shared<T>
+    /// Calls a child: it runs to completion before the parent goes on, and the parent is not
+    /// made stealable meanwhile. This is how a task awaits a recursive child of its own type.
+    fn call<F, Fut>(&self, f: F) -> impl std::future::Future<Output = Fut::Output> + Send
     where
-        Fut: std::future::Future<Output = T> + Send + 'scope,
-        T: Send + Sync + 'scope;
+        F: FnOnce(Self) -> Fut + Send + 'scope,
+        Fut: std::future::Future + Send + 'scope,
+        Fut::Output: Send + 'scope;
+
+    /// Creates a single-touch future (fut-create): awaiting the returned future starts the
+    /// task and yields its handle. Where the runtime is work-first the task runs at once and
+    /// the parent's continuation may be stolen; elsewhere (tokio) the task is queued.
+    fn spawn<F, Fut>(
+        &self,
+        f: F,
+    ) -> impl std::future::Future<Output = Self::Handle<Fut::Output>> + Send
+    where
+        F: FnOnce(Self) -> Fut + Send + 'scope,
+        Fut: std::future::Future + Send + 'scope,
+        Fut::Output: Send + 'scope;
+
+    /// Creates a multi-touch future, as [`AsyncWorker::spawn`].
+    fn spawn_shared<F, Fut>(
+        &self,
+        f: F,
+    ) -> impl std::future::Future<Output = Self::Shared<Fut::Output>> + Send
+    where
+        F: FnOnce(Self) -> Fut + Send + 'scope,
+        Fut: std::future::Future + Send + 'scope,
+        Fut::Output: Send + Sync + 'scope;
 }
-
-/// A boxed, sendable future: the return type of recursive async workload functions (a
-/// recursive `async fn` has an infinite type, and its `Send`-ness cannot be inferred).
-pub type BoxFuture<'a, T> = std::pin::Pin<Box<dyn std::future::Future<Output = T> + Send + 'a>>;
 
 /// A multi-touch handle of the async front-end.
 pub trait AsyncShared<T>: Clone + Send + Sync {
@@ -230,19 +298,4 @@ pub trait AsyncShared<T>: Clone + Send + Sync {
     fn get<'a>(&'a self) -> impl std::future::Future<Output = &'a T> + Send + 'a
     where
         T: 'a;
-}
-
-/// Fork-join on the async front-end: spawns `b`, runs `a` in the current task, then waits for
-/// `b`. Serially `a` runs before `b` only on runtimes whose spawn is lazy; see the runtime's
-/// documentation.
-pub async fn join_async<'scope, S, A, B>(s: &S, a: A, b: B) -> (A::Output, B::Output)
-where
-    S: Spawner<'scope>,
-    A: std::future::Future,
-    B: std::future::Future + Send + 'scope,
-    B::Output: Send + 'scope,
-{
-    let hb = s.spawn(b);
-    let ra = a.await;
-    (ra, hb.await)
 }

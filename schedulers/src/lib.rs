@@ -1,14 +1,16 @@
 //! The schedulers of stealbench behind one trait family.
 //!
 //! * [`api`]: the [`Scheduler`] trait, its closure front-end [`ForkJoin`] / [`Worker`] /
-//!   [`Scope`] and its async front-end [`AsyncForkJoin`] / [`Spawner`].
+//!   [`Scope`] and its async front-end [`AsyncForkJoin`] / [`AsyncWorker`].
 //! * One module per runtime: [`serial`] (the serial elision, T_s; both front-ends),
 //!   [`rayon`] (rayon's pool, [`rayon::RayonPool`]; closure front-end, futures built on rayon
 //!   scopes), [`tokio`] (tokio's multi-thread runtime, [`tokio::TokioPool`]; async front-end,
 //!   every fork a heap-allocated task), [`abp`] (parsimonious work stealing with futures on
 //!   stackful fibers), [`prows`] (proactive work stealing: whole deques suspend at a touch of
 //!   an unfinished future; [`prows::Prows`] with the paper's placement of stealable deques,
-//!   [`prows::ProwsArtifact`] with the authors' artifact's).
+//!   [`prows::ProwsArtifact`] with the authors' artifact's), [`libfork`] (stackless
+//!   continuation stealing: task frames on segmented stacks, polled by the worker directly;
+//!   async front-end, fork-join only).
 //! * Shared pieces: [`config`] (pool configuration), [`stats`] (counters), [`topology`]
 //!   (CPUs, NUMA nodes, pinning), and for the fiber runtimes [`stack`] (mmap'd stacks with a
 //!   guard page, per-worker pools), [`overflow`] (a fiber stack overflow is reported, not a
@@ -24,6 +26,7 @@ pub mod config;
 pub mod deque;
 pub mod fiber;
 pub(crate) mod fiberpool;
+pub mod libfork;
 pub mod overflow;
 pub mod prows;
 pub mod rayon;
@@ -34,8 +37,8 @@ pub mod tokio;
 pub mod topology;
 
 pub use api::{
-    AsyncForkJoin, AsyncShared, BoxFuture, ForkJoin, FutureHandle, Scheduler, Scope, SharedHandle,
-    Spawner, StartError, Worker, join_async,
+    AsyncForkJoin, AsyncShared, AsyncWorker, ForkJoin, FutureHandle, Scheduler, Scope,
+    SharedHandle, StartError, Worker,
 };
 pub use config::{FutureStack, IdlePolicy, Pinning, PoolConfig, VictimPolicy};
 pub use stats::Stats;

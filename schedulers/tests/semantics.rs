@@ -1,25 +1,32 @@
 //! The semantics of the `Scheduler` trait family: one generic suite, instantiated by macro for
 //! every runtime and front-end (closure front-end: serial, rayon, abp and prows at P = 1 and 2,
 //! prows-artifact at P = 2 (at P = 1 its placement has one worker to choose from, and it is
-//! prows); async front-end: serial, tokio at P = 1 and 2).
+//! prows); async front-end: serial, tokio at P = 1 and 2, libfork lazy at P = 1 and 2 and busy
+//! at P = 2 (fork-join tests only: it has no futures)).
 //!
 //! Every test checks values (never only "it did not crash"). The suite stays within the rules
 //! every runtime supports; in particular a future touched by a task other than its creator's
 //! subtree is a leaf computation, because helping runtimes (rayon) can deadlock otherwise (see
 //! `stealbench_schedulers::rayon`).
 
+// Recursive async functions write `-> impl Future + Send` out: the compiler cannot infer `Send`
+// of a future whose type contains itself. Clippy would turn them into `async fn`s, which then
+// fail to compile.
+#![allow(clippy::manual_async_fn)]
+
 use std::any::Any;
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 use std::sync::Once;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use stealbench_schedulers::abp::Abp;
+use stealbench_schedulers::libfork::LibforkPool;
 use stealbench_schedulers::prows::{Prows, ProwsArtifact};
 use stealbench_schedulers::rayon::RayonPool;
 use stealbench_schedulers::serial::Serial;
 use stealbench_schedulers::tokio::TokioPool;
 use stealbench_schedulers::{
-    AsyncForkJoin, AsyncShared, BoxFuture, ForkJoin, FutureHandle, FutureStack, PoolConfig,
-    Scheduler, Scope, SharedHandle, Spawner, Stats, Worker, join_async,
+    AsyncForkJoin, AsyncShared, AsyncWorker, ForkJoin, FutureHandle, FutureStack, IdlePolicy,
+    PoolConfig, Scheduler, Scope, SharedHandle, Stats, Worker,
 };
 
 /// Recursion depth of the deep tests (nested joins, futures, spawns on one path).
@@ -33,11 +40,7 @@ const CHAIN: usize = 2_000;
 /// Every deliberate panic's message starts with this; the panic hook keeps them quiet.
 const DELIBERATE: &str = "deliberate panic";
 
-/// Starts a pool of `p` workers with default policies.
-fn start<S: Scheduler>(p: usize) -> S {
-    start_with(PoolConfig::with_workers(p))
-}
-
+/// Starts a pool with `config`, checks its worker count, and keeps deliberate panics quiet.
 fn start_with<S: Scheduler>(config: PoolConfig) -> S {
     let p = config.workers;
     static QUIET: Once = Once::new();
@@ -594,36 +597,59 @@ mod fj {
     }
 }
 
-/// The async front-end suite.
+/// The async front-end suite. Fork-join tests run on every async runtime; the tests of
+/// futures (`spawn`, `spawn_shared`) on those with `AsyncForkJoin::FUTURES`.
 mod af {
     use super::*;
+    use std::future::Future;
 
-    fn fib_async<'s, S: Spawner<'s>>(s: S, n: u64) -> BoxFuture<'s, u64> {
-        Box::pin(async move {
+    fn fib_join<'s, C: AsyncWorker<'s>>(c: C, n: u64) -> impl Future<Output = u64> + Send + 's {
+        async move {
             if n < 2 {
                 return n;
             }
-            let x = s.spawn(fib_async(s.clone(), n - 1));
-            let y = fib_async(s, n - 2).await;
-            x.await + y
-        })
+            let (a, b) = c
+                .join(move |c| fib_join(c, n - 1), move |c| fib_join(c, n - 2))
+                .await;
+            a + b
+        }
     }
 
-    fn collect<'s, S: Spawner<'s>>(s: S, lo: u32, hi: u32) -> BoxFuture<'s, Vec<u32>> {
-        Box::pin(async move {
+    fn fib_future<'s, C: AsyncWorker<'s>>(c: C, n: u64) -> impl Future<Output = u64> + Send + 's {
+        async move {
+            if n < 2 {
+                return n;
+            }
+            let x = c.spawn(move |c| fib_future(c, n - 1)).await;
+            let y = c.call(move |c| fib_future(c, n - 2)).await;
+            x.await + y
+        }
+    }
+
+    fn collect<'s, C: AsyncWorker<'s>>(
+        c: C,
+        lo: u32,
+        hi: u32,
+    ) -> impl Future<Output = Vec<u32>> + Send + 's {
+        async move {
             if hi - lo == 1 {
                 return vec![lo];
             }
             let mid = lo + (hi - lo) / 2;
-            let (mut a, b) =
-                join_async(&s, collect(s.clone(), lo, mid), collect(s.clone(), mid, hi)).await;
+            let (mut a, b) = c
+                .join(move |c| collect(c, lo, mid), move |c| collect(c, mid, hi))
+                .await;
             a.extend(b);
             a
-        })
+        }
     }
 
-    fn fill<'s, S: Spawner<'s>>(s: S, out: &'s mut [u64], offset: u64) -> BoxFuture<'s, ()> {
-        Box::pin(async move {
+    fn fill<'s, C: AsyncWorker<'s>>(
+        c: C,
+        out: &'s mut [u64],
+        offset: u64,
+    ) -> impl Future<Output = ()> + Send + 's {
+        async move {
             if out.len() <= 3 {
                 for (i, x) in out.iter_mut().enumerate() {
                     *x = 3 * (offset + i as u64) + 1;
@@ -632,59 +658,66 @@ mod af {
             }
             let mid = out.len() / 2;
             let (a, b) = out.split_at_mut(mid);
-            join_async(
-                &s,
-                fill(s.clone(), a, offset),
-                fill(s.clone(), b, offset + mid as u64),
+            c.join(
+                move |c| fill(c, a, offset),
+                move |c| fill(c, b, offset + mid as u64),
             )
             .await;
-        })
-    }
-
-    pub fn join_results<P: AsyncForkJoin>(pool: &P) {
-        let (a, b) = pool.run_async(|s| async move {
-            join_async(&s, async { 6 * 7 }, async { String::from("right") }).await
-        });
-        assert_eq!((a, b.as_str()), (42, "right"));
-        assert_eq!(
-            pool.run_async(|s| collect(s, 0, 1000)),
-            (0..1000).collect::<Vec<_>>()
-        );
-        let mut out = vec![0u64; 1000];
-        pool.run_async(|s| fill(s, &mut out, 0));
-        for (i, x) in out.iter().enumerate() {
-            assert_eq!(*x, 3 * i as u64 + 1, "slot {i}");
         }
     }
 
-    fn sum_tree<'s, S: Spawner<'s>>(
-        s: S,
+    pub fn join_results<P: AsyncForkJoin>(pool: &P) {
+        let (a, b) = pool.run_async(|c| async move {
+            c.join(|_| async { 6 * 7 }, |_| async { String::from("right") })
+                .await
+        });
+        assert_eq!((a, b.as_str()), (42, "right"));
+        assert_eq!(
+            pool.run_async(|c| collect(c, 0, 1000)),
+            (0..1000).collect::<Vec<_>>()
+        );
+        let mut out = vec![0u64; 1000];
+        pool.run_async(|c| fill(c, &mut out, 0));
+        for (i, x) in out.iter().enumerate() {
+            assert_eq!(*x, 3 * i as u64 + 1, "slot {i}");
+        }
+        // A call returns its child's value; the parent goes on after it.
+        let called = pool.run_async(|c| async move {
+            let a = c.call(|c| fib_join(c, 10)).await;
+            let b = c.call(|_| async { 1u64 }).await;
+            a + b
+        });
+        assert_eq!(called, fib(10) + 1);
+    }
+
+    fn sum_tree<'s, C: AsyncWorker<'s>>(
+        c: C,
         lo: u64,
         hi: u64,
         leaves: &'s AtomicU64,
-    ) -> BoxFuture<'s, u64> {
-        Box::pin(async move {
+    ) -> impl Future<Output = u64> + Send + 's {
+        async move {
             if hi - lo == 1 {
                 leaves.fetch_add(1, Ordering::Relaxed);
                 return lo;
             }
             let mid = lo + (hi - lo) / 2;
-            let (a, b) = join_async(
-                &s,
-                sum_tree(s.clone(), lo, mid, leaves),
-                sum_tree(s.clone(), mid, hi, leaves),
-            )
-            .await;
+            let (a, b) = c
+                .join(
+                    move |c| sum_tree(c, lo, mid, leaves),
+                    move |c| sum_tree(c, mid, hi, leaves),
+                )
+                .await;
             a + b
-        })
+        }
     }
 
     pub fn deep_nesting<P: AsyncForkJoin>(pool: &P) {
-        assert_eq!(pool.run_async(|s| fib_async(s, 16)), fib(16));
+        assert_eq!(pool.run_async(|c| fib_join(c, 16)), fib(16));
         let n = 1u64 << 13;
         let leaves = AtomicU64::new(0);
         assert_eq!(
-            pool.run_async(|s| sum_tree(s, 0, n, &leaves)),
+            pool.run_async(|c| sum_tree(c, 0, n, &leaves)),
             n * (n - 1) / 2
         );
         assert_eq!(
@@ -694,27 +727,150 @@ mod af {
         );
     }
 
+    /// Each level calls the next.
+    fn deep_call<'s, C: AsyncWorker<'s>>(
+        c: C,
+        d: usize,
+    ) -> impl Future<Output = usize> + Send + 's {
+        async move {
+            if d == 0 {
+                return 0;
+            }
+            c.call(move |c| deep_call(c, d - 1)).await + 1
+        }
+    }
+
+    /// Each level forks the next (and a leaf beside it).
+    fn deep_fork<'s, C: AsyncWorker<'s>>(
+        c: C,
+        d: usize,
+    ) -> impl Future<Output = usize> + Send + 's {
+        async move {
+            if d == 0 {
+                return 0;
+            }
+            let (a, b) = c.join(move |c| deep_fork(c, d - 1), |_| async { 1 }).await;
+            a + b
+        }
+    }
+
+    pub fn deep_recursion<P: AsyncForkJoin>(pool: &P) {
+        assert_eq!(pool.run_async(|c| deep_call(c, DEPTH)), DEPTH);
+        assert_eq!(pool.run_async(|c| deep_fork(c, DEPTH)), DEPTH);
+    }
+
+    /// A join whose first child panics at depth `d` of a fork-join tree.
+    fn panicking_tree<'s, C: AsyncWorker<'s>>(
+        c: C,
+        d: u32,
+    ) -> impl Future<Output = u64> + Send + 's {
+        async move {
+            if d == 0 {
+                if std::hint::black_box(true) {
+                    panic!("{DELIBERATE}: deep");
+                }
+                return 1;
+            }
+            let (a, b) = c
+                .join(move |c| panicking_tree(c, d - 1), move |c| fib_join(c, 12))
+                .await;
+            a + b
+        }
+    }
+
+    pub fn fork_join_panics_reach_run<P: AsyncForkJoin>(pool: &P) {
+        let works = |pool: &P| assert_eq!(pool.run_async(|c| fib_join(c, 15)), fib(15));
+        expect_panic("deliberate panic: root", || {
+            pool.run_async(|_| async {
+                if std::hint::black_box(true) {
+                    panic!("{DELIBERATE}: root");
+                }
+                1
+            })
+        });
+        works(pool);
+        expect_panic("deliberate panic: deep", || {
+            pool.run_async(|c| panicking_tree(c, 12))
+        });
+        works(pool);
+        // The second child panics while the first (and its subtree) may still run elsewhere.
+        let ran = AtomicUsize::new(0);
+        let ran_ref = &ran;
+        expect_panic("deliberate panic: called", || {
+            pool.run_async(|c| async move {
+                c.join(
+                    move |c| async move {
+                        let v = fib_join(c, 18).await;
+                        ran_ref.fetch_add(1, Ordering::SeqCst);
+                        v
+                    },
+                    |_| async {
+                        if std::hint::black_box(true) {
+                            panic!("{DELIBERATE}: called");
+                        }
+                        0
+                    },
+                )
+                .await
+            })
+        });
+        assert_eq!(ran.load(Ordering::SeqCst), 1, "the forked child finished");
+        works(pool);
+        expect_panic("deliberate panic: call", || {
+            pool.run_async(|c| async move {
+                c.call(|_| async {
+                    if std::hint::black_box(true) {
+                        panic!("{DELIBERATE}: call");
+                    }
+                    0
+                })
+                .await
+            })
+        });
+        works(pool);
+        expect_panic("deliberate panic: maker", || {
+            pool.run_async(|_| {
+                if std::hint::black_box(true) {
+                    panic!("{DELIBERATE}: maker");
+                }
+                async { 0 }
+            })
+        });
+        works(pool);
+    }
+
+    pub fn fork_join_stats_reset<P: AsyncForkJoin>(pool: &P) {
+        pool.reset_stats();
+        assert_eq!(pool.run_async(|c| fib_join(c, 18)), fib(18));
+        let before = pool.stats();
+        pool.reset_stats();
+        check_reset(&before, &pool.stats(), pool.workers());
+    }
+
     pub fn scope_with_many_spawns<P: AsyncForkJoin>(pool: &P) {
         let mut slots = vec![0u64; SPAWNS];
         let slots_ref = &mut slots[..];
-        let awaited = pool.run_async(|s| async move {
+        let awaited = pool.run_async(|c| async move {
             let mut handles = Vec::new();
             for (i, slot) in slots_ref.iter_mut().enumerate() {
                 let value = (i as u64) * (i as u64) + 1;
                 match i % 3 {
-                    0 => handles.push(s.spawn(async move {
-                        *slot = value;
-                        i
-                    })),
+                    0 => handles.push(
+                        c.spawn(move |_| async move {
+                            *slot = value;
+                            i
+                        })
+                        .await,
+                    ),
                     // Detached: the handle is dropped, run_async still waits for the task.
-                    1 => drop(s.spawn(async move { *slot = value })),
+                    1 => drop(c.spawn(move |_| async move { *slot = value }).await),
                     // A task that spawns (and detaches) a task of its own.
-                    _ => {
-                        let inner = s.clone();
-                        drop(s.spawn(async move {
-                            drop(inner.spawn(async move { *slot = value }));
-                        }))
-                    }
+                    _ => drop(
+                        c.spawn(move |c| async move {
+                            drop(c.spawn(move |_| async move { *slot = value }).await);
+                        })
+                        .await,
+                    ),
                 }
             }
             let mut sum = 0;
@@ -730,10 +886,11 @@ mod af {
     }
 
     pub fn single_touch_futures<P: AsyncForkJoin>(pool: &P) {
-        let words = pool.run_async(|s| async move {
-            let hs: Vec<_> = (0..100)
-                .map(|i| s.spawn(async move { format!("w{i}") }))
-                .collect();
+        let words = pool.run_async(|c| async move {
+            let mut hs = Vec::new();
+            for i in 0..100 {
+                hs.push(c.spawn(move |_| async move { format!("w{i}") }).await);
+            }
             let mut out = Vec::new();
             for h in hs.into_iter().rev() {
                 out.push(h.await);
@@ -742,22 +899,26 @@ mod af {
             out
         });
         assert_eq!(words, (0..100).map(|i| format!("w{i}")).collect::<Vec<_>>());
+        assert_eq!(pool.run_async(|c| fib_future(c, 15)), fib(15));
     }
 
     pub fn multi_touch_futures<P: AsyncForkJoin>(pool: &P) {
         let total = AtomicU64::new(0);
         let total_ref = &total;
-        let creator = pool.run_async(|s| async move {
-            let f = s.spawn_shared(async { 21u64 });
+        let creator = pool.run_async(|c| async move {
+            let f = c.spawn_shared(|_| async { 21u64 }).await;
             let mut hs = Vec::new();
             for k in 0..8u64 {
                 let g = f.clone();
-                hs.push(s.spawn(async move {
-                    let first = *g.get().await;
-                    assert_eq!(*g.get().await, first, "touches disagree");
-                    total_ref.fetch_add(2 * first, Ordering::Relaxed);
-                    first + k
-                }));
+                hs.push(
+                    c.spawn(move |_| async move {
+                        let first = *g.get().await;
+                        assert_eq!(*g.get().await, first, "touches disagree");
+                        total_ref.fetch_add(2 * first, Ordering::Relaxed);
+                        first + k
+                    })
+                    .await,
+                );
             }
             let a = *f.get().await;
             let b = *f.clone().get().await;
@@ -777,35 +938,42 @@ mod af {
     pub fn touched_by_another_task<P: AsyncForkJoin>(pool: &P) {
         let out = AtomicU64::new(0);
         let out_ref = &out;
-        let r = pool.run_async(|s| async move {
-            let f = s.spawn(async { 1234u64 });
-            drop(s.spawn(async move { out_ref.store(f.await + 1, Ordering::SeqCst) }));
-            let g = s.spawn(async { 100u64 });
-            s.spawn(async move { g.await * 2 }).await
+        let r = pool.run_async(|c| async move {
+            let f = c.spawn(|_| async { 1234u64 }).await;
+            drop(
+                c.spawn(move |_| async move { out_ref.store(f.await + 1, Ordering::SeqCst) })
+                    .await,
+            );
+            let g = c.spawn(|_| async { 100u64 }).await;
+            c.spawn(move |_| async move { g.await * 2 }).await.await
         });
         assert_eq!(out.load(Ordering::SeqCst), 1235);
         assert_eq!(r, 200);
     }
 
     pub fn chained_futures<P: AsyncForkJoin>(pool: &P) {
-        let single = pool.run_async(|s| async move {
-            let mut f = s.spawn(async { 1u64 });
+        let single = pool.run_async(|c| async move {
+            let mut f = c.spawn(|_| async { 1u64 }).await;
             for i in 1..CHAIN as u64 {
                 let prev = f;
-                f = s.spawn(async move { (prev.await * 31 + i) % 1_000_003 });
+                f = c
+                    .spawn(move |_| async move { (prev.await * 31 + i) % 1_000_003 })
+                    .await;
             }
             f.await
         });
         assert_eq!(single, chain_value(CHAIN));
-        let shared = pool.run_async(|s| async move {
-            let mut f = s.spawn_shared(async { 1u64 });
+        let shared = pool.run_async(|c| async move {
+            let mut f = c.spawn_shared(|_| async { 1u64 }).await;
             let first = f.clone();
             for i in 1..CHAIN as u64 {
                 let prev = f.clone();
-                f = s.spawn_shared(async move {
-                    assert_eq!(*prev.get().await, *prev.clone().get().await);
-                    (*prev.get().await * 31 + i) % 1_000_003
-                });
+                f = c
+                    .spawn_shared(move |_| async move {
+                        assert_eq!(*prev.get().await, *prev.clone().get().await);
+                        (*prev.get().await * 31 + i) % 1_000_003
+                    })
+                    .await;
             }
             (*f.get().await, *first.get().await)
         });
@@ -813,49 +981,34 @@ mod af {
     }
 
     /// Each level spawns the next and awaits it.
-    fn deep_spawn<'s, S: Spawner<'s>>(s: S, d: usize) -> BoxFuture<'s, usize> {
-        Box::pin(async move {
+    fn deep_spawn<'s, C: AsyncWorker<'s>>(
+        c: C,
+        d: usize,
+    ) -> impl Future<Output = usize> + Send + 's {
+        async move {
             if d == 0 {
                 return 0;
             }
-            s.spawn(deep_spawn(s.clone(), d - 1)).await + 1
-        })
+            c.spawn(move |c| deep_spawn(c, d - 1)).await.await + 1
+        }
     }
 
-    /// Each level awaits the next directly (nested polls, no spawn).
-    fn deep_await(d: usize) -> BoxFuture<'static, usize> {
-        Box::pin(async move {
-            if d == 0 {
-                return 0;
-            }
-            deep_await(d - 1).await + 1
-        })
+    pub fn deep_futures<P: AsyncForkJoin>(pool: &P) {
+        assert_eq!(pool.run_async(|c| deep_spawn(c, DEPTH)), DEPTH);
     }
 
-    pub fn deep_recursion<P: AsyncForkJoin>(pool: &P) {
-        assert_eq!(pool.run_async(|s| deep_spawn(s, DEPTH)), DEPTH);
-        assert_eq!(pool.run_async(|_| deep_await(DEPTH)), DEPTH);
-    }
-
-    pub fn panics_reach_run<P: AsyncForkJoin>(pool: &P) {
-        let works = |pool: &P| assert_eq!(pool.run_async(|s| fib_async(s, 15)), fib(15));
-        expect_panic("deliberate panic: root", || {
-            pool.run_async(|_| async {
-                if std::hint::black_box(true) {
-                    panic!("{DELIBERATE}: root");
-                }
-                1
-            })
-        });
-        works(pool);
+    pub fn future_panics_reach_run<P: AsyncForkJoin>(pool: &P) {
+        let works = |pool: &P| assert_eq!(pool.run_async(|c| fib_future(c, 15)), fib(15));
         expect_panic("deliberate panic: awaited", || {
-            pool.run_async(|s| async move {
-                let h = s.spawn(async {
-                    if std::hint::black_box(true) {
-                        panic!("{DELIBERATE}: awaited");
-                    }
-                    1
-                });
+            pool.run_async(|c| async move {
+                let h = c
+                    .spawn(|_| async {
+                        if std::hint::black_box(true) {
+                            panic!("{DELIBERATE}: awaited");
+                        }
+                        1
+                    })
+                    .await;
                 h.await
             })
         });
@@ -863,15 +1016,18 @@ mod af {
         let finished = AtomicUsize::new(0);
         let finished_ref = &finished;
         expect_panic("deliberate panic: detached", || {
-            pool.run_async(|s| async move {
+            pool.run_async(|c| async move {
                 for i in 0..50 {
-                    drop(s.spawn(async move {
-                        // The last one (the serial elision runs spawns eagerly).
-                        if i == 49 {
-                            panic!("{DELIBERATE}: detached");
-                        }
-                        finished_ref.fetch_add(1, Ordering::SeqCst);
-                    }));
+                    drop(
+                        c.spawn(move |_| async move {
+                            // The last one (the serial elision runs spawns eagerly).
+                            if i == 49 {
+                                panic!("{DELIBERATE}: detached");
+                            }
+                            finished_ref.fetch_add(1, Ordering::SeqCst);
+                        })
+                        .await,
+                    );
                 }
                 5
             })
@@ -883,17 +1039,19 @@ mod af {
         );
         works(pool);
         expect_panic("deliberate panic: shared", || {
-            pool.run_async(|s| async move {
-                let f = s.spawn_shared(async {
-                    if std::hint::black_box(true) {
-                        panic!("{DELIBERATE}: shared");
-                    }
-                    1u64
-                });
+            pool.run_async(|c| async move {
+                let f = c
+                    .spawn_shared(|_| async {
+                        if std::hint::black_box(true) {
+                            panic!("{DELIBERATE}: shared");
+                        }
+                        1u64
+                    })
+                    .await;
                 let mut hs = Vec::new();
                 for _ in 0..2 {
                     let g = f.clone();
-                    hs.push(s.spawn(async move { *g.get().await }));
+                    hs.push(c.spawn(move |_| async move { *g.get().await }).await);
                 }
                 let mut sum = *f.get().await;
                 for h in hs {
@@ -903,32 +1061,19 @@ mod af {
             })
         });
         works(pool);
-        // A panic in the closure that makes the root, after it spawned a task: that task is
-        // still waited for.
-        let spawned_ran = AtomicUsize::new(0);
-        let spawned_ref = &spawned_ran;
-        expect_panic("deliberate panic: maker", || {
-            pool.run_async(|s| {
-                drop(s.spawn(async move {
-                    spawned_ref.fetch_add(1, Ordering::SeqCst);
-                }));
-                if std::hint::black_box(true) {
-                    panic!("{DELIBERATE}: maker");
-                }
-                async { 0 }
-            })
-        });
-        assert_eq!(spawned_ran.load(Ordering::SeqCst), 1);
-        works(pool);
     }
 
-    pub fn stats_reset<P: AsyncForkJoin>(pool: &P) {
+    pub fn future_stats_reset<P: AsyncForkJoin>(pool: &P) {
         pool.reset_stats();
-        let sum = pool.run_async(|s| async move {
-            let single: Vec<_> = (0..100u64).map(|i| s.spawn(async move { i })).collect();
-            let shared: Vec<_> = (0..50u64)
-                .map(|i| s.spawn_shared(async move { i }))
-                .collect();
+        let sum = pool.run_async(|c| async move {
+            let mut single = Vec::new();
+            for i in 0..100u64 {
+                single.push(c.spawn(move |_| async move { i }).await);
+            }
+            let mut shared = Vec::new();
+            for i in 0..50u64 {
+                shared.push(c.spawn_shared(move |_| async move { i }).await);
+            }
             let mut sum = 0;
             for h in single {
                 sum += h.await;
@@ -1016,14 +1161,18 @@ macro_rules! closure_suite {
     };
 }
 
-/// The async front-end suite for runtime `$pool` at `$p` workers.
+/// The async front-end suite for runtime `$pool` at `$p` workers: the fork-join tests, and
+/// the tests of futures unless the runtime is fork-join only (`futures: no`).
 macro_rules! async_suite {
     ($name:ident, $pool:ty, $p:expr) => {
+        async_suite!($name, $pool, PoolConfig::with_workers($p), futures: yes);
+    };
+    ($name:ident, $pool:ty, $config:expr, futures: $futures:ident) => {
         mod $name {
             use super::*;
 
             fn with(test: fn(&$pool)) {
-                on_big_stack(|| test(&start::<$pool>($p)));
+                on_big_stack(|| test(&start_with::<$pool>($config)));
             }
 
             #[test]
@@ -1035,37 +1184,58 @@ macro_rules! async_suite {
                 with(af::deep_nesting::<$pool>);
             }
             #[test]
-            fn scope_with_many_spawns() {
-                with(af::scope_with_many_spawns::<$pool>);
-            }
-            #[test]
-            fn single_touch_futures() {
-                with(af::single_touch_futures::<$pool>);
-            }
-            #[test]
-            fn multi_touch_futures() {
-                with(af::multi_touch_futures::<$pool>);
-            }
-            #[test]
-            fn touched_by_another_task() {
-                with(af::touched_by_another_task::<$pool>);
-            }
-            #[test]
-            fn chained_futures() {
-                with(af::chained_futures::<$pool>);
-            }
-            #[test]
             fn deep_recursion() {
                 with(af::deep_recursion::<$pool>);
             }
             #[test]
-            fn panics_reach_run() {
-                with(af::panics_reach_run::<$pool>);
+            fn fork_join_panics_reach_run() {
+                with(af::fork_join_panics_reach_run::<$pool>);
             }
             #[test]
-            fn stats_reset() {
-                with(af::stats_reset::<$pool>);
+            fn fork_join_stats_reset() {
+                with(af::fork_join_stats_reset::<$pool>);
             }
+            async_suite!(@futures $futures, $pool);
+        }
+    };
+    (@futures no, $pool:ty) => {
+        #[test]
+        fn declares_no_futures() {
+            assert!(!<$pool as AsyncForkJoin>::FUTURES);
+        }
+    };
+    (@futures yes, $pool:ty) => {
+        #[test]
+        fn scope_with_many_spawns() {
+            with(af::scope_with_many_spawns::<$pool>);
+        }
+        #[test]
+        fn single_touch_futures() {
+            with(af::single_touch_futures::<$pool>);
+        }
+        #[test]
+        fn multi_touch_futures() {
+            with(af::multi_touch_futures::<$pool>);
+        }
+        #[test]
+        fn touched_by_another_task() {
+            with(af::touched_by_another_task::<$pool>);
+        }
+        #[test]
+        fn chained_futures() {
+            with(af::chained_futures::<$pool>);
+        }
+        #[test]
+        fn deep_futures() {
+            with(af::deep_futures::<$pool>);
+        }
+        #[test]
+        fn future_panics_reach_run() {
+            with(af::future_panics_reach_run::<$pool>);
+        }
+        #[test]
+        fn future_stats_reset() {
+            with(af::future_stats_reset::<$pool>);
         }
     };
 }
@@ -1110,3 +1280,14 @@ closure_suite!(prows_artifact_p2, ProwsArtifact, 2);
 async_suite!(serial_async, Serial, 1);
 async_suite!(tokio_p1, TokioPool, 1);
 async_suite!(tokio_p2, TokioPool, 2);
+async_suite!(libfork_p1, LibforkPool, PoolConfig::with_workers(1), futures: no);
+async_suite!(libfork_p2, LibforkPool, PoolConfig::with_workers(2), futures: no);
+async_suite!(
+    libfork_busy_p2,
+    LibforkPool,
+    PoolConfig {
+        idle: IdlePolicy::Busy,
+        ..PoolConfig::with_workers(2)
+    },
+    futures: no
+);

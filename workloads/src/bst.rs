@@ -59,11 +59,11 @@
 
 use crate::rng::SplitMix64;
 use crate::{Size, Variant, Workload};
+use std::future::Future;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
 use stealbench_schedulers::{
-    AsyncForkJoin, AsyncShared, BoxFuture, ForkJoin, Scope, SharedHandle, Spawner, Worker,
-    join_async,
+    AsyncForkJoin, AsyncShared, AsyncWorker, ForkJoin, Scope, SharedHandle, Worker,
 };
 
 /// The workload marker type.
@@ -444,53 +444,53 @@ pub fn gf<W: Worker>(w: &W, a: &Arena, t1: u32, t2: u32) -> u32 {
     w.scope(|sc| merge_gf(sc, w, a, t1, GTree::Plain(t2), 0))
 }
 
-/// Fork-join on the async front-end: as [`fj`], with [`join_async`].
-pub fn fj_async<'s, S: Spawner<'s>>(
-    s: S,
+/// Fork-join on the async front-end: as [`fj`], with [`AsyncWorker::join`].
+pub fn fj_async<'s, C: AsyncWorker<'s>>(
+    c: C,
     a: &'s Arena,
     t1: u32,
     t2: u32,
     depth: usize,
-) -> BoxFuture<'s, u32> {
-    Box::pin(async move {
+) -> impl Future<Output = u32> + Send + 's {
+    async move {
         if depth >= PAR_DEPTH || t1 == NIL || t2 == NIL {
             return merge_serial(a, t1, t2);
         }
         let (l, r) = split(a, t2, a.key(t1));
         let (l1, r1) = (a.left(t1), a.right(t1));
-        let (ml, mr) = join_async(
-            &s,
-            fj_async(s.clone(), a, l1, l, depth + 1),
-            fj_async(s.clone(), a, r1, r, depth + 1),
-        )
-        .await;
+        let (ml, mr) = c
+            .join(
+                move |c| fj_async(c, a, l1, l, depth + 1),
+                move |c| fj_async(c, a, r1, r, depth + 1),
+            )
+            .await;
         a.set_left(t1, ml);
         a.set_right(t1, mr);
         t1
-    })
+    }
 }
 
 /// A pipelined tree on the async front-end (as [`GTree`]).
-enum ATree<'s, S: Spawner<'s>> {
+enum ATree<'s, C: AsyncWorker<'s>> {
     Plain(u32),
-    Node(Arc<ANode<'s, S>>),
-    Half(S::Shared<AHalves<'s, S>>, Side),
+    Node(Arc<ANode<'s, C>>),
+    Half(C::Shared<AHalves<'s, C>>, Side),
 }
 
 /// A node rebuilt by a pipelined split step (async front-end).
-struct ANode<'s, S: Spawner<'s>> {
+struct ANode<'s, C: AsyncWorker<'s>> {
     node: u32,
-    left: ATree<'s, S>,
-    right: ATree<'s, S>,
+    left: ATree<'s, C>,
+    right: ATree<'s, C>,
 }
 
 /// The two halves of an async pipelined split step.
-type AHalves<'s, S> = (ATree<'s, S>, ATree<'s, S>);
+type AHalves<'s, C> = (ATree<'s, C>, ATree<'s, C>);
 
 /// A forced async pipelined tree: `None` (empty) or its root and subtrees.
-type AForced<'s, S> = Option<(u32, ATree<'s, S>, ATree<'s, S>)>;
+type AForced<'s, C> = Option<(u32, ATree<'s, C>, ATree<'s, C>)>;
 
-impl<'s, S: Spawner<'s>> Clone for ATree<'s, S> {
+impl<'s, C: AsyncWorker<'s>> Clone for ATree<'s, C> {
     fn clone(&self) -> Self {
         match self {
             ATree::Plain(i) => ATree::Plain(*i),
@@ -501,115 +501,127 @@ impl<'s, S: Spawner<'s>> Clone for ATree<'s, S> {
 }
 
 /// As [`force`], awaiting the futures.
-fn force_async<'s, S: Spawner<'s>>(
-    a: &'s Arena,
-    mut t: ATree<'s, S>,
-) -> BoxFuture<'s, AForced<'s, S>> {
-    Box::pin(async move {
-        loop {
-            t = match t {
-                ATree::Plain(NIL) => return None,
-                ATree::Plain(i) => {
-                    return Some((i, ATree::Plain(a.left(i)), ATree::Plain(a.right(i))));
-                }
-                ATree::Node(g) => return Some((g.node, g.left.clone(), g.right.clone())),
-                ATree::Half(f, side) => pick(f.get().await, side).clone(),
+async fn force_async<'s, C: AsyncWorker<'s>>(a: &'s Arena, mut t: ATree<'s, C>) -> AForced<'s, C> {
+    loop {
+        t = match t {
+            ATree::Plain(NIL) => return None,
+            ATree::Plain(i) => {
+                return Some((i, ATree::Plain(a.left(i)), ATree::Plain(a.right(i))));
             }
+            ATree::Node(g) => return Some((g.node, g.left.clone(), g.right.clone())),
+            ATree::Half(f, side) => pick(f.get().await, side).clone(),
         }
-    })
+    }
 }
 
-/// As [`split_gf`]: the rest of the split is a task spawned with a shared handle.
-fn split_gf_async<'s, S: Spawner<'s>>(
-    s: &S,
+/// As [`split_gf`]: the rest of the split is a task created with a shared handle
+/// ([`AsyncWorker::spawn_shared`]), which forces its part of the tree and does the next step.
+fn split_gf_async<'s, C: AsyncWorker<'s>>(
+    c: C,
     a: &'s Arena,
-    forced: AForced<'s, S>,
+    forced: AForced<'s, C>,
     k: u64,
-) -> AHalves<'s, S> {
-    let Some((node, left, right)) = forced else {
-        return (ATree::Plain(NIL), ATree::Plain(NIL));
-    };
-    let rest = |t: ATree<'s, S>| {
-        let s2 = s.clone();
-        s.spawn_shared(async move {
-            let forced = force_async(a, t).await;
-            split_gf_async(&s2, a, forced, k)
-        })
-    };
-    if a.key(node) < k {
-        let f = rest(right);
-        let keep = ANode {
-            node,
-            left,
-            right: ATree::Half(f.clone(), Side::Left),
+) -> impl Future<Output = AHalves<'s, C>> + Send + 's {
+    async move {
+        let Some((node, left, right)) = forced else {
+            return (ATree::Plain(NIL), ATree::Plain(NIL));
         };
-        (ATree::Node(Arc::new(keep)), ATree::Half(f, Side::Right))
-    } else {
-        let f = rest(left);
-        let keep = ANode {
-            node,
-            left: ATree::Half(f.clone(), Side::Right),
-            right,
+        let rest = |t: ATree<'s, C>| {
+            c.spawn_shared(move |c| async move {
+                let forced = force_async(a, t).await;
+                split_gf_async(c, a, forced, k).await
+            })
         };
-        (ATree::Half(f, Side::Left), ATree::Node(Arc::new(keep)))
+        if a.key(node) < k {
+            let f = rest(right).await;
+            let keep = ANode {
+                node,
+                left,
+                right: ATree::Half(f.clone(), Side::Left),
+            };
+            (ATree::Node(Arc::new(keep)), ATree::Half(f, Side::Right))
+        } else {
+            let f = rest(left).await;
+            let keep = ANode {
+                node,
+                left: ATree::Half(f.clone(), Side::Right),
+                right,
+            };
+            (ATree::Half(f, Side::Left), ATree::Node(Arc::new(keep)))
+        }
     }
 }
 
 /// As [`materialize`], awaiting the futures.
-fn materialize_async<'s, S: Spawner<'s>>(a: &'s Arena, t: ATree<'s, S>) -> BoxFuture<'s, u32> {
-    Box::pin(async move {
+fn materialize_async<'s, C: AsyncWorker<'s>>(
+    c: C,
+    a: &'s Arena,
+    t: ATree<'s, C>,
+) -> impl Future<Output = u32> + Send + 's {
+    async move {
         match t {
             ATree::Plain(i) => i,
             ATree::Node(g) => {
-                let l = materialize_async(a, g.left.clone()).await;
-                let r = materialize_async(a, g.right.clone()).await;
+                let gl = g.left.clone();
+                let l = c.call(move |c| materialize_async(c, a, gl)).await;
+                let gr = g.right.clone();
+                let r = c.call(move |c| materialize_async(c, a, gr)).await;
                 a.set_left(g.node, l);
                 a.set_right(g.node, r);
                 g.node
             }
             ATree::Half(f, side) => {
                 let t = pick(f.get().await, side).clone();
-                materialize_async(a, t).await
+                c.call(move |c| materialize_async(c, a, t)).await
             }
         }
-    })
+    }
 }
 
-/// As [`merge_gf`]: the left merge spawned, the right one awaited in place, then the left one.
-fn merge_gf_async<'s, S: Spawner<'s>>(
-    s: S,
+/// As [`merge_gf`]: the left merge spawned, the right one called, then the left one awaited.
+fn merge_gf_async<'s, C: AsyncWorker<'s>>(
+    c: C,
     a: &'s Arena,
     t1: u32,
-    t2: ATree<'s, S>,
+    t2: ATree<'s, C>,
     depth: usize,
-) -> BoxFuture<'s, u32> {
-    Box::pin(async move {
+) -> impl Future<Output = u32> + Send + 's {
+    async move {
         if t1 == NIL {
-            return materialize_async(a, t2).await;
+            return c.call(move |c| materialize_async(c, a, t2)).await;
         }
         if depth >= PAR_DEPTH {
-            let t2 = materialize_async(a, t2).await;
+            let t2 = c.call(move |c| materialize_async(c, a, t2)).await;
             return merge_serial(a, t1, t2);
         }
         let forced = force_async(a, t2).await;
         if forced.is_none() {
             return t1;
         }
-        let (l, r) = split_gf_async(&s, a, forced, a.key(t1));
+        let (l, r) = split_gf_async(c.clone(), a, forced, a.key(t1)).await;
         let (l1, r1) = (a.left(t1), a.right(t1));
-        let hl = s.spawn(merge_gf_async(s.clone(), a, l1, l, depth + 1));
-        let mr = merge_gf_async(s.clone(), a, r1, r, depth + 1).await;
+        let hl = c
+            .spawn(move |c| merge_gf_async(c, a, l1, l, depth + 1))
+            .await;
+        let mr = c
+            .call(move |c| merge_gf_async(c, a, r1, r, depth + 1))
+            .await;
         let ml = hl.await;
         a.set_left(t1, ml);
         a.set_right(t1, mr);
         t1
-    })
+    }
 }
 
 /// General futures (pipelined) on the async front-end: split steps are tasks with shared
-/// handles ([`Spawner::spawn_shared`]), awaited by the merges that meet them.
-pub fn gf_async<'s, S: Spawner<'s>>(s: S, a: &'s Arena, t1: u32, t2: u32) -> BoxFuture<'s, u32> {
-    merge_gf_async(s, a, t1, ATree::Plain(t2), 0)
+/// handles ([`AsyncWorker::spawn_shared`]), awaited by the merges that meet them.
+pub fn gf_async<'s, C: AsyncWorker<'s>>(
+    c: C,
+    a: &'s Arena,
+    t1: u32,
+    t2: u32,
+) -> impl Future<Output = u32> + Send + 's {
+    merge_gf_async(c, a, t1, ATree::Plain(t2), 0)
 }
 
 /// The input: both trees in one arena, and the sorted keys of all nodes (the reference).
@@ -746,8 +758,8 @@ impl Workload for Bst {
     ) -> u32 {
         let (a, t1, t2) = (&*work, input.root1, input.root2);
         match variant {
-            Variant::Fj => pool.run_async(|s| fj_async(s, a, t1, t2, 0)),
-            Variant::Gf => pool.run_async(|s| gf_async(s, a, t1, t2)),
+            Variant::Fj => pool.run_async(|c| fj_async(c, a, t1, t2, 0)),
+            Variant::Gf => pool.run_async(|c| gf_async(c, a, t1, t2)),
             v => panic!("bst has no async {v} variant"),
         }
     }

@@ -7,9 +7,8 @@
 //! gets a stack of its own (only the fiber runtimes offer that choice).
 
 use crate::{Size, Variant, Workload};
-use stealbench_schedulers::{
-    AsyncForkJoin, BoxFuture, ForkJoin, FutureHandle, Scope, Spawner, Worker,
-};
+use std::future::Future;
+use stealbench_schedulers::{AsyncForkJoin, AsyncWorker, ForkJoin, FutureHandle, Scope, Worker};
 
 /// The workload marker type.
 #[derive(Debug)]
@@ -53,32 +52,30 @@ pub fn sf<W: Worker>(w: &W, n: u64) -> u64 {
     })
 }
 
-/// Fork-join on the async front-end: spawn `fib(n-1)`, run `fib(n-2)`, await the spawn.
-pub fn fj_async<'s, S: Spawner<'s>>(s: S, n: u64) -> BoxFuture<'s, u64> {
-    Box::pin(async move {
+/// Fork-join on the async front-end: fork `fib(n-1)`, call `fib(n-2)`, join.
+pub fn fj_async<'s, C: AsyncWorker<'s>>(c: C, n: u64) -> impl Future<Output = u64> + Send + 's {
+    async move {
         if n < 2 {
             return n;
         }
-        let (a, b) = stealbench_schedulers::join_async(
-            &s,
-            fj_async(s.clone(), n - 2),
-            fj_async(s.clone(), n - 1),
-        )
-        .await;
+        let (a, b) = c
+            .join(move |c| fj_async(c, n - 1), move |c| fj_async(c, n - 2))
+            .await;
         a + b
-    })
+    }
 }
 
-/// Structured futures on the async front-end: the future is a spawned task, touched once.
-pub fn sf_async<'s, S: Spawner<'s>>(s: S, n: u64) -> BoxFuture<'s, u64> {
-    Box::pin(async move {
+/// Structured futures on the async front-end: `x = fut-create fib(n-1); y = fib(n-2)` (a
+/// call), then the one touch of `x`.
+pub fn sf_async<'s, C: AsyncWorker<'s>>(c: C, n: u64) -> impl Future<Output = u64> + Send + 's {
+    async move {
         if n < 2 {
             return n;
         }
-        let x = s.spawn(sf_async(s.clone(), n - 1));
-        let y = sf_async(s.clone(), n - 2).await;
+        let x = c.spawn(move |c| sf_async(c, n - 1)).await;
+        let y = c.call(move |c| sf_async(c, n - 2)).await;
         x.await + y
-    })
+    }
 }
 
 impl Workload for Fib {
@@ -120,8 +117,8 @@ impl Workload for Fib {
     fn run_async<S: AsyncForkJoin>(pool: &S, variant: Variant, n: &u64, _work: &mut ()) -> u64 {
         let n = *n;
         match variant {
-            Variant::Fj => pool.run_async(|s| fj_async(s, n)),
-            Variant::Sf => pool.run_async(|s| sf_async(s, n)),
+            Variant::Fj => pool.run_async(|c| fj_async(c, n)),
+            Variant::Sf => pool.run_async(|c| sf_async(c, n)),
             v => panic!("fib has no async {v} variant"),
         }
     }

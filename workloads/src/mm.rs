@@ -40,10 +40,9 @@
 
 use crate::rng::SplitMix64;
 use crate::{Size, Variant, Workload, quarters};
+use std::future::Future;
 use std::sync::{Mutex, PoisonError, TryLockError};
-use stealbench_schedulers::{
-    AsyncForkJoin, BoxFuture, ForkJoin, FutureHandle, Scope, Spawner, Worker, join_async,
-};
+use stealbench_schedulers::{AsyncForkJoin, AsyncWorker, ForkJoin, FutureHandle, Scope, Worker};
 
 /// The workload marker type.
 #[derive(Debug)]
@@ -271,55 +270,61 @@ pub fn sf<W: Worker>(w: &W, c: &[CBlock], a: &[Block], b: &[Block]) {
     });
 }
 
-/// Fork-join on the async front-end: per phase, nested [`join_async`]s over the four products.
-pub fn fj_async<'s, S: Spawner<'s>>(
-    s: S,
+/// Fork-join on the async front-end: per phase, nested [`AsyncWorker::join`]s over the four
+/// products.
+pub fn fj_async<'s, C: AsyncWorker<'s>>(
+    w: C,
     c: &'s [CBlock],
     a: &'s [Block],
     b: &'s [Block],
-) -> BoxFuture<'s, ()> {
-    fn pair<'s, S: Spawner<'s>>(s: S, p: Product<'s>, q: Product<'s>) -> BoxFuture<'s, ()> {
-        Box::pin(async move {
-            join_async(
-                &s,
-                fj_async(s.clone(), p.0, p.1, p.2),
-                fj_async(s.clone(), q.0, q.1, q.2),
+) -> impl Future<Output = ()> + Send + 's {
+    /// The join of two products, as one child of the outer join.
+    fn pair<'s, C: AsyncWorker<'s>>(
+        w: C,
+        p: Product<'s>,
+        q: Product<'s>,
+    ) -> impl Future<Output = ()> + Send + 's {
+        async move {
+            w.join(
+                move |w| fj_async(w, p.0, p.1, p.2),
+                move |w| fj_async(w, q.0, q.1, q.2),
             )
             .await;
-        })
+        }
     }
-    Box::pin(async move {
+    async move {
         let Some(phases) = step(c, a, b) else {
             return;
         };
         for [p0, p1, p2, p3] in phases {
-            join_async(&s, pair(s.clone(), p0, p1), pair(s.clone(), p2, p3)).await;
+            w.join(move |w| pair(w, p0, p1), move |w| pair(w, p2, p3))
+                .await;
         }
-    })
+    }
 }
 
 /// Structured futures on the async front-end: per phase, three products spawned, the fourth
-/// awaited in place, then the three handles awaited once each.
-pub fn sf_async<'s, S: Spawner<'s>>(
-    s: S,
+/// called, then the three handles awaited once each.
+pub fn sf_async<'s, C: AsyncWorker<'s>>(
+    w: C,
     c: &'s [CBlock],
     a: &'s [Block],
     b: &'s [Block],
-) -> BoxFuture<'s, ()> {
-    Box::pin(async move {
+) -> impl Future<Output = ()> + Send + 's {
+    async move {
         let Some(phases) = step(c, a, b) else {
             return;
         };
         for [p0, p1, p2, p3] in phases {
-            let f0 = s.spawn(sf_async(s.clone(), p0.0, p0.1, p0.2));
-            let f1 = s.spawn(sf_async(s.clone(), p1.0, p1.1, p1.2));
-            let f2 = s.spawn(sf_async(s.clone(), p2.0, p2.1, p2.2));
-            sf_async(s.clone(), p3.0, p3.1, p3.2).await;
+            let f0 = w.spawn(move |w| sf_async(w, p0.0, p0.1, p0.2)).await;
+            let f1 = w.spawn(move |w| sf_async(w, p1.0, p1.1, p1.2)).await;
+            let f2 = w.spawn(move |w| sf_async(w, p2.0, p2.1, p2.2)).await;
+            w.call(move |w| sf_async(w, p3.0, p3.1, p3.2)).await;
             f0.await;
             f1.await;
             f2.await;
         }
-    })
+    }
 }
 
 /// The seeds of the input and of the check's vectors.
@@ -472,8 +477,8 @@ impl Workload for Mm {
     ) {
         let (a, b, c) = (&input.a[..], &input.b[..], &c[..]);
         match variant {
-            Variant::Fj => pool.run_async(|s| fj_async(s, c, a, b)),
-            Variant::Sf => pool.run_async(|s| sf_async(s, c, a, b)),
+            Variant::Fj => pool.run_async(|w| fj_async(w, c, a, b)),
+            Variant::Sf => pool.run_async(|w| sf_async(w, c, a, b)),
             v => panic!("mm has no async {v} variant"),
         }
     }

@@ -57,10 +57,9 @@
 use crate::mm::block_position;
 use crate::rng::SplitMix64;
 use crate::{Size, Variant, Workload, quarters};
+use std::future::Future;
 use std::sync::Arc;
-use stealbench_schedulers::{
-    AsyncForkJoin, BoxFuture, ForkJoin, FutureHandle, Scope, Spawner, Worker, join_async,
-};
+use stealbench_schedulers::{AsyncForkJoin, AsyncWorker, ForkJoin, FutureHandle, Scope, Worker};
 
 /// The workload marker type.
 #[derive(Debug)]
@@ -438,61 +437,72 @@ fn async_step<'s>(
     Ok(products(a.quarters(), b.quarters(), s))
 }
 
-/// `join_async` of two boxed futures, itself boxed (so it can be an operand of another join).
-fn pair<'s, S: Spawner<'s>, T: Send + 's, U: Send + 's>(
-    s: S,
-    x: BoxFuture<'s, T>,
-    y: BoxFuture<'s, U>,
-) -> BoxFuture<'s, (T, U)> {
-    Box::pin(async move { join_async(&s, x, y).await })
+/// The fork-join of two children as one future, so it can be a child of another join.
+fn pair<'s, C, A, B, FA, FB>(
+    c: C,
+    x: A,
+    y: B,
+) -> impl Future<Output = (FA::Output, FB::Output)> + Send + 's
+where
+    C: AsyncWorker<'s>,
+    A: FnOnce(C) -> FA + Send + 's,
+    B: FnOnce(C) -> FB + Send + 's,
+    FA: Future + Send + 's,
+    FB: Future + Send + 's,
+    FA::Output: Send + 's,
+    FB::Output: Send + 's,
+{
+    async move { c.join(x, y).await }
 }
 
-/// Fork-join on the async front-end: the seven products under nested [`join_async`]s, which
-/// return after all seven; then the final additions.
-pub fn fj_async<'s, S: Spawner<'s>>(
-    s: S,
+/// Fork-join on the async front-end: the seven products under nested [`AsyncWorker::join`]s,
+/// which return after all seven; then the final additions.
+pub fn fj_async<'s, C: AsyncWorker<'s>>(
+    c: C,
     a: Operand<'s>,
     b: Operand<'s>,
-) -> BoxFuture<'s, Vec<Block>> {
-    Box::pin(async move {
+) -> impl Future<Output = Vec<Block>> + Send + 's {
+    async move {
         let [p1, p2, p3, p4, p5, p6, p7] = match async_step(&a, &b) {
             Ok(p) => p,
             Err(c) => return c,
         };
-        let f = |p: (Operand<'s>, Operand<'s>)| fj_async(s.clone(), p.0, p.1);
+        let f = |p: (Operand<'s>, Operand<'s>)| move |c: C| fj_async(c, p.0, p.1);
         let (((m1, m2), (m3, m4)), ((m5, m6), m7)) = pair(
-            s.clone(),
-            pair(
-                s.clone(),
-                pair(s.clone(), f(p1), f(p2)),
-                pair(s.clone(), f(p3), f(p4)),
-            ),
-            pair(s.clone(), pair(s.clone(), f(p5), f(p6)), f(p7)),
+            c,
+            move |c| {
+                pair(
+                    c,
+                    move |c| pair(c, f(p1), f(p2)),
+                    move |c| pair(c, f(p3), f(p4)),
+                )
+            },
+            move |c| pair(c, move |c| pair(c, f(p5), f(p6)), f(p7)),
         )
         .await;
         combine([&m1, &m2, &m3, &m4, &m5, &m6, &m7].map(|v| &v[..]))
-    })
+    }
 }
 
-/// Structured futures on the async front-end: six products spawned, the seventh awaited in
-/// place, then the six handles awaited (once each) by the final additions.
-pub fn sf_async<'s, S: Spawner<'s>>(
-    s: S,
+/// Structured futures on the async front-end: six products spawned, the seventh called, then
+/// the six handles awaited (once each) by the final additions.
+pub fn sf_async<'s, C: AsyncWorker<'s>>(
+    c: C,
     a: Operand<'s>,
     b: Operand<'s>,
-) -> BoxFuture<'s, Vec<Block>> {
-    Box::pin(async move {
+) -> impl Future<Output = Vec<Block>> + Send + 's {
+    async move {
         let [p1, p2, p3, p4, p5, p6, p7] = match async_step(&a, &b) {
             Ok(p) => p,
             Err(c) => return c,
         };
-        let f1 = s.spawn(sf_async(s.clone(), p1.0, p1.1));
-        let f2 = s.spawn(sf_async(s.clone(), p2.0, p2.1));
-        let f3 = s.spawn(sf_async(s.clone(), p3.0, p3.1));
-        let f4 = s.spawn(sf_async(s.clone(), p4.0, p4.1));
-        let f5 = s.spawn(sf_async(s.clone(), p5.0, p5.1));
-        let f6 = s.spawn(sf_async(s.clone(), p6.0, p6.1));
-        let m7 = sf_async(s.clone(), p7.0, p7.1).await;
+        let f1 = c.spawn(move |c| sf_async(c, p1.0, p1.1)).await;
+        let f2 = c.spawn(move |c| sf_async(c, p2.0, p2.1)).await;
+        let f3 = c.spawn(move |c| sf_async(c, p3.0, p3.1)).await;
+        let f4 = c.spawn(move |c| sf_async(c, p4.0, p4.1)).await;
+        let f5 = c.spawn(move |c| sf_async(c, p5.0, p5.1)).await;
+        let f6 = c.spawn(move |c| sf_async(c, p6.0, p6.1)).await;
+        let m7 = c.call(move |c| sf_async(c, p7.0, p7.1)).await;
         let m = [
             f1.await,
             f2.await,
@@ -503,7 +513,7 @@ pub fn sf_async<'s, S: Spawner<'s>>(
             m7,
         ];
         combine(m.each_ref().map(|v| &v[..]))
-    })
+    }
 }
 
 /// The seeds of the input and of the check's vectors.
@@ -568,8 +578,8 @@ impl Workload for Smm {
     ) -> Vec<Block> {
         let (a, b) = (Operand::Input(&input.a[..]), Operand::Input(&input.b[..]));
         match variant {
-            Variant::Fj => pool.run_async(|s| fj_async(s, a, b)),
-            Variant::Sf => pool.run_async(|s| sf_async(s, a, b)),
+            Variant::Fj => pool.run_async(|c| fj_async(c, a, b)),
+            Variant::Sf => pool.run_async(|c| sf_async(c, a, b)),
             v => panic!("smm has no async {v} variant"),
         }
     }

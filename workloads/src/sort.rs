@@ -38,10 +38,9 @@
 
 use crate::rng::SplitMix64;
 use crate::{Size, Variant, Workload, quarters};
+use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
-use stealbench_schedulers::{
-    AsyncForkJoin, BoxFuture, ForkJoin, FutureHandle, Scope, Spawner, Worker, join_async,
-};
+use stealbench_schedulers::{AsyncForkJoin, AsyncWorker, ForkJoin, FutureHandle, Scope, Worker};
 
 /// The workload marker type.
 #[derive(Debug)]
@@ -289,105 +288,107 @@ pub fn merge_sf<W: Worker>(w: &W, a: &[AtomicU64], b: &[AtomicU64], dest: &[Atom
     }
 }
 
-/// Fork-join cilksort on the async front-end: nested [`join_async`]s over the four sorts, a
-/// `join_async` over the two merges, then the last merge.
-pub fn fj_async<'s, S: Spawner<'s>>(
-    s: S,
+/// Fork-join cilksort on the async front-end: nested [`AsyncWorker::join`]s over the four
+/// sorts, a `join` over the two merges, then the last merge (a call).
+pub fn fj_async<'s, C: AsyncWorker<'s>>(
+    c: C,
     a: &'s [AtomicU64],
     tmp: &'s [AtomicU64],
-) -> BoxFuture<'s, ()> {
+) -> impl Future<Output = ()> + Send + 's {
     type Part<'s> = (&'s [AtomicU64], &'s [AtomicU64]);
-    fn pair<'s, S: Spawner<'s>>(s: S, x: Part<'s>, y: Part<'s>) -> BoxFuture<'s, ()> {
-        Box::pin(async move {
-            join_async(
-                &s,
-                fj_async(s.clone(), x.0, x.1),
-                fj_async(s.clone(), y.0, y.1),
-            )
-            .await;
-        })
-    }
-    Box::pin(async move {
-        let Some(st) = sort_step(a, tmp) else {
-            return;
-        };
-        let [s0, s1, s2, s3] = st.sorts;
-        join_async(&s, pair(s.clone(), s0, s1), pair(s.clone(), s2, s3)).await;
-        let [m0, m1] = st.pair_merges;
-        join_async(
-            &s,
-            merge_fj_async(s.clone(), m0.0, m0.1, m0.2),
-            merge_fj_async(s.clone(), m1.0, m1.1, m1.2),
-        )
-        .await;
-        let m = st.final_merge;
-        merge_fj_async(s, m.0, m.1, m.2).await;
-    })
-}
-
-/// Fork-join cilkmerge on the async front-end: the two halves under a [`join_async`].
-pub fn merge_fj_async<'s, S: Spawner<'s>>(
-    s: S,
-    a: &'s [AtomicU64],
-    b: &'s [AtomicU64],
-    dest: &'s [AtomicU64],
-) -> BoxFuture<'s, ()> {
-    Box::pin(async move {
-        if let Some([l, r]) = merge_step(a, b, dest) {
-            join_async(
-                &s,
-                merge_fj_async(s.clone(), l.0, l.1, l.2),
-                merge_fj_async(s.clone(), r.0, r.1, r.2),
+    /// The join of two sorts, as one child of the outer join.
+    fn pair<'s, C: AsyncWorker<'s>>(
+        c: C,
+        x: Part<'s>,
+        y: Part<'s>,
+    ) -> impl Future<Output = ()> + Send + 's {
+        async move {
+            c.join(
+                move |c| fj_async(c, x.0, x.1),
+                move |c| fj_async(c, y.0, y.1),
             )
             .await;
         }
-    })
-}
-
-/// Structured-futures cilksort on the async front-end: three sorts spawned, the fourth
-/// awaited in place, the handles awaited once each; the same for the two merges; then the
-/// last merge.
-pub fn sf_async<'s, S: Spawner<'s>>(
-    s: S,
-    a: &'s [AtomicU64],
-    tmp: &'s [AtomicU64],
-) -> BoxFuture<'s, ()> {
-    Box::pin(async move {
+    }
+    async move {
         let Some(st) = sort_step(a, tmp) else {
             return;
         };
         let [s0, s1, s2, s3] = st.sorts;
-        let f0 = s.spawn(sf_async(s.clone(), s0.0, s0.1));
-        let f1 = s.spawn(sf_async(s.clone(), s1.0, s1.1));
-        let f2 = s.spawn(sf_async(s.clone(), s2.0, s2.1));
-        sf_async(s.clone(), s3.0, s3.1).await;
+        c.join(move |c| pair(c, s0, s1), move |c| pair(c, s2, s3))
+            .await;
+        let [m0, m1] = st.pair_merges;
+        c.join(
+            move |c| merge_fj_async(c, m0.0, m0.1, m0.2),
+            move |c| merge_fj_async(c, m1.0, m1.1, m1.2),
+        )
+        .await;
+        let m = st.final_merge;
+        c.call(move |c| merge_fj_async(c, m.0, m.1, m.2)).await;
+    }
+}
+
+/// Fork-join cilkmerge on the async front-end: the two halves under an [`AsyncWorker::join`].
+pub fn merge_fj_async<'s, C: AsyncWorker<'s>>(
+    c: C,
+    a: &'s [AtomicU64],
+    b: &'s [AtomicU64],
+    dest: &'s [AtomicU64],
+) -> impl Future<Output = ()> + Send + 's {
+    async move {
+        if let Some([l, r]) = merge_step(a, b, dest) {
+            c.join(
+                move |c| merge_fj_async(c, l.0, l.1, l.2),
+                move |c| merge_fj_async(c, r.0, r.1, r.2),
+            )
+            .await;
+        }
+    }
+}
+
+/// Structured-futures cilksort on the async front-end: three sorts spawned, the fourth
+/// called, the handles awaited once each; the same for the two merges; then the last merge.
+pub fn sf_async<'s, C: AsyncWorker<'s>>(
+    c: C,
+    a: &'s [AtomicU64],
+    tmp: &'s [AtomicU64],
+) -> impl Future<Output = ()> + Send + 's {
+    async move {
+        let Some(st) = sort_step(a, tmp) else {
+            return;
+        };
+        let [s0, s1, s2, s3] = st.sorts;
+        let f0 = c.spawn(move |c| sf_async(c, s0.0, s0.1)).await;
+        let f1 = c.spawn(move |c| sf_async(c, s1.0, s1.1)).await;
+        let f2 = c.spawn(move |c| sf_async(c, s2.0, s2.1)).await;
+        c.call(move |c| sf_async(c, s3.0, s3.1)).await;
         f0.await;
         f1.await;
         f2.await;
         let [m0, m1] = st.pair_merges;
-        let g = s.spawn(merge_sf_async(s.clone(), m0.0, m0.1, m0.2));
-        merge_sf_async(s.clone(), m1.0, m1.1, m1.2).await;
+        let g = c.spawn(move |c| merge_sf_async(c, m0.0, m0.1, m0.2)).await;
+        c.call(move |c| merge_sf_async(c, m1.0, m1.1, m1.2)).await;
         g.await;
         let m = st.final_merge;
-        merge_sf_async(s, m.0, m.1, m.2).await;
-    })
+        c.call(move |c| merge_sf_async(c, m.0, m.1, m.2)).await;
+    }
 }
 
 /// Structured-futures cilkmerge on the async front-end: the lower half spawned, the upper
-/// half awaited in place, then the handle awaited.
-pub fn merge_sf_async<'s, S: Spawner<'s>>(
-    s: S,
+/// half called, then the handle awaited.
+pub fn merge_sf_async<'s, C: AsyncWorker<'s>>(
+    c: C,
     a: &'s [AtomicU64],
     b: &'s [AtomicU64],
     dest: &'s [AtomicU64],
-) -> BoxFuture<'s, ()> {
-    Box::pin(async move {
+) -> impl Future<Output = ()> + Send + 's {
+    async move {
         if let Some([l, r]) = merge_step(a, b, dest) {
-            let f = s.spawn(merge_sf_async(s.clone(), l.0, l.1, l.2));
-            merge_sf_async(s.clone(), r.0, r.1, r.2).await;
+            let f = c.spawn(move |c| merge_sf_async(c, l.0, l.1, l.2)).await;
+            c.call(move |c| merge_sf_async(c, r.0, r.1, r.2)).await;
             f.await;
         }
-    })
+    }
 }
 
 /// An order-independent fingerprint of a multiset of `u64`: its size, and the wrapping sum and
@@ -557,8 +558,8 @@ impl Workload for Sort {
     ) {
         let (a, tmp) = (&work.data[..], &work.tmp[..]);
         match variant {
-            Variant::Fj => pool.run_async(|s| fj_async(s, a, tmp)),
-            Variant::Sf => pool.run_async(|s| sf_async(s, a, tmp)),
+            Variant::Fj => pool.run_async(|c| fj_async(c, a, tmp)),
+            Variant::Sf => pool.run_async(|c| sf_async(c, a, tmp)),
             v => panic!("sort has no async {v} variant"),
         }
     }

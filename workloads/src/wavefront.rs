@@ -50,10 +50,10 @@
 
 use crate::Variant;
 use crate::rng::SplitMix64;
+use std::future::Future;
 use std::sync::{Arc, OnceLock};
 use stealbench_schedulers::{
-    AsyncForkJoin, AsyncShared, BoxFuture, ForkJoin, FutureHandle, Scope, SharedHandle, Spawner,
-    Worker, join_async,
+    AsyncForkJoin, AsyncShared, AsyncWorker, ForkJoin, FutureHandle, Scope, SharedHandle, Worker,
 };
 
 /// A tile computation: the kernel of a wavefront workload.
@@ -156,9 +156,9 @@ pub fn run_variant_async<S: AsyncForkJoin, K: TileKernel>(
     g: &Grid<K::Tile>,
 ) {
     match variant {
-        Variant::Fj => pool.run_async(|s| fj_async(s, k, g)),
-        Variant::Sf => pool.run_async(|s| sf_async(s, k, g)),
-        Variant::Gf => pool.run_async(|s| gf_async(s, k, g)),
+        Variant::Fj => pool.run_async(|c| fj_async(c, k, g)),
+        Variant::Sf => pool.run_async(|c| sf_async(c, k, g)),
+        Variant::Gf => pool.run_async(|c| gf_async(c, k, g)),
         v => panic!("{name} has no async {v} variant"),
     }
 }
@@ -288,57 +288,56 @@ fn gf_tree<'s, W: Worker, K: TileKernel>(
 }
 
 /// Fork-join on the async front-end: wavefront after wavefront, each by recursive halving
-/// ([`join_async`]).
-pub fn fj_async<'s, S: Spawner<'s>, K: TileKernel>(
-    s: S,
+/// ([`AsyncWorker::join`]).
+pub fn fj_async<'s, C: AsyncWorker<'s>, K: TileKernel>(
+    c: C,
     k: &'s K,
     g: &'s Grid<K::Tile>,
-) -> BoxFuture<'s, ()> {
-    Box::pin(async move {
+) -> impl Future<Output = ()> + Send + 's {
+    async move {
         let nb = g.side();
         for d in 0..2 * nb - 1 {
             let (lo, hi) = wave_rows(nb, d);
-            fj_wave_async(s.clone(), k, g, d, lo, hi).await;
+            c.call(move |c| fj_wave_async(c, k, g, d, lo, hi)).await;
         }
-    })
+    }
 }
 
 /// The tiles of rows `lo..hi` on anti-diagonal `d`, by recursive halving.
-fn fj_wave_async<'s, S: Spawner<'s>, K: TileKernel>(
-    s: S,
+fn fj_wave_async<'s, C: AsyncWorker<'s>, K: TileKernel>(
+    c: C,
     k: &'s K,
     g: &'s Grid<K::Tile>,
     d: usize,
     lo: usize,
     hi: usize,
-) -> BoxFuture<'s, ()> {
-    Box::pin(async move {
+) -> impl Future<Output = ()> + Send + 's {
+    async move {
         if hi - lo == 1 {
             run_tile(k, g, lo, d - lo);
         } else {
             let mid = lo + (hi - lo) / 2;
-            join_async(
-                &s,
-                fj_wave_async(s.clone(), k, g, d, lo, mid),
-                fj_wave_async(s.clone(), k, g, d, mid, hi),
+            c.join(
+                move |c| fj_wave_async(c, k, g, d, lo, mid),
+                move |c| fj_wave_async(c, k, g, d, mid, hi),
             )
             .await;
         }
-    })
+    }
 }
 
 /// Structured futures on the async front-end: the sf walk, each tile a spawned task awaited
 /// exactly once by the parent.
-pub fn sf_async<'s, S: Spawner<'s>, K: TileKernel>(
-    s: S,
+pub fn sf_async<'s, C: AsyncWorker<'s>, K: TileKernel>(
+    c: C,
     k: &'s K,
     g: &'s Grid<K::Tile>,
-) -> BoxFuture<'s, ()> {
-    Box::pin(async move {
+) -> impl Future<Output = ()> + Send + 's {
+    async move {
         let nb = g.side();
         let mut order = Vec::with_capacity(nb * nb);
         sf_order(nb, |i, j, touches| order.push((i, j, touches)));
-        let mut handles: Vec<Option<S::Handle<()>>> = (0..nb * nb).map(|_| None).collect();
+        let mut handles: Vec<Option<C::Handle<()>>> = (0..nb * nb).map(|_| None).collect();
         for (i, j, touches) in order {
             for t in touches.into_iter().flatten() {
                 handles[t]
@@ -346,40 +345,43 @@ pub fn sf_async<'s, S: Spawner<'s>, K: TileKernel>(
                     .expect("each future is touched once")
                     .await;
             }
-            handles[i * nb + j] = Some(s.spawn(async move { run_tile(k, g, i, j) }));
+            let h = c.spawn(move |_| async move { run_tile(k, g, i, j) }).await;
+            handles[i * nb + j] = Some(h);
         }
         let last = handles[nb * nb - 1].take();
         last.expect("the last tile's future").await;
-    })
+    }
 }
 
 /// General futures on the async front-end: the quadrant spawn tree of [`gf`] with
-/// [`Spawner::spawn_shared`] tiles, each awaiting its left and upper neighbours.
-pub fn gf_async<'s, S: Spawner<'s>, K: TileKernel>(
-    s: S,
+/// [`AsyncWorker::spawn_shared`] tiles, each awaiting its left and upper neighbours.
+pub fn gf_async<'s, C: AsyncWorker<'s>, K: TileKernel>(
+    c: C,
     k: &'s K,
     g: &'s Grid<K::Tile>,
-) -> BoxFuture<'s, ()> {
-    Box::pin(async move {
+) -> impl Future<Output = ()> + Send + 's {
+    async move {
         let nb = g.side();
-        let slots: Arc<[OnceLock<S::Shared<()>>]> = (0..nb * nb).map(|_| OnceLock::new()).collect();
-        gf_tree_async(s, k, g, Arc::clone(&slots), (0, nb), (0, nb)).await;
+        let slots: Arc<[OnceLock<C::Shared<()>>]> = (0..nb * nb).map(|_| OnceLock::new()).collect();
+        let tree = Arc::clone(&slots);
+        c.call(move |c| gf_tree_async(c, k, g, tree, (0, nb), (0, nb)))
+            .await;
         let last = slots[nb * nb - 1].get().expect("last tile created").clone();
         last.get().await;
-    })
+    }
 }
 
 /// The async quadrant spawn tree over `rows × cols`.
 #[allow(clippy::type_complexity)]
-fn gf_tree_async<'s, S: Spawner<'s>, K: TileKernel>(
-    s: S,
+fn gf_tree_async<'s, C: AsyncWorker<'s>, K: TileKernel>(
+    c: C,
     k: &'s K,
     g: &'s Grid<K::Tile>,
-    slots: Arc<[OnceLock<S::Shared<()>>]>,
+    slots: Arc<[OnceLock<C::Shared<()>>]>,
     rows: (usize, usize),
     cols: (usize, usize),
-) -> BoxFuture<'s, ()> {
-    Box::pin(async move {
+) -> impl Future<Output = ()> + Send + 's {
+    async move {
         if rows.0 == rows.1 || cols.0 == cols.1 {
             return;
         }
@@ -388,12 +390,14 @@ fn gf_tree_async<'s, S: Spawner<'s>, K: TileKernel>(
             let neighbour = |t: usize| slots[t].get().expect("neighbour created first").clone();
             let left = (j > 0).then(|| neighbour(i * nb + j - 1));
             let up = (i > 0).then(|| neighbour((i - 1) * nb + j));
-            let f = s.spawn_shared(async move {
-                for n in [left, up].iter().flatten() {
-                    n.get().await;
-                }
-                run_tile(k, g, i, j);
-            });
+            let f = c
+                .spawn_shared(move |_| async move {
+                    for n in [left, up].iter().flatten() {
+                        n.get().await;
+                    }
+                    run_tile(k, g, i, j);
+                })
+                .await;
             if slots[i * nb + j].set(f).is_err() {
                 panic!("tile ({i}, {j}) created twice");
             }
@@ -401,15 +405,16 @@ fn gf_tree_async<'s, S: Spawner<'s>, K: TileKernel>(
         }
         let [r0, r1] = halves(rows);
         let [c0, c1] = halves(cols);
-        gf_tree_async(s.clone(), k, g, Arc::clone(&slots), r0, c0).await;
-        join_async(
-            &s,
-            gf_tree_async(s.clone(), k, g, Arc::clone(&slots), r0, c1),
-            gf_tree_async(s.clone(), k, g, Arc::clone(&slots), r1, c0),
+        let s = Arc::clone(&slots);
+        c.call(move |c| gf_tree_async(c, k, g, s, r0, c0)).await;
+        let (s1, s2) = (Arc::clone(&slots), Arc::clone(&slots));
+        c.join(
+            move |c| gf_tree_async(c, k, g, s1, r0, c1),
+            move |c| gf_tree_async(c, k, g, s2, r1, c0),
         )
         .await;
-        gf_tree_async(s.clone(), k, g, slots, r1, c1).await;
-    })
+        c.call(move |c| gf_tree_async(c, k, g, slots, r1, c1)).await;
+    }
 }
 
 /// Letters of the strings' alphabet.
@@ -528,9 +533,9 @@ mod tests {
             for gfv in [false, true] {
                 let g = Grid::new(nb);
                 if gfv {
-                    serial.run_async(|s| gf_async(s, &Paths, &g));
+                    serial.run_async(|c| gf_async(c, &Paths, &g));
                 } else {
-                    serial.run_async(|s| fj_async(s, &Paths, &g));
+                    serial.run_async(|c| fj_async(c, &Paths, &g));
                 }
                 assert_paths(&g);
             }
@@ -541,16 +546,16 @@ mod tests {
             rayon.run(|w| sf(w, &Paths, &g));
             assert_paths(&g);
             let g = Grid::new(nb);
-            tokio.run_async(|s| fj_async(s, &Paths, &g));
+            tokio.run_async(|c| fj_async(c, &Paths, &g));
             assert_paths(&g);
             let g = Grid::new(nb);
-            tokio.run_async(|s| sf_async(s, &Paths, &g));
+            tokio.run_async(|c| sf_async(c, &Paths, &g));
             assert_paths(&g);
             let g = Grid::new(nb);
-            tokio.run_async(|s| gf_async(s, &Paths, &g));
+            tokio.run_async(|c| gf_async(c, &Paths, &g));
             assert_paths(&g);
             let g = Grid::new(nb);
-            serial.run_async(|s| sf_async(s, &Paths, &g));
+            serial.run_async(|c| sf_async(c, &Paths, &g));
             assert_paths(&g);
         }
     }

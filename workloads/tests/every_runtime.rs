@@ -2,11 +2,12 @@
 //! answer checked: the same code paths the harness times, on small inputs.
 
 use stealbench_schedulers::abp::Abp;
+use stealbench_schedulers::libfork::LibforkPool;
 use stealbench_schedulers::prows::{Prows, ProwsArtifact};
 use stealbench_schedulers::rayon::RayonPool;
 use stealbench_schedulers::serial::Serial;
 use stealbench_schedulers::tokio::TokioPool;
-use stealbench_schedulers::{AsyncForkJoin, ForkJoin, PoolConfig, Scheduler};
+use stealbench_schedulers::{AsyncForkJoin, ForkJoin, IdlePolicy, PoolConfig, Scheduler};
 use stealbench_workloads::{Size, Variant, Workload, all, with_workload};
 
 /// Runs every closure-front-end variant of `W` on `pool`, twice (so state left behind by one
@@ -34,6 +35,9 @@ fn async_runs<S: AsyncForkJoin, W: Workload>(pool: &S) -> usize {
     let input = W::input(Size::Test);
     let mut n = 0;
     for &v in W::ASYNC_VARIANTS {
+        if v != Variant::Fj && !S::FUTURES {
+            continue; // a fork-join runtime without futures (libfork)
+        }
         for _ in 0..2 {
             let mut work = W::prepare(&input);
             let answer = W::run_async(pool, v, &input, &mut work);
@@ -95,6 +99,29 @@ fn tokio_one_and_two_workers() {
     for p in [1, 2] {
         let pool = TokioPool::start(&PoolConfig::with_workers(p)).unwrap();
         assert_eq!(async_front_end(&pool), variants(true).1);
+    }
+}
+
+/// The async front-end's `fj` variants only (libfork has no futures), on the lazy pool at
+/// P = 1 and 2 and the busy pool at P = 2.
+#[test]
+fn libfork_lazy_and_busy() {
+    let fj = 2 * all()
+        .iter()
+        .filter(|i| i.async_variants.contains(&Variant::Fj))
+        .count();
+    assert!(fj > 0);
+    for (p, idle) in [
+        (1, IdlePolicy::Lazy),
+        (2, IdlePolicy::Lazy),
+        (2, IdlePolicy::Busy),
+    ] {
+        let config = PoolConfig {
+            idle,
+            ..PoolConfig::with_workers(p)
+        };
+        let pool = LibforkPool::start(&config).unwrap();
+        assert_eq!(async_front_end(&pool), fj, "P={p} {idle}");
     }
 }
 

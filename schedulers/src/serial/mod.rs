@@ -2,12 +2,13 @@
 //! completion where it is created, and a touch just reads the value. Its time is T_s.
 //!
 //! It implements both front-ends. Through the closure front-end, after inlining, a workload
-//! compiles to its plain recursive code; through the async front-end every spawned future is
-//! polled to completion on the spot, so it measures the async state machines alone.
+//! compiles to its plain recursive code; through the async front-end every child's future is
+//! made and polled to completion on the spot, pinned on the native stack of the poll that
+//! starts it ([`SerialAsync`]), so it measures the async state machines alone.
 
 use crate::api::{
-    AsyncForkJoin, AsyncShared, ForkJoin, FutureHandle, Scheduler, Scope, SharedHandle, Spawner,
-    StartError, Worker,
+    AsyncForkJoin, AsyncShared, AsyncWorker, ForkJoin, FutureHandle, Scheduler, Scope,
+    SharedHandle, StartError, Worker,
 };
 use crate::config::PoolConfig;
 use crate::stats::Stats;
@@ -164,7 +165,7 @@ impl<T: Send + Sync> SharedHandle<T> for SerialShared<T> {
     }
 }
 
-/// Polls `fut` to completion on this thread. Serially every task this pool spawned has
+/// Polls `fut` to completion on this thread. Serially every task this pool started has
 /// already finished, so a pending poll means the future waits on something outside the pool.
 fn run_to_completion<F: std::future::Future>(fut: F) -> F::Output {
     let mut fut = pin!(fut);
@@ -177,15 +178,28 @@ fn run_to_completion<F: std::future::Future>(fut: F) -> F::Output {
     }
 }
 
-/// The serial spawner: a spawn runs the future to completion at once.
+/// The serial handle of the async front-end. A child's future is made and polled to completion
+/// inside the poll of the operation that starts it, pinned on the native stack of that poll
+/// call ("in place"): the parent's state machine holds only the closure, so recursion needs no
+/// allocation, and the native stack grows and shrinks with the recursion as in the closure
+/// front-end.
 #[derive(Debug)]
-pub struct SerialSpawner<'scope> {
+pub struct SerialAsync<'scope> {
     _marker: PhantomData<&'scope mut &'scope ()>,
 }
 
-impl Clone for SerialSpawner<'_> {
+impl Clone for SerialAsync<'_> {
     fn clone(&self) -> Self {
-        SerialSpawner {
+        SerialAsync {
+            _marker: PhantomData,
+        }
+    }
+}
+
+impl SerialAsync<'_> {
+    #[inline(always)]
+    fn new() -> Self {
+        SerialAsync {
             _marker: PhantomData,
         }
     }
@@ -213,38 +227,92 @@ impl<T: Send + Sync> AsyncShared<T> for SerialShared<T> {
     }
 }
 
-impl<'scope> Spawner<'scope> for SerialSpawner<'scope> {
+/// A deferred computation: on its first poll, runs `f` (which polls children in place) and is
+/// ready with its value. It holds only the closure, never a child's future, so a parent's
+/// state machine that awaits it has a finite size whatever the recursion.
+struct InPlace<F>(Option<F>);
+
+impl<F> Unpin for InPlace<F> {}
+
+impl<F: FnOnce() -> T, T> std::future::Future for InPlace<F> {
+    type Output = T;
+    #[inline(always)]
+    fn poll(mut self: std::pin::Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<T> {
+        Poll::Ready((self
+            .0
+            .take()
+            .expect("a serial operation was polled after it finished"))(
+        ))
+    }
+}
+
+impl<'scope> AsyncWorker<'scope> for SerialAsync<'scope> {
     type Handle<T: Send + 'scope> = Ready<T>;
     type Shared<T: Send + Sync + 'scope> = SerialShared<T>;
 
-    fn spawn<T, Fut>(&self, fut: Fut) -> Ready<T>
+    fn join<A, B, FA, FB>(
+        &self,
+        a: A,
+        b: B,
+    ) -> impl std::future::Future<Output = (FA::Output, FB::Output)> + Send
     where
-        Fut: std::future::Future<Output = T> + Send + 'scope,
-        T: Send + 'scope,
+        A: FnOnce(Self) -> FA + Send + 'scope,
+        B: FnOnce(Self) -> FB + Send + 'scope,
+        FA: std::future::Future + Send + 'scope,
+        FB: std::future::Future + Send + 'scope,
+        FA::Output: Send + 'scope,
+        FB::Output: Send + 'scope,
     {
-        Ready(Some(run_to_completion(fut)))
+        InPlace(Some(move || {
+            let ra = run_to_completion(a(SerialAsync::new()));
+            (ra, run_to_completion(b(SerialAsync::new())))
+        }))
     }
 
-    fn spawn_shared<T, Fut>(&self, fut: Fut) -> SerialShared<T>
+    fn call<F, Fut>(&self, f: F) -> impl std::future::Future<Output = Fut::Output> + Send
     where
-        Fut: std::future::Future<Output = T> + Send + 'scope,
-        T: Send + Sync + 'scope,
+        F: FnOnce(Self) -> Fut + Send + 'scope,
+        Fut: std::future::Future + Send + 'scope,
+        Fut::Output: Send + 'scope,
     {
-        SerialShared(Arc::new(run_to_completion(fut)))
+        InPlace(Some(move || run_to_completion(f(SerialAsync::new()))))
+    }
+
+    fn spawn<F, Fut>(&self, f: F) -> impl std::future::Future<Output = Ready<Fut::Output>> + Send
+    where
+        F: FnOnce(Self) -> Fut + Send + 'scope,
+        Fut: std::future::Future + Send + 'scope,
+        Fut::Output: Send + 'scope,
+    {
+        InPlace(Some(move || {
+            Ready(Some(run_to_completion(f(SerialAsync::new()))))
+        }))
+    }
+
+    fn spawn_shared<F, Fut>(
+        &self,
+        f: F,
+    ) -> impl std::future::Future<Output = SerialShared<Fut::Output>> + Send
+    where
+        F: FnOnce(Self) -> Fut + Send + 'scope,
+        Fut: std::future::Future + Send + 'scope,
+        Fut::Output: Send + Sync + 'scope,
+    {
+        InPlace(Some(move || {
+            SerialShared(Arc::new(run_to_completion(f(SerialAsync::new()))))
+        }))
     }
 }
 
 impl AsyncForkJoin for Serial {
-    type Spawner<'scope> = SerialSpawner<'scope>;
+    type Worker<'scope> = SerialAsync<'scope>;
 
     fn run_async<'scope, R, F, Fut>(&self, f: F) -> R
     where
-        F: FnOnce(SerialSpawner<'scope>) -> Fut,
+        F: FnOnce(SerialAsync<'scope>) -> Fut + Send,
         Fut: std::future::Future<Output = R> + Send + 'scope,
         R: Send + 'scope,
     {
-        run_to_completion(f(SerialSpawner {
-            _marker: PhantomData,
-        }))
+        run_to_completion(f(SerialAsync::new()))
     }
 }

@@ -9,21 +9,25 @@
 //!   thread** on a condition variable until the root and every task spawned in the scope have
 //!   finished. It must not be called from a worker of the same pool (it panics: it would block
 //!   that worker).
-//! * [`Spawner::spawn`] boxes the future, erases its `'scope` lifetime and hands it to
-//!   `Handle::spawn` of the runtime. A spawn never runs the child inline: spawned from a
-//!   worker, the task goes to that worker's local queue (tokio puts the newest task into its
-//!   LIFO slot), the spawner goes on, and the child runs when a worker picks it up (another
-//!   worker may steal it at once; on one worker, only once the spawning task returns `Pending`
-//!   or finishes). So in [`join_async`](crate::api::join_async) with P = 1, `a` runs up to its
-//!   first pending await before `b` starts, and in fib `sf_async` on one worker nearly every
-//!   await of a child finds it not yet run (`touch_waits` close to `tasks_spawned`).
-//!   The child's output travels through a `tokio::sync::oneshot` channel to the [`TokioHandle`]
-//!   (the task's own output must be `'static`, the value is only `'scope`). Per fork: one box
-//!   for the future, tokio's task cell, one oneshot cell.
-//! * [`Spawner::spawn_shared`] is the same with a [`TokioShared`] result: an `Arc` holding a
-//!   `OnceLock` and a `tokio::sync::Notify`; [`AsyncShared::get`] returns at once when the value
-//!   is there and otherwise waits for the notification (the task yields to tokio; no thread
-//!   blocks).
+//! * Every fork is a task of the runtime: [`AsyncWorker::join`] spawns its first child `a`
+//!   (boxed, its `'scope` lifetime erased, handed to `Handle::spawn`), then awaits the second
+//!   child `b` in a box of its own, then awaits `a`'s handle. A spawn never runs the child
+//!   inline: spawned from a worker, the task goes to that worker's local queue (tokio puts the
+//!   newest task into its LIFO slot), the parent goes on, and the child runs when a worker
+//!   picks it up (another worker may steal it at once; on one worker, only once the parent
+//!   returns `Pending` or finishes). So with P = 1, `b` runs up to its first pending await
+//!   before `a` starts, and in fib `sf` on one worker nearly every await of a child finds it
+//!   not yet run (`touch_waits` close to `tasks_spawned`). The child's output travels through
+//!   a `tokio::sync::oneshot` channel to the [`TokioHandle`] (the task's own output must be
+//!   `'static`, the value is only `'scope`). Per fork: one box for the future, tokio's task
+//!   cell, one oneshot cell.
+//! * [`AsyncWorker::call`] boxes the child's future and awaits it: every frame of a recursive
+//!   computation lives on the heap, one allocation per call.
+//! * [`AsyncWorker::spawn`] is the fork of `join` without the rest: the handle is returned at
+//!   once. [`AsyncWorker::spawn_shared`] is the same with a [`TokioShared`] result: an `Arc`
+//!   holding a `OnceLock` and a `tokio::sync::Notify`; [`AsyncShared::get`] returns at once
+//!   when the value is there and otherwise waits for the notification (the task yields to
+//!   tokio; no thread blocks).
 //!
 //! # Panics
 //!
@@ -47,7 +51,7 @@
 //! selection and idling are tokio's own: any victim policy but `default` and the `busy` idle
 //! policy are rejected with [`StartError::Unsupported`].
 
-use crate::api::{AsyncForkJoin, AsyncShared, Scheduler, Spawner, StartError};
+use crate::api::{AsyncForkJoin, AsyncShared, AsyncWorker, Scheduler, StartError};
 use crate::config::PoolConfig;
 use crate::stats::{PerWorker, Stats};
 use crate::topology::{Topology, pin_current_thread};
@@ -242,7 +246,7 @@ impl Scheduler for TokioPool {
     }
 }
 
-/// The state of one `run_async` call, shared by its spawners and tasks.
+/// The state of one `run_async` call, shared by its worker handles and tasks.
 struct ScopeState {
     runtime: Handle,
     pool: u64,
@@ -271,7 +275,7 @@ impl ScopeState {
         self.pending.fetch_add(1, Ordering::SeqCst);
         if self.closed.load(Ordering::SeqCst) {
             self.task_done();
-            panic!("a tokio spawner was used after its run_async returned");
+            panic!("a tokio worker handle was used after its run_async returned");
         }
     }
 
@@ -349,30 +353,30 @@ impl Drop for ScopedTask {
     }
 }
 
-/// The spawner of one [`TokioPool::run_async`] call.
-pub struct TokioSpawner<'scope> {
+/// The worker handle of one [`TokioPool::run_async`] call: the scope it spawns into.
+pub struct TokioWorker<'scope> {
     scope: Arc<ScopeState>,
     _marker: PhantomData<&'scope mut &'scope ()>,
 }
 
-impl Clone for TokioSpawner<'_> {
+impl Clone for TokioWorker<'_> {
     fn clone(&self) -> Self {
-        TokioSpawner {
+        TokioWorker {
             scope: Arc::clone(&self.scope),
             _marker: PhantomData,
         }
     }
 }
 
-impl fmt::Debug for TokioSpawner<'_> {
+impl fmt::Debug for TokioWorker<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("TokioSpawner")
+        f.debug_struct("TokioWorker")
             .field("pending", &self.scope.pending.load(Ordering::Relaxed))
             .finish_non_exhaustive()
     }
 }
 
-impl<'scope> TokioSpawner<'scope> {
+impl<'scope> TokioWorker<'scope> {
     /// Spawns `future` as a task of the scope.
     fn spawn_task(&self, future: impl Future<Output = ()> + Send + 'scope) {
         self.scope.enter();
@@ -490,11 +494,9 @@ impl<T: Send + Sync> AsyncShared<T> for TokioShared<T> {
     }
 }
 
-impl<'scope> Spawner<'scope> for TokioSpawner<'scope> {
-    type Handle<T: Send + 'scope> = TokioHandle<T>;
-    type Shared<T: Send + Sync + 'scope> = TokioShared<T>;
-
-    fn spawn<T, Fut>(&self, fut: Fut) -> TokioHandle<T>
+impl<'scope> TokioWorker<'scope> {
+    /// Spawns `fut` as a task whose output goes to a single-touch handle.
+    fn spawn_handle<T, Fut>(&self, fut: Fut) -> TokioHandle<T>
     where
         Fut: Future<Output = T> + Send + 'scope,
         T: Send + 'scope,
@@ -509,7 +511,8 @@ impl<'scope> Spawner<'scope> for TokioSpawner<'scope> {
         }
     }
 
-    fn spawn_shared<T, Fut>(&self, fut: Fut) -> TokioShared<T>
+    /// Spawns `fut` as a task whose output goes to a multi-touch handle.
+    fn spawn_shared_handle<T, Fut>(&self, fut: Fut) -> TokioShared<T>
     where
         Fut: Future<Output = T> + Send + 'scope,
         T: Send + Sync + 'scope,
@@ -529,12 +532,73 @@ impl<'scope> Spawner<'scope> for TokioSpawner<'scope> {
     }
 }
 
+impl<'scope> AsyncWorker<'scope> for TokioWorker<'scope> {
+    type Handle<T: Send + 'scope> = TokioHandle<T>;
+    type Shared<T: Send + Sync + 'scope> = TokioShared<T>;
+
+    fn join<A, B, FA, FB>(
+        &self,
+        a: A,
+        b: B,
+    ) -> impl Future<Output = (FA::Output, FB::Output)> + Send
+    where
+        A: FnOnce(Self) -> FA + Send + 'scope,
+        B: FnOnce(Self) -> FB + Send + 'scope,
+        FA: Future + Send + 'scope,
+        FB: Future + Send + 'scope,
+        FA::Output: Send + 'scope,
+        FB::Output: Send + 'scope,
+    {
+        let this = self.clone();
+        async move {
+            let ha = this.spawn_handle(a(this.clone()));
+            let rb = Box::pin(b(this)).await;
+            (ha.await, rb)
+        }
+    }
+
+    fn call<F, Fut>(&self, f: F) -> impl Future<Output = Fut::Output> + Send
+    where
+        F: FnOnce(Self) -> Fut + Send + 'scope,
+        Fut: Future + Send + 'scope,
+        Fut::Output: Send + 'scope,
+    {
+        let this = self.clone();
+        async move { Box::pin(f(this)).await }
+    }
+
+    fn spawn<F, Fut>(&self, f: F) -> impl Future<Output = TokioHandle<Fut::Output>> + Send
+    where
+        F: FnOnce(Self) -> Fut + Send + 'scope,
+        Fut: Future + Send + 'scope,
+        Fut::Output: Send + 'scope,
+    {
+        let this = self.clone();
+        // The handle (itself a future) is the output: awaiting `spawn` spawns, awaiting the
+        // handle touches.
+        #[allow(clippy::async_yields_async)]
+        async move {
+            this.spawn_handle(f(this.clone()))
+        }
+    }
+
+    fn spawn_shared<F, Fut>(&self, f: F) -> impl Future<Output = TokioShared<Fut::Output>> + Send
+    where
+        F: FnOnce(Self) -> Fut + Send + 'scope,
+        Fut: Future + Send + 'scope,
+        Fut::Output: Send + Sync + 'scope,
+    {
+        let this = self.clone();
+        async move { this.spawn_shared_handle(f(this.clone())) }
+    }
+}
+
 impl AsyncForkJoin for TokioPool {
-    type Spawner<'scope> = TokioSpawner<'scope>;
+    type Worker<'scope> = TokioWorker<'scope>;
 
     fn run_async<'scope, R, F, Fut>(&self, f: F) -> R
     where
-        F: FnOnce(TokioSpawner<'scope>) -> Fut,
+        F: FnOnce(TokioWorker<'scope>) -> Fut + Send,
         Fut: Future<Output = R> + Send + 'scope,
         R: Send + 'scope,
     {
@@ -552,16 +616,16 @@ impl AsyncForkJoin for TokioPool {
             done: Mutex::new(()),
             all_done: Condvar::new(),
         });
-        let spawner = TokioSpawner {
+        let worker = TokioWorker {
             scope: Arc::clone(&scope),
             _marker: PhantomData,
         };
-        let root_spawner = spawner.clone();
+        let root_worker = worker.clone();
         // `f` may already spawn tasks before it panics: they are waited for all the same.
-        let result = match catch_unwind(AssertUnwindSafe(move || f(spawner))) {
+        let result = match catch_unwind(AssertUnwindSafe(move || f(worker))) {
             Ok(root) => {
                 let (tx, rx) = oneshot::channel();
-                root_spawner.spawn_task(async move {
+                root_worker.spawn_task(async move {
                     let _ = tx.send(root.await);
                 });
                 Some(rx)
@@ -571,7 +635,7 @@ impl AsyncForkJoin for TokioPool {
                 None
             }
         };
-        drop(root_spawner);
+        drop(root_worker);
         scope.wait_and_close();
         if let Some(payload) = lock(&scope.panic).take() {
             resume_unwind(payload);
@@ -628,17 +692,20 @@ mod tests {
         pool.run_async(|s| async move {
             let mut hs = Vec::new();
             for _ in 0..64 {
-                hs.push(s.spawn(async move {
-                    let i = worker_index_in(id).expect("a task ran off the pool");
-                    let name = std::thread::current().name().unwrap().to_string();
-                    assert!(name.starts_with("stealbench-tokio-"), "{name}");
-                    assert_eq!(
-                        crate::topology::allowed_cpus(),
-                        vec![expected[i]],
-                        "worker {i}"
-                    );
-                    lock(seen_ref).push(i);
-                }));
+                hs.push(
+                    s.spawn(move |_| async move {
+                        let i = worker_index_in(id).expect("a task ran off the pool");
+                        let name = std::thread::current().name().unwrap().to_string();
+                        assert!(name.starts_with("stealbench-tokio-"), "{name}");
+                        assert_eq!(
+                            crate::topology::allowed_cpus(),
+                            vec![expected[i]],
+                            "worker {i}"
+                        );
+                        lock(seen_ref).push(i);
+                    })
+                    .await,
+                );
             }
             for h in hs {
                 h.await;
@@ -650,11 +717,12 @@ mod tests {
     }
 
     #[test]
-    fn a_spawner_used_after_its_scope_panics() {
+    fn a_handle_used_after_its_scope_panics() {
         let pool = TokioPool::start(&PoolConfig::with_workers(1)).unwrap();
         let escaped = pool.run_async(|s| async move { s.clone() });
         let r = catch_unwind(AssertUnwindSafe(|| {
-            escaped.spawn(async {});
+            let spawn = std::pin::pin!(escaped.spawn(|_| async {}));
+            let _ = spawn.poll(&mut Context::from_waker(std::task::Waker::noop()));
         }));
         let msg = *r.unwrap_err().downcast::<&str>().unwrap();
         assert!(msg.contains("after its run_async returned"), "{msg}");
@@ -678,8 +746,8 @@ mod tests {
     fn tasks_and_waits_are_counted() {
         let pool = TokioPool::start(&PoolConfig::with_workers(1)).unwrap();
         let r = pool.run_async(|s| async move {
-            let a = s.spawn(async { 20u64 });
-            let b = s.spawn_shared(async { 22u64 });
+            let a = s.spawn(|_| async { 20u64 }).await;
+            let b = s.spawn_shared(|_| async { 22u64 }).await;
             // One worker, busy with the root: neither task has run at the first touch.
             a.await + *b.get().await + *b.get().await
         });

@@ -69,7 +69,7 @@ pub use rank::{Hit, TOP_K};
 use std::collections::VecDeque;
 use std::sync::{Mutex, PoisonError};
 use stealbench_schedulers::{
-    AsyncForkJoin, AsyncShared, ForkJoin, FutureHandle, Scope, SharedHandle, Spawner, Worker,
+    AsyncForkJoin, AsyncShared, AsyncWorker, ForkJoin, FutureHandle, Scope, SharedHandle, Worker,
 };
 
 /// The workload marker type.
@@ -271,21 +271,21 @@ pub fn gf<W: Worker>(w: &W, db: &Database, queries: &[Vec<u8>], out: &Mutex<Vec<
 }
 
 /// `lp` on the async front-end: spawned tasks, awaited in order, at most `window` in flight.
-pub async fn lp_async<'s, S: Spawner<'s>>(
-    s: S,
+pub async fn lp_async<'s, C: AsyncWorker<'s>>(
+    c: C,
     db: &'s Database,
     queries: &'s [Vec<u8>],
     window: usize,
 ) -> Vec<Vec<Hit>> {
     assert!(window > 0, "the throttle window must be positive");
     let mut out = Vec::with_capacity(queries.len());
-    let mut in_flight: VecDeque<S::Handle<Vec<Hit>>> = VecDeque::with_capacity(window);
+    let mut in_flight: VecDeque<C::Handle<Vec<Hit>>> = VecDeque::with_capacity(window);
     for q in queries {
         if in_flight.len() == window {
             out.push(in_flight.pop_front().expect("a full window").await);
         }
         let img = load(q);
-        in_flight.push_back(s.spawn(async move { search(db, &img) }));
+        in_flight.push_back(c.spawn(move |_| async move { search(db, &img) }).await);
     }
     while let Some(f) = in_flight.pop_front() {
         out.push(f.await);
@@ -295,23 +295,26 @@ pub async fn lp_async<'s, S: Spawner<'s>>(
 
 /// `gf` on the async front-end: a chain of shared tasks, each awaiting the previous one before
 /// its output.
-pub async fn gf_async<'s, S: Spawner<'s>>(
-    s: S,
+pub async fn gf_async<'s, C: AsyncWorker<'s>>(
+    c: C,
     db: &'s Database,
     queries: &'s [Vec<u8>],
     out: &'s Mutex<Vec<Vec<Hit>>>,
 ) {
-    let mut prev: Option<S::Shared<()>> = None;
+    let mut prev: Option<C::Shared<()>> = None;
     for q in queries {
         let img = load(q);
         let before = prev.take();
-        prev = Some(s.spawn_shared(async move {
-            let hits = search(db, &img);
-            if let Some(before) = before {
-                before.get().await;
-            }
-            output(out, hits);
-        }));
+        let f = c
+            .spawn_shared(move |_| async move {
+                let hits = search(db, &img);
+                if let Some(before) = before {
+                    before.get().await;
+                }
+                output(out, hits);
+            })
+            .await;
+        prev = Some(f);
     }
     if let Some(last) = prev {
         last.get().await;
@@ -372,11 +375,11 @@ impl Workload for Ferret {
         match variant {
             Variant::Lp => {
                 let window = THROTTLE_PER_WORKER * pool.workers();
-                pool.run_async(|s| lp_async(s, db, queries, window))
+                pool.run_async(|c| lp_async(c, db, queries, window))
             }
             Variant::Gf => {
                 let out = Mutex::new(Vec::with_capacity(queries.len()));
-                pool.run_async(|s| gf_async(s, db, queries, &out));
+                pool.run_async(|c| gf_async(c, db, queries, &out));
                 out.into_inner().unwrap_or_else(PoisonError::into_inner)
             }
             v => panic!("ferret has no async {v} variant"),

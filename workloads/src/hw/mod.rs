@@ -61,8 +61,9 @@
 //!   deadlock on rayon's helping touch with P >= 2 (see `schedulers/src/rayon/mod.rs`), so
 //!   rayon does not run `gf`.
 //!
-//! The async front-end has the same three (spawn/await instead of join; `spawn_shared` and
-//! [`AsyncShared::get`] for `gf`).
+//! The async front-end has the same three: [`AsyncWorker::join`] for `fj`,
+//! [`AsyncWorker::spawn`] and awaits of the handles for `sf`, [`AsyncWorker::spawn_shared`]
+//! and [`AsyncShared::get`] for `gf`.
 //!
 //! # Floating point and the check
 //!
@@ -117,10 +118,10 @@ pub mod video;
 
 use crate::{InputOptions, Size, Variant, Workload};
 pub use avi::AviInfo;
+use std::future::Future;
 use std::path::{Path, PathBuf};
 use stealbench_schedulers::{
-    AsyncForkJoin, AsyncShared, BoxFuture, ForkJoin, FutureHandle, Scope, SharedHandle, Spawner,
-    Worker, join_async,
+    AsyncForkJoin, AsyncShared, AsyncWorker, ForkJoin, FutureHandle, Scope, SharedHandle, Worker,
 };
 pub use steps::{Frame, Geometry, PointState, TEMPLATE_UPDATE};
 pub use video::{Pos, Video, VideoSpec};
@@ -313,105 +314,98 @@ async fn step_fut<'s>(k: Step, f: Frame<'s>, p: &'s PointState) {
 }
 
 /// The points of a frame in parallel on the async front-end: recursive halving with
-/// [`join_async`].
-fn points_async<'s, S: Spawner<'s>>(
-    s: S,
+/// [`AsyncWorker::join`].
+fn points_async<'s, C: AsyncWorker<'s>>(
+    c: C,
     f: Frame<'s>,
     states: &'s [PointState],
     mode: Mode,
-) -> BoxFuture<'s, ()> {
-    Box::pin(async move {
+) -> impl Future<Output = ()> + Send + 's {
+    async move {
         match states {
             [] => {}
             [p] => match mode {
                 Mode::Startup => steps::startup(&f, p),
-                Mode::Fj => point_fj_async(s, f, p).await,
-                Mode::Sf => point_sf_async(s, f, p).await,
-                Mode::Gf => point_gf_async(s, f, p).await,
+                Mode::Fj => point_fj_async(c, f, p).await,
+                Mode::Sf => point_sf_async(c, f, p).await,
+                Mode::Gf => point_gf_async(c, f, p).await,
             },
             _ => {
                 let (a, b) = states.split_at(states.len() / 2);
-                join_async(
-                    &s,
-                    points_async(s.clone(), f, a, mode),
-                    points_async(s.clone(), f, b, mode),
+                c.join(
+                    move |c| points_async(c, f, a, mode),
+                    move |c| points_async(c, f, b, mode),
                 )
                 .await;
             }
         }
-    })
+    }
 }
 
-/// Fork-join on the async front-end, the stages of [`point_fj`]: in each, all steps but the
-/// first are spawned, the first runs in place, then the spawns are awaited.
-pub async fn point_fj_async<'s, S: Spawner<'s>>(s: S, f: Frame<'s>, p: &'s PointState) {
-    let (h2, h9) = (
-        s.spawn(step_fut(Step::S2, f, p)),
-        s.spawn(step_fut(Step::S9, f, p)),
-    );
-    steps::s1(&f, p);
-    h2.await;
-    h9.await;
-    let (h4, h5) = (
-        s.spawn(step_fut(Step::S4, f, p)),
-        s.spawn(step_fut(Step::S5, f, p)),
-    );
-    steps::s3(&f, p);
-    h4.await;
-    h5.await;
-    let h7 = s.spawn(step_fut(Step::S7, f, p));
-    steps::s6(&f, p);
-    h7.await;
+/// Fork-join on the async front-end: the stages of [`point_fj`], with the same
+/// [`AsyncWorker::join`]s (`{s1, s2, s9}`, `{s3, s4, s5}`, `{s6, s7}`), then `s8` and `s10`.
+pub async fn point_fj_async<'s, C: AsyncWorker<'s>>(c: C, f: Frame<'s>, p: &'s PointState) {
+    let step = move |k: Step| move |_: C| step_fut(k, f, p);
+    c.join(step(Step::S1), move |c| async move {
+        c.join(step(Step::S2), step(Step::S9)).await
+    })
+    .await;
+    c.join(
+        move |c| async move { c.join(step(Step::S3), step(Step::S4)).await },
+        step(Step::S5),
+    )
+    .await;
+    c.join(step(Step::S6), step(Step::S7)).await;
     steps::s8(&f, p);
     steps::s10(&f, p);
 }
 
 /// Structured futures on the async front-end: spawned tasks awaited once each, in the order
 /// of [`point_sf`].
-pub async fn point_sf_async<'s, S: Spawner<'s>>(s: S, f: Frame<'s>, p: &'s PointState) {
-    let fut = |k: Step| s.spawn(step_fut(k, f, p));
-    let f1 = fut(Step::S1);
-    let f2 = fut(Step::S2);
-    let f9 = fut(Step::S9);
+pub async fn point_sf_async<'s, C: AsyncWorker<'s>>(c: C, f: Frame<'s>, p: &'s PointState) {
+    let fut = |k: Step| c.spawn(move |_| step_fut(k, f, p));
+    let f1 = fut(Step::S1).await;
+    let f2 = fut(Step::S2).await;
+    let f9 = fut(Step::S9).await;
     f2.await;
-    let f3 = fut(Step::S3);
+    let f3 = fut(Step::S3).await;
     f1.await;
-    let f4 = fut(Step::S4);
-    let f5 = fut(Step::S5);
+    let f4 = fut(Step::S4).await;
+    let f5 = fut(Step::S5).await;
     f5.await;
-    let f7 = fut(Step::S7);
+    let f7 = fut(Step::S7).await;
     f3.await;
     f4.await;
-    let f6 = fut(Step::S6);
+    let f6 = fut(Step::S6).await;
     f7.await;
     f6.await;
-    let f8 = fut(Step::S8);
+    let f8 = fut(Step::S8).await;
     f9.await;
     f8.await;
-    fut(Step::S10).await;
+    fut(Step::S10).await.await;
 }
 
-/// General futures on the async front-end: [`Spawner::spawn_shared`] tasks that await their
-/// predecessors' handles, as in [`point_gf`].
-pub async fn point_gf_async<'s, S: Spawner<'s>>(s: S, f: Frame<'s>, p: &'s PointState) {
-    let fut = |deps: Vec<S::Shared<()>>, k: Step| {
-        s.spawn_shared(async move {
+/// General futures on the async front-end: [`AsyncWorker::spawn_shared`] tasks that await
+/// their predecessors' handles, as in [`point_gf`].
+pub async fn point_gf_async<'s, C: AsyncWorker<'s>>(c: C, f: Frame<'s>, p: &'s PointState) {
+    let fut = |deps: Vec<C::Shared<()>>, k: Step| {
+        c.spawn_shared(move |_| async move {
             for d in &deps {
                 d.get().await;
             }
             k.run(&f, p);
         })
     };
-    let f1 = fut(vec![], Step::S1);
-    let f2 = fut(vec![], Step::S2);
-    let f9 = fut(vec![], Step::S9);
-    let f3 = fut(vec![f2.clone()], Step::S3);
-    let f4 = fut(vec![f1.clone(), f2], Step::S4);
-    let f5 = fut(vec![f1], Step::S5);
-    let f6 = fut(vec![f3, f4, f5.clone()], Step::S6);
-    let f7 = fut(vec![f5], Step::S7);
-    let f8 = fut(vec![f6, f7], Step::S8);
-    fut(vec![f8, f9], Step::S10).get().await;
+    let f1 = fut(vec![], Step::S1).await;
+    let f2 = fut(vec![], Step::S2).await;
+    let f9 = fut(vec![], Step::S9).await;
+    let f3 = fut(vec![f2.clone()], Step::S3).await;
+    let f4 = fut(vec![f1.clone(), f2], Step::S4).await;
+    let f5 = fut(vec![f1], Step::S5).await;
+    let f6 = fut(vec![f3, f4, f5.clone()], Step::S6).await;
+    let f7 = fut(vec![f5], Step::S7).await;
+    let f8 = fut(vec![f6, f7], Step::S8).await;
+    fut(vec![f8, f9], Step::S10).await.get().await;
 }
 
 /// The serial version: frame after frame, point after point, the steps in `order` (a
@@ -883,10 +877,11 @@ impl Workload for Hw {
             v => panic!("hw has no async {v} variant"),
         };
         let states = &work.states[..];
-        pool.run_async(|s| async move {
+        pool.run_async(|c| async move {
             for t in 0..input.video.frames {
                 let m = if t == 0 { Mode::Startup } else { mode };
-                points_async(s.clone(), input.frame(t), states, m).await;
+                let f = input.frame(t);
+                c.call(move |c| points_async(c, f, states, m)).await;
             }
         });
     }

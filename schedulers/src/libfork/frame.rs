@@ -1,0 +1,175 @@
+//! Task frames: one per forked, called or root task, each polled by the worker directly.
+//!
+//! A frame is a [`Header`] followed by the task's future, which stays where it is (pinned)
+//! until the frame is freed. The header links the frame to its parent and says how it was started, on
+//! which stack it lives, and holds the parent-side join state (the split counter). The
+//! monomorphic [`Frame`] is reached only through the header's poll function, so the worker loop
+//! handles every frame alike.
+//!
+//! ```text
+//!  segmented stack (grows up)
+//!  +-----------------------------+  <- frame of the parent (its future holds the join, with
+//!  | Header | out | parent's fut. |     the result slots of both children)
+//!  +-----------------------------+
+//!  | Header | out | child future  |  <- frame of the running child; `out` points at its slot
+//!  |        |     |               |     in the parent's join
+//!  +-----------------------------+  <- sp
+//! ```
+//!
+//! A task's result goes to its slot as `Ok(value)`, or `Err(payload)` if the task panicked;
+//! the parent's join re-raises the payload (so a panic climbs the tree to `run_async`).
+
+use super::stack::SegStack;
+use std::any::Any;
+use std::cell::{Cell, UnsafeCell};
+use std::future::Future;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::pin::Pin;
+use std::ptr;
+use std::sync::atomic::AtomicU32;
+use std::task::{Context, Poll};
+
+/// A child's result: its value, or the payload of its panic.
+pub type Outcome<T> = Result<T, Box<dyn Any + Send>>;
+
+/// Where a child writes its [`Outcome`]: a cell in the parent's join (or in `run_async`'s
+/// frame for the root). Written once by the child; read by the parent only after the join
+/// (ordered by the pop of the parent from the same worker's deque, or by the join counter).
+pub struct Slot<T>(pub UnsafeCell<Option<Outcome<T>>>);
+
+impl<T> Slot<T> {
+    /// An empty slot.
+    pub const fn new() -> Self {
+        Slot(UnsafeCell::new(None))
+    }
+
+    /// Takes the outcome.
+    ///
+    /// # Safety
+    /// The child has written it and no other access is in progress (after the join).
+    pub unsafe fn take(&self) -> Outcome<T> {
+        // SAFETY: the caller's contract.
+        unsafe { (*self.0.get()).take() }.expect("a libfork child finished without a result")
+    }
+}
+
+// SAFETY: a slot is written by one child and read by its parent after the join; the join's
+// synchronisation orders the two (see `Slot`).
+unsafe impl<T: Send> Sync for Slot<T> {}
+
+/// How a task was started, which decides what happens when it returns (Algorithm 5).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// Forked: its parent's continuation was pushed on the deque and may have been stolen.
+    Fork,
+    /// Called: its parent waits for it and was never made stealable.
+    Call,
+    /// The root of a `run_async`: its return ends the computation.
+    Root,
+}
+
+/// Polls a frame's task once; on `Ready` its outcome is in its slot and its state dropped.
+pub type PollFn = unsafe fn(*mut Header, &mut Context<'_>) -> Poll<()>;
+
+/// The part of a frame the worker loop sees.
+#[repr(C)]
+pub struct Header {
+    /// The frame's monomorphic poll.
+    pub poll: PollFn,
+    /// The frame that started this one; for the root, the `run_async` call's latch.
+    pub parent: *mut Header,
+    /// The stack this frame lives on (null for the root, which lives in `run_async`).
+    pub stack: *mut SegStack,
+    /// The mark to give back to `stack` when the frame is freed.
+    pub mark: *mut u8,
+    pub kind: Kind,
+    /// Times this frame's continuation was stolen since its last join. Written only by the
+    /// worker that runs the frame (a thief counts its own steal before resuming it).
+    pub steals: Cell<u32>,
+    /// The join counter: [`JOIN_BIAS`] while no join is in progress; each child whose parent
+    /// was stolen subtracts 1 when it returns, the parent subtracts `JOIN_BIAS - steals` at
+    /// its join; whoever brings it to zero resumes the parent (the split counter of nowa).
+    pub joins: AtomicU32,
+}
+
+/// The idle value of [`Header::joins`]: larger than any number of steals of one join.
+pub const JOIN_BIAS: u32 = 1 << 30;
+
+/// A whole frame: header, where the outcome goes, and the task's future (pinned here until
+/// the frame is freed).
+#[repr(C)]
+pub struct Frame<Fut: Future> {
+    header: Header,
+    out: *const Slot<Fut::Output>,
+    fut: Fut,
+}
+
+impl<Fut: Future> Frame<Fut> {
+    /// Writes a new frame at `at` (which has `Self`'s layout) and returns its header. The
+    /// future is made by `make` after everything else is written, straight into the frame (no
+    /// copy through the native stack); if `make` panics, the frame is not written and the
+    /// panic goes on.
+    ///
+    /// # Safety
+    /// `at` is valid for writes of `Self` and suitably aligned; `out` stays valid until the
+    /// frame has written it.
+    #[inline(always)]
+    pub unsafe fn write_with(
+        at: *mut u8,
+        make: impl FnOnce() -> Fut,
+        out: *const Slot<Fut::Output>,
+        parent: *mut Header,
+        stack: *mut SegStack,
+        mark: *mut u8,
+        kind: Kind,
+    ) -> *mut Header {
+        let frame = at.cast::<Self>();
+        // SAFETY: the caller's contract.
+        unsafe {
+            (&raw mut (*frame).header).write(Header {
+                poll: Self::poll,
+                parent,
+                stack,
+                mark,
+                kind,
+                steals: Cell::new(0),
+                joins: AtomicU32::new(JOIN_BIAS),
+            });
+            (&raw mut (*frame).out).write(out);
+            (&raw mut (*frame).fut).write(make());
+        }
+        frame.cast()
+    }
+
+    /// The frame's [`PollFn`].
+    ///
+    /// # Safety
+    /// `h` is the header of a live `Self` that has not finished.
+    unsafe fn poll(h: *mut Header, cx: &mut Context<'_>) -> Poll<()> {
+        let frame = h.cast::<Self>();
+        // SAFETY: the caller's contract; the future is only touched by the worker running it,
+        // and lives in the frame, which does not move until freed.
+        let fut = unsafe { Pin::new_unchecked(&mut (*frame).fut) };
+        let polled = catch_unwind(AssertUnwindSafe(|| fut.poll(cx)));
+        let outcome = match polled {
+            Ok(Poll::Pending) => return Poll::Pending,
+            Ok(Poll::Ready(v)) => Ok(v),
+            Err(payload) => Err(payload),
+        };
+        // Drop the future before publishing: its borrows end before the parent goes on. A
+        // panic in that drop replaces the outcome.
+        // SAFETY: the future is finished and never touched again; the frame is freed without
+        // dropping it a second time.
+        let dropped = catch_unwind(AssertUnwindSafe(|| unsafe {
+            ptr::drop_in_place(&raw mut (*frame).fut)
+        }));
+        let outcome = match dropped {
+            Ok(()) => outcome,
+            Err(payload) => Err(payload),
+        };
+        // SAFETY: `out` is valid until written (contract of `write`); nobody reads it before
+        // the worker loop publishes the return.
+        unsafe { *(*(*frame).out).0.get() = Some(outcome) };
+        Poll::Ready(())
+    }
+}

@@ -1,0 +1,1030 @@
+//! `libfork`: stackless continuation stealing with task frames on geometric segmented stacks
+//! (the libfork paper, Section III, Algorithms 3-5), through the async front-end.
+//!
+//! # Frames, not nested futures
+//!
+//! Every forked, called and root task is a frame of its own ([`frame`]) on a segmented stack
+//! ([`stack`]), with a link to its parent, and the worker polls the frame directly. A parent's
+//! future never contains or polls a child's: at a fork or call the parent's awaitable
+//! allocates the child's frame, leaves a [`Request`] with the worker and returns `Pending`, and
+//! the worker loop (the trampoline that stands for C++'s symmetric transfer) does the rest. So
+//! resuming a task costs one poll of its own state machine, whatever its depth.
+//!
+//! The awaitables reach their worker through the [`Context`] they are polled with: its waker's
+//! data pointer is the worker's state, recognised by the waker's vtable (a task polled by
+//! anything else panics). No `thread_local`: a task may resume on another thread, and what it
+//! needs comes with each poll.
+//!
+//! # The operations (a parent P, on worker W with stack g)
+//!
+//! * **fork** (first child `a` of [`AsyncWorker::join`]; Algorithm 3): `a`'s frame is
+//!   allocated on g, P is pushed on W's deque (its continuation, stealable), `a` is polled.
+//! * **call** (`b` of `join`, and [`AsyncWorker::call`]): the same without the push.
+//! * **return** (Algorithm 5): the frame is freed from g. A called child resumes its parent.
+//!   A forked child pops W's deque: finding its parent there (the fast path, no atomic
+//!   read-modify-write) it resumes it; finding the deque empty, its parent was stolen, and it
+//!   does the implicit join: one `fetch_sub` on the parent's join counter. The last to arrive
+//!   resumes the parent, taking over the parent's stack if it is not on it (its own is empty
+//!   then); otherwise, if it is on the parent's stack, it leaves that stack to whoever will
+//!   resume the parent and takes an empty one, and goes stealing.
+//! * **join** (Algorithm 4): if P's continuation was never stolen since its last join, both
+//!   children are done and P goes on. Otherwise P subtracts `JOIN_BIAS - steals` from its
+//!   counter (the split counter: each thief counted its steal in P's frame without an atomic
+//!   instruction, each robbed child subtracts 1); the last to arrive goes on with P as above.
+//! * **steal**: a thief takes the oldest continuation from a victim's deque, counts the steal
+//!   in that frame and resumes it on its own (empty) stack; the parent's later children are
+//!   allocated there.
+//!
+//! A panic in a task is caught in its frame and delivered as its outcome; the join re-raises it
+//! in the parent once both children are done, so it climbs to `run_async`, which re-raises it
+//! after the whole computation has stopped. The pool stays usable.
+//!
+//! # Pools: busy and lazy
+//!
+//! [`IdlePolicy::Busy`]: idle workers never sleep, they keep stealing (yielding the CPU now
+//! and then). [`IdlePolicy::Lazy`] (the default): the adaptive scheme of Lin, Huang and Wong
+//! as libfork uses it: while any worker is active, at least one thief stays awake; the others
+//! sleep when they find nothing. A thief that finds work first counts itself active, then
+//! stops counting itself a thief, and if it was the last thief it wakes a sleeper; a thief that
+//! gives up sleeps only if it is not the last thief while some worker is active. Pushes never
+//! wake anyone. Victims are chosen uniformly at random.
+//!
+//! # Counters
+//!
+//! `steals`, `steal_attempts`; extras `frames` (frames allocated), `stacklets_allocated`,
+//! `sleeps`; gauges `stack_bytes_high_water` (the most bytes of stacklets alive at once, all
+//! stacks together), `stack_bytes_live`, `stacklets_live` and `stacks_live`. Between runs
+//! each worker holds at most two stacks (its own and a spare), each of at most two stacklets
+//! (the first and a cached one): more would be a leak, and the tests check it.
+
+mod frame;
+mod stack;
+
+use crate::api::{AsyncForkJoin, AsyncShared, AsyncWorker, Scheduler, StartError};
+use crate::config::{IdlePolicy, PoolConfig, VictimPolicy};
+use crate::deque::{self, Owner, Stolen, Thief};
+use crate::stats::{PerWorker, Stats};
+use crate::topology::{Topology, pin_current_thread};
+use frame::{Frame, Header, JOIN_BIAS, Kind, Slot};
+use stack::{SegStack, StackCounters};
+use std::cell::Cell;
+use std::future::Future;
+use std::marker::{PhantomData, PhantomPinned};
+use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
+use std::pin::Pin;
+use std::ptr;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
+use std::task::{Context, Poll, RawWaker, RawWakerVTable, Waker};
+use std::thread::{self, JoinHandle};
+
+pub use stack::FIRST_STACKLET_BYTES;
+
+/// Failed steal rounds (one attempt per other worker) before a lazy thief tries to sleep.
+const ROUNDS_BEFORE_SLEEP: u32 = 64;
+
+/// What a task's awaitable asks of the worker when it returns `Pending`.
+#[derive(Debug, Clone, Copy)]
+enum Request {
+    /// Nothing: the task awaited something that is not a libfork operation.
+    None,
+    /// Push the current frame on the deque and run this child.
+    Fork(*mut Header),
+    /// Run this child; the current frame waits for it.
+    Call(*mut Header),
+    /// The current frame is at a join whose continuation was stolen: arrive at its counter.
+    Join,
+}
+
+/// The pool's counters.
+#[derive(Debug)]
+struct Counters {
+    steals: PerWorker,
+    attempts: PerWorker,
+    frames: PerWorker,
+    sleeps: PerWorker,
+}
+
+/// What every worker shares.
+struct Shared {
+    thieves_handles: Box<[Thief]>,
+    /// Root frames submitted by `run_async`, not taken by a worker yet.
+    injector: Mutex<Vec<RootRef>>,
+    /// Whether `injector` may be non-empty (read without the lock).
+    injected: AtomicBool,
+    idle: IdlePolicy,
+    /// Workers running a task.
+    active: AtomicUsize,
+    /// Workers awake and looking for work.
+    thieves: AtomicUsize,
+    /// Workers asleep (or about to be).
+    sleepers: AtomicUsize,
+    /// Bumped by every wake-up; sleepers wait for it to change.
+    epoch: Mutex<u64>,
+    wake: Condvar,
+    terminate: AtomicBool,
+    counters: Counters,
+    stacks: StackCounters,
+}
+
+/// A root frame on its way to a worker.
+struct RootRef(*mut Header);
+
+// SAFETY: the root frame is handed to exactly one worker through the injector's lock; its
+// state is `Send` (the bounds of `run_async`).
+unsafe impl Send for RootRef {}
+
+impl Shared {
+    /// Wakes one sleeper, if any.
+    fn wake_one(&self) {
+        if self.sleepers.load(Ordering::SeqCst) > 0 {
+            let mut e = self.epoch.lock().unwrap_or_else(PoisonError::into_inner);
+            *e += 1;
+            self.wake.notify_one();
+        }
+    }
+
+    fn wake_all(&self) {
+        let mut e = self.epoch.lock().unwrap_or_else(PoisonError::into_inner);
+        *e += 1;
+        self.wake.notify_all();
+    }
+
+    fn take_root(&self) -> Option<*mut Header> {
+        if !self.injected.load(Ordering::SeqCst) {
+            return None;
+        }
+        let mut q = self.injector.lock().unwrap_or_else(PoisonError::into_inner);
+        let r = q.pop().map(|r| r.0);
+        if q.is_empty() {
+            self.injected.store(false, Ordering::SeqCst);
+        }
+        r
+    }
+}
+
+/// A worker's own state, on its thread's stack; tasks reach it through their waker.
+struct WorkerState {
+    index: usize,
+    shared: Arc<Shared>,
+    owner: Owner,
+    /// The stack new frames go on (empty whenever the worker looks for work).
+    stack: Cell<*mut SegStack>,
+    /// An empty stack kept for when the worker must give its stack up.
+    spare: Cell<*mut SegStack>,
+    /// The frame being polled.
+    current: Cell<*mut Header>,
+    request: Cell<Request>,
+    frames: *const AtomicU64,
+    rng: Cell<u64>,
+}
+
+/// The waker of every libfork poll: its data is the polling worker's [`WorkerState`]. Waking
+/// does nothing: libfork tasks wait only for libfork operations, which the worker loop drives.
+static WAKER_VTABLE: RawWakerVTable = RawWakerVTable::new(
+    |data| RawWaker::new(data, &WAKER_VTABLE),
+    |_| {},
+    |_| {},
+    |_| {},
+);
+
+/// The worker polling the current task, from its context.
+#[inline(always)]
+fn worker_of<'a>(cx: &Context<'a>) -> &'a WorkerState {
+    let waker = cx.waker();
+    assert!(
+        ptr::eq(waker.vtable(), &WAKER_VTABLE),
+        "a libfork operation was polled outside a libfork worker"
+    );
+    // SAFETY: a waker with this vtable is made only by `WorkerState::run` from the worker's
+    // own state, which outlives every poll made with it.
+    unsafe { &*waker.data().cast::<WorkerState>() }
+}
+
+impl WorkerState {
+    /// Allocates a frame for the task made by `make`, whose outcome goes to `out`, as a child
+    /// of the current frame on the current stack. If `make` panics, the space is given back
+    /// and the panic goes on.
+    #[inline(always)]
+    fn new_frame<Fut: Future>(
+        &self,
+        make: impl FnOnce() -> Fut,
+        out: *const Slot<Fut::Output>,
+        kind: Kind,
+    ) -> *mut Header {
+        let layout = std::alloc::Layout::new::<Frame<Fut>>();
+        assert!(
+            layout.align() <= 64,
+            "a libfork task's state is aligned to more than 64 bytes"
+        );
+        let stack = self.stack.get();
+        // SAFETY: the worker's current stack is live and only this worker uses it.
+        let (at, mark) = unsafe { (*stack).alloc(layout) };
+        // SAFETY: per-worker counter cell, written only by this worker.
+        PerWorker::bump(unsafe { &*self.frames }, 1);
+        /// Gives the allocation back if making the future panics.
+        struct Unwind(*mut SegStack, *mut u8);
+        impl Drop for Unwind {
+            fn drop(&mut self) {
+                // SAFETY: the allocation is still the stack's last one.
+                unsafe { (*self.0).dealloc(self.1) }
+            }
+        }
+        let unwind = Unwind(stack, mark);
+        // SAFETY: `at` has the frame's layout; `out` lives in the parent's awaitable, which
+        // does not move (pinned) and is not dropped before the child has written it.
+        let h = unsafe { Frame::write_with(at, make, out, self.current.get(), stack, mark, kind) };
+        std::mem::forget(unwind);
+        h
+    }
+
+    /// The pseudo-random next victim (xorshift64*).
+    fn next_rand(&self) -> u64 {
+        let mut x = self.rng.get();
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        self.rng.set(x);
+        x.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+
+    /// Makes `s` (the stack of a frame about to be resumed) the current stack; the current
+    /// one, empty, becomes the spare (or is freed if there is one). The root frame lives on no
+    /// stack (`s` null): its resumer keeps its own, empty, stack.
+    fn take_stack(&self, s: *mut SegStack) {
+        let mine = self.stack.get();
+        if mine == s || s.is_null() {
+            return;
+        }
+        // SAFETY: the worker's own stack, not shared.
+        debug_assert!(unsafe { (*mine).is_empty() });
+        if self.spare.get().is_null() {
+            self.spare.set(mine);
+        } else {
+            // SAFETY: an empty stack owned by this worker alone.
+            drop(unsafe { Box::from_raw(mine) });
+        }
+        self.stack.set(s);
+    }
+
+    /// Gives up the current stack (it holds a suspended frame someone else will resume) and
+    /// takes an empty one.
+    fn leave_stack(&self) {
+        let spare = self.spare.replace(ptr::null_mut());
+        let fresh = if spare.is_null() {
+            // SAFETY: the pool's counters outlive its stacks (workers are joined first).
+            Box::into_raw(Box::new(unsafe { SegStack::new(&self.shared.stacks) }))
+        } else {
+            spare
+        };
+        self.stack.set(fresh);
+    }
+
+    /// A frame that is resumed after a completed join starts its next join afresh.
+    ///
+    /// # Safety
+    /// `f` is live and this worker is the one going on with it.
+    unsafe fn reset_join(f: *mut Header) {
+        // SAFETY: the caller's contract; nobody else touches the frame's join state now.
+        unsafe {
+            (*f).steals.set(0);
+            (*f).joins.store(JOIN_BIAS, Ordering::Relaxed);
+        }
+    }
+
+    /// Runs `f` and everything the worker can do from it, until the worker has nothing left
+    /// (its stack is then empty again).
+    ///
+    /// # Safety
+    /// `f` is a live frame this worker may resume (a stolen continuation, a new root).
+    unsafe fn run(&self, mut f: *mut Header) {
+        let raw = RawWaker::new((self as *const WorkerState).cast(), &WAKER_VTABLE);
+        // SAFETY: the vtable's functions do nothing with the data.
+        let waker = unsafe { Waker::from_raw(raw) };
+        let mut cx = Context::from_waker(&waker);
+        loop {
+            self.current.set(f);
+            // SAFETY: `f` is live, unfinished, and this worker owns its execution.
+            let polled = unsafe { ((*f).poll)(f, &mut cx) };
+            match polled {
+                Poll::Pending => match self.request.replace(Request::None) {
+                    Request::Fork(child) => {
+                        self.owner.push([f as usize, 0]);
+                        f = child;
+                    }
+                    Request::Call(child) => f = child,
+                    Request::Join => {
+                        // SAFETY: `f` is the frame at its join, run by this worker.
+                        let steals = unsafe { (*f).steals.get() };
+                        // The parent's half of the split counter: release our writes (the
+                        // second child's result, our frees on its stack), acquire the children's.
+                        let prev =
+                            unsafe { (*f).joins.fetch_sub(JOIN_BIAS - steals, Ordering::AcqRel) };
+                        if prev == JOIN_BIAS - steals {
+                            // Last: every child is done; go on with the parent on its stack.
+                            // SAFETY: `f` is live; we are the one going on with it.
+                            unsafe {
+                                self.take_stack((*f).stack);
+                                Self::reset_join(f);
+                            }
+                        } else {
+                            // A child is still out; its return will resume `f`.
+                            if self.stack.get() == unsafe { (*f).stack } {
+                                self.leave_stack();
+                            }
+                            return;
+                        }
+                    }
+                    Request::None => {
+                        eprintln!(
+                            "libfork: a task awaited something that is not a libfork \
+                             operation (libfork tasks cannot wait for outside events)"
+                        );
+                        std::process::abort();
+                    }
+                },
+                Poll::Ready(()) => {
+                    // SAFETY: the finished frame is live until freed below.
+                    let (parent, kind, mark) = unsafe { ((*f).parent, (*f).kind, (*f).mark) };
+                    if kind == Kind::Root {
+                        // `parent` is the run_async call's latch; the frame is its memory.
+                        // SAFETY: the latch lives until it is opened (run_async waits).
+                        unsafe { Latch::open(parent.cast()) };
+                        return;
+                    }
+                    // SAFETY: a finished task's frame is the last allocation on the current
+                    // stack: its descendants are all freed, and whoever went on with it after
+                    // its joins took over its stack.
+                    unsafe { (*self.stack.get()).dealloc(mark) };
+                    match kind {
+                        Kind::Call => f = parent,
+                        _ => match self.owner.pop() {
+                            Some(e) => {
+                                debug_assert_eq!(e[0], parent as usize);
+                                f = parent;
+                            }
+                            None => {
+                                // Stolen: the implicit join (Algorithm 5).
+                                // SAFETY: the parent stays live until its join completes,
+                                // which needs this arrival.
+                                let prev =
+                                    unsafe { (*parent).joins.fetch_sub(1, Ordering::AcqRel) };
+                                if prev == 1 {
+                                    // SAFETY: last to arrive: the parent is ours to go on with.
+                                    unsafe {
+                                        self.take_stack((*parent).stack);
+                                        Self::reset_join(parent);
+                                    }
+                                    f = parent;
+                                } else {
+                                    if self.stack.get() == unsafe { (*parent).stack } {
+                                        self.leave_stack();
+                                    }
+                                    return;
+                                }
+                            }
+                        },
+                    }
+                }
+            }
+        }
+    }
+
+    /// One steal attempt from a random other worker.
+    fn try_steal(&self) -> Option<*mut Header> {
+        let p = self.shared.thieves_handles.len();
+        if p < 2 {
+            return None;
+        }
+        let mut v = (self.next_rand() % (p as u64 - 1)) as usize;
+        if v >= self.index {
+            v += 1;
+        }
+        self.shared
+            .counters
+            .attempts
+            .add_single_writer(self.index, 1);
+        loop {
+            match self.shared.thieves_handles[v].steal() {
+                Stolen::Entry(e) => {
+                    self.shared.counters.steals.add_single_writer(self.index, 1);
+                    let f = e[0] as *mut Header;
+                    // The thief's half of the split counter: the frame is ours now.
+                    // SAFETY: a stolen continuation is live and only its thief touches it.
+                    unsafe { (*f).steals.set((*f).steals.get() + 1) };
+                    return Some(f);
+                }
+                Stolen::Empty => return None,
+                Stolen::Retry => {}
+            }
+        }
+    }
+
+    /// Looks for work until it finds some (`Some`) or the pool terminates (`None`). Counted
+    /// as a thief throughout.
+    fn find_work(&self) -> Option<*mut Header> {
+        let sh = &*self.shared;
+        let p = sh.thieves_handles.len() as u32;
+        let mut failed = 0u32;
+        loop {
+            if sh.terminate.load(Ordering::Relaxed) {
+                return None;
+            }
+            if let Some(r) = sh.take_root() {
+                return Some(r);
+            }
+            if let Some(f) = self.try_steal() {
+                return Some(f);
+            }
+            failed += 1;
+            if failed % p.max(1) != 0 {
+                std::hint::spin_loop();
+                continue;
+            }
+            let rounds = failed / p.max(1);
+            match sh.idle {
+                IdlePolicy::Busy => {
+                    if rounds % 16 == 0 {
+                        thread::yield_now();
+                    }
+                }
+                IdlePolicy::Lazy if rounds >= ROUNDS_BEFORE_SLEEP => {
+                    self.sleep();
+                    failed = 0;
+                }
+                IdlePolicy::Lazy => thread::yield_now(),
+            }
+        }
+    }
+
+    /// A lazy thief that found nothing: sleeps unless it is the last thief while a worker is
+    /// active (then it stays a thief), until woken.
+    fn sleep(&self) {
+        let sh = &*self.shared;
+        let seen = *sh.epoch.lock().unwrap_or_else(PoisonError::into_inner);
+        sh.sleepers.fetch_add(1, Ordering::SeqCst);
+        if sh.thieves.fetch_sub(1, Ordering::SeqCst) == 1 && sh.active.load(Ordering::SeqCst) > 0 {
+            // The last thief while work may appear: stay awake.
+            sh.thieves.fetch_add(1, Ordering::SeqCst);
+            sh.sleepers.fetch_sub(1, Ordering::SeqCst);
+            return;
+        }
+        // A root submitted after the epoch was read bumps it, so the wait below sees it.
+        let mut e = sh.epoch.lock().unwrap_or_else(PoisonError::into_inner);
+        if *e == seen && !sh.terminate.load(Ordering::SeqCst) && !sh.injected.load(Ordering::SeqCst)
+        {
+            sh.counters.sleeps.add_single_writer(self.index, 1);
+            while *e == seen {
+                e = sh.wake.wait(e).unwrap_or_else(PoisonError::into_inner);
+            }
+        }
+        drop(e);
+        sh.sleepers.fetch_sub(1, Ordering::SeqCst);
+        sh.thieves.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// The worker thread's loop: find work, run it, repeat.
+    fn main_loop(&self) {
+        let sh = &*self.shared;
+        sh.thieves.fetch_add(1, Ordering::SeqCst);
+        while let Some(f) = self.find_work() {
+            // Active before no longer a thief, so a last thief deciding whether it may sleep
+            // sees this worker active (see `sleep`).
+            sh.active.fetch_add(1, Ordering::SeqCst);
+            if sh.thieves.fetch_sub(1, Ordering::SeqCst) == 1 && sh.idle == IdlePolicy::Lazy {
+                sh.wake_one();
+            }
+            // SAFETY: `f` is a stolen continuation or a new root, ours to resume.
+            unsafe { self.run(f) };
+            sh.thieves.fetch_add(1, Ordering::SeqCst);
+            sh.active.fetch_sub(1, Ordering::SeqCst);
+        }
+        sh.thieves.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+impl Drop for WorkerState {
+    fn drop(&mut self) {
+        for s in [self.stack.get(), self.spare.get()] {
+            if !s.is_null() {
+                // SAFETY: the worker's own stacks, empty now that it has stopped.
+                drop(unsafe { Box::from_raw(s) });
+            }
+        }
+    }
+}
+
+/// Where `run_async` waits for its root.
+struct Latch {
+    done: Mutex<bool>,
+    cv: Condvar,
+}
+
+impl Latch {
+    /// Opens the latch.
+    ///
+    /// # Safety
+    /// `l` is live; it may be freed as soon as this returns.
+    unsafe fn open(l: *const Latch) {
+        // SAFETY: the caller's contract; the waiter cannot see `done` before we unlock.
+        let l = unsafe { &*l };
+        let mut d = l.done.lock().unwrap_or_else(PoisonError::into_inner);
+        *d = true;
+        l.cv.notify_all();
+    }
+}
+
+/// The libfork pool.
+pub struct LibforkPool {
+    shared: Arc<Shared>,
+    handles: Vec<JoinHandle<()>>,
+}
+
+impl std::fmt::Debug for LibforkPool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LibforkPool")
+            .field("workers", &self.handles.len())
+            .field("idle", &self.shared.idle)
+            .finish()
+    }
+}
+
+impl Drop for LibforkPool {
+    fn drop(&mut self) {
+        self.shared.terminate.store(true, Ordering::SeqCst);
+        self.shared.wake_all();
+        for h in self.handles.drain(..) {
+            let _ = h.join();
+        }
+    }
+}
+
+impl Scheduler for LibforkPool {
+    const NAME: &'static str = "libfork";
+
+    fn start(config: &PoolConfig) -> Result<Self, StartError> {
+        let p = config.workers;
+        if p == 0 {
+            return Err(StartError::Unsupported(
+                "libfork needs at least 1 worker".into(),
+            ));
+        }
+        if config.victim == VictimPolicy::NumaWeighted {
+            return Err(StartError::Unsupported(
+                "libfork here steals from a uniformly random victim only".into(),
+            ));
+        }
+        if config.future_stack != crate::config::FutureStack::New {
+            return Err(StartError::Unsupported(
+                "libfork has no futures, so no future stack to choose".into(),
+            ));
+        }
+        let placement = Topology::detect().placement(config.pinning, p);
+        let owners: Vec<(Owner, Thief)> = (0..p).map(|_| deque::new(64)).collect();
+        let shared = Arc::new(Shared {
+            thieves_handles: owners.iter().map(|(_, t)| t.clone()).collect(),
+            injector: Mutex::new(Vec::new()),
+            injected: AtomicBool::new(false),
+            idle: config.idle,
+            active: AtomicUsize::new(0),
+            thieves: AtomicUsize::new(0),
+            sleepers: AtomicUsize::new(0),
+            epoch: Mutex::new(0),
+            wake: Condvar::new(),
+            terminate: AtomicBool::new(false),
+            counters: Counters {
+                steals: PerWorker::new(p),
+                attempts: PerWorker::new(p),
+                frames: PerWorker::new(p),
+                sleeps: PerWorker::new(p),
+            },
+            stacks: StackCounters::default(),
+        });
+        let mut pool = LibforkPool {
+            shared: Arc::clone(&shared),
+            handles: Vec::with_capacity(p),
+        };
+        for (i, (owner, _)) in owners.into_iter().enumerate() {
+            let sh = Arc::clone(&shared);
+            let cpu = placement.as_ref().map(|pl| pl[i]);
+            let h = thread::Builder::new()
+                .name(format!("libfork-{i}"))
+                .spawn(move || {
+                    if let Some(cpu) = cpu {
+                        let _ = pin_current_thread(cpu);
+                    }
+                    // SAFETY: the counters live in `sh`, which outlives the worker's stacks
+                    // (dropped with the `WorkerState` below).
+                    let first = Box::into_raw(Box::new(unsafe { SegStack::new(&sh.stacks) }));
+                    let frames: *const AtomicU64 = sh.counters.frames.cell(i);
+                    let w = WorkerState {
+                        index: i,
+                        shared: sh,
+                        owner,
+                        stack: Cell::new(first),
+                        spare: Cell::new(ptr::null_mut()),
+                        current: Cell::new(ptr::null_mut()),
+                        request: Cell::new(Request::None),
+                        frames,
+                        rng: Cell::new(0x9E37_79B9_7F4A_7C15 ^ ((i as u64 + 1) << 17)),
+                    };
+                    w.main_loop();
+                })
+                .map_err(|e| StartError::Os(format!("spawning worker {i}: {e}")))?;
+            pool.handles.push(h);
+        }
+        Ok(pool)
+    }
+
+    fn workers(&self) -> usize {
+        self.handles.len()
+    }
+
+    fn stats(&self) -> Stats {
+        let c = &self.shared.counters;
+        let s = &self.shared.stacks;
+        Stats {
+            steals: Some(c.steals.sum()),
+            steal_attempts: Some(c.attempts.sum()),
+            extra: vec![
+                ("frames", c.frames.sum()),
+                (
+                    "stacklets_allocated",
+                    s.stacklets_allocated.load(Ordering::Relaxed),
+                ),
+                ("sleeps", c.sleeps.sum()),
+            ],
+            gauges: vec![
+                (
+                    "stack_bytes_high_water",
+                    s.bytes_high_water.load(Ordering::Relaxed),
+                ),
+                ("stack_bytes_live", s.bytes_live.load(Ordering::Relaxed)),
+                ("stacklets_live", s.stacklets_live.load(Ordering::Relaxed)),
+                ("stacks_live", s.stacks_live.load(Ordering::Relaxed)),
+            ],
+        }
+    }
+
+    fn reset_stats(&self) {
+        let c = &self.shared.counters;
+        for x in [&c.steals, &c.attempts, &c.frames, &c.sleeps] {
+            x.reset();
+        }
+        let s = &self.shared.stacks;
+        s.stacklets_allocated.store(0, Ordering::Relaxed);
+        s.bytes_high_water
+            .store(s.bytes_live.load(Ordering::Relaxed), Ordering::Relaxed);
+    }
+}
+
+/// The root frame of a `run_async` call, in a box of its own.
+///
+/// # Safety
+/// `out` and `latch` outlive the computation.
+unsafe fn root_frame<Fut: Future>(
+    fut: Fut,
+    out: &Slot<Fut::Output>,
+    latch: &Latch,
+) -> (Box<std::mem::MaybeUninit<Frame<Fut>>>, *mut Header) {
+    let mut root = Box::<Frame<Fut>>::new_uninit();
+    // SAFETY: the box has the frame's layout; the rest is the caller's contract.
+    let h = unsafe {
+        Frame::write_with(
+            root.as_mut_ptr().cast(),
+            || fut,
+            out,
+            (latch as *const Latch).cast_mut().cast(),
+            ptr::null_mut(),
+            ptr::null_mut(),
+            Kind::Root,
+        )
+    };
+    (root, h)
+}
+
+impl AsyncForkJoin for LibforkPool {
+    type Worker<'scope> = LibforkWorker<'scope>;
+    const FUTURES: bool = false;
+
+    fn run_async<'scope, R, F, Fut>(&self, f: F) -> R
+    where
+        F: FnOnce(LibforkWorker<'scope>) -> Fut + Send,
+        Fut: Future<Output = R> + Send + 'scope,
+        R: Send + 'scope,
+    {
+        let latch = Latch {
+            done: Mutex::new(false),
+            cv: Condvar::new(),
+        };
+        let out: Slot<R> = Slot::new();
+        // SAFETY: `out` and `latch` live until the latch is opened, which is the worker's
+        // last touch of the root frame.
+        let (root, h) = unsafe { root_frame(f(LibforkWorker::new()), &out, &latch) };
+        {
+            let mut q = self
+                .shared
+                .injector
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            q.push(RootRef(h));
+            self.shared.injected.store(true, Ordering::SeqCst);
+        }
+        self.shared.wake_one();
+        let mut d = latch.done.lock().unwrap_or_else(PoisonError::into_inner);
+        while !*d {
+            d = latch.cv.wait(d).unwrap_or_else(PoisonError::into_inner);
+        }
+        drop(d);
+        // The root's future was dropped when it finished: free the memory only.
+        drop(root);
+        // SAFETY: the root wrote its outcome before opening the latch.
+        match unsafe { out.take() } {
+            Ok(r) => r,
+            Err(payload) => resume_unwind(payload),
+        }
+    }
+}
+
+/// The handle of a libfork task. It carries nothing: the operations find their worker in the
+/// context they are polled with.
+pub struct LibforkWorker<'scope> {
+    _marker: PhantomData<&'scope mut &'scope ()>,
+}
+
+impl LibforkWorker<'_> {
+    fn new() -> Self {
+        LibforkWorker {
+            _marker: PhantomData,
+        }
+    }
+}
+
+impl Clone for LibforkWorker<'_> {
+    fn clone(&self) -> Self {
+        LibforkWorker::new()
+    }
+}
+
+impl std::fmt::Debug for LibforkWorker<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("LibforkWorker")
+    }
+}
+
+/// Aborts the process if a libfork operation is dropped while one of its children may still
+/// run (the child would write into freed memory). The runtime never does that; a program that
+/// drops an unfinished `join` or `call` (a `select` over it, say) cannot run on libfork.
+fn dropped_unfinished(op: &str) -> ! {
+    eprintln!("libfork: a {op} was dropped before it finished (its children write into it)");
+    std::process::abort();
+}
+
+/// The awaitable of [`AsyncWorker::join`]: fork `a`, call `b`, join. It owns both result
+/// slots, so it must not move once polled (`PhantomPinned`) and must finish before it is
+/// dropped (`Drop` aborts otherwise).
+struct JoinOp<A, B, RA, RB> {
+    /// 0: nothing started; 1: `a` forked; 2: `b` called; 3: waiting at the join; 4: finished;
+    /// 5: making `b` after `a` returned here (nothing outstanding).
+    state: u8,
+    a: Option<A>,
+    b: Option<B>,
+    ra: Slot<RA>,
+    rb: Slot<RB>,
+    _pinned: PhantomPinned,
+}
+
+impl<A, B, FA, FB> Future for JoinOp<A, B, FA::Output, FB::Output>
+where
+    A: FnOnce() -> FA,
+    B: FnOnce() -> FB,
+    FA: Future,
+    FB: Future,
+{
+    type Output = (FA::Output, FB::Output);
+
+    #[inline]
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let w = worker_of(cx);
+        // SAFETY: nothing is moved out of the pinned fields; the slots stay where they are.
+        let this = unsafe { self.get_unchecked_mut() };
+        match this.state {
+            0 => {
+                let a = this.a.take().expect("state 0 holds the first child");
+                let child = w.new_frame(a, &this.ra, Kind::Fork);
+                w.request.set(Request::Fork(child));
+                this.state = 1;
+                return Poll::Pending;
+            }
+            1 => {
+                let b = this.b.take().expect("state 1 holds the second child");
+                let rb = &this.rb;
+                // SAFETY: the current frame is the one this join belongs to.
+                if unsafe { (*w.current.get()).steals.get() } == 0 {
+                    // `a` is done: a panic in making `b` may unwind through this join.
+                    this.state = 5;
+                    let child = w.new_frame(b, rb, Kind::Call);
+                    w.request.set(Request::Call(child));
+                    this.state = 2;
+                    return Poll::Pending;
+                }
+                // `a` may still run elsewhere: a panic in making `b` is `b`'s outcome.
+                match catch_unwind(AssertUnwindSafe(|| w.new_frame(b, rb, Kind::Call))) {
+                    Ok(child) => {
+                        w.request.set(Request::Call(child));
+                        this.state = 2;
+                        return Poll::Pending;
+                    }
+                    // SAFETY: no child writes `rb`.
+                    Err(p) => unsafe { *this.rb.0.get() = Some(Err(p)) },
+                }
+                this.state = 2;
+                return self_join(w, this);
+            }
+            2 => return self_join(w, this),
+            3 => {}
+            _ => panic!("a libfork join was polled after it finished"),
+        }
+        this.finish()
+    }
+}
+
+/// State 2 of a join (both children returned to this worker, or `b` did and `a` was stolen):
+/// goes on if the continuation was never stolen, else arrives at the join counter.
+#[inline(always)]
+fn self_join<A, B, RA, RB>(w: &WorkerState, this: &mut JoinOp<A, B, RA, RB>) -> Poll<(RA, RB)> {
+    // SAFETY: the current frame is the one this join belongs to.
+    if unsafe { (*w.current.get()).steals.get() } != 0 {
+        w.request.set(Request::Join);
+        this.state = 3;
+        return Poll::Pending;
+    }
+    this.finish()
+}
+
+impl<A, B, RA, RB> JoinOp<A, B, RA, RB> {
+    /// Both children are done: their outcomes, or the first panic in serial order.
+    fn finish(&mut self) -> Poll<(RA, RB)> {
+        self.state = 4;
+        // SAFETY: both children have returned and the join ordered their writes before us.
+        let (ra, rb) = unsafe { (self.ra.take(), self.rb.take()) };
+        match (ra, rb) {
+            (Ok(a), Ok(b)) => Poll::Ready((a, b)),
+            (Err(p), _) | (_, Err(p)) => resume_unwind(p),
+        }
+    }
+}
+
+impl<A, B, RA, RB> Drop for JoinOp<A, B, RA, RB> {
+    fn drop(&mut self) {
+        if matches!(self.state, 1..=3) {
+            dropped_unfinished("join");
+        }
+    }
+}
+
+/// The awaitable of [`AsyncWorker::call`].
+struct CallOp<F, R> {
+    /// 0: not started; 1: the child runs; 2: finished.
+    state: u8,
+    f: Option<F>,
+    r: Slot<R>,
+    _pinned: PhantomPinned,
+}
+
+impl<F, Fut> Future for CallOp<F, Fut::Output>
+where
+    F: FnOnce() -> Fut,
+    Fut: Future,
+{
+    type Output = Fut::Output;
+
+    #[inline]
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Fut::Output> {
+        let w = worker_of(cx);
+        // SAFETY: nothing is moved out of the pinned slot.
+        let this = unsafe { self.get_unchecked_mut() };
+        match this.state {
+            0 => {
+                let f = this.f.take().expect("state 0 holds the child");
+                let child = w.new_frame(f, &this.r, Kind::Call);
+                w.request.set(Request::Call(child));
+                this.state = 1;
+                Poll::Pending
+            }
+            1 => {
+                this.state = 2;
+                // SAFETY: a called child has returned before its parent is resumed.
+                match unsafe { this.r.take() } {
+                    Ok(v) => Poll::Ready(v),
+                    Err(p) => resume_unwind(p),
+                }
+            }
+            _ => panic!("a libfork call was polled after it finished"),
+        }
+    }
+}
+
+impl<F, R> Drop for CallOp<F, R> {
+    fn drop(&mut self) {
+        if self.state == 1 {
+            dropped_unfinished("call");
+        }
+    }
+}
+
+/// The future handles of a runtime without futures: no value of this type exists.
+#[derive(Debug)]
+pub struct NoFuture<T>(std::convert::Infallible, PhantomData<T>);
+
+impl<T> Clone for NoFuture<T> {
+    fn clone(&self) -> Self {
+        match self.0 {}
+    }
+}
+
+impl<T> Future for NoFuture<T> {
+    type Output = T;
+    fn poll(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<T> {
+        match self.0 {}
+    }
+}
+
+impl<T: Send + Sync> AsyncShared<T> for NoFuture<T> {
+    #[allow(unreachable_code)]
+    fn get<'a>(&'a self) -> impl Future<Output = &'a T> + Send + 'a
+    where
+        T: 'a,
+    {
+        match self.0 {}
+        std::future::pending()
+    }
+}
+
+/// The panic of a spawn on libfork (`AsyncForkJoin::FUTURES` is false; the harness never
+/// asks).
+fn no_futures() -> ! {
+    panic!("libfork is a fork-join runtime: it has no futures (spawn, spawn_shared)")
+}
+
+impl<'scope> AsyncWorker<'scope> for LibforkWorker<'scope> {
+    type Handle<T: Send + 'scope> = NoFuture<T>;
+    type Shared<T: Send + Sync + 'scope> = NoFuture<T>;
+
+    #[inline(always)]
+    fn join<A, B, FA, FB>(
+        &self,
+        a: A,
+        b: B,
+    ) -> impl Future<Output = (FA::Output, FB::Output)> + Send
+    where
+        A: FnOnce(Self) -> FA + Send + 'scope,
+        B: FnOnce(Self) -> FB + Send + 'scope,
+        FA: Future + Send + 'scope,
+        FB: Future + Send + 'scope,
+        FA::Output: Send + 'scope,
+        FB::Output: Send + 'scope,
+    {
+        JoinOp {
+            state: 0,
+            a: Some(move || a(LibforkWorker::new())),
+            b: Some(move || b(LibforkWorker::new())),
+            ra: Slot::new(),
+            rb: Slot::new(),
+            _pinned: PhantomPinned,
+        }
+    }
+
+    #[inline(always)]
+    fn call<F, Fut>(&self, f: F) -> impl Future<Output = Fut::Output> + Send
+    where
+        F: FnOnce(Self) -> Fut + Send + 'scope,
+        Fut: Future + Send + 'scope,
+        Fut::Output: Send + 'scope,
+    {
+        CallOp {
+            state: 0,
+            f: Some(move || f(LibforkWorker::new())),
+            r: Slot::new(),
+            _pinned: PhantomPinned,
+        }
+    }
+
+    fn spawn<F, Fut>(&self, _f: F) -> impl Future<Output = NoFuture<Fut::Output>> + Send
+    where
+        F: FnOnce(Self) -> Fut + Send + 'scope,
+        Fut: Future + Send + 'scope,
+        Fut::Output: Send + 'scope,
+    {
+        std::future::poll_fn(|_| no_futures())
+    }
+
+    fn spawn_shared<F, Fut>(&self, _f: F) -> impl Future<Output = NoFuture<Fut::Output>> + Send
+    where
+        F: FnOnce(Self) -> Fut + Send + 'scope,
+        Fut: Future + Send + 'scope,
+        Fut::Output: Send + Sync + 'scope,
+    {
+        std::future::poll_fn(|_| no_futures())
+    }
+}

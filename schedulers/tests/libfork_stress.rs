@@ -1,0 +1,236 @@
+//! Randomized stress test of `libfork` (lazy and busy pools, P = 1 and 2): random fork-join
+//! DAGs (binary joins, calls, panics in either child), each checked against the serial
+//! runtime; after every batch the pool may hold no more stacks and stacklets than its workers'
+//! own (no frame or stack leaked), and no frame is left on any stack.
+//!
+//! `LIBFORK_STRESS_RUNS=n` sets the number of DAGs per configuration (default 500).
+
+// Recursive async functions write `-> impl Future + Send` out: the compiler cannot infer `Send`
+// of a future whose type contains itself. Clippy would turn them into `async fn`s, which then
+// fail to compile.
+#![allow(clippy::manual_async_fn)]
+
+use std::future::Future;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use stealbench_schedulers::libfork::LibforkPool;
+use stealbench_schedulers::serial::Serial;
+use stealbench_schedulers::*;
+
+fn splitmix(mut z: u64) -> u64 {
+    z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+fn mix(a: u64, b: u64) -> u64 {
+    splitmix(a ^ b.rotate_left(17))
+}
+
+fn leaf(seed: u64) -> u64 {
+    let mut x = seed;
+    for _ in 0..(seed % 64) {
+        x = splitmix(x);
+    }
+    x
+}
+
+/// The deliberate panic's message.
+const BOOM: &str = "deliberate panic in a random DAG";
+
+/// One node of a random DAG; its shape and value depend on `seed` only. About one leaf in
+/// `panic_odds` panics (0: none).
+fn node<'s, C: AsyncWorker<'s>>(
+    c: C,
+    seed: u64,
+    depth: u32,
+    panic_odds: u64,
+) -> impl Future<Output = u64> + Send + 's {
+    async move {
+        let r = splitmix(seed);
+        if depth == 0 || r % 7 == 0 {
+            if panic_odds != 0 && (r >> 32) % panic_odds == 0 {
+                std::panic::panic_any(BOOM);
+            }
+            return leaf(seed);
+        }
+        let d = depth - 1;
+        let s = move |i: u64| splitmix(seed.wrapping_add(i.wrapping_mul(0x1234_5678_9ABC_DEF1)));
+        match (r >> 8) % 4 {
+            0 | 1 => {
+                let (a, b) = c
+                    .join(
+                        move |c| node(c, s(1), d, panic_odds),
+                        move |c| node(c, s(2), d, panic_odds),
+                    )
+                    .await;
+                mix(a, b)
+            }
+            2 => {
+                let a = c.call(move |c| node(c, s(3), d, panic_odds)).await;
+                mix(a, leaf(s(4)))
+            }
+            _ => {
+                // Two joins in a row in one task: the join state starts afresh.
+                let (a, b) = c
+                    .join(
+                        move |c| node(c, s(5), d, panic_odds),
+                        move |_| async move { leaf(s(6)) },
+                    )
+                    .await;
+                let (x, y) = c
+                    .join(
+                        move |_| async move { leaf(s(7)) },
+                        move |c| node(c, s(8), d, panic_odds),
+                    )
+                    .await;
+                mix(mix(a, b), mix(x, y))
+            }
+        }
+    }
+}
+
+fn runs() -> u64 {
+    std::env::var("LIBFORK_STRESS_RUNS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(500)
+}
+
+fn quiet_deliberate_panics() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let default = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            let msg = info
+                .payload()
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| info.payload().downcast_ref::<String>().cloned())
+                .unwrap_or_default();
+            if msg != BOOM {
+                default(info);
+            }
+        }));
+    });
+}
+
+fn check_no_leak(pool: &LibforkPool, label: &str) {
+    let st = pool.stats();
+    let gauge = |k: &str| st.gauges.iter().find(|g| g.0 == k).unwrap().1;
+    let p = pool.workers() as u64;
+    assert!(gauge("stacks_live") <= 2 * p, "{label}: {st:?}");
+    assert!(
+        gauge("stacklets_live") <= 2 * gauge("stacks_live"),
+        "{label}: {st:?}"
+    );
+}
+
+fn stress(config: PoolConfig, label: &str) {
+    quiet_deliberate_panics();
+    let serial = Serial::start(&PoolConfig::with_workers(1)).unwrap();
+    let pool = LibforkPool::start(&config).unwrap();
+    let mut steals = 0;
+    for i in 0..runs() {
+        let seed = splitmix(i ^ 0xABCD);
+        let depth = 4 + (seed % 12) as u32;
+        let panic_odds = if i % 5 == 4 { 40 } else { 0 };
+        let want = catch_unwind(AssertUnwindSafe(|| {
+            serial.run_async(|c| node(c, seed, depth, panic_odds))
+        }));
+        let got = catch_unwind(AssertUnwindSafe(|| {
+            pool.run_async(|c| node(c, seed, depth, panic_odds))
+        }));
+        match (want, got) {
+            (Ok(w), Ok(g)) => assert_eq!(w, g, "{label}: DAG {i} (seed {seed}, depth {depth})"),
+            (Err(_), Err(p)) => {
+                assert_eq!(p.downcast_ref::<&str>(), Some(&BOOM), "{label}: DAG {i}")
+            }
+            (w, g) => panic!(
+                "{label}: DAG {i}: serial {} but libfork {}",
+                if w.is_ok() { "finished" } else { "panicked" },
+                if g.is_ok() { "finished" } else { "panicked" }
+            ),
+        }
+        steals += pool.stats().steals.unwrap();
+        pool.reset_stats();
+        if i % 100 == 99 {
+            check_no_leak(&pool, label);
+        }
+    }
+    check_no_leak(&pool, label);
+    if config.workers > 1 {
+        // The small DAGs may all end before a lazy pool's second worker is awake: a few large
+        // ones make sure continuations are stolen at all.
+        for i in 0..20 {
+            if steals > 0 {
+                break;
+            }
+            let seed = splitmix(i ^ 0xB16);
+            let want = serial.run_async(|c| node(c, seed, 24, 0));
+            assert_eq!(
+                pool.run_async(|c| node(c, seed, 24, 0)),
+                want,
+                "{label}: large DAG {i}"
+            );
+            steals += pool.stats().steals.unwrap();
+        }
+        assert!(
+            steals > 0,
+            "{label}: no DAG was ever stolen from: the test tests nothing"
+        );
+        check_no_leak(&pool, label);
+    }
+}
+
+#[test]
+fn random_dags_lazy_p1() {
+    stress(PoolConfig::with_workers(1), "lazy P=1");
+}
+
+#[test]
+fn random_dags_lazy_p2() {
+    stress(PoolConfig::with_workers(2), "lazy P=2");
+}
+
+#[test]
+fn random_dags_busy_p2() {
+    stress(
+        PoolConfig {
+            idle: IdlePolicy::Busy,
+            ..PoolConfig::with_workers(2)
+        },
+        "busy P=2",
+    );
+}
+
+/// Deep recursion on a narrow tree grows the stacks to many stacklets; afterwards they shrink
+/// back to the first and one cached stacklet each.
+#[test]
+fn deep_recursion_gives_stacklets_back() {
+    fn deep<'s, C: AsyncWorker<'s>>(c: C, d: u32) -> impl Future<Output = u64> + Send + 's {
+        async move {
+            if d == 0 {
+                return 1;
+            }
+            let (a, b) = c.join(move |c| deep(c, d - 1), |_| async { 1 }).await;
+            a + b
+        }
+    }
+    for p in [1, 2] {
+        let pool = LibforkPool::start(&PoolConfig::with_workers(p)).unwrap();
+        assert_eq!(pool.run_async(|c| deep(c, 50_000)), 50_001);
+        let st = pool.stats();
+        let get = |k: &str| {
+            st.extra
+                .iter()
+                .chain(st.gauges.iter())
+                .find(|g| g.0 == k)
+                .unwrap()
+                .1
+        };
+        assert!(get("stacklets_allocated") >= 5, "{st:?}");
+        assert!(get("stack_bytes_high_water") >= 50_000 * 64, "{st:?}");
+        check_no_leak(&pool, "deep");
+    }
+}
