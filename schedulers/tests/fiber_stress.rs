@@ -13,24 +13,8 @@ use stealbench_schedulers::prows::{Prows, ProwsArtifact};
 use stealbench_schedulers::serial::Serial;
 use stealbench_schedulers::*;
 
-fn splitmix(mut z: u64) -> u64 {
-    z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
-
-fn mix(a: u64, b: u64) -> u64 {
-    splitmix(a ^ b.rotate_left(17))
-}
-
-fn leaf(seed: u64) -> u64 {
-    let mut x = seed;
-    for _ in 0..(seed % 64) {
-        x = splitmix(x);
-    }
-    x
-}
+mod common;
+use common::{leaf, mix, splitmix};
 
 /// One node of a random DAG; its shape and value depend on `seed` only.
 fn node<W: Worker>(w: &W, seed: u64, depth: u32) -> u64 {
