@@ -68,14 +68,22 @@ pub enum Kind {
     Root,
 }
 
-/// Polls a frame's task once; on `Ready` its outcome is in its slot and its state dropped.
+/// Polls a frame's task once; on `Ready` its outcome is in its slot and its future dropped.
+/// A panic of the task unwinds out of it (the worker loop catches it and calls the
+/// [`FailFn`]).
 pub type PollFn = unsafe fn(*mut Header, &mut Context<'_>) -> Poll<()>;
+
+/// Ends a frame whose poll panicked: drops its future (unless it was being dropped) and makes
+/// the panic's payload its outcome.
+pub type FailFn = unsafe fn(*mut Header, Box<dyn Any + Send>);
 
 /// The part of a frame the worker loop sees.
 #[repr(C)]
 pub struct Header {
     /// The frame's monomorphic poll.
     pub poll: PollFn,
+    /// The frame's monomorphic failure.
+    pub fail: FailFn,
     /// The frame that started this one; for the root, the `run_async` call's latch.
     pub parent: *mut Header,
     /// The stack this frame lives on (null for the root, which lives in `run_async`).
@@ -83,6 +91,8 @@ pub struct Header {
     /// The mark to give back to `stack` when the frame is freed.
     pub mark: *mut u8,
     pub kind: Kind,
+    /// Set when the future's drop begins: a panic after that must not drop it again.
+    pub dropped: Cell<bool>,
     /// Times this frame's continuation was stolen since its last join. Written only by the
     /// worker that runs the frame (a thief counts its own steal before resuming it).
     pub steals: Cell<u32>,
@@ -128,10 +138,12 @@ impl<Fut: Future> Frame<Fut> {
         unsafe {
             (&raw mut (*frame).header).write(Header {
                 poll: Self::poll,
+                fail: Self::fail,
                 parent,
                 stack,
                 mark,
                 kind,
+                dropped: Cell::new(false),
                 steals: Cell::new(0),
                 joins: AtomicU32::new(JOIN_BIAS),
             });
@@ -141,35 +153,48 @@ impl<Fut: Future> Frame<Fut> {
         frame.cast()
     }
 
-    /// The frame's [`PollFn`].
+    /// The frame's [`PollFn`]. No `catch_unwind` here: it would cost a call on every poll,
+    /// so the worker loop catches a panic once, around all the polls it makes.
     ///
     /// # Safety
     /// `h` is the header of a live `Self` that has not finished.
+    #[inline(always)]
     unsafe fn poll(h: *mut Header, cx: &mut Context<'_>) -> Poll<()> {
         let frame = h.cast::<Self>();
         // SAFETY: the caller's contract; the future is only touched by the worker running it,
         // and lives in the frame, which does not move until freed.
         let fut = unsafe { Pin::new_unchecked(&mut (*frame).fut) };
-        let polled = catch_unwind(AssertUnwindSafe(|| fut.poll(cx)));
-        let outcome = match polled {
-            Ok(Poll::Pending) => return Poll::Pending,
-            Ok(Poll::Ready(v)) => Ok(v),
-            Err(payload) => Err(payload),
+        let Poll::Ready(v) = fut.poll(cx) else {
+            return Poll::Pending;
         };
-        // Drop the future before publishing: its borrows end before the parent goes on. A
-        // panic in that drop replaces the outcome.
-        // SAFETY: the future is finished and never touched again; the frame is freed without
-        // dropping it a second time.
-        let dropped = catch_unwind(AssertUnwindSafe(|| unsafe {
-            ptr::drop_in_place(&raw mut (*frame).fut)
-        }));
-        let outcome = match dropped {
-            Ok(()) => outcome,
-            Err(payload) => Err(payload),
-        };
-        // SAFETY: `out` is valid until written (contract of `write`); nobody reads it before
-        // the worker loop publishes the return.
-        unsafe { *(*(*frame).out).0.get() = Some(outcome) };
+        // Drop the future first (a panic there is the task's: `fail` sees `dropped`), then
+        // publish; nobody reads the slot before the worker loop goes on.
+        // SAFETY: the future is finished and never touched again; `dropped` keeps `fail` from
+        // dropping it a second time; `out` is valid until written (contract of `write_with`).
+        unsafe {
+            (*h).dropped.set(true);
+            ptr::drop_in_place(&raw mut (*frame).fut);
+            *(*(*frame).out).0.get() = Some(Ok(v));
+        }
         Poll::Ready(())
+    }
+
+    /// The frame's [`FailFn`].
+    ///
+    /// # Safety
+    /// `h` is the header of a live `Self` whose poll just panicked with `payload`.
+    unsafe fn fail(h: *mut Header, payload: Box<dyn Any + Send>) {
+        let frame = h.cast::<Self>();
+        // SAFETY: the caller's contract: the future is not being polled, and is dropped here
+        // at most once (`dropped`).
+        unsafe {
+            if !(*h).dropped.replace(true) {
+                // A second panic, in the drop, is dropped: the first one is the outcome.
+                let _ = catch_unwind(AssertUnwindSafe(|| {
+                    ptr::drop_in_place(&raw mut (*frame).fut)
+                }));
+            }
+            *(*(*frame).out).0.get() = Some(Err(payload));
+        }
     }
 }

@@ -293,48 +293,58 @@ impl WorkerState {
     }
 
     /// Runs `f` and everything the worker can do from it, until the worker has nothing left
-    /// (its stack is then empty again).
+    /// (its stack is then empty again). A task's panic is caught here, once around all the
+    /// polls, and becomes the outcome of the frame that was being polled.
     ///
     /// # Safety
     /// `f` is a live frame this worker may resume (a stolen continuation, a new root).
-    unsafe fn run(&self, mut f: *mut Header) {
+    unsafe fn run(&self, f: *mut Header) {
         let raw = RawWaker::new((self as *const WorkerState).cast(), &WAKER_VTABLE);
         // SAFETY: the vtable's functions do nothing with the data.
         let waker = unsafe { Waker::from_raw(raw) };
-        let mut cx = Context::from_waker(&waker);
+        let mut next = Some(f);
+        while let Some(f) = next {
+            // SAFETY: `f` is ours to resume (the caller's contract, then `returned`'s).
+            next = match catch_unwind(AssertUnwindSafe(|| unsafe { self.trampoline(f, &waker) })) {
+                Ok(()) => None,
+                Err(payload) => {
+                    // A request the failed poll may have left is void with it.
+                    self.request.set(Request::None);
+                    let failed = self.current.get();
+                    // SAFETY: the frame being polled panicked; it is live and ours.
+                    unsafe {
+                        ((*failed).fail)(failed, payload);
+                        self.returned(failed)
+                    }
+                }
+            };
+        }
+    }
+
+    /// Polls frames from `f` on, forking, calling, joining and returning, until the worker has
+    /// nothing left to run from here.
+    ///
+    /// # Safety
+    /// As [`WorkerState::run`].
+    #[inline(always)]
+    unsafe fn trampoline(&self, mut f: *mut Header, waker: &Waker) {
+        let mut cx = Context::from_waker(waker);
         loop {
             self.current.set(f);
             // SAFETY: `f` is live, unfinished, and this worker owns its execution.
             let polled = unsafe { ((*f).poll)(f, &mut cx) };
-            match polled {
+            f = match polled {
                 Poll::Pending => match self.request.replace(Request::None) {
                     Request::Fork(child) => {
                         self.owner.push([f as usize, 0]);
-                        f = child;
+                        child
                     }
-                    Request::Call(child) => f = child,
-                    Request::Join => {
-                        // SAFETY: `f` is the frame at its join, run by this worker.
-                        let steals = unsafe { (*f).steals.get() };
-                        // The parent's half of the split counter: release our writes (the
-                        // second child's result, our frees on its stack), acquire the children's.
-                        let prev =
-                            unsafe { (*f).joins.fetch_sub(JOIN_BIAS - steals, Ordering::AcqRel) };
-                        if prev == JOIN_BIAS - steals {
-                            // Last: every child is done; go on with the parent on its stack.
-                            // SAFETY: `f` is live; we are the one going on with it.
-                            unsafe {
-                                self.take_stack((*f).stack);
-                                Self::reset_join(f);
-                            }
-                        } else {
-                            // A child is still out; its return will resume `f`.
-                            if self.stack.get() == unsafe { (*f).stack } {
-                                self.leave_stack();
-                            }
-                            return;
-                        }
-                    }
+                    Request::Call(child) => child,
+                    // SAFETY: `f` is the frame at its join, run by this worker.
+                    Request::Join => match unsafe { self.arrive_at_join(f) } {
+                        true => f,
+                        false => return,
+                    },
                     Request::None => {
                         eprintln!(
                             "libfork: a task awaited something that is not a libfork \
@@ -343,50 +353,99 @@ impl WorkerState {
                         std::process::abort();
                     }
                 },
-                Poll::Ready(()) => {
-                    // SAFETY: the finished frame is live until freed below.
-                    let (parent, kind, mark) = unsafe { ((*f).parent, (*f).kind, (*f).mark) };
-                    if kind == Kind::Root {
-                        // `parent` is the run_async call's latch; the frame is its memory.
-                        // SAFETY: the latch lives until it is opened (run_async waits).
-                        unsafe { Latch::open(parent.cast()) };
-                        return;
-                    }
-                    // SAFETY: a finished task's frame is the last allocation on the current
-                    // stack: its descendants are all freed, and whoever went on with it after
-                    // its joins took over its stack.
-                    unsafe { (*self.stack.get()).dealloc(mark) };
-                    match kind {
-                        Kind::Call => f = parent,
-                        _ => match self.owner.pop() {
-                            Some(e) => {
-                                debug_assert_eq!(e[0], parent as usize);
-                                f = parent;
-                            }
-                            None => {
-                                // Stolen: the implicit join (Algorithm 5).
-                                // SAFETY: the parent stays live until its join completes,
-                                // which needs this arrival.
-                                let prev =
-                                    unsafe { (*parent).joins.fetch_sub(1, Ordering::AcqRel) };
-                                if prev == 1 {
-                                    // SAFETY: last to arrive: the parent is ours to go on with.
-                                    unsafe {
-                                        self.take_stack((*parent).stack);
-                                        Self::reset_join(parent);
-                                    }
-                                    f = parent;
-                                } else {
-                                    if self.stack.get() == unsafe { (*parent).stack } {
-                                        self.leave_stack();
-                                    }
-                                    return;
-                                }
-                            }
-                        },
-                    }
-                }
+                // SAFETY: `f` has just finished.
+                Poll::Ready(()) => match unsafe { self.returned(f) } {
+                    Some(p) => p,
+                    None => return,
+                },
+            };
+        }
+    }
+
+    /// The explicit join of `f`, whose continuation was stolen (Algorithm 4): true if every
+    /// child is done and this worker goes on with `f`.
+    ///
+    /// # Safety
+    /// `f` is the live frame at its join, run by this worker.
+    #[inline(never)]
+    unsafe fn arrive_at_join(&self, f: *mut Header) -> bool {
+        // SAFETY: the caller's contract.
+        let steals = unsafe { (*f).steals.get() };
+        // The parent's half of the split counter: release our writes (the second child's
+        // result, our frees on its stack), acquire the children's.
+        // SAFETY: the caller's contract.
+        let prev = unsafe { (*f).joins.fetch_sub(JOIN_BIAS - steals, Ordering::AcqRel) };
+        if prev == JOIN_BIAS - steals {
+            // Last: every child is done; go on with the parent on its stack.
+            // SAFETY: `f` is live; we are the one going on with it.
+            unsafe {
+                self.take_stack((*f).stack);
+                Self::reset_join(f);
             }
+            true
+        } else {
+            // A child is still out; its return will resume `f`.
+            // SAFETY: reading the stack pointer of a live frame.
+            if self.stack.get() == unsafe { (*f).stack } {
+                self.leave_stack();
+            }
+            false
+        }
+    }
+
+    /// What follows the return of `f` (Algorithm 5): frees its frame and gives the frame to
+    /// go on with, if any (its parent, popped back or joined last).
+    ///
+    /// # Safety
+    /// `f` is a live frame that has just finished (its outcome written), run by this worker.
+    #[inline(always)]
+    unsafe fn returned(&self, f: *mut Header) -> Option<*mut Header> {
+        // SAFETY: the finished frame is live until freed below.
+        let (parent, kind, mark) = unsafe { ((*f).parent, (*f).kind, (*f).mark) };
+        if kind == Kind::Root {
+            // `parent` is the run_async call's latch; the frame is its memory.
+            // SAFETY: the latch lives until it is opened (run_async waits).
+            unsafe { Latch::open(parent.cast()) };
+            return None;
+        }
+        // SAFETY: a finished task's frame is the last allocation on the current stack: its
+        // descendants are all freed, and whoever went on with it after its joins took over its
+        // stack.
+        unsafe { (*self.stack.get()).dealloc(mark) };
+        if kind == Kind::Call {
+            return Some(parent);
+        }
+        if let Some(e) = self.owner.pop() {
+            debug_assert_eq!(e[0], parent as usize);
+            return Some(parent);
+        }
+        // SAFETY: stolen: the implicit join; the parent stays live until its join completes,
+        // which needs this arrival.
+        unsafe { self.implicit_join(parent) }
+    }
+
+    /// A forked child's return found its parent stolen: its arrival at the parent's counter.
+    ///
+    /// # Safety
+    /// As [`WorkerState::returned`]; `parent` is the child's parent.
+    #[inline(never)]
+    unsafe fn implicit_join(&self, parent: *mut Header) -> Option<*mut Header> {
+        // SAFETY: the caller's contract.
+        let prev = unsafe { (*parent).joins.fetch_sub(1, Ordering::AcqRel) };
+        if prev == 1 {
+            // Last to arrive: the parent is ours to go on with.
+            // SAFETY: as above.
+            unsafe {
+                self.take_stack((*parent).stack);
+                Self::reset_join(parent);
+            }
+            Some(parent)
+        } else {
+            // SAFETY: reading the stack pointer of a live frame.
+            if self.stack.get() == unsafe { (*parent).stack } {
+                self.leave_stack();
+            }
+            None
         }
     }
 
