@@ -1,4 +1,5 @@
-//! `stealbench bench`: fib(n) at P = 1 on every implemented runtime, each in its own process,
+//! `stealbench bench`: fib(n) at P = 1 on every implemented runtime (in each of its registered
+//! arms: libfork lazy and busy), each in its own process,
 //! and T_1 / T_s per runtime (T_s = the `serial` runtime's fork-join time, the serial elision):
 //! the cost of a fork (`--variant fj`) or of a future (`sf`, `sf-nostack`). The runtimes are
 //! measured in turn, `--rounds` times over; each round's ratios use that round's T_s.
@@ -14,7 +15,8 @@ use stealbench_workloads::{Variant, Workload, fib::Fib};
 
 /// One runtime's line of the table, filled in round by round.
 struct Line {
-    name: &'static str,
+    /// The arm's spelling.
+    name: String,
     front: &'static str,
     /// The variant it runs, or why it does not.
     runs: Result<Variant, String>,
@@ -50,7 +52,8 @@ pub fn bench_command(args: &BenchArgs) -> Result<i32, Failure> {
     let mut lines: Vec<Line> = RUNTIMES
         .iter()
         .filter(|r| r.implemented())
-        .map(|r| {
+        .flat_map(|r| r.arm_specs().into_iter().map(move |arm| (r, arm)))
+        .map(|(r, name)| {
             // The serial elision is T_s whatever the variant; the others run the variant if
             // they can.
             let v = if r.name == runtimes::SERIAL {
@@ -66,7 +69,7 @@ pub fn bench_command(args: &BenchArgs) -> Result<i32, Failure> {
                 (!offered.contains(&v)).then_some("fib has no such variant on this front-end")
             });
             Line {
-                name: r.name,
+                name,
                 front: r.front_end.name(),
                 runs: refused.map_or(Ok(v), |why| Err(format!("not supported: {why}"))),
                 medians: Vec::new(),
@@ -83,7 +86,7 @@ pub fn bench_command(args: &BenchArgs) -> Result<i32, Failure> {
             let child_args: Vec<String> = [
                 "bench-point",
                 "--runtime",
-                line.name,
+                &line.name,
                 "--variant",
                 v.name(),
                 "--n",
@@ -123,7 +126,7 @@ pub fn bench_command(args: &BenchArgs) -> Result<i32, Failure> {
         .map(|l| l.medians.clone())
         .unwrap_or_default();
     println!(
-        "\n{:<14} {:<8} {:>12} {:>10} {:>13}  status",
+        "\n{:<18} {:<8} {:>12} {:>10} {:>13}  status",
         "runtime", "front", "T1 (s)", "T1/Ts", "rounds' range"
     );
     for l in &lines {
@@ -151,7 +154,7 @@ pub fn bench_command(args: &BenchArgs) -> Result<i32, Failure> {
             (Ok(_), None) => "ok".to_string(),
         };
         println!(
-            "{:<14} {:<8} {:>12} {:>10} {:>13}  {}",
+            "{:<18} {:<8} {:>12} {:>10} {:>13}  {}",
             l.name,
             l.front,
             t1.map_or("—".to_string(), format_time),

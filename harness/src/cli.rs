@@ -37,7 +37,8 @@ pub enum Command {
 /// Arguments of `run`.
 #[derive(Debug, Args)]
 pub struct RunArgs {
-    /// Runtime name (see `stealbench list`).
+    /// Runtime name (see `stealbench list`), optionally with settings, `NAME[/key=value]...`:
+    /// idle=busy|lazy, victim=uniform|numa|default (e.g. libfork/idle=busy).
     #[arg(long)]
     pub runtime: String,
     /// Workload name (see `stealbench list`).
@@ -83,7 +84,8 @@ pub struct ReproduceArgs {
     /// Worker counts, comma-separated (default: the paper's, capped at this machine's cores).
     #[arg(long, value_delimiter = ',')]
     pub workers: Option<Vec<usize>>,
-    /// Only these runtimes, comma-separated (T_s on `serial` is always measured).
+    /// Only these runtimes, comma-separated (T_s on `serial` is always measured): a name
+    /// selects every arm of the runtime, `NAME/key=value` one arm (e.g. libfork/idle=busy).
     #[arg(long, value_delimiter = ',')]
     pub runtimes: Option<Vec<String>>,
     /// Only these workloads, comma-separated.
@@ -144,7 +146,7 @@ pub struct BenchArgs {
 /// Arguments of the hidden `bench-point`.
 #[derive(Debug, Args)]
 pub struct BenchPointArgs {
-    /// Runtime name.
+    /// Runtime name, or an arm (`NAME/key=value`).
     #[arg(long)]
     pub runtime: String,
     /// The Fibonacci number computed.

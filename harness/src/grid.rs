@@ -92,8 +92,9 @@ pub struct Row {
     pub workload: String,
     /// The variant.
     pub variant: Variant,
-    /// The runtime that runs it.
-    pub runtime: &'static str,
+    /// The runtime that runs it, in its configuration: an arm's canonical spelling
+    /// ([`runtimes::Arm::spec`]).
+    pub runtime: String,
     /// The paper's values; `None` for the baselines the paper did not measure.
     pub paper: Option<PaperValues>,
 }
@@ -137,10 +138,12 @@ impl Selection {
             .as_ref()
             .is_none_or(|ws| ws.iter().any(|x| x == w))
     }
-    fn runtime_selected(&self, r: &str) -> bool {
+    /// A bare runtime name selects every arm of that runtime; an arm's spelling, that arm.
+    fn runtime_selected(&self, arm: &str) -> bool {
+        let name = arm.split('/').next().unwrap_or(arm);
         self.runtimes
             .as_ref()
-            .is_none_or(|rs| rs.iter().any(|x| x == r))
+            .is_none_or(|rs| rs.iter().any(|x| x == arm || x == name))
     }
 }
 
@@ -172,7 +175,7 @@ pub fn offers(info: &WorkloadInfo, variant: Variant, front_end: FrontEnd) -> boo
 /// Whether `row` can be measured by this build under `sel`.
 pub fn availability(row: &Row, sel: &Selection) -> Availability {
     let mut missing = Vec::new();
-    let rt = runtimes::find(row.runtime);
+    let rt = runtimes::Arm::parse(&row.runtime).ok().map(|a| a.info);
     if !rt.is_some_and(|r| r.implemented()) {
         missing.push(format!("runtime {}", row.runtime));
     }
@@ -192,13 +195,14 @@ pub fn availability(row: &Row, sel: &Selection) -> Availability {
     if !missing.is_empty() {
         return Availability::NotImplemented(missing.join(", "));
     }
-    if let Some(why) = runtimes::unsupported(row.runtime, row.variant) {
+    let name = rt.map_or(row.runtime.as_str(), |r| r.name);
+    if let Some(why) = runtimes::unsupported(name, row.variant) {
         return Availability::Unsupported(why.to_string());
     }
     if !sel.workload_selected(&row.workload) {
         return Availability::NotSelected("--workloads".to_string());
     }
-    if !sel.runtime_selected(row.runtime) {
+    if !sel.runtime_selected(&row.runtime) {
         return Availability::NotSelected("--runtimes".to_string());
     }
     Availability::Ready
@@ -286,7 +290,7 @@ mod tests {
             bench: workload.into(),
             workload: workload.into(),
             variant,
-            runtime,
+            runtime: runtime.to_string(),
             paper: None,
         }
     }
@@ -321,6 +325,32 @@ mod tests {
             availability(&row("fib", Variant::Fj, "serial"), &only_rayon),
             Availability::NotSelected("--runtimes".into())
         );
+    }
+
+    #[test]
+    fn a_name_selects_every_arm_and_an_arm_itself() {
+        let lazy = row("fib", Variant::Fj, "libfork");
+        let busy = row("fib", Variant::Fj, "libfork/idle=busy");
+        let sel = |r: &str| Selection {
+            runtimes: Some(vec![r.into()]),
+            workloads: None,
+        };
+        for r in [&lazy, &busy] {
+            assert_eq!(availability(r, &sel("libfork")), Availability::Ready);
+        }
+        assert_eq!(
+            availability(&busy, &sel("libfork/idle=busy")),
+            Availability::Ready
+        );
+        assert_eq!(
+            availability(&lazy, &sel("libfork/idle=busy")),
+            Availability::NotSelected("--runtimes".into())
+        );
+        let a = availability(
+            &row("fib", Variant::Sf, "libfork/idle=busy"),
+            &sel("libfork"),
+        );
+        assert!(matches!(a, Availability::Unsupported(_)), "{a}");
     }
 
     #[test]

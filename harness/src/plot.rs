@@ -51,7 +51,7 @@ pub fn panels(fig: &Figure, grid: &Grid, summaries: &[PointSummary]) -> Vec<Pane
     // One colour per (runtime, variant), in row order, the same in every panel.
     let mut keys: Vec<(&str, &str)> = Vec::new();
     for (r, _) in &grid.rows {
-        let k = (r.runtime, r.variant.name());
+        let k = (r.runtime.as_str(), r.variant.name());
         if !keys.contains(&k) {
             keys.push(k);
         }
@@ -63,7 +63,7 @@ pub fn panels(fig: &Figure, grid: &Grid, summaries: &[PointSummary]) -> Vec<Pane
             for (row, a) in grid.rows.iter().filter(|(r, _)| r.workload == w) {
                 let color = keys
                     .iter()
-                    .position(|k| *k == (row.runtime, row.variant.name()))
+                    .position(|k| *k == (row.runtime.as_str(), row.variant.name()))
                     .unwrap_or(0);
                 let name = format!("{}-{} {}", row.workload, row.variant, row.runtime);
                 if *a == Availability::Ready {

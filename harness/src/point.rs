@@ -334,7 +334,8 @@ pub fn future_stack_for(variant: Variant) -> FutureStack {
 
 /// `stealbench run`: one point in this process.
 pub fn run_command(args: &RunArgs) -> Result<(), Failure> {
-    let runtime = runtimes::lookup_implemented(&args.runtime).map_err(Failure::Usage)?;
+    let arm = runtimes::lookup_arm(&args.runtime).map_err(Failure::Usage)?;
+    let runtime = arm.info;
     let workload = lookup_workload(&args.workload)?;
     let variant = cli::parse_variant(&args.variant)?;
     check_variant(&workload, variant, runtime.front_end)?;
@@ -354,18 +355,19 @@ pub fn run_command(args: &RunArgs) -> Result<(), Failure> {
     let options = cli::input_options(args.hw_video.as_deref(), args.hw_points.as_deref())?;
     // Checks the input files before anything starts; the parameters name them.
     let params = cli::check_inputs(&[workload], size, &options)?.remove(0).1;
-    let config = PoolConfig {
+    let config = arm.configure(PoolConfig {
         pinning,
         future_stack: future_stack_for(variant),
         ..PoolConfig::with_workers(workers)
-    };
+    });
     let printer = Printer { json: args.json };
     if args.json {
         die_with_parent();
     } else {
         println!(
             "{} {} {variant} P={workers} size={size} pinning={pinning} reps={reps}",
-            runtime.name, workload.name
+            arm.spec(),
+            workload.name
         );
     }
     let name = runtime.name;
@@ -392,7 +394,8 @@ pub fn run_command(args: &RunArgs) -> Result<(), Failure> {
 /// `stealbench bench-point`: fib(n), one variant, P = 1, on one runtime.
 pub fn bench_point_command(args: &BenchPointArgs) -> Result<(), Failure> {
     use stealbench_workloads::fib::Fib;
-    let runtime = runtimes::lookup_implemented(&args.runtime).map_err(Failure::Usage)?;
+    let arm = runtimes::lookup_arm(&args.runtime).map_err(Failure::Usage)?;
+    let runtime = arm.info;
     if args.reps == 0 {
         return Err(Failure::Usage("reps must be at least 1".to_string()));
     }
@@ -404,11 +407,11 @@ pub fn bench_point_command(args: &BenchPointArgs) -> Result<(), Failure> {
             runtime.name
         )));
     }
-    let config = PoolConfig {
+    let config = arm.configure(PoolConfig {
         pinning: Pinning::None,
         future_stack: future_stack_for(variant),
         ..PoolConfig::with_workers(1)
-    };
+    });
     let printer = Printer { json: args.json };
     if args.json {
         die_with_parent();

@@ -68,17 +68,16 @@ fn settings_from_args(args: &ReproduceArgs, fig: &Figure) -> Result<Settings, Fa
             "--workers lists no worker count".to_string(),
         ));
     }
-    if let Some(rs) = &args.runtimes {
-        for r in rs {
-            if runtimes::find(r).is_none() {
-                return Err(Failure::Usage(suggest::unknown(
-                    "runtime",
-                    r,
-                    &runtimes::names(),
-                )));
-            }
-        }
-    }
+    // Each runtime or arm in its canonical spelling, the one the rows are keyed by.
+    let selected_runtimes = match &args.runtimes {
+        Some(rs) => Some(
+            rs.iter()
+                .map(|r| runtimes::Arm::parse(r).map(|a| a.spec()))
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(Failure::Usage)?,
+        ),
+        None => None,
+    };
     if let Some(ws) = &args.workloads {
         let known: Vec<String> = {
             let mut k: Vec<String> = Vec::new();
@@ -116,7 +115,7 @@ fn settings_from_args(args: &ReproduceArgs, fig: &Figure) -> Result<Settings, Fa
         size: size.name().to_string(),
         reps,
         workers,
-        runtimes: args.runtimes.clone(),
+        runtimes: selected_runtimes,
         workloads: args.workloads.clone(),
         timeout_secs: args.timeout.unwrap_or_else(|| cli::default_timeout(size)),
         pinning: pinning.name().to_string(),

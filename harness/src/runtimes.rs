@@ -4,9 +4,15 @@
 //! Adding a runtime is one line in `with_closure_runtime!` or `with_async_runtime!`; its
 //! entry in [`RUNTIMES`] (name, front-end, description) is already there for the planned ones.
 //! Whether a runtime is implemented is read from those two macros, never written twice.
+//!
+//! A runtime runs in a configuration: an [`Arm`], spelt `NAME[/key=value]...` (`libfork`,
+//! `libfork/idle=busy`). The arm's canonical spelling is the runtime of a point everywhere:
+//! `--runtime`, `--runtimes`, result files, tables and plots, so two configurations of one
+//! runtime are two rows, never two runtimes.
 
 use crate::suggest;
 use std::fmt;
+use stealbench_schedulers::{IdlePolicy, PoolConfig, VictimPolicy};
 use stealbench_workloads::Variant;
 
 /// How a runtime takes its tasks (see `stealbench_schedulers::api`).
@@ -43,9 +49,20 @@ pub struct RuntimeInfo {
     pub front_end: FrontEnd,
     /// One line for `stealbench list`.
     pub description: &'static str,
+    /// The configurations the figures and `bench` measure besides the default one, as arm
+    /// settings (`idle=busy`): the paper's other arms of this runtime.
+    pub arms: &'static [&'static str],
 }
 
 impl RuntimeInfo {
+    /// The runtime's arms in the figures: its default configuration, then each of
+    /// [`RuntimeInfo::arms`], spelt as [`Arm::spec`] spells them.
+    pub fn arm_specs(&self) -> Vec<String> {
+        std::iter::once(self.name.to_string())
+            .chain(self.arms.iter().map(|a| format!("{}/{a}", self.name)))
+            .collect()
+    }
+
     /// Whether this build has the runtime (it is dispatched by one of the `with_*` macros).
     pub fn implemented(&self) -> bool {
         match self.front_end {
@@ -67,9 +84,7 @@ impl RuntimeInfo {
 /// on an async runtime whose `AsyncForkJoin::FUTURES` is false (libfork: fork-join only, as in
 /// its paper).
 pub fn unsupported(runtime: &str, variant: Variant) -> Option<&'static str> {
-    if let Some(false) =
-        with_async_runtime!(runtime, S => <S as stealbench_schedulers::AsyncForkJoin>::FUTURES)
-    {
+    if fork_join_only(runtime) {
         return (variant != Variant::Fj)
             .then_some("a fork-join runtime without futures (as in its paper): fj variants only");
     }
@@ -90,6 +105,13 @@ pub fn unsupported(runtime: &str, variant: Variant) -> Option<&'static str> {
     }
 }
 
+/// Whether `runtime` runs fork-join only, without futures (an async runtime whose
+/// `AsyncForkJoin::FUTURES` is false: libfork).
+pub fn fork_join_only(runtime: &str) -> bool {
+    with_async_runtime!(runtime, S => <S as stealbench_schedulers::AsyncForkJoin>::FUTURES)
+        == Some(false)
+}
+
 /// The runtime whose fork-join time at P = 1 is T_s, the serial elision.
 pub const SERIAL: &str = "serial";
 
@@ -99,46 +121,55 @@ pub const RUNTIMES: &[RuntimeInfo] = &[
         name: "serial",
         front_end: FrontEnd::Closure,
         description: "the serial elision: join runs a then b, a future runs where it is created (T_s)",
+        arms: &[],
     },
     RuntimeInfo {
         name: "serial-async",
         front_end: FrontEnd::Async,
         description: "the serial pool on the async front-end: the cost of the async state machines alone",
+        arms: &[],
     },
     RuntimeInfo {
         name: "rayon",
         front_end: FrontEnd::Closure,
         description: "rayon's work-stealing pool (baseline: join, scope; futures as scope spawns)",
+        arms: &[],
     },
     RuntimeInfo {
         name: "tokio",
         front_end: FrontEnd::Async,
         description: "tokio's multi-thread runtime, every fork a heap-allocated task (baseline)",
+        arms: &[],
     },
     RuntimeInfo {
         name: "abp",
         front_end: FrontEnd::Closure,
         description: "work stealing on stackful fibers, eager futures suspending at get (stands in for Cilk Plus)",
+        arms: &[],
     },
     RuntimeInfo {
         name: "prows",
         front_end: FrontEnd::Closure,
         description: "proactive work stealing for futures, ProWS (stands in for Cilk-F)",
+        arms: &[],
     },
     RuntimeInfo {
         name: "prows-artifact",
         front_end: FrontEnd::Closure,
         description: "prows with the authors' artifact placement: less loaded of two random workers, no rebalancing",
+        arms: &[],
     },
     RuntimeInfo {
         name: "fibril",
         front_end: FrontEnd::Closure,
         description: "Fibril: continuation stealing on linear stacks, unused stack pages released",
+        arms: &[],
     },
     RuntimeInfo {
         name: "libfork",
         front_end: FrontEnd::Async,
-        description: "libfork: continuation stealing, task frames on segmented stacks",
+        description: "libfork: continuation stealing, task frames on segmented stacks (lazy pool; busy arm: /idle=busy)",
+        arms: &["idle=busy"],
     },
 ];
 
@@ -184,6 +215,96 @@ macro_rules! dispatch {
 }
 
 pub(crate) use {dispatch, with_async_runtime, with_closure_runtime};
+
+/// A runtime in one configuration: the registry entry and the pool settings its spelling
+/// `NAME[/key=value]...` gives. Keys: `idle` (busy, lazy) and `victim` (uniform, numa,
+/// default); a setting left out stays at the runtime's default. Whether the runtime honours a
+/// setting is its own decision when the pool starts (rayon refuses `idle=busy`, say).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Arm {
+    /// The runtime.
+    pub info: &'static RuntimeInfo,
+    /// `idle=`, if given.
+    pub idle: Option<IdlePolicy>,
+    /// `victim=`, if given.
+    pub victim: Option<VictimPolicy>,
+}
+
+/// The keys an arm's spelling may set, in their canonical order.
+pub const ARM_KEYS: &[&str] = &["idle", "victim"];
+
+impl Arm {
+    /// Parses `NAME[/key=value]...`, implemented or planned; one line naming the nearest
+    /// valid name or value on error.
+    pub fn parse(spec: &str) -> Result<Arm, String> {
+        let mut parts = spec.split('/');
+        let name = parts.next().unwrap_or_default();
+        let info = find(name).ok_or_else(|| suggest::unknown("runtime", name, &names()))?;
+        let mut arm = Arm {
+            info,
+            idle: None,
+            victim: None,
+        };
+        for part in parts {
+            let Some((key, value)) = part.split_once('=') else {
+                return Err(format!(
+                    "runtime '{spec}': '{part}' is not key=value (keys: {})",
+                    ARM_KEYS.join(", ")
+                ));
+            };
+            let twice = || format!("runtime '{spec}': {key} is set twice");
+            match key {
+                "idle" => {
+                    let v = value
+                        .parse()
+                        .map_err(|_| suggest::unknown("idle policy", value, IdlePolicy::NAMES))?;
+                    if arm.idle.replace(v).is_some() {
+                        return Err(twice());
+                    }
+                }
+                "victim" => {
+                    let v = value.parse().map_err(|_| {
+                        suggest::unknown("victim policy", value, VictimPolicy::NAMES)
+                    })?;
+                    if arm.victim.replace(v).is_some() {
+                        return Err(twice());
+                    }
+                }
+                _ => return Err(suggest::unknown("runtime setting", key, ARM_KEYS)),
+            }
+        }
+        Ok(arm)
+    }
+
+    /// The canonical spelling: the name, then the settings given, in [`ARM_KEYS`] order.
+    pub fn spec(&self) -> String {
+        let mut s = self.info.name.to_string();
+        if let Some(v) = self.idle {
+            s += &format!("/idle={v}");
+        }
+        if let Some(v) = self.victim {
+            s += &format!("/victim={v}");
+        }
+        s
+    }
+
+    /// `config` with this arm's settings.
+    pub fn configure(&self, config: PoolConfig) -> PoolConfig {
+        PoolConfig {
+            idle: self.idle.unwrap_or(config.idle),
+            victim: self.victim.unwrap_or(config.victim),
+            ..config
+        }
+    }
+}
+
+/// The implemented runtime of the arm spelt `spec`, or a one-line reason (a bad spelling,
+/// or a runtime planned but not implemented yet).
+pub fn lookup_arm(spec: &str) -> Result<Arm, String> {
+    let arm = Arm::parse(spec)?;
+    lookup_implemented(arm.info.name)?;
+    Ok(arm)
+}
 
 /// The registry entry named `name`, implemented or not.
 pub fn find(name: &str) -> Option<&'static RuntimeInfo> {
@@ -276,6 +397,56 @@ mod tests {
             assert!(unsupported("libfork", v).is_some(), "{v}");
         }
         assert!(unsupported("tokio", Variant::Sf).is_none());
+    }
+
+    #[test]
+    fn arms_parse_to_one_spelling() {
+        let a = Arm::parse("libfork/victim=numa/idle=busy").unwrap();
+        assert_eq!(a.info.name, "libfork");
+        assert_eq!(a.spec(), "libfork/idle=busy/victim=numa");
+        assert_eq!(Arm::parse(&a.spec()).unwrap(), a);
+        let c = a.configure(PoolConfig::with_workers(2));
+        assert_eq!(
+            (c.idle, c.victim),
+            (IdlePolicy::Busy, VictimPolicy::NumaWeighted)
+        );
+        assert_eq!(Arm::parse("abp").unwrap().spec(), "abp");
+        assert_eq!(
+            Arm::parse("abp")
+                .unwrap()
+                .configure(PoolConfig::with_workers(1)),
+            PoolConfig::with_workers(1)
+        );
+        for (bad, says) in [
+            ("libfrok/idle=busy", "did you mean 'libfork'"),
+            ("libfork/idle=bsy", "did you mean 'busy'"),
+            ("libfork/idel=busy", "did you mean 'idle'"),
+            ("libfork/busy", "not key=value"),
+            ("libfork/idle=busy/idle=lazy", "set twice"),
+        ] {
+            let e = Arm::parse(bad).unwrap_err();
+            assert!(e.contains(says), "{bad}: {e}");
+        }
+        assert!(
+            lookup_arm("fibril/idle=busy")
+                .unwrap_err()
+                .contains("planned")
+        );
+    }
+
+    #[test]
+    fn every_registered_arm_parses() {
+        for r in RUNTIMES {
+            for spec in r.arm_specs() {
+                let a = Arm::parse(&spec).unwrap();
+                assert_eq!(a.spec(), spec, "{spec} is not canonical");
+                assert_eq!(a.info.name, r.name);
+            }
+        }
+        assert_eq!(
+            find("libfork").unwrap().arm_specs(),
+            ["libfork", "libfork/idle=busy"]
+        );
     }
 
     #[test]

@@ -304,7 +304,7 @@ mod tests {
             bench: "fib".into(),
             workload: "fib".into(),
             variant: Variant::Fj,
-            runtime: "serial",
+            runtime: "serial".to_string(),
             paper: None,
         };
         let s = vec![

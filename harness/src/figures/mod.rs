@@ -3,7 +3,7 @@
 //! One module per figure builds its rows.
 
 use crate::grid::{PaperValues, Row, workload_info};
-use crate::runtimes::{self, FrontEnd};
+use crate::runtimes;
 use stealbench_workloads::Variant;
 
 pub mod prows_fig2;
@@ -182,13 +182,15 @@ impl Reference {
     }
 }
 
-/// The baseline runtimes every figure adds, with no paper value.
-pub const BASELINES: [&str; 2] = ["rayon", "tokio"];
+/// The baseline runtimes every figure adds, with no paper value; each runs in every arm the
+/// registry lists for it (libfork: lazy and busy).
+pub const BASELINES: [&str; 3] = ["rayon", "tokio", "libfork"];
 
-/// Adds, after each benchmark's paper rows, one row per baseline runtime and per variant of
-/// those rows that the workload offers on the baseline's front-end (but `sf-nostack`, a fiber
-/// runtime's configuration). For a workload that does
-/// not exist yet every variant is listed (and shown as not yet implemented).
+/// Adds, after each benchmark's paper rows, one row per baseline arm and per variant of those
+/// rows that the workload offers on the baseline's front-end (but `sf-nostack`, a fiber
+/// runtime's configuration, and every variant with futures on a fork-join-only runtime). A
+/// variant the baseline refuses otherwise (rayon's gf) stays, as a row that says why. For a
+/// workload that does not exist yet every variant is listed (and shown as not yet implemented).
 pub fn with_baselines(paper_rows: Vec<Row>) -> Vec<Row> {
     let mut out: Vec<Row> = Vec::new();
     let mut i = 0;
@@ -210,24 +212,28 @@ pub fn with_baselines(paper_rows: Vec<Row>) -> Vec<Row> {
         out.extend(group);
         let info = workload_info(&workload);
         for rt in BASELINES {
-            let front_end = runtimes::find(rt).map_or(FrontEnd::Closure, |r| r.front_end);
+            let Some(entry) = runtimes::find(rt) else {
+                continue;
+            };
             for &v in &variants {
                 // sf-nostack is a fiber runtime's configuration of the sf code, not a program
                 // of its own: the baselines have no such choice (their sf row says it all).
-                if v == Variant::SfNostack {
+                if v == Variant::SfNostack || (v != Variant::Fj && runtimes::fork_join_only(rt)) {
                     continue;
                 }
                 let offered = info
                     .as_ref()
-                    .is_none_or(|w| crate::grid::offers(w, v, front_end));
+                    .is_none_or(|w| crate::grid::offers(w, v, entry.front_end));
                 if offered {
-                    out.push(Row {
-                        bench: bench.clone(),
-                        workload: workload.clone(),
-                        variant: v,
-                        runtime: rt,
-                        paper: None,
-                    });
+                    for arm in entry.arm_specs() {
+                        out.push(Row {
+                            bench: bench.clone(),
+                            workload: workload.clone(),
+                            variant: v,
+                            runtime: arm,
+                            paper: None,
+                        });
+                    }
                 }
             }
         }
@@ -277,7 +283,7 @@ mod tests {
             bench: b.into(),
             workload: b.into(),
             variant: v,
-            runtime: prows_runtime(v),
+            runtime: prows_runtime(v).to_string(),
             paper: Some(PaperValues::default()),
         };
         let rows = with_baselines(vec![
@@ -289,7 +295,8 @@ mod tests {
             .iter()
             .map(|r| format!("{}-{}-{}", r.bench, r.variant, r.runtime))
             .collect();
-        // sf-nostack gets no baseline row; `nosuch` does not exist: all its variants.
+        // sf-nostack gets no baseline row, libfork (fork-join only) its fj rows in both arms;
+        // `nosuch` does not exist: all its variants but those libfork refuses.
         assert_eq!(
             names,
             [
@@ -297,6 +304,8 @@ mod tests {
                 "fib-sf-nostack-prows",
                 "fib-fj-rayon",
                 "fib-fj-tokio",
+                "fib-fj-libfork",
+                "fib-fj-libfork/idle=busy",
                 "nosuch-gf-prows",
                 "nosuch-gf-rayon",
                 "nosuch-gf-tokio"

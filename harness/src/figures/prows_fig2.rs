@@ -32,7 +32,7 @@ pub fn figure() -> Figure {
                 bench: bench.to_string(),
                 workload: bench.to_string(),
                 variant,
-                runtime: prows_runtime(variant),
+                runtime: prows_runtime(variant).to_string(),
                 paper: Some(reference.paper_values(rec)),
             }
         })
@@ -74,7 +74,7 @@ mod tests {
         assert_eq!(mm.time(16), Some(5.59));
         let ferret_lp = paper[17];
         assert_eq!(
-            (ferret_lp.bench.as_str(), ferret_lp.runtime),
+            (ferret_lp.bench.as_str(), ferret_lp.runtime.as_str()),
             ("ferret", "abp")
         );
         assert!(

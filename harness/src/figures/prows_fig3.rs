@@ -33,7 +33,7 @@ pub fn figure() -> Figure {
                 bench: workload.to_string(),
                 workload: workload.to_string(),
                 variant,
-                runtime: prows_runtime(variant),
+                runtime: prows_runtime(variant).to_string(),
                 paper: Some(reference.paper_values(rec)),
             }
         })
@@ -75,8 +75,24 @@ mod tests {
         assert_eq!(sf.time(1), None, "T1 of fib-sf is not legible in the paper");
         assert_eq!(sf.time(2), Some(17.09));
         assert_eq!(f.base, SpeedupBase::OneWorker);
-        // fib offers fj and sf on both front-ends: rayon and tokio rows for both.
-        let baselines = f.rows.iter().filter(|r| r.paper.is_none()).count();
-        assert_eq!(baselines, 4);
+        // fib offers fj and sf on both front-ends: rayon and tokio rows for both, libfork's
+        // two arms for fj.
+        let baselines: Vec<String> = f
+            .rows
+            .iter()
+            .filter(|r| r.paper.is_none())
+            .map(|r| format!("{}@{}", r.variant, r.runtime))
+            .collect();
+        assert_eq!(
+            baselines,
+            [
+                "fj@rayon",
+                "sf@rayon",
+                "fj@tokio",
+                "sf@tokio",
+                "fj@libfork",
+                "fj@libfork/idle=busy"
+            ]
+        );
     }
 }
