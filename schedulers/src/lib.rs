@@ -12,7 +12,8 @@
 //!   continuation stealing: task frames on segmented stacks, polled by the worker directly;
 //!   async front-end, fork-join only).
 //! * Shared pieces: [`config`] (pool configuration), [`stats`] (counters), [`topology`]
-//!   (CPUs, NUMA nodes, pinning), and for the fiber runtimes [`stack`] (mmap'd stacks with a
+//!   (CPUs, caches, NUMA nodes and their distances, pinning), [`victims`] (uniform or
+//!   NUMA-weighted victim selection, as libfork), and for the fiber runtimes [`stack`] (mmap'd stacks with a
 //!   guard page, per-worker pools), [`overflow`] (a fiber stack overflow is reported, not a
 //!   bare fault), [`fiber`] (migratable stackful fibers), [`deque`] (a
 //!   Chase-Lev deque whose owner side needs no fence) and the crate-private `fiberpool` (the
@@ -35,6 +36,7 @@ pub mod stack;
 pub mod stats;
 pub mod tokio;
 pub mod topology;
+pub mod victims;
 
 pub use api::{
     AsyncForkJoin, AsyncShared, AsyncWorker, ForkJoin, FutureHandle, Scheduler, Scope,

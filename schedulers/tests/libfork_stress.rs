@@ -23,7 +23,9 @@ use common::{leaf, mix, splitmix};
 const BOOM: &str = "deliberate panic in a random DAG";
 
 /// One node of a random DAG; its shape and value depend on `seed` only. About one leaf in
-/// `panic_odds` panics (0: none).
+/// `panic_odds` panics (0: none), and about one child in `2 * panic_odds` of a single join
+/// panics as it is made (in its closure, before its future exists: the first child's in the
+/// parent's poll, the second's where the worker makes it after the first returns).
 fn node<'s, C: AsyncWorker<'s>>(
     c: C,
     seed: u64,
@@ -42,10 +44,21 @@ fn node<'s, C: AsyncWorker<'s>>(
         let s = move |i: u64| splitmix(seed.wrapping_add(i.wrapping_mul(0x1234_5678_9ABC_DEF1)));
         match (r >> 8) % 4 {
             0 | 1 => {
+                let made_badly = move |i: u64| panic_odds != 0 && s(i) % (2 * panic_odds) == 0;
                 let (a, b) = c
                     .join(
-                        move |c| node(c, s(1), d, panic_odds),
-                        move |c| node(c, s(2), d, panic_odds),
+                        move |c| {
+                            if made_badly(11) {
+                                std::panic::panic_any(BOOM);
+                            }
+                            node(c, s(1), d, panic_odds)
+                        },
+                        move |c| {
+                            if made_badly(12) {
+                                std::panic::panic_any(BOOM);
+                            }
+                            node(c, s(2), d, panic_odds)
+                        },
                     )
                     .await;
                 mix(a, b)
@@ -217,4 +230,49 @@ fn deep_recursion_gives_stacklets_back() {
         assert!(get("stack_bytes_high_water") >= 50_000 * 64, "{st:?}");
         check_no_leak(&pool, "deep");
     }
+}
+
+/// NUMA-weighted victims (libfork's weighting; on this machine's topology), unpinned (nominal
+/// compact placement) and pinned: fib is right and continuations are stolen; then the random
+/// DAGs.
+#[test]
+fn numa_weighted_victims_p2() {
+    fn fib<'s, C: AsyncWorker<'s>>(c: C, n: u64) -> impl Future<Output = u64> + Send + 's {
+        async move {
+            if n < 2 {
+                return n;
+            }
+            let (a, b) = c.join(move |c| fib(c, n - 1), move |c| fib(c, n - 2)).await;
+            a + b
+        }
+    }
+    for (pinning, idle) in [
+        (Pinning::None, IdlePolicy::Lazy),
+        (Pinning::Compact, IdlePolicy::Busy),
+    ] {
+        let config = PoolConfig {
+            pinning,
+            idle,
+            victim: VictimPolicy::NumaWeighted,
+            ..PoolConfig::with_workers(2)
+        };
+        let pool = LibforkPool::start(&config).unwrap();
+        let mut steals = 0;
+        for _ in 0..20 {
+            assert_eq!(pool.run_async(|c| fib(c, 24)), 46_368, "{config:?}");
+            steals += pool.stats().steals.unwrap();
+            if steals > 0 {
+                break;
+            }
+        }
+        assert!(steals > 0, "{config:?}: nothing was ever stolen");
+        check_no_leak(&pool, "numa fib");
+    }
+    stress(
+        PoolConfig {
+            victim: VictimPolicy::NumaWeighted,
+            ..PoolConfig::with_workers(2)
+        },
+        "numa P=2",
+    );
 }

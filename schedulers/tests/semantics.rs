@@ -1,8 +1,8 @@
 //! The semantics of the `Scheduler` trait family: one generic suite, instantiated by macro for
 //! every runtime and front-end (closure front-end: serial, rayon, abp and prows at P = 1 and 2,
 //! prows-artifact at P = 2 (at P = 1 its placement has one worker to choose from, and it is
-//! prows); async front-end: serial, tokio at P = 1 and 2, libfork lazy at P = 1 and 2 and busy
-//! at P = 2 (fork-join tests only: it has no futures)).
+//! prows); async front-end: serial, tokio at P = 1 and 2, libfork lazy at P = 1 and 2, busy at
+//! P = 2 and with NUMA-weighted victims at P = 2 (fork-join tests only: it has no futures)).
 //!
 //! Every test checks values (never only "it did not crash"). The suite stays within the rules
 //! every runtime supports; in particular a future touched by a task other than its creator's
@@ -26,7 +26,7 @@ use stealbench_schedulers::serial::Serial;
 use stealbench_schedulers::tokio::TokioPool;
 use stealbench_schedulers::{
     AsyncForkJoin, AsyncShared, AsyncWorker, ForkJoin, FutureHandle, FutureStack, IdlePolicy,
-    PoolConfig, Scheduler, Scope, SharedHandle, Stats, Worker,
+    PoolConfig, Scheduler, Scope, SharedHandle, Stats, VictimPolicy, Worker,
 };
 
 /// Recursion depth of the deep tests (nested joins, futures, spawns on one path).
@@ -1287,6 +1287,15 @@ async_suite!(
     LibforkPool,
     PoolConfig {
         idle: IdlePolicy::Busy,
+        ..PoolConfig::with_workers(2)
+    },
+    futures: no
+);
+async_suite!(
+    libfork_numa_p2,
+    LibforkPool,
+    PoolConfig {
+        victim: VictimPolicy::NumaWeighted,
         ..PoolConfig::with_workers(2)
     },
     futures: no

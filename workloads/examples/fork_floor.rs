@@ -4,8 +4,9 @@
 //! - `async`: fib's async state machines, every child polled in place to completion (the
 //!   `serial-async` runtime: no frame of its own, nothing stealable);
 //! - `frames`: every child's future in a frame of its own on a linear stack (bump allocation,
-//!   freed LIFO), polled through a function pointer by a trampoline, the parent polled again
-//!   after each child (three polls of the parent per join: fork `a`, call `b`, finish);
+//!   freed LIFO), polled through a function pointer by a trampoline; the parent is polled
+//!   twice per join (fork `a`; finish after `b`): when `a` returns, the trampoline makes `b`
+//!   through the join's hint without polling the parent;
 //! - `frames+deque`: as `frames`, and the parent is pushed on a work-stealing deque
 //!   ([`stealbench_schedulers::deque`]) at the fork and popped back when `a` returns.
 //!
@@ -32,13 +33,18 @@ use stealbench_schedulers::serial::Serial;
 use stealbench_schedulers::{AsyncForkJoin, PoolConfig, Scheduler};
 use stealbench_workloads::fib::{expected, fj_async, serial};
 
-/// A frame's header: its poll, its parent, where the stack pointer goes back to.
+/// A join's hint: makes its second child, given the join and the machine.
+type Resume = (unsafe fn(*mut (), &Machine) -> *mut Hdr, *mut ());
+
+/// A frame's header: its poll, its parent, where the stack pointer goes back to, and the
+/// hint its join left at its fork (make the second child).
 #[repr(C)]
 struct Hdr {
     poll: unsafe fn(*mut Hdr, &mut Context<'_>) -> bool,
     parent: *mut Hdr,
     mark: usize,
     forked: bool,
+    resume: Option<Resume>,
 }
 
 /// A frame: header, where the result goes, the future.
@@ -116,6 +122,7 @@ impl Machine {
                 parent: self.current.get(),
                 mark,
                 forked,
+                resume: None,
             });
             (&raw mut (*fr).out).write(out);
             (&raw mut (*fr).fut).write(make());
@@ -145,7 +152,15 @@ impl Machine {
                 if forked && let Some(d) = &self.deque {
                     assert_eq!(d.pop(), Some([parent as usize, 0]), "the parent came back");
                 }
-                f = parent;
+                // SAFETY: the parent is live; its hint, if any, is its join's.
+                f = match unsafe { (*parent).resume.take() } {
+                    Some((make, op)) => {
+                        self.current.set(parent);
+                        // SAFETY: `op` is the parent's join, in state 1.
+                        unsafe { make(op, self) }
+                    }
+                    None => parent,
+                };
             } else {
                 let Req::Run(child) = self.req.replace(Req::None) else {
                     unreachable!("only joins return Pending here")
@@ -188,16 +203,32 @@ where
                 let child = m.frame(this.a.take().unwrap(), &mut this.ra, true);
                 m.req.set(Req::Run(child));
                 this.state = 1;
-                Poll::Pending
-            }
-            1 => {
-                let child = m.frame(this.b.take().unwrap(), &mut this.rb, false);
-                m.req.set(Req::Run(child));
-                this.state = 2;
+                let op: *mut Self = this;
+                // SAFETY: the current frame is this join's; the join is pinned.
+                unsafe { (*m.current.get()).resume = Some((Self::make_second, op.cast())) };
                 Poll::Pending
             }
             _ => Poll::Ready((this.ra, this.rb)),
         }
+    }
+}
+
+impl<A, B, FA, FB> Join<A, B>
+where
+    A: FnOnce() -> FA,
+    B: FnOnce() -> FB,
+    FA: Future<Output = u64>,
+    FB: Future<Output = u64>,
+{
+    /// The hint: state 1, done by the trampoline.
+    ///
+    /// # Safety
+    /// `op` is a `Self` in state 1 whose frame is current.
+    unsafe fn make_second(op: *mut (), m: &Machine) -> *mut Hdr {
+        // SAFETY: the caller's contract.
+        let this = unsafe { &mut *op.cast::<Self>() };
+        this.state = 2;
+        m.frame(this.b.take().unwrap(), &mut this.rb, false)
     }
 }
 

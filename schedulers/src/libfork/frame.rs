@@ -77,6 +77,11 @@ pub type PollFn = unsafe fn(*mut Header, &mut Context<'_>) -> Poll<()>;
 /// the panic's payload its outcome.
 pub type FailFn = unsafe fn(*mut Header, Box<dyn Any + Send>);
 
+/// Makes the second child of a join whose first child has just returned to the same worker
+/// (`op` is the join's awaitable, `worker` the worker's state) and gives its frame: the
+/// worker runs it without polling the parent in between. See [`Header::resume`].
+pub type ResumeFn = unsafe fn(op: *mut (), worker: *const ()) -> *mut Header;
+
 /// The part of a frame the worker loop sees.
 #[repr(C)]
 pub struct Header {
@@ -93,6 +98,12 @@ pub struct Header {
     pub kind: Kind,
     /// Set when the future's drop begins: a panic after that must not drop it again.
     pub dropped: Cell<bool>,
+    /// Set by a join when it forks its first child, cleared when taken or when the frame is
+    /// polled again: while set, the frame's continuation after that fork is "make the second
+    /// child and call it", which the worker does itself when the first child returns and pops
+    /// the frame back (saving a poll of the parent per join). A thief resumes the frame by
+    /// polling it (which clears this), and a child whose parent was stolen never reads it.
+    pub resume: Cell<Option<(ResumeFn, *mut ())>>,
     /// Times this frame's continuation was stolen since its last join. Written only by the
     /// worker that runs the frame (a thief counts its own steal before resuming it).
     pub steals: Cell<u32>,
@@ -144,6 +155,7 @@ impl<Fut: Future> Frame<Fut> {
                 mark,
                 kind,
                 dropped: Cell::new(false),
+                resume: Cell::new(None),
                 steals: Cell::new(0),
                 joins: AtomicU32::new(JOIN_BIAS),
             });

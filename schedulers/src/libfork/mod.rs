@@ -47,7 +47,20 @@
 //! sleep when they find nothing. A thief that finds work first counts itself active, then
 //! stops counting itself a thief, and if it was the last thief it wakes a sleeper; a thief that
 //! gives up sleeps only if it is not the last thief while some worker is active. Pushes never
-//! wake anyone. Victims are chosen uniformly at random.
+//! wake anyone.
+//!
+//! # Victims
+//!
+//! Each worker holds a [`VictimTable`] built at start ([`victim_tables`]) and walks it with a
+//! [`StealPass`], drawing from its own xorshift64* generator: one draw and a scan of the
+//! (few) levels per attempt. [`VictimPolicy::Uniform`] and [`VictimPolicy::RuntimeDefault`]
+//! (the papers' runtimes steal uniformly, and so does libfork without hwloc): every other worker
+//! equally likely. [`VictimPolicy::NumaWeighted`]: libfork's weighting ([`crate::victims`]):
+//! the other workers in levels by topology distance from this worker's CPU, a worker of level i
+//! weighing 1 / (n_i i^2) where n_i is the level's size, and a pass first tries each level-1
+//! worker once, then draws. A worker's CPU is the one its pinning puts it on; unpinned workers
+//! get the compact order's as a nominal placement. The lazy pool keeps one thief awake in the
+//! whole pool, not one per NUMA node as libfork's does.
 //!
 //! # Counters
 //!
@@ -61,10 +74,11 @@ mod frame;
 mod stack;
 
 use crate::api::{AsyncForkJoin, AsyncShared, AsyncWorker, Scheduler, StartError};
-use crate::config::{IdlePolicy, PoolConfig, VictimPolicy};
+use crate::config::{IdlePolicy, Pinning, PoolConfig, VictimPolicy};
 use crate::deque::{self, Owner, Stolen, Thief};
 use crate::stats::{PerWorker, Stats};
 use crate::topology::{Topology, pin_current_thread};
+use crate::victims::{self, StealPass, VictimTable};
 use frame::{Frame, Header, JOIN_BIAS, Kind, Slot};
 use stack::{SegStack, StackCounters};
 use std::cell::Cell;
@@ -177,6 +191,8 @@ struct WorkerState {
     request: Cell<Request>,
     frames: *const AtomicU64,
     rng: Cell<u64>,
+    /// Whom this worker steals from ([`victim_tables`]).
+    victims: VictimTable,
 }
 
 /// The waker of every libfork poll: its data is the polling worker's [`WorkerState`]. Waking
@@ -355,7 +371,17 @@ impl WorkerState {
                 },
                 // SAFETY: `f` has just finished.
                 Poll::Ready(()) => match unsafe { self.returned(f) } {
-                    Some(p) => p,
+                    // SAFETY: `p` is live and ours to go on with; a resume hint is set only
+                    // when `f` was its forked first child and popped it back (see
+                    // `Header::resume`).
+                    Some(p) => match unsafe { (*p).resume.take() } {
+                        Some((make_second, op)) => {
+                            self.current.set(p);
+                            // SAFETY: `op` is `p`'s join, waiting for exactly this.
+                            unsafe { make_second(op, (self as *const Self).cast()) }
+                        }
+                        None => p,
+                    },
                     None => return,
                 },
             };
@@ -449,16 +475,12 @@ impl WorkerState {
         }
     }
 
-    /// One steal attempt from a random other worker.
-    fn try_steal(&self) -> Option<*mut Header> {
-        let p = self.shared.thieves_handles.len();
-        if p < 2 {
+    /// One steal attempt from the next victim of `pass`.
+    fn try_steal(&self, pass: &mut StealPass) -> Option<*mut Header> {
+        if self.victims.is_empty() {
             return None;
         }
-        let mut v = (self.next_rand() % (p as u64 - 1)) as usize;
-        if v >= self.index {
-            v += 1;
-        }
+        let v = pass.next_victim(&self.victims, || self.next_rand());
         self.shared
             .counters
             .attempts
@@ -485,6 +507,7 @@ impl WorkerState {
         let sh = &*self.shared;
         let p = sh.thieves_handles.len() as u32;
         let mut failed = 0u32;
+        let mut pass = StealPass::new(&self.victims, self.next_rand());
         loop {
             if sh.terminate.load(Ordering::Relaxed) {
                 return None;
@@ -492,7 +515,7 @@ impl WorkerState {
             if let Some(r) = sh.take_root() {
                 return Some(r);
             }
-            if let Some(f) = self.try_steal() {
+            if let Some(f) = self.try_steal(&mut pass) {
                 return Some(f);
             }
             failed += 1;
@@ -510,6 +533,7 @@ impl WorkerState {
                 IdlePolicy::Lazy if rounds >= ROUNDS_BEFORE_SLEEP => {
                     self.sleep();
                     failed = 0;
+                    pass = StealPass::new(&self.victims, self.next_rand());
                 }
                 IdlePolicy::Lazy => thread::yield_now(),
             }
@@ -628,17 +652,14 @@ impl Scheduler for LibforkPool {
                 "libfork needs at least 1 worker".into(),
             ));
         }
-        if config.victim == VictimPolicy::NumaWeighted {
-            return Err(StartError::Unsupported(
-                "libfork here steals from a uniformly random victim only".into(),
-            ));
-        }
         if config.future_stack != crate::config::FutureStack::New {
             return Err(StartError::Unsupported(
                 "libfork has no futures, so no future stack to choose".into(),
             ));
         }
-        let placement = Topology::detect().placement(config.pinning, p);
+        let topology = Topology::detect();
+        let placement = topology.placement(config.pinning, p);
+        let mut tables = victim_tables(config, &topology).into_iter();
         let owners: Vec<(Owner, Thief)> = (0..p).map(|_| deque::new(64)).collect();
         let shared = Arc::new(Shared {
             thieves_handles: owners.iter().map(|(_, t)| t.clone()).collect(),
@@ -666,6 +687,7 @@ impl Scheduler for LibforkPool {
         for (i, (owner, _)) in owners.into_iter().enumerate() {
             let sh = Arc::clone(&shared);
             let cpu = placement.as_ref().map(|pl| pl[i]);
+            let victims = tables.next().expect("one victim table per worker");
             let h = thread::Builder::new()
                 .name(format!("libfork-{i}"))
                 .spawn(move || {
@@ -686,6 +708,7 @@ impl Scheduler for LibforkPool {
                         request: Cell::new(Request::None),
                         frames,
                         rng: Cell::new(0x9E37_79B9_7F4A_7C15 ^ ((i as u64 + 1) << 17)),
+                        victims,
                     };
                     w.main_loop();
                 })
@@ -734,6 +757,31 @@ impl Scheduler for LibforkPool {
         s.stacklets_allocated.store(0, Ordering::Relaxed);
         s.bytes_high_water
             .store(s.bytes_live.load(Ordering::Relaxed), Ordering::Relaxed);
+    }
+}
+
+/// Each worker's victims under `config`: uniform for [`VictimPolicy::Uniform`] and
+/// [`VictimPolicy::RuntimeDefault`]; for [`VictimPolicy::NumaWeighted`], libfork's weighting
+/// ([`victims`]) over where the workers sit: their CPUs under `config.pinning`, or, unpinned
+/// ([`Pinning::None`]), the compact order's (worker i on the i-th CPU, filling a node first) as
+/// a nominal placement. The OS may move unpinned threads anywhere, so their weights favour
+/// workers that are near only on paper; pin for the weights to mean what they say.
+fn victim_tables(config: &PoolConfig, topology: &Topology) -> Vec<VictimTable> {
+    let p = config.workers;
+    match config.victim {
+        VictimPolicy::Uniform | VictimPolicy::RuntimeDefault => {
+            (0..p).map(|w| VictimTable::uniform(p, w)).collect()
+        }
+        VictimPolicy::NumaWeighted => {
+            let pinning = match config.pinning {
+                Pinning::None => Pinning::Compact,
+                pinned => pinned,
+            };
+            let cpus = topology
+                .placement(pinning, p)
+                .expect("a pinning other than none places every worker");
+            victims::numa_tables(topology, &cpus)
+        }
     }
 }
 
@@ -873,9 +921,20 @@ where
                 let child = w.new_frame(a, &this.ra, Kind::Fork);
                 w.request.set(Request::Fork(child));
                 this.state = 1;
+                let op: *mut Self = this;
+                // SAFETY: the current frame is the one this join belongs to; the join does
+                // not move (pinned) and waits in state 1 until the hint is taken or cleared.
+                unsafe {
+                    (*w.current.get())
+                        .resume
+                        .set(Some((Self::make_second, op.cast())))
+                };
                 return Poll::Pending;
             }
             1 => {
+                // Resumed by a poll (stolen, or after a panic): the hint is void.
+                // SAFETY: the current frame is the one this join belongs to.
+                unsafe { (*w.current.get()).resume.set(None) };
                 let b = this.b.take().expect("state 1 holds the second child");
                 let rb = &this.rb;
                 // SAFETY: the current frame is the one this join belongs to.
@@ -919,6 +978,31 @@ fn self_join<A, B, RA, RB>(w: &WorkerState, this: &mut JoinOp<A, B, RA, RB>) -> 
         return Poll::Pending;
     }
     this.finish()
+}
+
+impl<A, B, FA, FB> JoinOp<A, B, FA::Output, FB::Output>
+where
+    A: FnOnce() -> FA,
+    B: FnOnce() -> FB,
+    FA: Future,
+    FB: Future,
+{
+    /// The join's [`ResumeFn`]: state 1 of `poll` when the continuation was not stolen, done
+    /// by the worker without polling the parent. A panic in making `b` unwinds to the worker
+    /// loop with the parent current, as it would through the parent's poll.
+    ///
+    /// # Safety
+    /// `op` is this join in state 1, its first child returned to this worker, `worker` the
+    /// worker's [`WorkerState`] with the join's frame current.
+    unsafe fn make_second(op: *mut (), worker: *const ()) -> *mut Header {
+        // SAFETY: the caller's contract.
+        let (this, w) = unsafe { (&mut *op.cast::<Self>(), &*worker.cast::<WorkerState>()) };
+        let b = this.b.take().expect("state 1 holds the second child");
+        this.state = 5;
+        let child = w.new_frame(b, &this.rb, Kind::Call);
+        this.state = 2;
+        child
+    }
 }
 
 impl<A, B, RA, RB> JoinOp<A, B, RA, RB> {
@@ -1085,5 +1169,58 @@ impl<'scope> AsyncWorker<'scope> for LibforkWorker<'scope> {
         Fut::Output: Send + Sync + 'scope,
     {
         std::future::poll_fn(|_| no_futures())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::topology::{Cpu, NodeDistances};
+
+    /// Two nodes of two CPUs each (CPU c on node c / 2), distances 10 / 20.
+    fn two_nodes() -> Topology {
+        Topology {
+            cpus: (0..4)
+                .map(|id| Cpu {
+                    id,
+                    core: id,
+                    package: id / 2,
+                    node: id / 2,
+                })
+                .collect(),
+            caches: Vec::new(),
+            distances: NodeDistances {
+                nodes: vec![0, 1],
+                matrix: vec![10, 20, 20, 10],
+            },
+        }
+    }
+
+    fn levels(t: &VictimTable) -> Vec<Vec<u32>> {
+        t.levels().map(<[u32]>::to_vec).collect()
+    }
+
+    #[test]
+    fn victim_tables_follow_the_policy_and_the_placement() {
+        let topo = two_nodes();
+        let config = |victim, pinning| PoolConfig {
+            victim,
+            pinning,
+            ..PoolConfig::with_workers(4)
+        };
+        for victim in [VictimPolicy::Uniform, VictimPolicy::RuntimeDefault] {
+            let t = victim_tables(&config(victim, Pinning::Scatter), &topo);
+            assert_eq!(levels(&t[0]), vec![vec![1, 2, 3]], "{victim}");
+            assert!(t[0].sweep().is_empty());
+        }
+        // Unpinned: the compact order's nominal placement, workers 0 and 1 on node 0.
+        let t = victim_tables(&config(VictimPolicy::NumaWeighted, Pinning::None), &topo);
+        assert_eq!(levels(&t[0]), vec![vec![1], vec![2, 3]]);
+        assert_eq!(levels(&t[3]), vec![vec![2], vec![0, 1]]);
+        // Scattered: workers 0 and 2 on node 0 (CPUs 0 and 1), 1 and 3 on node 1.
+        let t = victim_tables(&config(VictimPolicy::NumaWeighted, Pinning::Scatter), &topo);
+        assert_eq!(levels(&t[0]), vec![vec![2], vec![1, 3]]);
+        assert!((t[0].probability(2) - 0.8).abs() < 1e-8);
+        assert!((t[0].probability(1) - 0.1).abs() < 1e-8);
     }
 }
