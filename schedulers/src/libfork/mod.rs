@@ -43,10 +43,15 @@
 //!
 //! [`IdlePolicy::Busy`]: idle workers never sleep, they keep stealing (yielding the CPU now
 //! and then). [`IdlePolicy::Lazy`] (the default): the adaptive scheme of Lin, Huang and Wong
-//! as libfork uses it: while any worker is active, at least one thief stays awake; the others
-//! sleep when they find nothing. A thief that finds work first counts itself active, then
-//! stops counting itself a thief, and if it was the last thief it wakes a sleeper; a thief that
-//! gives up sleeps only if it is not the last thief while some worker is active. Pushes never
+//! as libfork uses it, per NUMA node: the workers are grouped by the node of their CPU
+//! ([`groups_of`]), and while any worker of the pool is active, each group keeps at least one
+//! thief awake; the others sleep when they find nothing. A thief that finds work first counts
+//! itself active, then stops counting itself a thief of its group, and if it was the group's
+//! last thief it wakes a sleeper of the group; if it is the pool's first active worker, it also
+//! wakes a sleeper of every other group left without a thief (one whose last thief went to
+//! sleep while nobody was active). A thief that gives up sleeps only if it is not its group's
+//! last thief while some worker is active. All these counters are `SeqCst`, so of a last thief
+//! going to sleep and a first worker turning active, at least one sees the other. Pushes never
 //! wake anyone.
 //!
 //! # Victims
@@ -59,8 +64,7 @@
 //! the other workers in levels by topology distance from this worker's CPU, a worker of level i
 //! weighing 1 / (n_i i^2) where n_i is the level's size, and a pass first tries each level-1
 //! worker once, then draws. A worker's CPU is the one its pinning puts it on; unpinned workers
-//! get the compact order's as a nominal placement. The lazy pool keeps one thief awake in the
-//! whole pool, not one per NUMA node as libfork's does.
+//! get the compact order's as a nominal placement ([`nominal_placement`]).
 //!
 //! # Counters
 //!
@@ -127,15 +131,10 @@ struct Shared {
     /// Whether `injector` may be non-empty (read without the lock).
     injected: AtomicBool,
     idle: IdlePolicy,
-    /// Workers running a task.
+    /// Workers running a task, in the whole pool.
     active: AtomicUsize,
-    /// Workers awake and looking for work.
-    thieves: AtomicUsize,
-    /// Workers asleep (or about to be).
-    sleepers: AtomicUsize,
-    /// Bumped by every wake-up; sleepers wait for it to change.
-    epoch: Mutex<u64>,
-    wake: Condvar,
+    /// The lazy pool's groups: the workers of each NUMA node of the placement.
+    groups: Box<[Group]>,
     terminate: AtomicBool,
     counters: Counters,
     stacks: StackCounters,
@@ -148,8 +147,29 @@ struct RootRef(*mut Header);
 // state is `Send` (the bounds of `run_async`).
 unsafe impl Send for RootRef {}
 
-impl Shared {
-    /// Wakes one sleeper, if any.
+/// The workers of one NUMA node, as the lazy pool counts them: while any worker of the pool
+/// is active, each group keeps at least one thief awake (see the module's "Pools").
+struct Group {
+    /// Workers of this group awake and looking for work.
+    thieves: AtomicUsize,
+    /// Workers of this group asleep (or about to be).
+    sleepers: AtomicUsize,
+    /// Bumped by every wake-up of this group; its sleepers wait for it to change.
+    epoch: Mutex<u64>,
+    wake: Condvar,
+}
+
+impl Group {
+    fn new() -> Group {
+        Group {
+            thieves: AtomicUsize::new(0),
+            sleepers: AtomicUsize::new(0),
+            epoch: Mutex::new(0),
+            wake: Condvar::new(),
+        }
+    }
+
+    /// Wakes one sleeper of the group, if any.
     fn wake_one(&self) {
         if self.sleepers.load(Ordering::SeqCst) > 0 {
             let mut e = self.epoch.lock().unwrap_or_else(PoisonError::into_inner);
@@ -162,6 +182,26 @@ impl Shared {
         let mut e = self.epoch.lock().unwrap_or_else(PoisonError::into_inner);
         *e += 1;
         self.wake.notify_all();
+    }
+}
+
+impl Shared {
+    /// Wakes one sleeper of the first group that has one (a new root needs one worker; every
+    /// worker that is awake looks at the injector anyway).
+    fn wake_one(&self) {
+        if let Some(g) = self
+            .groups
+            .iter()
+            .find(|g| g.sleepers.load(Ordering::SeqCst) > 0)
+        {
+            g.wake_one();
+        }
+    }
+
+    fn wake_all(&self) {
+        for g in &self.groups {
+            g.wake_all();
+        }
     }
 
     fn take_root(&self) -> Option<*mut Header> {
@@ -193,6 +233,8 @@ struct WorkerState {
     rng: Cell<u64>,
     /// Whom this worker steals from ([`victim_tables`]).
     victims: VictimTable,
+    /// This worker's lazy-pool group (its NUMA node, [`groups_of`]).
+    group: usize,
 }
 
 /// The waker of every libfork poll: its data is the polling worker's [`WorkerState`]. Waking
@@ -540,49 +582,66 @@ impl WorkerState {
         }
     }
 
-    /// A lazy thief that found nothing: sleeps unless it is the last thief while a worker is
-    /// active (then it stays a thief), until woken.
+    /// A lazy thief that found nothing: sleeps unless it is its group's last thief while a
+    /// worker is active (then it stays a thief), until woken.
     fn sleep(&self) {
         let sh = &*self.shared;
-        let seen = *sh.epoch.lock().unwrap_or_else(PoisonError::into_inner);
-        sh.sleepers.fetch_add(1, Ordering::SeqCst);
-        if sh.thieves.fetch_sub(1, Ordering::SeqCst) == 1 && sh.active.load(Ordering::SeqCst) > 0 {
-            // The last thief while work may appear: stay awake.
-            sh.thieves.fetch_add(1, Ordering::SeqCst);
-            sh.sleepers.fetch_sub(1, Ordering::SeqCst);
+        let g = &sh.groups[self.group];
+        let seen = *g.epoch.lock().unwrap_or_else(PoisonError::into_inner);
+        g.sleepers.fetch_add(1, Ordering::SeqCst);
+        if g.thieves.fetch_sub(1, Ordering::SeqCst) == 1 && sh.active.load(Ordering::SeqCst) > 0 {
+            // The group's last thief while work may appear: stay awake.
+            g.thieves.fetch_add(1, Ordering::SeqCst);
+            g.sleepers.fetch_sub(1, Ordering::SeqCst);
             return;
         }
-        // A root submitted after the epoch was read bumps it, so the wait below sees it.
-        let mut e = sh.epoch.lock().unwrap_or_else(PoisonError::into_inner);
+        // A root submitted, or a first worker turned active, after the epoch was read bumps
+        // it, so the wait below sees it.
+        let mut e = g.epoch.lock().unwrap_or_else(PoisonError::into_inner);
         if *e == seen && !sh.terminate.load(Ordering::SeqCst) && !sh.injected.load(Ordering::SeqCst)
         {
             sh.counters.sleeps.add_single_writer(self.index, 1);
             while *e == seen {
-                e = sh.wake.wait(e).unwrap_or_else(PoisonError::into_inner);
+                e = g.wake.wait(e).unwrap_or_else(PoisonError::into_inner);
             }
         }
         drop(e);
-        sh.sleepers.fetch_sub(1, Ordering::SeqCst);
-        sh.thieves.fetch_add(1, Ordering::SeqCst);
+        g.sleepers.fetch_sub(1, Ordering::SeqCst);
+        g.thieves.fetch_add(1, Ordering::SeqCst);
     }
 
     /// The worker thread's loop: find work, run it, repeat.
     fn main_loop(&self) {
         let sh = &*self.shared;
-        sh.thieves.fetch_add(1, Ordering::SeqCst);
+        let g = &sh.groups[self.group];
+        g.thieves.fetch_add(1, Ordering::SeqCst);
         while let Some(f) = self.find_work() {
             // Active before no longer a thief, so a last thief deciding whether it may sleep
             // sees this worker active (see `sleep`).
-            sh.active.fetch_add(1, Ordering::SeqCst);
-            if sh.thieves.fetch_sub(1, Ordering::SeqCst) == 1 && sh.idle == IdlePolicy::Lazy {
-                sh.wake_one();
+            let first_active = sh.active.fetch_add(1, Ordering::SeqCst) == 0;
+            if sh.idle == IdlePolicy::Lazy {
+                if g.thieves.fetch_sub(1, Ordering::SeqCst) == 1 {
+                    g.wake_one();
+                }
+                if first_active {
+                    // A group whose last thief went to sleep while nobody was active has no
+                    // thief now that someone is: wake one of its sleepers. (SeqCst: either that
+                    // thief saw `active > 0` and stayed, or its decrement is seen here.)
+                    for (i, other) in sh.groups.iter().enumerate() {
+                        if i != self.group && other.thieves.load(Ordering::SeqCst) == 0 {
+                            other.wake_one();
+                        }
+                    }
+                }
+            } else {
+                g.thieves.fetch_sub(1, Ordering::SeqCst);
             }
             // SAFETY: `f` is a stolen continuation or a new root, ours to resume.
             unsafe { self.run(f) };
-            sh.thieves.fetch_add(1, Ordering::SeqCst);
+            g.thieves.fetch_add(1, Ordering::SeqCst);
             sh.active.fetch_sub(1, Ordering::SeqCst);
         }
-        sh.thieves.fetch_sub(1, Ordering::SeqCst);
+        g.thieves.fetch_sub(1, Ordering::SeqCst);
     }
 }
 
@@ -642,10 +701,11 @@ impl Drop for LibforkPool {
     }
 }
 
-impl Scheduler for LibforkPool {
-    const NAME: &'static str = "libfork";
-
-    fn start(config: &PoolConfig) -> Result<Self, StartError> {
+impl LibforkPool {
+    /// Starts a pool as [`Scheduler::start`] does, on `topology` (the machine's, or a made-up
+    /// one in tests: it decides the victims and the lazy pool's groups; pinning uses its CPU
+    /// numbers).
+    fn start_on(config: &PoolConfig, topology: &Topology) -> Result<Self, StartError> {
         let p = config.workers;
         if p == 0 {
             return Err(StartError::Unsupported(
@@ -657,9 +717,10 @@ impl Scheduler for LibforkPool {
                 "libfork has no futures, so no future stack to choose".into(),
             ));
         }
-        let topology = Topology::detect();
         let placement = topology.placement(config.pinning, p);
-        let mut tables = victim_tables(config, &topology).into_iter();
+        let mut tables = victim_tables(config, topology).into_iter();
+        let groups = groups_of(config, topology);
+        let group_count = groups.iter().max().map_or(1, |g| g + 1);
         let owners: Vec<(Owner, Thief)> = (0..p).map(|_| deque::new(64)).collect();
         let shared = Arc::new(Shared {
             thieves_handles: owners.iter().map(|(_, t)| t.clone()).collect(),
@@ -667,10 +728,7 @@ impl Scheduler for LibforkPool {
             injected: AtomicBool::new(false),
             idle: config.idle,
             active: AtomicUsize::new(0),
-            thieves: AtomicUsize::new(0),
-            sleepers: AtomicUsize::new(0),
-            epoch: Mutex::new(0),
-            wake: Condvar::new(),
+            groups: (0..group_count).map(|_| Group::new()).collect(),
             terminate: AtomicBool::new(false),
             counters: Counters {
                 steals: PerWorker::new(p),
@@ -688,6 +746,7 @@ impl Scheduler for LibforkPool {
             let sh = Arc::clone(&shared);
             let cpu = placement.as_ref().map(|pl| pl[i]);
             let victims = tables.next().expect("one victim table per worker");
+            let group = groups[i];
             let h = thread::Builder::new()
                 .name(format!("libfork-{i}"))
                 .spawn(move || {
@@ -709,6 +768,7 @@ impl Scheduler for LibforkPool {
                         frames,
                         rng: Cell::new(0x9E37_79B9_7F4A_7C15 ^ ((i as u64 + 1) << 17)),
                         victims,
+                        group,
                     };
                     w.main_loop();
                 })
@@ -716,6 +776,14 @@ impl Scheduler for LibforkPool {
             pool.handles.push(h);
         }
         Ok(pool)
+    }
+}
+
+impl Scheduler for LibforkPool {
+    const NAME: &'static str = "libfork";
+
+    fn start(config: &PoolConfig) -> Result<Self, StartError> {
+        Self::start_on(config, &Topology::detect())
     }
 
     fn workers(&self) -> usize {
@@ -762,10 +830,8 @@ impl Scheduler for LibforkPool {
 
 /// Each worker's victims under `config`: uniform for [`VictimPolicy::Uniform`] and
 /// [`VictimPolicy::RuntimeDefault`]; for [`VictimPolicy::NumaWeighted`], libfork's weighting
-/// ([`victims`]) over where the workers sit: their CPUs under `config.pinning`, or, unpinned
-/// ([`Pinning::None`]), the compact order's (worker i on the i-th CPU, filling a node first) as
-/// a nominal placement. The OS may move unpinned threads anywhere, so their weights favour
-/// workers that are near only on paper; pin for the weights to mean what they say.
+/// ([`victims`]) over the workers' [`nominal_placement`] (unpinned, their weights favour
+/// workers that are near only on paper: pin for the weights to mean what they say).
 fn victim_tables(config: &PoolConfig, topology: &Topology) -> Vec<VictimTable> {
     let p = config.workers;
     match config.victim {
@@ -773,16 +839,39 @@ fn victim_tables(config: &PoolConfig, topology: &Topology) -> Vec<VictimTable> {
             (0..p).map(|w| VictimTable::uniform(p, w)).collect()
         }
         VictimPolicy::NumaWeighted => {
-            let pinning = match config.pinning {
-                Pinning::None => Pinning::Compact,
-                pinned => pinned,
-            };
-            let cpus = topology
-                .placement(pinning, p)
-                .expect("a pinning other than none places every worker");
-            victims::numa_tables(topology, &cpus)
+            victims::numa_tables(topology, &nominal_placement(config, topology))
         }
     }
+}
+
+/// The CPU of each worker, for the NUMA-aware parts of the pool: where `config.pinning` puts
+/// it, or, unpinned ([`Pinning::None`]), the compact order's CPU (worker i on the i-th CPU,
+/// filling a node first) as a nominal placement. The OS may move unpinned threads anywhere:
+/// pin for the placement to describe the machine.
+fn nominal_placement(config: &PoolConfig, topology: &Topology) -> Vec<usize> {
+    let pinning = match config.pinning {
+        Pinning::None => Pinning::Compact,
+        pinned => pinned,
+    };
+    topology
+        .placement(pinning, config.workers)
+        .expect("a pinning other than none places every worker")
+}
+
+/// Each worker's lazy-pool group: the NUMA node of its CPU in the [`nominal_placement`],
+/// numbered densely from 0 in the order the nodes first appear.
+fn groups_of(config: &PoolConfig, topology: &Topology) -> Vec<usize> {
+    let mut nodes: Vec<usize> = Vec::new();
+    nominal_placement(config, topology)
+        .iter()
+        .map(|&c| {
+            let node = topology.cpu(c).map_or(0, |c| c.node);
+            nodes.iter().position(|&n| n == node).unwrap_or_else(|| {
+                nodes.push(node);
+                nodes.len() - 1
+            })
+        })
+        .collect()
 }
 
 /// The root frame of a `run_async` call, in a box of its own.
@@ -1176,6 +1265,7 @@ impl<'scope> AsyncWorker<'scope> for LibforkWorker<'scope> {
 mod tests {
     use super::*;
     use crate::topology::{Cpu, NodeDistances};
+    use std::time::{Duration, Instant};
 
     /// Two nodes of two CPUs each (CPU c on node c / 2), distances 10 / 20.
     fn two_nodes() -> Topology {
@@ -1222,5 +1312,82 @@ mod tests {
         assert_eq!(levels(&t[0]), vec![vec![2], vec![1, 3]]);
         assert!((t[0].probability(2) - 0.8).abs() < 1e-8);
         assert!((t[0].probability(1) - 0.1).abs() < 1e-8);
+    }
+
+    /// Two fake nodes of two CPUs each (two_nodes), 4 lazy workers: nominally workers 0, 1 on
+    /// node 0 and 2, 3 on node 1.
+    fn lazy_on_two_nodes() -> LibforkPool {
+        let config = PoolConfig {
+            idle: IdlePolicy::Lazy,
+            ..PoolConfig::with_workers(4)
+        };
+        assert_eq!(groups_of(&config, &two_nodes()), [0, 0, 1, 1]);
+        LibforkPool::start_on(&config, &two_nodes()).unwrap()
+    }
+
+    // The `+ Send` bound is what the front-end needs of a recursive task; `async fn` cannot
+    // state it.
+    #[allow(clippy::manual_async_fn)]
+    fn fib<'s, C: AsyncWorker<'s>>(c: C, n: u64) -> impl Future<Output = u64> + Send + 's {
+        async move {
+            if n < 2 {
+                return n;
+            }
+            let (a, b) = c.join(move |c| fib(c, n - 1), move |c| fib(c, n - 2)).await;
+            a + b
+        }
+    }
+
+    #[test]
+    fn lazy_pool_keeps_a_thief_awake_in_every_group() {
+        let pool = lazy_on_two_nodes();
+        let release = AtomicBool::new(false);
+        let state = |pool: &LibforkPool| {
+            let g = &pool.shared.groups;
+            let thieves: Vec<usize> = g.iter().map(|g| g.thieves.load(Ordering::SeqCst)).collect();
+            let sleepers: usize = g.iter().map(|g| g.sleepers.load(Ordering::SeqCst)).sum();
+            (thieves, sleepers)
+        };
+        thread::scope(|s| {
+            // One worker stays active (its root spins) while the other three look for work and
+            // give up: its group's other worker is that group's last thief and stays awake, and
+            // the other group keeps one of its two awake: thieves [1, 1], one sleeper. (A
+            // group-blind pool keeps one thief in all, two sleepers; no thief kept, three.) A
+            // thief that stays awake passes through `sleep` now and then, so the state is
+            // sampled and must be the usual one.
+            let spinner = s.spawn(|| {
+                pool.run_async(|_| async {
+                    while !release.load(Ordering::Acquire) {
+                        std::hint::spin_loop();
+                    }
+                    7
+                })
+            });
+            let deadline = Instant::now() + Duration::from_secs(20);
+            while pool.shared.active.load(Ordering::SeqCst) == 0 && Instant::now() < deadline {
+                thread::sleep(Duration::from_millis(1));
+            }
+            // Time for the thieves to give up.
+            thread::sleep(Duration::from_millis(500));
+            let samples: Vec<(Vec<usize>, usize)> = (0..200)
+                .map(|_| {
+                    thread::sleep(Duration::from_millis(2));
+                    state(&pool)
+                })
+                .collect();
+            release.store(true, Ordering::Release);
+            assert_eq!(spinner.join().unwrap(), 7);
+            let usual = samples.iter().filter(|s| **s == (vec![1, 1], 1)).count();
+            assert!(
+                usual > samples.len() / 2,
+                "thieves [1, 1] and one sleeper in only {usual} of {} samples: {:?}",
+                samples.len(),
+                &samples[..5]
+            );
+        });
+        // And the pool still works, in both groups.
+        for _ in 0..50 {
+            assert_eq!(pool.run_async(|c| fib(c, 18)), 2584);
+        }
     }
 }
