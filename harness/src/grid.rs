@@ -64,19 +64,20 @@ impl fmt::Display for Status {
     }
 }
 
-/// The paper's numbers of one row.
+/// The paper's numbers of one row, in the figure's metric (times in seconds for a time
+/// figure, counts for a count figure).
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct PaperValues {
-    /// T_s, seconds.
+    /// T_s, seconds (time figures).
     pub ts: Option<f64>,
-    /// T_P per P, seconds (`None` = not legible / not given).
-    pub times: Vec<(usize, Option<f64>)>,
+    /// The value at each P (`None` = not legible / not given).
+    pub values: Vec<(usize, Option<f64>)>,
 }
 
 impl PaperValues {
-    /// T_P for `p`, if the paper gives it.
-    pub fn time(&self, p: usize) -> Option<f64> {
-        self.times
+    /// The value at `p`, if the paper gives it.
+    pub fn value(&self, p: usize) -> Option<f64> {
+        self.values
             .iter()
             .find(|(q, _)| *q == p)
             .and_then(|(_, t)| *t)

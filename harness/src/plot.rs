@@ -1,12 +1,12 @@
-//! The figure's plot: speedup against P, one panel per workload, one line per (variant,
-//! runtime): measured lines solid with markers, the paper's dashed in the same colour, the
-//! ideal speedup dotted. Written as SVG (real text) and PNG (text in the built-in pixel font).
+//! The figure's plot: its metric against P, one panel per workload, one line per (variant,
+//! runtime): measured lines solid with markers, the paper's dashed in the same colour, and,
+//! where the metric is a speedup, the ideal speedup dotted. Written as SVG (real text) and PNG
+//! (text in the built-in pixel font). The values are the figure's [`Metric`]'s.
 
-use crate::figures::{Figure, SpeedupBase};
+use crate::figures::Figure;
+use crate::figures::metric::{Context, Metric};
 use crate::grid::{Availability, Grid};
 use crate::pixel_font::PixelText;
-use crate::results::PointSummary;
-use crate::table::{measured_speedup, paper_speedup};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use std::path::Path;
@@ -20,7 +20,7 @@ pub struct Series {
     pub color: usize,
     /// The paper's values (dashed) rather than ours.
     pub paper: bool,
-    /// (P, speedup) points.
+    /// (P, value) points.
     pub points: Vec<(usize, f64)>,
 }
 
@@ -46,8 +46,9 @@ const COLORS: [RGBColor; 10] = [
     RGBColor(23, 190, 207),
 ];
 
-/// The panels of `fig` from the measured `summaries`.
-pub fn panels(fig: &Figure, grid: &Grid, summaries: &[PointSummary]) -> Vec<Panel> {
+/// The panels of `fig` from the run's points.
+pub fn panels(fig: &Figure, grid: &Grid, ctx: &Context<'_>) -> Vec<Panel> {
+    let metric = fig.metric;
     // One colour per (runtime, variant), in row order, the same in every panel.
     let mut keys: Vec<(&str, &str)> = Vec::new();
     for (r, _) in &grid.rows {
@@ -70,7 +71,7 @@ pub fn panels(fig: &Figure, grid: &Grid, summaries: &[PointSummary]) -> Vec<Pane
                     let points: Vec<(usize, f64)> = grid
                         .workers
                         .iter()
-                        .filter_map(|&p| Some((p, plotted_speedup(fig.base, summaries, row, p)?)))
+                        .filter_map(|&p| Some((p, metric.plot(ctx, row, p)?)))
                         .collect();
                     if !points.is_empty() {
                         series.push(Series {
@@ -85,14 +86,7 @@ pub fn panels(fig: &Figure, grid: &Grid, summaries: &[PointSummary]) -> Vec<Pane
                     let points: Vec<(usize, f64)> = fig
                         .paper_workers
                         .iter()
-                        .filter_map(|&p| {
-                            let s = if fig.base == SpeedupBase::OneWorker && p == 1 {
-                                row.paper.as_ref()?.time(1).map(|_| 1.0)
-                            } else {
-                                paper_speedup(fig.base, row, p)
-                            }?;
-                            Some((p, s))
-                        })
+                        .filter_map(|&p| Some((p, metric.plot_paper(row, p)?)))
                         .collect();
                     if !points.is_empty() {
                         series.push(Series {
@@ -112,26 +106,6 @@ pub fn panels(fig: &Figure, grid: &Grid, summaries: &[PointSummary]) -> Vec<Pane
         .collect()
 }
 
-/// The measured speedup plotted at `p`: as in the table, and T_1 / T_1 = 1 at P = 1 for a
-/// scalability figure where T_1 exists.
-fn plotted_speedup(
-    base: SpeedupBase,
-    summaries: &[PointSummary],
-    row: &crate::grid::Row,
-    p: usize,
-) -> Option<f64> {
-    if base == SpeedupBase::OneWorker && p == 1 {
-        let k = crate::grid::PointKey {
-            runtime: row.runtime.to_string(),
-            workload: row.workload.clone(),
-            variant: row.variant,
-            workers: 1,
-        };
-        return crate::results::median_of(summaries, &k).map(|_| 1.0);
-    }
-    measured_speedup(base, summaries, row, p)
-}
-
 fn x_of(p: usize) -> f64 {
     (p as f64).log2()
 }
@@ -140,15 +114,21 @@ fn draw_panel<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
     panel: &Panel,
     max_p: usize,
-    base: SpeedupBase,
+    metric: &dyn Metric,
 ) -> Result<(), String> {
     let e = |e: DrawingAreaErrorKind<DB::ErrorType>| e.to_string();
     let x_max = x_of(max_p).max(1.0);
+    // The ideal line reaches max_p; a count starts from an empty axis.
+    let y_floor = if metric.ideal_line() {
+        max_p as f64
+    } else {
+        1.0
+    };
     let y_max = panel
         .series
         .iter()
         .flat_map(|s| s.points.iter().map(|p| p.1))
-        .fold(max_p as f64, f64::max)
+        .fold(y_floor, f64::max)
         * 1.08;
     let mut chart = ChartBuilder::on(area)
         .caption(&panel.workload, ("sans-serif", 22))
@@ -170,29 +150,28 @@ fn draw_panel<DB: DrawingBackend>(
         .y_labels(8)
         .y_label_formatter(&|y| format!("{y:.0}"))
         .x_desc("workers P")
-        .y_desc(match base {
-            SpeedupBase::Serial => "speedup Ts/TP",
-            SpeedupBase::OneWorker => "scalability T1/TP",
-        })
+        .y_desc(metric.y_label())
         .label_style(("sans-serif", 16))
         .axis_desc_style(("sans-serif", 16))
         .light_line_style(WHITE.mix(0.0))
         .draw()
         .map_err(e)?;
 
-    let ideal: Vec<(f64, f64)> = (0..=x_max.round() as u32)
-        .map(|k| (f64::from(k), 2f64.powi(k as i32)))
-        .collect();
-    chart
-        .draw_series(DashedLineSeries::new(
-            ideal,
-            2,
-            4,
-            BLACK.mix(0.35).stroke_width(1),
-        ))
-        .map_err(e)?
-        .label("ideal")
-        .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 24, y)], BLACK.mix(0.35)));
+    if metric.ideal_line() {
+        let ideal: Vec<(f64, f64)> = (0..=x_max.round() as u32)
+            .map(|k| (f64::from(k), 2f64.powi(k as i32)))
+            .collect();
+        chart
+            .draw_series(DashedLineSeries::new(
+                ideal,
+                2,
+                4,
+                BLACK.mix(0.35).stroke_width(1),
+            ))
+            .map_err(e)?
+            .label("ideal")
+            .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 24, y)], BLACK.mix(0.35)));
+    }
 
     for s in &panel.series {
         let color = COLORS[s.color % COLORS.len()];
@@ -261,7 +240,7 @@ fn draw_all<DB: DrawingBackend>(
         .map_err(e)?;
     let (_, (cols, rows)) = layout(panels.len());
     for (area, panel) in body.split_evenly((rows, cols)).iter().zip(panels) {
-        draw_panel(area, panel, max_p, fig.base)?;
+        draw_panel(area, panel, max_p, fig.metric)?;
     }
     root.present().map_err(e)?;
     Ok(())
@@ -306,37 +285,22 @@ pub fn write_png(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::figures::metric::{Count, Reduce};
     use crate::figures::prows_fig3;
-    use crate::grid::{PointKey, Selection, Status};
-    use crate::stats::Summary;
-    use crate::testutil::TempDir;
+    use crate::grid::Selection;
+    use crate::testutil::{TempDir, ok_point};
     use stealbench_workloads::Variant;
 
     #[test]
     fn paper_lines_and_files() {
         let fig = prows_fig3::figure();
         let grid = Grid::build(fig.rows.clone(), &[1, 2], &Selection::default());
-        let summaries = vec![PointSummary {
-            key: PointKey {
-                runtime: "serial".into(),
-                workload: "fib".into(),
-                variant: Variant::Fj,
-                workers: 1,
-            },
-            size: "test".into(),
-            params: "n=20".into(),
-            status: Status::Ok,
-            summary: Some(Summary {
-                n: 1,
-                median: 0.1,
-                mean: 0.1,
-                stddev: 0.0,
-                min: 0.1,
-            }),
-            peak_rss_kb: None,
-            note: String::new(),
-        }];
-        let ps = panels(&fig, &grid, &summaries);
+        let summaries = vec![ok_point("serial", Variant::Fj, 1, 0.1)];
+        let ctx = Context {
+            summaries: &summaries,
+            cpus: 2,
+        };
+        let ps = panels(&fig, &grid, &ctx);
         assert_eq!(ps.len(), 1);
         let fj_paper = &ps[0].series[0];
         assert!(fj_paper.paper);
@@ -356,7 +320,45 @@ mod tests {
         write_png(&dir.path().join("p.png"), &fig, &grid, &ps, "test").unwrap();
         let svg = std::fs::read_to_string(dir.path().join("p.svg")).unwrap();
         assert!(svg.contains("workers P"));
+        assert!(svg.contains("ideal"));
         let png = std::fs::read(dir.path().join("p.png")).unwrap();
         assert_eq!(&png[1..4], b"PNG");
+    }
+
+    #[test]
+    fn oversubscribed_points_are_no_speedup_but_counts_are_plotted() {
+        let mut fig = prows_fig3::figure();
+        fig.rows.retain(|r| r.runtime == "abp");
+        let grid = Grid::build(fig.rows.clone(), &[1, 2, 4], &Selection::default());
+        let mut summaries: Vec<_> = [(1, 1.0), (2, 0.5), (4, 0.3)]
+            .into_iter()
+            .map(|(p, t)| ok_point("abp", Variant::Fj, p, t))
+            .collect();
+        for s in &mut summaries {
+            s.counters = vec![("steals".into(), vec![s.key.workers as u64, 7])];
+        }
+        // Two logical CPUs: P = 4 is oversubscribed.
+        let ctx = Context {
+            summaries: &summaries,
+            cpus: 2,
+        };
+        let ours = |ps: &[Panel]| ps[0].series.iter().find(|s| !s.paper).unwrap().clone();
+        assert_eq!(
+            ours(&panels(&fig, &grid, &ctx)).points,
+            [(1, 1.0), (2, 2.0)]
+        );
+        fig.metric = &Count {
+            stat: "steals",
+            reduce: Reduce::Max,
+        };
+        assert_eq!(
+            ours(&panels(&fig, &grid, &ctx)).points,
+            [(1, 7.0), (2, 7.0), (4, 7.0)]
+        );
+        let dir = TempDir::new("plot-count");
+        let ps = panels(&fig, &grid, &ctx);
+        write_svg(&dir.path().join("c.svg"), &fig, &grid, &ps, "test").unwrap();
+        let svg = std::fs::read_to_string(dir.path().join("c.svg")).unwrap();
+        assert!(svg.contains("steals") && !svg.contains("ideal"));
     }
 }

@@ -2,6 +2,7 @@
 //! directory, every point in a child process with progress, then summary, table and plots.
 
 use crate::cli::{self, Failure, ReproduceArgs};
+use crate::figures::metric::Context;
 use crate::figures::{self, Figure};
 use crate::grid::{Grid, PointKey, Selection, Status, workload_info};
 use crate::results::{self, Meta, Settings};
@@ -419,17 +420,24 @@ fn markdown(
             .join(", "),
         s.pinning
     ));
-    out.push_str(&format!("- Speedup: {}\n", fig.base.describe()));
+    out.push_str(&format!(
+        "- {}: {}\n",
+        fig.metric.note_label(),
+        fig.metric.describe()
+    ));
+    if let Some(p) = s.workers.iter().find(|&&p| p > meta.machine.logical_cpus) {
+        out.push_str(&format!(
+            "- Oversubscribed: P={p} and above exceed this machine's {} logical CPUs: those \
+             cells are marked `(oversubscribed)` and show no speedup\n",
+            meta.machine.logical_cpus
+        ));
+    }
     out.push_str(&format!(
         "- Raw data: `{}` (raw.csv, summary.csv, meta.json)\n\n",
         run_dir.display()
     ));
-    out.push_str(
-        "Each cell: our median time in seconds (our speedup) [the paper's time (its speedup, \
-         recomputed from the paper's times)]. `—` = not measured. Rows without a paper value \
-         are baselines the paper did not run. Paper times are for the paper's inputs on the \
-         paper's machine: at other sizes compare speedups, not times.\n\n",
-    );
+    out.push_str(fig.metric.cell_legend());
+    out.push_str("\n\n");
     out.push_str(&tbl.to_markdown());
     out.push_str(&format!(
         "\nNotes of the reference data (`{}`):\n\n",
@@ -439,8 +447,11 @@ fn markdown(
         out.push_str(&format!("- {c}\n"));
     }
     out.push_str(&format!(
-        "\n![speedup against P]({}.svg)\n\nPNG version: [{}.png]({}.png) (text in a built-in pixel font).\n",
-        fig.id, fig.id, fig.id
+        "\n![{} against P]({}.svg)\n\nPNG version: [{}.png]({}.png) (text in a built-in pixel font).\n",
+        fig.metric.plot_name(),
+        fig.id,
+        fig.id,
+        fig.id
     ));
     out
 }
@@ -595,15 +606,19 @@ pub fn reproduce_command(args: &ReproduceArgs, allocator: &str) -> Result<i32, F
     let summaries = results::summarize(&rows);
     results::write_summary(
         &run_dir.join("summary.csv"),
-        &results::summary_rows(&summaries),
+        &results::summary_rows(&summaries, meta.machine.logical_cpus),
     )?;
-    let tbl = table::build(&fig, &grid, &summaries);
+    let ctx = Context {
+        summaries: &summaries,
+        cpus: meta.machine.logical_cpus,
+    };
+    let tbl = table::build(&fig, &grid, &ctx);
     println!();
     print!("{}", tbl.to_text());
-    println!("{}", fig.base.describe());
+    println!("{}", fig.metric.describe());
 
     let md = markdown(&fig, &meta, &grid, &tbl, &run_dir, &params_of);
-    let panels = plot::panels(&fig, &grid, &summaries);
+    let panels = plot::panels(&fig, &grid, &ctx);
     let subtitle = format!("size {}, {}", s.size, meta.machine.cpu_model);
     write_figure_files(&run_dir, &fig, &md, &grid, &panels, &subtitle)?;
     write_figure_files(&args.figures_dir, &fig, &md, &grid, &panels, &subtitle)?;

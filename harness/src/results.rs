@@ -147,8 +147,51 @@ pub struct PointSummary {
     pub summary: Option<Summary>,
     /// Peak RSS in KiB.
     pub peak_rss_kb: Option<u64>,
+    /// The runtime's counters, each with its value in every repetition that has one, in the
+    /// order of the repetitions (a counter the runtime cannot count has no values).
+    pub counters: Vec<(String, Vec<u64>)>,
     /// What went wrong.
     pub note: String,
+}
+
+impl PointSummary {
+    /// The values of counter `name` over the repetitions; `None` if no repetition has one.
+    pub fn counter(&self, name: &str) -> Option<&[u64]> {
+        self.counters
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_slice())
+            .filter(|v| !v.is_empty())
+    }
+}
+
+/// Parses a `stats` cell of `raw.csv` (`steals=3;steal_attempts=n/a`) into (name, value)
+/// pairs, `None` for `n/a`; pieces that are not `name=value` are skipped.
+pub fn parse_stats(s: &str) -> Vec<(String, Option<u64>)> {
+    s.split(';')
+        .filter_map(|kv| {
+            let (k, v) = kv.split_once('=')?;
+            Some((k.to_string(), v.parse().ok()))
+        })
+        .collect()
+}
+
+/// The counters of `rows` (one point's repetitions), in order of first appearance.
+fn counters_of(rows: &[&RawRow]) -> Vec<(String, Vec<u64>)> {
+    let mut out: Vec<(String, Vec<u64>)> = Vec::new();
+    for r in rows.iter().filter(|r| r.rep.is_some()) {
+        for (k, v) in parse_stats(&r.stats) {
+            let i = match out.iter().position(|(n, _)| *n == k) {
+                Some(i) => i,
+                None => {
+                    out.push((k, Vec::new()));
+                    out.len() - 1
+                }
+            };
+            out[i].1.extend(v);
+        }
+    }
+    out
 }
 
 /// Groups raw rows into points (in order of first appearance) and summarises each.
@@ -178,6 +221,7 @@ pub fn summarize(rows: &[RawRow]) -> Vec<PointSummary> {
                     None
                 },
                 peak_rss_kb: rs.iter().filter_map(|r| r.peak_rss_kb).max(),
+                counters: counters_of(rs),
                 note: rs
                     .iter()
                     .map(|r| r.note.as_str())
@@ -231,9 +275,9 @@ pub struct SummaryRow {
     pub stddev: Option<f64>,
     /// Minimum seconds.
     pub min: Option<f64>,
-    /// T_s / T_P, T_s being the workload's `serial` time at P = 1.
+    /// T_s / T_P, T_s being the workload's `serial` time at P = 1 (empty when oversubscribed).
     pub speedup_ts: Option<f64>,
-    /// T_1 / T_P of the same runtime and variant.
+    /// T_1 / T_P of the same runtime and variant (empty when oversubscribed).
     pub scalability_t1: Option<f64>,
     /// Peak RSS, KiB.
     pub peak_rss_kb: Option<u64>,
@@ -241,10 +285,13 @@ pub struct SummaryRow {
     pub status: Status,
     /// What went wrong.
     pub note: String,
+    /// More workers than the machine's logical CPUs: a time, not a speedup.
+    pub oversubscribed: bool,
 }
 
-/// The `summary.csv` rows of `summaries`, with both speedups.
-pub fn summary_rows(summaries: &[PointSummary]) -> Vec<SummaryRow> {
+/// The `summary.csv` rows of `summaries`, with both speedups but for the points with more
+/// workers than `cpus` (oversubscribed: no speedup).
+pub fn summary_rows(summaries: &[PointSummary], cpus: usize) -> Vec<SummaryRow> {
     summaries
         .iter()
         .map(|s| {
@@ -257,6 +304,8 @@ pub fn summary_rows(summaries: &[PointSummary]) -> Vec<SummaryRow> {
                 ..s.key.clone()
             };
             let t1 = median_of(summaries, &t1_key);
+            let oversubscribed = s.key.workers > cpus;
+            let speedup = |base| stats::speedup(base, median).filter(|_| !oversubscribed);
             SummaryRow {
                 runtime: s.key.runtime.clone(),
                 workload: s.key.workload.clone(),
@@ -269,11 +318,12 @@ pub fn summary_rows(summaries: &[PointSummary]) -> Vec<SummaryRow> {
                 mean: s.summary.map(|x| x.mean),
                 stddev: s.summary.map(|x| x.stddev),
                 min: s.summary.map(|x| x.min),
-                speedup_ts: stats::speedup(ts, median),
-                scalability_t1: stats::speedup(t1, median),
+                speedup_ts: speedup(ts),
+                scalability_t1: speedup(t1),
                 peak_rss_kb: s.peak_rss_kb,
                 status: s.status,
                 note: s.note.clone(),
+                oversubscribed,
             }
         })
         .collect()
@@ -574,6 +624,39 @@ pub fn latest_unfinished(root: &Path, id: &str) -> io::Result<Option<PathBuf>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn counters_are_read_per_repetition() {
+        assert_eq!(
+            parse_stats("steals=3;steal_attempts=n/a;junk"),
+            [
+                ("steals".to_string(), Some(3)),
+                ("steal_attempts".to_string(), None)
+            ]
+        );
+        let row = |rep: Option<usize>, stats: &str| RawRow {
+            runtime: "abp".into(),
+            workload: "fib".into(),
+            variant: "fj".into(),
+            workers: 2,
+            size: "test".into(),
+            params: "n=20".into(),
+            rep,
+            seconds: rep.map(|_| 0.1),
+            peak_rss_kb: None,
+            check: "ok".into(),
+            status: Status::Ok,
+            stats: stats.into(),
+            note: String::new(),
+        };
+        let s = summarize(&[
+            row(Some(1), "steals=3;deviations=n/a"),
+            row(Some(2), "steals=5;deviations=n/a"),
+        ]);
+        assert_eq!(s[0].counter("steals"), Some(&[3, 5][..]));
+        assert_eq!(s[0].counter("deviations"), None);
+        assert_eq!(s[0].counter("nope"), None);
+    }
     use crate::testutil::TempDir;
 
     fn row(rt: &str, p: usize, rep: Option<usize>, s: Option<f64>, status: Status) -> RawRow {
@@ -661,7 +744,7 @@ mod tests {
         assert_eq!(s.len(), 4);
         assert_eq!(s[0].summary.unwrap().median, 2.0);
         assert_eq!(s[3].summary, None);
-        let out = summary_rows(&s);
+        let out = summary_rows(&s, 2);
         // rayon P=2: median 1, T_s = 2, T_1 = 4.
         assert_eq!(out[2].median, Some(1.0));
         assert_eq!(out[2].mean, Some(2.0));
@@ -670,6 +753,12 @@ mod tests {
         assert_eq!(out[2].n, 3);
         assert_eq!(out[3].status, Status::Crashed);
         assert_eq!(out[3].median, None);
+        assert!(!out[2].oversubscribed);
+        // On one CPU, P=2 is oversubscribed: its time stays, its speedups go.
+        let one = summary_rows(&s, 1);
+        assert!(one[2].oversubscribed);
+        assert_eq!(one[2].median, Some(1.0));
+        assert_eq!((one[2].speedup_ts, one[2].scalability_t1), (None, None));
     }
 
     #[test]

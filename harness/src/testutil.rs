@@ -30,3 +30,33 @@ impl Drop for TempDir {
         let _ = std::fs::remove_dir_all(&self.0);
     }
 }
+
+/// A point of workload `fib` that finished ok with median `median` seconds and no counters.
+pub fn ok_point(
+    runtime: &str,
+    variant: stealbench_workloads::Variant,
+    workers: usize,
+    median: f64,
+) -> crate::results::PointSummary {
+    crate::results::PointSummary {
+        key: crate::grid::PointKey {
+            runtime: runtime.into(),
+            workload: "fib".into(),
+            variant,
+            workers,
+        },
+        size: "test".into(),
+        params: "n=20".into(),
+        status: crate::grid::Status::Ok,
+        summary: Some(crate::stats::Summary {
+            n: 3,
+            median,
+            mean: median,
+            stddev: 0.0,
+            min: median,
+        }),
+        peak_rss_kb: Some(1),
+        counters: Vec::new(),
+        note: String::new(),
+    }
+}

@@ -1,36 +1,17 @@
 //! The papers' figures and tables: the registry of ids, the reference CSVs (embedded from
-//! `paper-figures/reference/`), and what every figure shares (baseline rows, speedup base).
-//! One module per figure builds its rows.
+//! `paper-figures/reference/`), and what every figure shares (baseline rows, the ProWS
+//! runtime mapping). A figure is one module: its rows (runtime arm, workload, variant, with the
+//! paper's values), its [`Metric`] (what its table's cells and plot's lines show) and its
+//! caption; the table, the plot and the Markdown page are rendered by shared code. Adding a
+//! figure is adding its module and one line in [`figures!`]'s list below.
 
 use crate::grid::{PaperValues, Row, workload_info};
 use crate::runtimes;
 use stealbench_workloads::Variant;
 
-pub mod prows_fig2;
-pub mod prows_fig3;
+pub mod metric;
 
-/// What a figure's speedups are relative to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SpeedupBase {
-    /// T_s / T_P: over the serial elision (ProWS Figure 2).
-    Serial,
-    /// T_1 / T_P of the same row: scalability (ProWS Figure 3).
-    OneWorker,
-}
-
-impl SpeedupBase {
-    /// One sentence for the table's notes.
-    pub fn describe(self) -> &'static str {
-        match self {
-            SpeedupBase::Serial => {
-                "speedup in parentheses = T_s / T_P, T_s being the serial elision (our `serial` runtime, fj, P=1)"
-            }
-            SpeedupBase::OneWorker => {
-                "speedup in parentheses = T_1 / T_P of the same row (scalability over T_1, as the paper's figure); Ts is the serial elision (our `serial` runtime, fj, P=1)"
-            }
-        }
-    }
-}
+pub use metric::{Metric, SpeedupBase};
 
 /// A figure this build can reproduce.
 #[derive(Debug, Clone)]
@@ -47,8 +28,8 @@ pub struct Figure {
     pub reference: Reference,
     /// The paper's worker counts.
     pub paper_workers: &'static [usize],
-    /// What the speedups are relative to.
-    pub base: SpeedupBase,
+    /// What the table's cells and the plot's lines show.
+    pub metric: &'static dyn Metric,
     /// Every row: the paper's, then the baselines, grouped by benchmark.
     pub rows: Vec<Row>,
 }
@@ -64,49 +45,39 @@ pub struct FigureEntry {
     pub build: Option<fn() -> Figure>,
 }
 
-/// Every figure and table the project knows, implemented or planned.
-pub const FIGURES: &[FigureEntry] = &[
-    FigureEntry {
-        id: prows_fig2::ID,
-        title: prows_fig2::TITLE,
-        build: Some(prows_fig2::figure),
-    },
-    FigureEntry {
-        id: prows_fig3::ID,
-        title: prows_fig3::TITLE,
-        build: Some(prows_fig3::figure),
-    },
-    FigureEntry {
-        id: "prows-fig4",
-        title: "ProWS (PPoPP'19) Figure 4: deviations on 16 processors, fj / sf / gf",
-        build: None,
-    },
-    FigureEntry {
-        id: "fibril-speedups",
-        title: "Fibril (SPAA'16) Figures 3-4: speedup over Cilk Plus and TBB, serial and on all cores",
-        build: None,
-    },
-    FigureEntry {
-        id: "fibril-table2",
-        title: "Fibril (SPAA'16) Table 2: steals, unmaps and page faults",
-        build: None,
-    },
-    FigureEntry {
-        id: "fibril-table3",
-        title: "Fibril (SPAA'16) Table 3: stack space in pages",
-        build: None,
-    },
-    FigureEntry {
-        id: "fibril-table4",
-        title: "Fibril (SPAA'16) Table 4: RSS and stacks",
-        build: None,
-    },
-    FigureEntry {
-        id: "libfork-table2",
-        title: "libfork Table II: memory scaling exponent of MRSS against P",
-        build: None,
-    },
-];
+/// Declares the figure modules (each with `ID`, `TITLE` and `figure()`) and lists them, then
+/// the planned ones, in [`FIGURES`].
+macro_rules! figures {
+    ($($module:ident),* $(,)?; planned: $(($id:literal, $title:literal)),* $(,)?) => {
+        $(pub mod $module;)*
+
+        /// Every figure and table the project knows, implemented or planned.
+        pub const FIGURES: &[FigureEntry] = &[
+            $(FigureEntry {
+                id: $module::ID,
+                title: $module::TITLE,
+                build: Some($module::figure),
+            },)*
+            $(FigureEntry {
+                id: $id,
+                title: $title,
+                build: None,
+            },)*
+        ];
+    };
+}
+
+figures! {
+    prows_fig2,
+    prows_fig3;
+    planned:
+    ("prows-fig4", "ProWS (PPoPP'19) Figure 4: deviations on 16 processors, fj / sf / gf"),
+    ("fibril-speedups", "Fibril (SPAA'16) Figures 3-4: speedup over Cilk Plus and TBB, serial and on all cores"),
+    ("fibril-table2", "Fibril (SPAA'16) Table 2: steals, unmaps and page faults"),
+    ("fibril-table3", "Fibril (SPAA'16) Table 3: stack space in pages"),
+    ("fibril-table4", "Fibril (SPAA'16) Table 4: RSS and stacks"),
+    ("libfork-table2", "libfork Table II: memory scaling exponent of MRSS against P"),
+}
 
 /// The entry with id `id`.
 pub fn find(id: &str) -> Option<&'static FigureEntry> {
@@ -177,7 +148,7 @@ impl Reference {
             .collect();
         PaperValues {
             ts: num(self.field(record, "Ts")),
-            times,
+            values: times,
         }
     }
 }
@@ -260,9 +231,9 @@ mod tests {
         assert_eq!(r.comments, ["one", "two"]);
         let v = r.paper_values(&r.records[0]);
         assert_eq!(v.ts, Some(2.46));
-        assert_eq!(v.time(1), None);
-        assert_eq!(v.time(2), Some(17.09));
-        assert_eq!(v.time(4), None);
+        assert_eq!(v.value(1), None);
+        assert_eq!(v.value(2), Some(17.09));
+        assert_eq!(v.value(4), None);
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! versions on Cilk Plus (our `abp`) against future versions on Cilk-F (our `prows`), with
 //! speedups over the serial elision T_s.
 
+use super::metric::Time;
 use super::{Figure, Reference, SpeedupBase, prows_runtime, with_baselines};
 use crate::grid::Row;
 use stealbench_workloads::Variant;
@@ -48,7 +49,7 @@ pub fn figure() -> Figure {
         reference_path: "paper-figures/reference/prows_fig2.csv",
         reference,
         paper_workers: &[1, 2, 4, 8, 16],
-        base: SpeedupBase::Serial,
+        metric: &Time(SpeedupBase::Serial),
         rows: with_baselines(rows),
     }
 }
@@ -70,8 +71,8 @@ mod tests {
         assert_eq!(paper[1].runtime, "prows");
         let mm = paper[0].paper.as_ref().unwrap();
         assert_eq!(mm.ts, Some(87.61));
-        assert_eq!(mm.time(2), Some(44.74));
-        assert_eq!(mm.time(16), Some(5.59));
+        assert_eq!(mm.value(2), Some(44.74));
+        assert_eq!(mm.value(16), Some(5.59));
         let ferret_lp = paper[17];
         assert_eq!(
             (ferret_lp.bench.as_str(), ferret_lp.runtime.as_str()),

@@ -3,6 +3,7 @@
 //! structured futures without the stack switch per fut-create (`prows`, sf-nostack); speedups
 //! are scalability over T_1.
 
+use super::metric::Time;
 use super::{Figure, Reference, SpeedupBase, prows_runtime, with_baselines};
 use crate::grid::Row;
 use stealbench_workloads::Variant;
@@ -49,7 +50,7 @@ pub fn figure() -> Figure {
         reference_path: "paper-figures/reference/prows_fig3.csv",
         reference,
         paper_workers: &[1, 2, 4, 8, 16],
-        base: SpeedupBase::OneWorker,
+        metric: &Time(SpeedupBase::OneWorker),
         rows: with_baselines(rows),
     }
 }
@@ -72,9 +73,9 @@ mod tests {
         );
         let sf = paper[1].paper.as_ref().unwrap();
         assert_eq!(sf.ts, Some(2.46));
-        assert_eq!(sf.time(1), None, "T1 of fib-sf is not legible in the paper");
-        assert_eq!(sf.time(2), Some(17.09));
-        assert_eq!(f.base, SpeedupBase::OneWorker);
+        assert_eq!(sf.value(1), None, "T1 of fib-sf is not legible in the paper");
+        assert_eq!(sf.value(2), Some(17.09));
+        assert_eq!(f.metric.describe(), SpeedupBase::OneWorker.describe());
         // fib offers fj and sf on both front-ends: rayon and tokio rows for both, libfork's
         // two arms for fj.
         let baselines: Vec<String> = f

@@ -1,0 +1,448 @@
+//! What a figure shows of its points: the [`Metric`] its table's cells and its plot's lines
+//! hold, ours with the paper's beside. The table (`table.rs`) and the plot (`plot.rs`) are
+//! shared renderers that ask the figure's metric for every value; a figure with a quantity of
+//! its own implements [`Metric`] in its module.
+//!
+//! Two metrics are shared: [`Time`] (the median time and its speedup: ProWS Figures 2 and 3)
+//! and [`Count`] (a runtime counter of the point's repetitions: deviations, steals).
+//!
+//! A point measured with more workers than this machine has logical CPUs is *oversubscribed*:
+//! its time says nothing about speedup. Every metric marks such cells, and [`Time`] shows no
+//! speedup for them, in the table or the plot.
+
+use crate::grid::{PointKey, Row, Status};
+use crate::results::{self, PointSummary};
+use crate::stats;
+
+/// What a metric reads: the run's points and the machine they ran on.
+#[derive(Debug, Clone, Copy)]
+pub struct Context<'a> {
+    /// Every measured point of the run.
+    pub summaries: &'a [PointSummary],
+    /// This machine's logical CPUs: a point with more workers is oversubscribed.
+    pub cpus: usize,
+}
+
+impl<'a> Context<'a> {
+    /// The summary of `row` at `p`, if measured.
+    pub fn point(&self, row: &Row, p: usize) -> Option<&'a PointSummary> {
+        let k = key(row, p);
+        self.summaries.iter().find(|s| s.key == k)
+    }
+
+    /// Whether P = `p` is more workers than this machine has logical CPUs.
+    pub fn oversubscribed(&self, p: usize) -> bool {
+        p > self.cpus
+    }
+}
+
+/// The point of `row` at `p`.
+pub fn key(row: &Row, p: usize) -> PointKey {
+    PointKey {
+        runtime: row.runtime.clone(),
+        workload: row.workload.clone(),
+        variant: row.variant,
+        workers: p,
+    }
+}
+
+/// The quantity of a figure: its table's columns and cells and its plot's values.
+pub trait Metric: Send + Sync + std::fmt::Debug {
+    /// Columns before the per-P ones (`Ts` for times), with their cells for `row` (the
+    /// paper's value beside ours where the row has one).
+    fn lead(&self, ctx: &Context<'_>, row: &Row) -> Vec<(String, String)>;
+    /// The title of the column of P = `p`.
+    fn column(&self, p: usize) -> String;
+    /// Our cell of a measured `row` at `p`.
+    fn cell(&self, ctx: &Context<'_>, row: &Row, p: usize) -> String;
+    /// The paper's cell of `row` at `p` (the row has paper values; `p` is a paper column).
+    fn paper_cell(&self, row: &Row, p: usize) -> String;
+    /// The value of our line at `p`, if it is plotted.
+    fn plot(&self, ctx: &Context<'_>, row: &Row, p: usize) -> Option<f64>;
+    /// The value of the paper's line at `p`, if any.
+    fn plot_paper(&self, row: &Row, p: usize) -> Option<f64>;
+    /// The plot's y axis.
+    fn y_label(&self) -> &'static str;
+    /// Whether the plot draws the ideal speedup (y = P).
+    fn ideal_line(&self) -> bool;
+    /// One sentence for the table's notes.
+    fn describe(&self) -> String;
+    /// What the notes call that sentence (`Speedup`).
+    fn note_label(&self) -> &'static str;
+    /// The paragraph above the Markdown table: what a cell holds.
+    fn cell_legend(&self) -> &'static str;
+    /// What the plot shows, for its alt text (`speedup`).
+    fn plot_name(&self) -> &'static str;
+}
+
+/// What a figure's speedups are relative to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SpeedupBase {
+    /// T_s / T_P: over the serial elision (ProWS Figure 2).
+    Serial,
+    /// T_1 / T_P of the same row: scalability (ProWS Figure 3).
+    OneWorker,
+}
+
+impl SpeedupBase {
+    /// One sentence for the table's notes.
+    pub fn describe(self) -> &'static str {
+        match self {
+            SpeedupBase::Serial => {
+                "speedup in parentheses = T_s / T_P, T_s being the serial elision (our `serial` runtime, fj, P=1)"
+            }
+            SpeedupBase::OneWorker => {
+                "speedup in parentheses = T_1 / T_P of the same row (scalability over T_1, as the paper's figure); Ts is the serial elision (our `serial` runtime, fj, P=1)"
+            }
+        }
+    }
+}
+
+/// Seconds with four significant digits (`0.008702`, `0.5120`, `12.34`, `172.3`).
+pub fn format_time(t: f64) -> String {
+    if !(t.is_finite() && t > 0.0) {
+        return format!("{t}");
+    }
+    let decimals = (3 - t.log10().floor() as i32).clamp(0, 9) as usize;
+    format!("{t:.decimals$}")
+}
+
+/// A speedup: `1.96x`.
+pub fn format_speedup(s: f64) -> String {
+    format!("{s:.2}x")
+}
+
+/// The mark of an oversubscribed cell.
+const OVERSUBSCRIBED: &str = "(oversubscribed)";
+
+/// `cell`, marked if its point was measured with more workers than this machine's CPUs.
+fn mark_oversubscribed(ctx: &Context<'_>, row: &Row, p: usize, cell: String) -> String {
+    if ctx.oversubscribed(p) && ctx.point(row, p).is_some() {
+        format!("{cell} {OVERSUBSCRIBED}")
+    } else {
+        cell
+    }
+}
+
+/// A cell for a point that did not finish ok, or was not measured.
+fn unfinished(s: Option<&PointSummary>) -> String {
+    match s {
+        None => "—".to_string(),
+        Some(s) => s.status.name().to_string(),
+    }
+}
+
+/// The median time of a point and its speedup over `SpeedupBase`, the paper's times beside.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Time(pub SpeedupBase);
+
+impl Time {
+    /// Our speedup of `row` at `p` (`None` if either time is missing, for the base itself,
+    /// and for an oversubscribed point).
+    pub fn speedup(&self, ctx: &Context<'_>, row: &Row, p: usize) -> Option<f64> {
+        if ctx.oversubscribed(p) {
+            return None;
+        }
+        let t = results::median_of(ctx.summaries, &key(row, p));
+        match self.0 {
+            SpeedupBase::Serial => stats::speedup(
+                results::ts_of(ctx.summaries, &row.workload)
+                    .and_then(|s| s.summary)
+                    .map(|s| s.median),
+                t,
+            ),
+            SpeedupBase::OneWorker if p == 1 => None,
+            SpeedupBase::OneWorker => {
+                stats::speedup(results::median_of(ctx.summaries, &key(row, 1)), t)
+            }
+        }
+    }
+
+    /// The paper's speedup of `row` at `p`, from the paper's times.
+    pub fn paper_speedup(&self, row: &Row, p: usize) -> Option<f64> {
+        let v = row.paper.as_ref()?;
+        match self.0 {
+            SpeedupBase::Serial => stats::speedup(v.ts, v.value(p)),
+            SpeedupBase::OneWorker if p == 1 => None,
+            SpeedupBase::OneWorker => stats::speedup(v.value(1), v.value(p)),
+        }
+    }
+
+    fn time_cell(s: Option<&PointSummary>, speedup: Option<f64>) -> String {
+        match s.map(|s| (s.status, s.summary)) {
+            Some((Status::Ok, Some(x))) => match speedup {
+                Some(sp) => format!("{} ({})", format_time(x.median), format_speedup(sp)),
+                None => format_time(x.median),
+            },
+            _ => unfinished(s),
+        }
+    }
+
+    /// The paper's time as the paper prints it (two decimals), with its speedup.
+    fn paper_time_cell(t: Option<f64>, speedup: Option<f64>) -> String {
+        match (t, speedup) {
+            (Some(t), Some(s)) => format!("[paper {t:.2} ({})]", format_speedup(s)),
+            (Some(t), None) => format!("[paper {t:.2}]"),
+            (None, _) => "[paper —]".to_string(),
+        }
+    }
+}
+
+impl Metric for Time {
+    fn lead(&self, ctx: &Context<'_>, row: &Row) -> Vec<(String, String)> {
+        let ours = Self::time_cell(results::ts_of(ctx.summaries, &row.workload), None);
+        let cell = match &row.paper {
+            Some(v) => format!("{ours} {}", Self::paper_time_cell(v.ts, None)),
+            None => ours,
+        };
+        vec![("Ts".to_string(), cell)]
+    }
+
+    fn column(&self, p: usize) -> String {
+        format!("T{p}")
+    }
+
+    fn cell(&self, ctx: &Context<'_>, row: &Row, p: usize) -> String {
+        let c = Self::time_cell(ctx.point(row, p), self.speedup(ctx, row, p));
+        mark_oversubscribed(ctx, row, p, c)
+    }
+
+    fn paper_cell(&self, row: &Row, p: usize) -> String {
+        let t = row.paper.as_ref().and_then(|v| v.value(p));
+        Self::paper_time_cell(t, self.paper_speedup(row, p))
+    }
+
+    /// The speedup, and T_1 / T_1 = 1 at P = 1 for a scalability figure where T_1 exists.
+    fn plot(&self, ctx: &Context<'_>, row: &Row, p: usize) -> Option<f64> {
+        if self.0 == SpeedupBase::OneWorker && p == 1 {
+            return results::median_of(ctx.summaries, &key(row, 1)).map(|_| 1.0);
+        }
+        self.speedup(ctx, row, p)
+    }
+
+    fn plot_paper(&self, row: &Row, p: usize) -> Option<f64> {
+        if self.0 == SpeedupBase::OneWorker && p == 1 {
+            return row.paper.as_ref()?.value(1).map(|_| 1.0);
+        }
+        self.paper_speedup(row, p)
+    }
+
+    fn y_label(&self) -> &'static str {
+        match self.0 {
+            SpeedupBase::Serial => "speedup Ts/TP",
+            SpeedupBase::OneWorker => "scalability T1/TP",
+        }
+    }
+
+    fn ideal_line(&self) -> bool {
+        true
+    }
+
+    fn describe(&self) -> String {
+        self.0.describe().to_string()
+    }
+
+    fn note_label(&self) -> &'static str {
+        "Speedup"
+    }
+
+    fn cell_legend(&self) -> &'static str {
+        "Each cell: our median time in seconds (our speedup) [the paper's time (its speedup, \
+         recomputed from the paper's times)]. `—` = not measured. Rows without a paper value \
+         are baselines the paper did not run. Paper times are for the paper's inputs on the \
+         paper's machine: at other sizes compare speedups, not times."
+    }
+
+    fn plot_name(&self) -> &'static str {
+        "speedup"
+    }
+}
+
+/// How a [`Count`] summarises a point's repetitions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reduce {
+    /// The largest (ProWS Figure 4: "the maximum of 3 runs").
+    Max,
+    /// The median.
+    Median,
+}
+
+/// A runtime counter (`deviations`, `steals`, ...) of a point's repetitions, reduced over
+/// them; the paper's count beside.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Count {
+    /// The counter's name in the runtime's statistics.
+    pub stat: &'static str,
+    /// How the repetitions' counts become one.
+    pub reduce: Reduce,
+}
+
+impl Count {
+    /// Our count of `row` at `p`: `None` if the point did not finish ok or its runtime does
+    /// not count `stat`.
+    pub fn value(&self, ctx: &Context<'_>, row: &Row, p: usize) -> Option<f64> {
+        let s = ctx.point(row, p).filter(|s| s.status == Status::Ok)?;
+        let xs: Vec<f64> = s.counter(self.stat)?.iter().map(|&x| x as f64).collect();
+        match self.reduce {
+            Reduce::Max => xs.iter().copied().reduce(f64::max),
+            Reduce::Median => stats::median(&xs),
+        }
+    }
+
+    fn reduce_name(&self) -> &'static str {
+        match self.reduce {
+            Reduce::Max => "maximum",
+            Reduce::Median => "median",
+        }
+    }
+}
+
+impl Metric for Count {
+    fn lead(&self, _: &Context<'_>, _: &Row) -> Vec<(String, String)> {
+        Vec::new()
+    }
+
+    fn column(&self, p: usize) -> String {
+        format!("P={p}")
+    }
+
+    fn cell(&self, ctx: &Context<'_>, row: &Row, p: usize) -> String {
+        let c = match self.value(ctx, row, p) {
+            Some(v) => format!("{v:.0}"),
+            None => match ctx.point(row, p) {
+                Some(s) if s.status == Status::Ok => "n/a".to_string(),
+                s => unfinished(s),
+            },
+        };
+        mark_oversubscribed(ctx, row, p, c)
+    }
+
+    fn paper_cell(&self, row: &Row, p: usize) -> String {
+        match row.paper.as_ref().and_then(|v| v.value(p)) {
+            Some(v) => format!("[paper {v:.0}]"),
+            None => "[paper —]".to_string(),
+        }
+    }
+
+    fn plot(&self, ctx: &Context<'_>, row: &Row, p: usize) -> Option<f64> {
+        self.value(ctx, row, p)
+    }
+
+    fn plot_paper(&self, row: &Row, p: usize) -> Option<f64> {
+        row.paper.as_ref()?.value(p)
+    }
+
+    fn y_label(&self) -> &'static str {
+        self.stat
+    }
+
+    fn ideal_line(&self) -> bool {
+        false
+    }
+
+    fn describe(&self) -> String {
+        format!(
+            "cells = `{}`, the {} over the point's repetitions (`n/a`: the runtime does not count it)",
+            self.stat,
+            self.reduce_name()
+        )
+    }
+
+    fn note_label(&self) -> &'static str {
+        "Cells"
+    }
+
+    fn cell_legend(&self) -> &'static str {
+        "Each cell: our count [the paper's count]. `—` = not measured, `n/a` = the runtime \
+         does not count it. Rows without a paper value are baselines the paper did not run. \
+         Counts grow with the input: at other sizes than the paper's compare their growth with \
+         P, not the counts."
+    }
+
+    fn plot_name(&self) -> &'static str {
+        self.stat
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testutil::ok_point;
+    use stealbench_workloads::Variant;
+
+    fn row(runtime: &str) -> Row {
+        Row {
+            bench: "fib".into(),
+            workload: "fib".into(),
+            variant: Variant::Fj,
+            runtime: runtime.to_string(),
+            paper: None,
+        }
+    }
+
+    #[test]
+    fn speedups_follow_the_base() {
+        let s = vec![
+            ok_point("serial", Variant::Fj, 1, 2.0),
+            ok_point("serial", Variant::Fj, 2, 0.5),
+        ];
+        let ctx = Context {
+            summaries: &s,
+            cpus: 2,
+        };
+        let r = row("serial");
+        assert_eq!(Time(SpeedupBase::Serial).speedup(&ctx, &r, 2), Some(4.0));
+        assert_eq!(Time(SpeedupBase::OneWorker).speedup(&ctx, &r, 2), Some(4.0));
+        assert_eq!(Time(SpeedupBase::OneWorker).speedup(&ctx, &r, 1), None);
+        assert_eq!(Time(SpeedupBase::Serial).speedup(&ctx, &r, 1), Some(1.0));
+        assert_eq!(
+            Time(SpeedupBase::Serial).cell(&ctx, &r, 2),
+            "0.5000 (4.00x)"
+        );
+        // With one logical CPU, P = 2 is oversubscribed: its time, marked, no speedup.
+        let one = Context { cpus: 1, ..ctx };
+        assert_eq!(Time(SpeedupBase::Serial).speedup(&one, &r, 2), None);
+        assert_eq!(
+            Time(SpeedupBase::Serial).cell(&one, &r, 2),
+            "0.5000 (oversubscribed)"
+        );
+        assert_eq!(Time(SpeedupBase::Serial).plot(&one, &r, 2), None);
+    }
+
+    #[test]
+    fn counts_reduce_the_repetitions() {
+        let mut p1 = ok_point("prows", Variant::Fj, 1, 1.0);
+        p1.counters = vec![("deviations".into(), vec![0, 0, 0])];
+        let mut p16 = ok_point("prows", Variant::Fj, 16, 1.0);
+        p16.counters = vec![
+            ("deviations".into(), vec![40, 7, 12]),
+            ("steals".into(), Vec::new()),
+        ];
+        let s = vec![p1, p16];
+        let ctx = Context {
+            summaries: &s,
+            cpus: 2,
+        };
+        let r = row("prows");
+        let max = Count {
+            stat: "deviations",
+            reduce: Reduce::Max,
+        };
+        let median = Count {
+            reduce: Reduce::Median,
+            ..max
+        };
+        assert_eq!(max.value(&ctx, &r, 16), Some(40.0));
+        assert_eq!(median.value(&ctx, &r, 16), Some(12.0));
+        assert_eq!(max.cell(&ctx, &r, 1), "0");
+        assert_eq!(max.cell(&ctx, &r, 16), "40 (oversubscribed)");
+        assert_eq!(max.plot(&ctx, &r, 16), Some(40.0));
+        assert_eq!(max.cell(&ctx, &r, 4), "—");
+        let steals = Count {
+            stat: "steals",
+            reduce: Reduce::Max,
+        };
+        assert_eq!(steals.cell(&ctx, &r, 1), "n/a");
+        assert_eq!(steals.cell(&ctx, &r, 16), "n/a (oversubscribed)");
+    }
+}
