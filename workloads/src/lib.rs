@@ -20,6 +20,7 @@ use stealbench_schedulers::{AsyncForkJoin, ForkJoin};
 pub mod bst;
 pub mod ferret;
 pub mod fib;
+pub mod hqsort;
 pub mod hw;
 pub mod lcs;
 pub mod mm;
@@ -318,6 +319,10 @@ macro_rules! with_workload {
                 type $W = $crate::ferret::Ferret;
                 Some($body)
             }
+            "hqsort" => {
+                type $W = $crate::hqsort::Hqsort;
+                Some($body)
+            }
             _ => None,
         }
     }};
@@ -326,7 +331,7 @@ macro_rules! with_workload {
 /// Every workload, in listing order.
 pub fn all() -> Vec<WorkloadInfo> {
     [
-        "fib", "mm", "smm", "sort", "hw", "lcs", "sw", "bst", "ferret",
+        "fib", "mm", "smm", "sort", "hw", "lcs", "sw", "bst", "ferret", "hqsort",
     ]
     .iter()
     .map(|n| with_workload!(*n, W => WorkloadInfo::of::<W>()).expect("listed workload"))

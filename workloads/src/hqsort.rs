@@ -1,0 +1,286 @@
+//! `hqsort`: Halstead's quicksort (Multilisp, 1985, his Figure 1), the application of
+//! futures whose deviations Spoonhower et al. measure (SPAA'09, Section 5 and Figure 6).
+//!
+//! # Algorithm
+//!
+//! Lists are streams: a list is empty, a cell whose tail is a list, or the value of a future
+//! ([`List`]). Halstead's two functions, written here as he wrote them:
+//!
+//! ```text
+//! qs(l, rest)        = if l = nil then rest
+//!                      else let parts = partition(car l, cdr l)
+//!                           in qs(left parts, future(cons(car l, qs(right parts, rest))))
+//! partition(e, l)    = if l = nil then (nil, nil)
+//!                      else let cdrparts = future(partition(e, cdr l))
+//!                           in if e > car l
+//!                              then (cons(car l, future(left cdrparts)), future(right cdrparts))
+//!                              else (future(left cdrparts), cons(car l, future(right cdrparts)))
+//! ```
+//!
+//! `partition` streams: it returns its first cell at once, with the rest of both halves as
+//! futures of the partition of the tail, so the recursive calls of `qs` start on the first
+//! elements while the partition goes on. `qs` passes the sorted right half, consed onto `rest`,
+//! as a future argument of the call on the left half: the results are never concatenated.
+//! Span O(n), work O(n log n), O(n log n) futures, each touched at least once (every future of
+//! a half is touched by whoever walks that half; the result is walked to the end to check it).
+//!
+//! The futures are general (multi-touch, touched from tasks that are not their creator's
+//! descendants): the `gf` variant, the only one. Serially (one worker) every future runs at its
+//! creation, so the serial elision is this same code on the `serial` runtime, the recursion of
+//! `partition` as deep as the list is long: the sizes stay within what a thread's 8 MiB stack
+//! and a fiber's 16 MiB hold ([`sizes`]).
+//!
+//! # Check
+//!
+//! The walk of the result (touching every future on it) must give the input sorted
+//! (`sort_unstable`, computed in `input`, outside the timed region).
+
+use crate::rng::SplitMix64;
+use crate::{Size, Variant, Workload};
+use std::sync::Arc;
+use stealbench_schedulers::{AsyncForkJoin, ForkJoin, Scope, SharedHandle, Worker};
+
+/// The workload marker type.
+#[derive(Debug)]
+pub struct Hqsort;
+
+/// A stream of keys: empty, a cell, or the value of a future (Multilisp's futures are
+/// transparent; here the touch is [`force`]).
+pub enum List<'s, S: Scope<'s> + 's> {
+    /// The empty list.
+    Nil,
+    /// A key and the rest of the list.
+    Cons(u32, Arc<List<'s, S>>),
+    /// The list a future computes.
+    Later(S::SharedFuture<List<'s, S>>),
+}
+
+impl<'s, S: Scope<'s> + 's> Clone for List<'s, S> {
+    fn clone(&self) -> Self {
+        match self {
+            List::Nil => List::Nil,
+            List::Cons(x, t) => List::Cons(*x, Arc::clone(t)),
+            List::Later(f) => List::Later(f.clone()),
+        }
+    }
+}
+
+/// The two halves of a partition: the keys below the pivot, and the others.
+pub struct Parts<'s, S: Scope<'s> + 's> {
+    left: List<'s, S>,
+    right: List<'s, S>,
+}
+
+/// The list `l` stands for: touches the futures in front of it until a cell or the end.
+fn force<'a, 's, S: Scope<'s> + 's>(w: &S::Worker, mut l: &'a List<'s, S>) -> &'a List<'s, S> {
+    while let List::Later(f) = l {
+        l = f.get(w);
+    }
+    l
+}
+
+/// Halstead's `partition(e, l)`.
+fn partition<'s, S: Scope<'s> + 's>(sc: &S, w: &S::Worker, e: u32, l: List<'s, S>) -> Parts<'s, S> {
+    let (x, tail) = match force(w, &l) {
+        List::Nil => {
+            return Parts {
+                left: List::Nil,
+                right: List::Nil,
+            };
+        }
+        List::Cons(x, tail) => (*x, List::clone(tail)),
+        List::Later(_) => unreachable!("force stops at a cell or the end"),
+    };
+    let cdrparts = sc.shared_future(w, move |sc, w| partition(sc, w, e, tail));
+    let for_right = cdrparts.clone();
+    let left = List::Later(sc.shared_future(w, move |_, w| cdrparts.get(w).left.clone()));
+    let right = List::Later(sc.shared_future(w, move |_, w| for_right.get(w).right.clone()));
+    if e > x {
+        Parts {
+            left: List::Cons(x, Arc::new(left)),
+            right,
+        }
+    } else {
+        Parts {
+            left,
+            right: List::Cons(x, Arc::new(right)),
+        }
+    }
+}
+
+/// Halstead's `qs(l, rest)`: `l` sorted, followed by `rest`.
+fn qs<'s, S: Scope<'s> + 's>(
+    sc: &S,
+    w: &S::Worker,
+    l: List<'s, S>,
+    rest: List<'s, S>,
+) -> List<'s, S> {
+    let (x, tail) = match force(w, &l) {
+        List::Nil => return rest,
+        List::Cons(x, tail) => (*x, List::clone(tail)),
+        List::Later(_) => unreachable!("force stops at a cell or the end"),
+    };
+    let Parts { left, right } = partition(sc, w, x, tail);
+    let sorted_right = sc.shared_future(w, move |sc, w| {
+        List::Cons(x, Arc::new(qs(sc, w, right, rest)))
+    });
+    qs(sc, w, left, List::Later(sorted_right))
+}
+
+/// Walks `l` to its end, touching every future on the way, and collects its keys.
+fn walk<'s, S: Scope<'s> + 's>(w: &S::Worker, l: &List<'s, S>, out: &mut Vec<u32>) {
+    let mut cur = force(w, l);
+    while let List::Cons(x, tail) = cur {
+        out.push(*x);
+        cur = force(w, tail);
+    }
+}
+
+/// The list of `keys`, in order, without futures (Halstead's input).
+fn list_of<'s, S: Scope<'s> + 's>(keys: &[u32]) -> List<'s, S> {
+    keys.iter()
+        .rev()
+        .fold(List::Nil, |tail, &k| List::Cons(k, Arc::new(tail)))
+}
+
+/// Drops a list whose cells are not shared without recursing once per cell (the default drop
+/// of a long chain of `Arc`s would).
+fn drop_list<'s, S: Scope<'s> + 's>(mut l: List<'s, S>) {
+    while let List::Cons(_, tail) = l {
+        match Arc::try_unwrap(tail) {
+            Ok(next) => l = next,
+            Err(_) => return,
+        }
+    }
+}
+
+/// The general-futures variant: sorts `keys` into `out`.
+pub fn gf<W: Worker>(w: &W, keys: &[u32], out: &mut Vec<u32>) {
+    out.clear();
+    w.scope(|sc| {
+        let input = list_of(keys);
+        let sorted = qs(sc, w, input.clone(), List::Nil);
+        walk(w, &sorted, out);
+        drop_list(input);
+    });
+}
+
+/// The input: `n` keys, and the same sorted.
+#[derive(Debug, Clone)]
+pub struct HqsortInput {
+    /// The keys, in input order.
+    pub keys: Vec<u32>,
+    /// The keys sorted (the check's reference).
+    pub sorted: Vec<u32>,
+}
+
+/// The seed of the keys.
+const INPUT_SEED: u64 = 0x6871_736f_7274_0001;
+
+/// The number of keys of a size. The recursion of `partition` is as deep as the list is long
+/// on a serial run (the serial elision, on a thread's stack): these stay within 8 MiB.
+fn sizes(size: Size) -> usize {
+    match size {
+        Size::Paper => 20_000,
+        Size::Small => 10_000,
+        Size::Quick => 5_000,
+        Size::Test => 300,
+    }
+}
+
+impl HqsortInput {
+    /// `n` uniformly random keys below 2^31 (seeded).
+    pub fn random(n: usize, seed: u64) -> Self {
+        let mut rng = SplitMix64::new(seed);
+        let keys: Vec<u32> = (0..n).map(|_| (rng.next_u64() >> 33) as u32).collect();
+        let mut sorted = keys.clone();
+        sorted.sort_unstable();
+        HqsortInput { keys, sorted }
+    }
+}
+
+impl Workload for Hqsort {
+    const NAME: &'static str = "hqsort";
+    const DESCRIPTION: &'static str =
+        "Halstead's quicksort: streamed partitions and the right half as a future (gf)";
+    const VARIANTS: &'static [Variant] = &[Variant::Gf];
+    const ASYNC_VARIANTS: &'static [Variant] = &[];
+
+    type Input = HqsortInput;
+    type Work = Vec<u32>;
+    type Answer = ();
+
+    fn params(size: Size) -> String {
+        format!("n={}", sizes(size))
+    }
+
+    fn input(size: Size) -> HqsortInput {
+        HqsortInput::random(sizes(size), INPUT_SEED)
+    }
+
+    fn prepare(input: &HqsortInput) -> Vec<u32> {
+        Vec::with_capacity(input.keys.len())
+    }
+
+    fn run<S: ForkJoin>(pool: &S, variant: Variant, input: &HqsortInput, work: &mut Vec<u32>) {
+        match variant {
+            Variant::Gf => pool.run(|w| gf(w, &input.keys, work)),
+            v => panic!("hqsort has no {v} variant"),
+        }
+    }
+
+    fn run_async<S: AsyncForkJoin>(_: &S, variant: Variant, _: &HqsortInput, _: &mut Vec<u32>) {
+        panic!("hqsort has no async {variant} variant")
+    }
+
+    fn check(input: &HqsortInput, work: &Vec<u32>, _: &()) -> Result<(), String> {
+        if work.len() != input.sorted.len() {
+            return Err(format!(
+                "the result has {} keys, the input {}",
+                work.len(),
+                input.sorted.len()
+            ));
+        }
+        match work.iter().zip(&input.sorted).position(|(a, b)| a != b) {
+            None => Ok(()),
+            Some(i) => Err(format!(
+                "key {i} of the result is {}, the sorted input has {}",
+                work[i], input.sorted[i]
+            )),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use stealbench_schedulers::{PoolConfig, Scheduler, serial::Serial};
+
+    #[test]
+    fn sorts_on_the_serial_elision() {
+        let pool = Serial::start(&PoolConfig::with_workers(1)).unwrap();
+        for (n, seed) in [(0, 1), (1, 2), (2, 3), (57, 4), (300, 5)] {
+            let input = HqsortInput::random(n, seed);
+            let mut out = Hqsort::prepare(&input);
+            Hqsort::run(&pool, Variant::Gf, &input, &mut out);
+            assert_eq!(Hqsort::check(&input, &out, &()), Ok(()), "n={n}");
+        }
+        // Duplicates and a sorted input (the deepest recursion of qs).
+        let mut out = Vec::new();
+        let keys = [5, 3, 5, 1, 3, 3, 0, 5];
+        pool.run(|w| gf(w, &keys, &mut out));
+        assert_eq!(out, [0, 1, 3, 3, 3, 5, 5, 5]);
+        let keys: Vec<u32> = (0..200).collect();
+        pool.run(|w| gf(w, &keys, &mut out));
+        assert_eq!(out, keys);
+    }
+
+    #[test]
+    fn a_wrong_result_fails_the_check() {
+        let input = HqsortInput::random(50, 9);
+        let mut out = input.sorted.clone();
+        out[3] = out[3].wrapping_add(1);
+        assert!(Hqsort::check(&input, &out, &()).is_err());
+        assert!(Hqsort::check(&input, &input.sorted[1..].to_vec(), &()).is_err());
+    }
+}
