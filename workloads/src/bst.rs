@@ -11,7 +11,9 @@
 //! * `fj`: split completely, then the two merges under `join`.
 //! * `gf`: the pipelined version. `split` does one step and returns at once: the half that
 //!   keeps the current node is that node with one child being a *future* (the rest of the
-//!   split), the other half is that future itself. The two merges start while the split is
+//!   split), the other half is that future itself. As in the paper's artifact, only the first
+//!   [`SPLIT_FUTURES`] (5) steps down a split's path make futures; the rest of the path is
+//!   split in place by the task that reaches it. The two merges start while the split is
 //!   still descending and touch the futures they meet. A split future is touched once per
 //!   half, by whichever task consumes that half: a merge below, or the next split or
 //!   materialisation reaching the node holding it. Those are often neither the future's
@@ -78,6 +80,10 @@ pub const KEYS: u64 = 16385;
 
 /// The merge is parallel (and `gf` uses futures) in this many top levels of its recursion.
 pub const PAR_DEPTH: usize = 5;
+
+/// The steps of a split path that make a future (`gf`), as the paper's artifact: a split
+/// hands out its rest as a future for its first 5 steps, then splits the rest in place.
+pub const SPLIT_FUTURES: usize = 5;
 
 /// A tree node: its key (never changes) and its two links.
 #[derive(Debug)]
@@ -355,22 +361,29 @@ fn force<'s, S: Scope<'s> + 's>(
     }
 }
 
-/// One pipelined split step of the forced tree `(node, left, right)` around `k`: the rest of
-/// the split is a future whose two halves are handed out at once.
+/// One pipelined split step of the forced tree `(node, left, right)` around `k`, `level`
+/// steps down the split's path: the rest of the split is a future whose two halves are handed
+/// out at once; from [`SPLIT_FUTURES`] steps down, the rest is split in place.
 fn split_gf<'s, S: Scope<'s> + 's>(
     sc: &S,
     w: &S::Worker,
     a: &'s Arena,
     forced: Option<(u32, GTree<'s, S>, GTree<'s, S>)>,
     k: u64,
+    level: usize,
 ) -> GHalves<'s, S> {
     let Some((node, left, right)) = forced else {
         return (GTree::Plain(NIL), GTree::Plain(NIL));
     };
+    if level >= SPLIT_FUTURES {
+        let t = materialize(a, w, GTree::Node(Arc::new(GNode { node, left, right })));
+        let (l, r) = split(a, t, k);
+        return (GTree::Plain(l), GTree::Plain(r));
+    }
     if a.key(node) < k {
         let f = sc.shared_future(w, move |sc, w| {
             let forced = force(a, w, right);
-            split_gf(sc, w, a, forced, k)
+            split_gf(sc, w, a, forced, k, level + 1)
         });
         let keep = GNode {
             node,
@@ -381,7 +394,7 @@ fn split_gf<'s, S: Scope<'s> + 's>(
     } else {
         let f = sc.shared_future(w, move |sc, w| {
             let forced = force(a, w, left);
-            split_gf(sc, w, a, forced, k)
+            split_gf(sc, w, a, forced, k, level + 1)
         });
         let keep = GNode {
             node,
@@ -427,7 +440,7 @@ fn merge_gf<'s, S: Scope<'s> + 's>(
     if forced.is_none() {
         return t1;
     }
-    let (l, r) = split_gf(sc, w, a, forced, a.key(t1));
+    let (l, r) = split_gf(sc, w, a, forced, a.key(t1), 0);
     let (l1, r1) = (a.left(t1), a.right(t1));
     sc.spawn(w, move |sc, w| {
         let m = merge_gf(sc, w, a, l1, l, depth + 1);
@@ -515,21 +528,29 @@ async fn force_async<'s, C: AsyncWorker<'s>>(a: &'s Arena, mut t: ATree<'s, C>) 
 }
 
 /// As [`split_gf`]: the rest of the split is a task created with a shared handle
-/// ([`AsyncWorker::spawn_shared`]), which forces its part of the tree and does the next step.
+/// ([`AsyncWorker::spawn_shared`]), which forces its part of the tree and does the next step;
+/// from [`SPLIT_FUTURES`] steps down, the rest is split in place.
 fn split_gf_async<'s, C: AsyncWorker<'s>>(
     c: C,
     a: &'s Arena,
     forced: AForced<'s, C>,
     k: u64,
+    level: usize,
 ) -> impl Future<Output = AHalves<'s, C>> + Send + 's {
     async move {
         let Some((node, left, right)) = forced else {
             return (ATree::Plain(NIL), ATree::Plain(NIL));
         };
+        if level >= SPLIT_FUTURES {
+            let whole = ATree::Node(Arc::new(ANode { node, left, right }));
+            let t = c.call(move |c| materialize_async(c, a, whole)).await;
+            let (l, r) = split(a, t, k);
+            return (ATree::Plain(l), ATree::Plain(r));
+        }
         let rest = |t: ATree<'s, C>| {
             c.spawn_shared(move |c| async move {
                 let forced = force_async(a, t).await;
-                split_gf_async(c, a, forced, k).await
+                split_gf_async(c, a, forced, k, level + 1).await
             })
         };
         if a.key(node) < k {
@@ -598,7 +619,7 @@ fn merge_gf_async<'s, C: AsyncWorker<'s>>(
         if forced.is_none() {
             return t1;
         }
-        let (l, r) = split_gf_async(c.clone(), a, forced, a.key(t1)).await;
+        let (l, r) = split_gf_async(c.clone(), a, forced, a.key(t1), 0).await;
         let (l1, r1) = (a.left(t1), a.right(t1));
         let hl = c
             .spawn(move |c| merge_gf_async(c, a, l1, l, depth + 1))
