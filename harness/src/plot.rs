@@ -134,7 +134,11 @@ fn draw_panel<DB: DrawingBackend>(
         .caption(&panel.workload, ("sans-serif", 22))
         .margin(12)
         .x_label_area_size(44)
-        .y_label_area_size(56)
+        .y_label_area_size(match y_max {
+            y if y >= 10_000.0 => 92,
+            y if y >= 1_000.0 => 76,
+            _ => 56,
+        })
         .build_cartesian_2d(-0.25f64..x_max + 0.25, 0f64..y_max)
         .map_err(e)?;
     chart
@@ -189,6 +193,12 @@ fn draw_panel<DB: DrawingBackend>(
                 .legend(move |(x, y)| {
                     PathElement::new(vec![(x, y), (x + 10, y)], color.stroke_width(2))
                 });
+            // A lone point draws no line: a cross marks it.
+            if let [c] = pts[..] {
+                chart
+                    .draw_series(std::iter::once(Cross::new(c, 5, color.stroke_width(2))))
+                    .map_err(e)?;
+            }
         } else {
             chart
                 .draw_series(LineSeries::new(pts.clone(), color.stroke_width(2)))

@@ -38,8 +38,12 @@ pub fn lookup_figure(id: &str) -> Result<Figure, Failure> {
     }
 }
 
-/// The paper's worker counts that fit on this machine's physical cores (at least `[1]`).
+/// The paper's worker counts: those that fit on this machine's physical cores (at least
+/// `[1]`) for a figure whose metric needs a core per worker, all of them otherwise.
 pub fn default_workers(fig: &Figure) -> Vec<usize> {
+    if !fig.metric.needs_cores() {
+        return fig.paper_workers.to_vec();
+    }
     let cores = Topology::detect().cores();
     let w: Vec<usize> = fig
         .paper_workers
@@ -101,7 +105,10 @@ fn settings_from_args(args: &ReproduceArgs, fig: &Figure) -> Result<Settings, Fa
         }
     }
     let pinning = cli::parse_pinning(args.pinning.as_deref().unwrap_or("none"))?;
-    let reps = args.reps.unwrap_or_else(|| cli::default_reps(size));
+    let reps = args
+        .reps
+        .or(fig.reps)
+        .unwrap_or_else(|| cli::default_reps(size));
     if reps == 0 {
         return Err(Failure::Usage("reps must be at least 1".to_string()));
     }

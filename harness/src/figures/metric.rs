@@ -73,6 +73,9 @@ pub trait Metric: Send + Sync + std::fmt::Debug {
     fn cell_legend(&self) -> &'static str;
     /// What the plot shows, for its alt text (`speedup`).
     fn plot_name(&self) -> &'static str;
+    /// Whether the figure's default worker counts stop at this machine's cores (a time means
+    /// something only with a core per worker; a count or memory is measured oversubscribed).
+    fn needs_cores(&self) -> bool;
 }
 
 /// What a figure's speedups are relative to.
@@ -256,6 +259,10 @@ impl Metric for Time {
     fn plot_name(&self) -> &'static str {
         "speedup"
     }
+
+    fn needs_cores(&self) -> bool {
+        true
+    }
 }
 
 /// How a [`Count`] summarises a point's repetitions.
@@ -361,6 +368,10 @@ impl Metric for Count {
 
     fn plot_name(&self) -> &'static str {
         self.stat
+    }
+
+    fn needs_cores(&self) -> bool {
+        false
     }
 }
 

@@ -30,6 +30,9 @@ pub struct Figure {
     pub paper_workers: &'static [usize],
     /// What the table's cells and the plot's lines show.
     pub metric: &'static dyn Metric,
+    /// Timed repetitions per point when `--reps` is not given, where the paper's number is
+    /// part of the metric (ProWS Figure 4: the maximum of 3 runs); `None`: the size's default.
+    pub reps: Option<usize>,
     /// Every row: the paper's, then the baselines, grouped by benchmark.
     pub rows: Vec<Row>,
 }
@@ -69,9 +72,9 @@ macro_rules! figures {
 
 figures! {
     prows_fig2,
-    prows_fig3;
+    prows_fig3,
+    prows_fig4;
     planned:
-    ("prows-fig4", "ProWS (PPoPP'19) Figure 4: deviations on 16 processors, fj / sf / gf"),
     ("fibril-speedups", "Fibril (SPAA'16) Figures 3-4: speedup over Cilk Plus and TBB, serial and on all cores"),
     ("fibril-table2", "Fibril (SPAA'16) Table 2: steals, unmaps and page faults"),
     ("fibril-table3", "Fibril (SPAA'16) Table 3: stack space in pages"),

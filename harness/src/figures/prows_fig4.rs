@@ -1,0 +1,101 @@
+//! ProWS (PPoPP'19) Figure 4: the number of deviations on 16 processors, the maximum of 3
+//! runs, for hw, lcs and sw in their fork-join (Cilk Plus, our `abp`), structured-futures and
+//! general-futures versions (Cilk-F, our `prows`, with the authors' artifact placement beside
+//! it as `prows-artifact`).
+//!
+//! Deviations are counted exactly by the runtimes (Definition 1 of Spoonhower et al.: a strand
+//! whose predecessor in the one-worker order is not what its worker ran just before it). On a
+//! machine with fewer than 16 cores the 16 workers are oversubscribed: a count, not a time,
+//! so the figure measures P = 16 wherever it runs.
+
+use super::metric::{Count, Reduce};
+use super::{Figure, Reference, prows_runtime};
+use crate::grid::{PaperValues, Row};
+use stealbench_workloads::Variant;
+
+/// The figure's id.
+pub const ID: &str = "prows-fig4";
+/// The figure's title.
+pub const TITLE: &str = "ProWS (PPoPP'19) Figure 4: deviations on 16 processors, fj / sf / gf";
+
+/// The reference numbers, embedded so the binary works from any directory.
+const CSV: &str = include_str!("../../../paper-figures/reference/prows_fig4.csv");
+
+/// The paper's processor count.
+const P: usize = 16;
+
+/// The figure: per benchmark, fj on `abp`, sf and gf on `prows` with the paper's count, and
+/// sf and gf on `prows-artifact`.
+pub fn figure() -> Figure {
+    let reference = Reference::parse(CSV);
+    let mut rows = Vec::new();
+    for rec in &reference.records {
+        let bench = reference.field(rec, "bench").expect("bench column");
+        for variant in [Variant::Fj, Variant::Sf, Variant::Gf] {
+            let count = reference
+                .field(rec, variant.name())
+                .and_then(|s| s.parse::<f64>().ok());
+            let row = |runtime: &str, paper| Row {
+                bench: bench.to_string(),
+                workload: bench.to_string(),
+                variant,
+                runtime: runtime.to_string(),
+                paper,
+            };
+            rows.push(row(
+                prows_runtime(variant),
+                Some(PaperValues {
+                    ts: None,
+                    values: vec![(P, count)],
+                }),
+            ));
+            if variant != Variant::Fj {
+                rows.push(row("prows-artifact", None));
+            }
+        }
+    }
+    Figure {
+        id: ID,
+        title: TITLE,
+        caption: "Number of deviations on 16 processors, the maximum of 3 runs, for the \
+                  fork-join (Cilk Plus), structured-futures and general-futures (Cilk-F) \
+                  versions of the benchmarks. Paper machine: Intel Xeon E5-2665, 2 x 8 cores. \
+                  Here the fj rows run on `abp` (for Cilk Plus) and the sf and gf rows on \
+                  `prows` (for Cilk-F, the paper's placement) and on `prows-artifact` (the \
+                  authors' artifact placement: the less loaded of two random workers, no \
+                  rebalancing); runtimes that do not count deviations are left out.",
+        reference_path: "paper-figures/reference/prows_fig4.csv",
+        reference,
+        paper_workers: &[P],
+        metric: &Count {
+            stat: "deviations",
+            reduce: Reduce::Max,
+        },
+        reps: Some(3),
+        rows,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nine_paper_rows_and_their_counts() {
+        let f = figure();
+        let paper: Vec<String> = f
+            .rows
+            .iter()
+            .filter(|r| r.paper.is_some())
+            .map(|r| format!("{}-{}@{}", r.workload, r.variant, r.runtime))
+            .collect();
+        assert_eq!(paper.len(), 9);
+        assert_eq!(paper[..3], ["hw-fj@abp", "hw-sf@prows", "hw-gf@prows"]);
+        let hw_gf = f.rows.iter().find(|r| r.workload == "hw" && r.variant == Variant::Gf);
+        assert_eq!(hw_gf.unwrap().paper.as_ref().unwrap().value(16), Some(24904.0));
+        let artifact = f.rows.iter().filter(|r| r.runtime == "prows-artifact");
+        assert_eq!(artifact.count(), 6);
+        assert!(!f.metric.needs_cores());
+        assert_eq!(crate::reproduce::default_workers(&f), [16]);
+    }
+}
