@@ -49,12 +49,15 @@ const COLORS: [RGBColor; 10] = [
 /// The panels of `fig` from the run's points.
 pub fn panels(fig: &Figure, grid: &Grid, ctx: &Context<'_>) -> Vec<Panel> {
     let metric = fig.metric;
-    // One colour per (runtime, variant), in row order, the same in every panel.
-    let mut keys: Vec<(&str, &str)> = Vec::new();
+    let lines = metric.lines();
+    // One colour per (runtime, variant, line), in row order, the same in every panel.
+    let mut keys: Vec<(&str, &str, usize)> = Vec::new();
     for (r, _) in &grid.rows {
-        let k = (r.runtime.as_str(), r.variant.name());
-        if !keys.contains(&k) {
-            keys.push(k);
+        for line in 0..lines.len() {
+            let k = (r.runtime.as_str(), r.variant.name(), line);
+            if !keys.contains(&k) {
+                keys.push(k);
+            }
         }
     }
     grid.workloads()
@@ -62,39 +65,44 @@ pub fn panels(fig: &Figure, grid: &Grid, ctx: &Context<'_>) -> Vec<Panel> {
         .map(|w| {
             let mut series = Vec::new();
             for (row, a) in grid.rows.iter().filter(|(r, _)| r.workload == w) {
-                let color = keys
-                    .iter()
-                    .position(|k| *k == (row.runtime.as_str(), row.variant.name()))
-                    .unwrap_or(0);
-                let name = format!("{}-{} {}", row.workload, row.variant, row.runtime);
-                if *a == Availability::Ready {
-                    let points: Vec<(usize, f64)> = grid
-                        .workers
+                for (line, quantity) in lines.iter().enumerate() {
+                    let color = keys
                         .iter()
-                        .filter_map(|&p| Some((p, metric.plot(ctx, row, p)?)))
-                        .collect();
-                    if !points.is_empty() {
-                        series.push(Series {
-                            label: name.clone(),
-                            color,
-                            paper: false,
-                            points,
-                        });
+                        .position(|k| *k == (row.runtime.as_str(), row.variant.name(), line))
+                        .unwrap_or(0);
+                    let mut name = format!("{}-{} {}", row.workload, row.variant, row.runtime);
+                    if lines.len() > 1 {
+                        name = format!("{name} {quantity}");
                     }
-                }
-                if row.paper.is_some() {
-                    let points: Vec<(usize, f64)> = fig
-                        .paper_workers
-                        .iter()
-                        .filter_map(|&p| Some((p, metric.plot_paper(row, p)?)))
-                        .collect();
-                    if !points.is_empty() {
-                        series.push(Series {
-                            label: format!("{name} (paper)"),
-                            color,
-                            paper: true,
-                            points,
-                        });
+                    if *a == Availability::Ready {
+                        let points: Vec<(usize, f64)> = grid
+                            .workers
+                            .iter()
+                            .filter_map(|&p| Some((p, metric.plot(ctx, row, p, line)?)))
+                            .collect();
+                        if !points.is_empty() {
+                            series.push(Series {
+                                label: name.clone(),
+                                color,
+                                paper: false,
+                                points,
+                            });
+                        }
+                    }
+                    if row.paper.is_some() {
+                        let points: Vec<(usize, f64)> = fig
+                            .paper_workers
+                            .iter()
+                            .filter_map(|&p| Some((p, metric.plot_paper(row, p, line)?)))
+                            .collect();
+                        if !points.is_empty() {
+                            series.push(Series {
+                                label: format!("{name} (paper)"),
+                                color,
+                                paper: true,
+                                points,
+                            });
+                        }
                     }
                 }
             }
@@ -358,7 +366,7 @@ mod tests {
             [(1, 1.0), (2, 2.0)]
         );
         fig.metric = &Count {
-            stat: "steals",
+            stats: &["steals"],
             reduce: Reduce::Max,
         };
         assert_eq!(

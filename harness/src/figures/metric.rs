@@ -57,10 +57,14 @@ pub trait Metric: Send + Sync + std::fmt::Debug {
     fn cell(&self, ctx: &Context<'_>, row: &Row, p: usize) -> String;
     /// The paper's cell of `row` at `p` (the row has paper values; `p` is a paper column).
     fn paper_cell(&self, row: &Row, p: usize) -> String;
-    /// The value of our line at `p`, if it is plotted.
-    fn plot(&self, ctx: &Context<'_>, row: &Row, p: usize) -> Option<f64>;
-    /// The value of the paper's line at `p`, if any.
-    fn plot_paper(&self, row: &Row, p: usize) -> Option<f64>;
+    /// The quantities a row plots, one line each (`["steals", "deviations"]`); a metric of
+    /// one quantity plots one line per row, named after the row alone.
+    fn lines(&self) -> &'static [&'static str];
+    /// The value of our line `line` (an index into [`Metric::lines`]) at `p`, if plotted.
+    fn plot(&self, ctx: &Context<'_>, row: &Row, p: usize, line: usize) -> Option<f64>;
+    /// The value of the paper's line `line` at `p`, if any (the paper's values are the first
+    /// line's).
+    fn plot_paper(&self, row: &Row, p: usize, line: usize) -> Option<f64>;
     /// The plot's y axis.
     fn y_label(&self) -> &'static str;
     /// Whether the plot draws the ideal speedup (y = P).
@@ -215,15 +219,19 @@ impl Metric for Time {
         Self::paper_time_cell(t, self.paper_speedup(row, p))
     }
 
+    fn lines(&self) -> &'static [&'static str] {
+        &["speedup"]
+    }
+
     /// The speedup, and T_1 / T_1 = 1 at P = 1 for a scalability figure where T_1 exists.
-    fn plot(&self, ctx: &Context<'_>, row: &Row, p: usize) -> Option<f64> {
+    fn plot(&self, ctx: &Context<'_>, row: &Row, p: usize, _: usize) -> Option<f64> {
         if self.0 == SpeedupBase::OneWorker && p == 1 {
             return results::median_of(ctx.summaries, &key(row, 1)).map(|_| 1.0);
         }
         self.speedup(ctx, row, p)
     }
 
-    fn plot_paper(&self, row: &Row, p: usize) -> Option<f64> {
+    fn plot_paper(&self, row: &Row, p: usize, _: usize) -> Option<f64> {
         if self.0 == SpeedupBase::OneWorker && p == 1 {
             return row.paper.as_ref()?.value(1).map(|_| 1.0);
         }
@@ -274,22 +282,23 @@ pub enum Reduce {
     Median,
 }
 
-/// A runtime counter (`deviations`, `steals`, ...) of a point's repetitions, reduced over
-/// them; the paper's count beside.
+/// Runtime counters (`deviations`, `steals`, ...) of a point's repetitions, each reduced over
+/// them: a cell shows them separated by ` / `, the plot draws a line for each; the paper's
+/// count (of the first counter) beside.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Count {
-    /// The counter's name in the runtime's statistics.
-    pub stat: &'static str,
+    /// The counters' names in the runtime's statistics.
+    pub stats: &'static [&'static str],
     /// How the repetitions' counts become one.
     pub reduce: Reduce,
 }
 
 impl Count {
-    /// Our count of `row` at `p`: `None` if the point did not finish ok or its runtime does
-    /// not count `stat`.
-    pub fn value(&self, ctx: &Context<'_>, row: &Row, p: usize) -> Option<f64> {
+    /// Our count `stat` of `row` at `p`: `None` if the point did not finish ok or its runtime
+    /// does not count `stat`.
+    pub fn value(&self, ctx: &Context<'_>, row: &Row, p: usize, stat: &str) -> Option<f64> {
         let s = ctx.point(row, p).filter(|s| s.status == Status::Ok)?;
-        let xs: Vec<f64> = s.counter(self.stat)?.iter().map(|&x| x as f64).collect();
+        let xs: Vec<f64> = s.counter(stat)?.iter().map(|&x| x as f64).collect();
         match self.reduce {
             Reduce::Max => xs.iter().copied().reduce(f64::max),
             Reduce::Median => stats::median(&xs),
@@ -314,12 +323,17 @@ impl Metric for Count {
     }
 
     fn cell(&self, ctx: &Context<'_>, row: &Row, p: usize) -> String {
-        let c = match self.value(ctx, row, p) {
-            Some(v) => format!("{v:.0}"),
-            None => match ctx.point(row, p) {
-                Some(s) if s.status == Status::Ok => "n/a".to_string(),
-                s => unfinished(s),
-            },
+        let c = match ctx.point(row, p) {
+            Some(s) if s.status == Status::Ok => self
+                .stats
+                .iter()
+                .map(|stat| match self.value(ctx, row, p, stat) {
+                    Some(v) => format!("{v:.0}"),
+                    None => "n/a".to_string(),
+                })
+                .collect::<Vec<_>>()
+                .join(" / "),
+            s => unfinished(s),
         };
         mark_oversubscribed(ctx, row, p, c)
     }
@@ -331,16 +345,23 @@ impl Metric for Count {
         }
     }
 
-    fn plot(&self, ctx: &Context<'_>, row: &Row, p: usize) -> Option<f64> {
-        self.value(ctx, row, p)
+    fn lines(&self) -> &'static [&'static str] {
+        self.stats
     }
 
-    fn plot_paper(&self, row: &Row, p: usize) -> Option<f64> {
-        row.paper.as_ref()?.value(p)
+    fn plot(&self, ctx: &Context<'_>, row: &Row, p: usize, line: usize) -> Option<f64> {
+        self.value(ctx, row, p, self.stats[line])
+    }
+
+    fn plot_paper(&self, row: &Row, p: usize, line: usize) -> Option<f64> {
+        (line == 0).then(|| row.paper.as_ref()?.value(p)).flatten()
     }
 
     fn y_label(&self) -> &'static str {
-        self.stat
+        match self.stats {
+            [one] => one,
+            _ => "count",
+        }
     }
 
     fn ideal_line(&self) -> bool {
@@ -349,8 +370,12 @@ impl Metric for Count {
 
     fn describe(&self) -> String {
         format!(
-            "cells = `{}`, the {} over the point's repetitions (`n/a`: the runtime does not count it)",
-            self.stat,
+            "cells = {}, the {} over the point's repetitions (`n/a`: the runtime does not count it)",
+            self.stats
+                .iter()
+                .map(|s| format!("`{s}`"))
+                .collect::<Vec<_>>()
+                .join(" / "),
             self.reduce_name()
         )
     }
@@ -367,7 +392,7 @@ impl Metric for Count {
     }
 
     fn plot_name(&self) -> &'static str {
-        self.stat
+        self.y_label()
     }
 
     fn needs_cores(&self) -> bool {
@@ -417,7 +442,7 @@ mod tests {
             Time(SpeedupBase::Serial).cell(&one, &r, 2),
             "0.5000 (oversubscribed)"
         );
-        assert_eq!(Time(SpeedupBase::Serial).plot(&one, &r, 2), None);
+        assert_eq!(Time(SpeedupBase::Serial).plot(&one, &r, 2, 0), None);
     }
 
     #[test]
@@ -436,24 +461,26 @@ mod tests {
         };
         let r = row("prows");
         let max = Count {
-            stat: "deviations",
+            stats: &["deviations"],
             reduce: Reduce::Max,
         };
         let median = Count {
             reduce: Reduce::Median,
             ..max
         };
-        assert_eq!(max.value(&ctx, &r, 16), Some(40.0));
-        assert_eq!(median.value(&ctx, &r, 16), Some(12.0));
+        assert_eq!(max.value(&ctx, &r, 16, "deviations"), Some(40.0));
+        assert_eq!(median.value(&ctx, &r, 16, "deviations"), Some(12.0));
         assert_eq!(max.cell(&ctx, &r, 1), "0");
         assert_eq!(max.cell(&ctx, &r, 16), "40 (oversubscribed)");
-        assert_eq!(max.plot(&ctx, &r, 16), Some(40.0));
+        assert_eq!(max.plot(&ctx, &r, 16, 0), Some(40.0));
         assert_eq!(max.cell(&ctx, &r, 4), "—");
-        let steals = Count {
-            stat: "steals",
+        let both = Count {
+            stats: &["steals", "deviations"],
             reduce: Reduce::Max,
         };
-        assert_eq!(steals.cell(&ctx, &r, 1), "n/a");
-        assert_eq!(steals.cell(&ctx, &r, 16), "n/a (oversubscribed)");
+        assert_eq!(both.cell(&ctx, &r, 1), "n/a / 0");
+        assert_eq!(both.cell(&ctx, &r, 16), "n/a / 40 (oversubscribed)");
+        assert_eq!(both.plot(&ctx, &r, 16, 1), Some(40.0));
+        assert_eq!(both.y_label(), "count");
     }
 }

@@ -68,7 +68,7 @@ pub fn figure() -> Figure {
         reference,
         paper_workers: &[P],
         metric: &Count {
-            stat: "deviations",
+            stats: &["deviations"],
             reduce: Reduce::Max,
         },
         reps: Some(3),
