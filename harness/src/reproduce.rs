@@ -446,12 +446,14 @@ fn markdown(
     out.push_str(fig.metric.cell_legend());
     out.push_str("\n\n");
     out.push_str(&tbl.to_markdown());
-    out.push_str(&format!(
-        "\nNotes of the reference data (`{}`):\n\n",
-        fig.reference_path
-    ));
-    for c in &fig.reference.comments {
-        out.push_str(&format!("- {c}\n"));
+    if !fig.reference_path.is_empty() {
+        out.push_str(&format!(
+            "\nNotes of the reference data (`{}`):\n\n",
+            fig.reference_path
+        ));
+        for c in &fig.reference.comments {
+            out.push_str(&format!("- {c}\n"));
+        }
     }
     out.push_str(&format!(
         "\n![{} against P]({}.svg)\n\nPNG version: [{}.png]({}.png) (text in a built-in pixel font).\n",

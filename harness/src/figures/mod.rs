@@ -22,7 +22,8 @@ pub struct Figure {
     pub title: &'static str,
     /// The paper's caption and setting, for the Markdown file.
     pub caption: &'static str,
-    /// The reference CSV's path in the repository.
+    /// The reference CSV's path in the repository; empty when the paper gives no numbers to
+    /// set beside ours (a plot without values).
     pub reference_path: &'static str,
     /// The parsed reference CSV.
     pub reference: Reference,
@@ -73,7 +74,8 @@ macro_rules! figures {
 figures! {
     prows_fig2,
     prows_fig3,
-    prows_fig4;
+    prows_fig4,
+    spoonhower_fig6;
     planned:
     ("fibril-speedups", "Fibril (SPAA'16) Figures 3-4: speedup over Cilk Plus and TBB, serial and on all cores"),
     ("fibril-table2", "Fibril (SPAA'16) Table 2: steals, unmaps and page faults"),
@@ -88,7 +90,7 @@ pub fn find(id: &str) -> Option<&'static FigureEntry> {
 }
 
 /// A reference CSV: its `#` comment lines and its records under a header.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct Reference {
     /// The comment lines, without `# `.
     pub comments: Vec<String>,
