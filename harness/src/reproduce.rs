@@ -247,11 +247,27 @@ impl Reporter {
 
     fn observe(&mut self, e: Progress<'_>) {
         match e {
-            Progress::Plan { skipped, to_run } => {
+            Progress::Plan {
+                skipped,
+                to_run,
+                retried,
+            } => {
                 self.total = to_run;
-                if skipped > 0 {
+                if skipped > 0 || !retried.is_empty() {
                     self.line(&format!(
                         "{skipped} points already recorded, {to_run} to run"
+                    ));
+                }
+                if !retried.is_empty() {
+                    let list: Vec<String> = retried
+                        .iter()
+                        .map(|(k, why)| format!("{k} ({why})"))
+                        .collect();
+                    self.line(&format!(
+                        "retrying {} recorded point(s) that did not finish ok or were cut \
+                         short (their rows are kept in attempts.csv): {}",
+                        retried.len(),
+                        list.join(", ")
                     ));
                 }
                 if std::io::stderr().is_terminal() && to_run > 0 {
@@ -593,9 +609,15 @@ pub fn reproduce_command(args: &ReproduceArgs, allocator: &str) -> Result<i32, F
             .unwrap_or_default()
     };
     let mut reporter = Reporter::new();
-    let r = run_missing(&grid.points, &raw, size, &params, &mut executor, &mut |e| {
-        reporter.observe(e)
-    });
+    let r = run_missing(
+        &grid.points,
+        &raw,
+        size,
+        s.reps,
+        &params,
+        &mut executor,
+        &mut |e| reporter.observe(e),
+    );
     reporter.finish();
     match r {
         Ok(()) => {}

@@ -132,6 +132,66 @@ pub fn recorded_points(rows: &[RawRow]) -> BTreeSet<PointKey> {
     rows.iter().filter_map(RawRow::key).collect()
 }
 
+/// Why a recorded point must run again, if it must: its status is not `ok` (a crash, a
+/// timeout, a failed check: a resumed run retries it, perhaps with a larger `--timeout`), or
+/// it has fewer than `reps` timed repetitions (its rows were cut short).
+pub fn rerun_reason(rows: &[&RawRow], reps: usize) -> Option<String> {
+    let first = rows.first()?;
+    if first.status != Status::Ok {
+        return Some(first.status.name().to_string());
+    }
+    let timed = rows
+        .iter()
+        .filter(|r| r.rep.is_some() && r.seconds.is_some())
+        .count();
+    (timed < reps).then(|| format!("{timed} of {reps} repetitions"))
+}
+
+/// The points of `rows` that must run again ([`rerun_reason`]), with the reason, in order of
+/// first appearance.
+pub fn points_to_rerun(rows: &[RawRow], reps: usize) -> Vec<(PointKey, String)> {
+    let mut order: Vec<PointKey> = Vec::new();
+    let mut by_key: HashMap<PointKey, Vec<&RawRow>> = HashMap::new();
+    for r in rows {
+        let Some(k) = r.key() else { continue };
+        if !by_key.contains_key(&k) {
+            order.push(k.clone());
+        }
+        by_key.entry(k).or_default().push(r);
+    }
+    order
+        .into_iter()
+        .filter_map(|k| {
+            let why = rerun_reason(&by_key[&k], reps)?;
+            Some((k, why))
+        })
+        .collect()
+}
+
+/// Moves the rows of `points` from `raw` to `attempts` (appended there, so no attempt is lost)
+/// and rewrites `raw` without them: a temporary file beside it, synced, then renamed over it,
+/// so an interruption leaves either the old file or the new one.
+pub fn set_aside(raw: &Path, attempts: &Path, points: &BTreeSet<PointKey>) -> io::Result<()> {
+    let rows = read_raw(raw)?;
+    let (moved, kept): (Vec<RawRow>, Vec<RawRow>) = rows
+        .into_iter()
+        .partition(|r| r.key().is_some_and(|k| points.contains(&k)));
+    if moved.is_empty() {
+        return Ok(());
+    }
+    append_rows(attempts, &moved).map_err(|e| with_path(attempts, e))?;
+    let tmp = raw.with_extension("csv.tmp");
+    let _ = fs::remove_file(&tmp);
+    // A new file gets the header, with or without rows.
+    append_rows(&tmp, &kept).map_err(|e| with_path(&tmp, e))?;
+    fs::rename(&tmp, raw).map_err(|e| with_path(raw, e))
+}
+
+/// `e` with the path it concerns in its message.
+pub fn with_path(path: &Path, e: io::Error) -> io::Error {
+    io::Error::new(e.kind(), format!("{}: {e}", path.display()))
+}
+
 /// The summary of one point, for `summary.csv`, the table and the plot.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PointSummary {

@@ -343,10 +343,13 @@ pub fn rows_of(p: &PointKey, size: Size, params: &str, o: &PointOutcome) -> Vec<
 pub enum Progress<'a> {
     /// Points already recorded (skipped) and points to run.
     Plan {
-        /// Already in raw.csv.
+        /// Already in raw.csv and finished ok.
         skipped: usize,
-        /// To run now.
+        /// To run now (the retried ones included).
         to_run: usize,
+        /// Recorded points that run again, with why (not ok, cut short); their old rows are
+        /// in `attempts.csv` beside raw.csv.
+        retried: &'a [(PointKey, String)],
     },
     /// A point starts.
     Started(&'a PointKey),
@@ -354,21 +357,36 @@ pub enum Progress<'a> {
     Finished(&'a PointKey, &'a PointOutcome),
 }
 
-/// Runs every point of `points` not yet recorded in `raw_path`, appending each point's rows
-/// as soon as it finishes. Stops early (returning `Interrupted`) when the user interrupts.
+/// Runs every point of `points` not finished in `raw_path`, appending each point's rows as
+/// soon as it finishes. A recorded point that did not finish ok, or has fewer than `reps`
+/// timed repetitions, runs again whole: its old rows move to `attempts.csv` first
+/// ([`results::set_aside`]). Stops early (returning `Interrupted`) when the user interrupts.
 pub fn run_missing(
     points: &[PointKey],
     raw_path: &Path,
     size: Size,
+    reps: usize,
     params: &dyn Fn(&PointKey) -> String,
     executor: &mut dyn PointExecutor,
     observe: &mut dyn FnMut(Progress<'_>),
 ) -> Result<(), ExecError> {
+    let rows = results::read_raw(raw_path).map_err(ExecError::Io)?;
+    let retried: Vec<(PointKey, String)> = results::points_to_rerun(&rows, reps)
+        .into_iter()
+        .filter(|(k, _)| points.contains(k))
+        .collect();
+    if !retried.is_empty() {
+        let set: std::collections::BTreeSet<PointKey> =
+            retried.iter().map(|(k, _)| k.clone()).collect();
+        results::set_aside(raw_path, &raw_path.with_file_name("attempts.csv"), &set)
+            .map_err(ExecError::Io)?;
+    }
     let done = results::recorded_points(&results::read_raw(raw_path).map_err(ExecError::Io)?);
     let todo: Vec<&PointKey> = points.iter().filter(|p| !done.contains(*p)).collect();
     observe(Progress::Plan {
         skipped: points.len() - todo.len(),
         to_run: todo.len(),
+        retried: &retried,
     });
     for p in todo {
         observe(Progress::Started(p));
@@ -444,7 +462,15 @@ mod tests {
             calls: vec![],
             limit: 2,
         };
-        let r = run_missing(&points, &raw, Size::Test, &params, &mut first, &mut |_| {});
+        let r = run_missing(
+            &points,
+            &raw,
+            Size::Test,
+            2,
+            &params,
+            &mut first,
+            &mut |_| {},
+        );
         assert!(matches!(r, Err(ExecError::Interrupted)));
         assert_eq!(first.calls, points[..2]);
         assert_eq!(results::read_raw(&raw).unwrap().len(), 4);
@@ -454,17 +480,106 @@ mod tests {
             limit: usize::MAX,
         };
         let mut plan = None;
-        run_missing(&points, &raw, Size::Test, &params, &mut second, &mut |e| {
-            if let Progress::Plan { skipped, to_run } = e {
-                plan = Some((skipped, to_run));
-            }
-        })
+        run_missing(
+            &points,
+            &raw,
+            Size::Test,
+            2,
+            &params,
+            &mut second,
+            &mut |e| {
+                if let Progress::Plan {
+                    skipped, to_run, ..
+                } = e
+                {
+                    plan = Some((skipped, to_run));
+                }
+            },
+        )
         .unwrap();
         assert_eq!(second.calls, points[2..]);
         assert_eq!(plan, Some((2, 2)));
         let rows = results::read_raw(&raw).unwrap();
         assert_eq!(rows.len(), 8);
         assert_eq!(results::recorded_points(&rows).len(), 4);
+    }
+
+    #[test]
+    fn resume_retries_what_did_not_finish_ok_or_was_cut_short() {
+        let dir = TempDir::new("retry");
+        let raw = dir.path().join("raw.csv");
+        let points = vec![key("serial", 1), key("abp", 1), key("abp", 2)];
+        let params = |_: &PointKey| "n=20".to_string();
+        let mut first = Fake {
+            calls: vec![],
+            limit: usize::MAX,
+        };
+        run_missing(
+            &points,
+            &raw,
+            Size::Test,
+            2,
+            &params,
+            &mut first,
+            &mut |_| {},
+        )
+        .unwrap();
+        // abp P=1 crashed; abp P=2 lost its last repetition (a cut last line).
+        let mut rows = results::read_raw(&raw).unwrap();
+        for r in rows.iter_mut().filter(|r| r.key() == Some(key("abp", 1))) {
+            r.status = Status::Crashed;
+        }
+        rows.pop();
+        std::fs::remove_file(&raw).unwrap();
+        results::append_rows(&raw, &rows).unwrap();
+        let mut second = Fake {
+            calls: vec![],
+            limit: usize::MAX,
+        };
+        let mut retried = Vec::new();
+        run_missing(
+            &points,
+            &raw,
+            Size::Test,
+            2,
+            &params,
+            &mut second,
+            &mut |e| {
+                if let Progress::Plan { retried: r, .. } = e {
+                    retried = r.to_vec();
+                }
+            },
+        )
+        .unwrap();
+        assert_eq!(second.calls, points[1..]);
+        assert_eq!(
+            retried,
+            [
+                (key("abp", 1), "crashed".to_string()),
+                (key("abp", 2), "1 of 2 repetitions".to_string())
+            ]
+        );
+        let rows = results::read_raw(&raw).unwrap();
+        assert_eq!(rows.len(), 6);
+        assert!(rows.iter().all(|r| r.status == Status::Ok));
+        let attempts = results::read_raw(&dir.path().join("attempts.csv")).unwrap();
+        assert_eq!(attempts.len(), 3, "the old rows are kept aside");
+        // A third run has nothing to do.
+        let mut third = Fake {
+            calls: vec![],
+            limit: usize::MAX,
+        };
+        run_missing(
+            &points,
+            &raw,
+            Size::Test,
+            2,
+            &params,
+            &mut third,
+            &mut |_| {},
+        )
+        .unwrap();
+        assert!(third.calls.is_empty());
     }
 
     fn child(events: Vec<Event>, end: ChildEnd) -> ChildResult {
