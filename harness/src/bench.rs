@@ -44,10 +44,12 @@ pub fn bench_command(args: &BenchArgs) -> Result<i32, Failure> {
     }
     let exe = std::env::current_exe()?;
     let timeout = (args.timeout > 0).then(|| Duration::from_secs(args.timeout));
-    println!(
+    outln!(
         "fib({}) {variant} at P=1, {} round(s) over the runtimes in turn, each runtime in its own \
          process; a round's time is the median of {} repetitions after a warm-up",
-        args.n, args.rounds, args.reps
+        args.n,
+        args.rounds,
+        args.reps
     );
     let mut lines: Vec<Line> = RUNTIMES
         .iter()
@@ -117,7 +119,7 @@ pub fn bench_command(args: &BenchArgs) -> Result<i32, Failure> {
                     why
                 }
             };
-            eprintln!("[round {round}/{}] {}: {shown}", args.rounds, line.name);
+            errln!("[round {round}/{}] {}: {shown}", args.rounds, line.name);
         }
     }
     let ts = lines
@@ -125,9 +127,13 @@ pub fn bench_command(args: &BenchArgs) -> Result<i32, Failure> {
         .find(|l| l.name == runtimes::SERIAL)
         .map(|l| l.medians.clone())
         .unwrap_or_default();
-    println!(
+    outln!(
         "\n{:<18} {:<8} {:>12} {:>10} {:>13}  status",
-        "runtime", "front", "T1 (s)", "T1/Ts", "rounds' range"
+        "runtime",
+        "front",
+        "T1 (s)",
+        "T1/Ts",
+        "rounds' range"
     );
     for l in &lines {
         // Each round's ratio against the same round's T_s.
@@ -153,7 +159,7 @@ pub fn bench_command(args: &BenchArgs) -> Result<i32, Failure> {
             (Ok(_), Some(why)) => why.clone(),
             (Ok(_), None) => "ok".to_string(),
         };
-        println!(
+        outln!(
             "{:<18} {:<8} {:>12} {:>10} {:>13}  {}",
             l.name,
             l.front,
@@ -163,7 +169,7 @@ pub fn bench_command(args: &BenchArgs) -> Result<i32, Failure> {
             status
         );
     }
-    println!(
+    outln!(
         "\nT_s = the serial runtime's fork-join time (the serial elision); T1/Ts is the overhead \
          of a {} at P=1: the median over the rounds of each round's T1 / T_s (T1 (s): the median \
          of the rounds' times).",

@@ -14,6 +14,31 @@
 
 #![warn(missing_docs)]
 
+/// `println!` that never stops the program: when stdout is closed (`stealbench reproduce ...
+/// | head`), the text is lost, not the run.
+macro_rules! outln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout(), $($arg)*);
+    }};
+}
+
+/// `print!` that never stops the program (see [`outln!`]).
+macro_rules! out {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = write!(std::io::stdout(), $($arg)*);
+    }};
+}
+
+/// `eprintln!` that never stops the program: a closed stderr loses the text, not the run.
+macro_rules! errln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+
 pub mod bench;
 pub mod cli;
 pub mod figures;
@@ -61,7 +86,7 @@ where
                     2
                 }
                 _ => {
-                    eprintln!("stealbench: {}", cli::one_line_clap_error(&e));
+                    errln!("stealbench: {}", cli::one_line_clap_error(&e));
                     2
                 }
             };
@@ -80,7 +105,7 @@ where
     match result {
         Ok(code) => code,
         Err(f) => {
-            eprintln!("stealbench: {}", f.message());
+            errln!("stealbench: {}", f.message());
             f.exit_code()
         }
     }
@@ -96,18 +121,18 @@ fn state(implemented: bool) -> &'static str {
 
 /// `stealbench list`.
 fn list() {
-    println!("Figures and tables (stealbench reproduce <id>):");
+    outln!("Figures and tables (stealbench reproduce <id>):");
     for f in figures::FIGURES {
-        println!(
+        outln!(
             "  {:<16} {:<12} {}",
             f.id,
             state(f.build.is_some()),
             f.title
         );
     }
-    println!("\nRuntimes (--runtime):");
+    outln!("\nRuntimes (--runtime):");
     for r in runtimes::RUNTIMES {
-        println!(
+        outln!(
             "  {:<14} {:<8} {:<12} {}",
             r.name,
             r.front_end.name(),
@@ -115,7 +140,7 @@ fn list() {
             r.description
         );
     }
-    println!("\nWorkloads (--workload), variants on the closure / async front-ends:");
+    outln!("\nWorkloads (--workload), variants on the closure / async front-ends:");
     let names = |v: &[stealbench_workloads::Variant]| {
         if v.is_empty() {
             "-".to_string()
@@ -124,7 +149,7 @@ fn list() {
         }
     };
     for w in stealbench_workloads::all() {
-        println!(
+        outln!(
             "  {:<10} closure: {:<16} async: {:<16} {}",
             w.name,
             names(w.variants),
@@ -132,5 +157,5 @@ fn list() {
             w.description
         );
     }
-    println!("\nSizes (--size): paper (default), small, quick, test");
+    outln!("\nSizes (--size): paper (default), small, quick, test");
 }

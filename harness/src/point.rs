@@ -254,9 +254,11 @@ where
                 peak_rss_kb: self_peak_rss_kb(),
             });
             if let (false, Some(s)) = (printer.json, stats::summarize(&times)) {
-                println!(
+                outln!(
                     "min {:.6} s, mean {:.6} s, stddev {:.6} s",
-                    s.min, s.mean, s.stddev
+                    s.min,
+                    s.mean,
+                    s.stddev
                 );
             }
             Ok(())
@@ -364,7 +366,7 @@ pub fn run_command(args: &RunArgs) -> Result<(), Failure> {
     if args.json {
         die_with_parent();
     } else {
-        println!(
+        outln!(
             "{} {} {variant} P={workers} size={size} pinning={pinning} reps={reps}",
             arm.spec(),
             workload.name

@@ -241,7 +241,7 @@ impl Reporter {
     fn line(&self, s: &str) {
         match &self.bar {
             Some(b) => b.println(s),
-            None => eprintln!("{s}"),
+            None => errln!("{s}"),
         }
     }
 
@@ -528,8 +528,8 @@ pub fn reproduce_command(args: &ReproduceArgs, allocator: &str) -> Result<i32, F
         .iter()
         .filter(|(_, a)| matches!(a, crate::grid::Availability::NotImplemented(_)))
         .count();
-    println!("{}", fig.title);
-    println!(
+    outln!("{}", fig.title);
+    outln!(
         "size {}, workers {:?}, {} reps per point, timeout {}, run directory {}",
         s.size,
         s.workers,
@@ -541,7 +541,7 @@ pub fn reproduce_command(args: &ReproduceArgs, allocator: &str) -> Result<i32, F
         },
         run_dir.display()
     );
-    println!(
+    outln!(
         "{} rows ({} not yet implemented), {} points",
         grid.rows.len(),
         not_impl,
@@ -549,12 +549,12 @@ pub fn reproduce_command(args: &ReproduceArgs, allocator: &str) -> Result<i32, F
     );
     let cpus = meta.machine.logical_cpus;
     if let Some(p) = s.workers.iter().find(|&&p| p > cpus) {
-        println!(
+        outln!(
             "note: P={p} exceeds this machine's {cpus} logical CPUs: those points are oversubscribed"
         );
     }
     if cfg!(debug_assertions) {
-        println!("note: this is a debug build; its times are not comparable (use --release)");
+        outln!("note: this is a debug build; its times are not comparable (use --release)");
     }
 
     // Every workload's parameters with the run's input files, checked again (a resumed run's
@@ -569,7 +569,7 @@ pub fn reproduce_command(args: &ReproduceArgs, allocator: &str) -> Result<i32, F
         .into_iter()
         .collect();
     if let Some(v) = &options.hw_video {
-        println!(
+        outln!(
             "hw input: {}",
             params_of
                 .get("hw")
@@ -622,7 +622,7 @@ pub fn reproduce_command(args: &ReproduceArgs, allocator: &str) -> Result<i32, F
     match r {
         Ok(()) => {}
         Err(ExecError::Interrupted) => {
-            eprintln!(
+            errln!(
                 "interrupted; finished points are in {}. Continue with: stealbench reproduce {} --resume {}",
                 raw.display(),
                 fig.id,
@@ -644,9 +644,9 @@ pub fn reproduce_command(args: &ReproduceArgs, allocator: &str) -> Result<i32, F
         cpus: meta.machine.logical_cpus,
     };
     let tbl = table::build(&fig, &grid, &ctx);
-    println!();
-    print!("{}", tbl.to_text());
-    println!("{}", fig.metric.describe());
+    outln!();
+    out!("{}", tbl.to_text());
+    outln!("{}", fig.metric.describe());
 
     let md = markdown(&fig, &meta, &grid, &tbl, &run_dir, &params_of);
     let panels = plot::panels(&fig, &grid, &ctx);
@@ -656,7 +656,7 @@ pub fn reproduce_command(args: &ReproduceArgs, allocator: &str) -> Result<i32, F
     meta.finished = true;
     meta.finished_at = Some(results::timestamps(SystemTime::now()).0);
     meta.write(&run_dir)?;
-    println!(
+    outln!(
         "\nwrote {0}/summary.csv, {1}/{2}.md, {1}/{2}.svg, {1}/{2}.png",
         run_dir.display(),
         args.figures_dir.display(),
@@ -671,7 +671,7 @@ pub fn reproduce_command(args: &ReproduceArgs, allocator: &str) -> Result<i32, F
     if failed.is_empty() {
         Ok(0)
     } else {
-        eprintln!(
+        errln!(
             "{} point(s) did not finish ok: {}",
             failed.len(),
             failed.join(", ")
