@@ -108,9 +108,10 @@ pub struct ReproduceArgs {
     /// Root of the results (run directories go to DIR/ID/TIMESTAMP/).
     #[arg(long, value_name = "DIR", default_value = "results")]
     pub out: PathBuf,
-    /// Where the table and plots go (ID.md, ID.svg, ID.png).
-    #[arg(long, value_name = "DIR", default_value = "paper-figures")]
-    pub figures_dir: PathBuf,
+    /// Where the table and plots go (ID.md, ID.svg, ID.png); default paper-figures, or the
+    /// resumed run's.
+    #[arg(long, value_name = "DIR")]
+    pub figures_dir: Option<PathBuf>,
     /// Workload hw: track this uncompressed AVI (e.g. Rodinia's test.avi) instead of the
     /// synthetic video; recorded in meta.json and in every hw row's params.
     #[arg(long, value_name = "PATH")]
@@ -254,6 +255,21 @@ pub fn check_workers(p: usize) -> Result<usize, Failure> {
     } else {
         Ok(p)
     }
+}
+
+/// The directory named by option `flag`, made if missing and checked writable before anything
+/// runs; returned absolute (so a stored setting or a printed command names it wherever it is
+/// used). Every error names the option and the path.
+pub fn output_dir(flag: &str, path: &Path) -> Result<PathBuf, Failure> {
+    let bad = |why: String| Failure::Usage(format!("{flag} {}: {why}", path.display()));
+    if path.exists() && !path.is_dir() {
+        return Err(bad("exists and is not a directory".to_string()));
+    }
+    std::fs::create_dir_all(path).map_err(|e| bad(format!("cannot create it: {e}")))?;
+    let probe = path.join(format!(".stealbench-probe-{}", std::process::id()));
+    std::fs::write(&probe, b"").map_err(|e| bad(format!("not writable: {e}")))?;
+    let _ = std::fs::remove_file(&probe);
+    path.canonicalize().map_err(|e| bad(e.to_string()))
 }
 
 /// An input file named by option `flag`, made absolute (so a record names it wherever the run

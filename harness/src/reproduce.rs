@@ -129,6 +129,10 @@ fn settings_from_args(args: &ReproduceArgs, fig: &Figure) -> Result<Settings, Fa
         pinning: pinning.name().to_string(),
         hw_video: options.hw_video,
         hw_points: options.hw_points,
+        figures_dir: match &args.figures_dir {
+            Some(d) => Some(cli::output_dir("--figures-dir", d)?),
+            None => None,
+        },
     })
 }
 
@@ -365,11 +369,27 @@ fn open_run(
             if let Some(t) = args.timeout {
                 meta.settings.timeout_secs = t;
             }
+            // Where the figure goes: as given now, else as stored, else the default.
+            meta.settings.figures_dir = Some(match given.figures_dir {
+                Some(d) => d,
+                None => match meta.settings.figures_dir.take() {
+                    Some(d) => cli::output_dir("the stored figures directory", &d)?,
+                    None => cli::output_dir("--figures-dir", Path::new(DEFAULT_FIGURES_DIR))?,
+                },
+            });
             meta.resumed.push(format!("{stamp} {}", command_line()));
             meta.write(&dir)?;
             Ok((dir, meta, lock))
         }
         None => {
+            let mut given = given;
+            if given.figures_dir.is_none() {
+                given.figures_dir = Some(cli::output_dir(
+                    "--figures-dir",
+                    Path::new(DEFAULT_FIGURES_DIR),
+                )?);
+            }
+            cli::output_dir("--out", &args.out)?;
             let dir = results::create_run_dir(&args.out, fig.id, &dir_stamp)?;
             let lock = results::RunLock::acquire(&dir).map_err(Failure::Runtime)?;
             let meta = Meta {
@@ -511,12 +531,40 @@ fn write_figure_files(
     Ok(())
 }
 
+/// Where the figures go when neither `--figures-dir` nor a resumed run says.
+const DEFAULT_FIGURES_DIR: &str = "paper-figures";
+
+/// The command that continues the run in `run_dir` with the same output, runnable from any
+/// directory: the run's settings (workers, sizes, input files) are in its `meta.json`.
+fn continue_command(id: &str, run_dir: &Path, figures_dir: &Path) -> String {
+    let quote = |p: &Path| {
+        let s = p.display().to_string();
+        if s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "/._-+=:,@".contains(c))
+        {
+            s
+        } else {
+            format!("'{}'", s.replace('\'', "'\\''"))
+        }
+    };
+    let abs = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
+    format!(
+        "stealbench reproduce {id} --resume {} --figures-dir {}",
+        quote(&abs(run_dir)),
+        quote(&abs(figures_dir))
+    )
+}
+
 /// `stealbench reproduce`. Returns the exit code: 0 when every point finished ok, 1 when some
 /// failed (recorded), 130 when interrupted.
 pub fn reproduce_command(args: &ReproduceArgs, allocator: &str) -> Result<i32, Failure> {
     let fig = lookup_figure(&args.id)?;
     let (run_dir, mut meta, _lock) = open_run(args, &fig, allocator)?;
     let s = meta.settings.clone();
+    let figures_dir = s
+        .figures_dir
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(DEFAULT_FIGURES_DIR));
     let size: Size = cli::parse_size(&s.size)?;
     let sel = Selection {
         runtimes: s.runtimes.clone(),
@@ -623,10 +671,9 @@ pub fn reproduce_command(args: &ReproduceArgs, allocator: &str) -> Result<i32, F
         Ok(()) => {}
         Err(ExecError::Interrupted) => {
             errln!(
-                "interrupted; finished points are in {}. Continue with: stealbench reproduce {} --resume {}",
+                "interrupted; finished points are in {}. Continue with: {}",
                 raw.display(),
-                fig.id,
-                run_dir.display()
+                continue_command(fig.id, &run_dir, &figures_dir)
             );
             return Ok(130);
         }
@@ -652,14 +699,14 @@ pub fn reproduce_command(args: &ReproduceArgs, allocator: &str) -> Result<i32, F
     let panels = plot::panels(&fig, &grid, &ctx);
     let subtitle = format!("size {}, {}", s.size, meta.machine.cpu_model);
     write_figure_files(&run_dir, &fig, &md, &grid, &panels, &subtitle)?;
-    write_figure_files(&args.figures_dir, &fig, &md, &grid, &panels, &subtitle)?;
+    write_figure_files(&figures_dir, &fig, &md, &grid, &panels, &subtitle)?;
     meta.finished = true;
     meta.finished_at = Some(results::timestamps(SystemTime::now()).0);
     meta.write(&run_dir)?;
     outln!(
         "\nwrote {0}/summary.csv, {1}/{2}.md, {1}/{2}.svg, {1}/{2}.png",
         run_dir.display(),
-        args.figures_dir.display(),
+        figures_dir.display(),
         fig.id
     );
 
@@ -677,5 +724,47 @@ pub fn reproduce_command(args: &ReproduceArgs, allocator: &str) -> Result<i32, F
             failed.join(", ")
         );
         Ok(1)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testutil::TempDir;
+
+    #[test]
+    fn the_continue_command_names_the_output_absolutely() {
+        let dir = TempDir::new("hint");
+        let figs = dir.path().join("my figs");
+        std::fs::create_dir_all(&figs).unwrap();
+        let c = continue_command("prows-fig3", dir.path(), &figs);
+        let abs = dir.path().canonicalize().unwrap();
+        assert!(c.starts_with(&format!(
+            "stealbench reproduce prows-fig3 --resume {} --figures-dir '",
+            abs.display()
+        )));
+        assert!(c.ends_with("my figs'"), "{c}");
+    }
+
+    #[test]
+    fn output_directories_are_checked_first() {
+        let dir = TempDir::new("outdir");
+        let file = dir.path().join("a-file");
+        std::fs::write(&file, b"x").unwrap();
+        let e = cli::output_dir("--out", &file)
+            .unwrap_err()
+            .message()
+            .to_string();
+        assert!(e.contains("--out") && e.contains("not a directory"), "{e}");
+        let nested = dir.path().join("new/deeper");
+        assert_eq!(
+            cli::output_dir("--figures-dir", &nested).unwrap(),
+            nested.canonicalize().unwrap()
+        );
+        let e = cli::output_dir("--out", &file.join("below"))
+            .unwrap_err()
+            .message()
+            .to_string();
+        assert!(e.contains("cannot create"), "{e}");
     }
 }

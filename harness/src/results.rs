@@ -422,6 +422,10 @@ pub struct Settings {
     /// `--hw-points`: the initial points file of `hw_video` (absolute path).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hw_points: Option<PathBuf>,
+    /// `--figures-dir`: where the table and plots go (absolute path; absent in runs made
+    /// before it was stored: `paper-figures`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub figures_dir: Option<PathBuf>,
 }
 
 impl Settings {
@@ -859,6 +863,7 @@ mod tests {
                 pinning: "none".into(),
                 hw_video: None,
                 hw_points: None,
+                figures_dir: None,
             },
             machine: this_machine(),
             build: this_build("system"),
