@@ -64,8 +64,16 @@
 //! `steals` and `steal_attempts`; extras: `suspensions` (fibers parked at a touch or a sync),
 //! `resumptions` (parked fibers made ready again), `fibers_created`, `fiber_runs` (fibers
 //! started on a task), `forks_parted` (spawns and future creations whose continuation was taken
-//! before the child ended), `sleeps` (idle workers parked), `stacks_high_water`,
-//! `stacks_mapped`.
+//! before the child ended), `sleeps` (idle workers parked), `deviations` (strands whose worker
+//! did not run their predecessor in the serial order just before them: Spoonhower et al.'s
+//! Definition 1, counted exactly, per worker, at no cost on the fast paths; see
+//! `fiberpool/deviation.rs`), `stacks_high_water`, `stacks_mapped`.
+//!
+//! Parsimonious stealing is what makes deviations grow with futures: a touch that suspends
+//! leaves its worker popping its own deque, whose every entry then deviates, and so does every
+//! join above the touch once it resumes (Spoonhower et al., Section 4.2 and Figure 5(a); the
+//! test `deviations::abp::joins_after_a_stolen_future` forces that schedule: 2 + 2d deviations
+//! for a chain of d joins, against 2 for `prows`).
 //!
 //! # Limits
 //!

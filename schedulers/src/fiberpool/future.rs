@@ -160,6 +160,11 @@ impl<'s, P: Policy> FiberScope<'s, P> {
     /// result if the child arrived first (it is over and not counted any more), else `None`
     /// (the child will deliver into what `word` stands for and keep the rendezvous).
     ///
+    /// The parent's continuation started on a slow path, and nothing since ended a strand:
+    /// its serial predecessor is the child's last strand, whose mark the child left at the
+    /// rendezvous if it arrived first; if it did not, it had not arrived when the
+    /// continuation started, so the continuation deviates ([`super::deviation`]).
+    ///
     /// # Safety
     /// `rv` is this fork's rendezvous (from [`Forked::Parted`]), and `word` is what the
     /// child's `deliver` expects.
@@ -172,7 +177,13 @@ impl<'s, P: Policy> FiberScope<'s, P> {
         // Before arriving: the child decrements only after it saw our word.
         self.pending.fetch_add(1, Ordering::Relaxed);
         // SAFETY: the parent arrives once; the rendezvous lives until the second arrival.
-        let first = unsafe { (*rv).arrive(word) }?;
+        let Some(first) = (unsafe { (*rv).arrive(word) }) else {
+            w.here().start_strand(None);
+            return None;
+        };
+        // SAFETY: the rendezvous lives until we recycle it below; the child arrived first,
+        // after leaving its mark.
+        w.here().start_strand(Some(unsafe { (*rv).child_end() }));
         // SAFETY: the child arrived first with its boxed result, which is ours now; and the
         // rendezvous is used by nobody else any more.
         let r = unsafe { *Box::from_raw(first as *mut Option<R>) };
@@ -338,12 +349,35 @@ where
         Some(other) => local.push(other),
         None => {}
     }
-    // Parted. Arrive with the boxed result.
+    // SAFETY: `rv` is this fork's and the child has not arrived; the scope counts the task
+    // until the child's decrement.
+    unsafe { child_parted::<P, R, D>(w, rv, scope, out) };
+    None
+}
+
+/// The child's side of a parted fork (see [`FiberScope::fork_task`]), out of line: its last
+/// strand ended on a slow path, so it leaves its mark for the parent's continuation (see
+/// `FiberScope::parent_arrives`), then arrives with its boxed result, and delivers it if the
+/// parent arrived first.
+///
+/// # Safety
+/// `rv` is the fork's rendezvous, at which the child has not arrived; `scope` is the fork's
+/// `FiberScope<'_, P>`, alive while it counts the task.
+#[cold]
+unsafe fn child_parted<P: Policy, R, D: Delivery<P, R>>(
+    w: &FiberWorker<P>,
+    rv: *const Rendezvous,
+    scope: *const (),
+    out: Option<R>,
+) {
+    let local = w.here();
     local
         .shared
         .counters
         .parted
         .add_single_writer(local.index, 1);
+    // SAFETY: the rendezvous lives until the second arrival, which has not happened yet.
+    unsafe { (*rv).set_child_end(local.end_strand()) };
     let mine = Box::into_raw(Box::new(out));
     // SAFETY: the child arrives once, and the rendezvous lives until the second arrival.
     match unsafe { (*rv).arrive(mine as usize) } {
@@ -366,7 +400,6 @@ where
             }
         }
     }
-    None
 }
 
 /// The result cell of a future whose task parted from its creator: set once by its task, read

@@ -13,7 +13,7 @@ use std::cell::{Cell, UnsafeCell};
 use std::marker::PhantomData;
 use std::mem::{ManuallyDrop, MaybeUninit};
 use std::panic::{self, AssertUnwindSafe};
-use std::sync::atomic::{AtomicPtr, AtomicUsize};
+use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
 use std::thread;
 
 /// The handle of one fiber: every task running on that fiber receives it. It stays valid when
@@ -174,14 +174,42 @@ impl<P: Policy> FiberWorker<P> {
         }
     }
 
+    /// [`Self::wait`] where the strand after the wait is the serial successor of the strand
+    /// before it (a scope's end): if it suspends, that is a slow end and a slow start
+    /// ([`super::deviation`]).
+    #[inline]
+    fn wait_in_strand(&self, sig: &Signal<P>) {
+        if !sig.is_set() {
+            let before = self.here().end_strand();
+            self.suspend(Yield::Park(sig));
+            debug_assert!(sig.is_set());
+            self.here().start_strand(Some(before));
+        }
+    }
+
     /// A touch of a future: if it is not done, suspend this fiber and let the policy decide
-    /// what happens to it and to the worker ([`Policy::suspend_touch`]) until a `put`.
+    /// what happens to it and to the worker ([`Policy::suspend_touch`]) until a `put`. The
+    /// strand after the touch is the serial successor of the one before it, so a suspension
+    /// is a slow end and a slow start ([`super::deviation`]).
     #[inline]
     pub(super) fn touch(&self, fut: &P::Fut) {
         if !P::is_done(fut) {
+            let before = self.here().end_strand();
             self.suspend(Yield::Touch(fut));
             debug_assert!(P::is_done(fut));
+            self.here().start_strand(Some(before));
         }
+    }
+
+    /// For tests that force a schedule: from now until [`FiberPool::release_steals`], the
+    /// worker running this task takes no work from the injector or from other deques (it
+    /// still runs what its own deque holds); idle, it waits. A test uses it to stop an idle
+    /// worker from stealing a fiber that another worker is about to resume.
+    ///
+    /// [`FiberPool::release_steals`]: super::pool::FiberPool::release_steals
+    pub fn hold_steals(&self) {
+        let l = self.local();
+        l.shared.held[l.index].store(true, Ordering::Relaxed);
     }
 
     /// Forks: starts `child` (from [`Local::fiber`]) over with `entry(record, its handle)`
@@ -286,10 +314,17 @@ impl<P: Policy> FiberWorker<P> {
 /// out, once; a taker other than the join writes `result` before it sets `done`, and the
 /// join reads it once, after `done`. (No `Option` tags: who took the entry says which
 /// field holds what.)
+///
+/// The two marks ([`super::deviation`]) are written only when `b` is not run inline, so the
+/// fast path leaves them uninitialised: `a_end` by the join when its take-back fails, before
+/// its fiber parks on `done` (read by `exec` only if it sees the fiber parked), and `b_end`
+/// by `exec` before it sets `done` (read by the join after `done`).
 struct StackJob<P: Policy, B, RB> {
     func: UnsafeCell<ManuallyDrop<B>>,
     result: UnsafeCell<MaybeUninit<thread::Result<RB>>>,
     done: Signal<P>,
+    a_end: UnsafeCell<MaybeUninit<u64>>,
+    b_end: UnsafeCell<MaybeUninit<u64>>,
 }
 
 impl<P: Policy, B, RB> StackJob<P, B, RB> {
@@ -305,9 +340,25 @@ impl<P: Policy, B, RB> StackJob<P, B, RB> {
         // SAFETY: whoever took the entry out of the deque is the only one to run it, and the
         // join no longer touches `func` once its entry was taken.
         let b = unsafe { ManuallyDrop::take(&mut *job.func.get()) };
+        // A slow start: `b`'s serial predecessor is `a`'s last strand, whose end is known
+        // only once the join's fiber is parked on `done` (see `super::deviation`).
+        let a_end = if job.done.has_waiter() {
+            // SAFETY: the join wrote `a_end` before its fiber was parked, which the Acquire
+            // load of `has_waiter` saw; nobody writes it again.
+            Some(unsafe { (*job.a_end.get()).assume_init() })
+        } else {
+            None
+        };
+        w.here().start_strand(a_end);
         let r = panic::catch_unwind(AssertUnwindSafe(|| b(w)));
-        // SAFETY: the join reads `result` only after `done` is set, and nobody else writes it.
-        unsafe { (*job.result.get()).write(r) };
+        // `b` may have migrated this fiber: fetch the worker again. A slow end.
+        let b_end = w.here().end_strand();
+        // SAFETY: the join reads `result` and `b_end` only after `done` is set, and nobody
+        // else writes them.
+        unsafe {
+            (*job.result.get()).write(r);
+            (*job.b_end.get()).write(b_end);
+        }
         w.set(&job.done);
     }
 }
@@ -327,6 +378,8 @@ impl<P: Policy> Worker for FiberWorker<P> {
             func: UnsafeCell::new(ManuallyDrop::new(b)),
             result: UnsafeCell::new(MaybeUninit::uninit()),
             done: Signal::new(),
+            a_end: UnsafeCell::new(MaybeUninit::uninit()),
+            b_end: UnsafeCell::new(MaybeUninit::uninit()),
         };
         let data = &job as *const StackJob<P, B, RB> as *const ();
         self.local_probed(data as usize).push(Job::Run(JobRef {
@@ -348,7 +401,16 @@ impl<P: Policy> Worker for FiberWorker<P> {
             };
             return (ra, b(self));
         }
+        // `a`'s last strand ended on a slow path: record its mark for `b`'s start (see
+        // `StackJob`) before the fiber can park on `done`.
+        let a_end = self.here().end_strand();
+        // SAFETY: written once, here; `exec` reads it only after this fiber parked on `done`.
+        unsafe { (*job.a_end.get()).write(a_end) };
         self.wait(&job.done);
+        // The continuation starts on a slow path; its serial predecessor is `b`'s last strand.
+        // SAFETY: `done` is set, so the taker wrote `b_end` (once, see `StackJob::exec`).
+        self.here()
+            .start_strand(Some(unsafe { (*job.b_end.get()).assume_init() }));
         // SAFETY: `done` is set, so the taker wrote the result (once, see `StackJob::exec`)
         // and touches the record no more.
         let rb = unsafe { (*job.result.get()).assume_init_read() };
@@ -373,7 +435,7 @@ impl<P: Policy> Worker for FiberWorker<P> {
         let r = panic::catch_unwind(AssertUnwindSafe(|| f(&scope)));
         // The sync: if tasks remain, the last one sets `done`.
         if !scope.end_body() {
-            self.wait(&scope.done);
+            self.wait_in_strand(&scope.done);
         }
         // `done` (or the last decrement) ordered every task's writes before this point.
         if let Some(p) = scope.take_panic() {

@@ -23,6 +23,9 @@
 //! * [`rendezvous`]: where a forked task and its continuation meet when someone else took the
 //!   continuation (each fiber owns one), and the per-worker pool of spare ones.
 //! * [`pool`]: starting and stopping the worker threads, `run`, statistics.
+//! * [`deviation`]: the exact count of deviations from the serial order (each worker's mark,
+//!   advanced at every strand end on a slow path and compared at every strand start on one),
+//!   with the proof that it is exact.
 //!
 //! Invariants all of them rely on: a fiber runs on one worker thread at a time, and reaches
 //! worker state only through its handle, which the last switch into it updated; a round's
@@ -31,6 +34,7 @@
 //! frame (or in the `Arc`) of the code that waits for it, until its job has run; every deque
 //! entry is encoded once by a push and decoded once by the pop or steal that took it.
 
+pub mod deviation;
 pub mod future;
 pub mod handle;
 pub mod job;

@@ -63,6 +63,7 @@ impl<P: Policy> FiberPool<P> {
             counters: Counters::new(p),
             runs: AtomicUsize::new(0),
             stacks: Arc::new(StackCounters::new(p)),
+            held: (0..p).map(|_| AtomicBool::new(false)).collect(),
         });
         let mut pool = FiberPool {
             shared: Arc::clone(&shared),
@@ -91,6 +92,14 @@ impl<P: Policy> FiberPool<P> {
     /// retired its last fiber).
     pub fn stacks_in_use(&self) -> usize {
         self.shared.stacks.in_use()
+    }
+
+    /// Lets every worker steal again after [`FiberWorker::hold_steals`] (a test that forces a
+    /// schedule calls it once its run is over).
+    pub fn release_steals(&self) {
+        for h in self.shared.held.iter() {
+            h.store(false, Ordering::Relaxed);
+        }
     }
 }
 
@@ -124,6 +133,7 @@ impl<P: Policy> Scheduler for FiberPool<P> {
             ("fiber_runs", c.fiber_runs.sum()),
             ("forks_parted", c.parted.sum()),
             ("sleeps", c.sleeps.sum()),
+            ("deviations", c.deviations.sum()),
         ];
         extra.extend(P::stats(&self.shared.pol));
         let mut gauges = vec![
@@ -150,6 +160,7 @@ impl<P: Policy> Scheduler for FiberPool<P> {
             &c.fiber_runs,
             &c.parted,
             &c.sleeps,
+            &c.deviations,
         ] {
             x.reset();
         }
@@ -175,7 +186,10 @@ impl<F, R> RootJob<F, R> {
         let job = unsafe { &*(data as *const Self) };
         // SAFETY: the job runs once; nobody else touches `f` meanwhile.
         let f = unsafe { (*job.f.get()).take() }.expect("root job ran twice");
+        // The root's first strand has no serial predecessor: never a deviation.
         let r = panic::catch_unwind(AssertUnwindSafe(|| f(w)));
+        // Its last strand ends on a slow path (see `super::deviation`).
+        w.here().end_strand();
         let done = Arc::clone(&job.done);
         // SAFETY: the caller reads `result` only after `done` is set below.
         unsafe { *job.result.get() = Some(r) };

@@ -16,6 +16,11 @@
 //! body) is counted without an atomic instruction (see `FiberScope::count_queued`): the fast
 //! path has no read-modify-write at all. Before that count, two atomic read-modify-writes on
 //! the scope per future made fib(35) `sf-nostack` cost 14.8 (abp) and 19.7 (prows) times T_s.
+//!
+//! Against the serial elision, whose futures are eager, a queued future deviates by design
+//! ([`super::deviation`]): the creator's continuation (counted at the creation), the task's
+//! first strand (counted where it starts), and the strand after a touch that ran the task
+//! inline (counted there).
 
 use super::Policy;
 use super::future::FiberScope;
@@ -82,10 +87,13 @@ where
         },
         func: UnsafeCell::new(Some(func)),
     }));
-    w.local().push(Job::Run(JobRef {
+    let local = w.local();
+    local.push(Job::Run(JobRef {
         data: rec as *const (),
         exec: exec::<P, T, F>,
     }));
+    // The creator's continuation starts now, before the task, its serial predecessor.
+    local.deviated(1);
     Queued {
         head: rec as *const Head<P, T>,
         run_inline: run_inline::<P, T, F>,
@@ -133,8 +141,13 @@ unsafe fn end_task<P: Policy, T>(head: &Head<P, T>, w: &FiberWorker<P>) {
 unsafe fn exec<P: Policy, T, F: FnOnce(&FiberWorker<P>) -> T>(data: *const (), w: &FiberWorker<P>) {
     // SAFETY: the entry's reference keeps the record alive until `release` below.
     let rec = unsafe { &*(data as *const Record<P, T, F>) };
+    // The task's first strand: its serial predecessor, the creator's strand, was followed by
+    // the creator's continuation on the creator's worker.
+    w.here().deviated(1);
     // SAFETY: we took the entry.
     let v = unsafe { run(rec, w) };
+    // A slow end (the next strand is whatever this worker finds next).
+    w.here().end_strand();
     // SAFETY: written once, before `done` is set; the handle reads it only after.
     unsafe { *rec.head.value.get() = v };
     P::put(w, &rec.head.done);
@@ -196,7 +209,13 @@ impl<P: Policy, T> Queued<P, T> {
         if w.local().take_back(data) {
             // SAFETY: our entry, taken back before anyone else took it: both references
             // are ours.
-            return unsafe { (me.run_inline)(data, w) };
+            let v = unsafe { (me.run_inline)(data, w) };
+            // Two deviations: the task's first strand (its serial predecessor is the
+            // creator's strand, not the one before this touch), and the strand after this
+            // touch (its predecessor is the one before it; the task ran in between), charged
+            // to whichever worker the task left this fiber on.
+            w.here().deviated(2);
+            return v;
         }
         // SAFETY: the handle's reference keeps the record alive.
         let head = unsafe { &*me.head };

@@ -17,13 +17,15 @@
 //!
 //! [`reset`]: Rendezvous::reset
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 /// See the module documentation. `state` is 0 until the first arrival, then its word (never
-/// 0).
+/// 0). `child_end` is the mark of the child's last strand ([`super::deviation`]), written by
+/// the child before it arrives and read by the parent only if the child arrived first.
 #[derive(Debug, Default)]
 pub struct Rendezvous {
     state: AtomicUsize,
+    child_end: AtomicU64,
 }
 
 impl Rendezvous {
@@ -44,6 +46,21 @@ impl Rendezvous {
             0 => None,
             first => Some(first),
         }
+    }
+
+    /// The child, before it arrives: the mark of its last strand's end. Relaxed: the arrival's
+    /// swap publishes it.
+    #[inline]
+    pub fn set_child_end(&self, mark: u64) {
+        self.child_end.store(mark, Ordering::Relaxed);
+    }
+
+    /// The mark the child left before it arrived, for a parent that arrived second. Relaxed:
+    /// the parent's arrival, which found the child's word, ordered the child's store before
+    /// this load.
+    #[inline]
+    pub fn child_end(&self) -> u64 {
+        self.child_end.load(Ordering::Relaxed)
     }
 
     /// Makes a rendezvous that was used ready for the next fork.

@@ -43,6 +43,14 @@ impl<P: Policy> Signal<P> {
         self.state.load(Ordering::Acquire) == SET
     }
 
+    /// Is some fiber parked on this signal (not set yet)? Acquire: what the parked fibers'
+    /// side wrote before it parked them is visible.
+    #[inline]
+    pub fn has_waiter(&self) -> bool {
+        let s = self.state.load(Ordering::Acquire);
+        s != EMPTY && s != SET
+    }
+
     /// Parks the suspended fiber `f` on this signal. Returns it back if the signal is already
     /// set (the caller resumes it at once); otherwise it now belongs to the signal, and the
     /// caller must not touch `self` again (the fiber may be resumed, and the signal freed, at

@@ -40,6 +40,9 @@ pub struct Counters {
     pub parted: PerWorker,
     /// Idle workers parked.
     pub sleeps: PerWorker,
+    /// Strands that deviated from the serial order, charged to the worker that ran them
+    /// (see [`super::deviation`]).
+    pub deviations: PerWorker,
 }
 
 impl Counters {
@@ -54,6 +57,7 @@ impl Counters {
             fiber_runs: PerWorker::new(p),
             parted: PerWorker::new(p),
             sleeps: PerWorker::new(p),
+            deviations: PerWorker::new(p),
         }
     }
 }
@@ -83,6 +87,10 @@ pub struct Shared<P: Policy> {
     pub runs: AtomicUsize,
     /// Fiber stacks of all workers.
     pub stacks: Arc<StackCounters>,
+    /// Per worker: its steals are held (a test forcing a schedule asked for it, see
+    /// `FiberWorker::hold_steals`): while set, the worker takes no work from the injector or
+    /// from deques that are not its own.
+    pub held: Box<[AtomicBool]>,
 }
 
 impl<P: Policy> Shared<P> {
@@ -151,6 +159,15 @@ pub struct Local<P: Policy> {
     taken_cell: *const AtomicU64,
     given_cell: *const AtomicU64,
     rng: Cell<u64>,
+    /// The worker's deviation mark: advanced by P at every strand end on a slow path, so the
+    /// marks of worker i are i + kP, distinct from every other worker's (see
+    /// [`super::deviation`]).
+    pub(super) mark: Cell<u64>,
+    /// P, the step of `mark`.
+    pub(super) mark_step: u64,
+    /// This worker's cell of `Counters::deviations` (in `shared`, which this value keeps
+    /// alive), bumped without a read-modify-write: only this worker writes it.
+    pub(super) deviations_cell: *const AtomicU64,
     stack_size: usize,
     /// The pool's shared state.
     pub shared: Arc<Shared<P>>,
@@ -454,6 +471,15 @@ impl<P: Policy> Local<P> {
             if sh.terminate.load(Ordering::Acquire) {
                 return None;
             }
+            if sh.held[self.index].load(Ordering::Relaxed) {
+                // A test holds our steals: only our own deque (nothing else can fill it while
+                // we are idle, but look anyway), without spinning a CPU.
+                if let Some(j) = self.pop() {
+                    return Some(j);
+                }
+                thread::sleep(std::time::Duration::from_micros(50));
+                continue;
+            }
             if let Some(j) = self.steal_once() {
                 return Some(j);
             }
@@ -515,6 +541,9 @@ pub fn worker_main<P: Policy>(
         rng: Cell::new(
             0x9E37_79B9_7F4A_7C15 ^ (index as u64 + 1).wrapping_mul(0xD1B5_4A32_D192_ED03),
         ),
+        mark: Cell::new(index as u64),
+        deviations_cell: shared.counters.deviations.cell(index),
+        mark_step: shared.sleeping.len() as u64,
         stack_size,
         shared,
     };

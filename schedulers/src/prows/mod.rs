@@ -59,7 +59,13 @@
 //! `resumptions`, `deque_suspensions`, `deque_resumptions` (put made a deque active),
 //! `deques_resumable` (deques a put made resumable), `muggings`, `rebalances` (a deque moved
 //! between stealable sets; always 0 with the [`Artifact`] placement), `deques_created`,
-//! `fibers_created`, `fiber_runs`, `forks_parted` (as in `abp`), `sleeps`. Gauges (levels, not zeroed by `reset_stats`):
+//! `fibers_created`, `fiber_runs`, `forks_parted`, `sleeps`, `deviations` (as in `abp`: exact,
+//! per worker, by the shared code of `fiberpool/deviation.rs`; the ProWS paper's Definition 4.5
+//! is the same as Spoonhower et al.'s Definition 1, and its Theorem 4.11 bounds them by
+//! O(steals); a touch that suspends its whole deque lets the put's worker take the deque back
+//! in serial order, so a chain of d joins above a suspended touch costs 2 deviations whatever
+//! d, where `abp` pays 2 + 2d: the test `deviations::prows::joins_after_a_stolen_future`).
+//! Gauges (levels, not zeroed by `reset_stats`):
 //! `stacks_high_water`, `stacks_mapped`, and `stealable_high_water`: the largest number of
 //! deques in all stealable sets together at any moment since the pool started or since the last
 //! `reset_stats` (which sets it to the current number). The sets change only under the
