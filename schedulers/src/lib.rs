@@ -10,8 +10,10 @@
 //!   an unfinished future; [`prows::Prows`] with the paper's placement of stealable deques,
 //!   [`prows::ProwsArtifact`] with the authors' artifact's), [`libfork`] (stackless
 //!   continuation stealing: task frames on segmented stacks, polled by the worker directly;
-//!   async front-end, fork-join only).
-//! * Shared pieces: [`config`] (pool configuration), [`stats`] (counters), [`topology`]
+//!   async front-end, fork-join only), and [`record`] (not a scheduler to measure: a serial
+//!   run that records the computation's DAG for the simulator, `stealbench-sim`).
+//! * Shared pieces: [`config`] (pool configuration), [`stats`] (counters), [`rng`] (the seeded
+//!   generator of the inputs and the simulator), [`topology`]
 //!   (CPUs, caches, NUMA nodes and their distances, pinning), [`victims`] (uniform or
 //!   NUMA-weighted victim selection, as libfork), and for the fiber runtimes [`stack`] (mmap'd stacks with a
 //!   guard page, per-worker pools), [`overflow`] (a fiber stack overflow is reported, not a
@@ -31,6 +33,8 @@ pub mod libfork;
 pub mod overflow;
 pub mod prows;
 pub mod rayon;
+pub mod record;
+pub mod rng;
 pub mod serial;
 pub mod stack;
 pub mod stats;

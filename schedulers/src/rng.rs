@@ -1,5 +1,6 @@
-//! A small seeded generator (SplitMix64) so that every runtime gets bit-identical inputs.
-//! Not for cryptography; chosen for speed and a fixed, documented output sequence.
+//! A small seeded generator (SplitMix64): the workloads' inputs (bit-identical for every
+//! runtime) and the simulator's random choices (a seed fixes a whole simulated run). Not for
+//! cryptography; chosen for speed and a fixed, documented output sequence.
 
 /// SplitMix64 (Steele, Lea, Flood 2014).
 #[derive(Debug, Clone)]
@@ -17,10 +18,7 @@ impl SplitMix64 {
     #[inline]
     pub fn next_u64(&mut self) -> u64 {
         self.state = self.state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
+        mix(self.state)
     }
 
     /// A value in `0..bound` (`bound > 0`), by Lemire's multiply-shift (bias below 2^-32 for
@@ -29,6 +27,20 @@ impl SplitMix64 {
     pub fn below(&mut self, bound: u64) -> u64 {
         ((u128::from(self.next_u64()) * u128::from(bound)) >> 64) as u64
     }
+
+    /// An index in `0..len` (`len > 0`), as [`SplitMix64::below`].
+    #[inline]
+    pub fn index(&mut self, len: usize) -> usize {
+        self.below(len as u64) as usize
+    }
+}
+
+/// SplitMix64's output function: a bijective 64-bit mixer (also a hash of a seed).
+#[inline]
+pub fn mix(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
 }
 
 #[cfg(test)]

@@ -24,7 +24,7 @@ pub mod hqsort;
 pub mod hw;
 pub mod lcs;
 pub mod mm;
-pub mod rng;
+pub use stealbench_schedulers::rng;
 pub mod smm;
 pub mod sort;
 pub mod sw;
