@@ -246,16 +246,24 @@ pub fn parse_pinning(s: &str) -> Result<Pinning, Failure> {
         .map_err(|_| Failure::Usage(suggest::unknown("pinning", s, Pinning::NAMES)))
 }
 
-/// Checks a worker count: at least 1.
+/// Checks a worker count: at least 1, at most [`MAX_WORKERS`].
 pub fn check_workers(p: usize) -> Result<usize, Failure> {
     if p == 0 {
         Err(Failure::Usage(
             "workers must be at least 1 (P=0 given)".to_string(),
         ))
+    } else if p > MAX_WORKERS {
+        Err(Failure::Usage(format!(
+            "workers must be at most {MAX_WORKERS} (P={p} given): every worker is a thread of \
+             this machine; larger P is the simulator's"
+        )))
     } else {
         Ok(p)
     }
 }
+
+/// The most workers a measured point may have (each is an OS thread).
+pub const MAX_WORKERS: usize = 1024;
 
 /// The directory named by option `flag`, made if missing and checked writable before anything
 /// runs; returned absolute (so a stored setting or a printed command names it wherever it is
@@ -452,6 +460,9 @@ mod tests {
                 .contains("'sf-nostack'")
         );
         assert!(check_workers(0).is_err());
+        assert_eq!(check_workers(MAX_WORKERS).unwrap(), MAX_WORKERS);
+        let e = check_workers(MAX_WORKERS + 1).unwrap_err();
+        assert!(e.message().contains("at most 1024"), "{}", e.message());
         assert_eq!(parse_pinning("compact").unwrap(), Pinning::Compact);
     }
 }

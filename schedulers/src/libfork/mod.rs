@@ -69,7 +69,7 @@
 //! # Counters
 //!
 //! `steals`, `steal_attempts`; extras `frames` (frames allocated), `stacklets_allocated`,
-//! `sleeps`; gauges `stack_bytes_high_water` (the most bytes of stacklets alive at once, all
+//! `sleeps` (attempts and sleeps count only while a `run_async` is in progress); gauges `stack_bytes_high_water` (the most bytes of stacklets alive at once, all
 //! stacks together), `stack_bytes_live`, `stacklets_live` and `stacks_live`. Between runs
 //! each worker holds at most two stacks (its own and a spare), each of at most two stacklets
 //! (the first and a cached one): more would be a leak, and the tests check it.
@@ -133,6 +133,9 @@ struct Shared {
     idle: IdlePolicy,
     /// Workers running a task, in the whole pool.
     active: AtomicUsize,
+    /// `run_async` calls in progress: the idle-time counters (steal attempts, sleeps) count
+    /// only while one is, so an idle busy pool does not run them up between runs.
+    runs: AtomicUsize,
     /// The lazy pool's groups: the workers of each NUMA node of the placement.
     groups: Box<[Group]>,
     terminate: AtomicBool,
@@ -523,10 +526,14 @@ impl WorkerState {
             return None;
         }
         let v = pass.next_victim(&self.victims, || self.next_rand());
-        self.shared
-            .counters
-            .attempts
-            .add_single_writer(self.index, 1);
+        // Relaxed: a worker that read a run in progress just before it ended adds at most one
+        // more; these are statistics, not synchronization.
+        if self.shared.runs.load(Ordering::Relaxed) != 0 {
+            self.shared
+                .counters
+                .attempts
+                .add_single_writer(self.index, 1);
+        }
         loop {
             match self.shared.thieves_handles[v].steal() {
                 Stolen::Entry(e) => {
@@ -600,7 +607,9 @@ impl WorkerState {
         let mut e = g.epoch.lock().unwrap_or_else(PoisonError::into_inner);
         if *e == seen && !sh.terminate.load(Ordering::SeqCst) && !sh.injected.load(Ordering::SeqCst)
         {
-            sh.counters.sleeps.add_single_writer(self.index, 1);
+            if sh.runs.load(Ordering::Relaxed) != 0 {
+                sh.counters.sleeps.add_single_writer(self.index, 1);
+            }
             while *e == seen {
                 e = g.wake.wait(e).unwrap_or_else(PoisonError::into_inner);
             }
@@ -728,6 +737,7 @@ impl LibforkPool {
             injected: AtomicBool::new(false),
             idle: config.idle,
             active: AtomicUsize::new(0),
+            runs: AtomicUsize::new(0),
             groups: (0..group_count).map(|_| Group::new()).collect(),
             terminate: AtomicBool::new(false),
             counters: Counters {
@@ -917,6 +927,7 @@ impl AsyncForkJoin for LibforkPool {
         // SAFETY: `out` and `latch` live until the latch is opened, which is the worker's
         // last touch of the root frame.
         let (root, h) = unsafe { root_frame(f(LibforkWorker::new()), &out, &latch) };
+        self.shared.runs.fetch_add(1, Ordering::Relaxed);
         {
             let mut q = self
                 .shared
@@ -932,6 +943,7 @@ impl AsyncForkJoin for LibforkPool {
             d = latch.cv.wait(d).unwrap_or_else(PoisonError::into_inner);
         }
         drop(d);
+        self.shared.runs.fetch_sub(1, Ordering::Relaxed);
         // The root's future was dropped when it finished: free the memory only.
         drop(root);
         // SAFETY: the root wrote its outcome before opening the latch.

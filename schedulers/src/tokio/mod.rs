@@ -145,6 +145,43 @@ struct Startup {
     errors: Vec<String>,
 }
 
+/// Whether the OS gives `p` threads of [`THREAD_STACK_BYTES`] at once: starts them, each
+/// waiting until all are started (or one was refused), then lets them end. An `Err` says how
+/// many it gave and why it refused the next.
+fn threads_available(p: usize) -> Result<(), StartError> {
+    let (release, wait) = std::sync::mpsc::channel::<()>();
+    let wait = Arc::new(Mutex::new(wait));
+    let mut started = Vec::with_capacity(p);
+    let mut refused = None;
+    for _ in 0..p {
+        let wait = Arc::clone(&wait);
+        let spawned = std::thread::Builder::new()
+            .stack_size(THREAD_STACK_BYTES)
+            .spawn(move || {
+                // Returns when the sender is dropped: every thread is let go at once.
+                let _ = lock(&wait).recv();
+            });
+        match spawned {
+            Ok(h) => started.push(h),
+            Err(e) => {
+                refused = Some(e);
+                break;
+            }
+        }
+    }
+    drop(release);
+    let n = started.len();
+    for h in started {
+        let _ = h.join();
+    }
+    match refused {
+        None => Ok(()),
+        Some(e) => Err(StartError::Os(format!(
+            "tokio needs {p} worker threads; the OS gave {n}: {e}"
+        ))),
+    }
+}
+
 impl Scheduler for TokioPool {
     const NAME: &'static str = "tokio";
 
@@ -161,7 +198,8 @@ impl Scheduler for TokioPool {
         let next_index = Arc::new(AtomicUsize::new(0));
         let next_name = AtomicUsize::new(0);
         let (handler_startup, handler_counters) = (Arc::clone(&startup), Arc::clone(&counters));
-        let runtime = ::tokio::runtime::Builder::new_multi_thread()
+        let mut builder = ::tokio::runtime::Builder::new_multi_thread();
+        builder
             .worker_threads(p)
             .thread_stack_size(THREAD_STACK_BYTES)
             .thread_name_fn(move || {
@@ -193,7 +231,11 @@ impl Scheduler for TokioPool {
                     s.errors.push(format!("worker {i}: {e}"));
                 }
                 cv.notify_all();
-            })
+            });
+        // Tokio panics when the OS refuses one of its worker threads, and then hangs in the
+        // drop of its half-built pool: so first make sure the OS gives P such threads.
+        threads_available(p)?;
+        let runtime = builder
             .build()
             .map_err(|e| StartError::Os(format!("tokio runtime: {e}")))?;
         let (state, cv) = &*startup;
