@@ -270,6 +270,28 @@ impl Grid {
         }
     }
 
+    /// Adds the worker counts `extra` for the simulated rows only (their arms have `sim=`):
+    /// the simulator runs at P no machine here has. The columns show them for every row.
+    pub fn simulate_also(&mut self, extra: &[usize]) {
+        for &p in extra {
+            if self.workers.contains(&p) {
+                continue;
+            }
+            self.workers.push(p);
+            for (row, a) in &self.rows {
+                if *a == Availability::Ready && runtimes::is_simulated(&row.runtime) {
+                    self.points.push(PointKey {
+                        runtime: row.runtime.clone(),
+                        workload: row.workload.clone(),
+                        variant: row.variant,
+                        workers: p,
+                    });
+                }
+            }
+        }
+        self.workers.sort_unstable();
+    }
+
     /// Distinct workloads of the rows, in row order.
     pub fn workloads(&self) -> Vec<String> {
         let mut w: Vec<String> = Vec::new();

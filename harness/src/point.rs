@@ -274,6 +274,67 @@ where
     }
 }
 
+/// A simulated point: records the program's DAG once on the `record` runtime (a checked run,
+/// untimed), then replays it in `model` on `workers` workers, one seed per repetition (seed =
+/// the repetition's number). A repetition's `seconds` is the replay's wall time; its
+/// statistics are the simulator's counters, `sim_time` being the simulated time in the DAG's
+/// weight units.
+#[allow(clippy::too_many_arguments)]
+fn simulate_point<W: Workload>(
+    model: stealbench_sim::Scheduler,
+    weights: stealbench_schedulers::record::Weights,
+    workers: usize,
+    variant: Variant,
+    params: String,
+    input: impl FnOnce() -> Result<W::Input, String>,
+    reps: usize,
+    printer: &Printer,
+) -> Result<(), Failure> {
+    use stealbench_schedulers::record::Recorder;
+    printer.emit(&Event::Start { params });
+    let input = match input() {
+        Ok(i) => i,
+        Err(message) => {
+            printer.emit(&Event::Error {
+                message: message.clone(),
+            });
+            return Err(Failure::Runtime(message));
+        }
+    };
+    let recorder = Recorder::new(weights);
+    let mut work = W::prepare(&input);
+    let answer = W::run(&recorder, variant, &input, &mut work);
+    if let Err(message) = W::check(&input, &work, &answer) {
+        printer.emit(&Event::CheckFailed {
+            rep: 0,
+            message: message.clone(),
+        });
+        return Err(Failure::Runtime(format!(
+            "check failed on the recorded run: {message}"
+        )));
+    }
+    drop((answer, work));
+    let dag = recorder.take_dag();
+    let mut times = Vec::with_capacity(reps);
+    for rep in 1..=reps {
+        let start = Instant::now();
+        let report = stealbench_sim::simulate(&dag, model, workers, rep as u64);
+        let seconds = start.elapsed().as_secs_f64();
+        times.push(seconds);
+        printer.emit(&Event::Rep {
+            rep,
+            seconds,
+            stats: crate::results::parse_stats(&report.counters()),
+        });
+    }
+    printer.emit(&Event::Done {
+        reps: times.len(),
+        median: stats::median(&times).unwrap_or(f64::NAN),
+        peak_rss_kb: self_peak_rss_kb(),
+    });
+    Ok(())
+}
+
 /// The workload named `name`, or a one-line reason: not implemented yet (a workload some
 /// figure uses), or unknown with the nearest name.
 pub fn lookup_workload(name: &str) -> Result<WorkloadInfo, Failure> {
@@ -374,6 +435,20 @@ pub fn run_command(args: &RunArgs) -> Result<(), Failure> {
     }
     let name = runtime.name;
     let options = &options;
+    if let (Some(weights), Some(model)) = (arm.sim, runtimes::simulated(name)) {
+        if variant == Variant::SfNostack {
+            return Err(Failure::Usage(
+                "the simulator replays futures work-first (each on a stack of its own): no \
+                 sf-nostack"
+                    .to_string(),
+            ));
+        }
+        return with_workload!(workload.name, W => {
+            simulate_point::<W>(model, weights, workers, variant, params,
+                || W::input_with(size, options), reps, &printer)
+        })
+        .expect("a registered workload dispatches");
+    }
     let done = match runtime.front_end {
         FrontEnd::Closure => with_closure_runtime!(name, S => with_workload!(workload.name, W => {
             execute::<S, W, _, _>(&config, params, || W::input_with(size, options), reps,

@@ -570,7 +570,8 @@ pub fn reproduce_command(args: &ReproduceArgs, allocator: &str) -> Result<i32, F
         runtimes: s.runtimes.clone(),
         workloads: s.workloads.clone(),
     };
-    let grid = Grid::build(fig.rows.clone(), &s.workers, &sel);
+    let mut grid = Grid::build(fig.rows.clone(), &s.workers, &sel);
+    grid.simulate_also(fig.sim_workers);
     let not_impl = grid
         .rows
         .iter()

@@ -364,7 +364,8 @@ pub fn summary_rows(summaries: &[PointSummary], cpus: usize) -> Vec<SummaryRow> 
                 ..s.key.clone()
             };
             let t1 = median_of(summaries, &t1_key);
-            let oversubscribed = s.key.workers > cpus;
+            let oversubscribed =
+                s.key.workers > cpus && !crate::runtimes::is_simulated(&s.key.runtime);
             let speedup = |base| stats::speedup(base, median).filter(|_| !oversubscribed);
             SummaryRow {
                 runtime: s.key.runtime.clone(),

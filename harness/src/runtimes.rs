@@ -12,6 +12,7 @@
 
 use crate::suggest;
 use std::fmt;
+use stealbench_schedulers::record::Weights;
 use stealbench_schedulers::{IdlePolicy, PoolConfig, VictimPolicy};
 use stealbench_workloads::Variant;
 
@@ -220,6 +221,11 @@ pub(crate) use {dispatch, with_async_runtime, with_closure_runtime};
 /// `NAME[/key=value]...` gives. Keys: `idle` (busy, lazy) and `victim` (uniform, numa,
 /// default); a setting left out stays at the runtime's default. Whether the runtime honours a
 /// setting is its own decision when the pool starts (rayon refuses `idle=busy`, say).
+///
+/// `sim` (`unit`, `nanos`) makes the arm the runtime's *simulation*: the point records the
+/// program's DAG on the `record` runtime (strands of unit weight, or measured in
+/// nanoseconds) and replays it in `stealbench-sim`'s model of that scheduler at P, one seed
+/// per repetition (`abp`, `prows`, `prows-artifact` only).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Arm {
     /// The runtime.
@@ -228,10 +234,27 @@ pub struct Arm {
     pub idle: Option<IdlePolicy>,
     /// `victim=`, if given.
     pub victim: Option<VictimPolicy>,
+    /// `sim=`: the weights of the simulated DAG's strands, if the arm is a simulation.
+    pub sim: Option<Weights>,
 }
 
 /// The keys an arm's spelling may set, in their canonical order.
-pub const ARM_KEYS: &[&str] = &["idle", "victim"];
+pub const ARM_KEYS: &[&str] = &["idle", "victim", "sim"];
+
+/// The values of `sim=`.
+pub const SIM_WEIGHTS: &[&str] = &["unit", "nanos"];
+
+/// Whether the arm spelt `spec` is a simulation (`sim=`): its points run no worker threads.
+pub fn is_simulated(spec: &str) -> bool {
+    Arm::parse(spec).is_ok_and(|a| a.sim.is_some())
+}
+
+/// The simulator's model of the runtime named `name`, if it has one.
+pub fn simulated(name: &str) -> Option<stealbench_sim::Scheduler> {
+    stealbench_sim::Scheduler::ALL
+        .into_iter()
+        .find(|s| s.name() == name)
+}
 
 impl Arm {
     /// Parses `NAME[/key=value]...`, implemented or planned; one line naming the nearest
@@ -244,6 +267,7 @@ impl Arm {
             info,
             idle: None,
             victim: None,
+            sim: None,
         };
         for part in parts {
             let Some((key, value)) = part.split_once('=') else {
@@ -270,6 +294,22 @@ impl Arm {
                         return Err(twice());
                     }
                 }
+                "sim" => {
+                    if simulated(name).is_none() {
+                        return Err(format!(
+                            "runtime '{spec}': the simulator models abp, prows and \
+                             prows-artifact only"
+                        ));
+                    }
+                    let w = match value {
+                        "unit" => Weights::Unit,
+                        "nanos" => Weights::Nanos,
+                        _ => return Err(suggest::unknown("sim weights", value, SIM_WEIGHTS)),
+                    };
+                    if arm.sim.replace(w).is_some() {
+                        return Err(twice());
+                    }
+                }
                 _ => return Err(suggest::unknown("runtime setting", key, ARM_KEYS)),
             }
         }
@@ -284,6 +324,11 @@ impl Arm {
         }
         if let Some(v) = self.victim {
             s += &format!("/victim={v}");
+        }
+        match self.sim {
+            Some(Weights::Unit) => s += "/sim=unit",
+            Some(Weights::Nanos) => s += "/sim=nanos",
+            None => {}
         }
         s
     }
@@ -431,6 +476,19 @@ mod tests {
             lookup_arm("fibril/idle=busy")
                 .unwrap_err()
                 .contains("planned")
+        );
+        let s = Arm::parse("prows-artifact/sim=unit").unwrap();
+        assert_eq!(s.spec(), "prows-artifact/sim=unit");
+        assert_eq!(s.sim, Some(Weights::Unit));
+        assert!(
+            Arm::parse("rayon/sim=unit")
+                .unwrap_err()
+                .contains("models abp")
+        );
+        assert!(
+            Arm::parse("abp/sim=unti")
+                .unwrap_err()
+                .contains("did you mean 'unit'")
         );
     }
 

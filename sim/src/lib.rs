@@ -214,10 +214,10 @@ impl SimReport {
     }
 
     /// The counters as `name=value` pairs, `;`-separated, as the harness writes a runtime's
-    /// statistics.
+    /// statistics (`sim_time` is [`SimReport::time`], in the DAG's weight units).
     pub fn counters(&self) -> String {
         [
-            ("time", self.time),
+            ("sim_time", self.time),
             ("steals", self.steals),
             ("steal_attempts", self.steal_attempts),
             ("deviations", self.deviations),

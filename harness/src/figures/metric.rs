@@ -30,9 +30,10 @@ impl<'a> Context<'a> {
         self.summaries.iter().find(|s| s.key == k)
     }
 
-    /// Whether P = `p` is more workers than this machine has logical CPUs.
-    pub fn oversubscribed(&self, p: usize) -> bool {
-        p > self.cpus
+    /// Whether `row` at P = `p` ran more worker threads than this machine has logical CPUs
+    /// (a simulated row runs none).
+    pub fn oversubscribed(&self, row: &Row, p: usize) -> bool {
+        p > self.cpus && !crate::runtimes::is_simulated(&row.runtime)
     }
 }
 
@@ -124,7 +125,7 @@ const OVERSUBSCRIBED: &str = "(oversubscribed)";
 
 /// `cell`, marked if its point was measured with more workers than this machine's CPUs.
 fn mark_oversubscribed(ctx: &Context<'_>, row: &Row, p: usize, cell: String) -> String {
-    if ctx.oversubscribed(p) && ctx.point(row, p).is_some() {
+    if ctx.oversubscribed(row, p) && ctx.point(row, p).is_some() {
         format!("{cell} {OVERSUBSCRIBED}")
     } else {
         cell
@@ -147,7 +148,7 @@ impl Time {
     /// Our speedup of `row` at `p` (`None` if either time is missing, for the base itself,
     /// and for an oversubscribed point).
     pub fn speedup(&self, ctx: &Context<'_>, row: &Row, p: usize) -> Option<f64> {
-        if ctx.oversubscribed(p) {
+        if ctx.oversubscribed(row, p) {
             return None;
         }
         let t = results::median_of(ctx.summaries, &key(row, p));

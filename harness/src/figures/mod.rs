@@ -31,6 +31,8 @@ pub struct Figure {
     pub paper_workers: &'static [usize],
     /// What the table's cells and the plot's lines show.
     pub metric: &'static dyn Metric,
+    /// Worker counts beyond the measured ones for the simulated rows (arms with `sim=`).
+    pub sim_workers: &'static [usize],
     /// Timed repetitions per point when `--reps` is not given, where the paper's number is
     /// part of the metric (ProWS Figure 4: the maximum of 3 runs); `None`: the size's default.
     pub reps: Option<usize>,

@@ -52,6 +52,11 @@ pub fn figure() -> Figure {
             if variant != Variant::Fj {
                 rows.push(row("prows-artifact", None));
             }
+            // The same program simulated at P = 16 (`stealbench-sim`, unit strands).
+            rows.push(row(&format!("{}/sim=unit", prows_runtime(variant)), None));
+            if variant != Variant::Fj {
+                rows.push(row("prows-artifact/sim=unit", None));
+            }
         }
     }
     Figure {
@@ -63,7 +68,10 @@ pub fn figure() -> Figure {
                   Here the fj rows run on `abp` (for Cilk Plus) and the sf and gf rows on \
                   `prows` (for Cilk-F, the paper's placement) and on `prows-artifact` (the \
                   authors' artifact placement: the less loaded of two random workers, no \
-                  rebalancing); runtimes that do not count deviations are left out.",
+                  rebalancing); runtimes that do not count deviations are left out. The \
+                  `sim=unit` rows replay each program's recorded DAG (unit-weight strands) in \
+                  the simulator's model of the same scheduler at P = 16, one seed per \
+                  repetition.",
         reference_path: "paper-figures/reference/prows_fig4.csv",
         reference,
         paper_workers: &[P],
@@ -71,6 +79,7 @@ pub fn figure() -> Figure {
             stats: &["deviations"],
             reduce: Reduce::Max,
         },
+        sim_workers: &[],
         reps: Some(3),
         rows,
     }
@@ -95,6 +104,8 @@ mod tests {
         assert_eq!(hw_gf.unwrap().paper.as_ref().unwrap().value(16), Some(24904.0));
         let artifact = f.rows.iter().filter(|r| r.runtime == "prows-artifact");
         assert_eq!(artifact.count(), 6);
+        let simulated = f.rows.iter().filter(|r| r.runtime.ends_with("/sim=unit"));
+        assert_eq!(simulated.count(), 15);
         assert!(!f.metric.needs_cores());
         assert_eq!(crate::reproduce::default_workers(&f), [16]);
     }

@@ -6,7 +6,8 @@
 //!
 //! The paper plots its numbers without printing them, so there is nothing to set beside ours.
 //! The counts are measured with up to 16 workers, oversubscribed past this machine's cores (a
-//! count, not a time).
+//! count, not a time), and simulated (`sim=unit`: the recorded DAG, unit strands, replayed in
+//! `stealbench-sim`'s model of each scheduler) up to 1024.
 
 use super::Figure;
 use super::metric::{Count, Reduce};
@@ -19,10 +20,17 @@ pub const ID: &str = "spoonhower-fig6";
 pub const TITLE: &str =
     "Spoonhower et al. (SPAA'09) Figure 6: steals and deviations of Halstead's quicksort";
 
-/// The runtimes, in the order of the rows.
-const RUNTIMES: [&str; 3] = ["abp", "prows", "prows-artifact"];
+/// The rows' runtime arms: measured, then simulated.
+const RUNTIMES: [&str; 6] = [
+    "abp",
+    "prows",
+    "prows-artifact",
+    "abp/sim=unit",
+    "prows/sim=unit",
+    "prows-artifact/sim=unit",
+];
 
-/// The figure: hqsort (gf) on each runtime.
+/// The figure: hqsort (gf) on each runtime, measured and simulated.
 pub fn figure() -> Figure {
     let rows = RUNTIMES
         .iter()
@@ -42,7 +50,9 @@ pub fn figure() -> Figure {
                   (`ws`, in its parallel ML). Halstead's quicksort streams its partitions and \
                   passes one recursive call's result to the other as a future: span O(n), \
                   O(n log n) futures, each touched at least once. Here `ws` is `abp`; `prows` \
-                  and `prows-artifact` show proactive work stealing on the same program.",
+                  and `prows-artifact` show proactive work stealing on the same program; the \
+                  `sim=unit` rows replay the program's recorded DAG (unit-weight strands) in the \
+                  simulator's model of each, one seed per repetition, up to P = 1024.",
         reference_path: "",
         reference: Default::default(),
         paper_workers: &[1, 2, 4, 8, 16],
@@ -50,6 +60,7 @@ pub fn figure() -> Figure {
             stats: &["steals", "deviations"],
             reduce: Reduce::Median,
         },
+        sim_workers: &[32, 64, 128, 256, 512, 1024],
         reps: None,
         rows,
     }
@@ -60,12 +71,26 @@ mod tests {
     use super::*;
 
     #[test]
-    fn hqsort_on_three_runtimes_up_to_16() {
+    fn hqsort_measured_to_16_and_simulated_to_1024() {
         let f = figure();
         let rows: Vec<String> = f.rows.iter().map(|r| r.runtime.clone()).collect();
         assert_eq!(rows, RUNTIMES);
         assert!(f.rows.iter().all(|r| r.workload == "hqsort" && r.paper.is_none()));
         assert_eq!(f.metric.lines(), ["steals", "deviations"]);
         assert_eq!(crate::reproduce::default_workers(&f), [1, 2, 4, 8, 16]);
+        assert_eq!(f.sim_workers.last(), Some(&1024));
+        let mut g = crate::grid::Grid::build(
+            f.rows.clone(),
+            &[1, 16],
+            &crate::grid::Selection::default(),
+        );
+        g.simulate_also(&[1024]);
+        let at_1024: Vec<&str> = g
+            .points
+            .iter()
+            .filter(|k| k.workers == 1024)
+            .map(|k| k.runtime.as_str())
+            .collect();
+        assert_eq!(at_1024, RUNTIMES[3..]);
     }
 }
