@@ -43,6 +43,7 @@ pub fn bench_command(args: &BenchArgs) -> Result<i32, Failure> {
         )));
     }
     let exe = std::env::current_exe()?;
+    crate::runner::catch_interrupts();
     let timeout = (args.timeout > 0).then(|| Duration::from_secs(args.timeout));
     outln!(
         "fib({}) {variant} at P=1, {} round(s) over the runtimes in turn, each runtime in its own \
@@ -102,6 +103,7 @@ pub fn bench_command(args: &BenchArgs) -> Result<i32, Failure> {
             .collect();
             let child = run_child(&exe, &child_args, timeout)?;
             let Some(o) = outcome_of(child, timeout) else {
+                errln!("interrupted: nothing is recorded by bench; run it again");
                 return Ok(130);
             };
             let times: Vec<f64> = o.reps.iter().map(|x| x.seconds).collect();

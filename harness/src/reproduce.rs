@@ -560,6 +560,7 @@ fn continue_command(id: &str, run_dir: &Path, figures_dir: &Path) -> String {
 pub fn reproduce_command(args: &ReproduceArgs, allocator: &str) -> Result<i32, Failure> {
     let fig = lookup_figure(&args.id)?;
     let (run_dir, mut meta, _lock) = open_run(args, &fig, allocator)?;
+    crate::runner::catch_interrupts();
     let s = meta.settings.clone();
     let figures_dir = s
         .figures_dir

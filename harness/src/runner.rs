@@ -2,6 +2,11 @@
 //! process, read line by line, reaped with `wait4` (its peak RSS), killed after the timeout.
 //! The loop [`run_missing`] appends each finished point to `raw.csv` at once and skips the
 //! points already there, so an interrupted run resumes where it stopped.
+//!
+//! Interruption: after [`catch_interrupts`], SIGINT and SIGTERM only set a flag. The running
+//! child is killed (its point records nothing), the loop stops, and the command prints how to
+//! continue. A child started from a terminal gets the terminal's SIGINT itself; one whose
+//! parent alone was signalled is killed by the parent.
 
 use crate::grid::{PointKey, Status};
 use crate::point::{Event, format_stats};
@@ -9,6 +14,8 @@ use crate::results::{self, RawRow};
 use std::io::{self, BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 use stealbench_schedulers::Pinning;
 use stealbench_workloads::{InputOptions, Size};
@@ -22,6 +29,30 @@ pub enum ChildEnd {
     Signaled(i32),
     /// We killed it after the timeout.
     TimedOut,
+    /// We killed it because this process was interrupted.
+    Interrupted,
+}
+
+/// The flag SIGINT and SIGTERM set once [`catch_interrupts`] ran.
+static INTERRUPT: OnceLock<Arc<AtomicBool>> = OnceLock::new();
+
+/// From now on SIGINT and SIGTERM set a flag instead of ending this process: the runner stops
+/// its child and the caller reports the interruption ([`interrupted`]).
+pub fn catch_interrupts() {
+    INTERRUPT.get_or_init(|| {
+        let flag = Arc::new(AtomicBool::new(false));
+        for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+            // A signal that cannot be caught keeps its default action: it ends the process,
+            // as before, and no finished point is lost either way.
+            let _ = signal_hook::flag::register(sig, Arc::clone(&flag));
+        }
+        flag
+    });
+}
+
+/// Whether SIGINT or SIGTERM arrived since [`catch_interrupts`].
+pub fn interrupted() -> bool {
+    INTERRUPT.get().is_some_and(|f| f.load(Ordering::Relaxed))
 }
 
 /// Everything a child process left behind.
@@ -80,6 +111,7 @@ pub fn run_child(
 
     let deadline = timeout.map(|t| start + t);
     let mut timed_out = false;
+    let mut stopped = false;
     let mut pause = Duration::from_millis(1);
     let (status, usage) = loop {
         let mut status: libc::c_int = 0;
@@ -98,8 +130,14 @@ pub fn run_child(
             }
             return Err(e);
         }
+        if !stopped && !timed_out && interrupted() {
+            // SAFETY: `pid` is still our unreaped child (wait4 just returned 0), so the id
+            // cannot have been reused by another process.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+            stopped = true;
+        }
         if let Some(d) = deadline {
-            if !timed_out && Instant::now() >= d {
+            if !timed_out && !stopped && Instant::now() >= d {
                 // SAFETY: `pid` is still our unreaped child (wait4 just returned 0), so the id
                 // cannot have been reused by another process.
                 unsafe { libc::kill(pid, libc::SIGKILL) };
@@ -112,7 +150,9 @@ pub fn run_child(
     let elapsed = start.elapsed();
     let events = out_reader.join().unwrap_or_default();
     let stderr_text = err_reader.join().unwrap_or_default();
-    let end = if timed_out {
+    let end = if stopped {
+        ChildEnd::Interrupted
+    } else if timed_out {
         ChildEnd::TimedOut
     } else if libc::WIFEXITED(status) {
         ChildEnd::Exited(libc::WEXITSTATUS(status))
@@ -203,6 +243,7 @@ pub fn outcome_of(child: ChildResult, timeout: Option<Duration>) -> Option<Point
         }
     };
     let (status, note) = match child.end {
+        ChildEnd::Interrupted => return None,
         ChildEnd::Signaled(sig) if [libc::SIGINT, libc::SIGTERM, libc::SIGHUP].contains(&sig) => {
             return None;
         }
@@ -389,6 +430,9 @@ pub fn run_missing(
         retried: &retried,
     });
     for p in todo {
+        if interrupted() {
+            return Err(ExecError::Interrupted);
+        }
         observe(Progress::Started(p));
         let outcome = executor.execute(p)?;
         results::append_rows(raw_path, &rows_of(p, size, &params(p), &outcome))
