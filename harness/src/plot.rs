@@ -1,6 +1,7 @@
 //! The figure's plot: its metric against P, one panel per workload, one line per (variant,
 //! runtime): measured lines solid with markers, the paper's dashed in the same colour, and,
-//! where the metric is a speedup, the ideal speedup dotted. Written as SVG (real text) and PNG
+//! where the metric is a speedup, the ideal speedup dotted; each panel's legend beside its
+//! chart, never over the data. Written as SVG (real text) and PNG
 //! (text in the built-in pixel font). The values are the figure's [`Metric`]'s.
 
 use crate::figures::Figure;
@@ -33,7 +34,7 @@ pub struct Panel {
     pub series: Vec<Series>,
 }
 
-const COLORS: [RGBColor; 10] = [
+const COLORS: [RGBColor; 14] = [
     RGBColor(31, 119, 180),
     RGBColor(214, 39, 40),
     RGBColor(44, 160, 44),
@@ -44,6 +45,10 @@ const COLORS: [RGBColor; 10] = [
     RGBColor(127, 127, 127),
     RGBColor(188, 189, 34),
     RGBColor(23, 190, 207),
+    RGBColor(0, 0, 128),
+    RGBColor(128, 128, 0),
+    RGBColor(0, 128, 128),
+    RGBColor(200, 0, 200),
 ];
 
 /// The panels of `fig` from the run's points.
@@ -70,7 +75,8 @@ pub fn panels(fig: &Figure, grid: &Grid, ctx: &Context<'_>) -> Vec<Panel> {
                         .iter()
                         .position(|k| *k == (row.runtime.as_str(), row.variant.name(), line))
                         .unwrap_or(0);
-                    let mut name = format!("{}-{} {}", row.workload, row.variant, row.runtime);
+                    // The panel's title names the workload.
+                    let mut name = format!("{} {}", row.variant, row.runtime);
                     if lines.len() > 1 {
                         name = format!("{name} {quantity}");
                     }
@@ -125,6 +131,10 @@ fn draw_panel<DB: DrawingBackend>(
     metric: &dyn Metric,
 ) -> Result<(), String> {
     let e = |e: DrawingAreaErrorKind<DB::ErrorType>| e.to_string();
+    // The legend goes beside the data, never over it.
+    let (width, _) = area.dim_in_pixel();
+    let (area, legend) = area.split_horizontally(width * 58 / 100);
+    let area = &area;
     let x_max = x_of(max_p).max(1.0);
     // The ideal line reaches max_p; a count starts from an empty axis.
     let y_floor = if metric.ideal_line() {
@@ -220,22 +230,73 @@ fn draw_panel<DB: DrawingBackend>(
                 .map_err(e)?;
         }
     }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperLeft)
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK.mix(0.5))
-        .label_font(("sans-serif", 14))
-        .draw()
-        .map_err(e)?;
+    draw_legend(&legend, panel, metric.ideal_line()).map_err(e)?;
+    Ok(())
+}
+
+/// The legend of a panel, in its own area beside the chart: a sample of each line (the ideal
+/// dotted grey, ours solid with a marker, the paper's dashed) and its label.
+fn draw_legend<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    panel: &Panel,
+    ideal: bool,
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+    let style = ("sans-serif", 13).into_text_style(area);
+    let mut y = 48;
+    let mut entry = |sample: &dyn Fn(i32) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>>,
+                     label: &str|
+     -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+        sample(y)?;
+        area.draw_text(label, &style, (40, y - 7))?;
+        y += 20;
+        Ok(())
+    };
+    if ideal {
+        entry(
+            &|y| {
+                for x in [6, 16, 26] {
+                    area.draw(&PathElement::new(
+                        vec![(x, y), (x + 5, y)],
+                        BLACK.mix(0.35).stroke_width(1),
+                    ))?;
+                }
+                Ok(())
+            },
+            "ideal",
+        )?;
+    }
+    for s in &panel.series {
+        let color = COLORS[s.color % COLORS.len()];
+        entry(
+            &|y| {
+                if s.paper {
+                    for x in [4, 18] {
+                        area.draw(&PathElement::new(
+                            vec![(x, y), (x + 10, y)],
+                            color.stroke_width(2),
+                        ))?;
+                    }
+                    area.draw(&Cross::new((16, y), 4, color.stroke_width(2)))
+                } else {
+                    area.draw(&PathElement::new(
+                        vec![(4, y), (30, y)],
+                        color.stroke_width(2),
+                    ))?;
+                    area.draw(&Circle::new((17, y), 4, color.filled()))
+                }
+            },
+            &s.label,
+        )?;
+    }
     Ok(())
 }
 
 /// Pixel size of the whole plot and the panel grid (columns, rows).
 fn layout(n: usize) -> ((u32, u32), (usize, usize)) {
-    let cols = n.clamp(1, 4);
+    let cols = n.clamp(1, 3);
     let rows = n.max(1).div_ceil(cols);
-    let (w, h) = if n <= 1 { (760, 520) } else { (480, 400) };
+    // Wide panels: the chart takes 58% of the width, its legend the rest.
+    let (w, h) = if n <= 1 { (1100, 520) } else { (760, 420) };
     ((w * cols as u32, 40 + h * rows as u32), (cols, rows))
 }
 
@@ -330,7 +391,7 @@ mod tests {
             ps[0]
                 .series
                 .iter()
-                .all(|s| !s.label.starts_with("fib-sf prows"))
+                .all(|s| !s.label.starts_with("sf prows"))
         );
 
         let dir = TempDir::new("plot");
