@@ -151,6 +151,16 @@ struct Printer {
 }
 
 impl Printer {
+    /// `r`'s value, or its error reported as an error event and returned as a failure.
+    fn or_error<T>(&self, r: Result<T, String>) -> Result<T, Failure> {
+        r.map_err(|message| {
+            self.emit(&Event::Error {
+                message: message.clone(),
+            });
+            Failure::Runtime(message)
+        })
+    }
+
     fn emit(&self, e: &Event) {
         let mut out = std::io::stdout().lock();
         let written = if self.json {
@@ -235,15 +245,7 @@ where
         }
     };
     printer.emit(&Event::Start { params });
-    let input = match input() {
-        Ok(i) => i,
-        Err(message) => {
-            printer.emit(&Event::Error {
-                message: message.clone(),
-            });
-            return Err(Failure::Runtime(message));
-        }
-    };
+    let input = printer.or_error(input())?;
     let mut sink = |e: Event| printer.emit(&e);
     match measure::<S, W, R>(&pool, &input, reps, run, &mut sink) {
         Ok(times) => {
@@ -292,15 +294,7 @@ fn simulate_point<W: Workload>(
 ) -> Result<(), Failure> {
     use stealbench_schedulers::record::Recorder;
     printer.emit(&Event::Start { params });
-    let input = match input() {
-        Ok(i) => i,
-        Err(message) => {
-            printer.emit(&Event::Error {
-                message: message.clone(),
-            });
-            return Err(Failure::Runtime(message));
-        }
-    };
+    let input = printer.or_error(input())?;
     let recorder = Recorder::new(weights);
     let mut work = W::prepare(&input);
     let answer = W::run(&recorder, variant, &input, &mut work);

@@ -150,22 +150,29 @@ pub fn rerun_reason(rows: &[&RawRow], reps: usize) -> Option<String> {
 /// The points of `rows` that must run again ([`rerun_reason`]), with the reason, in order of
 /// first appearance.
 pub fn points_to_rerun(rows: &[RawRow], reps: usize) -> Vec<(PointKey, String)> {
-    let mut order: Vec<PointKey> = Vec::new();
-    let mut by_key: HashMap<PointKey, Vec<&RawRow>> = HashMap::new();
-    for r in rows {
-        let Some(k) = r.key() else { continue };
-        if !by_key.contains_key(&k) {
-            order.push(k.clone());
-        }
-        by_key.entry(k).or_default().push(r);
-    }
-    order
+    by_point(rows)
         .into_iter()
-        .filter_map(|k| {
-            let why = rerun_reason(&by_key[&k], reps)?;
+        .filter_map(|(k, rs)| {
+            let why = rerun_reason(&rs, reps)?;
             Some((k, why))
         })
         .collect()
+}
+
+/// The rows of each point (rows of unknown variants left out), points in order of first
+/// appearance.
+fn by_point(rows: &[RawRow]) -> Vec<(PointKey, Vec<&RawRow>)> {
+    let mut out: Vec<(PointKey, Vec<&RawRow>)> = Vec::new();
+    let mut index: HashMap<PointKey, usize> = HashMap::new();
+    for r in rows {
+        let Some(k) = r.key() else { continue };
+        let i = *index.entry(k.clone()).or_insert_with(|| {
+            out.push((k, Vec::new()));
+            out.len() - 1
+        });
+        out[i].1.push(r);
+    }
+    out
 }
 
 /// Moves the rows of `points` from `raw` to `attempts` (appended there, so no attempt is lost)
@@ -256,19 +263,9 @@ fn counters_of(rows: &[&RawRow]) -> Vec<(String, Vec<u64>)> {
 
 /// Groups raw rows into points (in order of first appearance) and summarises each.
 pub fn summarize(rows: &[RawRow]) -> Vec<PointSummary> {
-    let mut order: Vec<PointKey> = Vec::new();
-    let mut by_key: HashMap<PointKey, Vec<&RawRow>> = HashMap::new();
-    for r in rows {
-        let Some(k) = r.key() else { continue };
-        if !by_key.contains_key(&k) {
-            order.push(k.clone());
-        }
-        by_key.entry(k).or_default().push(r);
-    }
-    order
+    by_point(rows)
         .into_iter()
-        .map(|k| {
-            let rs = &by_key[&k];
+        .map(|(k, rs)| {
             let status = rs[0].status;
             let times: Vec<f64> = rs.iter().filter_map(|r| r.seconds).collect();
             PointSummary {
@@ -281,7 +278,7 @@ pub fn summarize(rows: &[RawRow]) -> Vec<PointSummary> {
                     None
                 },
                 peak_rss_kb: rs.iter().filter_map(|r| r.peak_rss_kb).max(),
-                counters: counters_of(rs),
+                counters: counters_of(&rs),
                 note: rs
                     .iter()
                     .map(|r| r.note.as_str())

@@ -25,7 +25,10 @@ use std::time::{Duration, Instant};
 use stealbench_schedulers::*;
 
 mod common;
+#[path = "common/fib.rs"]
+mod fib;
 use common::{leaf, mix, splitmix};
+use fib::{fib_fj, fib_sf};
 
 fn extra(s: &Stats, name: &str) -> u64 {
     s.extra
@@ -74,25 +77,6 @@ impl Flag {
     fn wait(&self, what: &str) {
         wait_until(what, || self.0.load(Ordering::Acquire));
     }
-}
-
-fn fib_fj<W: Worker>(w: &W, n: u64) -> u64 {
-    if n < 2 {
-        return n;
-    }
-    let (a, b) = w.join(|w| fib_fj(w, n - 1), |w| fib_fj(w, n - 2));
-    a + b
-}
-
-fn fib_sf<W: Worker>(w: &W, n: u64) -> u64 {
-    if n < 2 {
-        return n;
-    }
-    w.scope(|s| {
-        let x = s.future(w, move |_, w| fib_sf(w, n - 1));
-        let y = fib_sf(w, n - 2);
-        x.get(w) + y
-    })
 }
 
 /// One node of a random DAG whose shape and value depend on `seed` only: joins and scopes of

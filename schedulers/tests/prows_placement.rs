@@ -4,6 +4,11 @@
 //! the current level, and the artifact placement never rebalances while completing futures
 //! whose touches suspend deques.
 
+// Only fork-join fib here.
+#[allow(dead_code)]
+#[path = "common/fib.rs"]
+mod fib;
+use fib::fib_fj;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 use stealbench_schedulers::prows::{Prows, ProwsArtifact};
@@ -23,14 +28,6 @@ fn gauge(s: &Stats, name: &str) -> u64 {
         .find(|(k, _)| *k == name)
         .unwrap_or_else(|| panic!("no gauge {name}: {s:?}"))
         .1
-}
-
-fn fib_fj<W: Worker>(w: &W, n: u64) -> u64 {
-    if n < 2 {
-        return n;
-    }
-    let (a, b) = w.join(|w| fib_fj(w, n - 1), |w| fib_fj(w, n - 2));
-    a + b
 }
 
 /// Spins (yielding) until `flag` is set; panics after 10 s rather than hang the test.

@@ -144,17 +144,7 @@ fn a_touch_with_work_below_suspends_the_whole_deque_under_prows_only() {
 
 #[test]
 fn the_same_seed_gives_the_same_run_and_seeds_differ() {
-    fn fib<W: Worker>(w: &W, n: u64) -> u64 {
-        if n < 2 {
-            return n;
-        }
-        w.scope(|s| {
-            let x = s.future(w, move |_, w| fib(w, n - 1));
-            let y = fib(w, n - 2);
-            x.get(w) + y
-        })
-    }
-    let (_, dag) = Recorder::record(Weights::Unit, |w| fib(w, 14));
+    let (_, dag) = Recorder::record(Weights::Unit, |w| stealbench_workloads::fib::sf(w, 14));
     for s in Scheduler::ALL {
         let a = simulate(&dag, s, 8, 42);
         assert_eq!(a, simulate(&dag, s, 8, 42), "{s}");

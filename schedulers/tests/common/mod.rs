@@ -2,11 +2,8 @@
 //! depend on the seed only.
 
 /// SplitMix64's step: a bijection that scrambles every bit.
-pub fn splitmix(mut z: u64) -> u64 {
-    z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
+pub fn splitmix(z: u64) -> u64 {
+    stealbench_schedulers::rng::mix(z.wrapping_add(0x9E37_79B9_7F4A_7C15))
 }
 
 /// Combines two children's values, order-sensitively.
