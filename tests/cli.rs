@@ -536,3 +536,91 @@ fn hw_video_is_checked_recorded_and_reaches_the_points() {
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("were measured on input"), "{err}");
 }
+
+/// A child that panics, one that aborts and one that overruns its timeout are recorded as
+/// crashed and timed out, the run goes on and exits 1; `--resume` (here without the faults)
+/// retries exactly those points and finishes ok.
+#[test]
+fn crashed_and_timed_out_points_are_recorded_then_retried_on_resume() {
+    let dir = TempDir::new("faults");
+    let run = |faults: Option<&str>, args: &[&str]| {
+        let mut c = Command::new(BIN);
+        c.args(args).current_dir(&dir.0);
+        match faults {
+            Some(f) => c.env("STEALBENCH_FAULT", f),
+            None => c.env_remove("STEALBENCH_FAULT"),
+        };
+        c.output().expect("the binary runs")
+    };
+    let first = run(
+        Some("abp@1=abort,abp@2=hang,prows@2=panic"),
+        &[
+            "reproduce",
+            "prows-fig3",
+            "--size",
+            "test",
+            "--runtimes",
+            "abp,prows",
+            "--timeout",
+            "3",
+            "--out",
+            "r",
+            "--figures-dir",
+            "f",
+        ],
+    );
+    assert_eq!(first.status.code(), Some(1), "{}", text(&first.stderr));
+    let runs: Vec<PathBuf> = fs::read_dir(dir.0.join("r/prows-fig3"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(runs.len(), 1);
+    let raw = fs::read_to_string(runs[0].join("raw.csv")).unwrap();
+    let status_of = |rt: &str, variant: &str, p: &str| {
+        raw.lines()
+            .find(|l| l.starts_with(&format!("{rt},fib,{variant},{p},")))
+            .map(|l| l.split(',').nth(10).unwrap().to_string())
+    };
+    assert_eq!(
+        status_of("abp", "fj", "1").as_deref(),
+        Some("crashed"),
+        "{raw}"
+    );
+    assert_eq!(
+        status_of("abp", "fj", "2").as_deref(),
+        Some("timeout"),
+        "{raw}"
+    );
+    assert_eq!(
+        status_of("prows", "sf", "2").as_deref(),
+        Some("crashed"),
+        "{raw}"
+    );
+    assert_eq!(
+        status_of("prows", "sf", "1").as_deref(),
+        Some("ok"),
+        "{raw}"
+    );
+
+    let again = run(
+        None,
+        &[
+            "reproduce",
+            "prows-fig3",
+            "--resume",
+            runs[0].to_str().unwrap(),
+        ],
+    );
+    let err = text(&again.stderr);
+    assert_eq!(again.status.code(), Some(0), "{err}");
+    assert!(err.contains("retrying 4 recorded point(s)"), "{err}");
+    let raw = fs::read_to_string(runs[0].join("raw.csv")).unwrap();
+    assert!(
+        raw.lines()
+            .skip(1)
+            .all(|l| l.split(',').nth(10) == Some("ok")),
+        "{raw}"
+    );
+    assert!(runs[0].join("attempts.csv").exists());
+    assert!(dir.0.join("f/prows-fig3.md").exists());
+}

@@ -429,6 +429,7 @@ pub fn run_command(args: &RunArgs) -> Result<(), Failure> {
     }
     let name = runtime.name;
     let options = &options;
+    fault_hook(&arm.spec(), workers);
     if let (Some(weights), Some(model)) = (arm.sim, runtimes::simulated(name)) {
         if variant == Variant::SfNostack {
             return Err(Failure::Usage(
@@ -460,6 +461,30 @@ pub fn run_command(args: &RunArgs) -> Result<(), Failure> {
     // Both lookups succeeded above, so both dispatches find their type.
     done.flatten()
         .expect("a registered runtime and workload dispatch")
+}
+
+/// The environment variable of the test-only fault hook: `ARM@P=KIND[,...]` makes the point
+/// of runtime arm `ARM` at `P` workers fail before it measures anything, as KIND says:
+/// `panic`, `abort` or `hang` (sleeps until killed). The end-to-end tests use it to check what
+/// `reproduce` records for a crashed or overrunning child, and that `--resume` retries it.
+pub const FAULT_ENV: &str = "STEALBENCH_FAULT";
+
+/// Acts on [`FAULT_ENV`] for the point of `arm` at `workers`, if it names it.
+fn fault_hook(arm: &str, workers: usize) {
+    let Ok(spec) = std::env::var(FAULT_ENV) else {
+        return;
+    };
+    let me = format!("{arm}@{workers}");
+    for fault in spec.split(',') {
+        match fault.split_once('=') {
+            Some((at, "panic")) if at == me => panic!("{FAULT_ENV}: a deliberate panic"),
+            Some((at, "abort")) if at == me => std::process::abort(),
+            Some((at, "hang")) if at == me => loop {
+                std::thread::sleep(std::time::Duration::from_secs(3600));
+            },
+            _ => {}
+        }
+    }
 }
 
 /// `stealbench bench-point`: fib(n), one variant, P = 1, on one runtime.
