@@ -6,7 +6,8 @@
 //!   [`rayon`] (rayon's pool, [`rayon::RayonPool`]; closure front-end, futures built on rayon
 //!   scopes), [`tokio`] (tokio's multi-thread runtime, [`tokio::TokioPool`]; async front-end,
 //!   every fork a heap-allocated task), [`abp`] (parsimonious work stealing with futures on
-//!   stackful fibers), [`prows`] (proactive work stealing: whole deques suspend at a touch of
+//!   stackful fibers), [`fibril`] (`abp`'s deques and join with Fibril's stacks: a
+//!   suspended stack's unused pages are given back to the OS), [`prows`] (proactive work stealing: whole deques suspend at a touch of
 //!   an unfinished future; [`prows::Prows`] with the paper's placement of stealable deques,
 //!   [`prows::ProwsArtifact`] with the authors' artifact's), [`libfork`] (stackless
 //!   continuation stealing: task frames on segmented stacks, polled by the worker directly;
@@ -19,7 +20,7 @@
 //!   guard page, per-worker pools), [`overflow`] (a fiber stack overflow is reported, not a
 //!   bare fault), [`fiber`] (migratable stackful fibers), [`deque`] (a
 //!   Chase-Lev deque whose owner side needs no fence) and the crate-private `fiberpool` (the
-//!   runtime `abp` and `prows` share, generic over their deque policy).
+//!   runtime `abp`, `fibril` and `prows` share, generic over their deque policy).
 //!
 //! The design, and how the runtimes still to come map onto it, is in `schedulers/README.md`.
 
@@ -29,6 +30,7 @@ pub mod config;
 pub mod deque;
 pub mod fiber;
 pub(crate) mod fiberpool;
+pub mod fibril;
 pub mod libfork;
 pub mod overflow;
 pub mod prows;

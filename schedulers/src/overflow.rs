@@ -148,7 +148,7 @@ extern "C" fn on_fault(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut l
         write_err(hex(addr, &mut buf));
         write_err(
             b", in the guard page below a fiber stack). Give the fibers bigger stacks \
-              (Abp::with_stack_size, Prows::with_stack_size; the default is 16 MiB) or recurse less deeply.\n",
+              (`--stack-size`, or with_stack_size on the pool, e.g. Fibril::with_stack_size; the default is 16 MiB) or recurse less deeply.\n",
         );
         // SAFETY: `abort` is async-signal-safe and does not return.
         unsafe { libc::abort() };

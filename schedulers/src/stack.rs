@@ -7,7 +7,15 @@
 //!
 //! A [`StackPool`] is the free list of one worker plus counters shared by every pool of a
 //! runtime ([`StackCounters`]): stacks in use (taken and not yet given back), stacks mapped and
-//! their high-water mark, and how many stacks were mapped since the last reset.
+//! their high-water mark, and how many stacks were mapped since the last reset. A pool may
+//! *spill* (Fibril's stack pool): past its cap, a given-back stack goes to a free list shared by
+//! every pool of the runtime instead of being unmapped, and a pool whose own list is empty
+//! takes from the shared one before it maps a new stack.
+//!
+//! The counters also hold the *registry* of every stack the pools have mapped, so the pages a
+//! runtime's stacks hold can be counted exactly from outside ([`StackCounters::scan`]:
+//! `mincore` over each stack), and the pages below a suspended fiber can be given back to the
+//! OS ([`Stack::release_below`]: `madvise(MADV_DONTNEED)`, as Fibril's `unmap`).
 //!
 //! # Invariants
 //!
@@ -15,7 +23,8 @@
 //!   at `low` is the guard, and `[low + guard, low + len)` is readable and writable. The mapping
 //!   is unmapped exactly once, when the `Stack` is dropped.
 //! * Every stack in a pool's free list has the pool's usable size and is not used by any
-//!   fiber. A free list holds at most `cap` stacks; surplus stacks are unmapped.
+//!   fiber. A free list holds at most `cap` stacks; surplus stacks are unmapped, or, in a
+//!   spilling pool, go to the shared free list (whose stacks count as `live`, not `in_use`).
 //! * `in_use` = stacks handed out by [`StackPool::take`] (or [`StackPool::note_reused`])
 //!   across all pools sharing the counters, minus stacks handed back by [`StackPool::give`] (or
 //!   kept by the caller on an idle fiber: a bump of the `given` cell of
@@ -28,10 +37,11 @@
 
 use crate::overflow::Guard;
 use crate::stats::PerWorker;
+use std::collections::HashMap;
 use std::io;
 use std::ptr::NonNull;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 /// The size of a memory page on this machine.
 pub fn page_size() -> usize {
@@ -48,6 +58,42 @@ pub struct Stack {
     guard: usize,
     /// The guard page's registration with the overflow reporter ([`crate::overflow`]).
     watch: Option<Guard>,
+    /// The registry this stack is listed in (stacks mapped by a [`StackPool`]).
+    registry: Option<Arc<Registry>>,
+}
+
+/// What [`Stack::release_below`] and [`Stack::resident`] found.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Pages {
+    /// Resident pages in the range looked at (released ones, for `release_below`).
+    pub resident: usize,
+    /// The depth of the stack in pages: from its top down to the lowest resident page of the
+    /// range looked at (0 if none is resident).
+    pub depth: usize,
+}
+
+/// Counts the resident pages of `[lo, hi)` (page aligned) with `mincore`, and the distance in
+/// pages from `top` down to the lowest of them. `buf` is scratch space.
+fn mincore_pages(lo: usize, hi: usize, top: usize, buf: &mut Vec<u8>) -> Pages {
+    let page = page_size();
+    let n = (hi - lo) / page;
+    if n == 0 {
+        return Pages::default();
+    }
+    buf.clear();
+    buf.resize(n, 0);
+    // SAFETY: `[lo, hi)` is inside a mapping the caller keeps alive for the call, page
+    // aligned, and `buf` has one byte per page of it.
+    let rc = unsafe { libc::mincore(lo as *mut libc::c_void, hi - lo, buf.as_mut_ptr()) };
+    if rc != 0 {
+        return Pages::default();
+    }
+    let resident = buf.iter().filter(|&&b| b & 1 != 0).count();
+    let depth = buf
+        .iter()
+        .position(|&b| b & 1 != 0)
+        .map_or(0, |i| (top - (lo + i * page)) / page);
+    Pages { resident, depth }
 }
 
 // SAFETY: a `Stack` is the unique owner of its mapping; moving it to another thread moves that
@@ -82,6 +128,7 @@ impl Stack {
             len,
             guard: page,
             watch: None,
+            registry: None,
         };
         // SAFETY: `[low, low + page)` is the first page of the mapping we own.
         let rc = unsafe { libc::mprotect(p, page, libc::PROT_NONE) };
@@ -111,10 +158,57 @@ impl Stack {
     pub fn contains(&self, addr: usize) -> bool {
         addr >= self.bottom() && addr < self.top()
     }
+
+    /// The resident pages of the whole usable stack (`mincore`), and its depth in pages.
+    /// `buf` is scratch space.
+    pub fn resident(&self, buf: &mut Vec<u8>) -> Pages {
+        mincore_pages(self.bottom(), self.top(), self.top(), buf)
+    }
+
+    /// Gives the pages of this stack below the page that holds `sp` back to the OS
+    /// (`madvise(MADV_DONTNEED)`: Fibril's `unmap`; the next touch of such a page maps a zeroed
+    /// one, so no `remap` is needed). Returns what was resident there: the pages released and
+    /// the depth the stack had reached. Nothing is called if no page there is resident.
+    ///
+    /// # Safety
+    /// Nothing lives in the stack below `sp`: the fiber that runs on it is suspended with its
+    /// stack pointer at `sp` (or above), and nobody runs on the stack until this returns.
+    pub unsafe fn release_below(&self, sp: usize, buf: &mut Vec<u8>) -> Pages {
+        let lo = self.bottom();
+        let hi = sp & !(page_size() - 1);
+        if hi <= lo || hi > self.top() {
+            return Pages::default();
+        }
+        let found = mincore_pages(lo, hi, self.top(), buf);
+        if found.resident > 0 {
+            // SAFETY: `[lo, hi)` is page aligned, inside this stack's usable part, and holds no
+            // live data (the caller's contract); the mapping is private and anonymous, so the
+            // pages read as zero afterwards and nothing else refers to them.
+            unsafe { libc::madvise(lo as *mut libc::c_void, hi - lo, libc::MADV_DONTNEED) };
+        }
+        found
+    }
+}
+
+/// The stacks mapped by the pools of one runtime, by low address, so they can be scanned
+/// ([`StackCounters::scan`]). A stack leaves it (under the lock) before it is unmapped.
+#[derive(Debug, Default)]
+struct Registry {
+    stacks: Mutex<HashMap<usize, (usize, usize)>>,
+}
+
+impl Registry {
+    fn lock(&self) -> MutexGuard<'_, HashMap<usize, (usize, usize)>> {
+        self.stacks.lock().unwrap_or_else(|e| e.into_inner())
+    }
 }
 
 impl Drop for Stack {
     fn drop(&mut self) {
+        // Out of the registry before the pages go, so no scan looks at an unmapped range.
+        if let Some(r) = self.registry.take() {
+            r.lock().remove(&self.bottom());
+        }
         // Unregistered before the pages go (they may be mapped again for something else).
         if let Some(g) = self.watch.take() {
             g.release();
@@ -141,6 +235,11 @@ pub struct StackCounters {
     live: AtomicUsize,
     high_water: AtomicUsize,
     mapped: AtomicUsize,
+    /// The deepest any stack reached, in pages, as far as releases and scans saw it.
+    deepest: AtomicUsize,
+    registry: Arc<Registry>,
+    /// The free list shared by the pools that spill ([`StackPool::spilling`]).
+    spill: Mutex<Vec<Stack>>,
 }
 
 impl StackCounters {
@@ -152,7 +251,38 @@ impl StackCounters {
             live: AtomicUsize::new(0),
             high_water: AtomicUsize::new(0),
             mapped: AtomicUsize::new(0),
+            deepest: AtomicUsize::new(0),
+            registry: Arc::new(Registry::default()),
+            spill: Mutex::new(Vec::new()),
         }
+    }
+
+    /// Counts the pages every mapped stack holds right now (exact: `mincore` over each), and
+    /// raises the depth high-water mark to the deepest stack found. Returns the resident pages
+    /// and the deepest stack in pages.
+    pub fn scan(&self) -> Pages {
+        let mut buf = Vec::new();
+        let reg = self.registry.lock();
+        let mut total = Pages::default();
+        for &(lo, hi) in reg.values() {
+            // Registered stacks stay mapped while the registry is locked (see `Stack::drop`).
+            let p = mincore_pages(lo, hi, hi, &mut buf);
+            total.resident += p.resident;
+            total.depth = total.depth.max(p.depth);
+        }
+        drop(reg);
+        self.deepest.fetch_max(total.depth, Ordering::Relaxed);
+        total
+    }
+
+    /// Records that a stack reached `pages` deep (seen when its pages were released).
+    pub fn note_depth(&self, pages: usize) {
+        self.deepest.fetch_max(pages, Ordering::Relaxed);
+    }
+
+    /// The deepest stack in pages since the last reset (releases, and scans).
+    pub fn deepest(&self) -> usize {
+        self.deepest.load(Ordering::Relaxed)
     }
     /// Stacks taken from a pool and not given back (exact when no pool is in use).
     pub fn in_use(&self) -> usize {
@@ -176,6 +306,8 @@ impl StackCounters {
     pub fn reset_high_water(&self) {
         self.high_water.store(self.mapped_now(), Ordering::Relaxed);
         self.mapped.store(0, Ordering::Relaxed);
+        self.deepest.store(0, Ordering::Relaxed);
+        self.scan();
     }
 }
 
@@ -186,6 +318,8 @@ pub struct StackPool {
     size: usize,
     cap: usize,
     worker: usize,
+    /// Past the cap, give to the shared free list instead of unmapping (and take from it).
+    spill: bool,
     counters: Arc<StackCounters>,
 }
 
@@ -198,8 +332,23 @@ impl StackPool {
             size,
             cap,
             worker,
+            spill: false,
             counters,
         }
+    }
+
+    /// This pool spills: past its cap, given-back stacks go to the free list shared by the
+    /// runtime's pools, from which a pool with an empty list takes before mapping.
+    pub fn spilling(mut self) -> StackPool {
+        self.spill = true;
+        self
+    }
+
+    fn shared_free(&self) -> MutexGuard<'_, Vec<Stack>> {
+        self.counters
+            .spill
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
     }
 
     /// A free stack, mapping a new one if the free list is empty.
@@ -207,7 +356,10 @@ impl StackPool {
     pub fn take(&mut self) -> io::Result<Stack> {
         let s = match self.free.pop() {
             Some(s) => s,
-            None => self.map()?,
+            None => match self.spill.then(|| self.shared_free().pop()).flatten() {
+                Some(s) => s,
+                None => self.map()?,
+            },
         };
         self.counters.taken.add_single_writer(self.worker, 1);
         Ok(s)
@@ -215,8 +367,10 @@ impl StackPool {
 
     #[cold]
     fn map(&mut self) -> io::Result<Stack> {
-        let s = Stack::new(self.size)?;
+        let mut s = Stack::new(self.size)?;
         let c = &*self.counters;
+        c.registry.lock().insert(s.bottom(), (s.bottom(), s.top()));
+        s.registry = Some(Arc::clone(&c.registry));
         c.mapped.fetch_add(1, Ordering::Relaxed);
         let live = c.live.fetch_add(1, Ordering::Relaxed) + 1;
         c.high_water.fetch_max(live, Ordering::Relaxed);
@@ -230,6 +384,8 @@ impl StackPool {
         self.counters.given.add_single_writer(self.worker, 1);
         if self.free.len() < self.cap {
             self.free.push(s);
+        } else if self.spill {
+            self.shared_free().push(s);
         } else {
             self.counters.live.fetch_sub(1, Ordering::Relaxed);
             drop(s);
@@ -310,5 +466,70 @@ mod tests {
         assert_eq!((c.high_water(), c.mapped()), (2, 0));
         drop(b);
         assert_eq!(c.mapped_now(), 1);
+    }
+
+    #[test]
+    fn spilling_pools_share_their_surplus() {
+        let c = Arc::new(StackCounters::new(2));
+        let mut a = StackPool::new(16 * 1024, 1, 0, c.clone()).spilling();
+        let mut b = StackPool::new(16 * 1024, 1, 1, c.clone()).spilling();
+        let s: Vec<Stack> = (0..3).map(|_| a.take().unwrap()).collect();
+        s.into_iter().for_each(|s| a.give(s)); // one kept, two spilled, none unmapped
+        assert_eq!((a.free_len(), c.mapped_now(), c.in_use()), (1, 3, 0));
+        let _x = b.take().unwrap();
+        let _y = b.take().unwrap();
+        assert_eq!(c.mapped(), 3, "b took the spilled stacks");
+        let _z = b.take().unwrap();
+        assert_eq!(c.mapped(), 4, "the shared list was empty: mapped");
+    }
+
+    #[test]
+    fn release_below_gives_pages_back_and_scans_count_them() {
+        let c = Arc::new(StackCounters::new(1));
+        let mut p = StackPool::new(64 * page_size(), 1, 0, c.clone());
+        let s = p.take().unwrap();
+        let page = page_size();
+        for a in (s.bottom()..s.top()).step_by(page) {
+            // SAFETY: every page of the usable part is writable.
+            unsafe { *(a as *mut u8) = 1 };
+        }
+        let mut buf = Vec::new();
+        assert_eq!(
+            s.resident(&mut buf),
+            Pages {
+                resident: 64,
+                depth: 64
+            }
+        );
+        assert_eq!(
+            c.scan(),
+            Pages {
+                resident: 64,
+                depth: 64
+            }
+        );
+        // As if a fiber were suspended with its stack pointer in the 10th page from the top.
+        let sp = s.top() - 9 * page - 100;
+        // SAFETY: no fiber runs on this stack.
+        let r = unsafe { s.release_below(sp, &mut buf) };
+        assert_eq!(
+            r,
+            Pages {
+                resident: 54,
+                depth: 64
+            }
+        );
+        assert_eq!(
+            s.resident(&mut buf),
+            Pages {
+                resident: 10,
+                depth: 10
+            }
+        );
+        // SAFETY: as above; nothing resident is left below: no call.
+        assert_eq!(unsafe { s.release_below(sp, &mut buf) }.resident, 0);
+        assert_eq!(c.scan().resident, 10);
+        assert_eq!(c.deepest(), 64);
+        p.give(s);
     }
 }

@@ -1,4 +1,4 @@
-//! Tests of the fiber runtimes `abp`, `prows` and `prows-artifact`, the same cases for all: fork-join, scopes,
+//! Tests of the fiber runtimes `abp`, `fibril`, `prows` and `prows-artifact`, the same cases for all: fork-join, scopes,
 //! futures, deep recursion, panics, idle sleep and wake-up, stack accounting, handles used off
 //! their fiber, and configurations each accepts or refuses.
 
@@ -335,6 +335,11 @@ fiber_runtime_tests!(
     abp,
     stealbench_schedulers::abp::Abp,
     stealbench_schedulers::abp::AbpWorker
+);
+fiber_runtime_tests!(
+    fibril,
+    stealbench_schedulers::fibril::Fibril,
+    stealbench_schedulers::fibril::FibrilWorker
 );
 fiber_runtime_tests!(
     prows,

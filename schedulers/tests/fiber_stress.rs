@@ -1,4 +1,4 @@
-//! Randomized stress test of `abp`, `prows` and `prows-artifact`: random fork-join-future DAGs (joins, scopes with spawns,
+//! Randomized stress test of `abp`, `fibril`, `prows` and `prows-artifact`: random fork-join-future DAGs (joins, scopes with spawns,
 //! single-touch futures, multi-touch futures touched by several tasks, futures touched by
 //! another task, chained futures) run on 2 workers and checked against the serial runtime;
 //! after every batch no fiber stack may remain in use. On `prows-artifact` the DAGs must also
@@ -9,6 +9,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 use stealbench_schedulers::abp::Abp;
+use stealbench_schedulers::fibril::Fibril;
 use stealbench_schedulers::prows::{Prows, ProwsArtifact};
 use stealbench_schedulers::serial::Serial;
 use stealbench_schedulers::*;
@@ -114,6 +115,12 @@ impl Stacks for Abp {
     }
 }
 
+impl Stacks for Fibril {
+    fn stacks_in_use(&self) -> usize {
+        Fibril::stacks_in_use(self)
+    }
+}
+
 impl Stacks for Prows {
     fn stacks_in_use(&self) -> usize {
         Prows::stacks_in_use(self)
@@ -211,6 +218,11 @@ fn abp_random_dags_match_serial() {
 }
 
 #[test]
+fn fibril_random_dags_match_serial() {
+    stress::<Fibril>(runs());
+}
+
+#[test]
 fn prows_random_dags_match_serial() {
     stress::<Prows>(runs());
 }
@@ -230,6 +242,7 @@ fn prows_artifact_random_dags_match_serial() {
 #[ignore = "long: 20,000 random DAGs per runtime"]
 fn random_dags_match_serial_long() {
     stress::<Abp>(20_000);
+    stress::<Fibril>(20_000);
     stress::<Prows>(20_000);
     stress::<ProwsArtifact>(20_000);
 }

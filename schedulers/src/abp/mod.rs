@@ -67,7 +67,11 @@
 //! before the child ended), `sleeps` (idle workers parked), `deviations` (strands whose worker
 //! did not run their predecessor in the serial order just before them: Spoonhower et al.'s
 //! Definition 1, counted exactly, per worker, at no cost on the fast paths; see
-//! `fiberpool/deviation.rs`), `stacks_high_water`, `stacks_mapped`.
+//! `fiberpool/deviation.rs`), `unmaps` and `pages_released` (always 0 here: `abp` keeps a
+//! suspended stack's pages; see [`crate::fibril`]), `minor_faults` (of the worker threads since
+//! the last reset); gauges `stacks_high_water`, `stacks_mapped`, `stacks_in_use`,
+//! `stack_pages_resident` (exact, by `mincore`, when the statistics are read) and
+//! `stack_depth_pages_high_water`.
 //!
 //! Parsimonious stealing is what makes deviations grow with futures: a touch that suspends
 //! leaves its worker popping its own deque, whose every entry then deviates, and so does every
@@ -88,7 +92,8 @@ use crate::fiberpool::job::{FiberBox, Job};
 use crate::fiberpool::pool::FiberPool;
 use crate::fiberpool::signal::Signal;
 use crate::fiberpool::worker::Local;
-use crate::fiberpool::{Names, Policy};
+use crate::fiberpool::{Names, Policy, StackUse};
+use std::marker::PhantomData;
 
 pub use crate::fiberpool::DEFAULT_STACK_SIZE;
 
@@ -108,16 +113,32 @@ pub type AbpFuture<T> = FiberFuture<AbpPolicy, T>;
 pub type AbpShared<T> = FiberShared<AbpPolicy, T>;
 
 /// The deque policy of `abp` (see the module documentation): one Chase-Lev deque per worker,
-/// stealing from a uniformly random victim, a touch parks only the touching fiber.
-#[derive(Debug)]
-pub struct AbpPolicy;
+/// stealing from a uniformly random victim, a touch parks only the touching fiber. `F` names
+/// the runtime and says how it uses stacks: [`Plain`] is `abp`; `fibril` is this policy with
+/// Fibril's stacks ([`crate::fibril`]).
+pub struct AbpPolicy<F: Flavor = Plain>(PhantomData<fn() -> F>);
 
-/// The thieves' ends of every worker's deque.
-pub struct AbpDeques {
-    thieves: Box<[Thief]>,
+impl<F: Flavor> std::fmt::Debug for AbpPolicy<F> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(F::NAMES.pool)
+    }
 }
 
-impl Policy for AbpPolicy {
+/// A runtime made of [`AbpPolicy`]'s deques: its names, and how it keeps and releases stacks.
+pub trait Flavor: Send + Sync + 'static {
+    /// The runtime's name.
+    const NAME: &'static str;
+    /// The names of its public types.
+    const NAMES: Names;
+    /// Its stacks.
+    const STACKS: StackUse;
+}
+
+/// `abp` itself: the names `abp`, `Abp`..., stacks kept (`StackUse::KEEP`).
+#[derive(Debug)]
+pub struct Plain;
+
+impl Flavor for Plain {
     const NAME: &'static str = "abp";
     const NAMES: Names = Names {
         pool: "Abp",
@@ -126,11 +147,23 @@ impl Policy for AbpPolicy {
         future: "AbpFuture",
         shared: "AbpShared",
     };
+    const STACKS: StackUse = StackUse::KEEP;
+}
+
+/// The thieves' ends of every worker's deque.
+pub struct AbpDeques {
+    thieves: Box<[Thief]>,
+}
+
+impl<F: Flavor> Policy for AbpPolicy<F> {
+    const NAME: &'static str = F::NAME;
+    const NAMES: Names = F::NAMES;
+    const STACKS: StackUse = F::STACKS;
     type Shared = AbpDeques;
     type Seed = Owner;
     type Local = Owner;
     /// A touch parks its fiber on the future's signal; the put pushes them all.
-    type Fut = Signal<AbpPolicy>;
+    type Fut = Signal<Self>;
 
     fn new(p: usize) -> (AbpDeques, Vec<Owner>) {
         let (deques, thieves): (Vec<Owner>, Vec<Thief>) = (0..p).map(|_| deque::new(256)).unzip();
@@ -191,28 +224,28 @@ impl Policy for AbpPolicy {
 
     fn exit(_: &Local<Self>) {}
 
-    fn new_fut() -> Signal<AbpPolicy> {
+    fn new_fut() -> Signal<Self> {
         Signal::new()
     }
 
-    fn new_done_fut() -> Signal<AbpPolicy> {
+    fn new_done_fut() -> Signal<Self> {
         Signal::new_set()
     }
 
     #[inline]
-    fn is_done(fut: &Signal<AbpPolicy>) -> bool {
+    fn is_done(fut: &Signal<Self>) -> bool {
         fut.is_set()
     }
 
     fn suspend_touch(
         l: &Local<Self>,
-        fut: &Signal<AbpPolicy>,
+        fut: &Signal<Self>,
         f: FiberBox<Self>,
     ) -> Option<FiberBox<Self>> {
         l.park(fut, f)
     }
 
-    fn put(w: &AbpWorker, fut: &Signal<AbpPolicy>) {
+    fn put(w: &FiberWorker<Self>, fut: &Signal<Self>) {
         w.set(fut);
     }
 

@@ -1,4 +1,4 @@
-//! The fiber runtime shared by [`crate::abp`] and [`crate::prows`], generic over their deque
+//! The fiber runtime shared by [`crate::abp`], [`crate::prows`] and [`crate::fibril`], generic over their deque
 //! policy ([`Policy`]).
 //!
 //! Both runtimes run every task on a migratable stackful fiber ([`crate::fiber`]) with
@@ -23,6 +23,10 @@
 //! * [`rendezvous`]: where a forked task and its continuation meet when someone else took the
 //!   continuation (each fiber owns one), and the per-worker pool of spare ones.
 //! * [`pool`]: starting and stopping the worker threads, `run`, statistics.
+//! * Stacks: how many idle fibers and free stacks a worker keeps, whether it spills to a
+//!   shared free list, and whether a suspended fiber's unused pages are given back to the OS
+//!   are one setting of the policy ([`StackUse`]): `abp` and `prows` keep everything,
+//!   `fibril` keeps little per worker, spills, and releases.
 //! * [`deviation`]: the exact count of deviations from the serial order (each worker's mark,
 //!   advanced at every strand end on a slow path and compared at every strand start on one),
 //!   with the proof that it is exact.
@@ -64,6 +68,32 @@ const IDLE_CAP: usize = 32;
 const SPIN_ROUNDS: u32 = 64;
 const YIELD_ROUNDS: u32 = 16;
 
+/// How a runtime keeps its fibers' stacks, and what happens to a suspended fiber's stack: one
+/// mechanism, set by each policy ([`Policy::STACKS`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StackUse {
+    /// Idle fibers (finished, stack kept) each worker keeps for reuse.
+    pub idle: usize,
+    /// Free stacks each worker keeps (fibers past `idle` give theirs back here).
+    pub free: usize,
+    /// Past `free`, a worker gives a stack to the free list shared by all workers instead of
+    /// unmapping it, and takes from there before mapping a new one (Fibril's stack pool).
+    pub spill: bool,
+    /// At a suspension (a join or a touch that waits), the pages of the fiber's stack below
+    /// its saved stack pointer are given back to the OS (Fibril's `unmap`).
+    pub release_suspended: bool,
+}
+
+impl StackUse {
+    /// `abp` and `prows`: large per-worker pools, nothing shared, nothing released.
+    pub const KEEP: StackUse = StackUse {
+        idle: IDLE_CAP,
+        free: POOL_CAP,
+        spill: false,
+        release_suspended: false,
+    };
+}
+
 /// The names a runtime's types print in `Debug` output.
 pub struct Names {
     /// The pool, e.g. `"Abp"`.
@@ -87,6 +117,8 @@ pub struct Names {
 pub trait Policy: Sized + Send + Sync + 'static {
     /// The runtime's name: `Scheduler::NAME`, thread names, panic messages.
     const NAME: &'static str;
+    /// How the runtime keeps and releases stacks ([`StackUse::KEEP`] unless it says so).
+    const STACKS: StackUse = StackUse::KEEP;
     /// The names of the runtime's public types.
     const NAMES: Names;
     /// State shared by all workers (what thieves reach; the policy's counters).

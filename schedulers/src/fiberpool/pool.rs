@@ -14,7 +14,7 @@ use crossbeam_deque::Injector;
 use std::cell::UnsafeCell;
 use std::marker::PhantomData;
 use std::panic::{self, AssertUnwindSafe};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering, fence};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, AtomicUsize, Ordering, fence};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::thread::{self, JoinHandle};
 
@@ -64,6 +64,8 @@ impl<P: Policy> FiberPool<P> {
             runs: AtomicUsize::new(0),
             stacks: Arc::new(StackCounters::new(p)),
             held: (0..p).map(|_| AtomicBool::new(false)).collect(),
+            tids: (0..p).map(|_| AtomicI32::new(0)).collect(),
+            faults_base: AtomicU64::new(0),
         });
         let mut pool = FiberPool {
             shared: Arc::clone(&shared),
@@ -92,6 +94,18 @@ impl<P: Policy> FiberPool<P> {
     /// retired its last fiber).
     pub fn stacks_in_use(&self) -> usize {
         self.shared.stacks.in_use()
+    }
+
+    /// The minor page faults of the worker threads so far (read from
+    /// `/proc/self/task/TID/stat`; threads not started yet count 0).
+    fn worker_faults(&self) -> u64 {
+        self.shared
+            .tids
+            .iter()
+            .map(|t| t.load(Ordering::Relaxed))
+            .filter(|&t| t != 0)
+            .map(thread_minor_faults)
+            .sum()
     }
 
     /// Lets every worker steal again after [`FiberWorker::hold_steals`] (a test that forces a
@@ -134,11 +148,23 @@ impl<P: Policy> Scheduler for FiberPool<P> {
             ("forks_parted", c.parted.sum()),
             ("sleeps", c.sleeps.sum()),
             ("deviations", c.deviations.sum()),
+            ("unmaps", c.unmaps.sum()),
+            ("pages_released", c.pages_released.sum()),
+            (
+                "minor_faults",
+                self.worker_faults()
+                    .saturating_sub(self.shared.faults_base.load(Ordering::Relaxed)),
+            ),
         ];
         extra.extend(P::stats(&self.shared.pol));
+        let st = &self.shared.stacks;
+        let pages = st.scan();
         let mut gauges = vec![
-            ("stacks_high_water", self.shared.stacks.high_water() as u64),
-            ("stacks_mapped", self.shared.stacks.mapped() as u64),
+            ("stacks_high_water", st.high_water() as u64),
+            ("stacks_mapped", st.mapped() as u64),
+            ("stacks_in_use", st.in_use() as u64),
+            ("stack_pages_resident", pages.resident as u64),
+            ("stack_depth_pages_high_water", st.deepest() as u64),
         ];
         gauges.extend(P::gauges(&self.shared.pol));
         Stats {
@@ -161,12 +187,30 @@ impl<P: Policy> Scheduler for FiberPool<P> {
             &c.parted,
             &c.sleeps,
             &c.deviations,
+            &c.unmaps,
+            &c.pages_released,
         ] {
             x.reset();
         }
+        self.shared
+            .faults_base
+            .store(self.worker_faults(), Ordering::Relaxed);
         P::reset_stats(&self.shared.pol);
         self.shared.stacks.reset_high_water();
     }
+}
+
+/// The minor page faults of thread `tid` of this process (field 10 of its `stat`), 0 if it
+/// cannot be read.
+fn thread_minor_faults(tid: i32) -> u64 {
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/self/task/{tid}/stat")) else {
+        return 0;
+    };
+    // The command name (field 2) may hold spaces and parentheses: fields 3.. follow the last ')'.
+    stat.rsplit_once(')')
+        .and_then(|(_, rest)| rest.split_whitespace().nth(7))
+        .and_then(|f| f.parse().ok())
+        .unwrap_or(0)
 }
 
 /// The root task of a `run` call, in the caller's frame.

@@ -7,7 +7,7 @@ use super::handle::FiberWorker;
 use super::job::{Exit, FiberBox, FiberNode, Input, Job, JobRef, ToDriver, Yield};
 use super::rendezvous::{Rendezvous, RvPool};
 use super::signal::Signal;
-use super::{IDLE_CAP, POOL_CAP, Policy, SPIN_ROUNDS, YIELD_ROUNDS};
+use super::{Policy, SPIN_ROUNDS, YIELD_ROUNDS};
 use crate::config::{FutureStack, IdlePolicy};
 use crate::deque::{self, heavy_fence};
 use crate::fiber;
@@ -43,6 +43,11 @@ pub struct Counters {
     /// Strands that deviated from the serial order, charged to the worker that ran them
     /// (see [`super::deviation`]).
     pub deviations: PerWorker,
+    /// Suspended stacks whose unused pages were given back to the OS (`madvise` calls; only
+    /// with [`super::StackUse::release_suspended`], and only where a page was resident).
+    pub unmaps: PerWorker,
+    /// Pages given back by those calls (resident before, by `mincore`).
+    pub pages_released: PerWorker,
 }
 
 impl Counters {
@@ -58,6 +63,8 @@ impl Counters {
             parted: PerWorker::new(p),
             sleeps: PerWorker::new(p),
             deviations: PerWorker::new(p),
+            unmaps: PerWorker::new(p),
+            pages_released: PerWorker::new(p),
         }
     }
 }
@@ -87,6 +94,10 @@ pub struct Shared<P: Policy> {
     pub runs: AtomicUsize,
     /// Fiber stacks of all workers.
     pub stacks: Arc<StackCounters>,
+    /// Per worker: its thread's id (for its page faults, read from `/proc`), 0 until known.
+    pub tids: Box<[std::sync::atomic::AtomicI32]>,
+    /// The worker threads' minor page faults at the last `reset_stats`.
+    pub faults_base: AtomicU64,
     /// Per worker: its steals are held (a test forcing a schedule asked for it, see
     /// `FiberWorker::hold_steals`): while set, the worker takes no work from the injector or
     /// from deques that are not its own.
@@ -169,6 +180,8 @@ pub struct Local<P: Policy> {
     /// alive), bumped without a read-modify-write: only this worker writes it.
     pub(super) deviations_cell: *const AtomicU64,
     stack_size: usize,
+    /// Scratch space for `mincore` when a suspended stack's pages are released.
+    scratch: UnsafeCell<Vec<u8>>,
     /// The pool's shared state.
     pub shared: Arc<Shared<P>>,
 }
@@ -334,7 +347,7 @@ impl<P: Policy> Local<P> {
     /// Can one more fiber be kept idle?
     #[inline(always)]
     pub fn idle_has_room(&self) -> bool {
-        self.idle_len.get() < IDLE_CAP
+        self.idle_len.get() < P::STACKS.idle
     }
 
     /// Keeps `f` (suspended with its round of work done, or about to be) as an idle fiber.
@@ -392,6 +405,33 @@ impl<P: Policy> Local<P> {
         back
     }
 
+    /// Gives back the pages of the suspended fiber `f`'s stack below its saved stack pointer
+    /// (Fibril's `unmap`), if the policy says so. Called before `f` is published.
+    #[inline(always)]
+    fn release_suspended(&self, f: &FiberNode<P>) {
+        if P::STACKS.release_suspended {
+            self.release(f);
+        }
+    }
+
+    #[inline(never)]
+    fn release(&self, f: &FiberNode<P>) {
+        // SAFETY: only this worker's thread touches its scratch space, and not re-entrantly.
+        let buf = unsafe { &mut *self.scratch.get() };
+        // SAFETY: `f` is suspended (it switched to this driver, which has not published it
+        // yet), its saved context is at `f.sp`, and nothing of it lives below: the switch
+        // pushed its registers there last, and the message it passed is in its frame above
+        // and was read already.
+        let p = unsafe { f.stack.release_below(f.sp, buf) };
+        if p.resident > 0 {
+            let c = &self.shared.counters;
+            c.unmaps.add_single_writer(self.index, 1);
+            c.pages_released
+                .add_single_writer(self.index, p.resident as u64);
+            self.shared.stacks.note_depth(p.depth);
+        }
+    }
+
     /// Continues `f` (giving it `start` if it is to start a task) and carries out what the
     /// fiber that switches back asks for (not always `f`: fibers switch straight to each
     /// other), until a fiber parks or the deque runs dry.
@@ -418,6 +458,7 @@ impl<P: Policy> Local<P> {
             f = from;
             match y {
                 Yield::Park(sig) => {
+                    self.release_suspended(&f);
                     // SAFETY: the signal lives in the suspended fiber's frame or in an `Arc`
                     // that frame holds; the fiber cannot run before `park` publishes it.
                     match self.park(unsafe { &*sig }, f) {
@@ -426,6 +467,7 @@ impl<P: Policy> Local<P> {
                     }
                 }
                 Yield::Touch(fut) => {
+                    self.release_suspended(&f);
                     // SAFETY: the future's state is kept alive by the handle in the suspended
                     // fiber's frame; the fiber cannot run before the policy publishes it.
                     match P::suspend_touch(self, unsafe { &*fut }, f) {
@@ -524,7 +566,17 @@ pub fn worker_main<P: Policy>(
     stack_size: usize,
 ) {
     let _ = shared.threads[index].set(thread::current());
-    let stacks = StackPool::new(stack_size, POOL_CAP, index, Arc::clone(&shared.stacks));
+    // SAFETY: gettid has no preconditions.
+    shared.tids[index].store(unsafe { libc::gettid() }, Ordering::Relaxed);
+    let mut stacks = StackPool::new(
+        stack_size,
+        P::STACKS.free,
+        index,
+        Arc::clone(&shared.stacks),
+    );
+    if P::STACKS.spill {
+        stacks = stacks.spilling();
+    }
     let (taken, given) = stacks.own_cells();
     let (taken_cell, given_cell) = (taken as *const AtomicU64, given as *const AtomicU64);
     let local = Local {
@@ -545,6 +597,7 @@ pub fn worker_main<P: Policy>(
         deviations_cell: shared.counters.deviations.cell(index),
         mark_step: shared.sleeping.len() as u64,
         stack_size,
+        scratch: UnsafeCell::new(Vec::new()),
         shared,
     };
     while let Some(job) = local.find_work() {
