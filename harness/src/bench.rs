@@ -42,6 +42,11 @@ pub fn bench_command(args: &BenchArgs) -> Result<i32, Failure> {
             names.join(", ")
         )));
     }
+    let stack_size = args
+        .stack_size
+        .as_deref()
+        .map(cli::parse_stack_size)
+        .transpose()?;
     let exe = std::env::current_exe()?;
     crate::runner::catch_interrupts();
     let timeout = (args.timeout > 0).then(|| Duration::from_secs(args.timeout));
@@ -86,7 +91,7 @@ pub fn bench_command(args: &BenchArgs) -> Result<i32, Failure> {
             if line.failed.is_some() {
                 continue;
             }
-            let child_args: Vec<String> = [
+            let mut child_args: Vec<String> = [
                 "bench-point",
                 "--runtime",
                 &line.name,
@@ -101,6 +106,9 @@ pub fn bench_command(args: &BenchArgs) -> Result<i32, Failure> {
             .iter()
             .map(|s| s.to_string())
             .collect();
+            if let (Some(s), true) = (stack_size, runtimes::has_fibers(&line.name)) {
+                child_args.extend(["--stack-size".to_string(), s.to_string()]);
+            }
             let child = run_child(&exe, &child_args, timeout)?;
             let Some(o) = outcome_of(child, timeout) else {
                 errln!("interrupted: nothing is recorded by bench; run it again");

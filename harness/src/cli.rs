@@ -60,6 +60,10 @@ pub struct RunArgs {
     /// Thread pinning: none, compact, scatter.
     #[arg(long, default_value = "none")]
     pub pinning: String,
+    /// Usable size of every fiber stack of a fiber runtime (abp, fibril, prows), in bytes or
+    /// with K, M, G (KiB, MiB, GiB); default 16M. Other runtimes refuse it.
+    #[arg(long, value_name = "SIZE")]
+    pub stack_size: Option<String>,
     /// Print one JSON object per line (for the parent process of `reproduce`).
     #[arg(long)]
     pub json: bool,
@@ -101,6 +105,10 @@ pub struct ReproduceArgs {
     /// Thread pinning: none (default), compact, scatter.
     #[arg(long)]
     pub pinning: Option<String>,
+    /// Usable size of every fiber stack of the fiber runtimes' points (abp, fibril, prows), in
+    /// bytes or with K, M, G; default 16M. The other runtimes' points are not affected.
+    #[arg(long, value_name = "SIZE")]
+    pub stack_size: Option<String>,
     /// Continue an interrupted run: the latest unfinished run of this id, or the run
     /// directory given; points already in its raw.csv are skipped.
     #[arg(long, num_args = 0..=1, value_name = "DIR")]
@@ -139,6 +147,10 @@ pub struct BenchArgs {
     /// rounds' ratios, so a machine whose speed drifts during the run moves T_s with the rest.
     #[arg(long, default_value_t = 3)]
     pub rounds: usize,
+    /// Usable size of every fiber stack of the fiber runtimes (abp, fibril, prows), in bytes
+    /// or with K, M, G; default 16M.
+    #[arg(long, value_name = "SIZE")]
+    pub stack_size: Option<String>,
     /// Seconds after which a runtime's process is killed; 0 = never.
     #[arg(long, default_value_t = 300)]
     pub timeout: u64,
@@ -150,6 +162,9 @@ pub struct BenchPointArgs {
     /// Runtime name, or an arm (`NAME/key=value`).
     #[arg(long)]
     pub runtime: String,
+    /// Fiber stack size (bytes, or with K, M, G).
+    #[arg(long, value_name = "SIZE")]
+    pub stack_size: Option<String>,
     /// The Fibonacci number computed.
     #[arg(long)]
     pub n: u64,
@@ -244,6 +259,33 @@ pub fn parse_variant(s: &str) -> Result<Variant, Failure> {
 pub fn parse_pinning(s: &str) -> Result<Pinning, Failure> {
     s.parse::<Pinning>()
         .map_err(|_| Failure::Usage(suggest::unknown("pinning", s, Pinning::NAMES)))
+}
+
+/// The smallest and largest fiber stack `--stack-size` accepts.
+pub const STACK_SIZE_RANGE: (usize, usize) = (16 << 10, 4 << 30);
+
+/// Parses `--stack-size`: bytes, or a number with `K`, `M`, `G` (powers of 1024, `KiB`,
+/// `MiB`, `GiB` also accepted), between [`STACK_SIZE_RANGE`]'s bounds.
+pub fn parse_stack_size(s: &str) -> Result<usize, Failure> {
+    let t = s.trim();
+    let bad = |why: &str| Failure::Usage(format!("--stack-size {s}: {why}"));
+    let digits = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (n, unit) = t.split_at(digits);
+    let n: usize = n
+        .parse()
+        .map_err(|_| bad("expected bytes, or a number with K, M or G (16M)"))?;
+    let shift = match unit.to_ascii_uppercase().as_str() {
+        "" | "B" => 0,
+        "K" | "KB" | "KIB" => 10,
+        "M" | "MB" | "MIB" => 20,
+        "G" | "GB" | "GIB" => 30,
+        _ => return Err(bad("unknown unit (use K, M or G)")),
+    };
+    let bytes = n.checked_shl(shift).filter(|b| b >> shift == n);
+    match bytes {
+        Some(b) if (STACK_SIZE_RANGE.0..=STACK_SIZE_RANGE.1).contains(&b) => Ok(b),
+        _ => Err(bad("must be between 16K and 4G")),
+    }
 }
 
 /// Checks a worker count: at least 1, at most [`MAX_WORKERS`].
@@ -460,6 +502,12 @@ mod tests {
                 .contains("'sf-nostack'")
         );
         assert!(check_workers(0).is_err());
+        assert_eq!(parse_stack_size("1M").unwrap(), 1 << 20);
+        assert_eq!(parse_stack_size("64KiB").unwrap(), 64 << 10);
+        assert_eq!(parse_stack_size("1048576").unwrap(), 1 << 20);
+        for bad in ["1", "8G", "12Q", "M", ""] {
+            assert!(parse_stack_size(bad).is_err(), "{bad}");
+        }
         assert_eq!(check_workers(MAX_WORKERS).unwrap(), MAX_WORKERS);
         let e = check_workers(MAX_WORKERS + 1).unwrap_err();
         assert!(e.message().contains("at most 1024"), "{}", e.message());

@@ -415,6 +415,11 @@ pub fn run_command(args: &RunArgs) -> Result<(), Failure> {
     let config = arm.configure(PoolConfig {
         pinning,
         future_stack: future_stack_for(variant),
+        stack_size: args
+            .stack_size
+            .as_deref()
+            .map(cli::parse_stack_size)
+            .transpose()?,
         ..PoolConfig::with_workers(workers)
     });
     let printer = Printer { json: args.json };
@@ -506,6 +511,11 @@ pub fn bench_point_command(args: &BenchPointArgs) -> Result<(), Failure> {
     let config = arm.configure(PoolConfig {
         pinning: Pinning::None,
         future_stack: future_stack_for(variant),
+        stack_size: args
+            .stack_size
+            .as_deref()
+            .map(cli::parse_stack_size)
+            .transpose()?,
         ..PoolConfig::with_workers(1)
     });
     let printer = Printer { json: args.json };

@@ -129,6 +129,11 @@ fn settings_from_args(args: &ReproduceArgs, fig: &Figure) -> Result<Settings, Fa
         pinning: pinning.name().to_string(),
         hw_video: options.hw_video,
         hw_points: options.hw_points,
+        stack_size: args
+            .stack_size
+            .as_deref()
+            .map(cli::parse_stack_size)
+            .transpose()?,
         figures_dir: match &args.figures_dir {
             Some(d) => Some(cli::output_dir("--figures-dir", d)?),
             None => None,
@@ -194,6 +199,14 @@ fn check_resume_conflicts(
             "--workloads",
             list(&stored.workloads),
             list(&given.workloads),
+        ));
+    }
+    if args.stack_size.is_some() && given.stack_size != stored.stack_size {
+        let show = |s: Option<usize>| s.map_or("default".to_string(), |b| format!("{b} bytes"));
+        return Err(conflict(
+            "--stack-size",
+            show(stored.stack_size),
+            show(given.stack_size),
         ));
     }
     if args.pinning.is_some() && given.pinning != stored.pinning {
@@ -461,7 +474,10 @@ fn markdown(
             .map(|p| p.to_string())
             .collect::<Vec<_>>()
             .join(", "),
-        s.pinning
+        match s.stack_size {
+            Some(b) => format!("{}; fiber stacks of {b} bytes", s.pinning),
+            None => s.pinning.clone(),
+        }
     ));
     out.push_str(&format!(
         "- {}: {}\n",
@@ -635,6 +651,7 @@ pub fn reproduce_command(args: &ReproduceArgs, allocator: &str) -> Result<i32, F
         pinning: cli::parse_pinning(&s.pinning)?,
         timeout: (s.timeout_secs > 0).then(|| Duration::from_secs(s.timeout_secs)),
         options: options.clone(),
+        stack_size: s.stack_size,
     };
     let raw = run_dir.join("raw.csv");
     // A resumed run must measure the inputs its recorded rows measured: an input file (or

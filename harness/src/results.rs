@@ -420,6 +420,9 @@ pub struct Settings {
     /// `--hw-points`: the initial points file of `hw_video` (absolute path).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hw_points: Option<PathBuf>,
+    /// `--stack-size` in bytes (absent: the runtimes' default).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stack_size: Option<usize>,
     /// `--figures-dir`: where the table and plots go (absolute path; absent in runs made
     /// before it was stored: `paper-figures`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -861,6 +864,7 @@ mod tests {
                 pinning: "none".into(),
                 hw_video: None,
                 hw_points: None,
+                stack_size: None,
                 figures_dir: None,
             },
             machine: this_machine(),

@@ -300,6 +300,8 @@ pub struct ChildExecutor {
     pub timeout: Option<Duration>,
     /// The user's input files, passed to the points of the workloads that read them.
     pub options: InputOptions,
+    /// `--stack-size` in bytes, passed to the points of the fiber runtimes.
+    pub stack_size: Option<usize>,
 }
 
 impl ChildExecutor {
@@ -326,7 +328,19 @@ impl ChildExecutor {
         .iter()
         .map(|s| s.to_string())
         .chain(crate::cli::input_args(&self.options, &p.workload))
+        .chain(self.stack_size_args(&p.runtime))
         .collect()
+    }
+
+    /// `--stack-size N` for a point of a fiber runtime when a size is set (the others have no
+    /// fiber stacks, and a simulated point runs none).
+    fn stack_size_args(&self, runtime: &str) -> Vec<String> {
+        let fibers = crate::runtimes::Arm::parse(runtime)
+            .is_ok_and(|a| a.sim.is_none() && crate::runtimes::has_fibers(a.info.name));
+        match self.stack_size {
+            Some(s) if fibers => vec!["--stack-size".to_string(), s.to_string()],
+            _ => Vec::new(),
+        }
     }
 }
 

@@ -245,6 +245,13 @@ pub const ARM_KEYS: &[&str] = &["idle", "victim", "sim"];
 /// The values of `sim=`.
 pub const SIM_WEIGHTS: &[&str] = &["unit", "nanos"];
 
+/// Whether the runtime named `name` runs its tasks on fixed-size fiber stacks (the ones
+/// `--stack-size` sizes): the closure runtimes that choose where a future runs.
+pub fn has_fibers(name: &str) -> bool {
+    with_closure_runtime!(name, S => <S as stealbench_schedulers::ForkJoin>::FUTURE_STACK_CHOICE)
+        == Some(true)
+}
+
 /// Whether the arm spelt `spec` is a simulation (`sim=`): its points run no worker threads.
 pub fn is_simulated(spec: &str) -> bool {
     Arm::parse(spec).is_ok_and(|a| a.sim.is_some())

@@ -70,6 +70,9 @@ pub struct PoolConfig {
     /// Where future tasks run (only the fiber runtimes have a choice; the others accept only
     /// the default).
     pub future_stack: FutureStack,
+    /// Usable bytes of every fiber stack (`None`: the runtime's default). Only the fiber
+    /// runtimes (`abp`, `fibril`, `prows`) have fixed-size stacks; the others refuse a size.
+    pub stack_size: Option<usize>,
 }
 
 impl PoolConfig {
@@ -81,6 +84,17 @@ impl PoolConfig {
             victim: VictimPolicy::default(),
             idle: IdlePolicy::default(),
             future_stack: FutureStack::default(),
+            stack_size: None,
+        }
+    }
+
+    /// Refuses a stack size for `runtime`, whose stacks are not fixed-size fibers.
+    pub(crate) fn refuse_stack_size(&self, runtime: &str) -> Result<(), StartError> {
+        match self.stack_size {
+            None => Ok(()),
+            Some(_) => Err(StartError::Unsupported(format!(
+                "{runtime} has no fixed-size fiber stacks to size (only abp, fibril, prows do)"
+            ))),
         }
     }
 }
@@ -109,6 +123,7 @@ impl PoolConfig {
                 self.idle
             )));
         }
+        self.refuse_stack_size(runtime)?;
         if self.future_stack != FutureStack::New {
             return Err(StartError::Unsupported(format!(
                 "{runtime} has no fibers to choose a stack for; future stack '{}' cannot be \
@@ -158,6 +173,17 @@ names!(FutureStack { New => "new", Current => "current" });
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_fiber_runtimes_take_a_stack_size() {
+        let sized = PoolConfig {
+            stack_size: Some(1 << 20),
+            ..PoolConfig::with_workers(2)
+        };
+        let e = sized.require_runtime_policies("rayon").unwrap_err();
+        assert!(e.to_string().contains("no fixed-size fiber stacks"), "{e}");
+        assert!(PoolConfig::with_workers(2).refuse_stack_size("serial").is_ok());
+    }
 
     #[test]
     fn names_round_trip() {

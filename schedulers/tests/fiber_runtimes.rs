@@ -311,6 +311,8 @@ macro_rules! fiber_runtime_tests {
                     victim: VictimPolicy::Uniform,
                     idle: IdlePolicy::Busy,
                     future_stack: FutureStack::Current,
+                    // Small stacks, as `--stack-size 256K` gives them.
+                    stack_size: Some(256 << 10),
                 };
                 let pool = <$Pool>::start(&cfg).unwrap();
                 assert_eq!(pool.workers(), 2);

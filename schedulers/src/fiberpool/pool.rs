@@ -131,7 +131,7 @@ impl<P: Policy> Scheduler for FiberPool<P> {
     const NAME: &'static str = P::NAME;
 
     fn start(config: &PoolConfig) -> Result<Self, StartError> {
-        Self::with_stack_size(config, DEFAULT_STACK_SIZE)
+        Self::with_stack_size(config, config.stack_size.unwrap_or(DEFAULT_STACK_SIZE))
     }
 
     fn workers(&self) -> usize {

@@ -793,6 +793,8 @@ impl Scheduler for LibforkPool {
     const NAME: &'static str = "libfork";
 
     fn start(config: &PoolConfig) -> Result<Self, StartError> {
+        // Its stacks are segmented: they grow as deep as the tasks go.
+        config.refuse_stack_size(Self::NAME)?;
         Self::start_on(config, &Topology::detect())
     }
 

@@ -59,6 +59,7 @@ impl Scheduler for Serial {
                 config.workers
             )));
         }
+        config.refuse_stack_size(Self::NAME)?;
         Ok(Serial { _private: () })
     }
 
