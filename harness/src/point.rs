@@ -79,6 +79,21 @@ pub fn self_peak_rss_kb() -> u64 {
     }
 }
 
+/// Minor page faults of this whole process so far (`getrusage(RUSAGE_SELF)`): measured from
+/// outside the runtime, so every runtime has it (rayon included), as `process_minor_faults`
+/// of each repetition (the timed computation's faults, all threads).
+pub fn self_minor_faults() -> u64 {
+    // SAFETY: `rusage` is plain old data for which all-zeroes is a valid value.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: `usage` is a valid, exclusively borrowed `rusage` for the call to fill in.
+    let rc = unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) };
+    if rc == 0 {
+        usage.ru_minflt.max(0) as u64
+    } else {
+        0
+    }
+}
+
 /// Why a measurement stopped.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum MeasureError {
@@ -121,9 +136,11 @@ where
     let mut times = Vec::with_capacity(reps);
     for rep in 1..=reps {
         let mut work = W::prepare(input);
+        let faults = self_minor_faults();
         let start = Instant::now();
         let answer = run(pool, input, &mut work);
         let seconds = start.elapsed().as_secs_f64();
+        let faults = self_minor_faults() - faults;
         let answer = std::hint::black_box(answer);
         let stats: Stats = pool.stats();
         pool.reset_stats();
@@ -136,10 +153,12 @@ where
         }
         drop((answer, work));
         times.push(seconds);
+        let mut stats = stats.named();
+        stats.push(("process_minor_faults".to_string(), Some(faults)));
         sink(Event::Rep {
             rep,
             seconds,
-            stats: stats.named(),
+            stats,
         });
     }
     Ok(times)
