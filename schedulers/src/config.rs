@@ -182,7 +182,11 @@ mod tests {
         };
         let e = sized.require_runtime_policies("rayon").unwrap_err();
         assert!(e.to_string().contains("no fixed-size fiber stacks"), "{e}");
-        assert!(PoolConfig::with_workers(2).refuse_stack_size("serial").is_ok());
+        assert!(
+            PoolConfig::with_workers(2)
+                .refuse_stack_size("serial")
+                .is_ok()
+        );
     }
 
     #[test]
