@@ -2,6 +2,9 @@
 //! futures, deep recursion, panics, idle sleep and wake-up, stack accounting, handles used off
 //! their fiber, and configurations each accepts or refuses.
 
+#[path = "common/fib.rs"]
+mod fib;
+
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 use stealbench_schedulers::*;
@@ -11,6 +14,7 @@ macro_rules! fiber_runtime_tests {
     ($name:ident, $Pool:ty, $Worker:ty) => {
         mod $name {
             use super::*;
+            use fib::{fib_fj, fib_sf};
 
             fn pool(p: usize) -> $Pool {
                 <$Pool>::start(&PoolConfig::with_workers(p)).unwrap()
@@ -31,25 +35,6 @@ macro_rules! fiber_runtime_tests {
                     );
                     std::thread::sleep(Duration::from_millis(1));
                 }
-            }
-
-            fn fib_fj<W: Worker>(w: &W, n: u64) -> u64 {
-                if n < 2 {
-                    return n;
-                }
-                let (a, b) = w.join(|w| fib_fj(w, n - 1), |w| fib_fj(w, n - 2));
-                a + b
-            }
-
-            fn fib_sf<W: Worker>(w: &W, n: u64) -> u64 {
-                if n < 2 {
-                    return n;
-                }
-                w.scope(|s| {
-                    let x = s.future(w, move |_, w| fib_sf(w, n - 1));
-                    let y = fib_sf(w, n - 2);
-                    x.get(w) + y
-                })
             }
 
             #[test]

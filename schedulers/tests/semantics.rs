@@ -14,6 +14,9 @@
 // fail to compile.
 #![allow(clippy::manual_async_fn)]
 
+#[path = "common/fib.rs"]
+mod fib;
+
 use std::any::Any;
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 use std::sync::Once;
@@ -152,25 +155,7 @@ fn chain_value(len: usize) -> u64 {
 /// The closure front-end suite.
 mod fj {
     use super::*;
-
-    fn fib_fj<W: Worker>(w: &W, n: u64) -> u64 {
-        if n < 2 {
-            return n;
-        }
-        let (a, b) = w.join(|w| fib_fj(w, n - 1), |w| fib_fj(w, n - 2));
-        a + b
-    }
-
-    fn fib_sf<W: Worker>(w: &W, n: u64) -> u64 {
-        if n < 2 {
-            return n;
-        }
-        w.scope(|s| {
-            let x = s.future(w, move |_, w| fib_sf(w, n - 1));
-            let y = fib_sf(w, n - 2);
-            x.get(w) + y
-        })
-    }
+    use fib::{fib_fj, fib_sf};
 
     /// The leaves `lo..hi` in the order the join tree returns them.
     fn collect<W: Worker>(w: &W, lo: u32, hi: u32) -> Vec<u32> {
