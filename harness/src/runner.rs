@@ -562,26 +562,29 @@ mod tests {
         assert_eq!(results::recorded_points(&rows).len(), 4);
     }
 
+    /// The points `run_missing` runs on `raw` (2 repetitions each), and its plan's retries.
+    fn run_all(points: &[PointKey], raw: &Path) -> (Vec<PointKey>, Vec<(PointKey, String)>) {
+        let mut fake = Fake {
+            calls: vec![],
+            limit: usize::MAX,
+        };
+        let mut retried = Vec::new();
+        let params = |_: &PointKey| "n=20".to_string();
+        let observe = &mut |e: Progress<'_>| {
+            if let Progress::Plan { retried: r, .. } = e {
+                retried = r.to_vec();
+            }
+        };
+        run_missing(points, raw, Size::Test, 2, &params, &mut fake, observe).unwrap();
+        (fake.calls, retried)
+    }
+
     #[test]
     fn resume_retries_what_did_not_finish_ok_or_was_cut_short() {
         let dir = TempDir::new("retry");
         let raw = dir.path().join("raw.csv");
         let points = vec![key("serial", 1), key("abp", 1), key("abp", 2)];
-        let params = |_: &PointKey| "n=20".to_string();
-        let mut first = Fake {
-            calls: vec![],
-            limit: usize::MAX,
-        };
-        run_missing(
-            &points,
-            &raw,
-            Size::Test,
-            2,
-            &params,
-            &mut first,
-            &mut |_| {},
-        )
-        .unwrap();
+        assert_eq!(run_all(&points, &raw).0, points);
         // abp P=1 crashed; abp P=2 lost its last repetition (a cut last line).
         let mut rows = results::read_raw(&raw).unwrap();
         for r in rows.iter_mut().filter(|r| r.key() == Some(key("abp", 1))) {
@@ -590,26 +593,8 @@ mod tests {
         rows.pop();
         std::fs::remove_file(&raw).unwrap();
         results::append_rows(&raw, &rows).unwrap();
-        let mut second = Fake {
-            calls: vec![],
-            limit: usize::MAX,
-        };
-        let mut retried = Vec::new();
-        run_missing(
-            &points,
-            &raw,
-            Size::Test,
-            2,
-            &params,
-            &mut second,
-            &mut |e| {
-                if let Progress::Plan { retried: r, .. } = e {
-                    retried = r.to_vec();
-                }
-            },
-        )
-        .unwrap();
-        assert_eq!(second.calls, points[1..]);
+        let (calls, retried) = run_all(&points, &raw);
+        assert_eq!(calls, points[1..]);
         assert_eq!(
             retried,
             [
@@ -623,21 +608,7 @@ mod tests {
         let attempts = results::read_raw(&dir.path().join("attempts.csv")).unwrap();
         assert_eq!(attempts.len(), 3, "the old rows are kept aside");
         // A third run has nothing to do.
-        let mut third = Fake {
-            calls: vec![],
-            limit: usize::MAX,
-        };
-        run_missing(
-            &points,
-            &raw,
-            Size::Test,
-            2,
-            &params,
-            &mut third,
-            &mut |_| {},
-        )
-        .unwrap();
-        assert!(third.calls.is_empty());
+        assert!(run_all(&points, &raw).0.is_empty());
     }
 
     fn child(events: Vec<Event>, end: ChildEnd) -> ChildResult {
