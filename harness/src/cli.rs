@@ -95,9 +95,15 @@ pub struct ReproduceArgs {
     /// Only these workloads, comma-separated.
     #[arg(long, value_delimiter = ',')]
     pub workloads: Option<Vec<String>>,
-    /// Timed repetitions per point (default: 10 for paper, 5 small, 3 quick, 2 test).
+    /// Timed repetitions per point and round (default: 10 for paper, 5 small, 3 quick, 2
+    /// test, divided among the rounds, at least 1 a round).
     #[arg(long)]
     pub reps: Option<usize>,
+    /// Rounds over the grid: every point runs once per round, each round in a shuffled order,
+    /// so a machine whose speed drifts favours no runtime; the tables give the spread of each
+    /// point's round medians (default: the figure's, 3 for prows-fig3, else 1).
+    #[arg(long)]
+    pub rounds: Option<usize>,
     /// Seconds after which a point's process is killed and recorded as a timeout; 0 = never
     /// (default: 3600 paper, 1200 small, 300 quick, 120 test).
     #[arg(long)]

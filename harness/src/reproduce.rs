@@ -105,10 +105,14 @@ fn settings_from_args(args: &ReproduceArgs, fig: &Figure) -> Result<Settings, Fa
         }
     }
     let pinning = cli::parse_pinning(args.pinning.as_deref().unwrap_or("none"))?;
+    let rounds = args.rounds.unwrap_or(fig.rounds);
+    if rounds == 0 {
+        return Err(Failure::Usage("rounds must be at least 1".to_string()));
+    }
     let reps = args
         .reps
         .or(fig.reps)
-        .unwrap_or_else(|| cli::default_reps(size));
+        .unwrap_or_else(|| cli::default_reps(size).div_ceil(rounds));
     if reps == 0 {
         return Err(Failure::Usage("reps must be at least 1".to_string()));
     }
@@ -122,6 +126,7 @@ fn settings_from_args(args: &ReproduceArgs, fig: &Figure) -> Result<Settings, Fa
     Ok(Settings {
         size: size.name().to_string(),
         reps,
+        rounds,
         workers,
         runtimes: selected_runtimes,
         workloads: args.workloads.clone(),
@@ -199,6 +204,13 @@ fn check_resume_conflicts(
             "--workloads",
             list(&stored.workloads),
             list(&given.workloads),
+        ));
+    }
+    if args.rounds.is_some() && given.rounds != stored.rounds {
+        return Err(conflict(
+            "--rounds",
+            stored.rounds.to_string(),
+            given.rounds.to_string(),
         ));
     }
     if args.stack_size.is_some() && given.stack_size != stored.stack_size {
@@ -424,6 +436,7 @@ fn open_run(
 }
 
 /// The Markdown page of a reproduced figure.
+#[allow(clippy::too_many_arguments)]
 fn markdown(
     fig: &Figure,
     meta: &Meta,
@@ -431,6 +444,7 @@ fn markdown(
     tbl: &table::Table,
     run_dir: &Path,
     params_of: &HashMap<&str, String>,
+    rounds_note: Option<&str>,
 ) -> String {
     let s = &meta.settings;
     let params: Vec<String> = grid
@@ -479,6 +493,9 @@ fn markdown(
             None => s.pinning.clone(),
         }
     ));
+    if let Some(n) = rounds_note {
+        out.push_str(&format!("- Rounds: {n}\n"));
+    }
     out.push_str(&format!(
         "- {}: {}\n",
         fig.metric.note_label(),
@@ -545,6 +562,27 @@ fn write_figure_files(
     )
     .map_err(Failure::Runtime)?;
     Ok(())
+}
+
+/// What the rounds say about the machine's drift: how far apart a point's round medians are,
+/// at most and typically.
+fn rounds_note(rounds: usize, summaries: &[results::PointSummary]) -> String {
+    let mut spreads: Vec<(f64, &PointKey)> = summaries
+        .iter()
+        .filter_map(|s| Some((results::spread(&s.round_medians)?, &s.key)))
+        .collect();
+    spreads.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let typical = crate::stats::median(&spreads.iter().map(|x| x.0).collect::<Vec<_>>());
+    match (spreads.last(), typical) {
+        (Some((worst, at)), Some(mid)) => format!(
+            "{rounds}, every point once per round in a shuffled order; a point's round medians \
+             differ by {:.1}% typically (median), at most {:.1}% ({at}); the cells give the \
+             median over all rounds' repetitions",
+            mid * 100.0,
+            worst * 100.0
+        ),
+        _ => format!("{rounds}, every point once per round in a shuffled order"),
+    }
 }
 
 /// Where the figures go when neither `--figures-dir` nor a resumed run says.
@@ -681,6 +719,7 @@ pub fn reproduce_command(args: &ReproduceArgs, allocator: &str) -> Result<i32, F
         &raw,
         size,
         s.reps,
+        s.rounds,
         &params,
         &mut executor,
         &mut |e| reporter.observe(e),
@@ -713,8 +752,20 @@ pub fn reproduce_command(args: &ReproduceArgs, allocator: &str) -> Result<i32, F
     outln!();
     out!("{}", tbl.to_text());
     outln!("{}", fig.metric.describe());
+    let rounds_note = (s.rounds > 1).then(|| rounds_note(s.rounds, &summaries));
+    if let Some(n) = &rounds_note {
+        outln!("rounds: {n}");
+    }
 
-    let md = markdown(&fig, &meta, &grid, &tbl, &run_dir, &params_of);
+    let md = markdown(
+        &fig,
+        &meta,
+        &grid,
+        &tbl,
+        &run_dir,
+        &params_of,
+        rounds_note.as_deref(),
+    );
     let panels = plot::panels(&fig, &grid, &ctx);
     let subtitle = format!("size {}, {}", s.size, meta.machine.cpu_model);
     write_figure_files(&run_dir, &fig, &md, &grid, &panels, &subtitle)?;

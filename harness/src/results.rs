@@ -13,8 +13,9 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use stealbench_schedulers::topology::Topology;
 use stealbench_workloads::{InputOptions, Variant};
 
-/// The columns of `raw.csv`, in order.
-pub const RAW_HEADER: [&str; 13] = [
+/// The columns of `raw.csv`, in order. Files written before `round` existed (its first 13
+/// columns) are read as round 1 and given the column before anything is appended.
+pub const RAW_HEADER: [&str; 14] = [
     "runtime",
     "workload",
     "variant",
@@ -28,6 +29,7 @@ pub const RAW_HEADER: [&str; 13] = [
     "status",
     "stats",
     "note",
+    "round",
 ];
 
 /// One row of `raw.csv`: one timed repetition, or the one row of a point that produced none
@@ -61,6 +63,15 @@ pub struct RawRow {
     pub stats: String,
     /// What went wrong, in one line (empty when nothing did).
     pub note: String,
+    /// The round of the grid this point's measurement belongs to (1-based; see
+    /// `reproduce --rounds`).
+    #[serde(default = "first_round")]
+    pub round: usize,
+}
+
+/// The round of rows written before rounds existed.
+fn first_round() -> usize {
+    1
 }
 
 impl RawRow {
@@ -113,7 +124,9 @@ pub fn read_raw(path: &Path) -> io::Result<Vec<RawRow>> {
     }
     let mut r = csv::ReaderBuilder::new().from_reader(text.as_bytes());
     let headers = r.headers().map_err(io::Error::other)?.clone();
-    if !headers.is_empty() && headers.iter().ne(RAW_HEADER.iter().copied()) {
+    let current = headers.iter().eq(RAW_HEADER.iter().copied());
+    let before_rounds = headers.iter().eq(RAW_HEADER[..13].iter().copied());
+    if !headers.is_empty() && !current && !before_rounds {
         return Err(io::Error::other(format!(
             "{}: unexpected header {:?}",
             path.display(),
@@ -147,15 +160,32 @@ pub fn rerun_reason(rows: &[&RawRow], reps: usize) -> Option<String> {
     (timed < reps).then(|| format!("{timed} of {reps} repetitions"))
 }
 
-/// The points of `rows` that must run again ([`rerun_reason`]), with the reason, in order of
-/// first appearance.
-pub fn points_to_rerun(rows: &[RawRow], reps: usize) -> Vec<(PointKey, String)> {
+/// The measurements (point, round) of `rows` that must run again ([`rerun_reason`]), with the
+/// reason, in order of first appearance.
+pub fn points_to_rerun(rows: &[RawRow], reps: usize) -> Vec<(PointKey, usize, String)> {
     by_point(rows)
         .into_iter()
-        .filter_map(|(k, rs)| {
-            let why = rerun_reason(&rs, reps)?;
-            Some((k, why))
+        .flat_map(|(k, rs)| {
+            let mut rounds: Vec<usize> = rs.iter().map(|r| r.round).collect();
+            rounds.sort_unstable();
+            rounds.dedup();
+            rounds
+                .into_iter()
+                .filter_map(|round| {
+                    let of_round: Vec<&RawRow> =
+                        rs.iter().copied().filter(|r| r.round == round).collect();
+                    let why = rerun_reason(&of_round, reps)?;
+                    Some((k.clone(), round, why))
+                })
+                .collect::<Vec<_>>()
         })
+        .collect()
+}
+
+/// The measurements (point, round) recorded in `rows`, whatever their status.
+pub fn recorded_rounds(rows: &[RawRow]) -> BTreeSet<(PointKey, usize)> {
+    rows.iter()
+        .filter_map(|r| Some((r.key()?, r.round)))
         .collect()
 }
 
@@ -175,23 +205,46 @@ fn by_point(rows: &[RawRow]) -> Vec<(PointKey, Vec<&RawRow>)> {
     out
 }
 
-/// Moves the rows of `points` from `raw` to `attempts` (appended there, so no attempt is lost)
-/// and rewrites `raw` without them: a temporary file beside it, synced, then renamed over it,
-/// so an interruption leaves either the old file or the new one.
-pub fn set_aside(raw: &Path, attempts: &Path, points: &BTreeSet<PointKey>) -> io::Result<()> {
+/// Moves the rows of the measurements (point, round) `set` from `raw` to `attempts` (appended
+/// there, so no attempt is lost) and rewrites `raw` without them.
+pub fn set_aside(raw: &Path, attempts: &Path, set: &BTreeSet<(PointKey, usize)>) -> io::Result<()> {
     let rows = read_raw(raw)?;
     let (moved, kept): (Vec<RawRow>, Vec<RawRow>) = rows
         .into_iter()
-        .partition(|r| r.key().is_some_and(|k| points.contains(&k)));
+        .partition(|r| r.key().is_some_and(|k| set.contains(&(k, r.round))));
     if moved.is_empty() {
         return Ok(());
     }
     append_rows(attempts, &moved).map_err(|e| with_path(attempts, e))?;
+    rewrite_raw(raw, &kept)
+}
+
+/// Rewrites `raw` as `rows` under the current header: a temporary file beside it, synced,
+/// then renamed over it, so an interruption leaves either the old file or the new one.
+pub fn rewrite_raw(raw: &Path, rows: &[RawRow]) -> io::Result<()> {
     let tmp = raw.with_extension("csv.tmp");
     let _ = fs::remove_file(&tmp);
     // A new file gets the header, with or without rows.
-    append_rows(&tmp, &kept).map_err(|e| with_path(&tmp, e))?;
+    append_rows(&tmp, rows).map_err(|e| with_path(&tmp, e))?;
     fs::rename(&tmp, raw).map_err(|e| with_path(raw, e))
+}
+
+/// Gives a `raw.csv` written before rounds existed the `round` column (its rows are round 1),
+/// so rows appended now line up.
+pub fn upgrade_raw(raw: &Path) -> io::Result<()> {
+    if !raw.exists() {
+        return Ok(());
+    }
+    let first = fs::read_to_string(raw)?
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .to_string();
+    if first == RAW_HEADER[..13].join(",") {
+        let rows = read_raw(raw)?;
+        rewrite_raw(raw, &rows)?;
+    }
+    Ok(())
 }
 
 /// `e` with the path it concerns in its message.
@@ -217,6 +270,9 @@ pub struct PointSummary {
     /// The runtime's counters, each with its value in every repetition that has one, in the
     /// order of the repetitions (a counter the runtime cannot count has no values).
     pub counters: Vec<(String, Vec<u64>)>,
+    /// The median time of each round that has timed repetitions, in round order (one entry
+    /// for a run without rounds).
+    pub round_medians: Vec<f64>,
     /// What went wrong.
     pub note: String,
 }
@@ -266,7 +322,26 @@ pub fn summarize(rows: &[RawRow]) -> Vec<PointSummary> {
     by_point(rows)
         .into_iter()
         .map(|(k, rs)| {
-            let status = rs[0].status;
+            // Every round must have finished ok for the point to be ok.
+            let status = rs
+                .iter()
+                .map(|r| r.status)
+                .find(|s| *s != Status::Ok)
+                .unwrap_or(Status::Ok);
+            let mut rounds: Vec<usize> = rs.iter().map(|r| r.round).collect();
+            rounds.sort_unstable();
+            rounds.dedup();
+            let round_medians = rounds
+                .iter()
+                .filter_map(|&round| {
+                    let t: Vec<f64> = rs
+                        .iter()
+                        .filter(|r| r.round == round)
+                        .filter_map(|r| r.seconds)
+                        .collect();
+                    stats::median(&t)
+                })
+                .collect();
             let times: Vec<f64> = rs.iter().filter_map(|r| r.seconds).collect();
             PointSummary {
                 size: rs[0].size.clone(),
@@ -279,6 +354,7 @@ pub fn summarize(rows: &[RawRow]) -> Vec<PointSummary> {
                 },
                 peak_rss_kb: rs.iter().filter_map(|r| r.peak_rss_kb).max(),
                 counters: counters_of(&rs),
+                round_medians,
                 note: rs
                     .iter()
                     .map(|r| r.note.as_str())
@@ -344,6 +420,22 @@ pub struct SummaryRow {
     pub note: String,
     /// More workers than the machine's logical CPUs: a time, not a speedup.
     pub oversubscribed: bool,
+    /// Rounds with timed repetitions.
+    pub rounds: usize,
+    /// How far apart the rounds' medians are: the largest over the smallest, minus 1 (0.04 =
+    /// 4%); empty with fewer than 2 rounds.
+    pub round_spread: Option<f64>,
+}
+
+/// How far apart `medians` are: the largest over the smallest, minus 1; `None` for fewer than
+/// two.
+pub fn spread(medians: &[f64]) -> Option<f64> {
+    if medians.len() < 2 {
+        return None;
+    }
+    let lo = medians.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = medians.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    (lo > 0.0).then(|| hi / lo - 1.0)
 }
 
 /// The `summary.csv` rows of `summaries`, with both speedups but for the points with more
@@ -382,6 +474,8 @@ pub fn summary_rows(summaries: &[PointSummary], cpus: usize) -> Vec<SummaryRow> 
                 status: s.status,
                 note: s.note.clone(),
                 oversubscribed,
+                rounds: s.round_medians.len(),
+                round_spread: spread(&s.round_medians),
             }
         })
         .collect()
@@ -420,6 +514,10 @@ pub struct Settings {
     /// `--hw-points`: the initial points file of `hw_video` (absolute path).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hw_points: Option<PathBuf>,
+    /// Rounds over the grid (`--rounds`): every point runs once per round, the rounds one
+    /// after the other, each in a shuffled order.
+    #[serde(default = "first_round")]
+    pub rounds: usize,
     /// `--stack-size` in bytes (absent: the runtimes' default).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stack_size: Option<usize>,
@@ -713,6 +811,7 @@ mod tests {
             status: Status::Ok,
             stats: stats.into(),
             note: String::new(),
+            round: 1,
         };
         let s = summarize(&[
             row(Some(1), "steals=3;deviations=n/a"),
@@ -747,6 +846,7 @@ mod tests {
             } else {
                 "killed, \"quoted\"\nnewline".into()
             },
+            round: 1,
         }
     }
 
@@ -864,6 +964,7 @@ mod tests {
                 pinning: "none".into(),
                 hw_video: None,
                 hw_points: None,
+                rounds: 1,
                 stack_size: None,
                 figures_dir: None,
             },

@@ -353,7 +353,13 @@ impl PointExecutor for ChildExecutor {
 
 /// The `raw.csv` rows of a finished point: one per checked repetition, one for a repetition
 /// whose check failed (no time), or a single point-level row when there is neither.
-pub fn rows_of(p: &PointKey, size: Size, params: &str, o: &PointOutcome) -> Vec<RawRow> {
+pub fn rows_of(
+    p: &PointKey,
+    round: usize,
+    size: Size,
+    params: &str,
+    o: &PointOutcome,
+) -> Vec<RawRow> {
     let base = RawRow {
         runtime: p.runtime.clone(),
         workload: p.workload.clone(),
@@ -368,6 +374,7 @@ pub fn rows_of(p: &PointKey, size: Size, params: &str, o: &PointOutcome) -> Vec<
         status: o.status,
         stats: String::new(),
         note: o.note.clone(),
+        round,
     };
     let mut rows: Vec<RawRow> = o
         .reps
@@ -412,48 +419,85 @@ pub enum Progress<'a> {
     Finished(&'a PointKey, &'a PointOutcome),
 }
 
-/// Runs every point of `points` not finished in `raw_path`, appending each point's rows as
-/// soon as it finishes. A recorded point that did not finish ok, or has fewer than `reps`
-/// timed repetitions, runs again whole: its old rows move to `attempts.csv` first
-/// ([`results::set_aside`]). Stops early (returning `Interrupted`) when the user interrupts.
+/// Runs every point of `points` once per round (`rounds` of them, the rounds one after the
+/// other; with more than one, each round in its own shuffled order, seeded by the round) unless
+/// raw.csv already has it, appending each point's rows as soon as it finishes. A recorded
+/// point's round that did not finish ok, or has fewer than `reps` timed repetitions, runs
+/// again whole: its old rows move to `attempts.csv` first ([`results::set_aside`]). Stops
+/// early (returning `Interrupted`) when the user interrupts.
+#[allow(clippy::too_many_arguments)]
 pub fn run_missing(
     points: &[PointKey],
     raw_path: &Path,
     size: Size,
     reps: usize,
+    rounds: usize,
     params: &dyn Fn(&PointKey) -> String,
     executor: &mut dyn PointExecutor,
     observe: &mut dyn FnMut(Progress<'_>),
 ) -> Result<(), ExecError> {
+    results::upgrade_raw(raw_path).map_err(ExecError::Io)?;
     let rows = results::read_raw(raw_path).map_err(ExecError::Io)?;
-    let retried: Vec<(PointKey, String)> = results::points_to_rerun(&rows, reps)
+    let reruns: Vec<(PointKey, usize, String)> = results::points_to_rerun(&rows, reps)
         .into_iter()
-        .filter(|(k, _)| points.contains(k))
+        .filter(|(k, round, _)| points.contains(k) && *round <= rounds)
         .collect();
-    if !retried.is_empty() {
-        let set: std::collections::BTreeSet<PointKey> =
-            retried.iter().map(|(k, _)| k.clone()).collect();
+    if !reruns.is_empty() {
+        let set: std::collections::BTreeSet<(PointKey, usize)> =
+            reruns.iter().map(|(k, r, _)| (k.clone(), *r)).collect();
         results::set_aside(raw_path, &raw_path.with_file_name("attempts.csv"), &set)
             .map_err(ExecError::Io)?;
     }
-    let done = results::recorded_points(&results::read_raw(raw_path).map_err(ExecError::Io)?);
-    let todo: Vec<&PointKey> = points.iter().filter(|p| !done.contains(*p)).collect();
+    let retried: Vec<(PointKey, String)> = reruns
+        .into_iter()
+        .map(|(k, round, why)| {
+            let why = if rounds > 1 {
+                format!("round {round}: {why}")
+            } else {
+                why
+            };
+            (k, why)
+        })
+        .collect();
+    let done = results::recorded_rounds(&results::read_raw(raw_path).map_err(ExecError::Io)?);
+    let mut todo: Vec<(usize, &PointKey)> = Vec::new();
+    for round in 1..=rounds {
+        for p in round_order(points, round, rounds) {
+            if !done.contains(&(p.clone(), round)) {
+                todo.push((round, p));
+            }
+        }
+    }
     observe(Progress::Plan {
-        skipped: points.len() - todo.len(),
+        skipped: points.len() * rounds - todo.len(),
         to_run: todo.len(),
         retried: &retried,
     });
-    for p in todo {
+    for (round, p) in todo {
         if interrupted() {
             return Err(ExecError::Interrupted);
         }
         observe(Progress::Started(p));
         let outcome = executor.execute(p)?;
-        results::append_rows(raw_path, &rows_of(p, size, &params(p), &outcome))
+        results::append_rows(raw_path, &rows_of(p, round, size, &params(p), &outcome))
             .map_err(ExecError::Io)?;
         observe(Progress::Finished(p, &outcome));
     }
     Ok(())
+}
+
+/// The order of round `round` of `rounds`: the points as given when there is one round, else
+/// shuffled (Fisher-Yates, seeded by the round), so no runtime always runs in the same spell of
+/// a drifting machine.
+fn round_order(points: &[PointKey], round: usize, rounds: usize) -> Vec<&PointKey> {
+    let mut order: Vec<&PointKey> = points.iter().collect();
+    if rounds > 1 {
+        let mut rng = stealbench_schedulers::rng::SplitMix64::new(0x726f_756e_6400 ^ round as u64);
+        for i in (1..order.len()).rev() {
+            order.swap(i, rng.index(i + 1));
+        }
+    }
+    order
 }
 
 #[cfg(test)]
@@ -525,6 +569,7 @@ mod tests {
             &raw,
             Size::Test,
             2,
+            1,
             &params,
             &mut first,
             &mut |_| {},
@@ -543,6 +588,7 @@ mod tests {
             &raw,
             Size::Test,
             2,
+            1,
             &params,
             &mut second,
             &mut |e| {
@@ -575,8 +621,95 @@ mod tests {
                 retried = r.to_vec();
             }
         };
-        run_missing(points, raw, Size::Test, 2, &params, &mut fake, observe).unwrap();
+        run_missing(points, raw, Size::Test, 2, 1, &params, &mut fake, observe).unwrap();
         (fake.calls, retried)
+    }
+
+    #[test]
+    fn rounds_run_every_point_once_each_in_shuffled_orders() {
+        let dir = TempDir::new("rounds");
+        let raw = dir.path().join("raw.csv");
+        let points: Vec<PointKey> = (1..=6).map(|p| key("abp", p)).collect();
+        let mut fake = Fake {
+            calls: vec![],
+            limit: usize::MAX,
+        };
+        let params = |_: &PointKey| "n=20".to_string();
+        run_missing(
+            &points,
+            &raw,
+            Size::Test,
+            2,
+            3,
+            &params,
+            &mut fake,
+            &mut |_| {},
+        )
+        .unwrap();
+        assert_eq!(fake.calls.len(), 18);
+        let round = |r: usize| fake.calls[6 * (r - 1)..6 * r].to_vec();
+        for r in 1..=3 {
+            let mut sorted = round(r);
+            sorted.sort();
+            assert_eq!(sorted, points, "round {r} runs every point once");
+        }
+        assert!(
+            round(1) != round(2) || round(2) != round(3),
+            "the orders are shuffled"
+        );
+        let rows = results::read_raw(&raw).unwrap();
+        assert_eq!(rows.iter().filter(|r| r.round == 3).count(), 12);
+        let s = results::summarize(&rows);
+        assert_eq!(s[0].round_medians.len(), 3);
+        // Everything is recorded: a resume runs nothing.
+        assert!(run_all_rounds(&points, &raw, 3).is_empty());
+    }
+
+    /// The points `run_missing` runs in `rounds` rounds.
+    fn run_all_rounds(points: &[PointKey], raw: &Path, rounds: usize) -> Vec<PointKey> {
+        let mut fake = Fake {
+            calls: vec![],
+            limit: usize::MAX,
+        };
+        let params = |_: &PointKey| "n=20".to_string();
+        run_missing(
+            points,
+            raw,
+            Size::Test,
+            2,
+            rounds,
+            &params,
+            &mut fake,
+            &mut |_| {},
+        )
+        .unwrap();
+        fake.calls
+    }
+
+    #[test]
+    fn a_raw_csv_from_before_rounds_is_read_and_upgraded() {
+        let dir = TempDir::new("old-raw");
+        let raw = dir.path().join("raw.csv");
+        let points = vec![key("serial", 1), key("abp", 2)];
+        assert_eq!(run_all_rounds(&points, &raw, 1), points);
+        // Drop the `round` column, as files written before it.
+        let text = std::fs::read_to_string(&raw).unwrap();
+        let old: String = text
+            .lines()
+            .map(|l| format!("{}\n", &l[..l.rfind(',').unwrap()]))
+            .collect();
+        std::fs::write(&raw, old).unwrap();
+        assert!(
+            results::read_raw(&raw)
+                .unwrap()
+                .iter()
+                .all(|r| r.round == 1)
+        );
+        // A second round appends to it, after the upgrade.
+        assert_eq!(run_all_rounds(&points, &raw, 2).len(), 2);
+        let rows = results::read_raw(&raw).unwrap();
+        assert_eq!(rows.len(), 8);
+        assert_eq!(rows.iter().filter(|r| r.round == 2).count(), 4);
     }
 
     #[test]
@@ -650,7 +783,7 @@ mod tests {
         };
         let cf = outcome_of(child(vec![rep, bad], ChildEnd::Exited(1)), None).unwrap();
         assert_eq!(cf.status, Status::CheckFailed);
-        let rows = rows_of(&key("rayon", 2), Size::Test, "n=20", &cf);
+        let rows = rows_of(&key("rayon", 2), 1, Size::Test, "n=20", &cf);
         assert_eq!(rows.len(), 2);
         assert_eq!(rows[1].seconds, None, "a failed check is never a time");
         assert_eq!(rows[1].check, "failed: wrong");

@@ -57,6 +57,7 @@ pub fn ok_point(
         }),
         peak_rss_kb: Some(1),
         counters: Vec::new(),
+        round_medians: vec![median],
         note: String::new(),
     }
 }

@@ -31,6 +31,9 @@ pub struct Figure {
     pub paper_workers: &'static [usize],
     /// What the table's cells and the plot's lines show.
     pub metric: &'static dyn Metric,
+    /// Rounds over the grid when `--rounds` is not given: more than 1 where the figure compares
+    /// runtimes within a few percent (ProWS Figure 3: the cost of a fork or a future).
+    pub rounds: usize,
     /// Worker counts beyond the measured ones for the simulated rows (arms with `sim=`).
     pub sim_workers: &'static [usize],
     /// Timed repetitions per point when `--reps` is not given, where the paper's number is

@@ -52,6 +52,7 @@ pub fn figure() -> Figure {
         reference,
         paper_workers: &[1, 2, 4, 8, 16],
         metric: &Time(SpeedupBase::Serial),
+        rounds: 1,
         sim_workers: &[],
         reps: None,
         rows: with_baselines(rows),

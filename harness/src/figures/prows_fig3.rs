@@ -51,6 +51,7 @@ pub fn figure() -> Figure {
         reference,
         paper_workers: &[1, 2, 4, 8, 16],
         metric: &Time(SpeedupBase::OneWorker),
+        rounds: 3,
         sim_workers: &[],
         reps: None,
         rows: with_baselines(rows),

@@ -79,6 +79,7 @@ pub fn figure() -> Figure {
             stats: &["deviations"],
             reduce: Reduce::Max,
         },
+        rounds: 1,
         sim_workers: &[],
         reps: Some(3),
         rows,

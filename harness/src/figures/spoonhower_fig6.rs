@@ -60,6 +60,7 @@ pub fn figure() -> Figure {
             stats: &["steals", "deviations"],
             reduce: Reduce::Median,
         },
+        rounds: 1,
         sim_workers: &[32, 64, 128, 256, 512, 1024],
         reps: None,
         rows,
