@@ -195,10 +195,14 @@ macro_rules! deviation_tests {
 
             /// Pure fork-join on 2 workers (joins, and scopes of spawns): a deviation is a
             /// stolen task's first strand or a sync whose branch was stolen, so at most two per
-            /// steal; and every steal (of a branch, a continuation or a resumed fiber) makes
-            /// the strand it starts deviate, so at least one. Each run starts with a join
-            /// whose `a` waits until `b` has started, so it steals at least once, and both
-            /// workers then run a random DAG (or fib) side by side.
+            /// steal (the bound of the papers). A steal usually makes the strand it starts
+            /// deviate too, but not always: a thief that ran that strand's predecessor just
+            /// before (see the `abp_stolen_*_right_after_*` tests) does not deviate, so fewer
+            /// deviations than steals is possible, and happens with the fence fallback
+            /// (`STEALBENCH_NO_MEMBARRIER`), whose timing differs. Each run starts with a join
+            /// whose `a` waits until `b` has started, so it steals at least once and deviates
+            /// at least once (`b` starts on the thief while `a` runs), and both workers then run
+            /// a random DAG (or fib) side by side.
             #[test]
             fn fork_join_deviations_are_charged_to_steals() {
                 let pool = pool(2);
@@ -226,7 +230,7 @@ macro_rules! deviation_tests {
                         )
                     });
                     assert!(
-                        s >= 1 && s <= d && d <= 2 * s,
+                        s >= 1 && d >= 1 && d <= 2 * s,
                         "run {i}: {s} steals, {d} deviations ({v:?})"
                     );
                     steals += s;
