@@ -106,7 +106,9 @@ pub fn bench_command(args: &BenchArgs) -> Result<i32, Failure> {
             .iter()
             .map(|s| s.to_string())
             .collect();
-            if let (Some(s), true) = (stack_size, runtimes::has_fibers(&line.name)) {
+            let fibers =
+                runtimes::Arm::parse(&line.name).is_ok_and(|a| runtimes::has_fibers(a.info.name));
+            if let (Some(s), true) = (stack_size, fibers) {
                 child_args.extend(["--stack-size".to_string(), s.to_string()]);
             }
             let child = run_child(&exe, &child_args, timeout)?;

@@ -215,6 +215,7 @@ pub fn set_aside(raw: &Path, attempts: &Path, set: &BTreeSet<(PointKey, usize)>)
     if moved.is_empty() {
         return Ok(());
     }
+    upgrade_raw(attempts)?;
     append_rows(attempts, &moved).map_err(|e| with_path(attempts, e))?;
     rewrite_raw(raw, &kept)
 }
@@ -408,7 +409,8 @@ pub struct SummaryRow {
     pub stddev: Option<f64>,
     /// Minimum seconds.
     pub min: Option<f64>,
-    /// T_s / T_P, T_s being the workload's `serial` time at P = 1 (empty when oversubscribed).
+    /// T_s / T_P, T_s being the workload's `serial` time at P = 1 (empty when oversubscribed or
+    /// simulated).
     pub speedup_ts: Option<f64>,
     /// T_1 / T_P of the same runtime and variant (empty when oversubscribed).
     pub scalability_t1: Option<f64>,
@@ -453,9 +455,11 @@ pub fn summary_rows(summaries: &[PointSummary], cpus: usize) -> Vec<SummaryRow> 
                 ..s.key.clone()
             };
             let t1 = median_of(summaries, &t1_key);
-            let oversubscribed =
-                s.key.workers > cpus && !crate::runtimes::is_simulated(&s.key.runtime);
-            let speedup = |base| stats::speedup(base, median).filter(|_| !oversubscribed);
+            let simulated = crate::runtimes::is_simulated(&s.key.runtime);
+            let oversubscribed = s.key.workers > cpus && !simulated;
+            // A simulated point's seconds are the replay's wall time: no speedup either.
+            let speedup =
+                |base| stats::speedup(base, median).filter(|_| !oversubscribed && !simulated);
             SummaryRow {
                 runtime: s.key.runtime.clone(),
                 workload: s.key.workload.clone(),
@@ -892,6 +896,26 @@ mod tests {
         assert_eq!(read_raw(&path).unwrap(), a);
         append_rows(&path, &a).unwrap();
         assert_eq!(read_raw(&path).unwrap().len(), 2);
+    }
+
+    #[test]
+    fn a_simulated_point_has_no_speedup() {
+        let rows = vec![
+            row("serial", 1, Some(1), Some(1.0), Status::Ok),
+            row("abp/sim=unit", 1, Some(1), Some(0.5), Status::Ok),
+            row("abp/sim=unit", 64, Some(1), Some(0.25), Status::Ok),
+        ];
+        let out = summary_rows(&summarize(&rows), 2);
+        for r in &out[1..] {
+            assert_eq!(
+                (r.speedup_ts, r.scalability_t1),
+                (None, None),
+                "{}",
+                r.runtime
+            );
+            assert!(!r.oversubscribed, "a simulation runs no worker thread");
+        }
+        assert_eq!(out[0].speedup_ts, Some(1.0));
     }
 
     #[test]
