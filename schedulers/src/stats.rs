@@ -33,6 +33,20 @@ impl Stats {
         v.extend(self.gauges.iter().map(|(k, x)| (k.to_string(), Some(*x))));
         v
     }
+
+    /// The runtime-specific counter `name`, if the runtime has one.
+    pub fn extra(&self, name: &str) -> Option<u64> {
+        find(&self.extra, name)
+    }
+
+    /// The runtime-specific level `name`, if the runtime has one.
+    pub fn gauge(&self, name: &str) -> Option<u64> {
+        find(&self.gauges, name)
+    }
+}
+
+fn find(named: &[(&'static str, u64)], name: &str) -> Option<u64> {
+    named.iter().find(|(k, _)| *k == name).map(|(_, v)| *v)
 }
 
 /// A counter that workers bump without contending: one cache-padded cell per worker.

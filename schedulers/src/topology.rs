@@ -139,7 +139,11 @@ impl Topology {
 
     /// One node of `available_parallelism` CPUs, one core each, no shared cache.
     pub fn fallback() -> Topology {
-        let n = std::thread::available_parallelism().map_or(1, |n| n.get());
+        Topology::flat(std::thread::available_parallelism().map_or(1, |n| n.get()))
+    }
+
+    /// One node of `n` CPUs (ids `0..n`), one core each, one package, no shared cache.
+    pub fn flat(n: usize) -> Topology {
         Topology {
             cpus: (0..n)
                 .map(|id| Cpu {

@@ -300,19 +300,11 @@ mod tests {
     /// One node of `n` cores sharing an L3, no SMT.
     fn one_node(n: usize) -> Topology {
         Topology {
-            cpus: (0..n)
-                .map(|id| Cpu {
-                    id,
-                    core: id,
-                    package: 0,
-                    node: 0,
-                })
-                .collect(),
             caches: vec![Cache {
                 level: 3,
                 cpus: (0..n).collect(),
             }],
-            distances: NodeDistances::default(),
+            ..Topology::flat(n)
         }
     }
 

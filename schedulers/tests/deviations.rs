@@ -31,19 +31,13 @@ use common::{leaf, mix, splitmix};
 use fib::{fib_fj, fib_sf};
 
 fn extra(s: &Stats, name: &str) -> u64 {
-    s.extra
-        .iter()
-        .find(|(k, _)| *k == name)
+    s.extra(name)
         .unwrap_or_else(|| panic!("no counter {name}: {s:?}"))
-        .1
 }
 
 /// A counter, or 0 if the runtime has none of that name.
 fn extra_or_0(s: &Stats, name: &str) -> u64 {
-    s.extra
-        .iter()
-        .find(|(k, _)| *k == name)
-        .map_or(0, |(_, v)| *v)
+    s.extra(name).unwrap_or(0)
 }
 
 /// (steals, deviations) of the pool's statistics.

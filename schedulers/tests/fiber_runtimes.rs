@@ -21,7 +21,7 @@ macro_rules! fiber_runtime_tests {
             }
 
             fn stat(s: &Stats, name: &str) -> u64 {
-                s.extra.iter().find(|(k, _)| *k == name).unwrap().1
+                s.extra(name).unwrap()
             }
 
             /// Waits (bounded) until every worker has retired its last fiber after a run.

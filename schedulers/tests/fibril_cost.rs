@@ -30,11 +30,7 @@ fn fib<W: Worker>(w: &W, n: u64) -> u64 {
 }
 
 fn stat(s: &Stats, name: &str) -> u64 {
-    s.extra
-        .iter()
-        .chain(&s.gauges)
-        .find(|(k, _)| *k == name)
-        .map_or(0, |x| x.1)
+    s.extra(name).or_else(|| s.gauge(name)).unwrap_or(0)
 }
 
 /// The median of `runs` timed runs of `f` on `pool`, and the pool's statistics over them.

@@ -40,12 +40,9 @@ fn resident(lo: usize, hi: usize) -> usize {
 }
 
 fn extra(s: &Stats, name: &str) -> u64 {
-    s.extra
-        .iter()
-        .chain(&s.gauges)
-        .find(|(k, _)| *k == name)
+    s.extra(name)
+        .or_else(|| s.gauge(name))
         .unwrap_or_else(|| panic!("no {name} in {s:?}"))
-        .1
 }
 
 fn wait_for(what: &str, mut cond: impl FnMut() -> bool) {

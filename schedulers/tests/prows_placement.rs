@@ -15,19 +15,13 @@ use stealbench_schedulers::prows::{Prows, ProwsArtifact};
 use stealbench_schedulers::*;
 
 fn extra(s: &Stats, name: &str) -> u64 {
-    s.extra
-        .iter()
-        .find(|(k, _)| *k == name)
+    s.extra(name)
         .unwrap_or_else(|| panic!("no counter {name}: {s:?}"))
-        .1
 }
 
 fn gauge(s: &Stats, name: &str) -> u64 {
-    s.gauges
-        .iter()
-        .find(|(k, _)| *k == name)
+    s.gauge(name)
         .unwrap_or_else(|| panic!("no gauge {name}: {s:?}"))
-        .1
 }
 
 /// Spins (yielding) until `flag` is set; panics after 10 s rather than hang the test.

@@ -99,11 +99,7 @@ fn expect_panic<R>(expected: &str, f: impl FnOnce() -> R) {
 }
 
 fn extra(stats: &Stats, name: &str) -> Option<u64> {
-    stats
-        .extra
-        .iter()
-        .find(|(k, _)| *k == name)
-        .map(|(_, v)| *v)
+    stats.extra(name)
 }
 
 /// After a reset: the same counters and gauges as before, every counter zero (or
