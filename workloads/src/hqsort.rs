@@ -44,8 +44,8 @@ use stealbench_schedulers::{AsyncForkJoin, ForkJoin, Scope, SharedHandle, Worker
 #[derive(Debug)]
 pub struct Hqsort;
 
-/// A stream of keys: empty, a cell, or the value of a future (Multilisp's futures are
-/// transparent; here the touch is [`force`]).
+/// A stream of keys: empty, a cell, the value of a future (Multilisp's futures are
+/// transparent; here the touch is [`force`]), or the input's keys read in place.
 pub enum List<'s, S: Scope<'s> + 's> {
     /// The empty list.
     Nil,
@@ -53,6 +53,9 @@ pub enum List<'s, S: Scope<'s> + 's> {
     Cons(u32, Arc<List<'s, S>>),
     /// The list a future computes.
     Later(S::SharedFuture<List<'s, S>>),
+    /// Halstead's input list, a list without futures: these keys in order. Read where they
+    /// lie, so the timed run builds no input.
+    Keys(&'s [u32]),
 }
 
 impl<'s, S: Scope<'s> + 's> Clone for List<'s, S> {
@@ -61,6 +64,7 @@ impl<'s, S: Scope<'s> + 's> Clone for List<'s, S> {
             List::Nil => List::Nil,
             List::Cons(x, t) => List::Cons(*x, Arc::clone(t)),
             List::Later(f) => List::Later(f.clone()),
+            List::Keys(k) => List::Keys(k),
         }
     }
 }
@@ -71,7 +75,8 @@ pub struct Parts<'s, S: Scope<'s> + 's> {
     right: List<'s, S>,
 }
 
-/// The list `l` stands for: touches the futures in front of it until a cell or the end.
+/// The list `l` stands for: touches the futures in front of it until a cell, the keys or the
+/// end.
 fn force<'a, 's, S: Scope<'s> + 's>(w: &S::Worker, mut l: &'a List<'s, S>) -> &'a List<'s, S> {
     while let List::Later(f) = l {
         l = f.get(w);
@@ -79,17 +84,23 @@ fn force<'a, 's, S: Scope<'s> + 's>(w: &S::Worker, mut l: &'a List<'s, S>) -> &'
     l
 }
 
+/// `car` and `cdr` of `l` after forcing it, or `None` for the empty list.
+fn first<'s, S: Scope<'s> + 's>(w: &S::Worker, l: &List<'s, S>) -> Option<(u32, List<'s, S>)> {
+    match force(w, l) {
+        List::Nil | List::Keys([]) => None,
+        List::Cons(x, tail) => Some((*x, List::clone(tail))),
+        List::Keys([x, rest @ ..]) => Some((*x, List::Keys(rest))),
+        List::Later(_) => unreachable!("force stops at a cell, the keys or the end"),
+    }
+}
+
 /// Halstead's `partition(e, l)`.
 fn partition<'s, S: Scope<'s> + 's>(sc: &S, w: &S::Worker, e: u32, l: List<'s, S>) -> Parts<'s, S> {
-    let (x, tail) = match force(w, &l) {
-        List::Nil => {
-            return Parts {
-                left: List::Nil,
-                right: List::Nil,
-            };
-        }
-        List::Cons(x, tail) => (*x, List::clone(tail)),
-        List::Later(_) => unreachable!("force stops at a cell or the end"),
+    let Some((x, tail)) = first(w, &l) else {
+        return Parts {
+            left: List::Nil,
+            right: List::Nil,
+        };
     };
     let cdrparts = sc.shared_future(w, move |sc, w| partition(sc, w, e, tail));
     let for_right = cdrparts.clone();
@@ -115,10 +126,8 @@ fn qs<'s, S: Scope<'s> + 's>(
     l: List<'s, S>,
     rest: List<'s, S>,
 ) -> List<'s, S> {
-    let (x, tail) = match force(w, &l) {
-        List::Nil => return rest,
-        List::Cons(x, tail) => (*x, List::clone(tail)),
-        List::Later(_) => unreachable!("force stops at a cell or the end"),
+    let Some((x, tail)) = first(w, &l) else {
+        return rest;
     };
     let Parts { left, right } = partition(sc, w, x, tail);
     let sorted_right = sc.shared_future(w, move |sc, w| {
@@ -129,28 +138,10 @@ fn qs<'s, S: Scope<'s> + 's>(
 
 /// Walks `l` to its end, touching every future on the way, and collects its keys.
 fn walk<'s, S: Scope<'s> + 's>(w: &S::Worker, l: &List<'s, S>, out: &mut Vec<u32>) {
-    let mut cur = force(w, l);
-    while let List::Cons(x, tail) = cur {
-        out.push(*x);
-        cur = force(w, tail);
-    }
-}
-
-/// The list of `keys`, in order, without futures (Halstead's input).
-fn list_of<'s, S: Scope<'s> + 's>(keys: &[u32]) -> List<'s, S> {
-    keys.iter()
-        .rev()
-        .fold(List::Nil, |tail, &k| List::Cons(k, Arc::new(tail)))
-}
-
-/// Drops a list whose cells are not shared without recursing once per cell (the default drop
-/// of a long chain of `Arc`s would).
-fn drop_list<'s, S: Scope<'s> + 's>(mut l: List<'s, S>) {
-    while let List::Cons(_, tail) = l {
-        match Arc::try_unwrap(tail) {
-            Ok(next) => l = next,
-            Err(_) => return,
-        }
+    let mut cur = l.clone();
+    while let Some((x, tail)) = first(w, &cur) {
+        out.push(x);
+        cur = tail;
     }
 }
 
@@ -158,10 +149,8 @@ fn drop_list<'s, S: Scope<'s> + 's>(mut l: List<'s, S>) {
 pub fn gf<W: Worker>(w: &W, keys: &[u32], out: &mut Vec<u32>) {
     out.clear();
     w.scope(|sc| {
-        let input = list_of(keys);
-        let sorted = qs(sc, w, input.clone(), List::Nil);
+        let sorted = qs(sc, w, List::Keys(keys), List::Nil);
         walk(w, &sorted, out);
-        drop_list(input);
     });
 }
 
