@@ -163,7 +163,7 @@ pub const RUNTIMES: &[RuntimeInfo] = &[
     RuntimeInfo {
         name: "fibril",
         front_end: FrontEnd::Closure,
-        description: "Fibril: continuation stealing on linear stacks, unused stack pages released",
+        description: "Fibril's linear stacks: abp's join, suspended stacks' unused pages released, a small stack pool",
         arms: &[],
     },
     RuntimeInfo {
