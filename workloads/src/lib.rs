@@ -19,6 +19,7 @@ use stealbench_schedulers::{AsyncForkJoin, ForkJoin};
 
 pub mod bst;
 pub mod ferret;
+pub mod fft;
 pub mod fib;
 pub mod hqsort;
 pub mod hw;
@@ -323,6 +324,10 @@ macro_rules! with_workload {
                 type $W = $crate::hqsort::Hqsort;
                 Some($body)
             }
+            "fft" => {
+                type $W = $crate::fft::Fft;
+                Some($body)
+            }
             _ => None,
         }
     }};
@@ -331,7 +336,7 @@ macro_rules! with_workload {
 /// Every workload, in listing order.
 pub fn all() -> Vec<WorkloadInfo> {
     [
-        "fib", "mm", "smm", "sort", "hw", "lcs", "sw", "bst", "ferret", "hqsort",
+        "fib", "mm", "smm", "sort", "hw", "lcs", "sw", "bst", "ferret", "hqsort", "fft",
     ]
     .iter()
     .map(|n| with_workload!(*n, W => WorkloadInfo::of::<W>()).expect("listed workload"))
