@@ -18,6 +18,7 @@ use std::str::FromStr;
 use stealbench_schedulers::{AsyncForkJoin, ForkJoin};
 
 pub mod bst;
+pub mod cholesky;
 pub mod ferret;
 pub mod fft;
 pub mod fib;
@@ -324,6 +325,10 @@ macro_rules! with_workload {
                 type $W = $crate::hqsort::Hqsort;
                 Some($body)
             }
+            "cholesky" => {
+                type $W = $crate::cholesky::Cholesky;
+                Some($body)
+            }
             "fft" => {
                 type $W = $crate::fft::Fft;
                 Some($body)
@@ -336,7 +341,7 @@ macro_rules! with_workload {
 /// Every workload, in listing order.
 pub fn all() -> Vec<WorkloadInfo> {
     [
-        "fib", "mm", "smm", "sort", "hw", "lcs", "sw", "bst", "ferret", "hqsort", "fft",
+        "fib", "mm", "smm", "sort", "hw", "lcs", "sw", "bst", "ferret", "hqsort", "fft", "cholesky",
     ]
     .iter()
     .map(|n| with_workload!(*n, W => WorkloadInfo::of::<W>()).expect("listed workload"))
