@@ -317,8 +317,9 @@ fn both(a: u32, b: u32) -> bool {
 }
 
 /// The recursion step, written once for every variant: runs a leaf task and returns `None`,
-/// or returns the phases of an internal task (see the module documentation). Blocks that
-/// the recursion updates exist (the input generation allocated them).
+/// or returns the phases of an internal task (see the module documentation). Every block a
+/// leaf task writes exists (the input generation allocated it); an update whose target is
+/// absent reaches no block (as in Cilk-5, its tasks still run and find no pair of operands).
 pub fn plan(m: Matrix<'_>, t: Task) -> Option<Plan> {
     if t.level == 0 {
         match m.tree.b {
@@ -330,7 +331,15 @@ pub fn plan(m: Matrix<'_>, t: Task) -> Option<Plan> {
         }
         return None;
     }
-    let q = |node: u32| m.tree.nodes[node as usize];
+    // An update whose operands exist may still reach no block (no pair of their quadrants
+    // exists all the way down); its target is then absent, and so are its quadrants.
+    let q = |node: u32| {
+        if node == NIL {
+            [NIL; 4]
+        } else {
+            m.tree.nodes[node as usize]
+        }
+    };
     let level = t.level - 1;
     let mut plan = Plan::new();
     match t.op {
@@ -1058,44 +1067,69 @@ mod tests {
         }
     }
 
+    /// The serial elision, counting the updates whose target is absent.
+    fn absent_targets(m: Matrix<'_>, t: Task) -> usize {
+        let here = usize::from(matches!(t.op, Op::Update { r: NIL, .. }));
+        let below = plan(m, t).map_or(0, |plan| {
+            let tasks = plan.phases().iter().flat_map(|g| g.tasks().to_vec());
+            tasks.map(|t| absent_targets(m, t)).sum()
+        });
+        here + below
+    }
+
+    #[test]
+    fn updates_may_reach_no_block() {
+        // A sparse input has updates whose operands exist but no pair of their quadrants
+        // does; the factorisation still matches the dense one (the test above).
+        let inp = input(128, 160, 4);
+        let work = inp.fresh();
+        let m = Matrix {
+            tree: &inp.tree,
+            blocks: &work,
+        };
+        assert!(absent_targets(m, root_task(&inp.tree)) > 0);
+        check_factor(&inp, &values(&work)).unwrap();
+    }
+
     #[test]
     fn every_variant_checks_and_equals_the_serial_kernel() {
         let serial_pool = Serial::start(&PoolConfig::with_workers(1)).unwrap();
         let abp = Abp::start(&PoolConfig::with_workers(2)).unwrap();
         let libfork = LibforkPool::start(&PoolConfig::with_workers(2)).unwrap();
-        let inp = Cholesky::input(Size::Test);
-        let want = {
-            let work = inp.fresh();
-            serial(
-                Matrix {
-                    tree: &inp.tree,
-                    blocks: &work,
-                },
-                root_task(&inp.tree),
-            );
-            values(&work)
-        };
-        let verify = |work: &Vec<AtomicU64>, what: &str| {
-            // Each value is computed by the same operations in the same order.
-            assert_eq!(values(work), want, "{what}");
-            Cholesky::check(&inp, work, &()).unwrap();
-        };
-        for _ in 0..3 {
-            for &v in Cholesky::VARIANTS {
-                let mut work = Cholesky::prepare(&inp);
-                Cholesky::run(&serial_pool, v, &inp, &mut work);
-                verify(&work, "serial");
-                let mut work = Cholesky::prepare(&inp);
-                Cholesky::run(&abp, v, &inp, &mut work);
-                verify(&work, "abp");
-            }
-            for &v in Cholesky::ASYNC_VARIANTS {
-                let mut work = Cholesky::prepare(&inp);
-                Cholesky::run_async(&serial_pool, v, &inp, &mut work);
-                verify(&work, "async serial");
-                let mut work = Cholesky::prepare(&inp);
-                Cholesky::run_async(&libfork, v, &inp, &mut work);
-                verify(&work, "libfork");
+        for inp in [Cholesky::input(Size::Test), input(128, 160, 4)] {
+            let want = {
+                let work = inp.fresh();
+                serial(
+                    Matrix {
+                        tree: &inp.tree,
+                        blocks: &work,
+                    },
+                    root_task(&inp.tree),
+                );
+                values(&work)
+            };
+            let verify = |work: &Vec<AtomicU64>, what: &str| {
+                // Each value is computed by the same operations in the same order.
+                assert_eq!(values(work), want, "{what}");
+                Cholesky::check(&inp, work, &()).unwrap();
+            };
+            for _ in 0..3 {
+                for &v in Cholesky::VARIANTS {
+                    let mut work = Cholesky::prepare(&inp);
+                    Cholesky::run(&serial_pool, v, &inp, &mut work);
+                    verify(&work, "serial");
+                    let mut work = Cholesky::prepare(&inp);
+                    Cholesky::run(&abp, v, &inp, &mut work);
+                    verify(&work, "abp");
+                }
+                for &v in Cholesky::ASYNC_VARIANTS {
+                    let mut work = Cholesky::prepare(&inp);
+                    Cholesky::run_async(&serial_pool, v, &inp, &mut work);
+                    verify(&work, "async serial");
+                    let mut work = Cholesky::prepare(&inp);
+                    Cholesky::run_async(&libfork, v, &inp, &mut work);
+                    verify(&work, "libfork");
+                }
             }
         }
     }
