@@ -195,7 +195,9 @@ impl Matrix<'_> {
         }
     }
 
-    /// Runs a leaf operation with the kernels of side `B`.
+    /// Runs a leaf operation with the kernels of side `B`. Not inlined: [`plan`]'s frame would
+    /// otherwise hold the blocks of every side (27 KiB, probed page by page on every call).
+    #[inline(never)]
     fn leaf_op<const B: usize>(&self, op: Op) {
         match op {
             Op::Factor(a) => {
@@ -251,63 +253,64 @@ pub struct Task {
     pub op: Op,
 }
 
-/// Up to four tasks that may run in parallel.
-#[derive(Debug, Clone, Copy)]
-pub struct Group {
-    len: usize,
-    tasks: [Task; 4],
-}
-
-impl Group {
-    const EMPTY: Group = Group {
-        len: 0,
-        tasks: [Task {
-            level: 0,
-            op: Op::Factor(NIL),
-        }; 4],
-    };
-
-    fn push(&mut self, t: Task) {
-        self.tasks[self.len] = t;
-        self.len += 1;
-    }
-
-    /// The tasks.
-    pub fn tasks(&self) -> &[Task] {
-        &self.tasks[..self.len]
-    }
-}
-
-/// A task's phases, in order; the tasks of one phase may run in parallel.
+/// A task's phases, in order: up to four groups of up to four operations on the nodes of
+/// one level; the operations of a phase may run in parallel.
 #[derive(Debug, Clone, Copy)]
 pub struct Plan {
-    len: usize,
-    phases: [Group; 4],
+    /// The level of every operation.
+    pub level: u32,
+    ops: [Op; 8],
+    len: u8,
+    /// Where each phase ends in `ops`.
+    ends: [u8; 4],
+    phases: u8,
 }
 
 impl Plan {
-    fn new() -> Self {
+    fn new(level: u32) -> Self {
         Plan {
+            level,
+            ops: [Op::Factor(NIL); 8],
             len: 0,
-            phases: [Group::EMPTY; 4],
+            ends: [0; 4],
+            phases: 0,
         }
     }
 
-    /// Adds a phase of the given tasks (`None`s skipped, nothing added if all are).
-    fn phase(&mut self, level: u32, ops: impl IntoIterator<Item = Option<Op>>) {
-        let mut g = Group::EMPTY;
+    /// Adds a phase of the given operations (`None`s skipped, nothing added if all are).
+    fn phase(&mut self, ops: impl IntoIterator<Item = Option<Op>>) {
+        let start = self.len;
         for op in ops.into_iter().flatten() {
-            g.push(Task { level, op });
-        }
-        if g.len > 0 {
-            self.phases[self.len] = g;
+            self.ops[usize::from(self.len)] = op;
             self.len += 1;
         }
+        if self.len > start {
+            self.ends[usize::from(self.phases)] = self.len;
+            self.phases += 1;
+        }
     }
 
-    /// The phases.
-    pub fn phases(&self) -> &[Group] {
-        &self.phases[..self.len]
+    /// The phases, each as the range of its operations in [`Plan::op`].
+    pub fn phases(&self) -> impl Iterator<Item = std::ops::Range<usize>> + '_ {
+        let ends = &self.ends[..usize::from(self.phases)];
+        ends.iter().scan(0, |start, &end| {
+            let r = *start..usize::from(end);
+            *start = usize::from(end);
+            Some(r)
+        })
+    }
+
+    /// Operation `i` as a task.
+    pub fn task(&self, i: usize) -> Task {
+        Task {
+            level: self.level,
+            op: self.ops[i],
+        }
+    }
+
+    /// Operations `range` as tasks.
+    pub fn tasks(&self, range: std::ops::Range<usize>) -> impl Iterator<Item = Task> + '_ {
+        range.map(|i| self.task(i))
     }
 }
 
@@ -340,19 +343,18 @@ pub fn plan(m: Matrix<'_>, t: Task) -> Option<Plan> {
             m.tree.nodes[node as usize]
         }
     };
-    let level = t.level - 1;
-    let mut plan = Plan::new();
+    let mut plan = Plan::new(t.level - 1);
     match t.op {
         Op::Factor(a) => {
             let [a00, _, a10, a11] = q(a);
             if a10 == NIL {
-                plan.phase(level, [Some(Op::Factor(a00)), Some(Op::Factor(a11))]);
+                plan.phase([Some(Op::Factor(a00)), Some(Op::Factor(a11))]);
             } else {
-                plan.phase(level, [Some(Op::Factor(a00))]);
-                plan.phase(level, [Some(Op::Solve { a: a10, l: a00 })]);
+                plan.phase([Some(Op::Factor(a00))]);
+                plan.phase([Some(Op::Solve { a: a10, l: a00 })]);
                 let (lower, r, a, c) = (true, a11, a10, a10);
-                plan.phase(level, [Some(Op::Update { lower, r, a, c })]);
-                plan.phase(level, [Some(Op::Factor(a11))]);
+                plan.phase([Some(Op::Update { lower, r, a, c })]);
+                plan.phase([Some(Op::Factor(a11))]);
             }
         }
         Op::Solve { a, l } => {
@@ -367,9 +369,9 @@ pub fn plan(m: Matrix<'_>, t: Task) -> Option<Plan> {
                     c,
                 })
             };
-            plan.phase(level, [solve(a00, l00), solve(a10, l00)]);
-            plan.phase(level, [update(a01, a00, l10), update(a11, a10, l10)]);
-            plan.phase(level, [solve(a01, l11), solve(a11, l11)]);
+            plan.phase([solve(a00, l00), solve(a10, l00)]);
+            plan.phase([update(a01, a00, l10), update(a11, a10, l10)]);
+            plan.phase([solve(a01, l11), solve(a11, l11)]);
         }
         Op::Update { lower, r, a, c } => {
             let [r00, r01, r10, r11] = q(r);
@@ -378,24 +380,18 @@ pub fn plan(m: Matrix<'_>, t: Task) -> Option<Plan> {
             let update = |lower: bool, r: u32, a: u32, c: u32| {
                 both(a, c).then_some(Op::Update { lower, r, a, c })
             };
-            plan.phase(
-                level,
-                [
-                    update(lower, r00, a00, c00),
-                    update(false, r01, a00, c10).filter(|_| !lower),
-                    update(false, r10, a10, c00),
-                    update(lower, r11, a10, c10),
-                ],
-            );
-            plan.phase(
-                level,
-                [
-                    update(lower, r00, a01, c01),
-                    update(false, r01, a01, c11).filter(|_| !lower),
-                    update(false, r10, a11, c01),
-                    update(lower, r11, a11, c11),
-                ],
-            );
+            plan.phase([
+                update(lower, r00, a00, c00),
+                update(false, r01, a00, c10).filter(|_| !lower),
+                update(false, r10, a10, c00),
+                update(lower, r11, a10, c10),
+            ]);
+            plan.phase([
+                update(lower, r00, a01, c01),
+                update(false, r01, a01, c11).filter(|_| !lower),
+                update(false, r10, a11, c01),
+                update(lower, r11, a11, c11),
+            ]);
         }
     }
     Some(plan)
@@ -412,37 +408,40 @@ pub fn root_task(tree: &Tree) -> Task {
 /// The serial elision: every phase's tasks one after the other.
 pub fn serial(m: Matrix<'_>, t: Task) {
     if let Some(plan) = plan(m, t) {
-        for g in plan.phases() {
-            for &t in g.tasks() {
+        for phase in plan.phases() {
+            for t in plan.tasks(phase) {
                 serial(m, t);
             }
         }
     }
 }
 
-/// Fork-join: a phase's tasks under nested `join`s (halves of the group), a phase of one task
+/// Fork-join: a phase's tasks under nested `join`s (halves of the phase), a phase of one task
 /// called directly.
 pub fn fj<W: Worker>(w: &W, m: Matrix<'_>, t: Task) {
     if let Some(plan) = plan(m, t) {
-        for g in plan.phases() {
-            fj_group(w, m, g.tasks());
+        for phase in plan.phases() {
+            fj_group(w, m, &plan, phase);
         }
     }
 }
 
-fn fj_group<W: Worker>(w: &W, m: Matrix<'_>, tasks: &[Task]) {
-    match tasks {
-        [] => {}
-        [t] => fj(w, m, *t),
-        _ => {
-            let (a, b) = tasks.split_at(tasks.len() / 2);
-            w.join(|w| fj_group(w, m, a), |w| fj_group(w, m, b));
+fn fj_group<W: Worker>(w: &W, m: Matrix<'_>, plan: &Plan, ops: std::ops::Range<usize>) {
+    match ops.len() {
+        0 => {}
+        1 => fj(w, m, plan.task(ops.start)),
+        len => {
+            let mid = ops.start + len / 2;
+            w.join(
+                |w| fj_group(w, m, plan, ops.start..mid),
+                |w| fj_group(w, m, plan, mid..ops.end),
+            );
         }
     }
 }
 
 /// Fork-join on the async front-end: as [`fj`], with [`AsyncWorker::join`] over the halves
-/// of a group and [`AsyncWorker::call`] for a phase of one task.
+/// of a phase and [`AsyncWorker::call`] for a phase of one task.
 pub fn fj_async<'s, C: AsyncWorker<'s>>(
     c: C,
     m: Matrix<'s>,
@@ -450,30 +449,30 @@ pub fn fj_async<'s, C: AsyncWorker<'s>>(
 ) -> impl Future<Output = ()> + Send + 's {
     async move {
         if let Some(plan) = plan(m, t) {
-            for &g in plan.phases() {
-                async_group(c.clone(), m, g, 0, g.len).await;
+            for phase in plan.phases() {
+                async_group(c.clone(), m, plan, phase.start, phase.end).await;
             }
         }
     }
 }
 
-/// Tasks `lo..hi` of a group.
+/// Operations `lo..hi` of a plan.
 fn async_group<'s, C: AsyncWorker<'s>>(
     c: C,
     m: Matrix<'s>,
-    g: Group,
+    plan: Plan,
     lo: usize,
     hi: usize,
 ) -> impl Future<Output = ()> + Send + 's {
     async move {
         match hi - lo {
             0 => {}
-            1 => c.call(move |c| fj_async(c, m, g.tasks[lo])).await,
-            _ => {
-                let mid = lo + (hi - lo) / 2;
+            1 => c.call(move |c| fj_async(c, m, plan.task(lo))).await,
+            len => {
+                let mid = lo + len / 2;
                 c.join(
-                    move |c| async_group(c, m, g, lo, mid),
-                    move |c| async_group(c, m, g, mid, hi),
+                    move |c| async_group(c, m, plan, lo, mid),
+                    move |c| async_group(c, m, plan, mid, hi),
                 )
                 .await;
             }
@@ -1071,8 +1070,8 @@ mod tests {
     fn absent_targets(m: Matrix<'_>, t: Task) -> usize {
         let here = usize::from(matches!(t.op, Op::Update { r: NIL, .. }));
         let below = plan(m, t).map_or(0, |plan| {
-            let tasks = plan.phases().iter().flat_map(|g| g.tasks().to_vec());
-            tasks.map(|t| absent_targets(m, t)).sum()
+            let tasks: Vec<Task> = plan.phases().flat_map(|p| plan.tasks(p)).collect();
+            tasks.into_iter().map(|t| absent_targets(m, t)).sum()
         });
         here + below
     }
