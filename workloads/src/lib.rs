@@ -165,7 +165,7 @@ pub struct InputOptions {
     pub hw_points: Option<PathBuf>,
     /// `--param key=value` overrides of the workload's parameters ([`Params::set`]), in the
     /// order given. Only `run`, which runs one workload, takes them.
-    pub params: Vec<(String, String)>,
+    pub params: params::Overrides,
 }
 
 impl InputOptions {
