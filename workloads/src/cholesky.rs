@@ -63,7 +63,7 @@
 //! triangles of its diagonal blocks too (which must stay zero).
 
 use crate::rng::SplitMix64;
-use crate::{Size, Variant, Workload};
+use crate::{Params, Size, Variant, Workload};
 use std::collections::HashSet;
 use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
@@ -650,21 +650,33 @@ const CHECK_SEED: u64 = 0xc401_c4ec_0000_0002;
 
 impl CholeskyParams {
     /// The parameters of a size preset.
-    pub fn preset(size: Size) -> Self {
+    pub fn preset(size: Size) -> Params {
         let (n, nonzeros) = match size {
             Size::Paper => (4000, 40_000),
             Size::Small => (2000, 20_000),
             Size::Quick => (1000, 10_000),
             Size::Test => (100, 400),
         };
-        CholeskyParams {
-            n,
-            nonzeros,
-            b: 4,
-            seed: INPUT_SEED,
-        }
+        Params::new()
+            .int("n", n)
+            .int("nonzeros", nonzeros)
+            .int("b", 4)
+            .int("seed", INPUT_SEED)
+    }
+
+    /// The parameters as read from `p`; `Err` if a value does not fit this machine.
+    pub fn read(p: &Params) -> Result<Self, String> {
+        Ok(CholeskyParams {
+            n: p.get_usize("n")?,
+            nonzeros: p.get_usize("nonzeros")?,
+            b: p.get_usize("b")?,
+            seed: p.get_int("seed"),
+        })
     }
 }
+
+/// The largest side `n`.
+pub const MAX_SIDE: usize = 1 << 16;
 
 /// The input: the tree of `L` (every block the factorisation writes) and the values of `A` in
 /// it (zero in the blocks that fill in).
@@ -683,16 +695,16 @@ impl CholeskyInput {
     pub fn new(p: CholeskyParams) -> Result<Self, String> {
         let CholeskyParams { n, nonzeros, b, .. } = p;
         if !BLOCK_SIDES.contains(&b) {
-            return Err(format!("b must be one of {BLOCK_SIDES:?}, not {b}"));
+            return Err(format!("b={b}: must be one of {BLOCK_SIDES:?}"));
         }
-        if n == 0 || n > 1 << 24 {
-            return Err(format!("n must be between 1 and 2^24, not {n}"));
+        if n == 0 || n > MAX_SIDE {
+            return Err(format!("n={n}: must be between 1 and {MAX_SIDE}"));
         }
         let max = n + n * (n - 1) / 4;
         if nonzeros < n || nonzeros > max {
             return Err(format!(
-                "nonzeros must be between n = {n} (the diagonal) and n + n(n−1)/4 = {max} \
-                 (half the positions below the diagonal), not {nonzeros}"
+                "nonzeros={nonzeros}: must be between n = {n} (the diagonal) and \
+                 n + n(n−1)/4 = {max} (half the positions below the diagonal)"
             ));
         }
         // The off-diagonal positions, distinct, below the diagonal.
@@ -855,13 +867,12 @@ impl Workload for Cholesky {
     type Work = Vec<AtomicU64>;
     type Answer = ();
 
-    fn params(size: Size) -> String {
-        let p = CholeskyParams::preset(size);
-        format!("n={} nonzeros={} b={}", p.n, p.nonzeros, p.b)
+    fn preset(size: Size) -> Params {
+        CholeskyParams::preset(size)
     }
 
-    fn input(size: Size) -> CholeskyInput {
-        CholeskyInput::new(CholeskyParams::preset(size)).expect("presets are valid")
+    fn input(params: &Params) -> Result<CholeskyInput, String> {
+        CholeskyInput::new(CholeskyParams::read(params)?)
     }
 
     fn prepare(input: &CholeskyInput) -> Vec<AtomicU64> {
@@ -1011,25 +1022,34 @@ mod tests {
         }
         // Padding: the identity.
         assert!((100..128).all(|i| a[i][i] == 1.0));
+    }
+
+    #[test]
+    fn parameters_are_validated() {
+        let p = |kv: &[(&str, &str)]| {
+            let o: Vec<(String, String)> = kv
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect();
+            Cholesky::input(&Cholesky::preset(Size::Test).apply(&o).unwrap())
+                .map(|i| (i.tree.side(), i.tree.b))
+        };
+        assert_eq!(
+            Cholesky::preset(Size::Paper).to_string(),
+            format!("n=4000 nonzeros=40000 b=4 seed={INPUT_SEED}")
+        );
+        assert_eq!(p(&[("b", "16")]), Ok((128, 16)));
+        assert_eq!(p(&[("n", "1"), ("nonzeros", "1")]), Ok((4, 4)));
+        assert!(p(&[("b", "5")]).unwrap_err().starts_with("b=5:"));
+        assert!(p(&[("n", "0")]).unwrap_err().starts_with("n=0:"));
+        assert!(p(&[("n", "2^17")]).unwrap_err().starts_with("n=131072:"));
         assert!(
-            CholeskyInput::new(CholeskyParams { b: 5, ..inp.params })
+            p(&[("nonzeros", "99")])
                 .unwrap_err()
-                .contains("b must")
+                .starts_with("nonzeros=99:")
         );
-        assert!(
-            CholeskyInput::new(CholeskyParams {
-                nonzeros: 99,
-                ..inp.params
-            })
-            .is_err()
-        );
-        assert!(
-            CholeskyInput::new(CholeskyParams {
-                nonzeros: 100 + 99 * 100 / 4 + 1,
-                ..inp.params
-            })
-            .is_err()
-        );
+        assert!(p(&[("nonzeros", "2576")]).is_err());
+        assert!(p(&[("nonzeros", "2575")]).is_ok());
     }
 
     #[test]
@@ -1095,7 +1115,7 @@ mod tests {
         let serial_pool = Serial::start(&PoolConfig::with_workers(1)).unwrap();
         let abp = Abp::start(&PoolConfig::with_workers(2)).unwrap();
         let libfork = LibforkPool::start(&PoolConfig::with_workers(2)).unwrap();
-        for inp in [Cholesky::input(Size::Test), input(128, 160, 4)] {
+        for inp in [Cholesky::input_at(Size::Test), input(128, 160, 4)] {
             let want = {
                 let work = inp.fresh();
                 serial(
@@ -1135,7 +1155,7 @@ mod tests {
 
     #[test]
     fn check_rejects_wrong_answers() {
-        let inp = Cholesky::input(Size::Test);
+        let inp = Cholesky::input_at(Size::Test);
         let work = inp.fresh();
         serial(
             Matrix {

@@ -52,7 +52,7 @@
 //! uniform in `[0, 1)²`, as Cilk's `drand48` input.
 
 use crate::rng::SplitMix64;
-use crate::{Size, Variant, Workload};
+use crate::{Params, Size, Variant, Workload};
 use std::future::Future;
 use std::ops::{Add, Mul, Sub};
 use std::sync::{Mutex, MutexGuard, PoisonError, TryLockError};
@@ -497,40 +497,6 @@ pub fn check_transform(x: &[Complex], out: &[Complex], tw: &Twiddles) -> Result<
 const INPUT_SEED: u64 = 0xff7_5eed_0000_0001;
 const CHECK_SEED: u64 = 0xff7_c4ec_0000_0002;
 
-/// The parameters of an input: `n` points, cutoff `b`, the input's seed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct FftParams {
-    /// Points, a power of two (the paper: `2^26`).
-    pub n: usize,
-    /// The cutoff: points of a serial sub-transform and butterflies of a serial range, a power
-    /// of two at most `n`.
-    pub b: usize,
-    /// The seed of the input points.
-    pub seed: u64,
-}
-
-impl FftParams {
-    /// The parameters of a size preset.
-    pub fn preset(size: Size) -> Self {
-        let n = match size {
-            Size::Paper => 1 << 26,
-            Size::Small => 1 << 23,
-            Size::Quick => 1 << 20,
-            Size::Test => 1 << 10,
-        };
-        let b = if size == Size::Test {
-            64
-        } else {
-            DEFAULT_CUTOFF
-        };
-        FftParams {
-            n,
-            b,
-            seed: INPUT_SEED,
-        }
-    }
-}
-
 /// The default cutoff (points of a serial task).
 pub const DEFAULT_CUTOFF: usize = 4096;
 
@@ -546,28 +512,22 @@ pub struct FftInput {
 }
 
 impl FftInput {
-    /// The input of `p`: `n` points uniform in `[0, 1)²` from `seed`. `Err` if `n` or `b` is
-    /// unusable.
-    pub fn new(p: FftParams) -> Result<Self, String> {
-        if !p.n.is_power_of_two() || p.n < 2 {
-            return Err(format!(
-                "n must be a power of two of at least 2, not {}",
-                p.n
-            ));
+    /// The input of `n` points uniform in `[0, 1)²` from `seed`, with cutoff `b`. `Err` if `n`
+    /// or `b` is unusable.
+    pub fn new(n: usize, b: usize, seed: u64) -> Result<Self, String> {
+        if !n.is_power_of_two() || n < 2 {
+            return Err(format!("n={n}: must be a power of two of at least 2"));
         }
-        if !p.b.is_power_of_two() || p.b > p.n {
-            return Err(format!(
-                "b must be a power of two of at most n = {}, not {}",
-                p.n, p.b
-            ));
+        if !b.is_power_of_two() || b > n {
+            return Err(format!("b={b}: must be a power of two of at most n = {n}"));
         }
-        let mut rng = SplitMix64::new(p.seed);
+        let mut rng = SplitMix64::new(seed);
         let mut unit = || (rng.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64);
-        let x = (0..p.n).map(|_| Complex::new(unit(), unit())).collect();
+        let x = (0..n).map(|_| Complex::new(unit(), unit())).collect();
         Ok(FftInput {
-            b: p.b,
+            b,
             x,
-            tw: Twiddles::new(p.n),
+            tw: Twiddles::new(n),
         })
     }
 }
@@ -597,13 +557,22 @@ impl Workload for Fft {
     type Work = Vec<Chunk>;
     type Answer = ();
 
-    fn params(size: Size) -> String {
-        let p = FftParams::preset(size);
-        format!("n={} b={}", p.n, p.b)
+    fn preset(size: Size) -> Params {
+        let (n, b) = match size {
+            Size::Paper => (1 << 26, DEFAULT_CUTOFF),
+            Size::Small => (1 << 23, DEFAULT_CUTOFF),
+            Size::Quick => (1 << 20, DEFAULT_CUTOFF),
+            Size::Test => (1 << 10, 64),
+        };
+        Params::new()
+            .int("n", n)
+            .int("b", b as u64)
+            .int("seed", INPUT_SEED)
     }
 
-    fn input(size: Size) -> FftInput {
-        FftInput::new(FftParams::preset(size)).expect("presets are valid")
+    fn input(params: &Params) -> Result<FftInput, String> {
+        let (n, b) = (params.get_usize("n")?, params.get_usize("b")?);
+        FftInput::new(n, b, params.get_int("seed"))
     }
 
     fn prepare(input: &FftInput) -> Vec<Chunk> {
@@ -677,7 +646,7 @@ mod tests {
     }
 
     fn input(n: usize, b: usize) -> FftInput {
-        FftInput::new(FftParams { n, b, seed: 5 }).unwrap()
+        FftInput::new(n, b, 5).unwrap()
     }
 
     #[test]
@@ -776,40 +745,29 @@ mod tests {
     }
 
     #[test]
-    fn presets_are_valid() {
-        assert_eq!(Fft::params(Size::Test), "n=1024 b=64");
-        assert_eq!(Fft::params(Size::Paper), "n=67108864 b=4096");
-        assert!(
-            FftInput::new(FftParams {
-                n: 12,
-                b: 4,
-                seed: 1
-            })
-            .unwrap_err()
-            .contains("power of two")
+    fn parameters_are_validated() {
+        let p = |kv: &[(&str, &str)]| {
+            let o: Vec<(String, String)> = kv
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect();
+            Fft::input(&Fft::preset(Size::Test).apply(&o).unwrap()).map(|i| (i.x.len(), i.b))
+        };
+        assert_eq!(
+            Fft::preset(Size::Test).to_string(),
+            format!("n=1024 b=64 seed={INPUT_SEED}")
         );
-        assert!(
-            FftInput::new(FftParams {
-                n: 16,
-                b: 32,
-                seed: 1
-            })
-            .unwrap_err()
-            .contains("b must")
-        );
-        assert!(
-            FftInput::new(FftParams {
-                n: 16,
-                b: 3,
-                seed: 1
-            })
-            .is_err()
-        );
+        assert_eq!(p(&[("n", "2^12"), ("b", "4096")]), Ok((4096, 4096)));
+        assert!(p(&[("n", "12")]).unwrap_err().starts_with("n=12:"));
+        assert!(p(&[("n", "1")]).unwrap_err().starts_with("n=1:"));
+        assert!(p(&[("b", "2048")]).unwrap_err().starts_with("b=2048:"));
+        assert!(p(&[("b", "3")]).unwrap_err().starts_with("b=3:"));
+        assert!(p(&[("b", "0")]).is_err());
     }
 
     #[test]
     fn check_rejects_wrong_answers() {
-        let inp = Fft::input(Size::Test);
+        let inp = Fft::input_at(Size::Test);
         let n = inp.x.len();
         let good = serial(&inp.x, &inp.tw);
         check_transform(&inp.x, &good, &inp.tw).unwrap();
