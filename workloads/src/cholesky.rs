@@ -859,7 +859,7 @@ pub fn values(blocks: &[AtomicU64]) -> Vec<f64> {
 impl Workload for Cholesky {
     const NAME: &'static str = "cholesky";
     const DESCRIPTION: &'static str =
-        "sparse Cholesky factorisation on a quad tree of 4x4 blocks (Cilk-5 cholesky)";
+        "sparse Cholesky factorisation on a quad tree of dense blocks (Cilk-5 cholesky)";
     const VARIANTS: &'static [Variant] = &[Variant::Fj];
     const ASYNC_VARIANTS: &'static [Variant] = &[Variant::Fj];
 
