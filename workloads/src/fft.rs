@@ -194,27 +194,40 @@ pub fn butterflies(lo: &mut [Complex], hi: &mut [Complex], k0: usize, step: usiz
     }
 }
 
-/// The kernel, the serial transform: `out` gets the transform of the `out.len()` points
-/// `x[off], x[off + stride], …`, where `out.len()·stride` is the size `n` of `tw`.
+/// The kernel, the serial transform: `out` gets the transform of the `m = out.len()` points
+/// `x[off], x[off + stride], …`, where `m·stride` is the size `n` of `tw`. The points are first
+/// gathered in bit-reversed order (independent loads, which at a large stride all miss the
+/// cache and overlap), then combined in place by [`combine`].
 pub fn transform(x: &[Complex], off: usize, stride: usize, out: &mut [Complex], tw: &Twiddles) {
-    match out {
-        [y] => *y = x[off],
-        [y0, y1] => {
-            let (a, b) = (x[off], x[off + stride]);
-            (*y0, *y1) = (a + b, a - b);
+    let bits = out.len().trailing_zeros();
+    if bits == 0 {
+        out.fill(x[off]);
+    } else {
+        for (j, y) in out.iter_mut().enumerate() {
+            *y = x[off + (j.reverse_bits() >> (usize::BITS - bits)) * stride];
         }
+    }
+    combine(out, stride, tw);
+}
+
+/// The in-place recursion: `out` holds `m` points in bit-reversed order, `m·stride = n`; it
+/// gets their transform (the transforms of its halves, then the butterflies).
+pub fn combine(out: &mut [Complex], stride: usize, tw: &Twiddles) {
+    match out {
+        [] | [_] => {}
+        [y0, y1] => (*y0, *y1) = (*y0 + *y1, *y0 - *y1),
         [y0, y1, y2, y3] => {
-            // Two transforms of 2 points and the butterflies with W_4^0 = 1, W_4^1 = −i.
-            let (a, b) = (x[off], x[off + stride]);
-            let (c, d) = (x[off + 2 * stride], x[off + 3 * stride]);
+            // The points x0, x2, x1, x3: two transforms of 2 points, then the butterflies with
+            // W_4^0 = 1 and W_4^1 = −i.
+            let (a, c, b, d) = (*y0, *y1, *y2, *y3);
             let (e0, e1, o0, o1) = (a + c, a - c, b + d, b - d);
             let o1 = Complex::new(o1.im, -o1.re);
             (*y0, *y1, *y2, *y3) = (e0 + o0, e1 + o1, e0 - o0, e1 - o1);
         }
         _ => {
             let (lo, hi) = out.split_at_mut(out.len() / 2);
-            transform(x, off, 2 * stride, lo, tw);
-            transform(x, off + stride, 2 * stride, hi, tw);
+            combine(lo, 2 * stride, tw);
+            combine(hi, 2 * stride, tw);
             butterflies(lo, hi, 0, stride, tw);
         }
     }
