@@ -44,7 +44,8 @@
 //!
 //! Untimed, by [`check_transform`]: every output value is finite; a few bins (0, 1, `n/2`,
 //! `n − 1` and four seeded ones) agree with a direct `O(n)` evaluation of their sum
-//! ([`dft_bin`]) within [`BIN_TOLERANCE`]`·‖x‖₂`; and the inverse transform of the output
+//! ([`dft_bin`]) within [`BIN_TOLERANCE`]`·‖X‖₂` (`‖X‖₂ = √n·‖x‖₂`, the scale of the FFT's
+//! error bound `‖X̂ − X‖₂ = O(ε·log n·‖X‖₂)`); and the inverse transform of the output
 //! (the same serial kernel on the conjugated output, conjugated and divided by `n`) reproduces
 //! the input within a relative `L2` error of [`ROUND_TRIP_TOLERANCE`]. The round trip sees
 //! any change of the output (a wrong value `ε` off moves the round trip by `ε/‖X‖₂`), the bins
@@ -418,12 +419,14 @@ fn async_range<'s, C: AsyncWorker<'s>>(
     }
 }
 
-/// The bins' tolerance: `|X̂[k] − X[k]| ≤ BIN_TOLERANCE·‖x‖₂` for the checked bins. The
-/// rounding error of a bin grows like `ε·log2 n·‖x‖₂` (about `10^-14·‖x‖₂` for `n = 2^26`).
+/// The bins' tolerance: `|X̂[k] − X[k]| ≤ BIN_TOLERANCE·‖X‖₂` for the checked bins, with
+/// `‖X‖₂ = √n·‖x‖₂`. Measured (the FFT against [`dft_bin`], the worst of six bins): at most
+/// `2.2·10^-15` for `n` from `2^10` to `2^23`; the error grows like `ε·log2 n`. A kernel error
+/// that its own inverse undoes (a wrong twiddle, a permuted output) is of the order of 1.
 pub const BIN_TOLERANCE: f64 = 1e-11;
 
-/// The round trip's tolerance: `‖ifft(X̂) − x‖₂ ≤ ROUND_TRIP_TOLERANCE·‖x‖₂`; the error of
-/// two transforms grows like `ε·log2 n` (about `10^-15` for `n = 2^26`).
+/// The round trip's tolerance: `‖ifft(X̂) − x‖₂ ≤ ROUND_TRIP_TOLERANCE·‖x‖₂`. Measured:
+/// `4.7·10^-16` for `n = 2^23`, `2.9·10^-16` for `n = 2^10` (two transforms' rounding errors).
 pub const ROUND_TRIP_TOLERANCE: f64 = 1e-12;
 
 /// The bin `k` of the transform of `x`, by its direct sum, in blocks of 256 terms: each
@@ -455,8 +458,9 @@ fn norm(x: &[Complex]) -> f64 {
 }
 
 /// Checks that `out` is the transform of `x` (see the module documentation): finite values,
-/// eight bins against [`dft_bin`], the round trip through the inverse transform.
-pub fn check_transform(x: &[Complex], out: &[Complex], tw: &Twiddles) -> Result<(), String> {
+/// eight bins against [`dft_bin`], the round trip through the inverse transform. Takes the
+/// output by value: the inverse transform conjugates it in place (one copy less of `n` points).
+pub fn check_transform(x: &[Complex], mut out: Vec<Complex>, tw: &Twiddles) -> Result<(), String> {
     let n = x.len();
     if out.len() != n || tw.n() != n {
         return Err(format!(
@@ -472,23 +476,25 @@ pub fn check_transform(x: &[Complex], out: &[Complex], tw: &Twiddles) -> Result<
         return Err(format!("X[{k}] = {:?} is not finite", out[k]));
     }
     let scale = norm(x);
+    let spectrum = scale * (n as f64).sqrt();
     let mut rng = SplitMix64::new(CHECK_SEED);
     let mut bins = vec![0, 1, n / 2, n - 1];
     bins.extend((0..4).map(|_| rng.index(n)));
     for k in bins {
         let want = dft_bin(x, k);
         let err = (out[k] - want).norm_sqr().sqrt();
-        if err > BIN_TOLERANCE * scale {
+        if err > BIN_TOLERANCE * spectrum {
             return Err(format!(
-                "X[{k}] = {:?} but its direct sum is {want:?}: error {err:.3e} > {BIN_TOLERANCE:e}·‖x‖₂ = {:.3e}",
+                "X[{k}] = {:?} but its direct sum is {want:?}: error {err:.3e} > \
+                 {BIN_TOLERANCE:e}·‖X‖₂ = {:.3e}",
                 out[k],
-                BIN_TOLERANCE * scale
+                BIN_TOLERANCE * spectrum
             ));
         }
     }
     // ifft(X) = conj(fft(conj(X)))/n.
-    let conj: Vec<Complex> = out.iter().map(|z| z.conj()).collect();
-    let back = serial(&conj, tw);
+    out.iter_mut().for_each(|z| *z = z.conj());
+    let back = serial(&out, tw);
     let inv_n = 1.0 / n as f64;
     let err = x
         .iter()
@@ -614,7 +620,7 @@ impl Workload for Fft {
     }
 
     fn check(input: &FftInput, out: &Vec<Chunk>, _answer: &()) -> Result<(), String> {
-        check_transform(&input.x, &gather(out), &input.tw)
+        check_transform(&input.x, gather(out), &input.tw)
     }
 }
 
@@ -783,11 +789,11 @@ mod tests {
         let inp = Fft::input_at(Size::Test);
         let n = inp.x.len();
         let good = serial(&inp.x, &inp.tw);
-        check_transform(&inp.x, &good, &inp.tw).unwrap();
+        check_transform(&inp.x, good.clone(), &inp.tw).unwrap();
         let corrupt = |f: &dyn Fn(&mut Vec<Complex>)| {
             let mut y = good.clone();
             f(&mut y);
-            check_transform(&inp.x, &y, &inp.tw)
+            check_transform(&inp.x, y, &inp.tw)
         };
         // One value off by a little, in a bin the check evaluates and in one it does not.
         let tiny = 1e-9 * norm(&inp.x);
@@ -807,9 +813,9 @@ mod tests {
         );
         let conj_x: Vec<Complex> = inp.x.iter().map(|z| z.conj()).collect();
         let inverse: Vec<Complex> = serial(&conj_x, &inp.tw).iter().map(|z| z.conj()).collect();
-        assert!(check_transform(&inp.x, &inverse, &inp.tw).is_err());
+        assert!(check_transform(&inp.x, inverse, &inp.tw).is_err());
         // An untouched output, and a wrong length.
         assert!(Fft::check(&inp, &Fft::prepare(&inp), &()).is_err());
-        assert!(check_transform(&inp.x, &good[..n / 2], &inp.tw).is_err());
+        assert!(check_transform(&inp.x, good[..n / 2].to_vec(), &inp.tw).is_err());
     }
 }
