@@ -756,8 +756,8 @@ impl CholeskyInput {
 }
 
 /// The check's tolerance: `‖L·Lᵀ·x − A·x‖₂ ≤ TOLERANCE·‖A·x‖₂`. The rounding error of the
-/// factorisation grows like `ε·N` at worst (dot products of up to `N` terms); measured about
-/// `10^-16` for the paper's input.
+/// factorisation grows like `ε·N` at worst (dot products of up to `N` terms); measured
+/// `3.3·10^-15` for the paper's input, `1.7·10^-15` for `n = 1000` (4 × 4 and 32 × 32 blocks).
 pub const TOLERANCE: f64 = 1e-12;
 
 /// `y += M·x` (or `Mᵀ·x` when `transpose`) for the block of `values` at `(bi, bj)`.
