@@ -654,7 +654,7 @@ impl CholeskyParams {
         let (n, nonzeros) = match size {
             Size::Paper => (4000, 40_000),
             Size::Small => (2000, 20_000),
-            Size::Quick => (1000, 10_000),
+            Size::Quick => (1400, 14_000),
             Size::Test => (100, 400),
         };
         Params::new()

@@ -580,7 +580,7 @@ impl Workload for Fft {
         let (n, b) = match size {
             Size::Paper => (1 << 26, DEFAULT_CUTOFF),
             Size::Small => (1 << 23, DEFAULT_CUTOFF),
-            Size::Quick => (1 << 21, DEFAULT_CUTOFF),
+            Size::Quick => (1 << 22, DEFAULT_CUTOFF),
             Size::Test => (1 << 10, 64),
         };
         Params::new()
