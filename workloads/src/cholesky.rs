@@ -465,9 +465,25 @@ fn async_group<'s, C: AsyncWorker<'s>>(
     hi: usize,
 ) -> impl Future<Output = ()> + Send + 's {
     async move {
+        // A single task is the child itself, not a group of one around it: the same joins as
+        // `fj_group`, and no extra call per task.
         match hi - lo {
             0 => {}
             1 => c.call(move |c| fj_async(c, m, plan.task(lo))).await,
+            2 => {
+                c.join(
+                    move |c| fj_async(c, m, plan.task(lo)),
+                    move |c| fj_async(c, m, plan.task(lo + 1)),
+                )
+                .await;
+            }
+            3 => {
+                c.join(
+                    move |c| fj_async(c, m, plan.task(lo)),
+                    move |c| async_group(c, m, plan, lo + 1, hi),
+                )
+                .await;
+            }
             len => {
                 let mid = lo + len / 2;
                 c.join(
