@@ -290,7 +290,7 @@ impl Plan {
         }
     }
 
-    /// The phases, each as the range of its operations in [`Plan::op`].
+    /// The phases, each as the range of its operations ([`Plan::task`]).
     pub fn phases(&self) -> impl Iterator<Item = std::ops::Range<usize>> + '_ {
         let ends = &self.ends[..usize::from(self.phases)];
         ends.iter().scan(0, |start, &end| {
