@@ -191,15 +191,21 @@ impl Matrix<'_> {
 
     fn load<const B: usize>(&self, leaf: u32) -> Blk<B> {
         let mut blk = [[0.0; B]; B];
-        for (x, a) in blk.iter_mut().flatten().zip(flat(self.lines::<B>(leaf))) {
-            *x = f64::from_bits(a.load(Relaxed));
+        for (i, line) in self.lines::<B>(leaf).iter().enumerate() {
+            for (k, a) in line.0.iter().enumerate() {
+                let at = i * PER_LINE + k;
+                blk[at / B][at % B] = f64::from_bits(a.load(Relaxed));
+            }
         }
         blk
     }
 
     fn store<const B: usize>(&self, leaf: u32, blk: &Blk<B>) {
-        for (x, a) in blk.iter().flatten().zip(flat(self.lines::<B>(leaf))) {
-            a.store(x.to_bits(), Relaxed);
+        for (i, line) in self.lines::<B>(leaf).iter().enumerate() {
+            for (k, a) in line.0.iter().enumerate() {
+                let at = i * PER_LINE + k;
+                a.store(blk[at / B][at % B].to_bits(), Relaxed);
+            }
         }
     }
 
