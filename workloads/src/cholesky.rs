@@ -44,7 +44,10 @@
 //! of `L` up front, so the tree's shape is fixed and the timed factorisation only updates
 //! values. Every test for an absent quadrant sees the same answer as in Cilk-5: an operand is
 //! always a finished block of `L`, whose pattern no later step changes. The tree is an arena
-//! ([`Tree`]): internal nodes as four child indices, leaves as indices of `b × b` blocks.
+//! ([`Tree`]): internal nodes as four child indices, leaves as indices of `b × b` blocks, both
+//! numbered in depth-first (Z-) order, so a quadrant's blocks are near each other in memory
+//! (Cilk-5's `copy_matrix` lays the input out the same way; its fill blocks are allocated where
+//! the allocator puts them).
 //!
 //! # Why the blocks are atomics
 //!
@@ -633,31 +636,55 @@ impl Builder {
         }
     }
 
-    /// The finished tree: leaf positions found by a walk from `root`.
-    fn finish(self, root: u32) -> Tree {
-        fn walk(t: &Builder, node: u32, level: u32, (r, c): (u32, u32), pos: &mut [(u32, u32)]) {
-            if node == NIL {
-                return;
-            }
-            if level == 0 {
-                pos[node as usize] = (r, c);
-                return;
-            }
-            let half = 1 << (level - 1);
-            for (q, &child) in t.nodes[node as usize].iter().enumerate() {
-                let (dr, dc) = ((q as u32 >> 1) * half, (q as u32 & 1) * half);
-                walk(t, child, level - 1, (r + dr, c + dc), pos);
+    /// The finished tree, its nodes and leaves renumbered in the order of a depth-first walk
+    /// from `root` (quadrants 00, 01, 10, 11: Z-order), so that the blocks of a quadrant are
+    /// near each other in memory (as Cilk-5's `copy_matrix` lays out the input), and the new
+    /// index of every old leaf.
+    fn finish(self, root: u32) -> (Tree, Vec<u32>) {
+        struct Walk<'a> {
+            old: &'a [[u32; 4]],
+            nodes: Vec<[u32; 4]>,
+            leaf_pos: Vec<(u32, u32)>,
+            leaf_map: Vec<u32>,
+        }
+        impl Walk<'_> {
+            /// Renumbers `node` of `level` at block position `(r, c)`; returns its new index.
+            fn visit(&mut self, node: u32, level: u32, (r, c): (u32, u32)) -> u32 {
+                if node == NIL {
+                    return NIL;
+                }
+                if level == 0 {
+                    let new = self.leaf_pos.len() as u32;
+                    self.leaf_pos.push((r, c));
+                    self.leaf_map[node as usize] = new;
+                    return new;
+                }
+                let new = self.nodes.len();
+                self.nodes.push([NIL; 4]);
+                let half = 1 << (level - 1);
+                let children = self.old[node as usize];
+                for (q, child) in children.into_iter().enumerate() {
+                    let (dr, dc) = ((q as u32 >> 1) * half, (q as u32 & 1) * half);
+                    self.nodes[new][q] = self.visit(child, level - 1, (r + dr, c + dc));
+                }
+                new as u32
             }
         }
-        let mut leaf_pos = vec![(u32::MAX, u32::MAX); self.leaves as usize];
-        walk(&self, root, self.levels, (0, 0), &mut leaf_pos);
-        Tree {
+        let mut walk = Walk {
+            old: &self.nodes,
+            nodes: Vec::with_capacity(self.nodes.len()),
+            leaf_pos: Vec::with_capacity(self.leaves as usize),
+            leaf_map: vec![NIL; self.leaves as usize],
+        };
+        let root = walk.visit(root, self.levels, (0, 0));
+        let tree = Tree {
             b: self.b,
             levels: self.levels,
             root,
-            nodes: self.nodes,
-            leaf_pos,
-        }
+            nodes: walk.nodes,
+            leaf_pos: walk.leaf_pos,
+        };
+        (tree, walk.leaf_map)
     }
 }
 
@@ -771,10 +798,10 @@ impl CholeskyInput {
             placed.push((at, v));
         }
         builder.factor(levels, root);
-        let tree = builder.finish(root);
+        let (tree, leaf_map) = builder.finish(root);
         let mut a = vec![0.0; tree.leaves() * b * b];
         for ((leaf, i), v) in placed {
-            a[leaf as usize * b * b + i] = v;
+            a[leaf_map[leaf as usize] as usize * b * b + i] = v;
         }
         Ok(CholeskyInput { params: p, tree, a })
     }
