@@ -28,6 +28,7 @@ pub use stealbench_schedulers::rng;
 pub mod smm;
 pub mod sort;
 pub mod sw;
+pub mod uts;
 pub mod wavefront;
 
 /// How a workload expresses its parallelism (the papers' suffixes).
