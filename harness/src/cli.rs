@@ -75,6 +75,11 @@ pub struct RunArgs {
     /// at the top). Default: Rodinia's points for a 609x590 video, else two rings.
     #[arg(long, value_name = "PATH", requires = "hw_video")]
     pub hw_points: Option<PathBuf>,
+    /// Override one input parameter of the size's preset (repeatable, applied in order; e.g.
+    /// `--param n=30`, `--param tree=T3`). `list` shows every workload's parameters.
+    /// The row's params record the values used.
+    #[arg(long = "param", value_name = "KEY=VALUE")]
+    pub params: Vec<String>,
 }
 
 /// Arguments of `reproduce`.
@@ -355,7 +360,16 @@ pub fn input_options(
         hw_points: hw_points
             .map(|p| input_file("--hw-points", p))
             .transpose()?,
+        params: Vec::new(),
     })
+}
+
+/// The `--param key=value` arguments as overrides ([`InputOptions::params`]); the keys are
+/// checked by the workload's preset ([`check_inputs`]).
+pub fn param_overrides(args: &[String]) -> Result<Vec<(String, String)>, Failure> {
+    args.iter()
+        .map(|a| stealbench_workloads::params::parse_override(a).map_err(Failure::Usage))
+        .collect()
 }
 
 /// The command-line arguments that give `options` to a `stealbench run` of `workload` (none
@@ -377,8 +391,9 @@ pub fn input_args(options: &InputOptions, workload: &str) -> Vec<String> {
 }
 
 /// Checks that every input option set concerns one of `workloads` (the workloads that will
-/// run) and that each such workload can use its files at `size`. Returns every workload's
-/// parameters at `size` with the options ([`Workload::params_with`]), in the order given.
+/// run) and that each such workload can use its files and parameter overrides at `size`.
+/// Returns every workload's parameters at `size` with the options
+/// ([`Workload::params_with`]), in the order given.
 ///
 /// [`Workload::params_with`]: stealbench_workloads::Workload::params_with
 pub fn check_inputs(
@@ -402,7 +417,7 @@ pub fn check_inputs(
     workloads
         .iter()
         .map(|w| {
-            (w.params_with)(size, options)
+            (w.describe)(size, options)
                 .map(|p| (w.name, p))
                 .map_err(|e| Failure::Usage(format!("{} input: {e}", w.name)))
         })

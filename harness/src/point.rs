@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use std::io::Write;
 use std::time::Instant;
 use stealbench_schedulers::{FutureStack, Pinning, PoolConfig, Scheduler, StartError, Stats};
-use stealbench_workloads::{Variant, Workload, WorkloadInfo, with_workload};
+use stealbench_workloads::{Variant, Workload, WorkloadInfo, resolve, with_workload};
 
 /// One message of the child-to-parent protocol (one JSON object per line).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -428,7 +428,8 @@ pub fn run_command(args: &RunArgs) -> Result<(), Failure> {
     if reps == 0 {
         return Err(Failure::Usage("reps must be at least 1".to_string()));
     }
-    let options = cli::input_options(args.hw_video.as_deref(), args.hw_points.as_deref())?;
+    let mut options = cli::input_options(args.hw_video.as_deref(), args.hw_points.as_deref())?;
+    options.params = cli::param_overrides(&args.params)?;
     // Checks the input files before anything starts; the parameters name them.
     let params = cli::check_inputs(&[workload], size, &options)?.remove(0).1;
     let config = arm.configure(PoolConfig {
@@ -464,19 +465,21 @@ pub fn run_command(args: &RunArgs) -> Result<(), Failure> {
         }
         return with_workload!(workload.name, W => {
             simulate_point::<W>(model, weights, workers, variant, params,
-                || W::input_with(size, options), reps, &printer)
+                || W::input_with(&resolve::<W>(size, options)?, options), reps, &printer)
         })
         .expect("a registered workload dispatches");
     }
     let done = match runtime.front_end {
         FrontEnd::Closure => with_closure_runtime!(name, S => with_workload!(workload.name, W => {
-            execute::<S, W, _, _>(&config, params, || W::input_with(size, options), reps,
+            execute::<S, W, _, _>(&config, params,
+                || W::input_with(&resolve::<W>(size, options)?, options), reps,
                 |p: &S, i: &<W as Workload>::Input, w: &mut <W as Workload>::Work| {
                     W::run(p, variant, i, w)
                 }, &printer)
         })),
         FrontEnd::Async => with_async_runtime!(name, S => with_workload!(workload.name, W => {
-            execute::<S, W, _, _>(&config, params, || W::input_with(size, options), reps,
+            execute::<S, W, _, _>(&config, params,
+                || W::input_with(&resolve::<W>(size, options)?, options), reps,
                 |p: &S, i: &<W as Workload>::Input, w: &mut <W as Workload>::Work| {
                     W::run_async(p, variant, i, w)
                 }, &printer)
