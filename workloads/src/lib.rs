@@ -347,6 +347,10 @@ macro_rules! with_workload {
                 type $W = $crate::hqsort::Hqsort;
                 Some($body)
             }
+            "uts" => {
+                type $W = $crate::uts::Uts;
+                Some($body)
+            }
             _ => None,
         }
     }};
@@ -355,7 +359,7 @@ macro_rules! with_workload {
 /// Every workload, in listing order.
 pub fn all() -> Vec<WorkloadInfo> {
     [
-        "fib", "mm", "smm", "sort", "hw", "lcs", "sw", "bst", "ferret", "hqsort",
+        "fib", "mm", "smm", "sort", "hw", "lcs", "sw", "bst", "ferret", "hqsort", "uts",
     ]
     .iter()
     .map(|n| with_workload!(*n, W => WorkloadInfo::of::<W>()).expect("listed workload"))

@@ -19,7 +19,7 @@
 //! type (UTS's `-t`; the numbering is the reference code's `BIN = 0, GEO = 1`):
 //!
 //! * **binomial** (`t=0`, the T3 family): the root has `⌊b⌋` children; every other node has `m`
-//!   children with probability `q`, else none. With `q·m` just below 1 the subtrees are
+//!   children with probability `q`, else none. With `q·m` close to 1 the subtrees are
 //!   self-similar and the expected work below every node is the same, UTS's adversary for
 //!   load balancing.
 //! * **geometric** (`t=1`, the T1 family): the number of children is geometric with mean
@@ -46,8 +46,13 @@
 //!
 //! # Parameters and check
 //!
-//! `tree` names one of the six trees; the seven UTS parameters `t a d b r q m` are parameters
-//! of their own (a preset lists the named tree's values), so any of them can be overridden.
+//! `tree` names one of the six trees, and each of the seven UTS parameters `t a d b r q m` is
+//! a parameter of its own whose value is a number or `tree` ([`FROM_TREE`]): the named tree's
+//! value. So `--param tree=T3L` runs T3L and `--param d=8` changes one value of the preset's
+//! tree; a result row records the tree's name and all seven values ([`Workload::params_with`]).
+//! Presets: `paper` and `small` are T1 (libfork's Figure 6 runs all six: `--param tree=...`),
+//! `quick` is T1 with `d=9` (a quarter of T1's nodes), `test` T1 with `d=5` (3987 nodes).
+//!
 //! The answer (nodes, leaves, depth) is checked on every run: for the parameters of a named
 //! tree, against UTS's published counts; for any other parameters, against a count by an
 //! iterative depth-first walk ([`walk`], written independently of the recursive kernel, with
@@ -55,7 +60,7 @@
 //! check. The tests check the generator against values computed independently (Python's
 //! `hashlib`) and small trees against counts computed that way.
 
-use crate::{Size, Variant, Workload};
+use crate::{InputOptions, Params, Size, Variant, Workload};
 use sha1::{Digest, Sha1};
 use std::future::Future;
 use std::sync::OnceLock;
@@ -200,11 +205,7 @@ impl Tree {
                     .ok()
                     .filter(|m| (1..=MAX_CHILDREN).contains(m))
                     .ok_or_else(|| format!("m must be in 1..={MAX_CHILDREN}, not {m}"))?;
-                if q * f64::from(m) >= 1.0 {
-                    return Err(format!(
-                        "q·m must be below 1 (else the tree may be infinite), not {q}·{m}"
-                    ));
-                }
+                // q·m is not bounded: T3L's is 1.00007, a finite tree for its seed.
                 Kind::Binomial { q, m }
             }
             1 => {
@@ -517,6 +518,164 @@ pub fn walk(tree: &Tree) -> Count {
     count
 }
 
+/// The UTS parameters, in the order of the reference's command line.
+pub const UTS_KEYS: [&str; 7] = ["t", "a", "d", "b", "r", "q", "m"];
+
+/// A UTS parameter's value meaning "the named tree's own".
+pub const FROM_TREE: &str = "tree";
+
+/// The tree of a run: the named tree `tree` with every UTS parameter that is not
+/// [`FROM_TREE`] replacing its value. `Err` names the unusable value.
+pub fn resolve(params: &Params) -> Result<(&'static Named, Tree), String> {
+    let name = params.get_text("tree");
+    let base = named(name).ok_or_else(|| {
+        let names: Vec<&str> = NAMED.iter().map(|t| t.name).collect();
+        format!("tree={name}: expected one of {}", names.join(", "))
+    })?;
+    let (t, a, d, b, r, q, m) = base.uts;
+    let int = |key: &str, default: u64| -> Result<u64, String> {
+        match params.get_text(key) {
+            FROM_TREE => Ok(default),
+            v => v.parse().map_err(|_| {
+                format!("{key}={v}: expected a non-negative integer or '{FROM_TREE}'")
+            }),
+        }
+    };
+    let real = |key: &str, default: f64| -> Result<f64, String> {
+        match params.get_text(key) {
+            FROM_TREE => Ok(default),
+            v => v
+                .parse()
+                .ok()
+                .filter(|x: &f64| x.is_finite())
+                .ok_or_else(|| format!("{key}={v}: expected a finite number or '{FROM_TREE}'")),
+        }
+    };
+    let tree = Tree::from_uts(
+        int("t", t)?,
+        int("a", a)?,
+        int("d", d)?,
+        real("b", b)?,
+        int("r", r)?,
+        real("q", q)?,
+        int("m", m)?,
+    )?;
+    Ok((base, tree))
+}
+
+/// The input: the tree, and what its counts must be.
+#[derive(Debug)]
+pub struct UtsInput {
+    /// The tree.
+    pub tree: Tree,
+    /// The named tree with exactly these parameters, whose published counts the check uses.
+    pub named: Option<&'static Named>,
+    /// For any other tree, the counts of [`walk`], made at the first check.
+    walked: OnceLock<Count>,
+}
+
+impl UtsInput {
+    /// The input of a tree.
+    pub fn new(tree: Tree) -> UtsInput {
+        UtsInput {
+            tree,
+            named: NAMED.iter().find(|n| n.tree() == tree),
+            walked: OnceLock::new(),
+        }
+    }
+
+    /// The counts the answer must have, and where they come from.
+    pub fn expected(&self) -> (Count, String) {
+        match self.named {
+            Some(n) => (n.count, format!("UTS's published counts of {}", n.name)),
+            None => (
+                *self.walked.get_or_init(|| walk(&self.tree)),
+                "an iterative serial walk".to_string(),
+            ),
+        }
+    }
+}
+
+impl Workload for Uts {
+    const NAME: &'static str = "uts";
+    const DESCRIPTION: &'static str = "Unbalanced Tree Search: count the nodes of an implicit random tree (SHA-1 splittable generator)";
+    const VARIANTS: &'static [Variant] = &[Variant::Fj];
+    const ASYNC_VARIANTS: &'static [Variant] = &[Variant::Fj];
+
+    type Input = UtsInput;
+    type Work = ();
+    type Answer = Count;
+
+    /// `tree` names the tree, each UTS parameter is its value ([`FROM_TREE`]) unless set.
+    fn preset(size: Size) -> Params {
+        let (tree, d) = match size {
+            // libfork's Figure 6 runs all six named trees: `--param tree=T3L` and so on.
+            Size::Paper | Size::Small => ("T1", FROM_TREE),
+            // T1 one level shallower (a quarter of its nodes), and T1 four levels shallower.
+            Size::Quick => ("T1", "9"),
+            Size::Test => ("T1", "5"),
+        };
+        let mut p = Params::new().text("tree", tree);
+        for key in UTS_KEYS {
+            p = p.text(key, if key == "d" { d } else { FROM_TREE });
+        }
+        p
+    }
+
+    fn input(params: &Params) -> Result<UtsInput, String> {
+        Ok(UtsInput::new(resolve(params)?.1))
+    }
+
+    /// The named tree and the values of all seven UTS parameters.
+    fn params_with(params: &Params, _options: &InputOptions) -> Result<String, String> {
+        let (named, tree) = resolve(params)?;
+        let (shape, d, q, m) = match tree.kind {
+            Kind::Binomial { q, m } => (named.uts.1, named.uts.2, q, u64::from(m)),
+            Kind::Geometric { shape, d } => (shape as u64, u64::from(d), named.uts.5, named.uts.6),
+        };
+        let t = match tree.kind {
+            Kind::Binomial { .. } => 0,
+            Kind::Geometric { .. } => 1,
+        };
+        Ok(format!(
+            "tree={} t={t} a={shape} d={d} b={:?} r={} q={q:?} m={m}",
+            named.name, tree.b, tree.seed
+        ))
+    }
+
+    fn prepare(_input: &UtsInput) {}
+
+    fn run<S: ForkJoin>(pool: &S, variant: Variant, input: &UtsInput, _work: &mut ()) -> Count {
+        let (tree, root) = (&input.tree, input.tree.root());
+        match variant {
+            Variant::Fj => pool.run(|w| fj(w, tree, &root)),
+            v => panic!("uts has no {v} variant"),
+        }
+    }
+
+    fn run_async<S: AsyncForkJoin>(
+        pool: &S,
+        variant: Variant,
+        input: &UtsInput,
+        _work: &mut (),
+    ) -> Count {
+        let (tree, root) = (&input.tree, input.tree.root());
+        match variant {
+            Variant::Fj => pool.run_async(|c| fj_async(c, tree, root)),
+            v => panic!("uts has no async {v} variant"),
+        }
+    }
+
+    fn check(input: &UtsInput, _work: &(), answer: &Count) -> Result<(), String> {
+        let (want, source) = input.expected();
+        if *answer == want {
+            Ok(())
+        } else {
+            Err(format!("counted {answer}, expected {want} ({source})"))
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -630,7 +789,6 @@ mod tests {
         assert!(err(0, 0, 6, 4.0, 0, 1.5, 4).starts_with("q must be"));
         assert!(err(0, 0, 6, 4.0, 0, 0.2, 0).starts_with("m must be"));
         assert!(err(0, 0, 6, 4.0, 0, 0.2, 101).starts_with("m must be"));
-        assert!(err(0, 0, 6, 4.0, 0, 0.25, 4).starts_with("q·m must be"));
         // The parameters a type does not read are not part of the tree.
         assert_eq!(Tree::from_uts(0, 3, 10, 2000.0, 42, 0.124875, 8), Ok(ok));
     }
@@ -648,6 +806,97 @@ mod tests {
             assert_eq!(serial_pool.run_async(|c| fj_async(c, tree, root)), want);
             assert_eq!(libfork.run_async(|c| fj_async(c, tree, root)), want);
         }
+    }
+
+    fn params(size: Size, overrides: &[(&str, &str)]) -> Params {
+        let mut p = Uts::preset(size);
+        for (k, v) in overrides {
+            p.set(k, v).unwrap();
+        }
+        p
+    }
+
+    #[test]
+    fn workload_checks_on_serial_and_on_two_workers() {
+        let input = Uts::input_at(Size::Test);
+        assert!(input.named.is_none(), "the test tree is T1 with d=5");
+        let serial_pool = Serial::start(&PoolConfig::with_workers(1)).unwrap();
+        let abp = Abp::start(&PoolConfig::with_workers(2)).unwrap();
+        let libfork = LibforkPool::start(&PoolConfig::with_workers(2)).unwrap();
+        let answers = [
+            Uts::run(&serial_pool, Variant::Fj, &input, &mut ()),
+            Uts::run_async(&serial_pool, Variant::Fj, &input, &mut ()),
+            Uts::run(&abp, Variant::Fj, &input, &mut ()),
+            Uts::run_async(&libfork, Variant::Fj, &input, &mut ()),
+        ];
+        for a in answers {
+            Uts::check(&input, &(), &a).unwrap();
+            assert_eq!(a, count(3987, 5, 3232));
+        }
+    }
+
+    #[test]
+    fn check_rejects_wrong_counts() {
+        let input = Uts::input_at(Size::Test);
+        let right = count(3987, 5, 3232);
+        Uts::check(&input, &(), &right).unwrap();
+        for wrong in [
+            count(3986, 5, 3232),
+            count(3987, 6, 3232),
+            count(3987, 5, 3231),
+        ] {
+            let e = Uts::check(&input, &(), &wrong).unwrap_err();
+            assert!(e.contains("serial walk"), "{e}");
+        }
+        // A named tree is checked against the published counts, without walking it.
+        let t3 = Uts::input(&params(Size::Paper, &[("tree", "T3")])).unwrap();
+        let e = Uts::check(&t3, &(), &right).unwrap_err();
+        assert!(e.contains("published counts of T3"), "{e}");
+        assert!(t3.walked.get().is_none());
+        Uts::check(&t3, &(), &named("T3").unwrap().count).unwrap();
+    }
+
+    #[test]
+    fn parameters_select_and_override_the_named_tree() {
+        let at = |o: &[(&str, &str)]| Uts::input(&params(Size::Paper, o));
+        assert_eq!(at(&[]).unwrap().named.unwrap().name, "T1");
+        for n in &NAMED {
+            let input = at(&[("tree", n.name)]).unwrap();
+            assert_eq!((input.tree, input.named.unwrap().name), (n.tree(), n.name));
+        }
+        // Overriding a parameter a tree's type reads makes another tree (checked by a walk);
+        // one it does not read changes nothing.
+        assert!(at(&[("r", "20")]).unwrap().named.is_none());
+        assert!(at(&[("tree", "T3"), ("m", "7")]).unwrap().named.is_none());
+        assert_eq!(at(&[("q", "0.5")]).unwrap().named.unwrap().name, "T1");
+        // Spelling the named values out is the named tree.
+        let spelt = [("d", "10"), ("b", "4"), ("r", "19"), ("t", "1"), ("a", "3")];
+        assert_eq!(at(&spelt).unwrap().named.unwrap().name, "T1");
+        assert_eq!(
+            Uts::preset(Size::Quick).to_string(),
+            "tree=T1 t=tree a=tree d=9 b=tree r=tree q=tree m=tree"
+        );
+        assert_eq!(
+            Uts::params_with(&params(Size::Quick, &[]), &InputOptions::default()).unwrap(),
+            "tree=T1 t=1 a=3 d=9 b=4.0 r=19 q=0.234375 m=4"
+        );
+        assert_eq!(
+            Uts::params_with(
+                &params(Size::Paper, &[("tree", "T3L")]),
+                &Default::default()
+            )
+            .unwrap(),
+            "tree=T3L t=0 a=0 d=6 b=2000.0 r=7 q=0.200014 m=5"
+        );
+        for size in [Size::Paper, Size::Small, Size::Quick, Size::Test] {
+            Uts::input(&Uts::preset(size)).unwrap();
+        }
+        // Unusable values are refused in one line.
+        let err = |o: &[(&str, &str)]| at(o).unwrap_err();
+        assert!(err(&[("tree", "T2")]).starts_with("tree=T2: expected one of T1, T1L"));
+        assert!(err(&[("d", "x")]).starts_with("d=x: expected a non-negative integer"));
+        assert!(err(&[("b", "inf")]).starts_with("b=inf: expected a finite number"));
+        assert!(err(&[("t", "2")]).starts_with("t must be"));
     }
 
     /// The whole of T1 and T3 against the published counts: seconds in release, but minutes
