@@ -56,10 +56,11 @@
 //!
 //! # Stack depth
 //!
-//! The recursion is as deep as the tree, with a join per halving of a node's children:
-//! T3L (depth 17844) takes about 870 bytes of stack per level on `abp`, 15 MiB in all (just
-//! inside the fiber runtimes' default 16 MiB stacks), T3XXL (depth 99049) needs
-//! `--stack-size 128M`. The `serial` runtime runs on the calling thread (8 MiB for the main
+//! The recursion is as deep as the tree, with a join per halving of a node's children. On
+//! `abp` and `fibril` that is about 960 bytes of stack per level of T3 (`m=8`, 3 joins),
+//! 870 of T3L (`m=5`), 480 with `m=2`: T3L (depth 17844) takes 15 MiB, just inside the fiber
+//! runtimes' default 16 MiB stacks, and T3XXL (depth 99049) about 46 MiB, so it needs
+//! `--stack-size 64M`. The `serial` runtime runs on the calling thread (8 MiB for the main
 //! thread) and overflows on T3L; the T1 trees are at most 15 deep.
 //!
 //! The answer (nodes, leaves, depth) is checked on every run: for the parameters of a named
