@@ -294,13 +294,16 @@ impl Tree {
     }
 }
 
+/// UTS's seven parameters `(t, a, d, b, r, q, m)`, as its command line gives them.
+pub type UtsParams = (u64, u64, u64, f64, u64, f64, u64);
+
 /// A tree of libfork's Table I with the counts UTS publishes for it.
 #[derive(Debug, Clone, Copy)]
 pub struct Named {
     /// `T1`, `T1L`, ...
     pub name: &'static str,
-    /// UTS's parameters `t a d b r q m` (those the type does not read are UTS's defaults).
-    pub uts: (u64, u64, u64, f64, u64, f64, u64),
+    /// UTS's parameters (those the type does not read are UTS's defaults).
+    pub uts: UtsParams,
     /// The published counts.
     pub count: Count,
 }
@@ -308,8 +311,7 @@ pub struct Named {
 impl Named {
     /// The tree.
     pub fn tree(&self) -> Tree {
-        let (t, a, d, b, r, q, m) = self.uts;
-        Tree::from_uts(t, a, d, b, r, q, m).expect("a named tree's parameters are valid")
+        tree_of(self.uts).expect("a named tree's parameters are valid")
     }
 }
 
@@ -534,9 +536,9 @@ pub const UTS_KEYS: [&str; 7] = ["t", "a", "d", "b", "r", "q", "m"];
 /// A UTS parameter's value meaning "the named tree's own".
 pub const FROM_TREE: &str = "tree";
 
-/// The tree of a run: the named tree `tree` with every UTS parameter that is not
-/// [`FROM_TREE`] replacing its value. `Err` names the unusable value.
-pub fn resolve(params: &Params) -> Result<(&'static Named, Tree), String> {
+/// The parameters of a run: the named tree `tree`, and its UTS parameters with every one
+/// that is not [`FROM_TREE`] replacing its value. `Err` names the unusable value.
+pub fn resolve(params: &Params) -> Result<(&'static Named, UtsParams), String> {
     let name = params.get_text("tree");
     let base = named(name).ok_or_else(|| {
         let names: Vec<&str> = NAMED.iter().map(|t| t.name).collect();
@@ -561,7 +563,7 @@ pub fn resolve(params: &Params) -> Result<(&'static Named, Tree), String> {
                 .ok_or_else(|| format!("{key}={v}: expected a finite number or '{FROM_TREE}'")),
         }
     };
-    let tree = Tree::from_uts(
+    let uts = (
         int("t", t)?,
         int("a", a)?,
         int("d", d)?,
@@ -569,8 +571,14 @@ pub fn resolve(params: &Params) -> Result<(&'static Named, Tree), String> {
         int("r", r)?,
         real("q", q)?,
         int("m", m)?,
-    )?;
-    Ok((base, tree))
+    );
+    Ok((base, uts))
+}
+
+/// The tree of UTS's parameters ([`Tree::from_uts`]).
+pub fn tree_of(uts: UtsParams) -> Result<Tree, String> {
+    let (t, a, d, b, r, q, m) = uts;
+    Tree::from_uts(t, a, d, b, r, q, m)
 }
 
 /// The input: the tree, and what its counts must be.
@@ -608,7 +616,8 @@ impl UtsInput {
 
 impl Workload for Uts {
     const NAME: &'static str = "uts";
-    const DESCRIPTION: &'static str = "Unbalanced Tree Search: count the nodes of an implicit random tree (SHA-1 splittable generator)";
+    const DESCRIPTION: &'static str =
+        "Unbalanced Tree Search: count the nodes of an implicit tree (SHA-1 splittable RNG)";
     const VARIANTS: &'static [Variant] = &[Variant::Fj];
     const ASYNC_VARIANTS: &'static [Variant] = &[Variant::Fj];
 
@@ -621,7 +630,7 @@ impl Workload for Uts {
         let (tree, d) = match size {
             // libfork's Figure 6 runs all six named trees: `--param tree=T3L` and so on.
             Size::Paper | Size::Small => ("T1", FROM_TREE),
-            // T1 one level shallower (a quarter of its nodes), and T1 four levels shallower.
+            // T1 down to depth 9 (a quarter of its nodes) and down to depth 5.
             Size::Quick => ("T1", "9"),
             Size::Test => ("T1", "5"),
         };
@@ -633,23 +642,17 @@ impl Workload for Uts {
     }
 
     fn input(params: &Params) -> Result<UtsInput, String> {
-        Ok(UtsInput::new(resolve(params)?.1))
+        Ok(UtsInput::new(tree_of(resolve(params)?.1)?))
     }
 
-    /// The named tree and the values of all seven UTS parameters.
+    /// The named tree and the values of all seven UTS parameters (`Err` for an unusable one).
     fn params_with(params: &Params, _options: &InputOptions) -> Result<String, String> {
-        let (named, tree) = resolve(params)?;
-        let (shape, d, q, m) = match tree.kind {
-            Kind::Binomial { q, m } => (named.uts.1, named.uts.2, q, u64::from(m)),
-            Kind::Geometric { shape, d } => (shape as u64, u64::from(d), named.uts.5, named.uts.6),
-        };
-        let t = match tree.kind {
-            Kind::Binomial { .. } => 0,
-            Kind::Geometric { .. } => 1,
-        };
+        let (named, uts) = resolve(params)?;
+        tree_of(uts)?;
+        let (t, a, d, b, r, q, m) = uts;
         Ok(format!(
-            "tree={} t={t} a={shape} d={d} b={:?} r={} q={q:?} m={m}",
-            named.name, tree.b, tree.seed
+            "tree={} t={t} a={a} d={d} b={b:?} r={r} q={q:?} m={m}",
+            named.name
         ))
     }
 
