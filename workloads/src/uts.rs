@@ -617,7 +617,7 @@ impl UtsInput {
 impl Workload for Uts {
     const NAME: &'static str = "uts";
     const DESCRIPTION: &'static str =
-        "Unbalanced Tree Search: count the nodes of an implicit tree (SHA-1 splittable RNG)";
+        "Unbalanced Tree Search (SHA-1 splittable RNG); a UTS parameter 'tree' is the named tree's";
     const VARIANTS: &'static [Variant] = &[Variant::Fj];
     const ASYNC_VARIANTS: &'static [Variant] = &[Variant::Fj];
 
