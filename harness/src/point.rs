@@ -412,7 +412,9 @@ pub fn future_stack_for(variant: Variant) -> FutureStack {
 pub fn run_command(args: &RunArgs) -> Result<(), Failure> {
     let arm = runtimes::lookup_arm(&args.runtime).map_err(Failure::Usage)?;
     let runtime = arm.info;
-    let workload = lookup_workload(&args.workload)?;
+    let (name, spec_overrides) =
+        stealbench_workloads::params::split_spec(&args.workload).map_err(Failure::Usage)?;
+    let workload = lookup_workload(name)?;
     let variant = cli::parse_variant(&args.variant)?;
     check_variant(&workload, variant, runtime.front_end)?;
     if let Some(why) = runtimes::unsupported(runtime.name, variant) {
@@ -429,9 +431,13 @@ pub fn run_command(args: &RunArgs) -> Result<(), Failure> {
         return Err(Failure::Usage("reps must be at least 1".to_string()));
     }
     let mut options = cli::input_options(args.hw_video.as_deref(), args.hw_points.as_deref())?;
-    options.params = cli::param_overrides(&args.params)?;
-    // Checks the input files before anything starts; the parameters name them.
-    let params = cli::check_inputs(&[workload], size, &options)?.remove(0).1;
+    // The spec's overrides, then `--param`'s: a later value of a key wins.
+    options.params = spec_overrides;
+    options.params.extend(cli::param_overrides(&args.params)?);
+    // Checks the input files and parameters before anything starts; the parameters name them.
+    let params = cli::check_inputs(&[workload.name.to_string()], size, &options)?
+        .remove(0)
+        .1;
     let config = arm.configure(PoolConfig {
         pinning,
         future_stack: future_stack_for(variant),
@@ -449,7 +455,7 @@ pub fn run_command(args: &RunArgs) -> Result<(), Failure> {
         outln!(
             "{} {} {variant} P={workers} size={size} pinning={pinning} reps={reps}",
             arm.spec(),
-            workload.name
+            args.workload
         );
     }
     let name = runtime.name;

@@ -30,6 +30,8 @@ pub use stealbench_schedulers::rng;
 pub mod smm;
 pub mod sort;
 pub mod sw;
+pub mod touchchain;
+pub mod touchtree;
 pub mod uts;
 pub mod wavefront;
 
@@ -166,7 +168,7 @@ pub struct InputOptions {
     pub hw_points: Option<PathBuf>,
     /// `--param key=value` overrides of the workload's parameters ([`Params::set`]), in the
     /// order given. Only `run`, which runs one workload, takes them.
-    pub params: Vec<(String, String)>,
+    pub params: params::Overrides,
 }
 
 impl InputOptions {
@@ -347,6 +349,14 @@ macro_rules! with_workload {
                 type $W = $crate::hqsort::Hqsort;
                 Some($body)
             }
+            "touchchain" => {
+                type $W = $crate::touchchain::Touchchain;
+                Some($body)
+            }
+            "touchtree" => {
+                type $W = $crate::touchtree::Touchtree;
+                Some($body)
+            }
             "uts" => {
                 type $W = $crate::uts::Uts;
                 Some($body)
@@ -359,7 +369,19 @@ macro_rules! with_workload {
 /// Every workload, in listing order.
 pub fn all() -> Vec<WorkloadInfo> {
     [
-        "fib", "mm", "smm", "sort", "hw", "lcs", "sw", "bst", "ferret", "hqsort", "uts",
+        "fib",
+        "mm",
+        "smm",
+        "sort",
+        "hw",
+        "lcs",
+        "sw",
+        "bst",
+        "ferret",
+        "hqsort",
+        "touchchain",
+        "touchtree",
+        "uts",
     ]
     .iter()
     .map(|n| with_workload!(*n, W => WorkloadInfo::of::<W>()).expect("listed workload"))

@@ -181,12 +181,25 @@ impl fmt::Display for Params {
     }
 }
 
-/// Parses one `key=value` argument of `--param`.
+/// Parses one `key=value` override (an argument of `--param`, a part of a spec).
 pub fn parse_override(arg: &str) -> Result<(String, String), String> {
     match arg.split_once('=') {
         Some((k, v)) if !k.is_empty() => Ok((k.to_string(), v.to_string())),
-        _ => Err(format!("--param {arg:?}: expected key=value")),
+        _ => Err(format!("{arg:?}: expected key=value")),
     }
+}
+
+/// `key=value` overrides of parameters, in the order given: a later value of a key wins.
+pub type Overrides = Vec<(String, String)>;
+
+/// Splits a workload spec `NAME[/key=value]...` into the workload's name and its overrides.
+/// A spec is a workload with some parameters set, as figures' rows and result files spell it
+/// (`uts/tree=T3L`), the way a runtime arm spells a runtime's configuration (`libfork/idle=busy`).
+pub fn split_spec(spec: &str) -> Result<(&str, Overrides), String> {
+    let mut parts = spec.split('/');
+    let name = parts.next().unwrap_or_default();
+    let overrides = parts.map(parse_override).collect::<Result<_, _>>()?;
+    Ok((name, overrides))
 }
 
 #[cfg(test)]
@@ -246,6 +259,15 @@ mod tests {
         assert_eq!(parse_override("q=").unwrap(), ("q".into(), "".into()));
         assert!(parse_override("n").is_err());
         assert!(parse_override("=3").is_err());
+        assert_eq!(split_spec("fib").unwrap(), ("fib", vec![]));
+        assert_eq!(
+            split_spec("uts/tree=T3L/r=7").unwrap(),
+            (
+                "uts",
+                vec![("tree".into(), "T3L".into()), ("r".into(), "7".into())]
+            )
+        );
+        assert!(split_spec("uts/tree").unwrap_err().contains("key=value"));
     }
 
     #[test]
