@@ -51,8 +51,9 @@
 //! value. So `--param tree=T3L` runs T3L and `--param d=8` changes one value of the preset's
 //! tree; a result row records the tree's name and all seven values ([`Workload::params_with`]).
 //! Presets: `paper` and `small` are T1 (libfork's Figure 6 runs all six: `--param tree=...`),
-//! `quick` is T1 with `d=9` (T1 without its deepest level: a quarter of its nodes, 0.1 s
-//! serially), `test` T1 with `d=5` (3987 nodes).
+//! `quick` is T1L down to depth 10 (`tree=T1L d=10`: 1,596,447 nodes, 0.1 s serially; T1
+//! itself takes 0.27 s and T1 down to depth 9 only 0.07 s), `test` T1 down to depth 5 (3987
+//! nodes).
 //!
 //! # Stack depth
 //!
@@ -630,8 +631,8 @@ impl Workload for Uts {
         let (tree, d) = match size {
             // libfork's Figure 6 runs all six named trees: `--param tree=T3L` and so on.
             Size::Paper | Size::Small => ("T1", FROM_TREE),
-            // T1 down to depth 9 (a quarter of its nodes) and down to depth 5.
-            Size::Quick => ("T1", "9"),
+            // T1L down to depth 10 (1.6 million nodes), T1 down to depth 5.
+            Size::Quick => ("T1L", "10"),
             Size::Test => ("T1", "5"),
         };
         let mut p = Params::new().text("tree", tree);
@@ -887,11 +888,11 @@ mod tests {
         assert_eq!(at(&spelt).unwrap().named.unwrap().name, "T1");
         assert_eq!(
             Uts::preset(Size::Quick).to_string(),
-            "tree=T1 t=tree a=tree d=9 b=tree r=tree q=tree m=tree"
+            "tree=T1L t=tree a=tree d=10 b=tree r=tree q=tree m=tree"
         );
         assert_eq!(
             Uts::params_with(&params(Size::Quick, &[]), &InputOptions::default()).unwrap(),
-            "tree=T1 t=1 a=3 d=9 b=4.0 r=19 q=0.234375 m=4"
+            "tree=T1L t=1 a=3 d=10 b=4.0 r=29 q=0.234375 m=4"
         );
         assert_eq!(
             Uts::params_with(
@@ -912,13 +913,14 @@ mod tests {
         assert!(err(&[("t", "2")]).starts_with("t must be"));
     }
 
-    /// The whole of T1 and T3 against the published counts: seconds in release, but minutes
-    /// in a debug build (about 8 million SHA-1s), hence ignored. `cargo test --release -p
+    /// The whole of T1 and T3 against the published counts, and the `quick` tree against its
+    /// independently computed counts: a second in release, but minutes in a debug build
+    /// (about 10 million SHA-1s), hence ignored. `cargo test --release -p
     /// stealbench-workloads --lib uts -- --ignored` runs it; so does every `run` of T1 or T3,
     /// whose check is this comparison.
     #[test]
-    #[ignore = "whole T1 and T3: run in release"]
-    fn published_t1_and_t3_counts() {
+    #[ignore = "whole T1, T3 and the quick tree: run in release"]
+    fn published_t1_and_t3_counts_and_quick() {
         for name in ["T1", "T3"] {
             let named = named(name).unwrap();
             let tree = named.tree();
@@ -928,5 +930,11 @@ mod tests {
             assert_eq!(got, named.count, "{name}");
             assert_eq!(walk(&tree), named.count, "{name}");
         }
+        let quick = Uts::input_at(Size::Quick);
+        assert!(quick.named.is_none());
+        assert_eq!(
+            serial(&quick.tree, &quick.tree.root()),
+            count(1_596_447, 10, 1_277_371)
+        );
     }
 }
