@@ -24,6 +24,7 @@ pub mod hqsort;
 pub mod hw;
 pub mod lcs;
 pub mod mm;
+pub mod nqueens;
 pub use stealbench_schedulers::rng;
 pub mod smm;
 pub mod sort;
