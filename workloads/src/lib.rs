@@ -22,6 +22,7 @@ pub mod ferret;
 pub mod fib;
 pub mod hqsort;
 pub mod hw;
+pub mod integrate;
 pub mod lcs;
 pub mod mm;
 pub mod nqueens;
