@@ -1,0 +1,248 @@
+//! `quicksort`: the parallel quicksort of Fibril's benchmarks (Fibril Table 1: `n = 10^8`
+//! random integers).
+//!
+//! # Algorithm
+//!
+//! [`partition`] is Fibril's serial Hoare partition around the middle element: two indices
+//! move towards each other, skipping elements below (from the left) and above (from the
+//! right) the pivot and swapping the pairs that stop both. It leaves the elements up to the
+//! right index at most the pivot and those from the left index on at least the pivot (with
+//! possibly one element equal to the pivot between them), and both parts shorter than the
+//! range. The two parts are then sorted in parallel: the left part forked, the right part
+//! called (Fibril's fork and call), as `join(left, right)`.
+//!
+//! Ranges shorter than `cutoff` elements (a parameter) are sorted serially by the same
+//! recursion ([`serial`]). Fibril forks down to ranges of two elements (`cutoff = 2`). The
+//! partition of a range of `m` elements is `m` comparisons, so only the ranges near the
+//! leaves do less work than a fork; every preset sets `cutoff = 2`, Fibril's, since the
+//! overhead stays small (see the module's measurements in the workload's report).
+//!
+//! Keys are `u32`, as Fibril's `int`s from `rand()`: here from [`SplitMix64`] with a seed (a
+//! parameter), the upper 32 bits of each draw.
+//!
+//! # Check
+//!
+//! The output must be sorted and have the input's [`Fingerprint`] (the multiset fingerprint
+//! of `sort`), so it is the sorted input.
+
+use crate::rng::SplitMix64;
+use crate::sort::Fingerprint;
+use std::future::Future;
+use stealbench_schedulers::{AsyncWorker, Worker};
+
+/// Fibril's partition of `a` (`a.len() >= 2`) around its middle element. Returns `(r, l)`,
+/// `r <= l <= r + 1`: `a[..r]` is at most the pivot, `a[l..]` at least the pivot, `a[r..l]`
+/// (at most one element) equal to it. At least one swap happens (both scans stop at the
+/// pivot itself, if not before), so both `r` and `a.len() - l` are below `a.len()`.
+#[inline]
+pub fn partition(a: &mut [u32]) -> (usize, usize) {
+    debug_assert!(a.len() >= 2);
+    let pivot = a[a.len() / 2];
+    // `r` is one past Fibril's `right`, so it never goes below zero. Fibril's loop takes one
+    // of three branches per step (`a[l] < pivot`: advance `l`; else `a[r-1] > pivot`: retreat
+    // `r`; else swap); these two inner loops take the same steps in the same order, with
+    // branches a processor predicts better.
+    let (mut l, mut r) = (0, a.len());
+    loop {
+        while l < r && a[l] < pivot {
+            l += 1;
+        }
+        while l < r && a[r - 1] > pivot {
+            r -= 1;
+        }
+        if l >= r {
+            break;
+        }
+        a.swap(l, r - 1);
+        l += 1;
+        r -= 1;
+    }
+    (r, l)
+}
+
+/// The two parts of `a` left by [`partition`]: `a[..r]` and `a[l..]`.
+#[inline]
+fn parts(a: &mut [u32]) -> (&mut [u32], &mut [u32]) {
+    let (r, l) = partition(a);
+    let (lo, hi) = a.split_at_mut(l);
+    (&mut lo[..r], hi)
+}
+
+/// The kernel: Fibril's quicksort without its fork.
+pub fn serial(a: &mut [u32]) {
+    if a.len() < 2 {
+        return;
+    }
+    let (lo, hi) = parts(a);
+    serial(lo);
+    serial(hi);
+}
+
+/// Fork-join: the left part forked, the right part called; ranges shorter than `cutoff`
+/// sorted serially.
+pub fn fj<W: Worker>(w: &W, a: &mut [u32], cutoff: usize) {
+    if a.len() < cutoff.max(2) {
+        serial(a);
+        return;
+    }
+    let (lo, hi) = parts(a);
+    w.join(|w| fj(w, lo, cutoff), |w| fj(w, hi, cutoff));
+}
+
+/// Fork-join on the async front-end: as [`fj`], under [`AsyncWorker::join`].
+pub fn fj_async<'s, C: AsyncWorker<'s>>(
+    c: C,
+    a: &'s mut [u32],
+    cutoff: usize,
+) -> impl Future<Output = ()> + Send + 's {
+    async move {
+        if a.len() < cutoff.max(2) {
+            serial(a);
+            return;
+        }
+        let (lo, hi) = parts(a);
+        c.join(
+            move |c| fj_async(c, lo, cutoff),
+            move |c| fj_async(c, hi, cutoff),
+        )
+        .await;
+    }
+}
+
+/// The input: the keys and their fingerprint.
+#[derive(Debug, Clone)]
+pub struct QuicksortInput {
+    /// The keys, in input order.
+    pub data: Vec<u32>,
+    /// The fingerprint of `data`.
+    pub fingerprint: Fingerprint,
+}
+
+impl QuicksortInput {
+    /// The input of given keys.
+    pub fn new(data: Vec<u32>) -> Self {
+        let fingerprint = Fingerprint::of(data.iter().map(|&x| u64::from(x)));
+        QuicksortInput { data, fingerprint }
+    }
+
+    /// `n` random keys from `seed` (the upper 32 bits of each SplitMix64 draw).
+    pub fn random(n: usize, seed: u64) -> Self {
+        let mut rng = SplitMix64::new(seed);
+        QuicksortInput::new((0..n).map(|_| (rng.next_u64() >> 32) as u32).collect())
+    }
+}
+
+/// Checks that `output` is sorted and has the fingerprint `want`.
+pub fn check_sorted(output: &[u32], want: &Fingerprint) -> Result<(), String> {
+    if let Some(i) = output.windows(2).position(|p| p[0] > p[1]) {
+        return Err(format!(
+            "not sorted: element {i} = {} > element {} = {}",
+            output[i],
+            i + 1,
+            output[i + 1]
+        ));
+    }
+    let got = Fingerprint::of(output.iter().map(|&x| u64::from(x)));
+    if got != *want {
+        return Err(format!(
+            "sorted, but not a permutation of the input: fingerprint {got:?}, input's {want:?}"
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use stealbench_schedulers::abp::Abp;
+    use stealbench_schedulers::libfork::LibforkPool;
+    use stealbench_schedulers::serial::Serial;
+    use stealbench_schedulers::{AsyncForkJoin, ForkJoin, PoolConfig, Scheduler};
+
+    #[test]
+    fn partition_splits_around_the_pivot() {
+        let mut rng = SplitMix64::new(3);
+        for len in 2..200 {
+            for modulus in [1, 2, 5, u64::MAX] {
+                let mut a: Vec<u32> = (0..len)
+                    .map(|_| (rng.next_u64() % modulus) as u32)
+                    .collect();
+                let pivot = a[a.len() / 2];
+                let (r, l) = partition(&mut a);
+                assert!(
+                    r <= l && l - r <= 1 && r < a.len() && l > 0,
+                    "len {len}: {r} {l}"
+                );
+                assert!(a[..r].iter().all(|&x| x <= pivot));
+                assert!(a[l..].iter().all(|&x| x >= pivot));
+                assert!(a[r..l].iter().all(|&x| x == pivot));
+            }
+        }
+    }
+
+    #[test]
+    fn kernel_matches_std_sort() {
+        let mut rng = SplitMix64::new(4);
+        let inputs: Vec<Vec<u32>> = vec![
+            vec![],
+            vec![7],
+            vec![2, 1],
+            (0..1000).collect(),
+            (0..1000).rev().collect(),
+            vec![5; 1000],
+            (0..1000).map(|x| x % 3).collect(),
+            (0..5000).map(|_| rng.next_u64() as u32).collect(),
+        ];
+        for mut a in inputs {
+            let mut want = a.clone();
+            want.sort_unstable();
+            serial(&mut a);
+            assert_eq!(a, want);
+        }
+    }
+
+    #[test]
+    fn variants_on_serial_and_two_workers() {
+        let serial_pool = Serial::start(&PoolConfig::with_workers(1)).unwrap();
+        let abp = Abp::start(&PoolConfig::with_workers(2)).unwrap();
+        let libfork = LibforkPool::start(&PoolConfig::with_workers(2)).unwrap();
+        let input = QuicksortInput::random(20_000, 5);
+        for cutoff in [0, 2, 100, 1 << 20] {
+            let mut a = input.data.clone();
+            serial_pool.run(|w| fj(w, &mut a, cutoff));
+            check_sorted(&a, &input.fingerprint).unwrap();
+            let mut a = input.data.clone();
+            abp.run(|w| fj(w, &mut a, cutoff));
+            check_sorted(&a, &input.fingerprint).unwrap();
+            let mut a = input.data.clone();
+            let s = &mut a[..];
+            serial_pool.run_async(|c| fj_async(c, s, cutoff));
+            check_sorted(&a, &input.fingerprint).unwrap();
+            let mut a = input.data.clone();
+            let s = &mut a[..];
+            libfork.run_async(|c| fj_async(c, s, cutoff));
+            check_sorted(&a, &input.fingerprint).unwrap();
+        }
+    }
+
+    #[test]
+    fn check_rejects_wrong_answers() {
+        let input = QuicksortInput::random(1000, 6);
+        let mut sorted = input.data.clone();
+        serial(&mut sorted);
+        check_sorted(&sorted, &input.fingerprint).unwrap();
+        assert!(
+            check_sorted(&input.data, &input.fingerprint)
+                .unwrap_err()
+                .contains("not sorted")
+        );
+        let mut v = sorted.clone();
+        v[500] = v[499];
+        assert!(
+            check_sorted(&v, &input.fingerprint)
+                .unwrap_err()
+                .contains("permutation")
+        );
+        assert!(check_sorted(&sorted[1..], &input.fingerprint).is_err());
+    }
+}
