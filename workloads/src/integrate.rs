@@ -35,8 +35,13 @@
 //! recursion at most 64 deep; `tolerance` allows `L·eps/3 + 2^-40·|I|` (`2^-40` ≈ 256 ulps'
 //! worth, 4 ulps per level).
 
+use crate::{Params, Size, Variant, Workload};
 use std::future::Future;
-use stealbench_schedulers::{AsyncWorker, Worker};
+use stealbench_schedulers::{AsyncForkJoin, AsyncWorker, ForkJoin, Worker};
+
+/// The workload marker type.
+#[derive(Debug)]
+pub struct Integrate;
 
 /// The integrand (Cilk's `f`).
 #[inline]
@@ -263,6 +268,93 @@ pub fn check_area(n: f64, eps: f64, reference: &Reference, answer: f64) -> Resul
     Ok(())
 }
 
+/// The input: the interval's end, the tolerance, the grain, and the reference.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct IntegrateInput {
+    /// The integral is over `[0, n]`.
+    pub n: f64,
+    /// Cilk's `epsilon`.
+    pub eps: f64,
+    /// Intervals narrower than this are integrated serially (0: never).
+    pub grain: f64,
+    /// The serial recursion's result and leaf count.
+    pub reference: Reference,
+}
+
+impl Workload for Integrate {
+    const NAME: &'static str = "integrate";
+    const DESCRIPTION: &'static str =
+        "Cilk-5 adaptive quadrature of (x²+1)x, a fork per split (spawn overhead)";
+    const VARIANTS: &'static [Variant] = &[Variant::Fj];
+    const ASYNC_VARIANTS: &'static [Variant] = &[Variant::Fj];
+
+    type Input = IntegrateInput;
+    type Work = ();
+    type Answer = f64;
+
+    fn preset(size: Size) -> Params {
+        // The work grows as n^(4/3) (the accepted width goes as f''(x)^(-1/3) = (6x)^(-1/3)):
+        // n=2000 is a ninth of the paper's (1.9·10^7 leaves against 1.75·10^8).
+        let n = match size {
+            Size::Paper => 10_000,
+            Size::Small => 2_000,
+            Size::Quick => 2_500,
+            Size::Test => 20,
+        };
+        Params::new()
+            .int("n", n)
+            .float("eps", 1e-9)
+            .float("grain", 0.0)
+    }
+
+    fn input(params: &Params) -> Result<IntegrateInput, String> {
+        let n = params.get_int("n") as f64;
+        let eps = params.get_float("eps");
+        let grain = params.get_float("grain");
+        if eps <= 0.0 {
+            return Err(format!("eps={eps:?}: must be positive"));
+        }
+        if grain < 0.0 {
+            return Err(format!("grain={grain:?}: must be at least 0"));
+        }
+        Ok(IntegrateInput {
+            n,
+            eps,
+            grain,
+            reference: Reference::of(n, eps),
+        })
+    }
+
+    fn prepare(_input: &IntegrateInput) {}
+
+    fn run<S: ForkJoin>(pool: &S, variant: Variant, input: &IntegrateInput, _work: &mut ()) -> f64 {
+        let root = Interval::root(input.n);
+        let (eps, grain) = (input.eps, input.grain);
+        match variant {
+            Variant::Fj => pool.run(|w| fj(w, &root, eps, grain)),
+            v => panic!("integrate has no {v} variant"),
+        }
+    }
+
+    fn run_async<S: AsyncForkJoin>(
+        pool: &S,
+        variant: Variant,
+        input: &IntegrateInput,
+        _work: &mut (),
+    ) -> f64 {
+        let root = Interval::root(input.n);
+        let (eps, grain) = (input.eps, input.grain);
+        match variant {
+            Variant::Fj => pool.run_async(|c| fj_async(c, root, eps, grain)),
+            v => panic!("integrate has no async {v} variant"),
+        }
+    }
+
+    fn check(input: &IntegrateInput, _work: &(), answer: &f64) -> Result<(), String> {
+        check_area(input.n, input.eps, &input.reference, *answer)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -302,6 +394,27 @@ mod tests {
                 check_area(n, eps, &r, a).unwrap();
             }
         }
+    }
+
+    #[test]
+    fn presets_and_workload_runs() {
+        assert_eq!(
+            Integrate::preset(Size::Paper).to_string(),
+            "n=10000 eps=1e-9 grain=0.0"
+        );
+        let input = Integrate::input_at(Size::Test);
+        let pool = Serial::start(&PoolConfig::with_workers(1)).unwrap();
+        let a = Integrate::run(&pool, Variant::Fj, &input, &mut ());
+        Integrate::check(&input, &(), &a).unwrap();
+        let a = Integrate::run_async(&pool, Variant::Fj, &input, &mut ());
+        Integrate::check(&input, &(), &a).unwrap();
+        assert!(Integrate::check(&input, &(), &(a * (1.0 + 1e-15))).is_err());
+        let mut p = Integrate::preset(Size::Test);
+        p.set("eps", "0").unwrap();
+        assert!(Integrate::input(&p).unwrap_err().starts_with("eps="));
+        let mut p = Integrate::preset(Size::Test);
+        p.set("grain", "-1").unwrap();
+        assert!(Integrate::input(&p).unwrap_err().starts_with("grain="));
     }
 
     #[test]

@@ -42,9 +42,14 @@
 //! ([`optimum`], `O(items·capacity)`, untimed, with the input); for the paper's input that is
 //! 733, Fibril's expected value.
 
+use crate::{Params, Size, Variant, Workload};
 use std::future::Future;
 use std::sync::atomic::{AtomicI64, Ordering::Relaxed};
-use stealbench_schedulers::{AsyncWorker, Worker};
+use stealbench_schedulers::{AsyncForkJoin, AsyncWorker, ForkJoin, Worker};
+
+/// The workload marker type.
+#[derive(Debug)]
+pub struct Knapsack;
 
 /// An item: its value and its weight (`weight > 0`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -219,8 +224,11 @@ pub fn fj_async<'s, C: AsyncWorker<'s>>(
 }
 
 /// The optimum of `items` in `capacity`, by dynamic programming over the capacities
-/// (`O(items·capacity)`): the reference of the check.
+/// (`O(items·capacity)`, the capacity first lowered to the items' total weight): the reference
+/// of the check.
 pub fn optimum(items: &[Item], capacity: usize) -> i64 {
+    let total: i64 = items.iter().map(|e| e.weight).sum();
+    let capacity = capacity.min(usize::try_from(total).expect("positive weights"));
     let mut best = vec![0i64; capacity + 1];
     for e in items {
         let w = usize::try_from(e.weight).expect("positive weight");
@@ -239,6 +247,100 @@ pub fn check_value(optimum: i64, answer: i64) -> Result<(), String> {
         Err(format!(
             "best value {answer}, expected the optimum {optimum}"
         ))
+    }
+}
+
+/// The input: the items sorted by ratio, the capacity, the cutoff and the optimum.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KnapsackInput {
+    /// The first `n` items of [`ITEMS`], sorted by decreasing value per weight.
+    pub items: Vec<Item>,
+    /// The knapsack's capacity.
+    pub capacity: i64,
+    /// Subproblems with at most this many items left are searched serially (0: none).
+    pub cutoff: usize,
+    /// The optimum, by [`optimum`].
+    pub optimum: i64,
+}
+
+impl Workload for Knapsack {
+    const NAME: &'static str = "knapsack";
+    const DESCRIPTION: &'static str =
+        "Cilk-5 0-1 knapsack by branch and bound, a shared best value (spawn overhead)";
+    const VARIANTS: &'static [Variant] = &[Variant::Fj];
+    const ASYNC_VARIANTS: &'static [Variant] = &[Variant::Fj];
+
+    type Input = KnapsackInput;
+    /// The best value found so far, shared by the tasks (fresh per repetition).
+    type Work = AtomicI64;
+    type Answer = i64;
+
+    fn preset(size: Size) -> Params {
+        // The paper's input takes about 0.14 s serially, so `quick` is the paper's input; the
+        // work falls steeply with the capacity (750: about a tenth).
+        let capacity = match size {
+            Size::Paper | Size::Quick => CAPACITY as u64,
+            Size::Small => 750,
+            Size::Test => 400,
+        };
+        Params::new()
+            .int("n", ITEMS.len() as u64)
+            .int("capacity", capacity)
+            .int("cutoff", 0)
+    }
+
+    fn input(params: &Params) -> Result<KnapsackInput, String> {
+        let n = params.get_usize("n")?;
+        if n > ITEMS.len() {
+            return Err(format!("n={n}: Fibril's table has {} items", ITEMS.len()));
+        }
+        let capacity = params.get_int("capacity");
+        let capacity = i64::try_from(capacity)
+            .ok()
+            .filter(|&c| c < 1 << 40)
+            .ok_or_else(|| format!("capacity={capacity}: must be below 2^40"))?;
+        let items = sorted_items(n);
+        let optimum = optimum(&items, capacity as usize);
+        Ok(KnapsackInput {
+            items,
+            capacity,
+            cutoff: params.get_usize("cutoff")?,
+            optimum,
+        })
+    }
+
+    fn prepare(_input: &KnapsackInput) -> AtomicI64 {
+        AtomicI64::new(NONE)
+    }
+
+    fn run<S: ForkJoin>(
+        pool: &S,
+        variant: Variant,
+        input: &KnapsackInput,
+        best: &mut AtomicI64,
+    ) -> i64 {
+        let (items, c, cutoff, best) = (&input.items[..], input.capacity, input.cutoff, &*best);
+        match variant {
+            Variant::Fj => pool.run(|w| fj(w, items, c, 0, best, cutoff)),
+            v => panic!("knapsack has no {v} variant"),
+        }
+    }
+
+    fn run_async<S: AsyncForkJoin>(
+        pool: &S,
+        variant: Variant,
+        input: &KnapsackInput,
+        best: &mut AtomicI64,
+    ) -> i64 {
+        let (items, c, cutoff, best) = (&input.items[..], input.capacity, input.cutoff, &*best);
+        match variant {
+            Variant::Fj => pool.run_async(|cx| fj_async(cx, items, c, 0, best, cutoff)),
+            v => panic!("knapsack has no async {v} variant"),
+        }
+    }
+
+    fn check(input: &KnapsackInput, _best: &AtomicI64, answer: &i64) -> Result<(), String> {
+        check_value(input.optimum, *answer)
     }
 }
 
@@ -323,6 +425,32 @@ mod tests {
             let got = libfork.run_async(|c| fj_async(c, items, capacity, 0, b, cutoff));
             assert_eq!(got, want);
         }
+    }
+
+    #[test]
+    fn presets_and_workload_runs() {
+        assert_eq!(
+            Knapsack::preset(Size::Paper).to_string(),
+            "n=32 capacity=900 cutoff=0"
+        );
+        assert_eq!(Knapsack::input_at(Size::Paper).optimum, OPTIMUM);
+        let input = Knapsack::input_at(Size::Test);
+        let pool = Serial::start(&PoolConfig::with_workers(1)).unwrap();
+        let mut best = Knapsack::prepare(&input);
+        let a = Knapsack::run(&pool, Variant::Fj, &input, &mut best);
+        Knapsack::check(&input, &best, &a).unwrap();
+        let mut best = Knapsack::prepare(&input);
+        let a = Knapsack::run_async(&pool, Variant::Fj, &input, &mut best);
+        Knapsack::check(&input, &best, &a).unwrap();
+        assert!(Knapsack::check(&input, &best, &(a - 1)).is_err());
+        let mut p = Knapsack::preset(Size::Test);
+        p.set("n", "33").unwrap();
+        assert!(Knapsack::input(&p).unwrap_err().starts_with("n=33"));
+        // A capacity beyond the total weight: every item fits.
+        p.set("n", "10").unwrap();
+        p.set("capacity", "10^9").unwrap();
+        let input = Knapsack::input(&p).unwrap();
+        assert_eq!(input.optimum, ITEMS[..10].iter().map(|e| e.0).sum::<i64>());
     }
 
     #[test]

@@ -350,6 +350,22 @@ macro_rules! with_workload {
                 type $W = $crate::hqsort::Hqsort;
                 Some($body)
             }
+            "nqueens" => {
+                type $W = $crate::nqueens::Nqueens;
+                Some($body)
+            }
+            "integrate" => {
+                type $W = $crate::integrate::Integrate;
+                Some($body)
+            }
+            "knapsack" => {
+                type $W = $crate::knapsack::Knapsack;
+                Some($body)
+            }
+            "quicksort" => {
+                type $W = $crate::quicksort::Quicksort;
+                Some($body)
+            }
             _ => None,
         }
     }};
@@ -358,7 +374,20 @@ macro_rules! with_workload {
 /// Every workload, in listing order.
 pub fn all() -> Vec<WorkloadInfo> {
     [
-        "fib", "mm", "smm", "sort", "hw", "lcs", "sw", "bst", "ferret", "hqsort",
+        "fib",
+        "mm",
+        "smm",
+        "sort",
+        "hw",
+        "lcs",
+        "sw",
+        "bst",
+        "ferret",
+        "hqsort",
+        "nqueens",
+        "integrate",
+        "knapsack",
+        "quicksort",
     ]
     .iter()
     .map(|n| with_workload!(*n, W => WorkloadInfo::of::<W>()).expect("listed workload"))

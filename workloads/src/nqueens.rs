@@ -31,8 +31,13 @@
 //! The count must equal the known number of solutions ([`SOLUTIONS`], OEIS A000170, the
 //! table Fibril's test checks against), known for every `n` the workload accepts.
 
+use crate::{Params, Size, Variant, Workload};
 use std::future::Future;
-use stealbench_schedulers::{AsyncWorker, Worker};
+use stealbench_schedulers::{AsyncForkJoin, AsyncWorker, ForkJoin, Worker};
+
+/// The workload marker type.
+#[derive(Debug)]
+pub struct Nqueens;
 
 /// The largest board side accepted (the known counts go this far).
 pub const MAX_N: usize = 16;
@@ -251,6 +256,76 @@ pub fn check_count(n: usize, count: u64) -> Result<(), String> {
     }
 }
 
+/// The input: the board side and the cutoff.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NqueensInput {
+    /// The side of the board, `1..=MAX_N`.
+    pub n: usize,
+    /// Boards with at most this many rows left are searched serially (0: none).
+    pub cutoff: usize,
+}
+
+impl Workload for Nqueens {
+    const NAME: &'static str = "nqueens";
+    const DESCRIPTION: &'static str =
+        "Cilk-5 n-queens: count the placements, a board copied per child (spawn overhead)";
+    const VARIANTS: &'static [Variant] = &[Variant::Fj];
+    const ASYNC_VARIANTS: &'static [Variant] = &[Variant::Fj];
+
+    type Input = NqueensInput;
+    type Work = ();
+    type Answer = u64;
+
+    fn preset(size: Size) -> Params {
+        let n = match size {
+            Size::Paper => 14,
+            // 1/5.6 and 1/30 of the paper's work.
+            Size::Small => 13,
+            Size::Quick => 12,
+            Size::Test => 8,
+        };
+        Params::new().int("n", n).int("cutoff", 0)
+    }
+
+    fn input(params: &Params) -> Result<NqueensInput, String> {
+        let n = params.get_usize("n")?;
+        if !(1..=MAX_N).contains(&n) {
+            return Err(format!("n={n}: the known counts go from n=1 to n={MAX_N}"));
+        }
+        Ok(NqueensInput {
+            n,
+            cutoff: params.get_usize("cutoff")?,
+        })
+    }
+
+    fn prepare(_input: &NqueensInput) {}
+
+    fn run<S: ForkJoin>(pool: &S, variant: Variant, input: &NqueensInput, _work: &mut ()) -> u64 {
+        let NqueensInput { n, cutoff } = *input;
+        match variant {
+            Variant::Fj => pool.run(|w| fj(w, n, cutoff)),
+            v => panic!("nqueens has no {v} variant"),
+        }
+    }
+
+    fn run_async<S: AsyncForkJoin>(
+        pool: &S,
+        variant: Variant,
+        input: &NqueensInput,
+        _work: &mut (),
+    ) -> u64 {
+        let NqueensInput { n, cutoff } = *input;
+        match variant {
+            Variant::Fj => pool.run_async(|c| fj_async(c, n, cutoff)),
+            v => panic!("nqueens has no async {v} variant"),
+        }
+    }
+
+    fn check(input: &NqueensInput, _work: &(), answer: &u64) -> Result<(), String> {
+        check_count(input.n, *answer)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -290,6 +365,23 @@ mod tests {
             assert_eq!(serial_pool.run_async(|c| fj_async(c, n, cutoff)), want);
             assert_eq!(libfork.run_async(|c| fj_async(c, n, cutoff)), want);
         }
+    }
+
+    #[test]
+    fn presets_and_workload_runs() {
+        assert_eq!(Nqueens::preset(Size::Paper).to_string(), "n=14 cutoff=0");
+        let input = Nqueens::input_at(Size::Test);
+        let pool = Serial::start(&PoolConfig::with_workers(1)).unwrap();
+        let a = Nqueens::run(&pool, Variant::Fj, &input, &mut ());
+        Nqueens::check(&input, &(), &a).unwrap();
+        let a = Nqueens::run_async(&pool, Variant::Fj, &input, &mut ());
+        Nqueens::check(&input, &(), &a).unwrap();
+        assert!(Nqueens::check(&input, &(), &(a + 1)).is_err());
+        let mut p = Nqueens::preset(Size::Test);
+        p.set("n", "17").unwrap();
+        assert!(Nqueens::input(&p).unwrap_err().starts_with("n=17"));
+        p.set("n", "0").unwrap();
+        assert!(Nqueens::input(&p).is_err());
     }
 
     #[test]

@@ -27,8 +27,19 @@
 
 use crate::rng::SplitMix64;
 use crate::sort::Fingerprint;
+use crate::{Params, Size, Variant, Workload};
 use std::future::Future;
-use stealbench_schedulers::{AsyncWorker, Worker};
+use stealbench_schedulers::{AsyncForkJoin, AsyncWorker, ForkJoin, Worker};
+
+/// The workload marker type.
+#[derive(Debug)]
+pub struct Quicksort;
+
+/// The seed of the input.
+const INPUT_SEED: u64 = 0x5153_5eed_0000_0001;
+
+/// Fibril's cutoff: every range of two or more elements is partitioned and forked.
+pub const CUTOFF: usize = 2;
 
 /// Fibril's partition of `a` (`a.len() >= 2`) around its middle element. Returns `(r, l)`,
 /// `r <= l <= r + 1`: `a[..r]` is at most the pivot, `a[l..]` at least the pivot, `a[r..l]`
@@ -109,20 +120,26 @@ pub fn fj_async<'s, C: AsyncWorker<'s>>(
     }
 }
 
-/// The input: the keys and their fingerprint.
+/// The input: the keys, their fingerprint and the cutoff.
 #[derive(Debug, Clone)]
 pub struct QuicksortInput {
     /// The keys, in input order.
     pub data: Vec<u32>,
     /// The fingerprint of `data`.
     pub fingerprint: Fingerprint,
+    /// Ranges shorter than this are sorted serially.
+    pub cutoff: usize,
 }
 
 impl QuicksortInput {
-    /// The input of given keys.
+    /// The input of given keys, with Fibril's cutoff.
     pub fn new(data: Vec<u32>) -> Self {
         let fingerprint = Fingerprint::of(data.iter().map(|&x| u64::from(x)));
-        QuicksortInput { data, fingerprint }
+        QuicksortInput {
+            data,
+            fingerprint,
+            cutoff: CUTOFF,
+        }
     }
 
     /// `n` random keys from `seed` (the upper 32 bits of each SplitMix64 draw).
@@ -149,6 +166,71 @@ pub fn check_sorted(output: &[u32], want: &Fingerprint) -> Result<(), String> {
         ));
     }
     Ok(())
+}
+
+impl Workload for Quicksort {
+    const NAME: &'static str = "quicksort";
+    const DESCRIPTION: &'static str =
+        "Fibril's parallel quicksort: serial partition, the two parts in parallel, u32 keys";
+    const VARIANTS: &'static [Variant] = &[Variant::Fj];
+    const ASYNC_VARIANTS: &'static [Variant] = &[Variant::Fj];
+
+    type Input = QuicksortInput;
+    /// A fresh copy of the keys, sorted in place.
+    type Work = Vec<u32>;
+    type Answer = ();
+
+    fn preset(size: Size) -> Params {
+        let n: u64 = match size {
+            Size::Paper => 100_000_000,
+            Size::Small => 10_000_000,
+            Size::Quick => 3_000_000,
+            Size::Test => 10_000,
+        };
+        Params::new()
+            .int("n", n)
+            .int("seed", INPUT_SEED)
+            .int("cutoff", CUTOFF as u64)
+    }
+
+    fn input(params: &Params) -> Result<QuicksortInput, String> {
+        let n = match params.get_usize("n")? {
+            0 => return Err("n=0: nothing to sort".into()),
+            n => n,
+        };
+        let mut input = QuicksortInput::random(n, params.get_int("seed"));
+        input.cutoff = params.get_usize("cutoff")?;
+        Ok(input)
+    }
+
+    fn prepare(input: &QuicksortInput) -> Vec<u32> {
+        input.data.clone()
+    }
+
+    fn run<S: ForkJoin>(pool: &S, variant: Variant, input: &QuicksortInput, work: &mut Vec<u32>) {
+        let (a, cutoff) = (&mut work[..], input.cutoff);
+        match variant {
+            Variant::Fj => pool.run(|w| fj(w, a, cutoff)),
+            v => panic!("quicksort has no {v} variant"),
+        }
+    }
+
+    fn run_async<S: AsyncForkJoin>(
+        pool: &S,
+        variant: Variant,
+        input: &QuicksortInput,
+        work: &mut Vec<u32>,
+    ) {
+        let (a, cutoff) = (&mut work[..], input.cutoff);
+        match variant {
+            Variant::Fj => pool.run_async(|c| fj_async(c, a, cutoff)),
+            v => panic!("quicksort has no async {v} variant"),
+        }
+    }
+
+    fn check(input: &QuicksortInput, work: &Vec<u32>, _answer: &()) -> Result<(), String> {
+        check_sorted(work, &input.fingerprint)
+    }
 }
 
 #[cfg(test)]
@@ -223,6 +305,27 @@ mod tests {
             libfork.run_async(|c| fj_async(c, s, cutoff));
             check_sorted(&a, &input.fingerprint).unwrap();
         }
+    }
+
+    #[test]
+    fn presets_and_workload_runs() {
+        assert_eq!(
+            Quicksort::preset(Size::Paper).to_string(),
+            format!("n=100000000 seed={INPUT_SEED} cutoff=2")
+        );
+        let input = Quicksort::input_at(Size::Test);
+        let pool = Serial::start(&PoolConfig::with_workers(1)).unwrap();
+        let mut work = Quicksort::prepare(&input);
+        Quicksort::run(&pool, Variant::Fj, &input, &mut work);
+        Quicksort::check(&input, &work, &()).unwrap();
+        let mut work = Quicksort::prepare(&input);
+        Quicksort::run_async(&pool, Variant::Fj, &input, &mut work);
+        Quicksort::check(&input, &work, &()).unwrap();
+        // The untouched copy is rejected.
+        assert!(Quicksort::check(&input, &Quicksort::prepare(&input), &()).is_err());
+        let mut p = Quicksort::preset(Size::Test);
+        p.set("n", "0").unwrap();
+        assert!(Quicksort::input(&p).unwrap_err().starts_with("n=0"));
     }
 
     #[test]
