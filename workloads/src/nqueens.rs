@@ -301,7 +301,9 @@ impl Workload for Nqueens {
     fn prepare(_input: &NqueensInput) {}
 
     fn run<S: ForkJoin>(pool: &S, variant: Variant, input: &NqueensInput, _work: &mut ()) -> u64 {
-        let NqueensInput { n, cutoff } = *input;
+        // Hidden from the optimiser: the count is a pure function of the input, which the
+        // compiler could otherwise compute once for the warm-up and every timed repetition.
+        let NqueensInput { n, cutoff } = std::hint::black_box(*input);
         match variant {
             Variant::Fj => pool.run(|w| fj(w, n, cutoff)),
             v => panic!("nqueens has no {v} variant"),
@@ -314,7 +316,9 @@ impl Workload for Nqueens {
         input: &NqueensInput,
         _work: &mut (),
     ) -> u64 {
-        let NqueensInput { n, cutoff } = *input;
+        // Hidden from the optimiser: the count is a pure function of the input, which the
+        // compiler could otherwise compute once for the warm-up and every timed repetition.
+        let NqueensInput { n, cutoff } = std::hint::black_box(*input);
         match variant {
             Variant::Fj => pool.run_async(|c| fj_async(c, n, cutoff)),
             v => panic!("nqueens has no async {v} variant"),
