@@ -22,9 +22,11 @@
 //!
 //! # Work per task
 //!
-//! A node of the search tests each of the `n` columns against its `d` queens (`O(n·d)`
-//! comparisons), tens of nanoseconds for `n = 14`: several times a closure runtime's join
-//! (about 6 ns) and about a libfork fork (about 20 ns).
+//! A board tests each of the `n` columns against its queens (`O(n·d)` comparisons). At
+//! `n = 14` the serial search visits 2.7·10^7 boards in 3.2 s (about 120 ns a board) and the
+//! parallel ones make 1.0·10^7 joins: about 320 ns of work a join, far above a closure
+//! runtime's join (about 6 ns) or a libfork fork (about 20 ns). T_1/T_s measured (CPU time,
+//! P = 1): 1.03 on `abp`, 1.02 on `fibril`, 1.08 on `libfork`.
 //!
 //! # Check
 //!
