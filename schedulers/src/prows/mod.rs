@@ -84,12 +84,13 @@
 //! * A thief may dereference a deque's pointer after the deque left the slot. So that it is
 //!   never freed meanwhile, the pool keeps every deque it made until it is dropped, and a
 //!   deque nothing else refers to any more (an active deque replaced when empty, a resumable
-//!   one emptied by a steal) goes to a free list, from which the next new active deque comes:
-//!   memory stays at the most deques alive at once (deques are made per suspension: 37,000
-//!   of them for one `hqsort` gf run at `--size quick` on 2 workers), and a thief needs no
-//!   epoch or hazard pointer. A recycled deque may be stolen from by a thief that read its
-//!   pointer in an earlier life; it is then some worker's active deque, or empty, and the
-//!   version check sends that thief to the bookkeeping.
+//!   one emptied by a steal) goes to a free list, from which the next new active deque comes.
+//!   Memory stays at the most deques alive at once (they are made per suspension: 24,000 to
+//!   37,000 for one `hqsort` gf run at `--size quick` on 2 workers, so never freeing them
+//!   was not an option), and a thief's attempt costs no epoch pin (a SeqCst read-modify-write
+//!   with `crossbeam-epoch`) or hazard pointer. A recycled deque may be stolen from by a thief
+//!   that read its pointer in an earlier life: it is then some worker's active deque, or
+//!   empty, and the version check sends that thief to the bookkeeping.
 //!
 //! Idle workers back off and sleep as in `abp` (the same Dekker handshake with the asymmetric
 //! fence); `put` and every push wake a sleeper.
