@@ -34,6 +34,8 @@ pub use stealbench_schedulers::rng;
 pub mod smm;
 pub mod sort;
 pub mod sw;
+pub mod touchchain;
+pub mod touchtree;
 pub mod wavefront;
 
 /// How a workload expresses its parallelism (the papers' suffixes).
@@ -350,6 +352,14 @@ macro_rules! with_workload {
                 type $W = $crate::hqsort::Hqsort;
                 Some($body)
             }
+            "touchchain" => {
+                type $W = $crate::touchchain::Touchchain;
+                Some($body)
+            }
+            "touchtree" => {
+                type $W = $crate::touchtree::Touchtree;
+                Some($body)
+            }
             "nqueens" => {
                 type $W = $crate::nqueens::Nqueens;
                 Some($body)
@@ -384,6 +394,8 @@ pub fn all() -> Vec<WorkloadInfo> {
         "bst",
         "ferret",
         "hqsort",
+        "touchchain",
+        "touchtree",
         "nqueens",
         "integrate",
         "knapsack",
