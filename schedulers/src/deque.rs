@@ -36,21 +36,28 @@
 //!   writes to an old buffer again, so any slot a thief reads there holds the value it would read
 //!   in the new one.
 
+use crate::sync::{AtomicIsize, AtomicPtr, AtomicUsize, Ordering, compiler_fence, fence};
 use std::cell::{Cell, UnsafeCell};
 use std::sync::Arc;
+#[cfg(not(loom))]
 use std::sync::OnceLock;
-use std::sync::atomic::{
-    AtomicIsize, AtomicPtr, AtomicU8, AtomicUsize, Ordering, compiler_fence, fence,
-};
+#[cfg(not(loom))]
+use std::sync::atomic::AtomicU8;
 
 const MEMBARRIER_CMD_PRIVATE_EXPEDITED: libc::c_long = 1 << 3;
+#[cfg(not(loom))]
 const MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED: libc::c_long = 1 << 4;
+
+/// The smallest buffer. Under loom, 2: a model of a few entries then reaches the reuse of
+/// stolen slots and the growth of the buffer.
+const MIN_CAPACITY: usize = if cfg!(loom) { 2 } else { 16 };
 
 /// Registers this process for expedited private membarrier once; true if the kernel agreed.
 /// After the first call one relaxed load (a deque's owner handle asks once, at its creation,
 /// and the free [`light_fence`] at every call): the answer never changes, and the registration holds for the whole process. Threads that
 /// ask first at the same time all go through `register_membarrier`, whose `OnceLock` makes
 /// them register once and agree.
+#[cfg(not(loom))]
 #[inline(always)]
 fn membarrier_available() -> bool {
     static KNOWN: AtomicU8 = AtomicU8::new(0); // 0: not asked yet, 1: available, 2: not
@@ -64,6 +71,15 @@ fn membarrier_available() -> bool {
     }
 }
 
+/// Under loom: never. loom cannot model `membarrier` (a barrier the kernel runs on the other
+/// threads), so the models check the fallback, `fence(SeqCst)` on both sides, as
+/// `STEALBENCH_NO_MEMBARRIER=1` selects.
+#[cfg(loom)]
+fn membarrier_available() -> bool {
+    false
+}
+
+#[cfg(not(loom))]
 #[cold]
 fn register_membarrier() -> bool {
     static OK: OnceLock<bool> = OnceLock::new();
@@ -250,7 +266,7 @@ impl std::fmt::Debug for Thief {
 
 /// A new empty deque: the owner's handle and a thief's handle.
 pub fn new(initial_capacity: usize) -> (Owner, Thief) {
-    let cap = initial_capacity.max(16).next_power_of_two();
+    let cap = initial_capacity.max(MIN_CAPACITY).next_power_of_two();
     let mut first = Buffer::new(cap);
     let ptr: *mut Buffer = &mut *first;
     let slots = first.slots.as_ptr();
