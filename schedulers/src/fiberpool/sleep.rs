@@ -10,7 +10,7 @@
 
 use crate::deque::heavy_fence;
 use crate::sync::thread::{self, Thread};
-use crate::sync::{AtomicBool, AtomicUsize, Ordering};
+use crate::sync::{AtomicBool, AtomicUsize, Ordering, fence};
 use std::sync::OnceLock;
 
 /// The sleep state of a pool's workers (see the module documentation).
@@ -76,6 +76,12 @@ impl Sleepers {
     /// Marks the pool terminating and wakes every worker (the pool's drop).
     pub fn terminate(&self) {
         self.terminate.store(true, Ordering::SeqCst);
+        // A full fence, the other half of the sleeper's heavy one, between the store and the
+        // look at the registered threads: of a worker registering (then going to sleep) and
+        // this shutdown, either the sleeper sees `terminate` or we see its thread and unpark
+        // it. Without it, C11 lets both miss (the SeqCst store does not order the later load
+        // of the `OnceLock`): the loom model found a sleeper that slept through the shutdown.
+        fence(Ordering::SeqCst);
         for (i, s) in self.sleeping.iter().enumerate() {
             s.store(false, Ordering::Release);
             if let Some(t) = self.threads[i].get() {
