@@ -141,11 +141,13 @@ fn deque_pop_and_steal_race_for_the_last_entry() {
     });
 }
 
-/// Two entries, the owner popping both against a thief's steal: the thief takes the top one
-/// while the owner pops the bottom one and then races it for the top one. Property: each
-/// entry is taken exactly once, whole and with its task visible.
+/// Two entries, the owner popping both against a thief's two steals: the thief takes the top
+/// one while the owner pops the bottom one, then the thief tries the bottom one too. This is
+/// where the fence pair matters: an owner that read `top` from before the first steal and a
+/// thief that read `bottom` from before the pop would both take the bottom entry. Property:
+/// each entry is taken exactly once, whole and with its task visible.
 #[test]
-fn deque_pops_and_a_steal_take_each_entry_once() {
+fn deque_pops_and_two_steals_take_each_entry_once() {
     model(|| {
         let (o, t) = deque::new(2);
         let tasks = Tasks::new(2);
@@ -153,10 +155,37 @@ fn deque_pops_and_a_steal_take_each_entry_once() {
         tasks.push(&o, 1);
         let thief = {
             let tasks = Arc::clone(&tasks);
-            thread::spawn(move || steal_once(&t, &tasks))
+            thread::spawn(move || {
+                let first = steal_once(&t, &tasks);
+                first
+                    .into_iter()
+                    .chain(steal_once(&t, &tasks))
+                    .collect::<Vec<_>>()
+            })
         };
         let mut taken = pop_all(&o, &tasks);
         taken.extend(thief.join().unwrap());
+        each_once(taken, 2);
+    });
+}
+
+/// A thief steals while the owner pushes (the thief started before either push): the push's
+/// Release store of `bottom` is what makes the entry and its task visible to a thief that
+/// sees the new `bottom`. Property: the thief takes nothing or a whole entry whose task it
+/// sees; with the owner's pops after, each entry is taken exactly once.
+#[test]
+fn deque_steal_during_pushes() {
+    model(|| {
+        let (o, t) = deque::new(2);
+        let tasks = Tasks::new(2);
+        let thief = {
+            let tasks = Arc::clone(&tasks);
+            thread::spawn(move || steal_once(&t, &tasks))
+        };
+        tasks.push(&o, 0);
+        tasks.push(&o, 1);
+        let mut taken: Vec<usize> = thief.join().unwrap().into_iter().collect();
+        taken.extend(pop_all(&o, &tasks));
         each_once(taken, 2);
     });
 }
