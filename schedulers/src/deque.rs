@@ -35,6 +35,32 @@
 //!   still read it); entries are copied before the new buffer is published, and the owner never
 //!   writes to an old buffer again, so any slot a thief reads there holds the value it would read
 //!   in the new one.
+//!
+//! # Model checking
+//!
+//! `tests/loom.rs` checks the deque under loom (`--cfg loom`; see the crate's README): pop
+//! against a steal of the last entry, two pops against two steals, a steal during pushes, a
+//! push that reuses a stolen slot or grows the buffer during a steal, and two thieves with the
+//! owner on one entry; each entry must be taken exactly once, whole, with what the owner wrote
+//! before pushing it visible to the taker. What the models cover and what they do not:
+//!
+//! * **The fence pair is the fallback's**, `fence(SeqCst)` on both sides (what
+//!   `STEALBENCH_NO_MEMBARRIER=1` selects): loom cannot model `membarrier`, a barrier the
+//!   kernel makes the other threads execute, so under loom [`heavy_fence_is_membarrier`] is
+//!   false. The asymmetric pair is correct if `membarrier` plus the owner's compiler fence act
+//!   as the fallback's two fences, which is the argument above, not something loom checked.
+//!   The models do show what rests on it: with the owner's fence reduced to a compiler fence
+//!   and no `membarrier` (the owner side as it is, the thief side unable to make it a
+//!   barrier), two steals and two pops take one entry twice.
+//! * loom gives SeqCst *fences* a total order that also synchronizes (each fence acquires
+//!   what every earlier one released), which is stronger than C11; SeqCst *accesses* it treats
+//!   as AcqRel, weaker than C11. A bug that only C11's weaker fences expose can be missed.
+//! * loom does not produce load buffering (a load reading a store that comes later in its
+//!   own thread's future), so the Acquire of `top` in `make_room`, which orders a thief's read
+//!   of a slot before the owner's overwrite of it, is not checked: weakened to Relaxed, the
+//!   models still pass.
+//! * Scenarios are small (two or three threads, at most three entries, a buffer of 2 under
+//!   loom so that reuse and growth are reached) and explored at a bounded preemption depth.
 
 use crate::sync::{AtomicIsize, AtomicPtr, AtomicUsize, Ordering, compiler_fence, fence};
 use std::cell::{Cell, UnsafeCell};
