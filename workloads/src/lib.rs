@@ -22,9 +22,13 @@ pub mod ferret;
 pub mod fib;
 pub mod hqsort;
 pub mod hw;
+pub mod integrate;
+pub mod knapsack;
 pub mod lcs;
 pub mod mm;
+pub mod nqueens;
 pub mod params;
+pub mod quicksort;
 pub use params::Params;
 pub use stealbench_schedulers::rng;
 pub mod smm;
@@ -357,6 +361,22 @@ macro_rules! with_workload {
                 type $W = $crate::touchtree::Touchtree;
                 Some($body)
             }
+            "nqueens" => {
+                type $W = $crate::nqueens::Nqueens;
+                Some($body)
+            }
+            "integrate" => {
+                type $W = $crate::integrate::Integrate;
+                Some($body)
+            }
+            "knapsack" => {
+                type $W = $crate::knapsack::Knapsack;
+                Some($body)
+            }
+            "quicksort" => {
+                type $W = $crate::quicksort::Quicksort;
+                Some($body)
+            }
             "uts" => {
                 type $W = $crate::uts::Uts;
                 Some($body)
@@ -381,6 +401,10 @@ pub fn all() -> Vec<WorkloadInfo> {
         "hqsort",
         "touchchain",
         "touchtree",
+        "nqueens",
+        "integrate",
+        "knapsack",
+        "quicksort",
         "uts",
     ]
     .iter()

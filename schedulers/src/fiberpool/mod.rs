@@ -10,9 +10,11 @@
 //! * [`signal`]: the one-shot signal with a lock-free list of parked fibers (join and scope
 //!   syncs, and `abp`'s futures).
 //! * [`worker`]: a worker's state, the driver (resume a fiber, carry out what it asks for), the
-//!   search for work (own deque bottom, the injector, the policy's steal, backoff, sleep with
-//!   the Dekker handshake of [`crate::deque`]'s asymmetric fence), and a fiber's round of work
-//!   (its entry for a job the driver gives it, and the end of every round).
+//!   search for work (own deque bottom, the injector, the policy's steal, backoff, sleep), and
+//!   a fiber's round of work (its entry for a job the driver gives it, and the end of every
+//!   round).
+//! * [`sleep`]: idle workers' sleep and wake-up, the Dekker handshake with a push through
+//!   [`crate::deque`]'s asymmetric fence, and the shutdown.
 //! * [`handle`]: the worker handle a task receives: `join` (the job record of `b` on the
 //!   caller's frame, the inline fast path, suspension on `b`'s signal), `scope`, `fork`.
 //! * [`future`]: scopes, spawns and futures (work-first on a new fiber, started over with the
@@ -46,6 +48,7 @@ pub mod pool;
 pub mod queued;
 pub mod rendezvous;
 pub mod signal;
+pub mod sleep;
 pub mod worker;
 
 use crate::deque::{Entry, Owner};
