@@ -29,6 +29,7 @@ pub mod smm;
 pub mod sort;
 pub mod sw;
 pub mod wavefront;
+pub mod zorder;
 
 /// How a workload expresses its parallelism (the papers' suffixes).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
