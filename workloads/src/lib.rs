@@ -20,10 +20,13 @@ use stealbench_schedulers::{AsyncForkJoin, ForkJoin};
 pub mod bst;
 pub mod ferret;
 pub mod fib;
+pub mod heat;
 pub mod hqsort;
 pub mod hw;
 pub mod lcs;
+pub mod lu;
 pub mod mm;
+pub mod rectmul;
 pub use stealbench_schedulers::rng;
 pub mod smm;
 pub mod sort;
@@ -324,6 +327,18 @@ macro_rules! with_workload {
                 type $W = $crate::hqsort::Hqsort;
                 Some($body)
             }
+            "heat" => {
+                type $W = $crate::heat::Heat;
+                Some($body)
+            }
+            "lu" => {
+                type $W = $crate::lu::Lu;
+                Some($body)
+            }
+            "rectmul" => {
+                type $W = $crate::rectmul::Rectmul;
+                Some($body)
+            }
             _ => None,
         }
     }};
@@ -332,7 +347,8 @@ macro_rules! with_workload {
 /// Every workload, in listing order.
 pub fn all() -> Vec<WorkloadInfo> {
     [
-        "fib", "mm", "smm", "sort", "hw", "lcs", "sw", "bst", "ferret", "hqsort",
+        "fib", "mm", "smm", "sort", "hw", "lcs", "sw", "bst", "ferret", "hqsort", "heat", "lu",
+        "rectmul",
     ]
     .iter()
     .map(|n| with_workload!(*n, W => WorkloadInfo::of::<W>()).expect("listed workload"))
