@@ -60,6 +60,54 @@ fn bad_input_is_one_line_and_exit_code_2() {
             &[
                 "run",
                 "--runtime",
+                "serial",
+                "--workload",
+                "fib",
+                "--variant",
+                "fj",
+                "--workers",
+                "1",
+                "--param",
+                "m=3",
+            ],
+            "unknown parameter 'm' (parameters: n)",
+        ),
+        (
+            &[
+                "run",
+                "--runtime",
+                "serial",
+                "--workload",
+                "mm",
+                "--variant",
+                "fj",
+                "--workers",
+                "1",
+                "--param",
+                "n=lots",
+            ],
+            "n=lots: expected a non-negative integer",
+        ),
+        (
+            &[
+                "run",
+                "--runtime",
+                "serial",
+                "--workload",
+                "fib",
+                "--variant",
+                "fj",
+                "--workers",
+                "1",
+                "--param",
+                "n",
+            ],
+            "expected key=value",
+        ),
+        (
+            &[
+                "run",
+                "--runtime",
                 "seriall",
                 "--workload",
                 "fib",
@@ -201,6 +249,40 @@ fn run_prints_times_and_json_lines() {
     assert!(lines[0].contains("\"event\":\"start\"") && lines[0].contains("n=20"));
     assert!(lines[3].contains("\"rep\":3"));
     assert!(lines[4].contains("\"event\":\"done\"") && lines[4].contains("peak_rss_kb"));
+}
+
+#[test]
+fn run_param_overrides_the_preset_and_is_recorded() {
+    let dir = TempDir::new("param");
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "run",
+            "--runtime",
+            "abp",
+            "--workload",
+            "fib",
+            "--variant",
+            "fj",
+            "--workers",
+            "1",
+            "--size",
+            "test",
+            "--reps",
+            "1",
+            "--json",
+        ];
+        args.extend_from_slice(extra);
+        stealbench(&args, &dir.0)
+    };
+    let out = run(&["--param", "n=2^4", "--param", "n=23"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    let start = stdout.lines().next().unwrap();
+    assert!(start.contains("\"params\":\"n=23\""), "{start}");
+    // A value the workload cannot use is one line, after the parameters were printed.
+    let out = run(&["--param", "n=94"]);
+    assert!(!out.status.success());
+    assert!(text(&out.stderr).contains("n=94: fib(n) fits 64 bits only up to n=93"));
 }
 
 fn run_dirs(results: &Path) -> Vec<PathBuf> {

@@ -5,6 +5,7 @@ use crate::suggest;
 use clap::{Args, Parser, Subcommand};
 use std::path::{Path, PathBuf};
 use stealbench_schedulers::Pinning;
+use stealbench_workloads::params::split_spec;
 use stealbench_workloads::{InputOptions, Size, Variant};
 
 /// Work-stealing schedulers from five research papers behind one trait, with the papers'
@@ -41,7 +42,8 @@ pub struct RunArgs {
     /// idle=busy|lazy, victim=uniform|numa|default (e.g. libfork/idle=busy).
     #[arg(long)]
     pub runtime: String,
-    /// Workload name (see `stealbench list`).
+    /// Workload name (see `stealbench list`), or a spec `NAME/key=value...` with parameters
+    /// set (`uts/tree=T3L`), as figures' rows and result files name it.
     #[arg(long)]
     pub workload: String,
     /// Variant: fj, sf, sf-nostack, gf, lp (the workload must offer it on the runtime's
@@ -75,6 +77,11 @@ pub struct RunArgs {
     /// at the top). Default: Rodinia's points for a 609x590 video, else two rings.
     #[arg(long, value_name = "PATH", requires = "hw_video")]
     pub hw_points: Option<PathBuf>,
+    /// Override one input parameter of the size's preset (repeatable, applied in order; e.g.
+    /// `--param n=30`, `--param tree=T3`). `list` shows every workload's parameters.
+    /// The row's params record the values used.
+    #[arg(long = "param", value_name = "KEY=VALUE")]
+    pub params: Vec<String>,
 }
 
 /// Arguments of `reproduce`.
@@ -355,14 +362,23 @@ pub fn input_options(
         hw_points: hw_points
             .map(|p| input_file("--hw-points", p))
             .transpose()?,
+        params: Vec::new(),
     })
+}
+
+/// The `--param key=value` arguments as overrides ([`InputOptions::params`]); the keys are
+/// checked by the workload's preset ([`check_inputs`]).
+pub fn param_overrides(args: &[String]) -> Result<Vec<(String, String)>, Failure> {
+    args.iter()
+        .map(|a| stealbench_workloads::params::parse_override(a).map_err(Failure::Usage))
+        .collect()
 }
 
 /// The command-line arguments that give `options` to a `stealbench run` of `workload` (none
 /// when no option set concerns that workload). The inverse of [`input_options`].
 pub fn input_args(options: &InputOptions, workload: &str) -> Vec<String> {
     let mut args = Vec::new();
-    if workload == "hw" {
+    if crate::grid::workload_name(workload) == "hw" {
         for (flag, path) in [
             ("--hw-video", &options.hw_video),
             ("--hw-points", &options.hw_points),
@@ -376,19 +392,29 @@ pub fn input_args(options: &InputOptions, workload: &str) -> Vec<String> {
     args
 }
 
-/// Checks that every input option set concerns one of `workloads` (the workloads that will
-/// run) and that each such workload can use its files at `size`. Returns every workload's
-/// parameters at `size` with the options ([`Workload::params_with`]), in the order given.
+/// Checks that every input option set concerns one of the workloads that will run (`specs`,
+/// `NAME[/key=value]...`) and that each can use its files and parameter overrides (the
+/// spec's, then `options.params`) at `size`. Returns every spec with its parameters at `size`
+/// ([`Workload::params_with`]), in the order given.
 ///
 /// [`Workload::params_with`]: stealbench_workloads::Workload::params_with
 pub fn check_inputs(
-    workloads: &[stealbench_workloads::WorkloadInfo],
+    specs: &[String],
     size: Size,
     options: &InputOptions,
-) -> Result<Vec<(&'static str, String)>, Failure> {
+) -> Result<Vec<(String, String)>, Failure> {
+    let workloads = specs
+        .iter()
+        .map(|spec| {
+            let (name, mut overrides) = split_spec(spec).map_err(Failure::Usage)?;
+            let info = crate::point::lookup_workload(name)?;
+            overrides.extend(options.params.iter().cloned());
+            Ok((spec, info, overrides))
+        })
+        .collect::<Result<Vec<_>, Failure>>()?;
     for w in options.workloads() {
-        if !workloads.iter().any(|i| i.name == w) {
-            let running: Vec<&str> = workloads.iter().map(|i| i.name).collect();
+        if !workloads.iter().any(|(_, i, _)| i.name == w) {
+            let running: Vec<&str> = workloads.iter().map(|(_, i, _)| i.name).collect();
             return Err(Failure::Usage(format!(
                 "--{w}-video/--{w}-points are inputs of workload '{w}', which is not run here                  (workloads: {})",
                 if running.is_empty() {
@@ -400,11 +426,15 @@ pub fn check_inputs(
         }
     }
     workloads
-        .iter()
-        .map(|w| {
-            (w.params_with)(size, options)
-                .map(|p| (w.name, p))
-                .map_err(|e| Failure::Usage(format!("{} input: {e}", w.name)))
+        .into_iter()
+        .map(|(spec, w, overrides)| {
+            let options = InputOptions {
+                params: overrides,
+                ..options.clone()
+            };
+            (w.describe)(size, &options)
+                .map(|p| (spec.clone(), p))
+                .map_err(|e| Failure::Usage(format!("{spec} input: {e}")))
         })
         .collect()
 }

@@ -134,10 +134,11 @@ pub struct Selection {
 }
 
 impl Selection {
-    fn workload_selected(&self, w: &str) -> bool {
+    /// A bare workload name selects every spec of that workload; a spec, that spec.
+    fn workload_selected(&self, spec: &str) -> bool {
         self.workloads
             .as_ref()
-            .is_none_or(|ws| ws.iter().any(|x| x == w))
+            .is_none_or(|ws| ws.iter().any(|x| x == spec || x == workload_name(spec)))
     }
     /// A bare runtime name selects every arm of that runtime; an arm's spelling, that arm.
     fn runtime_selected(&self, arm: &str) -> bool {
@@ -148,11 +149,17 @@ impl Selection {
     }
 }
 
-/// The workload named `name` in this build.
-pub fn workload_info(name: &str) -> Option<WorkloadInfo> {
+/// The workload of a spec `NAME[/key=value]...` in this build.
+pub fn workload_info(spec: &str) -> Option<WorkloadInfo> {
+    let name = workload_name(spec);
     stealbench_workloads::all()
         .into_iter()
         .find(|w| w.name == name)
+}
+
+/// The workload's name in a spec `NAME[/key=value]...`.
+pub fn workload_name(spec: &str) -> &str {
+    spec.split('/').next().unwrap_or_default()
 }
 
 /// The variant whose `serial` run at P = 1 is the workload's T_s: `fj` where the workload has

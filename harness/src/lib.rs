@@ -60,6 +60,7 @@ use clap::Parser;
 use clap::error::ErrorKind;
 use cli::{Cli, Command};
 use std::ffi::OsString;
+use stealbench_workloads::Size;
 
 /// Runs the command line of this process; returns the exit code. `allocator` (`jemalloc` or
 /// `system`) is recorded in every result's `meta.json`.
@@ -155,6 +156,11 @@ fn list() {
             names(w.variants),
             names(w.async_variants),
             w.description
+        );
+        outln!(
+            "  {:<10} parameters (paper size): {}",
+            "",
+            (w.preset)(Size::Paper)
         );
     }
     outln!("\nSizes (--size): paper (default), small, quick, test");

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use std::io::Write;
 use std::time::Instant;
 use stealbench_schedulers::{FutureStack, Pinning, PoolConfig, Scheduler, StartError, Stats};
-use stealbench_workloads::{Variant, Workload, WorkloadInfo, with_workload};
+use stealbench_workloads::{Variant, Workload, WorkloadInfo, resolve, with_workload};
 
 /// One message of the child-to-parent protocol (one JSON object per line).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -412,7 +412,9 @@ pub fn future_stack_for(variant: Variant) -> FutureStack {
 pub fn run_command(args: &RunArgs) -> Result<(), Failure> {
     let arm = runtimes::lookup_arm(&args.runtime).map_err(Failure::Usage)?;
     let runtime = arm.info;
-    let workload = lookup_workload(&args.workload)?;
+    let (name, spec_overrides) =
+        stealbench_workloads::params::split_spec(&args.workload).map_err(Failure::Usage)?;
+    let workload = lookup_workload(name)?;
     let variant = cli::parse_variant(&args.variant)?;
     check_variant(&workload, variant, runtime.front_end)?;
     if let Some(why) = runtimes::unsupported(runtime.name, variant) {
@@ -428,9 +430,14 @@ pub fn run_command(args: &RunArgs) -> Result<(), Failure> {
     if reps == 0 {
         return Err(Failure::Usage("reps must be at least 1".to_string()));
     }
-    let options = cli::input_options(args.hw_video.as_deref(), args.hw_points.as_deref())?;
-    // Checks the input files before anything starts; the parameters name them.
-    let params = cli::check_inputs(&[workload], size, &options)?.remove(0).1;
+    let mut options = cli::input_options(args.hw_video.as_deref(), args.hw_points.as_deref())?;
+    // The spec's overrides, then `--param`'s: a later value of a key wins.
+    options.params = spec_overrides;
+    options.params.extend(cli::param_overrides(&args.params)?);
+    // Checks the input files and parameters before anything starts; the parameters name them.
+    let params = cli::check_inputs(&[workload.name.to_string()], size, &options)?
+        .remove(0)
+        .1;
     let config = arm.configure(PoolConfig {
         pinning,
         future_stack: future_stack_for(variant),
@@ -448,7 +455,7 @@ pub fn run_command(args: &RunArgs) -> Result<(), Failure> {
         outln!(
             "{} {} {variant} P={workers} size={size} pinning={pinning} reps={reps}",
             arm.spec(),
-            workload.name
+            args.workload
         );
     }
     let name = runtime.name;
@@ -464,19 +471,21 @@ pub fn run_command(args: &RunArgs) -> Result<(), Failure> {
         }
         return with_workload!(workload.name, W => {
             simulate_point::<W>(model, weights, workers, variant, params,
-                || W::input_with(size, options), reps, &printer)
+                || W::input_with(&resolve::<W>(size, options)?, options), reps, &printer)
         })
         .expect("a registered workload dispatches");
     }
     let done = match runtime.front_end {
         FrontEnd::Closure => with_closure_runtime!(name, S => with_workload!(workload.name, W => {
-            execute::<S, W, _, _>(&config, params, || W::input_with(size, options), reps,
+            execute::<S, W, _, _>(&config, params,
+                || W::input_with(&resolve::<W>(size, options)?, options), reps,
                 |p: &S, i: &<W as Workload>::Input, w: &mut <W as Workload>::Work| {
                     W::run(p, variant, i, w)
                 }, &printer)
         })),
         FrontEnd::Async => with_async_runtime!(name, S => with_workload!(workload.name, W => {
-            execute::<S, W, _, _>(&config, params, || W::input_with(size, options), reps,
+            execute::<S, W, _, _>(&config, params,
+                || W::input_with(&resolve::<W>(size, options)?, options), reps,
                 |p: &S, i: &<W as Workload>::Input, w: &mut <W as Workload>::Work| {
                     W::run_async(p, variant, i, w)
                 }, &printer)

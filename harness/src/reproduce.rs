@@ -4,7 +4,7 @@
 use crate::cli::{self, Failure, ReproduceArgs};
 use crate::figures::metric::Context;
 use crate::figures::{self, Figure};
-use crate::grid::{Grid, PointKey, Selection, Status, workload_info};
+use crate::grid::{Grid, PointKey, Selection, Status, workload_info, workload_name};
 use crate::results::{self, Meta, Settings};
 use crate::runner::{ChildExecutor, ExecError, PointOutcome, Progress, run_missing};
 use crate::{plot, runtimes, suggest, table};
@@ -14,7 +14,7 @@ use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 use stealbench_schedulers::topology::Topology;
-use stealbench_workloads::{Size, WorkloadInfo};
+use stealbench_workloads::Size;
 
 /// The figure with id `id`, or a one-line reason.
 pub fn lookup_figure(id: &str) -> Result<Figure, Failure> {
@@ -84,11 +84,14 @@ fn settings_from_args(args: &ReproduceArgs, fig: &Figure) -> Result<Settings, Fa
         None => None,
     };
     if let Some(ws) = &args.workloads {
+        // A selection names workloads (`uts`: every tree) or specs (`uts/tree=T3L`).
         let known: Vec<String> = {
             let mut k: Vec<String> = Vec::new();
             for r in &fig.rows {
-                if !k.contains(&r.workload) {
-                    k.push(r.workload.clone());
+                for w in [workload_name(&r.workload), &r.workload] {
+                    if !k.iter().any(|x| x == w) {
+                        k.push(w.to_string());
+                    }
                 }
             }
             k
@@ -146,13 +149,17 @@ fn settings_from_args(args: &ReproduceArgs, fig: &Figure) -> Result<Settings, Fa
     })
 }
 
-/// The implemented workloads of `fig` that a selection (`None` = all) runs, in row order.
-fn selected_workloads(fig: &Figure, selection: Option<&[String]>) -> Vec<WorkloadInfo> {
-    let mut out: Vec<WorkloadInfo> = Vec::new();
+/// The implemented workload specs of `fig` that a selection (`None` = all; workload names
+/// or specs) runs, in row order.
+fn selected_workloads(fig: &Figure, selection: Option<&[String]>) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
     for r in &fig.rows {
-        let chosen = selection.is_none_or(|s| s.contains(&r.workload));
-        if chosen && !out.iter().any(|w| w.name == r.workload) {
-            out.extend(workload_info(&r.workload));
+        let chosen = selection.is_none_or(|s| {
+            s.iter()
+                .any(|w| *w == r.workload || w == workload_name(&r.workload))
+        });
+        if chosen && !out.contains(&r.workload) && workload_info(&r.workload).is_some() {
+            out.push(r.workload.clone());
         }
     }
     out
@@ -443,7 +450,7 @@ fn markdown(
     grid: &Grid,
     tbl: &table::Table,
     run_dir: &Path,
-    params_of: &HashMap<&str, String>,
+    params_of: &HashMap<String, String>,
     rounds_note: Option<&str>,
 ) -> String {
     let s = &meta.settings;
@@ -664,12 +671,12 @@ pub fn reproduce_command(args: &ReproduceArgs, allocator: &str) -> Result<i32, F
     // Every workload's parameters with the run's input files, checked again (a resumed run's
     // files may have gone or changed since).
     let options = s.input_options();
-    let infos: Vec<WorkloadInfo> = grid
+    let specs: Vec<String> = grid
         .workloads()
-        .iter()
-        .filter_map(|w| workload_info(w))
+        .into_iter()
+        .filter(|w| workload_info(w).is_some())
         .collect();
-    let params_of: HashMap<&str, String> = cli::check_inputs(&infos, size, &options)?
+    let params_of: HashMap<String, String> = cli::check_inputs(&specs, size, &options)?
         .into_iter()
         .collect();
     if let Some(v) = &options.hw_video {

@@ -537,6 +537,7 @@ impl Settings {
         InputOptions {
             hw_video: self.hw_video.clone(),
             hw_points: self.hw_points.clone(),
+            params: Vec::new(),
         }
     }
 }

@@ -25,7 +25,7 @@ use stealbench_workloads::{Size, Variant, Workload, with_workload};
 const PS: [usize; 2] = [2, 16];
 
 fn record<W: Workload>(size: Size, v: Variant) -> Dag {
-    let input = W::input(size);
+    let input = W::input_at(size);
     let mut work = W::prepare(&input);
     let rec = Recorder::new(Weights::Nanos);
     let answer = W::run(&rec, v, &input, &mut work);
@@ -42,7 +42,7 @@ fn real<S: ForkJoin, W: Workload>(
     runs: u64,
 ) -> [Vec<Option<u64>>; 2] {
     let pool = S::start(&PoolConfig::with_workers(p)).expect("the pool starts");
-    let input = W::input(size);
+    let input = W::input_at(size);
     let (mut steals, mut devs) = (Vec::new(), Vec::new());
     for _ in 0..runs {
         let mut work = W::prepare(&input);

@@ -60,7 +60,7 @@
 //! `input`: that makes it a valid BST of exactly the input nodes.
 
 use crate::rng::SplitMix64;
-use crate::{Size, Variant, Workload};
+use crate::{Params, Size, Variant, Workload};
 use std::future::Future;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
@@ -748,14 +748,20 @@ impl Workload for Bst {
     type Work = Arena;
     type Answer = u32;
 
-    fn params(size: Size) -> String {
+    fn preset(size: Size) -> Params {
         let (s1, s2) = sizes(size);
-        format!("s1={s1} s2={s2}")
+        Params::new()
+            .int("s1", s1 as u64)
+            .int("s2", s2 as u64)
+            .int("seed", INPUT_SEED)
     }
 
-    fn input(size: Size) -> BstInput {
-        let (s1, s2) = sizes(size);
-        BstInput::random(s1, s2, INPUT_SEED)
+    fn input(params: &Params) -> Result<BstInput, String> {
+        let (s1, s2) = (params.get_usize("s1")?, params.get_usize("s2")?);
+        if s1 == 0 || s2 == 0 {
+            return Err(format!("s1={s1} s2={s2}: both trees need a key"));
+        }
+        Ok(BstInput::random(s1, s2, params.get_int("seed")))
     }
 
     fn prepare(input: &BstInput) -> Arena {
@@ -893,8 +899,11 @@ mod tests {
 
     #[test]
     fn check_rejects_wrong_answers() {
-        let input = Bst::input(Size::Test);
-        assert_eq!(Bst::params(Size::Test), "s1=3000 s2=1500");
+        let input = Bst::input_at(Size::Test);
+        assert_eq!(
+            Bst::preset(Size::Test).to_string(),
+            format!("s1=3000 s2=1500 seed={INPUT_SEED}")
+        );
         let mut a = Bst::prepare(&input);
         let root = Bst::run(&pool(), Variant::Fj, &input, &mut a);
         Bst::check(&input, &a, &root).unwrap();

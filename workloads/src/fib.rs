@@ -6,7 +6,7 @@
 //! with [`FutureStack::Current`](stealbench_schedulers::FutureStack::Current), so no future
 //! gets a stack of its own (only the fiber runtimes offer that choice).
 
-use crate::{Size, Variant, Workload};
+use crate::{Params, Size, Variant, Workload};
 use std::future::Future;
 use stealbench_schedulers::{AsyncForkJoin, AsyncWorker, ForkJoin, FutureHandle, Scope, Worker};
 
@@ -22,11 +22,15 @@ pub fn serial(n: u64) -> u64 {
     serial(n - 1) + serial(n - 2)
 }
 
+/// The largest `n` whose `fib(n)` fits a `u64`.
+pub const MAX_N: u64 = 93;
+
 /// The known value, by iteration.
 pub fn expected(n: u64) -> u64 {
     let (mut a, mut b) = (0u64, 1u64);
     for _ in 0..n {
-        (a, b) = (b, a + b);
+        // `b` runs one term ahead: at n = MAX_N it is fib(94), which wraps and is never read.
+        (a, b) = (b, a.wrapping_add(b));
     }
     a
 }
@@ -89,16 +93,20 @@ impl Workload for Fib {
     type Work = ();
     type Answer = u64;
 
-    fn params(size: Size) -> String {
-        format!("n={}", Self::input(size))
-    }
-
-    fn input(size: Size) -> u64 {
-        match size {
+    fn preset(size: Size) -> Params {
+        let n = match size {
             Size::Paper => 42,
             Size::Small => 36,
             Size::Quick => 32,
             Size::Test => 20,
+        };
+        Params::new().int("n", n)
+    }
+
+    fn input(params: &Params) -> Result<u64, String> {
+        match params.get_int("n") {
+            n @ 0..=MAX_N => Ok(n),
+            n => Err(format!("n={n}: fib(n) fits 64 bits only up to n={MAX_N}")),
         }
     }
 
@@ -148,7 +156,7 @@ mod tests {
     #[test]
     fn every_variant_checks_on_serial() {
         let pool = Serial::start(&PoolConfig::with_workers(1)).unwrap();
-        let n = Fib::input(Size::Test);
+        let n = Fib::input_at(Size::Test);
         for &v in Fib::VARIANTS {
             let a = Fib::run(&pool, v, &n, &mut ());
             Fib::check(&n, &(), &a).unwrap();
@@ -158,5 +166,17 @@ mod tests {
             Fib::check(&n, &(), &a).unwrap();
         }
         assert!(Fib::check(&n, &(), &1).is_err());
+    }
+
+    #[test]
+    fn inputs_past_64_bits_are_refused() {
+        assert_eq!(expected(MAX_N), 12_200_160_415_121_876_738);
+        let p = |n: &str| {
+            Fib::preset(Size::Test)
+                .apply(&[("n".into(), n.into())])
+                .unwrap()
+        };
+        assert_eq!(Fib::input(&p("93")), Ok(93));
+        assert!(Fib::input(&p("94")).unwrap_err().contains("n=94"));
     }
 }

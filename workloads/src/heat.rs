@@ -46,7 +46,7 @@
 //! grid but dominates on the small grids of the tests. A row missed in the last step is off by
 //! about `4·10⁻⁹` relative.
 
-use crate::{Size, Variant, Workload};
+use crate::{Params, Size, Variant, Workload};
 use std::future::Future;
 use std::ops::Range;
 use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard, TryLockError};
@@ -363,17 +363,6 @@ pub fn check_grid(input: &HeatInput, rows: &[&[f64]]) -> Result<(), String> {
     Ok(())
 }
 
-/// The grid size and steps of a size preset.
-fn preset(size: Size) -> (usize, usize, usize) {
-    match size {
-        Size::Paper => (4096, 1024, 100),
-        Size::Small => (4096, 1024, 10),
-        // The paper's run is short (0.75 s serially here): quick is twice small.
-        Size::Quick => (4096, 1024, 20),
-        Size::Test => (64, 32, 10),
-    }
-}
-
 impl Workload for Heat {
     const NAME: &'static str = "heat";
     const DESCRIPTION: &'static str =
@@ -385,14 +374,20 @@ impl Workload for Heat {
     type Work = [Vec<Row>; 2];
     type Answer = ();
 
-    fn params(size: Size) -> String {
-        let (nx, ny, nt) = preset(size);
-        format!("nx={nx} ny={ny} nt={nt}")
+    fn preset(size: Size) -> Params {
+        let (nx, ny, nt) = match size {
+            Size::Paper => (4096, 1024, 100),
+            Size::Small => (4096, 1024, 10),
+            // The paper's run is short (0.75 s serially here): quick is twice small.
+            Size::Quick => (4096, 1024, 20),
+            Size::Test => (64, 32, 10),
+        };
+        Params::new().int("nx", nx).int("ny", ny).int("nt", nt)
     }
 
-    fn input(size: Size) -> HeatInput {
-        let (nx, ny, nt) = preset(size);
-        HeatInput::new(nx, ny, nt).expect("the presets are valid")
+    fn input(params: &Params) -> Result<HeatInput, String> {
+        let [nx, ny, nt] = ["nx", "ny", "nt"].map(|k| params.get_usize(k));
+        HeatInput::new(nx?, ny?, nt?)
     }
 
     /// Grid 0 is the initial grid; grid 1 is filled with NaN (every page written before the
@@ -526,8 +521,8 @@ mod tests {
 
     #[test]
     fn every_variant_checks_on_two_workers() {
-        let input = Heat::input(Size::Test);
-        assert_eq!(Heat::params(Size::Test), "nx=64 ny=32 nt=10");
+        let input = Heat::input_at(Size::Test);
+        assert_eq!(Heat::preset(Size::Test).to_string(), "nx=64 ny=32 nt=10");
         let abp = Abp::start(&PoolConfig::with_workers(2)).unwrap();
         let libfork = LibforkPool::start(&PoolConfig::with_workers(2)).unwrap();
         for _ in 0..3 {
@@ -546,7 +541,7 @@ mod tests {
 
     #[test]
     fn check_rejects_wrong_answers() {
-        let input = Heat::input(Size::Test);
+        let input = Heat::input_at(Size::Test);
         let (nx, ny) = (input.grid.nx, input.grid.ny);
         let good: Vec<&[f64]> = input.expected.chunks_exact(ny).collect();
         check_grid(&input, &good).unwrap();
@@ -593,6 +588,8 @@ mod tests {
         assert!(Grid::new(2, 10, 1).unwrap_err().contains("3 × 3"));
         assert!(Grid::new(10, 10, 0).is_err());
         assert!(Grid::new(1 << 20, 1 << 20, 1).is_err());
+        let mut p = Heat::preset(Size::Test);
+        p.set("nx", "2").unwrap();
+        assert!(Heat::input(&p).unwrap_err().contains("nx=2"));
     }
 }
-

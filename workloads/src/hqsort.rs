@@ -36,7 +36,7 @@
 //! (`sort_unstable`, computed in `input`, outside the timed region).
 
 use crate::rng::SplitMix64;
-use crate::{Size, Variant, Workload};
+use crate::{Params, Size, Variant, Workload};
 use std::sync::Arc;
 use stealbench_schedulers::{AsyncForkJoin, ForkJoin, Scope, SharedHandle, Worker};
 
@@ -199,12 +199,20 @@ impl Workload for Hqsort {
     type Work = Vec<u32>;
     type Answer = ();
 
-    fn params(size: Size) -> String {
-        format!("n={}", sizes(size))
+    fn preset(size: Size) -> Params {
+        Params::new()
+            .int("n", sizes(size) as u64)
+            .int("seed", INPUT_SEED)
     }
 
-    fn input(size: Size) -> HqsortInput {
-        HqsortInput::random(sizes(size), INPUT_SEED)
+    fn input(params: &Params) -> Result<HqsortInput, String> {
+        let paper = sizes(Size::Paper);
+        match params.get_usize("n")? {
+            n @ 1.. if n <= paper => Ok(HqsortInput::random(n, params.get_int("seed"))),
+            n => Err(format!(
+                "n={n}: hqsort takes 1 to {paper} keys (its serial recursion is as deep as the list is long)"
+            )),
+        }
     }
 
     fn prepare(input: &HqsortInput) -> Vec<u32> {

@@ -32,7 +32,7 @@
 
 use crate::rng::SplitMix64;
 use crate::wavefront::{self, Grid, TileKernel, hash_cells, random_string};
-use crate::{Size, Variant, Workload};
+use crate::{Params, Size, Variant, Workload};
 use stealbench_schedulers::{AsyncForkJoin, ForkJoin};
 
 /// The workload marker type.
@@ -243,14 +243,14 @@ impl Workload for Lcs {
     type Work = Grid<LcsTile>;
     type Answer = LcsAnswer;
 
-    fn params(size: Size) -> String {
+    fn preset(size: Size) -> Params {
         let (n, b) = dims(size);
-        format!("n={n} b={b}")
+        wavefront::tiling_params(n, b, 0x1C5_0001)
     }
 
-    fn input(size: Size) -> LcsInput {
-        let (n, b) = dims(size);
-        LcsInput::new(n, b, 0x1C5_0001)
+    fn input(params: &Params) -> Result<LcsInput, String> {
+        let (n, b) = wavefront::tiling(params)?;
+        Ok(LcsInput::new(n, b, params.get_int("seed")))
     }
 
     fn prepare(input: &LcsInput) -> Grid<LcsTile> {
@@ -349,7 +349,7 @@ mod tests {
 
     #[test]
     fn every_variant_checks_on_serial_and_rayon() {
-        let input = Lcs::input(Size::Test);
+        let input = Lcs::input_at(Size::Test);
         assert_eq!(input.n / input.b, 10);
         let serial = Serial::start(&PoolConfig::with_workers(1)).unwrap();
         for &v in Lcs::VARIANTS {
@@ -375,7 +375,7 @@ mod tests {
 
     #[test]
     fn check_rejects_wrong_answers() {
-        let input = Lcs::input(Size::Test);
+        let input = Lcs::input_at(Size::Test);
         let serial = Serial::start(&PoolConfig::with_workers(1)).unwrap();
         let mut g = Lcs::prepare(&input);
         let good = Lcs::run(&serial, Variant::Fj, &input, &mut g);

@@ -26,6 +26,8 @@ pub mod hw;
 pub mod lcs;
 pub mod lu;
 pub mod mm;
+pub mod params;
+pub use params::Params;
 pub mod rectmul;
 pub use stealbench_schedulers::rng;
 pub mod smm;
@@ -150,8 +152,9 @@ impl FromStr for Size {
     }
 }
 
-/// Inputs given by the user instead of a workload's generated ones (files named on the
-/// command line). The default (no field set) is every workload's own deterministic input.
+/// Inputs given by the user instead of a workload's preset ones (files named on the command
+/// line, parameter overrides). The default (no field set) is every workload's own
+/// deterministic input.
 ///
 /// Each field belongs to one workload; [`InputOptions::workloads`] says which workloads the
 /// set fields concern, so a caller can refuse options that no selected workload reads.
@@ -164,6 +167,9 @@ pub struct InputOptions {
     /// line (`#` starts a comment). Only with `hw_video`; without it the points of
     /// [`hw::points_for`] are used.
     pub hw_points: Option<PathBuf>,
+    /// `--param key=value` overrides of the workload's parameters ([`Params::set`]), in the
+    /// order given. Only `run`, which runs one workload, takes them.
+    pub params: params::Overrides,
 }
 
 impl InputOptions {
@@ -173,6 +179,7 @@ impl InputOptions {
     }
 
     /// The workloads that read the options set (empty when none is set).
+    /// Parameter overrides are not counted here: they concern whichever workload `run` runs.
     pub fn workloads(&self) -> Vec<&'static str> {
         if self.hw_video.is_some() || self.hw_points.is_some() {
             vec!["hw"]
@@ -210,24 +217,34 @@ pub trait Workload {
     /// What the computation returns.
     type Answer: Send;
 
-    /// The parameters of a size, as the paper states them (`n=42`, `n=4096 b=32`).
-    fn params(size: Size) -> String;
-    /// Generates the input of a size.
-    fn input(size: Size) -> Self::Input;
-    /// The parameters of a size with the user's inputs `options` (naming the files used);
-    /// `Err` when an option's file cannot be used. The default ignores `options`: only
-    /// workloads that read an option override this (and [`input_with`]).
+    /// The parameters of a size preset, named as the paper names them (`n=42`, `n=4096 b=32`).
+    /// Every tunable of the input (sizes, seeds, cutoffs) is one, so `run --param` can
+    /// override it.
+    fn preset(size: Size) -> Params;
+    /// Generates the input from parameters (a preset, maybe overridden). Never timed. `Err`
+    /// says in one line which value is unusable.
+    fn input(params: &Params) -> Result<Self::Input, String>;
+    /// The input of a size preset, for tests and examples. Panics if the preset is unusable,
+    /// which is a bug.
+    fn input_at(size: Size) -> Self::Input {
+        Self::input(&Self::preset(size))
+            .unwrap_or_else(|e| panic!("{} preset {size}: {e}", Self::NAME))
+    }
+    /// What a result row records of the input: the parameters, and the user's input files
+    /// `options` where the workload reads some (their names). `Err` when an option's file
+    /// cannot be used. The default prints the parameters: only workloads that read an option
+    /// override this (and [`input_with`]).
     ///
     /// [`input_with`]: Workload::input_with
-    fn params_with(size: Size, options: &InputOptions) -> Result<String, String> {
+    fn params_with(params: &Params, options: &InputOptions) -> Result<String, String> {
         let _ = options;
-        Ok(Self::params(size))
+        Ok(params.to_string())
     }
-    /// The input of a size with the user's inputs `options`; `Err` says why a file cannot be
-    /// used. The default ignores `options` and calls [`input`](Workload::input).
-    fn input_with(size: Size, options: &InputOptions) -> Result<Self::Input, String> {
+    /// The input from parameters with the user's input files `options`; `Err` says why a file
+    /// cannot be used. The default ignores `options` and calls [`input`](Workload::input).
+    fn input_with(params: &Params, options: &InputOptions) -> Result<Self::Input, String> {
         let _ = options;
-        Ok(Self::input(size))
+        Self::input(params)
     }
     /// Fresh per-repetition state.
     fn prepare(input: &Self::Input) -> Self::Work;
@@ -261,10 +278,10 @@ pub struct WorkloadInfo {
     pub variants: &'static [Variant],
     /// As [`Workload::ASYNC_VARIANTS`].
     pub async_variants: &'static [Variant],
-    /// As [`Workload::params`].
-    pub params: fn(Size) -> String,
-    /// As [`Workload::params_with`].
-    pub params_with: fn(Size, &InputOptions) -> Result<String, String>,
+    /// As [`Workload::preset`].
+    pub preset: fn(Size) -> Params,
+    /// [`resolve`]d parameters and then [`Workload::params_with`].
+    pub describe: fn(Size, &InputOptions) -> Result<String, String>,
 }
 
 impl WorkloadInfo {
@@ -275,10 +292,16 @@ impl WorkloadInfo {
             description: W::DESCRIPTION,
             variants: W::VARIANTS,
             async_variants: W::ASYNC_VARIANTS,
-            params: W::params,
-            params_with: W::params_with,
+            preset: W::preset,
+            describe: |size, options| W::params_with(&resolve::<W>(size, options)?, options),
         }
     }
+}
+
+/// The parameters of a run of `W`: the preset of `size` with the user's `--param` overrides
+/// (`options.params`) applied in order. `Err` names an unknown key or a malformed value.
+pub fn resolve<W: Workload>(size: Size, options: &InputOptions) -> Result<Params, String> {
+    W::preset(size).apply(&options.params)
 }
 
 /// Calls `$body` with `$W` bound to the workload type named `$name`; evaluates to

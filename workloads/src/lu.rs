@@ -51,7 +51,7 @@
 
 use crate::rng::SplitMix64;
 use crate::zorder::{self, exclusive, product_phases};
-use crate::{Size, Variant, Workload, quarters};
+use crate::{Params, Size, Variant, Workload, quarters};
 use std::future::Future;
 use std::sync::{Mutex, OnceLock, PoisonError};
 use stealbench_schedulers::{AsyncForkJoin, AsyncWorker, ForkJoin, Worker};
@@ -499,16 +499,6 @@ pub fn check_factors(input: &LuInput, blocks: &[LuBlock]) -> Result<(), String> 
     }
 }
 
-/// The matrix side of a size.
-fn side(size: Size) -> usize {
-    match size {
-        Size::Paper => 4096,
-        Size::Small => 2048,
-        Size::Quick => 1024,
-        Size::Test => 128,
-    }
-}
-
 impl Workload for Lu {
     const NAME: &'static str = "lu";
     const DESCRIPTION: &'static str =
@@ -520,12 +510,22 @@ impl Workload for Lu {
     type Work = Vec<LuBlock>;
     type Answer = ();
 
-    fn params(size: Size) -> String {
-        format!("n={} b={B}", side(size))
+    fn preset(size: Size) -> Params {
+        let n = match size {
+            Size::Paper => 4096,
+            Size::Small => 2048,
+            Size::Quick => 1024,
+            Size::Test => 128,
+        };
+        Params::new()
+            .int("n", n)
+            .int("b", B as u64)
+            .int("seed", INPUT_SEED)
     }
 
-    fn input(size: Size) -> LuInput {
-        LuInput::random(side(size), INPUT_SEED).expect("the presets are valid")
+    fn input(params: &Params) -> Result<LuInput, String> {
+        params.fixed("b", B as u64)?;
+        LuInput::random(params.get_usize("n")?, params.get_int("seed"))
     }
 
     /// A copy of A, every block not final.
@@ -658,8 +658,11 @@ mod tests {
     #[test]
     fn every_variant_checks_on_serial() {
         let pool = Serial::start(&PoolConfig::with_workers(1)).unwrap();
-        let input = Lu::input(Size::Test);
-        assert_eq!(Lu::params(Size::Test), "n=128 b=16");
+        let input = Lu::input_at(Size::Test);
+        assert_eq!(
+            Lu::preset(Size::Test).to_string(),
+            format!("n=128 b=16 seed={INPUT_SEED}")
+        );
         let want = values(&factor(&pool, &input));
         for &v in Lu::VARIANTS {
             let mut m = Lu::prepare(&input);
@@ -677,7 +680,7 @@ mod tests {
 
     #[test]
     fn every_variant_checks_on_two_workers() {
-        let input = Lu::input(Size::Test);
+        let input = Lu::input_at(Size::Test);
         let serial = Serial::start(&PoolConfig::with_workers(1)).unwrap();
         let want = values(&factor(&serial, &input));
         let abp = Abp::start(&PoolConfig::with_workers(2)).unwrap();
@@ -700,7 +703,7 @@ mod tests {
 
     #[test]
     fn check_rejects_wrong_answers() {
-        let input = Lu::input(Size::Test);
+        let input = Lu::input_at(Size::Test);
         let pool = Serial::start(&PoolConfig::with_workers(1)).unwrap();
         let good = values(&factor(&pool, &input));
         let finished = |v: Vec<Block>| -> Vec<LuBlock> {
@@ -745,5 +748,8 @@ mod tests {
     fn rejects_bad_sides() {
         assert!(LuInput::random(96, 1).unwrap_err().contains("16·2^k"));
         assert!(LuInput::random(8, 1).is_err());
+        let mut p = Lu::preset(Size::Test);
+        p.set("b", "32").unwrap();
+        assert!(Lu::input(&p).unwrap_err().contains("fixed at 16"));
     }
 }

@@ -40,7 +40,7 @@
 
 use crate::rng::SplitMix64;
 use crate::zorder::{self, exclusive, freivalds_blocks, product_phases, random_blocks};
-use crate::{Size, Variant, Workload, quarters};
+use crate::{Params, Size, Variant, Workload, quarters};
 use std::future::Future;
 use std::sync::{Mutex, PoisonError};
 use stealbench_schedulers::{AsyncForkJoin, AsyncWorker, ForkJoin, FutureHandle, Scope, Worker};
@@ -266,12 +266,26 @@ impl Workload for Mm {
     type Work = Vec<CBlock>;
     type Answer = ();
 
-    fn params(size: Size) -> String {
-        format!("n={} b={B}", side(size))
+    fn preset(size: Size) -> Params {
+        let n = match size {
+            Size::Paper => 4096,
+            Size::Small => 2048,
+            Size::Quick => 1024,
+            Size::Test => 64,
+        };
+        Params::new()
+            .int("n", n)
+            .int("b", B as u64)
+            .int("seed", INPUT_SEED)
     }
 
-    fn input(size: Size) -> MmInput {
-        MmInput::random(side(size), INPUT_SEED)
+    fn input(params: &Params) -> Result<MmInput, String> {
+        params.fixed("b", B as u64)?;
+        let n = params.get_usize("n")?;
+        if n < B || n % B != 0 || !(n / B).is_power_of_two() {
+            return Err(format!("n={n}: mm needs n = 32·2^k"));
+        }
+        Ok(MmInput::random(n, params.get_int("seed")))
     }
 
     fn prepare(input: &MmInput) -> Vec<CBlock> {
@@ -306,16 +320,6 @@ impl Workload for Mm {
 
     fn check(input: &MmInput, c: &Vec<CBlock>, _answer: &()) -> Result<(), String> {
         freivalds(input.n, &input.a, &input.b, c)
-    }
-}
-
-/// The matrix side of a size.
-fn side(size: Size) -> usize {
-    match size {
-        Size::Paper => 4096,
-        Size::Small => 2048,
-        Size::Quick => 1024,
-        Size::Test => 64,
     }
 }
 
@@ -389,8 +393,11 @@ mod tests {
     #[test]
     fn every_variant_checks_at_test_size() {
         let pool = pool();
-        let input = Mm::input(Size::Test);
-        assert_eq!(Mm::params(Size::Test), "n=64 b=32");
+        let input = Mm::input_at(Size::Test);
+        assert_eq!(
+            Mm::preset(Size::Test).to_string(),
+            format!("n=64 b=32 seed={INPUT_SEED}")
+        );
         for &v in Mm::VARIANTS {
             let mut c = Mm::prepare(&input);
             Mm::run(&pool, v, &input, &mut c);
@@ -419,7 +426,7 @@ mod tests {
 
     #[test]
     fn check_rejects_wrong_answers() {
-        let input = Mm::input(Size::Test);
+        let input = Mm::input_at(Size::Test);
         let mut c = Mm::prepare(&input);
         Mm::run(&pool(), Variant::Fj, &input, &mut c);
         Mm::check(&input, &c, &()).unwrap();

@@ -47,7 +47,7 @@
 
 use crate::rng::SplitMix64;
 use crate::zorder::{self, Part, exclusive, random_blocks};
-use crate::{Size, Variant, Workload, quarters};
+use crate::{Params, Size, Variant, Workload, quarters};
 use std::future::Future;
 use std::sync::{Mutex, PoisonError};
 use stealbench_schedulers::{AsyncForkJoin, AsyncWorker, ForkJoin, Worker};
@@ -358,16 +358,6 @@ pub fn freivalds(input: &RectmulInput, c: &[CBlock]) -> Result<(), String> {
     zorder::freivalds_blocks(input.n, B, CHECK_SEED, VALUES - 1, [&a, &b, &c])
 }
 
-/// The matrix side of a size.
-fn side(size: Size) -> usize {
-    match size {
-        Size::Paper => 4096,
-        Size::Small => 2048,
-        Size::Quick => 1024,
-        Size::Test => 128,
-    }
-}
-
 /// The whole product of the input into `c`.
 fn root<'s>(input: &'s RectmulInput, c: &'s [CBlock]) -> Product<'s> {
     (
@@ -388,12 +378,22 @@ impl Workload for Rectmul {
     type Work = Vec<CBlock>;
     type Answer = ();
 
-    fn params(size: Size) -> String {
-        format!("n={} b={B}", side(size))
+    fn preset(size: Size) -> Params {
+        let n = match size {
+            Size::Paper => 4096,
+            Size::Small => 2048,
+            Size::Quick => 1024,
+            Size::Test => 128,
+        };
+        Params::new()
+            .int("n", n)
+            .int("b", B as u64)
+            .int("seed", INPUT_SEED)
     }
 
-    fn input(size: Size) -> RectmulInput {
-        RectmulInput::random(side(size), INPUT_SEED).expect("the presets are valid")
+    fn input(params: &Params) -> Result<RectmulInput, String> {
+        params.fixed("b", B as u64)?;
+        RectmulInput::random(params.get_usize("n")?, params.get_int("seed"))
     }
 
     /// A zero C (every block written, so its pages are mapped before the timed run).
@@ -502,8 +502,11 @@ mod tests {
     #[test]
     fn every_variant_checks_on_serial() {
         let pool = Serial::start(&PoolConfig::with_workers(1)).unwrap();
-        let input = Rectmul::input(Size::Test);
-        assert_eq!(Rectmul::params(Size::Test), "n=128 b=16");
+        let input = Rectmul::input_at(Size::Test);
+        assert_eq!(
+            Rectmul::preset(Size::Test).to_string(),
+            format!("n=128 b=16 seed={INPUT_SEED}")
+        );
         let want = result(&multiply(&pool, &input));
         for &v in Rectmul::VARIANTS {
             let mut c = Rectmul::prepare(&input);
@@ -521,7 +524,7 @@ mod tests {
 
     #[test]
     fn every_variant_checks_on_two_workers() {
-        let input = Rectmul::input(Size::Test);
+        let input = Rectmul::input_at(Size::Test);
         let abp = Abp::start(&PoolConfig::with_workers(2)).unwrap();
         let libfork = LibforkPool::start(&PoolConfig::with_workers(2)).unwrap();
         for _ in 0..3 {
@@ -540,7 +543,7 @@ mod tests {
 
     #[test]
     fn check_rejects_wrong_answers() {
-        let input = Rectmul::input(Size::Test);
+        let input = Rectmul::input_at(Size::Test);
         let pool = Serial::start(&PoolConfig::with_workers(1)).unwrap();
         let good = result(&multiply(&pool, &input));
         let shared = |v: Vec<Block>| -> Vec<CBlock> { v.into_iter().map(Mutex::new).collect() };
@@ -581,5 +584,8 @@ mod tests {
     fn rejects_bad_sides() {
         assert!(RectmulInput::random(96, 1).unwrap_err().contains("16·2^k"));
         assert!(RectmulInput::random(0, 1).is_err());
+        let mut p = Rectmul::preset(Size::Test);
+        p.set("n", "100").unwrap();
+        assert!(Rectmul::input(&p).unwrap_err().contains("n = 16·2^k"));
     }
 }

@@ -56,7 +56,7 @@
 
 use crate::rng::SplitMix64;
 use crate::zorder::{self, Part, quarters_mut, random_blocks};
-use crate::{Size, Variant, Workload, quarters};
+use crate::{Params, Size, Variant, Workload, quarters};
 use std::future::Future;
 use stealbench_schedulers::{AsyncForkJoin, AsyncWorker, ForkJoin, FutureHandle, Scope, Worker};
 
@@ -440,12 +440,28 @@ impl Workload for Smm {
     type Work = ();
     type Answer = Vec<Block>;
 
-    fn params(size: Size) -> String {
-        format!("n={} cutoff={CUTOFF} b={B}", side(size))
+    fn preset(size: Size) -> Params {
+        let n = match size {
+            Size::Paper => 4096,
+            Size::Small => 2048,
+            Size::Quick => 1024,
+            Size::Test => 256,
+        };
+        Params::new()
+            .int("n", n)
+            .int("cutoff", CUTOFF as u64)
+            .int("b", B as u64)
+            .int("seed", INPUT_SEED)
     }
 
-    fn input(size: Size) -> SmmInput {
-        SmmInput::random(side(size), INPUT_SEED)
+    fn input(params: &Params) -> Result<SmmInput, String> {
+        params.fixed("cutoff", CUTOFF as u64)?;
+        params.fixed("b", B as u64)?;
+        let n = params.get_usize("n")?;
+        if !(CUTOFF..=MAX_SIDE).contains(&n) || n % CUTOFF != 0 || !(n / CUTOFF).is_power_of_two() {
+            return Err(format!("n={n}: smm needs n = 64·2^k <= {MAX_SIDE}"));
+        }
+        Ok(SmmInput::random(n, params.get_int("seed")))
     }
 
     fn prepare(_input: &SmmInput) {}
@@ -480,16 +496,6 @@ impl Workload for Smm {
 
     fn check(input: &SmmInput, _work: &(), c: &Vec<Block>) -> Result<(), String> {
         freivalds(input.n, &input.a, &input.b, c)
-    }
-}
-
-/// The matrix side of a size.
-fn side(size: Size) -> usize {
-    match size {
-        Size::Paper => 4096,
-        Size::Small => 2048,
-        Size::Quick => 1024,
-        Size::Test => 256,
     }
 }
 
@@ -574,8 +580,11 @@ mod tests {
     #[test]
     fn every_variant_checks_at_test_size() {
         let pool = pool();
-        let input = Smm::input(Size::Test);
-        assert_eq!(Smm::params(Size::Test), "n=256 cutoff=64 b=16");
+        let input = Smm::input_at(Size::Test);
+        assert_eq!(
+            Smm::preset(Size::Test).to_string(),
+            format!("n=256 cutoff=64 b=16 seed={INPUT_SEED}")
+        );
         for &v in Smm::VARIANTS {
             let c = Smm::run(&pool, v, &input, &mut ());
             Smm::check(&input, &(), &c).unwrap();
@@ -588,7 +597,7 @@ mod tests {
 
     #[test]
     fn check_rejects_wrong_answers() {
-        let input = Smm::input(Size::Test);
+        let input = Smm::input_at(Size::Test);
         let c = Smm::run(&pool(), Variant::Fj, &input, &mut ());
         Smm::check(&input, &(), &c).unwrap();
         let corrupt = |t: usize, i: usize, f: fn(f64) -> f64| {

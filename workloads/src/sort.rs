@@ -37,7 +37,7 @@
 //! of the multiset of elements), so it is the sorted input.
 
 use crate::rng::SplitMix64;
-use crate::{Size, Variant, Workload, quarters};
+use crate::{Params, Size, Variant, Workload, quarters};
 use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use stealbench_schedulers::{AsyncForkJoin, AsyncWorker, ForkJoin, FutureHandle, Scope, Worker};
@@ -529,12 +529,17 @@ impl Workload for Sort {
     type Work = SortWork;
     type Answer = ();
 
-    fn params(size: Size) -> String {
-        format!("n={}", length(size))
+    fn preset(size: Size) -> Params {
+        Params::new()
+            .int("n", length(size) as u64)
+            .int("seed", INPUT_SEED)
     }
 
-    fn input(size: Size) -> SortInput {
-        SortInput::random(length(size), INPUT_SEED)
+    fn input(params: &Params) -> Result<SortInput, String> {
+        match params.get_usize("n")? {
+            0 => Err("n=0: nothing to sort".into()),
+            n => Ok(SortInput::random(n, params.get_int("seed"))),
+        }
     }
 
     fn prepare(input: &SortInput) -> SortWork {
@@ -665,8 +670,11 @@ mod tests {
     #[test]
     fn every_variant_checks_at_test_size() {
         let pool = pool();
-        let input = Sort::input(Size::Test);
-        assert_eq!(Sort::params(Size::Test), "n=10000");
+        let input = Sort::input_at(Size::Test);
+        assert_eq!(
+            Sort::preset(Size::Test).to_string(),
+            format!("n=10000 seed={INPUT_SEED}")
+        );
         for &v in Sort::VARIANTS {
             let mut work = Sort::prepare(&input);
             Sort::run(&pool, v, &input, &mut work);

@@ -48,7 +48,7 @@
 
 use crate::rng::SplitMix64;
 use crate::wavefront::{self, Grid, TileKernel, hash_cells, random_string};
-use crate::{Size, Variant, Workload};
+use crate::{Params, Size, Variant, Workload};
 use stealbench_schedulers::{AsyncForkJoin, ForkJoin};
 
 /// The workload marker type.
@@ -315,14 +315,14 @@ impl Workload for Sw {
     type Work = Grid<SwTile>;
     type Answer = SwAnswer;
 
-    fn params(size: Size) -> String {
+    fn preset(size: Size) -> Params {
         let (n, b) = dims(size);
-        format!("n={n} b={b}")
+        wavefront::tiling_params(n, b, 0x5_3301)
     }
 
-    fn input(size: Size) -> SwInput {
-        let (n, b) = dims(size);
-        SwInput::new(n, b, 0x5_3301)
+    fn input(params: &Params) -> Result<SwInput, String> {
+        let (n, b) = wavefront::tiling(params)?;
+        Ok(SwInput::new(n, b, params.get_int("seed")))
     }
 
     fn prepare(input: &SwInput) -> Grid<SwTile> {
@@ -408,7 +408,7 @@ mod tests {
 
     #[test]
     fn every_variant_checks_on_serial_and_rayon() {
-        let input = Sw::input(Size::Test);
+        let input = Sw::input_at(Size::Test);
         assert_eq!(input.n / input.b, 10);
         assert!(input.expected.best > 0);
         let serial = Serial::start(&PoolConfig::with_workers(1)).unwrap();
@@ -434,7 +434,7 @@ mod tests {
 
     #[test]
     fn check_rejects_wrong_answers() {
-        let input = Sw::input(Size::Test);
+        let input = Sw::input_at(Size::Test);
         let serial = Serial::start(&PoolConfig::with_workers(1)).unwrap();
         let mut g = Sw::prepare(&input);
         let good = Sw::run(&serial, Variant::Fj, &input, &mut g);

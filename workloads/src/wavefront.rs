@@ -48,8 +48,8 @@
 //! has no futures, and in sf only the parent touches, and only futures it created itself,
 //! whose tasks never wait. `tests/every_runtime.rs` skips (rayon, gf); the harness must too.
 
-use crate::Variant;
 use crate::rng::SplitMix64;
+use crate::{Params, Variant};
 use std::future::Future;
 use std::sync::{Arc, OnceLock};
 use stealbench_schedulers::{
@@ -435,6 +435,27 @@ pub fn hash_cells(cells: impl IntoIterator<Item = u64>) -> u64 {
         h = z ^ (z >> 31);
     }
     h
+}
+
+/// The parameters of a tiled `n × n` input of strings drawn from `seed`: `n`, the tile side
+/// `b`, and `seed` (as `lcs` and `sw` name them).
+pub fn tiling_params(n: usize, b: usize, seed: u64) -> Params {
+    Params::new()
+        .int("n", n as u64)
+        .int("b", b as u64)
+        .int("seed", seed)
+}
+
+/// `(n, b)` of [`tiling_params`]; `Err` unless `b ≥ 1` divides `n`.
+pub fn tiling(params: &Params) -> Result<(usize, usize), String> {
+    let (n, b) = (params.get_usize("n")?, params.get_usize("b")?);
+    if b >= 1 && n >= b && n % b == 0 {
+        Ok((n, b))
+    } else {
+        Err(format!(
+            "n={n} b={b}: n must be a positive multiple of the tile side b"
+        ))
+    }
 }
 
 #[cfg(test)]

@@ -13,7 +13,7 @@ use stealbench_workloads::{Size, Variant, Workload, all, with_workload};
 /// Runs every closure-front-end variant of `W` on `pool`, twice (so state left behind by one
 /// run cannot hide in the next), checking each answer; returns the number of runs.
 fn closure_runs<S: ForkJoin, W: Workload>(pool: &S) -> usize {
-    let input = W::input(Size::Test);
+    let input = W::input_at(Size::Test);
     let mut n = 0;
     for &v in W::VARIANTS {
         if v == Variant::Gf && !S::GENERAL_FUTURES {
@@ -32,7 +32,7 @@ fn closure_runs<S: ForkJoin, W: Workload>(pool: &S) -> usize {
 
 /// The same on the async front-end.
 fn async_runs<S: AsyncForkJoin, W: Workload>(pool: &S) -> usize {
-    let input = W::input(Size::Test);
+    let input = W::input_at(Size::Test);
     let mut n = 0;
     for &v in W::ASYNC_VARIANTS {
         if v != Variant::Fj && !S::FUTURES {

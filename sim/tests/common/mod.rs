@@ -7,7 +7,7 @@ use stealbench_workloads::{Size, Variant, Workload, all, with_workload};
 
 /// Records `W`'s variant `v` at `size` (its answer checked).
 pub fn record<W: Workload>(size: Size, v: Variant, weights: Weights) -> Dag {
-    let input = W::input(size);
+    let input = W::input_at(size);
     let mut work = W::prepare(&input);
     let rec = Recorder::new(weights);
     let answer = W::run(&rec, v, &input, &mut work);

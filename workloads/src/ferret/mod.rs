@@ -61,7 +61,7 @@ pub mod rank;
 pub mod segment;
 
 use crate::rng::SplitMix64;
-use crate::{Size, Variant, Workload};
+use crate::{Params, Size, Variant, Workload};
 use features::{Descriptor, Signature, extract};
 use image::{Image, Scene, load_ppm};
 use lsh::{LshIndex, SHORTLIST, shortlist};
@@ -81,7 +81,7 @@ pub const THROTTLE_PER_WORKER: usize = 8;
 
 /// The sizes of an input.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Params {
+pub struct Spec {
     /// Database images.
     pub images: usize,
     /// Query images.
@@ -90,16 +90,16 @@ pub struct Params {
     pub seed: u64,
 }
 
-impl Params {
-    /// The parameters of a size preset.
-    pub fn of(size: Size) -> Params {
+impl Spec {
+    /// The sizes of a preset.
+    pub fn of(size: Size) -> Spec {
         let (images, queries) = match size {
             Size::Paper => (59_695, 3_500),
             Size::Small => (15_000, 120),
             Size::Quick => (4_000, 25),
             Size::Test => (300, 24),
         };
-        Params {
+        Spec {
             images,
             queries,
             seed: 0x00FE_22E7_2019,
@@ -161,7 +161,7 @@ fn untimed_par_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) ->
 #[derive(Debug)]
 pub struct Input {
     /// The sizes and seed.
-    pub params: Params,
+    pub params: Spec,
     /// The database.
     pub db: Database,
     /// The query images as PPM files.
@@ -173,7 +173,7 @@ pub struct Input {
 }
 
 /// Generates the input of `p`: database, index, queries and the serial answer.
-pub fn generate(p: Params) -> Input {
+pub fn generate(p: Spec) -> Input {
     let mut r = SplitMix64::new(p.seed);
     let scenes: Vec<Scene> = (0..p.images).map(|_| Scene::random(&mut r)).collect();
     let mut sources = Vec::with_capacity(p.queries);
@@ -332,19 +332,28 @@ impl Workload for Ferret {
     type Work = ();
     type Answer = Vec<Vec<Hit>>;
 
-    fn params(size: Size) -> String {
-        let p = Params::of(size);
-        format!(
-            "db={} queries={} {}x{} top-k={TOP_K}",
-            p.images,
-            p.queries,
-            image::SIDE,
-            image::SIDE
-        )
+    fn preset(size: Size) -> Params {
+        let s = Spec::of(size);
+        Params::new()
+            .int("db", s.images as u64)
+            .int("queries", s.queries as u64)
+            .int("side", image::SIDE as u64)
+            .int("top-k", TOP_K as u64)
+            .int("seed", s.seed)
     }
 
-    fn input(size: Size) -> Input {
-        generate(Params::of(size))
+    fn input(params: &Params) -> Result<Input, String> {
+        params.fixed("side", image::SIDE as u64)?;
+        params.fixed("top-k", TOP_K as u64)?;
+        let (images, queries) = (params.get_usize("db")?, params.get_usize("queries")?);
+        if images == 0 || queries == 0 {
+            return Err(format!("db={images} queries={queries}: both need an image"));
+        }
+        Ok(generate(Spec {
+            images,
+            queries,
+            seed: params.get_int("seed"),
+        }))
     }
 
     fn prepare(_input: &Input) {}
@@ -420,7 +429,7 @@ mod tests {
 
     #[test]
     fn the_search_finds_the_source_of_most_queries() {
-        let input = Ferret::input(Size::Test);
+        let input = Ferret::input_at(Size::Test);
         assert_eq!(input.expected.len(), input.params.queries);
         compare(&input.expected, &serial(&input.db, &input.queries)).unwrap();
         let top1 = input
@@ -446,7 +455,7 @@ mod tests {
     #[test]
     fn every_variant_checks_on_serial_and_a_wrong_answer_is_rejected() {
         let pool = Serial::start(&PoolConfig::with_workers(1)).unwrap();
-        let input = Ferret::input(Size::Test);
+        let input = Ferret::input_at(Size::Test);
         for &v in Ferret::VARIANTS {
             let a = Ferret::run(&pool, v, &input, &mut ());
             Ferret::check(&input, &(), &a).unwrap();
@@ -471,7 +480,7 @@ mod tests {
     #[test]
     fn lp_outputs_in_order_with_any_window() {
         let pool = Serial::start(&PoolConfig::with_workers(1)).unwrap();
-        let input = Ferret::input(Size::Test);
+        let input = Ferret::input_at(Size::Test);
         for window in [1, 3, 100] {
             let a = pool.run(|w| lp(w, &input.db, &input.queries, window));
             compare(&input.expected, &a).unwrap();

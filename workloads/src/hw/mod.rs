@@ -116,7 +116,7 @@ pub mod avi;
 pub mod steps;
 pub mod video;
 
-use crate::{InputOptions, Size, Variant, Workload};
+use crate::{InputOptions, Params, Size, Variant, Workload};
 pub use avi::AviInfo;
 use std::future::Future;
 use std::path::{Path, PathBuf};
@@ -598,21 +598,29 @@ pub fn check_answer(want: &Reference, got: &Reference) -> Result<(), String> {
     Ok(())
 }
 
-/// The number of frames of a size.
-fn frames(size: Size) -> usize {
-    match size {
-        Size::Paper => 104,
-        Size::Small => 12,
-        Size::Quick => 4,
-        Size::Test => 12,
-    }
+/// The parameters of a size: `frames` of the video and the `scale` of the synthetic video and
+/// tracker geometry (`paper`: Rodinia's 609×590 frames and templates; `test`: a small frame
+/// and small templates, for the test suite).
+fn preset_of(size: Size) -> Params {
+    let (frames, scale) = match size {
+        Size::Paper => (104, "paper"),
+        Size::Small => (12, "paper"),
+        Size::Quick => (4, "paper"),
+        Size::Test => (12, "test"),
+    };
+    Params::new().int("frames", frames).text("scale", scale)
 }
 
-/// The video and tracker parameters of a size.
-fn setup(size: Size) -> (VideoSpec, Geometry) {
-    match size {
-        Size::Test => (VideoSpec::test(frames(size)), Geometry::TEST),
-        _ => (VideoSpec::paper(frames(size)), Geometry::PAPER),
+/// The frame count, synthetic video and tracker geometry of parameters.
+fn setup(params: &Params) -> Result<(usize, VideoSpec, Geometry), String> {
+    let frames = match params.get_usize("frames")? {
+        0 => return Err("frames=0: hw tracks through at least one frame".into()),
+        f => f,
+    };
+    match params.get_text("scale") {
+        "paper" => Ok((frames, VideoSpec::paper(frames), Geometry::PAPER)),
+        "test" => Ok((frames, VideoSpec::test(frames), Geometry::TEST)),
+        s => Err(format!("scale={s}: expected paper or test")),
     }
 }
 
@@ -795,23 +803,27 @@ impl Workload for Hw {
     type Work = HwWork;
     type Answer = ();
 
-    fn params(size: Size) -> String {
-        let (v, g) = setup(size);
-        format!(
-            "{} frames of {}x{}, {} points ({} endo + {} epi), {}",
-            v.frames,
-            v.cols,
-            v.rows,
-            v.endo_points + v.epi_points,
-            v.endo_points,
-            v.epi_points,
-            geometry_params(&g)
-        )
+    fn preset(size: Size) -> Params {
+        preset_of(size)
     }
 
-    fn params_with(size: Size, options: &InputOptions) -> Result<String, String> {
-        let Some((video, src, initial)) = load_real(options, frames(size))? else {
-            return Ok(Self::params(size));
+    fn input(params: &Params) -> Result<HwInput, String> {
+        let (_, v, g) = setup(params)?;
+        Ok(HwInput::new(v, g))
+    }
+
+    fn params_with(params: &Params, options: &InputOptions) -> Result<String, String> {
+        let (frames, v, g) = setup(params)?;
+        let Some((video, src, initial)) = load_real(options, frames)? else {
+            return Ok(format!(
+                "{params}: {}x{}, {} points ({} endo + {} epi), {}",
+                v.cols,
+                v.rows,
+                v.endo_points + v.epi_points,
+                v.endo_points,
+                v.epi_points,
+                geometry_params(&g)
+            ));
         };
         let i = &src.info;
         Ok(format!(
@@ -826,25 +838,18 @@ impl Workload for Hw {
             video.frames,
             initial.len(),
             src.points,
-            geometry_params(&setup(size).1)
+            geometry_params(&g)
         ))
     }
 
-    fn input_with(size: Size, options: &InputOptions) -> Result<HwInput, String> {
-        match load_real(options, frames(size))? {
-            None => Ok(Self::input(size)),
-            Some((video, src, initial)) => Ok(HwInput::from_frames(
-                Source::Avi(src),
-                video,
-                initial,
-                setup(size).1,
-            )),
+    fn input_with(params: &Params, options: &InputOptions) -> Result<HwInput, String> {
+        let (frames, _, g) = setup(params)?;
+        match load_real(options, frames)? {
+            None => Self::input(params),
+            Some((video, src, initial)) => {
+                Ok(HwInput::from_frames(Source::Avi(src), video, initial, g))
+            }
         }
-    }
-
-    fn input(size: Size) -> HwInput {
-        let (v, g) = setup(size);
-        HwInput::new(v, g)
     }
 
     fn prepare(input: &HwInput) -> HwWork {

@@ -184,7 +184,7 @@ fn steps_compute_the_normalised_cross_correlation() {
 }
 
 fn test_input() -> HwInput {
-    Hw::input(Size::Test)
+    Hw::input_at(Size::Test)
 }
 
 #[test]
@@ -336,8 +336,9 @@ fn a_real_video_with_its_points_tracks_like_the_synthetic_one() {
     let options = InputOptions {
         hw_video: Some(dir.write("v.avi", &bytes)),
         hw_points: Some(dir.write("p.txt", points_text(&synthetic.initial).as_bytes())),
+        ..InputOptions::default()
     };
-    let input = Hw::input_with(Size::Test, &options).unwrap();
+    let input = Hw::input_with(&Hw::preset(Size::Test), &options).unwrap();
     assert_eq!(input.video, synthetic.video);
     assert_eq!(input.initial, synthetic.initial);
     assert_eq!(input.reference, synthetic.reference);
@@ -359,7 +360,7 @@ fn a_real_video_with_its_points_tracks_like_the_synthetic_one() {
         Hw::run(&pool, v, &input, &mut work);
         Hw::check(&input, &work, &()).unwrap();
     }
-    let params = Hw::params_with(Size::Test, &options).unwrap();
+    let params = Hw::params_with(&Hw::preset(Size::Test), &options).unwrap();
     for part in [
         "v.avi",
         &format!("fnv1a64 {:016x}", fnv1a64(&bytes)),
@@ -380,12 +381,13 @@ fn the_frames_processed_are_a_prefix_of_the_file() {
     let opts = |v: std::path::PathBuf| InputOptions {
         hw_video: Some(v),
         hw_points: None,
+        ..InputOptions::default()
     };
     let long_opts = opts(dir.write("long.avi", &avi::encode_gray8(&long)));
-    let input = Hw::input_with(Size::Test, &long_opts).unwrap();
+    let input = Hw::input_with(&Hw::preset(Size::Test), &long_opts).unwrap();
     assert_eq!(input.video.frames, 12);
     assert_eq!(input.video.frame(11), long.frame(11));
-    let p = Hw::params_with(Size::Test, &long_opts).unwrap();
+    let p = Hw::params_with(&Hw::preset(Size::Test), &long_opts).unwrap();
     assert!(
         p.contains("15 frames in the file), 12 frames processed"),
         "{p}"
@@ -393,11 +395,11 @@ fn the_frames_processed_are_a_prefix_of_the_file() {
     // Fewer frames than the size asks for: all of them. Points: rings scaled to the frame.
     let short = VideoSpec::test(3).generate();
     let short_opts = opts(dir.write("short.avi", &avi::encode_gray8(&short)));
-    let input = Hw::input_with(Size::Test, &short_opts).unwrap();
+    let input = Hw::input_with(&Hw::preset(Size::Test), &short_opts).unwrap();
     assert_eq!(input.video.frames, 3);
     assert_eq!(input.reference.tracks[0].len(), 3);
     assert_eq!(input.initial, points_for(150, 160).0);
-    let p = Hw::params_with(Size::Test, &short_opts).unwrap();
+    let p = Hw::params_with(&Hw::preset(Size::Test), &short_opts).unwrap();
     assert!(
         p.contains("3 frames processed, 51 points (on two rings"),
         "{p}"
@@ -472,16 +474,21 @@ fn bad_inputs_are_errors_naming_the_file() {
     let opts = InputOptions {
         hw_video: Some(missing),
         hw_points: None,
+        ..InputOptions::default()
     };
-    let e = Hw::input_with(Size::Test, &opts).unwrap_err();
+    let e = Hw::input_with(&Hw::preset(Size::Test), &opts).unwrap_err();
     assert!(e.contains("missing.avi"), "{e}");
-    assert_eq!(Hw::params_with(Size::Test, &opts).unwrap_err(), e);
+    assert_eq!(
+        Hw::params_with(&Hw::preset(Size::Test), &opts).unwrap_err(),
+        e
+    );
     let garbage = dir.write("garbage.avi", b"RIFF\x10\0\0\0AVI LIST\x04\0\0\0hdrl");
     let e = Hw::input_with(
-        Size::Test,
+        &Hw::preset(Size::Test),
         &InputOptions {
             hw_video: Some(garbage),
             hw_points: None,
+            ..InputOptions::default()
         },
     )
     .unwrap_err();
@@ -489,19 +496,21 @@ fn bad_inputs_are_errors_naming_the_file() {
     let video = dir.write("v.avi", &avi::encode_gray8(&VideoSpec::test(2).generate()));
     let points = dir.write("p.txt", b"1 1\n200 1\n");
     let e = Hw::input_with(
-        Size::Test,
+        &Hw::preset(Size::Test),
         &InputOptions {
             hw_video: Some(video),
             hw_points: Some(points.clone()),
+            ..InputOptions::default()
         },
     )
     .unwrap_err();
     assert!(e.contains("p.txt") && e.contains("line 2"), "{e}");
     let e = Hw::input_with(
-        Size::Test,
+        &Hw::preset(Size::Test),
         &InputOptions {
             hw_video: None,
             hw_points: Some(points),
+            ..InputOptions::default()
         },
     )
     .unwrap_err();
@@ -509,11 +518,13 @@ fn bad_inputs_are_errors_naming_the_file() {
     // No options: the generated input.
     let d = InputOptions::default();
     assert_eq!(
-        Hw::params_with(Size::Quick, &d).unwrap(),
-        Hw::params(Size::Quick)
+        Hw::params_with(&Hw::preset(Size::Quick), &d).unwrap(),
+        "frames=4 scale=paper: 609x590, 51 points (20 endo + 31 epi), tSize=25 sSize=40 maxMove=10 alpha=0.87"
     );
     assert_eq!(
-        Hw::input_with(Size::Test, &d).unwrap().reference,
+        Hw::input_with(&Hw::preset(Size::Test), &d)
+            .unwrap()
+            .reference,
         test_input().reference
     );
 }
@@ -549,8 +560,9 @@ fn points_follow_a_translated_texture_in_a_real_video() {
     let options = InputOptions {
         hw_video: Some(dir.write("shift.avi", &avi::encode_gray8(&video))),
         hw_points: None,
+        ..InputOptions::default()
     };
-    let input = Hw::input_with(Size::Test, &options).unwrap();
+    let input = Hw::input_with(&Hw::preset(Size::Test), &options).unwrap();
     assert_eq!(input.video, video);
     for (p, track) in input.initial.iter().zip(&input.reference.tracks) {
         for (t, got) in track.iter().enumerate() {
