@@ -20,7 +20,8 @@
 //! The base cases ([`block_lu`], [`block_lower_solve`], [`block_upper_solve`],
 //! [`block_schur`]) are Cilk's, on one block. The recursion is written once, as a table of
 //! stages ([`expand`]: the calls of a stage run in parallel, the stages one after the other),
-//! and each front-end runs the table. Work `(2/3)·n³` flops, span `Θ(n·log² n)` blocks.
+//! and each front-end runs the table. Work `(2/3)·n³` flops, span `Θ(m·log² m)` block
+//! operations for `m = n/16` blocks a side.
 //!
 //! # Layout and sharing
 //!
@@ -172,23 +173,23 @@ impl LuBlock {
 }
 
 /// A part of the matrix: a square of blocks in Z-order.
-type Part<'a> = &'a [LuBlock];
+type Blocks<'a> = &'a [LuBlock];
 
 /// One recursive call of the algorithm.
 #[derive(Debug, Clone, Copy)]
 pub enum Call<'a> {
     /// `lu(M)`.
-    Factor(Part<'a>),
+    Factor(Blocks<'a>),
     /// `lower_solve(M, L)`.
-    Lower(Part<'a>, Part<'a>),
+    Lower(Blocks<'a>, Blocks<'a>),
     /// `upper_solve(M, U)`.
-    Upper(Part<'a>, Part<'a>),
+    Upper(Blocks<'a>, Blocks<'a>),
     /// `schur(M, V, W)`.
-    Schur(Part<'a>, Part<'a>, Part<'a>),
+    Schur(Blocks<'a>, Blocks<'a>, Blocks<'a>),
     /// One column half of `lower_solve` (Cilk's `aux_lower_solve`): `Ma` above `Mb`, and L.
-    LowerHalf(Part<'a>, Part<'a>, Part<'a>),
+    LowerHalf(Blocks<'a>, Blocks<'a>, Blocks<'a>),
     /// One row half of `upper_solve` (Cilk's `aux_upper_solve`): `Ma` left of `Mb`, and U.
-    UpperHalf(Part<'a>, Part<'a>, Part<'a>),
+    UpperHalf(Blocks<'a>, Blocks<'a>, Blocks<'a>),
 }
 
 /// A stage of a call: its calls run in parallel.

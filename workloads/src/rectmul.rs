@@ -17,7 +17,9 @@
 //! down to one block times one block ([`zorder::mul_add`]). So unlike `mm`, whose two phases
 //! of four products follow each other, the inner dimension is summed by products running in
 //! parallel into temporaries (allocated inside the timed region, as Cilk allocates them).
-//! Work `2n³` flops plus the additions, `Θ(n²·log n)`; span `Θ(log² n)` blocks.
+//! Work `2n³` flops for the products plus `n³/16` for adding the temporaries (a temporary of
+//! `x·z` blocks at every inner split: `(m − 1)·m²` blocks in all for `m = n/16` blocks a
+//! side); span `Θ(log² m)` block operations.
 //!
 //! Cilk's code multiplies any `x`, `y`, `z`; the benchmark's input is square (`x = y = z =
 //! n/16`). From a square of `2^k` blocks the three dimensions stay powers of two within a
@@ -72,14 +74,14 @@ pub type CBlock = Mutex<Block>;
 pub type Target<'s> = Part<'s, CBlock>;
 
 /// A square of blocks in Z-order that the recursion can quarter.
-pub trait Square: Clone {
+pub trait Quadrants: Clone {
     /// The number of blocks.
     fn blocks(&self) -> usize;
     /// The four quadrants.
     fn quadrants(&self) -> [Self; 4];
 }
 
-impl<T> Square for &[T] {
+impl<T> Quadrants for &[T] {
     fn blocks(&self) -> usize {
         self.len()
     }
@@ -88,7 +90,7 @@ impl<T> Square for &[T] {
     }
 }
 
-impl<T> Square for Part<'_, T> {
+impl<T> Quadrants for Part<'_, T> {
     fn blocks(&self) -> usize {
         self.len()
     }
@@ -109,7 +111,7 @@ pub enum View<S> {
     Tall([S; 2]),
 }
 
-impl<S: Square> View<S> {
+impl<S: Quadrants> View<S> {
     /// The side of its squares, in blocks.
     fn side(&self) -> usize {
         match self {
