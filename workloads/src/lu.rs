@@ -48,7 +48,8 @@
 //! `‖L·(U·x) − A·x‖∞ / (‖A‖∞·‖x‖∞) <= ‖L·U − A‖∞ / ‖A‖∞` (Freivalds' idea in floating point),
 //! and requires it at most [`tolerance`] `= n·ε` (`ε = 2^−52`; backward error analysis bounds
 //! it by about `n·ε·‖|L|·|U|‖/‖A‖`, and `|L|·|U|` stays of the order of `A` for a dominant
-//! matrix). One block's update left out makes it about `10⁻⁵`.
+//! matrix). At `n = 4096` the factors computed here have `6.7·10⁻¹⁵` (the tolerance is
+//! `9.1·10⁻¹³`); one element of U off by 1 gives `1.2·10⁻⁴`.
 
 use crate::rng::SplitMix64;
 use crate::zorder::{self, exclusive, product_phases};
