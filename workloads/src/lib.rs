@@ -33,6 +33,8 @@ pub use stealbench_schedulers::rng;
 pub mod smm;
 pub mod sort;
 pub mod sw;
+pub mod touchchain;
+pub mod touchtree;
 pub mod wavefront;
 pub mod zorder;
 
@@ -350,6 +352,14 @@ macro_rules! with_workload {
                 type $W = $crate::hqsort::Hqsort;
                 Some($body)
             }
+            "touchchain" => {
+                type $W = $crate::touchchain::Touchchain;
+                Some($body)
+            }
+            "touchtree" => {
+                type $W = $crate::touchtree::Touchtree;
+                Some($body)
+            }
             "heat" => {
                 type $W = $crate::heat::Heat;
                 Some($body)
@@ -370,7 +380,20 @@ macro_rules! with_workload {
 /// Every workload, in listing order.
 pub fn all() -> Vec<WorkloadInfo> {
     [
-        "fib", "mm", "smm", "sort", "hw", "lcs", "sw", "bst", "ferret", "hqsort", "heat", "lu",
+        "fib",
+        "mm",
+        "smm",
+        "sort",
+        "hw",
+        "lcs",
+        "sw",
+        "bst",
+        "ferret",
+        "hqsort",
+        "touchchain",
+        "touchtree",
+        "heat",
+        "lu",
         "rectmul",
     ]
     .iter()
