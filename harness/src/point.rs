@@ -137,11 +137,13 @@ where
     for rep in 1..=reps {
         let mut work = W::prepare(input);
         let faults = self_minor_faults();
+        // `black_box` on the input before and the answer inside the timed region: a pure
+        // computation (integrate, nqueens on the serial elision) must be computed every
+        // repetition, not once for the warm-up and reused.
         let start = Instant::now();
-        let answer = run(pool, input, &mut work);
+        let answer = std::hint::black_box(run(pool, std::hint::black_box(input), &mut work));
         let seconds = start.elapsed().as_secs_f64();
         let faults = self_minor_faults() - faults;
-        let answer = std::hint::black_box(answer);
         let stats: Stats = pool.stats();
         pool.reset_stats();
         if let Err(message) = W::check(input, &work, &answer) {

@@ -23,10 +23,14 @@ pub mod fib;
 pub mod heat;
 pub mod hqsort;
 pub mod hw;
+pub mod integrate;
+pub mod knapsack;
 pub mod lcs;
 pub mod lu;
 pub mod mm;
+pub mod nqueens;
 pub mod params;
+pub mod quicksort;
 pub use params::Params;
 pub mod rectmul;
 pub use stealbench_schedulers::rng;
@@ -360,6 +364,22 @@ macro_rules! with_workload {
                 type $W = $crate::touchtree::Touchtree;
                 Some($body)
             }
+            "nqueens" => {
+                type $W = $crate::nqueens::Nqueens;
+                Some($body)
+            }
+            "integrate" => {
+                type $W = $crate::integrate::Integrate;
+                Some($body)
+            }
+            "knapsack" => {
+                type $W = $crate::knapsack::Knapsack;
+                Some($body)
+            }
+            "quicksort" => {
+                type $W = $crate::quicksort::Quicksort;
+                Some($body)
+            }
             "heat" => {
                 type $W = $crate::heat::Heat;
                 Some($body)
@@ -392,6 +412,10 @@ pub fn all() -> Vec<WorkloadInfo> {
         "hqsort",
         "touchchain",
         "touchtree",
+        "nqueens",
+        "integrate",
+        "knapsack",
+        "quicksort",
         "heat",
         "lu",
         "rectmul",

@@ -108,6 +108,12 @@ impl<P: Policy> FiberPool<P> {
             .sum()
     }
 
+    /// The policy's shared state (for the policies' unit tests).
+    #[cfg(test)]
+    pub(crate) fn policy(&self) -> &P::Shared {
+        &self.shared.pol
+    }
+
     /// Lets every worker steal again after [`FiberWorker::hold_steals`] (a test that forces a
     /// schedule calls it once its run is over).
     pub fn release_steals(&self) {
