@@ -20,16 +20,19 @@ use stealbench_schedulers::{AsyncForkJoin, ForkJoin};
 pub mod bst;
 pub mod ferret;
 pub mod fib;
+pub mod heat;
 pub mod hqsort;
 pub mod hw;
 pub mod integrate;
 pub mod knapsack;
 pub mod lcs;
+pub mod lu;
 pub mod mm;
 pub mod nqueens;
 pub mod params;
 pub mod quicksort;
 pub use params::Params;
+pub mod rectmul;
 pub use stealbench_schedulers::rng;
 pub mod smm;
 pub mod sort;
@@ -38,6 +41,7 @@ pub mod touchchain;
 pub mod touchtree;
 pub mod uts;
 pub mod wavefront;
+pub mod zorder;
 
 /// How a workload expresses its parallelism (the papers' suffixes).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -381,6 +385,18 @@ macro_rules! with_workload {
                 type $W = $crate::uts::Uts;
                 Some($body)
             }
+            "heat" => {
+                type $W = $crate::heat::Heat;
+                Some($body)
+            }
+            "lu" => {
+                type $W = $crate::lu::Lu;
+                Some($body)
+            }
+            "rectmul" => {
+                type $W = $crate::rectmul::Rectmul;
+                Some($body)
+            }
             _ => None,
         }
     }};
@@ -406,6 +422,9 @@ pub fn all() -> Vec<WorkloadInfo> {
         "knapsack",
         "quicksort",
         "uts",
+        "heat",
+        "lu",
+        "rectmul",
     ]
     .iter()
     .map(|n| with_workload!(*n, W => WorkloadInfo::of::<W>()).expect("listed workload"))
