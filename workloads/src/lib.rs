@@ -18,7 +18,9 @@ use std::str::FromStr;
 use stealbench_schedulers::{AsyncForkJoin, ForkJoin};
 
 pub mod bst;
+pub mod cholesky;
 pub mod ferret;
+pub mod fft;
 pub mod fib;
 pub mod heat;
 pub mod hqsort;
@@ -397,6 +399,14 @@ macro_rules! with_workload {
                 type $W = $crate::rectmul::Rectmul;
                 Some($body)
             }
+            "cholesky" => {
+                type $W = $crate::cholesky::Cholesky;
+                Some($body)
+            }
+            "fft" => {
+                type $W = $crate::fft::Fft;
+                Some($body)
+            }
             _ => None,
         }
     }};
@@ -425,6 +435,8 @@ pub fn all() -> Vec<WorkloadInfo> {
         "heat",
         "lu",
         "rectmul",
+        "fft",
+        "cholesky",
     ]
     .iter()
     .map(|n| with_workload!(*n, W => WorkloadInfo::of::<W>()).expect("listed workload"))
