@@ -170,7 +170,14 @@ fn draw_panel<DB: DrawingBackend>(
             }
         })
         .y_labels(8)
-        .y_label_formatter(&|y| format!("{y:.0}"))
+        // Values below 10 (a speedup under 1, a few MiB) need a decimal to tell the ticks apart.
+        .y_label_formatter(&|y| {
+            if y_max < 10.0 {
+                format!("{y:.1}")
+            } else {
+                format!("{y:.0}")
+            }
+        })
         .x_desc("workers P")
         .y_desc(metric.y_label())
         .label_style(("sans-serif", 16))
@@ -325,14 +332,12 @@ fn draw_all<DB: DrawingBackend>(
     Ok(())
 }
 
-/// The largest P any panel shows.
-fn max_p(fig: &Figure, grid: &Grid) -> usize {
-    grid.workers
-        .iter()
-        .chain(fig.paper_workers)
-        .copied()
-        .max()
-        .unwrap_or(1)
+/// The largest P any panel shows: the measured ones, and the paper's where a paper line is
+/// drawn (a figure whose paper gives no plotted values keeps the axis to our points).
+fn max_p(fig: &Figure, grid: &Grid, panels: &[Panel]) -> usize {
+    let paper_lines = panels.iter().any(|p| p.series.iter().any(|s| s.paper));
+    let paper: &[usize] = if paper_lines { fig.paper_workers } else { &[] };
+    grid.workers.iter().chain(paper).copied().max().unwrap_or(1)
 }
 
 /// Writes the plot as SVG to `path`.
@@ -345,7 +350,7 @@ pub fn write_svg(
 ) -> Result<(), String> {
     let (size, _) = layout(panels.len());
     let root = SVGBackend::new(path, size).into_drawing_area();
-    draw_all(root, fig, panels, max_p(fig, grid), subtitle)
+    draw_all(root, fig, panels, max_p(fig, grid, panels), subtitle)
 }
 
 /// Writes the plot as PNG to `path`, its text in the built-in pixel font.
@@ -358,7 +363,7 @@ pub fn write_png(
 ) -> Result<(), String> {
     let (size, _) = layout(panels.len());
     let root = PixelText(BitMapBackend::new(path, size)).into_drawing_area();
-    draw_all(root, fig, panels, max_p(fig, grid), subtitle)
+    draw_all(root, fig, panels, max_p(fig, grid, panels), subtitle)
 }
 
 #[cfg(test)]

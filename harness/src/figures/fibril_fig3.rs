@@ -36,6 +36,7 @@ pub const METRIC: Relative = Relative {
     paper_columns: &["vs_cilkplus_serial", "vs_tbb_serial"],
     paper_p: P,
     ideal: false,
+    y_label: "Ts/T1 (1 = the serial code)",
 };
 
 /// The figure: the twelve benchmarks on every runtime at P = 1.

@@ -35,6 +35,7 @@ pub const METRIC: Relative = Relative {
     paper_columns: &["vs_cilkplus_p72", "vs_tbb_p72"],
     paper_p: P_MAX,
     ideal: true,
+    y_label: "speedup Ts/TP",
 };
 
 /// The figure: the twelve benchmarks on every runtime against P.

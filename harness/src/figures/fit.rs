@@ -51,7 +51,9 @@ fn line(x: &[f64], y: &[f64]) -> Option<(f64, f64, f64)> {
     let mx = x.iter().sum::<f64>() / m;
     let my = y.iter().sum::<f64>() / m;
     let sxx: f64 = x.iter().map(|xi| (xi - mx) * (xi - mx)).sum();
-    if !(sxx > 1e-300) {
+    // Also false for NaN.
+    let spread = sxx > 1e-300;
+    if !spread {
         return None;
     }
     let sxy: f64 = x.iter().zip(y).map(|(xi, yi)| (xi - mx) * (yi - my)).sum();
@@ -83,7 +85,8 @@ fn inverse3(m: [[f64; 3]; 3]) -> Option<[[f64; 3]; 3]> {
     let det = m[0][0] * c[0][0] + m[0][1] * c[0][1] + m[0][2] * c[0][2];
     // Relative to the scale of the diagonal: a determinant that small is rounding.
     let scale = m[0][0] * m[1][1] * m[2][2];
-    if !(det.abs() > 1e-12 * scale.abs()) || !det.is_finite() {
+    let regular = det.is_finite() && det.abs() > 1e-12 * scale.abs();
+    if !regular {
         return None;
     }
     let mut inv = [[0.0; 3]; 3];
@@ -100,12 +103,13 @@ fn inverse3(m: [[f64; 3]; 3]) -> Option<[[f64; 3]; 3]> {
 /// P = 1 (`M_1`). `None` with fewer than 4 points, fewer than 2 distinct P, or `m1 <= 0`.
 pub fn fit(points: &[(f64, f64)], m1: f64) -> Option<Fit> {
     let m = points.len();
-    if m < 4 || !(m1 > 0.0) {
+    let positive = |x: f64| x > 0.0;
+    if m < 4 || !positive(m1) {
         return None;
     }
     let ps: Vec<f64> = points.iter().map(|p| p.0).collect();
     let ys: Vec<f64> = points.iter().map(|p| p.1).collect();
-    if ps.iter().any(|&p| !(p > 0.0)) {
+    if !ps.iter().all(|&p| positive(p)) {
         return None;
     }
     let (lo, hi) = N_RANGE;

@@ -29,6 +29,19 @@ pub struct Relative {
     pub paper_p: usize,
     /// Whether the plot draws the ideal speedup.
     pub ideal: bool,
+    /// The plot's y axis.
+    pub y_label: &'static str,
+}
+
+/// A speedup or ratio: two decimals, or two significant digits below 0.1 (`0.0042x`: tokio's
+/// fib is hundreds of times slower than the serial code).
+pub fn format_ratio(x: f64) -> String {
+    if x >= 0.1 || x <= 0.0 || !x.is_finite() {
+        format_speedup(x)
+    } else {
+        let decimals = (1 - x.log10().floor() as i32).clamp(2, 9) as usize;
+        format!("{x:.decimals$}x")
+    }
 }
 
 impl Relative {
@@ -87,11 +100,11 @@ impl Metric for Relative {
             Some((Status::Ok, Some(x))) => {
                 let mut parts: Vec<String> = Vec::new();
                 if let Some(sp) = self.speedup(ctx, row, p) {
-                    parts.push(format_speedup(sp));
+                    parts.push(format_ratio(sp));
                 }
                 for other in self.against.iter().filter(|o| **o != row.runtime) {
                     if let Some(r) = self.ratio(ctx, row, p, other) {
-                        parts.push(format!("{} vs {other}", format_speedup(r)));
+                        parts.push(format!("{} vs {other}", format_ratio(r)));
                     }
                 }
                 if parts.is_empty() {
@@ -135,7 +148,7 @@ impl Metric for Relative {
     }
 
     fn y_label(&self) -> &'static str {
-        "speedup Ts/TP"
+        self.y_label
     }
 
     fn ideal_line(&self) -> bool {
@@ -187,6 +200,7 @@ mod tests {
         paper_columns: &["vs_a", "vs_b"],
         paper_p: 1,
         ideal: false,
+        y_label: "Ts/T1",
     };
 
     fn row(runtime: &str) -> Row {
@@ -240,6 +254,14 @@ mod tests {
             METRIC.lead(&ctx, &f),
             [("Ts".to_string(), "1.000".to_string())]
         );
+    }
+
+    #[test]
+    fn small_ratios_keep_two_significant_digits() {
+        assert_eq!(format_ratio(1.956), "1.96x");
+        assert_eq!(format_ratio(0.25), "0.25x");
+        assert_eq!(format_ratio(0.0423), "0.042x");
+        assert_eq!(format_ratio(0.004256), "0.0043x");
     }
 
     #[test]
