@@ -30,6 +30,8 @@ pub use stealbench_schedulers::rng;
 pub mod smm;
 pub mod sort;
 pub mod sw;
+pub mod touchchain;
+pub mod touchtree;
 pub mod wavefront;
 
 /// How a workload expresses its parallelism (the papers' suffixes).
@@ -346,6 +348,14 @@ macro_rules! with_workload {
                 type $W = $crate::hqsort::Hqsort;
                 Some($body)
             }
+            "touchchain" => {
+                type $W = $crate::touchchain::Touchchain;
+                Some($body)
+            }
+            "touchtree" => {
+                type $W = $crate::touchtree::Touchtree;
+                Some($body)
+            }
             _ => None,
         }
     }};
@@ -354,7 +364,18 @@ macro_rules! with_workload {
 /// Every workload, in listing order.
 pub fn all() -> Vec<WorkloadInfo> {
     [
-        "fib", "mm", "smm", "sort", "hw", "lcs", "sw", "bst", "ferret", "hqsort",
+        "fib",
+        "mm",
+        "smm",
+        "sort",
+        "hw",
+        "lcs",
+        "sw",
+        "bst",
+        "ferret",
+        "hqsort",
+        "touchchain",
+        "touchtree",
     ]
     .iter()
     .map(|n| with_workload!(*n, W => WorkloadInfo::of::<W>()).expect("listed workload"))

@@ -13,7 +13,7 @@
 
 use super::ratio::Relative;
 use super::suites::{FIBRIL_BENCHMARKS, FIBRIL_RUNTIMES, paper_number, rows};
-use super::{Figure, Reference};
+use super::{Figure, Reference, XAxis};
 use crate::grid::PaperValues;
 
 /// The figure's id.
@@ -69,6 +69,7 @@ pub fn figure() -> Figure {
         metric: &METRIC,
         rounds: 1,
         sim_workers: &[],
+        x_axis: XAxis::Workers,
         reps: None,
         rows,
     }

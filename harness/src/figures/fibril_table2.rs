@@ -13,7 +13,7 @@
 use super::counters::PaperCounts;
 use super::metric::{Count, Reduce};
 use super::suites::{FIBRIL_BENCHMARKS, rows};
-use super::{Figure, Reference};
+use super::{Figure, Reference, XAxis};
 use crate::grid::PaperValues;
 
 /// The figure's id.
@@ -78,6 +78,7 @@ pub fn figure() -> Figure {
         metric: &METRIC,
         rounds: 1,
         sim_workers: &[],
+        x_axis: XAxis::Workers,
         reps: None,
         rows: rows(&FIBRIL_BENCHMARKS, &RUNTIMES, |_, _| {
             Some(PaperValues::default())

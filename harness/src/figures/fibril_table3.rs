@@ -10,7 +10,7 @@
 
 use super::stacks::StackPages;
 use super::suites::{FIBRIL_BENCHMARKS, rows};
-use super::{Figure, Reference};
+use super::{Figure, Reference, XAxis};
 use crate::grid::PaperValues;
 
 /// The figure's id.
@@ -65,6 +65,7 @@ pub fn figure() -> Figure {
         metric: &METRIC,
         rounds: 1,
         sim_workers: &[],
+        x_axis: XAxis::Workers,
         reps: None,
         rows: rows(&FIBRIL_BENCHMARKS, &["fibril", "abp", DEPTH_ARM], |_, rt| {
             (rt == "fibril").then(PaperValues::default)

@@ -9,7 +9,7 @@
 
 use super::memory::RssTable;
 use super::suites::{FIBRIL_BENCHMARKS, rows};
-use super::{Figure, Reference};
+use super::{Figure, Reference, XAxis};
 use crate::grid::PaperValues;
 
 /// The figure's id.
@@ -69,6 +69,7 @@ pub fn figure() -> Figure {
         metric: &METRIC,
         rounds: 1,
         sim_workers: &[],
+        x_axis: XAxis::Workers,
         reps: None,
         rows: rows(&FIBRIL_BENCHMARKS, &["fibril", "abp", "rayon"], |_, _| {
             Some(PaperValues::default())

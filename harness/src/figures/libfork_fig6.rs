@@ -12,7 +12,7 @@
 
 use super::metric::Time;
 use super::suites::{LIBFORK_RUNTIMES, LIBFORK_UTS, rows};
-use super::{Figure, SpeedupBase};
+use super::{Figure, SpeedupBase, XAxis};
 
 /// The figure's id.
 pub const ID: &str = "libfork-fig6";
@@ -44,6 +44,7 @@ pub fn figure() -> Figure {
         metric: &Time(SpeedupBase::Serial),
         rounds: 1,
         sim_workers: &[],
+        x_axis: XAxis::Workers,
         reps: None,
         rows: rows(&LIBFORK_UTS, &LIBFORK_RUNTIMES, |_, _| None),
     }

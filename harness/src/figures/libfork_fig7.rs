@@ -9,7 +9,7 @@
 
 use super::memory::PeakRss;
 use super::suites::{LIBFORK_CLASSIC, LIBFORK_RUNTIMES, LIBFORK_UTS, rows};
-use super::Figure;
+use super::{Figure, XAxis};
 
 /// The figure's id.
 pub const ID: &str = "libfork-fig7";
@@ -54,6 +54,7 @@ pub fn figure() -> Figure {
         metric: &PeakRss,
         rounds: 1,
         sim_workers: &[],
+        x_axis: XAxis::Workers,
         reps: Some(1),
         rows: rows(&benchmarks(), &LIBFORK_RUNTIMES, |_, _| None),
     }

@@ -12,7 +12,7 @@
 use super::libfork_fig7::MEMORY_WORKERS;
 use super::memory::Exponent;
 use super::suites::{LIBFORK_CLASSIC, LIBFORK_RUNTIMES, LIBFORK_UTS, rows};
-use super::{Figure, Reference};
+use super::{Figure, Reference, XAxis};
 
 /// The figure's id.
 pub const ID: &str = "libfork-table2";
@@ -61,6 +61,7 @@ pub fn figure() -> Figure {
         metric: &METRIC,
         rounds: 1,
         sim_workers: &[],
+        x_axis: XAxis::Workers,
         reps: Some(1),
         rows: rows(&benchmarks, &LIBFORK_RUNTIMES, |_, _| None),
     }

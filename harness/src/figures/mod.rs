@@ -42,11 +42,24 @@ pub struct Figure {
     pub rounds: usize,
     /// Worker counts beyond the measured ones for the simulated rows (arms with `sim=`).
     pub sim_workers: &'static [usize],
+    /// The plot's x axis.
+    pub x_axis: XAxis,
     /// Timed repetitions per point when `--reps` is not given, where the paper's number is
     /// part of the metric (ProWS Figure 4: the maximum of 3 runs); `None`: the size's default.
     pub reps: Option<usize>,
     /// Every row: the paper's, then the baselines, grouped by benchmark.
     pub rows: Vec<Row>,
+}
+
+/// What a figure's plot puts on its x axis.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum XAxis {
+    /// The workers P: a line per row through its points at every P.
+    Workers,
+    /// The workload parameter that each row's workload spec sets last (`touchchain/d=64`:
+    /// `d`): one panel per workload, and the rows of one (variant, runtime) make one line
+    /// through their specs' values, at every P.
+    SpecParam,
 }
 
 /// One entry of the registry of figures and tables.
@@ -86,6 +99,7 @@ figures! {
     prows_fig2,
     prows_fig3,
     prows_fig4,
+    spoonhower_fig5,
     spoonhower_fig6,
     fibril_fig3,
     fibril_fig4,
