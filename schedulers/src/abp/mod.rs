@@ -91,8 +91,10 @@ use crate::fiberpool::handle::FiberWorker;
 use crate::fiberpool::job::{FiberBox, Job};
 use crate::fiberpool::pool::FiberPool;
 use crate::fiberpool::signal::Signal;
-use crate::fiberpool::worker::Local;
+use crate::fiberpool::latency;
+use crate::fiberpool::worker::{Local, Shared};
 use crate::fiberpool::{Names, Policy, StackUse};
+use crate::rng::SplitMix64;
 use std::marker::PhantomData;
 
 pub use crate::fiberpool::DEFAULT_STACK_SIZE;
@@ -247,6 +249,12 @@ impl<F: Flavor> Policy for AbpPolicy<F> {
 
     fn put(w: &FiberWorker<Self>, fut: &Signal<Self>) {
         w.set(fut);
+    }
+
+    /// The I/O thread's put of a latency future: every fiber parked on it goes to a worker
+    /// through the injector (`fiberpool/latency.rs`).
+    fn put_external(sh: &Shared<Self>, fut: &Signal<Self>, _: &mut SplitMix64) -> usize {
+        latency::set_external(sh, fut)
     }
 
     fn stats(_: &AbpDeques) -> Vec<(&'static str, u64)> {

@@ -66,6 +66,7 @@ impl<P: Policy> FiberPool<P> {
             held: (0..p).map(|_| AtomicBool::new(false)).collect(),
             tids: (0..p).map(|_| AtomicI32::new(0)).collect(),
             faults_base: AtomicU64::new(0),
+            io: Default::default(),
         });
         let mut pool = FiberPool {
             shared: Arc::clone(&shared),
@@ -119,6 +120,9 @@ impl<P: Policy> FiberPool<P> {
 
 impl<P: Policy> Drop for FiberPool<P> {
     fn drop(&mut self) {
+        // The I/O thread first: what it still does (a put, the bookkeeping after one) may
+        // hand work to the workers.
+        self.shared.io.stop();
         self.shared.terminate.store(true, Ordering::SeqCst);
         self.shared.wake_all();
         for h in self.handles.drain(..) {
@@ -157,6 +161,7 @@ impl<P: Policy> Scheduler for FiberPool<P> {
             ),
         ];
         extra.extend(P::stats(&self.shared.pol));
+        extra.extend(self.shared.io.stats());
         let st = &self.shared.stacks;
         let pages = st.scan();
         let mut gauges = vec![
@@ -196,6 +201,7 @@ impl<P: Policy> Scheduler for FiberPool<P> {
             .faults_base
             .store(self.worker_faults(), Ordering::Relaxed);
         P::reset_stats(&self.shared.pol);
+        self.shared.io.reset();
         self.shared.stacks.reset_high_water();
     }
 }
