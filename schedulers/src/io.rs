@@ -26,8 +26,10 @@
 //! [`Scope::latency_future`]: crate::api::Scope::latency_future
 
 use std::future::Future;
+use std::pin::Pin;
 use std::sync::mpsc;
 use std::sync::{Mutex, OnceLock};
+use std::task::{Context, Poll};
 use std::thread::{self, JoinHandle, ThreadId};
 use std::time::Duration;
 use tokio::runtime::{Builder, Handle};
@@ -35,9 +37,26 @@ use tokio::sync::oneshot;
 
 /// A sleep of `d` on tokio's timer: the latency future of the workloads. Call it inside the
 /// closure given to [`Scope::latency_future`](crate::api::Scope::latency_future) (or to
-/// [`block_on`]), which runs in the I/O thread's context.
-pub fn sleep(d: Duration) -> tokio::time::Sleep {
-    tokio::time::sleep(d)
+/// [`block_on`]), which runs in the I/O thread's context. A zero sleep is ready at its first
+/// poll, as `async-io`'s zero timer is (tokio's own would wait for its driver's next
+/// millisecond tick): no latency is no latency.
+pub fn sleep(d: Duration) -> Sleep {
+    Sleep((!d.is_zero()).then(|| Box::pin(tokio::time::sleep(d))))
+}
+
+/// The future of [`sleep`]: tokio's `Sleep`, or nothing for a zero duration.
+#[derive(Debug)]
+pub struct Sleep(Option<Pin<Box<tokio::time::Sleep>>>);
+
+impl Future for Sleep {
+    type Output = ();
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        match self.0.as_mut() {
+            None => Poll::Ready(()),
+            Some(s) => s.as_mut().poll(cx),
+        }
+    }
 }
 
 /// One thread driving a current-thread tokio runtime; see the module documentation.
@@ -95,11 +114,7 @@ impl IoThread {
     /// (whatever they wait for), then the runtime. Idempotent. Called on the I/O thread itself
     /// (the last owner dropped there), it only signals: a thread cannot wait for itself.
     pub fn stop(&self) {
-        let taken = self
-            .stop
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .take();
+        let taken = self.stop.lock().unwrap_or_else(|e| e.into_inner()).take();
         if let Some((tx, join)) = taken {
             let _ = tx.send(());
             if thread::current().id() != self.id {
@@ -153,6 +168,13 @@ mod tests {
         });
         assert_eq!(v, 7);
         assert!(t.elapsed() >= Duration::from_millis(20));
+    }
+
+    #[test]
+    fn a_zero_sleep_is_ready_at_once() {
+        let mut s = std::pin::pin!(sleep(Duration::ZERO));
+        let mut cx = Context::from_waker(std::task::Waker::noop());
+        assert!(s.as_mut().poll(&mut cx).is_ready());
     }
 
     #[test]

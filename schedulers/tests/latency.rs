@@ -344,14 +344,22 @@ fn pools_shut_down_with_waits_in_flight() {
                         })
                         .collect();
                     // Half are touched, half dropped untouched (their values with the handle).
-                    hs.into_iter().enumerate().filter(|(i, _)| i % 2 == 0).count()
+                    hs.into_iter()
+                        .enumerate()
+                        .filter(|(i, _)| i % 2 == 0)
+                        .count()
                 })
             });
             assert_eq!(n, 4);
             made += 8;
             let t = Instant::now();
             drop(pool);
-            assert!(t.elapsed() < Duration::from_secs(2), "{}: drop took {:?}", S::NAME, t.elapsed());
+            assert!(
+                t.elapsed() < Duration::from_secs(2),
+                "{}: drop took {:?}",
+                S::NAME,
+                t.elapsed()
+            );
         }
         assert_eq!(drops.load(Ordering::Relaxed), made, "{}", S::NAME);
     }
@@ -378,7 +386,10 @@ fn async_front_end_latency() {
             }
             let mid = lo + (hi - lo) / 2;
             let (a, b) = c
-                .join(move |c| items_async(c, lo, mid), move |c| items_async(c, mid, hi))
+                .join(
+                    move |c| items_async(c, lo, mid),
+                    move |c| items_async(c, mid, hi),
+                )
                 .await;
             a + b
         }
@@ -386,7 +397,11 @@ fn async_front_end_latency() {
     let tokio = TokioPool::start(&PoolConfig::with_workers(2)).unwrap();
     let t = Instant::now();
     assert_eq!(tokio.run_async(|c| items_async(c, 0, 20)), 190);
-    assert!(t.elapsed() < ms(150), "tokio did not hide: {:?}", t.elapsed());
+    assert!(
+        t.elapsed() < ms(150),
+        "tokio did not hide: {:?}",
+        t.elapsed()
+    );
     let serial = Serial::start(&PoolConfig::with_workers(1)).unwrap();
     assert_eq!(serial.run_async(|c| items_async(c, 0, 3)), 3);
 }

@@ -23,6 +23,7 @@ pub mod fib;
 pub mod hqsort;
 pub mod hw;
 pub mod lcs;
+pub mod mapreduce_fib;
 pub mod mm;
 pub mod params;
 pub use params::Params;
@@ -356,6 +357,10 @@ macro_rules! with_workload {
                 type $W = $crate::touchtree::Touchtree;
                 Some($body)
             }
+            "mapreduce-fib" => {
+                type $W = $crate::mapreduce_fib::MapReduceFib;
+                Some($body)
+            }
             _ => None,
         }
     }};
@@ -376,6 +381,7 @@ pub fn all() -> Vec<WorkloadInfo> {
         "hqsort",
         "touchchain",
         "touchtree",
+        "mapreduce-fib",
     ]
     .iter()
     .map(|n| with_workload!(*n, W => WorkloadInfo::of::<W>()).expect("listed workload"))

@@ -94,7 +94,8 @@ figures! {
     prows_fig3,
     prows_fig4,
     spoonhower_fig5,
-    spoonhower_fig6;
+    spoonhower_fig6,
+    lh_mapreduce;
     planned:
     ("fibril-speedups", "Fibril (SPAA'16) Figures 3-4: speedup over Cilk Plus and TBB, serial and on all cores"),
     ("fibril-table2", "Fibril (SPAA'16) Table 2: steals, unmaps and page faults"),
