@@ -144,12 +144,12 @@ impl Workload for MapReduceFib {
     type Answer = u64;
 
     /// The thesis: 5,000 items, fib(30) with cutoff 25. `quick` keeps the thesis's items but
-    /// few of them, so that a classic run at 100 ms takes seconds (32 x 0.1 s on one worker).
+    /// few of them, so that a classic run at 100 ms takes seconds (64 x 0.1 s on one worker).
     fn preset(size: Size) -> Params {
         let (items, latency_ms, n, cutoff) = match size {
             Size::Paper => (5000, 50, 30, 25),
             Size::Small => (500, 50, 30, 25),
-            Size::Quick => (32, 50, 30, 25),
+            Size::Quick => (64, 50, 30, 25),
             Size::Test => (8, 1, 12, 8),
         };
         Params::new()

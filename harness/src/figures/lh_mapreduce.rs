@@ -213,6 +213,11 @@ impl Metric for LhSpeedup {
     fn needs_cores(&self) -> bool {
         false
     }
+
+    fn oversubscribed_note(&self) -> &'static str {
+        "those cells are marked `(oversubscribed)`; their speedups are shown all the same \
+         (the waits use no CPU: classic gains there from threads that sleep)"
+    }
 }
 
 #[cfg(test)]

@@ -34,6 +34,10 @@
 //!   finishes (`put`), every waiter is pushed onto the bottom of the finishing worker's deque.
 //! * **Scope end** waits for every spawn and future task of the scope the same way: a counter,
 //!   and a signal the last finisher sets.
+//! * **Latency-hiding futures** (`Scope::latency_future`): a touch of an unfinished one parks
+//!   the fiber as above; the pool's I/O thread, which has no deque, does the put when the I/O
+//!   future completes and hands every parked fiber to a worker through the injector
+//!   (`put_external`; see `fiberpool/latency.rs`).
 //!
 //! A fiber works in *rounds*: a round runs its first task (a forked child, or a job the driver
 //! gives it), then keeps popping its worker's deque bottom and running the tasks inline; when

@@ -28,6 +28,12 @@
 //! * `rebalanceStealables(v)` runs on every removal from a stealable set (in `setToActive` and
 //!   after a steal emptied a deque): it picks a random worker v'; if v' is not v and has a
 //!   stealable deque, one moves from v' to v. (The paper's placement only; see below.)
+//! * **Latency-hiding futures** (`Scope::latency_future`, the Rayon-LH thesis's ProWS-R): a
+//!   touch of an unfinished one suspends the deque as above; its put is done by the pool's I/O
+//!   thread when the I/O future completes (`put_external`: the thesis's callback, its
+//!   Algorithm 2), which has no active deque to make one of them active: every deque becomes
+//!   resumable in a stealable set and a sleeping worker is woken. The deque states are the
+//!   thesis's Figure 3.1 (`Status`). See `fiberpool/latency.rs`.
 //!
 //! # Placement
 //!
