@@ -198,6 +198,13 @@ fn stress<S: ForkJoin>() {
     }
     let _ = tx.send(());
     watchdog.join().unwrap();
+    // The waits went through the I/O thread, and every suspended fiber came back and ended.
+    assert!(pool.stats().extra("latency_waits").unwrap() > stress_runs());
+    let t = Instant::now();
+    while pool.stats().gauge("stacks_in_use") != Some(0) {
+        assert!(t.elapsed() < Duration::from_secs(5), "{}: fiber stacks leaked", S::NAME);
+        std::thread::sleep(ms(1));
+    }
 }
 
 #[test]
@@ -370,6 +377,8 @@ fn pools_shut_down_with_waits_in_flight() {
 /// The async front-end: tokio awaits natively (hiding), `serial-async` blocks; same values.
 #[test]
 fn async_front_end_latency() {
+    // Recursive: `+ Send` must be written out (see `AsyncForkJoin`).
+    #[allow(clippy::manual_async_fn)]
     fn items_async<'s, C: AsyncWorker<'s>>(
         c: C,
         lo: u64,

@@ -13,7 +13,7 @@
 use std::time::Instant;
 use stealbench_schedulers::abp::Abp;
 use stealbench_schedulers::prows::Prows;
-use stealbench_schedulers::{ForkJoin, PoolConfig, Scheduler};
+use stealbench_schedulers::{ForkJoin, PoolConfig};
 use stealbench_workloads::mapreduce_fib::MapReduceFib;
 use stealbench_workloads::{Size, Variant, Workload};
 

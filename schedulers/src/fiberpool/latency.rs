@@ -157,7 +157,7 @@ where
     let task: Pin<Box<dyn Future<Output = ()> + Send + 's>> = Box::pin(IoTask {
         fut: Some(fut),
         cell: Some(Arc::clone(&cell)),
-        scope: ScopePtr(scope as *const FiberScope<'s, P> as *const FiberScope<'static, P>),
+        scope: ScopePtr((scope as *const FiberScope<'s, P>).cast()),
         rng: SplitMix64::new(local.next_rand()),
         shared: Arc::clone(&shared),
     });

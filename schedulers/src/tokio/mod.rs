@@ -642,6 +642,8 @@ impl<'scope> AsyncWorker<'scope> for TokioWorker<'scope> {
 
     /// Awaited natively: the task waits on tokio's own timer and reactor, and its worker runs
     /// other tasks meanwhile (the async baseline of latency hiding).
+    // Not an `async fn`: its future would borrow `self`, and it must live for `'scope`.
+    #[allow(clippy::manual_async_fn)]
     fn latency_future<T, M, Fut>(&self, make: M) -> impl Future<Output = T> + Send + 'scope
     where
         M: FnOnce() -> Fut + Send + 'scope,
