@@ -202,7 +202,11 @@ fn stress<S: ForkJoin>() {
     assert!(pool.stats().extra("latency_waits").unwrap() > stress_runs());
     let t = Instant::now();
     while pool.stats().gauge("stacks_in_use") != Some(0) {
-        assert!(t.elapsed() < Duration::from_secs(5), "{}: fiber stacks leaked", S::NAME);
+        assert!(
+            t.elapsed() < Duration::from_secs(5),
+            "{}: fiber stacks leaked",
+            S::NAME
+        );
         std::thread::sleep(ms(1));
     }
 }
