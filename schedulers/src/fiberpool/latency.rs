@@ -62,8 +62,8 @@ use std::sync::{Arc, OnceLock};
 use std::task::{Context, Poll, Waker};
 use std::thread;
 
-/// A pool's I/O side: its I/O thread, started at the first latency future that does not
-/// complete at once, and its counters.
+/// A pool's I/O side: its I/O thread, started at the pool's first latency future (whose
+/// first poll runs in its context), and its counters.
 #[derive(Debug, Default)]
 pub struct PoolIo {
     thread: OnceLock<IoThread>,
