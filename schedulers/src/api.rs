@@ -173,6 +173,8 @@ pub trait Scope<'s>: Sync {
     /// `make` runs at once, in the context of the tokio runtime that will drive the future
     /// (so tokio's timers and sockets work in it); a panic in `make` or in the future is the
     /// future's, as a panic in a future task: the touch panics and the scope re-raises it.
+    /// Neither gets a worker handle, and neither may use one captured from the task: a runtime
+    /// call there could switch fibers inside that tokio context (tokio then panics).
     ///
     /// The fiber runtimes (`abp`, `fibril`, `prows`) *hide* the latency: the future is polled
     /// once by the creating worker, then handed to the pool's I/O thread ([`crate::io`]); a
