@@ -29,6 +29,7 @@ pub mod integrate;
 pub mod knapsack;
 pub mod lcs;
 pub mod lu;
+pub mod mapreduce_fib;
 pub mod mm;
 pub mod nqueens;
 pub mod params;
@@ -407,6 +408,10 @@ macro_rules! with_workload {
                 type $W = $crate::fft::Fft;
                 Some($body)
             }
+            "mapreduce-fib" => {
+                type $W = $crate::mapreduce_fib::MapReduceFib;
+                Some($body)
+            }
             _ => None,
         }
     }};
@@ -437,6 +442,7 @@ pub fn all() -> Vec<WorkloadInfo> {
         "rectmul",
         "fft",
         "cholesky",
+        "mapreduce-fib",
     ]
     .iter()
     .map(|n| with_workload!(*n, W => WorkloadInfo::of::<W>()).expect("listed workload"))

@@ -81,6 +81,10 @@ pub trait Metric: Send + Sync + std::fmt::Debug {
     /// Whether the figure's default worker counts stop at this machine's cores (a time means
     /// something only with a core per worker; a count or memory is measured oversubscribed).
     fn needs_cores(&self) -> bool;
+    /// What the Markdown notes say of the oversubscribed cells, after "those cells".
+    fn oversubscribed_note(&self) -> &'static str {
+        "those cells are marked `(oversubscribed)` and show no speedup"
+    }
 }
 
 /// What a figure's speedups are relative to.

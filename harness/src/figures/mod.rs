@@ -109,7 +109,8 @@ figures! {
     libfork_fig5,
     libfork_fig6,
     libfork_fig7,
-    libfork_table2;
+    libfork_table2,
+    lh_mapreduce;
     planned:
 }
 
