@@ -881,3 +881,57 @@ fn three_shards_merge_to_the_whole_grid() {
     );
     assert_eq!(bad.status.code(), Some(2));
 }
+
+#[test]
+fn reproduce_the_memory_fit_end_to_end() {
+    // libfork's Table II on fib at four P (oversubscribed past this machine's CPUs): each point
+    // records its process's resident set, and the table fits the exponent to the four peaks.
+    let dir = TempDir::new("memfit");
+    let results = dir.0.join("results");
+    let figures = dir.0.join("figures");
+    let args = [
+        "reproduce",
+        "libfork-table2",
+        "--size",
+        "test",
+        "--workloads",
+        "fib",
+        "--runtimes",
+        "libfork",
+        "--workers",
+        "1,2,3,4",
+        "--out",
+        results.to_str().unwrap(),
+        "--figures-dir",
+        figures.to_str().unwrap(),
+    ];
+    let out = stealbench(&args, &dir.0);
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", text(&out.stderr));
+    let md = fs::read_to_string(figures.join("libfork-table2.md")).unwrap();
+    assert!(
+        md.contains("| bench | variant | runtime | n | a (MiB) | b | points | P=1 |"),
+        "{md}"
+    );
+    let row = md
+        .lines()
+        .find(|l| l.starts_with("| fib | fj | libfork |"))
+        .unwrap();
+    // n ± its error, the paper's beside, four points.
+    assert!(
+        row.contains(" ± ") && row.contains("[paper 0.86 ± 0.08]"),
+        "{row}"
+    );
+    assert!(row.contains("| 4 |"), "{row}");
+    let run = fs::read_dir(results.join("libfork-table2"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let raw = fs::read_to_string(run.join("raw.csv")).unwrap();
+    assert!(
+        raw.contains("process_rss_before_kb=") && raw.contains("process_hwm_kb="),
+        "{raw}"
+    );
+}

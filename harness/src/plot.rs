@@ -265,7 +265,14 @@ fn draw_panel<DB: DrawingBackend>(
             }
         })
         .y_labels(8)
-        .y_label_formatter(&|y| format!("{y:.0}"))
+        // Values below 10 (a speedup under 1, a few MiB) need a decimal to tell the ticks apart.
+        .y_label_formatter(&|y| {
+            if y_max < 10.0 {
+                format!("{y:.1}")
+            } else {
+                format!("{y:.0}")
+            }
+        })
         .x_desc(panel.x_desc.as_str())
         .y_desc(metric.y_label())
         .label_style(("sans-serif", 16))
@@ -420,7 +427,9 @@ fn draw_all<DB: DrawingBackend>(
     Ok(())
 }
 
-/// The largest x any panel shows: P, or the parameter's largest value.
+/// The largest x any panel shows: P, or the parameter's largest value. P reaches the paper's
+/// worker counts only where a paper line is drawn (a figure whose paper gives no plotted values
+/// keeps the axis to our points).
 fn max_p(fig: &Figure, grid: &Grid, panels: &[Panel]) -> usize {
     if fig.x_axis == XAxis::SpecParam {
         return panels
@@ -429,12 +438,9 @@ fn max_p(fig: &Figure, grid: &Grid, panels: &[Panel]) -> usize {
             .max()
             .unwrap_or(1);
     }
-    grid.workers
-        .iter()
-        .chain(fig.paper_workers)
-        .copied()
-        .max()
-        .unwrap_or(1)
+    let paper_lines = panels.iter().any(|p| p.series.iter().any(|s| s.paper));
+    let paper: &[usize] = if paper_lines { fig.paper_workers } else { &[] };
+    grid.workers.iter().chain(paper).copied().max().unwrap_or(1)
 }
 
 /// Writes the plot as SVG to `path`.

@@ -523,9 +523,9 @@ fn markdown(
     ));
     if let Some(p) = s.workers.iter().find(|&&p| p > meta.machine.logical_cpus) {
         out.push_str(&format!(
-            "- Oversubscribed: P={p} and above exceed this machine's {} logical CPUs: those \
-             cells are marked `(oversubscribed)` and show no speedup\n",
-            meta.machine.logical_cpus
+            "- Oversubscribed: P={p} and above exceed this machine's {} logical CPUs: {}\n",
+            meta.machine.logical_cpus,
+            fig.metric.oversubscribed_note()
         ));
     }
     out.push_str(&format!(

@@ -13,7 +13,8 @@
 //!   continuation stealing: task frames on segmented stacks, polled by the worker directly;
 //!   async front-end, fork-join only), and [`record`] (not a scheduler to measure: a serial
 //!   run that records the computation's DAG for the simulator, `stealbench-sim`).
-//! * Shared pieces: [`config`] (pool configuration), [`stats`] (counters), [`rng`] (the seeded
+//! * Shared pieces: [`io`] (the I/O threads of latency-hiding futures, tokio's driver on a
+//!   thread of its own, and the classic blocking wait), [`config`] (pool configuration), [`stats`] (counters), [`rng`] (the seeded
 //!   generator of the inputs and the simulator), [`topology`]
 //!   (CPUs, caches, NUMA nodes and their distances, pinning), [`victims`] (uniform or
 //!   NUMA-weighted victim selection, as libfork), and for the fiber runtimes [`stack`] (mmap'd stacks with a
@@ -34,6 +35,7 @@ pub mod deque;
 pub mod fiber;
 pub(crate) mod fiberpool;
 pub mod fibril;
+pub mod io;
 pub mod libfork;
 pub mod overflow;
 pub mod prows;

@@ -18,18 +18,24 @@ use std::str::FromStr;
 use stealbench_schedulers::{AsyncForkJoin, ForkJoin};
 
 pub mod bst;
+pub mod cholesky;
 pub mod ferret;
+pub mod fft;
 pub mod fib;
+pub mod heat;
 pub mod hqsort;
 pub mod hw;
 pub mod integrate;
 pub mod knapsack;
 pub mod lcs;
+pub mod lu;
+pub mod mapreduce_fib;
 pub mod mm;
 pub mod nqueens;
 pub mod params;
 pub mod quicksort;
 pub use params::Params;
+pub mod rectmul;
 pub use stealbench_schedulers::rng;
 pub mod smm;
 pub mod sort;
@@ -38,6 +44,7 @@ pub mod touchchain;
 pub mod touchtree;
 pub mod uts;
 pub mod wavefront;
+pub mod zorder;
 
 /// How a workload expresses its parallelism (the papers' suffixes).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -381,6 +388,30 @@ macro_rules! with_workload {
                 type $W = $crate::uts::Uts;
                 Some($body)
             }
+            "heat" => {
+                type $W = $crate::heat::Heat;
+                Some($body)
+            }
+            "lu" => {
+                type $W = $crate::lu::Lu;
+                Some($body)
+            }
+            "rectmul" => {
+                type $W = $crate::rectmul::Rectmul;
+                Some($body)
+            }
+            "cholesky" => {
+                type $W = $crate::cholesky::Cholesky;
+                Some($body)
+            }
+            "fft" => {
+                type $W = $crate::fft::Fft;
+                Some($body)
+            }
+            "mapreduce-fib" => {
+                type $W = $crate::mapreduce_fib::MapReduceFib;
+                Some($body)
+            }
             _ => None,
         }
     }};
@@ -406,6 +437,12 @@ pub fn all() -> Vec<WorkloadInfo> {
         "knapsack",
         "quicksort",
         "uts",
+        "heat",
+        "lu",
+        "rectmul",
+        "fft",
+        "cholesky",
+        "mapreduce-fib",
     ]
     .iter()
     .map(|n| with_workload!(*n, W => WorkloadInfo::of::<W>()).expect("listed workload"))

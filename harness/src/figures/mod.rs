@@ -9,7 +9,13 @@ use crate::grid::{PaperValues, Row, workload_info};
 use crate::runtimes;
 use stealbench_workloads::Variant;
 
+pub mod counters;
+pub mod fit;
+pub mod memory;
 pub mod metric;
+pub mod ratio;
+pub mod stacks;
+pub mod suites;
 
 pub use metric::{Metric, SpeedupBase};
 
@@ -94,13 +100,18 @@ figures! {
     prows_fig3,
     prows_fig4,
     spoonhower_fig5,
-    spoonhower_fig6;
+    spoonhower_fig6,
+    fibril_fig3,
+    fibril_fig4,
+    fibril_table2,
+    fibril_table3,
+    fibril_table4,
+    libfork_fig5,
+    libfork_fig6,
+    libfork_fig7,
+    libfork_table2,
+    lh_mapreduce;
     planned:
-    ("fibril-speedups", "Fibril (SPAA'16) Figures 3-4: speedup over Cilk Plus and TBB, serial and on all cores"),
-    ("fibril-table2", "Fibril (SPAA'16) Table 2: steals, unmaps and page faults"),
-    ("fibril-table3", "Fibril (SPAA'16) Table 3: stack space in pages"),
-    ("fibril-table4", "Fibril (SPAA'16) Table 4: RSS and stacks"),
-    ("libfork-table2", "libfork Table II: memory scaling exponent of MRSS against P"),
 }
 
 /// The entry with id `id`.

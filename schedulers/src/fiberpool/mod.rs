@@ -24,6 +24,9 @@
 //!   job that the touch runs inline if it is still at the deque's bottom.
 //! * [`rendezvous`]: where a forked task and its continuation meet when someone else took the
 //!   continuation (each fiber owns one), and the per-worker pool of spare ones.
+//! * [`latency`]: latency-hiding futures (`Scope::latency_future`): the pool's I/O thread
+//!   drives them, and its put (the policy's [`Policy::put_external`]) makes the waiting deque
+//!   or fiber ready from outside the workers.
 //! * [`pool`]: starting and stopping the worker threads, `run`, statistics.
 //! * Stacks: how many idle fibers and free stacks a worker keeps, whether it spills to a
 //!   shared free list, and whether a suspended fiber's unused pages are given back to the OS
@@ -44,6 +47,7 @@ pub mod deviation;
 pub mod future;
 pub mod handle;
 pub mod job;
+pub mod latency;
 pub mod pool;
 pub mod queued;
 pub mod rendezvous;
@@ -52,8 +56,9 @@ pub mod sleep;
 pub mod worker;
 
 use crate::deque::{Entry, Owner};
+use crate::rng::SplitMix64;
 use job::{FiberBox, Job};
-use worker::Local;
+use worker::{Local, Shared};
 
 /// Usable bytes of every fiber stack unless `with_stack_size` says otherwise. Stacks are
 /// mapped with `MAP_NORESERVE`, so this is address space; pages are committed when touched.
@@ -165,6 +170,11 @@ pub trait Policy: Sized + Send + Sync + 'static {
     /// The put of a future, by its task on `w`, after its value is stored: mark it done and
     /// make what waits on it ready.
     fn put(w: &handle::FiberWorker<Self>, fut: &Self::Fut);
+    /// The put of a latency future by the pool's I/O thread ([`latency`]), which is no worker
+    /// and has no deque, after its value is stored: mark it done, make what waits on it ready
+    /// and wake a sleeping worker. `rng` makes the policy's random choices. Returns how many
+    /// deques or fibers it made ready.
+    fn put_external(sh: &Shared<Self>, fut: &Self::Fut, rng: &mut SplitMix64) -> usize;
     /// The policy's counters, appended to the common ones in `Stats::extra`.
     fn stats(sh: &Self::Shared) -> Vec<(&'static str, u64)>;
     /// The policy's levels (high-water marks), appended to the common ones in `Stats::gauges`.

@@ -64,6 +64,7 @@ impl<P: Policy> FiberPool<P> {
             held: (0..p).map(|_| AtomicBool::new(false)).collect(),
             tids: (0..p).map(|_| AtomicI32::new(0)).collect(),
             faults_base: AtomicU64::new(0),
+            io: Default::default(),
         });
         let mut pool = FiberPool {
             shared: Arc::clone(&shared),
@@ -123,6 +124,9 @@ impl<P: Policy> FiberPool<P> {
 
 impl<P: Policy> Drop for FiberPool<P> {
     fn drop(&mut self) {
+        // The I/O thread first: what it still does (a put, the bookkeeping after one) may
+        // hand work to the workers.
+        self.shared.io.stop();
         self.shared.sleep.terminate();
         for h in self.handles.drain(..) {
             let _ = h.join();
@@ -160,6 +164,7 @@ impl<P: Policy> Scheduler for FiberPool<P> {
             ),
         ];
         extra.extend(P::stats(&self.shared.pol));
+        extra.extend(self.shared.io.stats());
         let st = &self.shared.stacks;
         let pages = st.scan();
         let mut gauges = vec![
@@ -199,6 +204,7 @@ impl<P: Policy> Scheduler for FiberPool<P> {
             .faults_base
             .store(self.worker_faults(), Ordering::Relaxed);
         P::reset_stats(&self.shared.pol);
+        self.shared.io.reset();
         self.shared.stacks.reset_high_water();
     }
 }

@@ -96,6 +96,8 @@ pub struct Shared<P: Policy> {
     /// `FiberWorker::hold_steals`): while set, the worker takes no work from the injector or
     /// from deques that are not its own.
     pub held: Box<[AtomicBool]>,
+    /// The I/O thread of latency futures and its counters ([`super::latency`]).
+    pub io: super::latency::PoolIo,
 }
 
 impl<P: Policy> Shared<P> {

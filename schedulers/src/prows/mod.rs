@@ -28,6 +28,12 @@
 //! * `rebalanceStealables(v)` runs on every removal from a stealable set (in `setToActive` and
 //!   after a steal emptied a deque): it picks a random worker v'; if v' is not v and has a
 //!   stealable deque, one moves from v' to v. (The paper's placement only; see below.)
+//! * **Latency-hiding futures** (`Scope::latency_future`, the Rayon-LH thesis's ProWS-R): a
+//!   touch of an unfinished one suspends the deque as above; its put is done by the pool's I/O
+//!   thread when the I/O future completes (`put_external`: the thesis's callback, its
+//!   Algorithm 2), which has no active deque to make one of them active: every deque becomes
+//!   resumable in a stealable set and a sleeping worker is woken. The deque states are the
+//!   thesis's Figure 3.1 (`Status`). See `fiberpool/latency.rs`.
 //!
 //! # Placement
 //!
@@ -128,8 +134,10 @@ use crate::fiberpool::Policy;
 use crate::fiberpool::future::{FiberFuture, FiberScope, FiberShared};
 use crate::fiberpool::handle::FiberWorker;
 use crate::fiberpool::job::{FiberBox, Job};
+use crate::fiberpool::latency;
 use crate::fiberpool::pool::FiberPool;
-use crate::fiberpool::worker::Local;
+use crate::fiberpool::worker::{Local, Shared};
+use crate::rng::SplitMix64;
 use crate::stats::PerWorker;
 use std::cell::UnsafeCell;
 use std::marker::PhantomData;
@@ -680,6 +688,17 @@ impl<A: Placement> Policy for ProwsPolicy<A> {
         }
     }
 
+    /// The I/O thread's put of a latency future: the thesis's callback on every deque
+    /// suspended on it ([`resume_deques_external`]).
+    fn put_external(sh: &Shared<Self>, fut: &FutState<A>, rng: &mut SplitMix64) -> usize {
+        let list = fut.complete();
+        let n = list.len();
+        if n > 0 {
+            resume_deques_external(sh, list, rng);
+        }
+        n
+    }
+
     fn stats(sh: &ProwsDeques<A>) -> Vec<(&'static str, u64)> {
         sh.counters().iter().map(|&(n, c)| (n, c.sum())).collect()
     }
@@ -696,6 +715,41 @@ impl<A: Placement> Policy for ProwsPolicy<A> {
         let mut g = sh.lock_sets();
         g.stealable_high_water = g.stealable_now;
     }
+}
+
+/// Algorithm 1, lines 36-42, by a thread that is no worker (the pool's I/O thread, at a
+/// latency future's completion): the Rayon-LH thesis's callback (its Algorithm 2). Every
+/// deque suspended on the future gets its join fiber pushed at its bottom and becomes
+/// resumable (Figure 3.1: Suspended to Resumable); one in no stealable set goes into the set
+/// of a worker drawn by the placement (with `rng`). Nobody takes one as its active deque here
+/// (the I/O thread has none): the first steal from it makes it muggable, the next takes it
+/// whole. Then a sleeping worker is woken.
+fn resume_deques_external<A: Placement>(
+    sh: &Shared<ProwsPolicy<A>>,
+    list: Vec<Arc<Dq<A>>>,
+    rng: &mut SplitMix64,
+) {
+    let p = sh.pol.workers;
+    let mut g = sh.pol.lock_sets();
+    for d in &list {
+        let mut m = d.meta();
+        let f = m
+            .implicit
+            .take()
+            .expect("a suspended deque without its join fiber");
+        // SAFETY: a suspended deque is active nowhere, and we hold the pool-wide lock, so
+        // nobody else uses its bottom end (see `Dq`).
+        unsafe { (*d.owner.get()).as_ref() }
+            .expect("a suspended deque keeps its bottom end")
+            .push(Job::Resume(f).encode());
+        m.status = Status::Resumable;
+        if m.home.is_none() {
+            let v = choose::<A>(|v| g.stealable[v].len(), || rng.index(p));
+            sh.pol.add_stealable(&mut g, &mut m, v, d);
+        }
+    }
+    drop(g);
+    latency::wake_after_publish(sh);
 }
 
 /// The placement's choice: of `A::CHOICES` workers drawn by `draw`, the first whose stealable
