@@ -48,12 +48,27 @@
 //!
 //! `tree` names one of the six trees, and each of the seven UTS parameters `t a d b r q m` is
 //! a parameter of its own whose value is a number or `tree` ([`FROM_TREE`]): the named tree's
-//! value. So `--param tree=T3L` runs T3L and `--param d=8` changes one value of the preset's
-//! tree; a result row records the tree's name and all seven values ([`Workload::params_with`]).
-//! Presets: `paper` and `small` are T1 (libfork's Figure 6 runs all six: `--param tree=...`),
-//! `quick` is T1L down to depth 10 (`tree=T1L d=10`: 1,596,447 nodes, 0.1 s serially; T1
-//! itself takes 0.27 s and T1 down to depth 9 only 0.07 s), `test` T1 down to depth 5 (3987
-//! nodes).
+//! value. So `--param tree=T3L` (or the spec `uts/tree=T3L`) runs T3L and `--param d=8`
+//! changes one value of the preset's tree. One more parameter is ours, not UTS's: `cut`, a
+//! depth at which nodes get no children ([`Tree::with_cut`]), `none`, or `small` / `quick` /
+//! `test` for the named tree's cut at that size ([`Named::cuts`]), so that each size shrinks
+//! whichever tree is named (libfork's Figure 6 names all six at every size). A result row
+//! records the tree's name, all seven values and the cut depth ([`Workload::params_with`]).
+//!
+//! | tree | `paper` (`cut=none`) | `small` | `quick` | `test` |
+//! |---|---|---|---|---|
+//! | T1 | 4,130,071 nodes | whole | whole (0.27 s) | cut 5: 3,987 |
+//! | T1L | 102,181,082 | cut 11: 6,383,373 | cut 10: 1,596,447 (0.10 s) | cut 5 |
+//! | T1XXL | 4,230,646,601 | cut 13: 264,459,392 | cut 10: T1 | cut 5: as T1 |
+//! | T3 | 4,112,897 | whole | whole (0.19 s) | cut 2: 3,865 |
+//! | T3L | 111,345,631 | cut 2500: 12,692,096 | cut 750: 2,391,156 | cut 2: 3,951 |
+//! | T3XXL | 2,793,220,501 | cut 20000: 154,981,613 | cut 750: 2,478,425 | cut 2: 3,969 |
+//!
+//! A fixed-shape geometric tree cut at depth `c` is the tree with `d = c`, so the T1 trees
+//! shrink by a factor 4 a level; the binomial ones have about 2000 nodes a level near the
+//! root. `small` is about a tenth of the work or less (the whole tree for T1 and T3, under
+//! 0.3 s), `quick` 0.1 to 0.3 s serially. The presets' own trees: `paper` and `small` T1,
+//! `quick` T1L (`cut=quick`), `test` T1 (`cut=test`).
 //!
 //! # Measured (release, this 2-core machine, idle)
 //!
@@ -71,7 +86,9 @@
 //! 870 of T3L (`m=5`), 480 with `m=2`: T3L (depth 17844) takes 15 MiB, just inside the fiber
 //! runtimes' default 16 MiB stacks, and T3XXL (depth 99049) about 46 MiB, so it needs
 //! `--stack-size 64M`. The `serial` runtime runs on the calling thread (8 MiB for the main
-//! thread) and overflows on T3L; the T1 trees are at most 15 deep.
+//! thread): it overflows on the whole T3L and T3XXL, but not on their `small` cuts (T3XXL's,
+//! at depth 20000, takes about 6 MiB there and 10 MiB on `abp`). The T1 trees are at most 15
+//! deep.
 //!
 //! The answer (nodes, leaves, depth) is checked on every run: for the parameters of a named
 //! tree, against UTS's published counts; for any other parameters, against a count by an
@@ -183,7 +200,8 @@ pub enum Kind {
     },
 }
 
-/// A UTS tree: its type, the root's branching factor `b` and the root seed `r`.
+/// A UTS tree: its type, the root's branching factor `b`, the root seed `r`, and where it is
+/// cut (ours, not UTS's: how the smaller presets shrink a named tree).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Tree {
     /// The type and its parameters.
@@ -192,6 +210,8 @@ pub struct Tree {
     pub b: f64,
     /// `r`: the root seed.
     pub seed: u32,
+    /// Nodes at this depth have no children (`None`: the whole tree).
+    pub cut: Option<u32>,
 }
 
 impl Tree {
@@ -249,7 +269,26 @@ impl Tree {
                 ));
             }
         };
-        Ok(Tree { kind, b, seed })
+        Ok(Tree {
+            kind,
+            b,
+            seed,
+            cut: None,
+        })
+    }
+
+    /// The tree cut below depth `cut`: nodes at that depth have no children. A geometric tree
+    /// of fixed shape is cut at `d` already, so there the cut becomes `d` (the same tree, and
+    /// so a named tree when it is one: T1XXL cut at 10 is T1).
+    pub fn with_cut(self, cut: Option<u32>) -> Tree {
+        match (self.kind, cut) {
+            (Kind::Geometric { shape, d }, Some(c)) if shape == Shape::Fixed && c >= 1 => Tree {
+                kind: Kind::Geometric { shape, d: d.min(c) },
+                cut: None,
+                ..self
+            },
+            _ => Tree { cut, ..self },
+        }
     }
 
     /// The root node.
@@ -260,6 +299,9 @@ impl Tree {
     /// The number of children of `node` (`uts_numChildren`).
     #[inline]
     pub fn children(&self, node: &Node) -> u32 {
+        if self.cut.is_some_and(|c| node.depth >= c) {
+            return 0;
+        }
         match self.kind {
             Kind::Binomial { q, m } => {
                 if node.depth == 0 {
@@ -316,6 +358,19 @@ pub struct Named {
     pub uts: UtsParams,
     /// The published counts.
     pub count: Count,
+    /// Where the smaller presets cut it (`cut=small`, `quick`, `test`).
+    pub cuts: Cuts,
+}
+
+/// Where the smaller presets cut a named tree ([`Tree::with_cut`]; `None`: not at all).
+#[derive(Debug, Clone, Copy)]
+pub struct Cuts {
+    /// About a tenth of the tree's work, or the whole tree when that is under a second.
+    pub small: Option<u32>,
+    /// 0.1 to 0.3 s serially.
+    pub quick: Option<u32>,
+    /// Thousands of nodes.
+    pub test: Option<u32>,
 }
 
 impl Named {
@@ -334,18 +389,26 @@ const DEFAULT_M: u64 = 4;
 
 /// The six trees of libfork's Table I (UTS's `sample_trees.sh`) and their published counts.
 pub const NAMED: [Named; 6] = {
-    const fn geo(name: &'static str, d: u64, r: u64, nodes: u64, leaves: u64) -> Named {
+    const fn geo(name: &'static str, d: u64, r: u64, count: (u64, u64), cuts: Cuts) -> Named {
         Named {
             name,
             uts: (1, 3, d, 4.0, r, DEFAULT_Q, DEFAULT_M),
             count: Count {
-                nodes,
-                leaves,
+                nodes: count.0,
+                leaves: count.1,
                 depth: d as u32,
             },
+            cuts,
         }
     }
-    const fn bin(name: &'static str, q: f64, m: u64, r: u64, count: (u64, u32, u64)) -> Named {
+    const fn bin(
+        name: &'static str,
+        q: f64,
+        m: u64,
+        r: u64,
+        count: (u64, u32, u64),
+        cuts: Cuts,
+    ) -> Named {
         Named {
             name,
             uts: (0, DEFAULT_A, DEFAULT_D, 2000.0, r, q, m),
@@ -354,20 +417,55 @@ pub const NAMED: [Named; 6] = {
                 depth: count.1,
                 leaves: count.2,
             },
+            cuts,
+        }
+    }
+    const fn cuts(small: Option<u32>, quick: Option<u32>, test: u32) -> Cuts {
+        Cuts {
+            small,
+            quick,
+            test: Some(test),
         }
     }
     [
-        geo("T1", 10, 19, 4_130_071, 3_305_118),
-        geo("T1L", 13, 29, 102_181_082, 81_746_377),
-        geo("T1XXL", 15, 19, 4_230_646_601, 3_384_495_738),
-        bin("T3", 0.124875, 8, 42, (4_112_897, 1572, 3_599_034)),
-        bin("T3L", 0.200014, 5, 7, (111_345_631, 17844, 89_076_904)),
+        geo("T1", 10, 19, (4_130_071, 3_305_118), cuts(None, None, 5)),
+        geo(
+            "T1L",
+            13,
+            29,
+            (102_181_082, 81_746_377),
+            cuts(Some(11), Some(10), 5),
+        ),
+        geo(
+            "T1XXL",
+            15,
+            19,
+            (4_230_646_601, 3_384_495_738),
+            cuts(Some(13), Some(10), 5),
+        ),
+        bin(
+            "T3",
+            0.124875,
+            8,
+            42,
+            (4_112_897, 1572, 3_599_034),
+            cuts(None, None, 2),
+        ),
+        bin(
+            "T3L",
+            0.200014,
+            5,
+            7,
+            (111_345_631, 17844, 89_076_904),
+            cuts(Some(2500), Some(750), 2),
+        ),
         bin(
             "T3XXL",
             0.499995,
             2,
             316,
             (2_793_220_501, 99049, 1_396_611_250),
+            cuts(Some(20000), Some(750), 2),
         ),
     ]
 };
@@ -546,9 +644,30 @@ pub const UTS_KEYS: [&str; 7] = ["t", "a", "d", "b", "r", "q", "m"];
 /// A UTS parameter's value meaning "the named tree's own".
 pub const FROM_TREE: &str = "tree";
 
-/// The parameters of a run: the named tree `tree`, and its UTS parameters with every one
-/// that is not [`FROM_TREE`] replacing its value. `Err` names the unusable value.
-pub fn resolve(params: &Params) -> Result<(&'static Named, UtsParams), String> {
+/// The values of `cut` besides a depth: the whole tree, or the named tree's cut of a preset.
+pub const CUTS: [&str; 4] = ["none", "small", "quick", "test"];
+
+/// The parameters of a run, resolved.
+#[derive(Debug, Clone, Copy)]
+pub struct Resolved {
+    /// The named tree `tree`.
+    pub named: &'static Named,
+    /// Its UTS parameters, with every one that is not [`FROM_TREE`] replacing its value.
+    pub uts: UtsParams,
+    /// The depth `cut` says.
+    pub cut: Option<u32>,
+}
+
+impl Resolved {
+    /// The tree: `Err` names an unusable value.
+    pub fn tree(&self) -> Result<Tree, String> {
+        Ok(tree_of(self.uts)?.with_cut(self.cut))
+    }
+}
+
+/// The parameters of a run: the named tree `tree`; its UTS parameters with every one that is
+/// not [`FROM_TREE`] replacing its value; the cut. `Err` names an unusable value.
+pub fn resolve(params: &Params) -> Result<Resolved, String> {
     let name = params.get_text("tree");
     let base = named(name).ok_or_else(|| {
         let names: Vec<&str> = NAMED.iter().map(|t| t.name).collect();
@@ -582,7 +701,23 @@ pub fn resolve(params: &Params) -> Result<(&'static Named, UtsParams), String> {
         real("q", q)?,
         int("m", m)?,
     );
-    Ok((base, uts))
+    let cut = match params.get_text("cut") {
+        "none" => None,
+        "small" => base.cuts.small,
+        "quick" => base.cuts.quick,
+        "test" => base.cuts.test,
+        v => Some(v.parse().map_err(|_| {
+            format!(
+                "cut={v}: expected a depth or one of {} (the named tree's cut for that size)",
+                CUTS.join(", ")
+            )
+        })?),
+    };
+    Ok(Resolved {
+        named: base,
+        uts,
+        cut,
+    })
 }
 
 /// The tree of UTS's parameters ([`Tree::from_uts`]).
@@ -637,32 +772,35 @@ impl Workload for Uts {
 
     /// `tree` names the tree, each UTS parameter is its value ([`FROM_TREE`]) unless set.
     fn preset(size: Size) -> Params {
-        let (tree, d) = match size {
-            // libfork's Figure 6 runs all six named trees: `--param tree=T3L` and so on.
-            Size::Paper | Size::Small => ("T1", FROM_TREE),
-            // T1L down to depth 10 (1.6 million nodes), T1 down to depth 5.
-            Size::Quick => ("T1L", "10"),
-            Size::Test => ("T1", "5"),
+        // libfork's Figure 6 runs all six named trees: `--param tree=T3L` and so on; each
+        // size cuts each tree where its table says (`Named::cuts`).
+        let (tree, cut) = match size {
+            Size::Paper => ("T1", "none"),
+            Size::Small => ("T1", "small"),
+            Size::Quick => ("T1L", "quick"),
+            Size::Test => ("T1", "test"),
         };
         let mut p = Params::new().text("tree", tree);
         for key in UTS_KEYS {
-            p = p.text(key, if key == "d" { d } else { FROM_TREE });
+            p = p.text(key, FROM_TREE);
         }
-        p
+        p.text("cut", cut)
     }
 
     fn input(params: &Params) -> Result<UtsInput, String> {
-        Ok(UtsInput::new(tree_of(resolve(params)?.1)?))
+        Ok(UtsInput::new(resolve(params)?.tree()?))
     }
 
-    /// The named tree and the values of all seven UTS parameters (`Err` for an unusable one).
+    /// The named tree, the values of all seven UTS parameters and the cut (`Err` for an
+    /// unusable value).
     fn params_with(params: &Params, _options: &InputOptions) -> Result<String, String> {
-        let (named, uts) = resolve(params)?;
-        tree_of(uts)?;
-        let (t, a, d, b, r, q, m) = uts;
+        let resolved = resolve(params)?;
+        resolved.tree()?;
+        let (t, a, d, b, r, q, m) = resolved.uts;
+        let cut = resolved.cut.map_or("none".to_string(), |c| c.to_string());
         Ok(format!(
-            "tree={} t={t} a={a} d={d} b={b:?} r={r} q={q:?} m={m}",
-            named.name
+            "tree={} t={t} a={a} d={d} b={b:?} r={r} q={q:?} m={m} cut={cut}",
+            resolved.named.name
         ))
     }
 
@@ -736,6 +874,23 @@ mod tests {
             (t(1, 2, 6, 3.0, 7, 0.0, 4), count(2004, 31, 1133)),
             // A root without children.
             (t(1, 2, 6, 3.0, 2, 0.0, 4), count(1, 0, 1)),
+            // Cut: a binomial and a cyclic tree, and T1 (becomes d=4), T3L at depth 2.
+            (
+                t(0, 0, 6, 20.0, 42, 0.124875, 8).with_cut(Some(30)),
+                count(1701, 30, 1490),
+            ),
+            (
+                t(1, 2, 6, 3.0, 7, 0.0, 4).with_cut(Some(12)),
+                count(1023, 12, 591),
+            ),
+            (
+                t(1, 3, 10, 4.0, 19, 0.0, 4).with_cut(Some(4)),
+                count(944, 4, 744),
+            ),
+            (
+                t(0, 0, 6, 2000.0, 7, 0.200014, 5).with_cut(Some(2)),
+                count(3951, 2, 3560),
+            ),
         ]
     }
 
@@ -897,11 +1052,11 @@ mod tests {
         assert_eq!(at(&spelt).unwrap().named.unwrap().name, "T1");
         assert_eq!(
             Uts::preset(Size::Quick).to_string(),
-            "tree=T1L t=tree a=tree d=10 b=tree r=tree q=tree m=tree"
+            "tree=T1L t=tree a=tree d=tree b=tree r=tree q=tree m=tree cut=quick"
         );
         assert_eq!(
             Uts::params_with(&params(Size::Quick, &[]), &InputOptions::default()).unwrap(),
-            "tree=T1L t=1 a=3 d=10 b=4.0 r=29 q=0.234375 m=4"
+            "tree=T1L t=1 a=3 d=13 b=4.0 r=29 q=0.234375 m=4 cut=10"
         );
         assert_eq!(
             Uts::params_with(
@@ -909,7 +1064,7 @@ mod tests {
                 &Default::default()
             )
             .unwrap(),
-            "tree=T3L t=0 a=0 d=6 b=2000.0 r=7 q=0.200014 m=5"
+            "tree=T3L t=0 a=0 d=6 b=2000.0 r=7 q=0.200014 m=5 cut=none"
         );
         for size in [Size::Paper, Size::Small, Size::Quick, Size::Test] {
             Uts::input(&Uts::preset(size)).unwrap();
@@ -920,6 +1075,33 @@ mod tests {
         assert!(err(&[("d", "x")]).starts_with("d=x: expected a non-negative integer"));
         assert!(err(&[("b", "inf")]).starts_with("b=inf: expected a finite number"));
         assert!(err(&[("t", "2")]).starts_with("t must be"));
+        assert!(err(&[("cut", "half")]).starts_with("cut=half: expected a depth"));
+    }
+
+    #[test]
+    fn cuts_shrink_the_named_trees() {
+        let at = |size, tree| Uts::input(&params(size, &[("tree", tree)])).unwrap();
+        // A fixed-shape geometric tree cut is the same tree with a smaller d: T1XXL cut at 10
+        // is T1, checked against T1's published counts.
+        let t1xxl = at(Size::Quick, "T1XXL");
+        assert_eq!(t1xxl.tree, named("T1").unwrap().tree());
+        assert_eq!(t1xxl.named.unwrap().name, "T1");
+        // The whole tree at paper size; T1 and T3 whole at small and quick too.
+        for n in &NAMED {
+            assert_eq!(at(Size::Paper, n.name).named.unwrap().name, n.name);
+        }
+        for tree in ["T1", "T3"] {
+            assert_eq!(at(Size::Small, tree).named.unwrap().name, tree);
+            assert_eq!(at(Size::Quick, tree).named.unwrap().name, tree);
+        }
+        // Cut anywhere else, a tree is checked by the walk.
+        let t3l = at(Size::Test, "T3L");
+        assert_eq!(t3l.tree.cut, Some(2));
+        assert!(t3l.named.is_none());
+        assert_eq!(t3l.expected().0, count(3951, 2, 3560));
+        // A user's cut; cut=0 leaves the root alone.
+        let p = params(Size::Paper, &[("cut", "0")]);
+        assert_eq!(walk(&Uts::input(&p).unwrap().tree), count(1, 0, 1));
     }
 
     /// The whole of T1 and T3 against the published counts, and the `quick` tree against its
