@@ -3,9 +3,9 @@
 //! and lazy schedulers, TBB, OpenMP and taskflow.
 //!
 //! Each row's workload is a spec of `uts` naming the tree (`uts/tree=T3L`); the size preset
-//! sets the other UTS parameters (`quick` and `test` make the geometric trees shallower, `d`;
-//! see the `uts` workload for what they do to the binomial ones). The paper plots the times
-//! (no numbers). Here Lazy-LF is `libfork`, Busy-LF `libfork/idle=busy` and TBB `rayon`;
+//! sets the rest: `small`, `quick` and `test` cut each tree at a depth of its own (the `uts`
+//! workload's `cut`, a table per tree: `quick` is 0.1 to 0.3 s serially). The paper plots
+//! the times (no numbers). Here Lazy-LF is `libfork`, Busy-LF `libfork/idle=busy` and TBB `rayon`;
 //! `abp`, `fibril` and `tokio` run beside them; OpenMP and taskflow have no counterpart. The
 //! paper's '*' rows (libfork's stack allocation API for the return values) have none either:
 //! our `uts` sums its counts on the way back up, with no heap allocation for them.
