@@ -46,14 +46,16 @@
 //! always a finished block of `L`, whose pattern no later step changes. The tree is an arena
 //! ([`Tree`]): internal nodes as four child indices, leaves as indices of `b × b` blocks.
 //!
-//! # Why the blocks are `[AtomicU64]`
+//! # Why the blocks are atomics
 //!
 //! As in `sort`: the async front-end lends borrows only for the whole
-//! [`AsyncForkJoin::run_async`] scope, so the tasks share the blocks as `&[AtomicU64]` (the
-//! bits of the `f64`s), read and written with `Relaxed` loads and stores (plain moves), the
-//! join or await ordering two tasks' accesses. A leaf kernel loads its blocks into local
-//! arrays, computes, and stores its result block back. The block side `b` is one of
-//! [`BLOCK_SIDES`] (Cilk-5's is 4), a constant of each kernel.
+//! [`AsyncForkJoin::run_async`] scope, so the tasks share the blocks as `&[Line]` (cache
+//! lines of eight `AtomicU64`s, the bits of the `f64`s), read and written with `Relaxed` loads
+//! and stores (plain moves), the join or await ordering two tasks' accesses. A leaf kernel
+//! loads its blocks into local arrays, computes, and stores its result block back. A block is
+//! whole lines (`b²` is a multiple of 8), so two tasks writing neighbouring blocks never share
+//! a line. The block side `b` is one of [`BLOCK_SIDES`] (Cilk-5's is 4), a constant of each
+//! kernel.
 //!
 //! # Check
 //!
@@ -158,39 +160,51 @@ pub fn update_block<const B: usize>(r: &mut Blk<B>, a: &Blk<B>, c: &Blk<B>, lowe
     }
 }
 
-/// A factorisation in progress: the tree and the values of its blocks (leaf `i` is
-/// `blocks[i·b²..(i+1)·b²]`, row-major, as `f64` bits).
+/// Eight values (`f64` bits) on one cache line.
+#[derive(Debug, Default)]
+#[repr(C, align(64))]
+pub struct Line(pub [AtomicU64; 8]);
+
+/// Values per [`Line`].
+const PER_LINE: usize = 8;
+
+/// The values of `lines`, in order.
+fn flat(lines: &[Line]) -> impl Iterator<Item = &AtomicU64> {
+    lines.iter().flat_map(|l| &l.0)
+}
+
+/// A factorisation in progress: the tree and the values of its blocks (leaf `i` is values
+/// `i·b²..(i+1)·b²`, row-major, as `f64` bits, `b²/8` whole lines).
 #[derive(Debug, Clone, Copy)]
 pub struct Matrix<'a> {
     /// The shape.
     pub tree: &'a Tree,
     /// The values.
-    pub blocks: &'a [AtomicU64],
+    pub blocks: &'a [Line],
 }
 
 impl Matrix<'_> {
+    fn lines<const B: usize>(&self, leaf: u32) -> &[Line] {
+        let per_block = B * B / PER_LINE;
+        &self.blocks[leaf as usize * per_block..][..per_block]
+    }
+
     fn load<const B: usize>(&self, leaf: u32) -> Blk<B> {
-        let start = leaf as usize * B * B;
         let mut blk = [[0.0; B]; B];
-        for (row, src) in blk
-            .iter_mut()
-            .zip(self.blocks[start..start + B * B].chunks_exact(B))
-        {
-            for (x, a) in row.iter_mut().zip(src) {
-                *x = f64::from_bits(a.load(Relaxed));
+        for (i, line) in self.lines::<B>(leaf).iter().enumerate() {
+            for (k, a) in line.0.iter().enumerate() {
+                let at = i * PER_LINE + k;
+                blk[at / B][at % B] = f64::from_bits(a.load(Relaxed));
             }
         }
         blk
     }
 
     fn store<const B: usize>(&self, leaf: u32, blk: &Blk<B>) {
-        let start = leaf as usize * B * B;
-        for (row, dst) in blk
-            .iter()
-            .zip(self.blocks[start..start + B * B].chunks_exact(B))
-        {
-            for (&x, a) in row.iter().zip(dst) {
-                a.store(x.to_bits(), Relaxed);
+        for (i, line) in self.lines::<B>(leaf).iter().enumerate() {
+            for (k, a) in line.0.iter().enumerate() {
+                let at = i * PER_LINE + k;
+                a.store(blk[at / B][at % B].to_bits(), Relaxed);
             }
         }
     }
@@ -766,8 +780,11 @@ impl CholeskyInput {
     }
 
     /// Fresh values for a factorisation: a copy of `A`.
-    pub fn fresh(&self) -> Vec<AtomicU64> {
-        self.a.iter().map(|x| AtomicU64::new(x.to_bits())).collect()
+    pub fn fresh(&self) -> Vec<Line> {
+        self.a
+            .chunks_exact(PER_LINE)
+            .map(|v| Line(std::array::from_fn(|i| AtomicU64::new(v[i].to_bits()))))
+            .collect()
     }
 }
 
@@ -865,9 +882,8 @@ pub fn check_factor(input: &CholeskyInput, l: &[f64]) -> Result<(), String> {
 }
 
 /// The values of a factorisation's blocks.
-pub fn values(blocks: &[AtomicU64]) -> Vec<f64> {
-    blocks
-        .iter()
+pub fn values(blocks: &[Line]) -> Vec<f64> {
+    flat(blocks)
         .map(|a| f64::from_bits(a.load(Relaxed)))
         .collect()
 }
@@ -880,7 +896,7 @@ impl Workload for Cholesky {
     const ASYNC_VARIANTS: &'static [Variant] = &[Variant::Fj];
 
     type Input = CholeskyInput;
-    type Work = Vec<AtomicU64>;
+    type Work = Vec<Line>;
     type Answer = ();
 
     fn preset(size: Size) -> Params {
@@ -891,16 +907,11 @@ impl Workload for Cholesky {
         CholeskyInput::new(CholeskyParams::read(params)?)
     }
 
-    fn prepare(input: &CholeskyInput) -> Vec<AtomicU64> {
+    fn prepare(input: &CholeskyInput) -> Vec<Line> {
         input.fresh()
     }
 
-    fn run<S: ForkJoin>(
-        pool: &S,
-        variant: Variant,
-        input: &CholeskyInput,
-        work: &mut Vec<AtomicU64>,
-    ) {
+    fn run<S: ForkJoin>(pool: &S, variant: Variant, input: &CholeskyInput, work: &mut Vec<Line>) {
         let m = Matrix {
             tree: &input.tree,
             blocks: work,
@@ -916,7 +927,7 @@ impl Workload for Cholesky {
         pool: &S,
         variant: Variant,
         input: &CholeskyInput,
-        work: &mut Vec<AtomicU64>,
+        work: &mut Vec<Line>,
     ) {
         let m = Matrix {
             tree: &input.tree,
@@ -929,7 +940,7 @@ impl Workload for Cholesky {
         }
     }
 
-    fn check(input: &CholeskyInput, work: &Vec<AtomicU64>, _answer: &()) -> Result<(), String> {
+    fn check(input: &CholeskyInput, work: &Vec<Line>, _answer: &()) -> Result<(), String> {
         check_factor(input, &values(work))
     }
 }
@@ -1143,7 +1154,7 @@ mod tests {
                 );
                 values(&work)
             };
-            let verify = |work: &Vec<AtomicU64>, what: &str| {
+            let verify = |work: &Vec<Line>, what: &str| {
                 // Each value is computed by the same operations in the same order.
                 assert_eq!(values(work), want, "{what}");
                 Cholesky::check(&inp, work, &()).unwrap();

@@ -13,9 +13,11 @@
 //! elision of the same items with no latency (`serial`, fj, `mapreduce-fib/latency_ms=0`,
 //! P = 1), i.e. the work alone. So a row's speedup says how close it comes to the ideal
 //! machine that pays no latency at all, and the classic rows at 0 ms are that ideal as
-//! scheduled (their line is the one to reach). Worker counts go past this machine's cores:
-//! latency is not CPU, so those points are measured and their speedups shown (classic gains
-//! there from threads that sleep), marked `(oversubscribed)`.
+//! scheduled (their line is the one to reach). Worker counts go past this machine's cores by
+//! default (1, 2, 4, 8: latency is not CPU, so the times there say how the waits overlap),
+//! but as everywhere in the project such points are marked `(oversubscribed)` and show no
+//! speedup: classic would gain there from threads that sleep while others share a core, which
+//! is not what a machine with P cores does.
 
 use super::metric::{Context, Metric, format_speedup, format_time, key};
 use super::{Figure, XAxis};
@@ -108,8 +110,8 @@ pub fn zero_latency(spec: &str) -> String {
     parts.join("/")
 }
 
-/// Median time of a point and its speedup over T_s at 0 ms (see the module documentation),
-/// shown for every P, oversubscribed ones included.
+/// Median time of a point and its speedup over T_s at 0 ms (see the module documentation);
+/// no speedup for an oversubscribed point.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LhSpeedup;
 
@@ -121,8 +123,11 @@ impl LhSpeedup {
             .map(|s| s.median)
     }
 
-    /// The speedup of `row` at `p`.
+    /// The speedup of `row` at `p` (`None` when oversubscribed).
     pub fn speedup(&self, ctx: &Context<'_>, row: &Row, p: usize) -> Option<f64> {
+        if ctx.oversubscribed(row, p) {
+            return None;
+        }
         stats::speedup(
             Self::base(ctx, row),
             results::median_of(ctx.summaries, &key(row, p)),
@@ -189,9 +194,8 @@ impl Metric for LhSpeedup {
         "speedup in parentheses = T_s at 0 ms / T_P: T_s at 0 ms is the serial elision of the \
          same items without latency (`serial`, fj, latency_ms=0, P=1), the work alone, so \
          every row is measured against the ideal of paying no latency; the Ts column is the \
-         serial run at the row's own latency. Speedups are shown past this machine's cores \
-         too (latency is not CPU: there classic gains from threads that sleep, \
-         latency-hiding pays for workers that share a core)"
+         serial run at the row's own latency; none past this machine's cores (the times there \
+         are measured, latency being no CPU, but threads that share a core are no speedup)"
             .to_string()
     }
 
@@ -215,8 +219,8 @@ impl Metric for LhSpeedup {
     }
 
     fn oversubscribed_note(&self) -> &'static str {
-        "those cells are marked `(oversubscribed)`; their speedups are shown all the same \
-         (the waits use no CPU: classic gains there from threads that sleep)"
+        "those cells are marked `(oversubscribed)` and show their time only (the waits use no \
+         CPU, but threads that share a core are no speedup)"
     }
 }
 
@@ -249,7 +253,7 @@ mod tests {
     }
 
     #[test]
-    fn speedups_are_over_ts_at_zero_and_shown_oversubscribed() {
+    fn speedups_are_over_ts_at_zero_and_never_oversubscribed() {
         let point = |rt: &str, w: &str, v, p, t| {
             let mut s = ok_point(rt, v, p, t);
             s.key.workload = w.to_string();
@@ -275,8 +279,8 @@ mod tests {
         let m = LhSpeedup;
         assert_eq!(m.speedup(&ctx, &row, 2), Some(2.0));
         assert_eq!(m.cell(&ctx, &row, 2), "2.000 (2.00x)");
-        assert_eq!(m.cell(&ctx, &row, 8), "1.000 (4.00x) (oversubscribed)");
-        assert_eq!(m.plot(&ctx, &row, 8, 0), Some(4.0));
+        assert_eq!(m.cell(&ctx, &row, 8), "1.000 (oversubscribed)");
+        assert_eq!(m.plot(&ctx, &row, 8, 0), None);
         assert_eq!(m.lead(&ctx, &row)[0].1, "40.00");
         assert_eq!(m.cell(&ctx, &row, 4), "—");
     }

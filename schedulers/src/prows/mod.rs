@@ -416,6 +416,32 @@ impl<A: Placement> ProwsDeques<A> {
             .store(g.stealable[v].len(), Ordering::Relaxed);
     }
 
+    /// Algorithm 1's put for one deque suspended on the future (the holder of the pool-wide
+    /// lock `g`): its join fiber is pushed at its bottom, it becomes resumable, and one that
+    /// was in no stealable set goes into the set of the worker `place` chooses.
+    fn make_resumable(
+        &self,
+        g: &mut Sets<A>,
+        d: &Arc<Dq<A>>,
+        place: impl FnOnce(&Sets<A>) -> usize,
+    ) {
+        let mut m = d.meta();
+        let f = m
+            .implicit
+            .take()
+            .expect("a suspended deque without its join fiber");
+        // SAFETY: a suspended deque is active nowhere, and the caller holds the pool-wide
+        // lock, so nobody else uses its bottom end (see `Dq`).
+        unsafe { (*d.owner.get()).as_ref() }
+            .expect("a suspended deque keeps its bottom end")
+            .push(Job::Resume(f).encode());
+        m.status = Status::Resumable;
+        if m.home.is_none() {
+            let v = place(g);
+            self.add_stealable(g, &mut m, v, d);
+        }
+    }
+
     /// Puts `d` into worker `v`'s stealable set and records `v` as its home.
     fn add_stealable(&self, g: &mut Sets<A>, m: &mut DqMeta<A>, v: usize, d: &Arc<Dq<A>>) {
         debug_assert!(m.home.is_none(), "a deque in two stealable sets");
@@ -732,21 +758,9 @@ fn resume_deques_external<A: Placement>(
     let p = sh.pol.workers;
     let mut g = sh.pol.lock_sets();
     for d in &list {
-        let mut m = d.meta();
-        let f = m
-            .implicit
-            .take()
-            .expect("a suspended deque without its join fiber");
-        // SAFETY: a suspended deque is active nowhere, and we hold the pool-wide lock, so
-        // nobody else uses its bottom end (see `Dq`).
-        unsafe { (*d.owner.get()).as_ref() }
-            .expect("a suspended deque keeps its bottom end")
-            .push(Job::Resume(f).encode());
-        m.status = Status::Resumable;
-        if m.home.is_none() {
-            let v = choose::<A>(|v| g.stealable[v].len(), || rng.index(p));
-            sh.pol.add_stealable(&mut g, &mut m, v, d);
-        }
+        sh.pol.make_resumable(&mut g, d, |g| {
+            choose::<A>(|v| g.stealable[v].len(), || rng.index(p))
+        });
     }
     drop(g);
     latency::wake_after_publish(sh);
@@ -930,21 +944,7 @@ impl<A: Placement> Local<ProwsPolicy<A>> {
         let sh = &*self.shared;
         let mut g = sh.pol.lock_sets();
         for d in &list {
-            let mut m = d.meta();
-            let f = m
-                .implicit
-                .take()
-                .expect("a suspended deque without its join fiber");
-            // SAFETY: a suspended deque is active nowhere, and we hold the pool-wide lock, so
-            // nobody else uses its bottom end (see `Dq`).
-            unsafe { (*d.owner.get()).as_ref() }
-                .expect("a suspended deque keeps its bottom end")
-                .push(Job::Resume(f).encode());
-            m.status = Status::Resumable;
-            if m.home.is_none() {
-                let v = self.place(&g);
-                sh.pol.add_stealable(&mut g, &mut m, v, d);
-            }
+            sh.pol.make_resumable(&mut g, d, |g| self.place(g));
         }
         sh.pol
             .deques_resumable
