@@ -63,7 +63,7 @@ pub struct Item {
 }
 
 /// The 32 items `(value, weight)` of Fibril's knapsack benchmark, in its order (before the
-/// sort by ratio): `test/knapsack.c` of github.com/chaoran/fibril (commit 9991aac), whose
+/// sort by ratio): `test/knapsack.c` of github.com/chaoran/fibril, whose
 /// capacity is 900 and expected optimum 733.
 pub const ITEMS: [(i64, i64); 32] = [
     (15, 23),
