@@ -73,11 +73,11 @@
 //! # Measured (release, this 2-core machine, idle)
 //!
 //! Serially T1 takes 0.27 s (65 ns a node, two thirds of it the SHA-1 compression, which the
-//! `sha1` crate does with the CPU's SHA instructions), T3 0.19 s, `quick` 0.10 s. T1 on one
-//! worker: `abp` 0.28 s, `fibril` 0.27 s, `libfork` 0.40 s (the async front-end's binary join
-//! makes two frames per join, `2n - 2` for `n` children where libfork's C++ forks `n`),
-//! `rayon` 0.32 s, `tokio` 1.6 s. Two workers against one: `abp` 2.01, `fibril` 1.93,
-//! `libfork` 1.96 (T3: 1.89).
+//! `sha1` crate does with the CPU's SHA instructions), T3 0.19 s, `quick` 0.10 s (T3L and
+//! T3XXL at `quick`: 0.11 and 0.12 s). T1 on one worker: `abp` 0.27 s, `fibril` 0.27 s,
+//! `libfork` 0.38 s (the async front-end's binary join makes two frames per join, `2n - 2`
+//! for `n` children where libfork's C++ forks `n`), `rayon` 0.32 s, `tokio` 1.6 s. Two
+//! workers against one: `abp` 2.00, `fibril` 1.94, `libfork` 2.00 (T3: 1.89).
 //!
 //! # Stack depth
 //!
