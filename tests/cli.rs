@@ -710,3 +710,228 @@ fn crashed_and_timed_out_points_are_recorded_then_retried_on_resume() {
     assert!(runs[0].join("attempts.csv").exists());
     assert!(dir.0.join("f/prows-fig3.md").exists());
 }
+
+/// The (runtime, workload, variant, workers) of every row of a run directory's raw.csv.
+fn point_set(run: &Path) -> std::collections::BTreeSet<String> {
+    fs::read_to_string(run.join("raw.csv"))
+        .unwrap()
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').take(4).collect::<Vec<_>>().join(","))
+        .collect()
+}
+
+#[test]
+fn three_shards_merge_to_the_whole_grid() {
+    let dir = TempDir::new("shards");
+    let path = |p: &str| dir.0.join(p).to_str().unwrap().to_string();
+    let reproduce = |out: &str, extra: &[&str]| {
+        let mut args = vec![
+            "reproduce",
+            "spoonhower-fig6",
+            "--size",
+            "test",
+            "--workers",
+            "1,2",
+            "--reps",
+            "1",
+            "--runtimes",
+            "abp,prows,abp/sim=unit",
+        ];
+        let (o, f) = (path(out), path(&format!("{out}-figures")));
+        args.extend_from_slice(&["--out", &o, "--figures-dir", &f]);
+        args.extend_from_slice(extra);
+        let out = stealbench(&args, &dir.0);
+        assert!(
+            out.status.success(),
+            "{}\n{}",
+            text(&out.stdout),
+            text(&out.stderr)
+        );
+        text(&out.stdout)
+    };
+    reproduce("whole", &[]);
+    let whole_dir = fs::read_dir(dir.0.join("whole/spoonhower-fig6"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let whole = point_set(&whole_dir);
+    assert!(whole.len() > 10, "{whole:?}");
+
+    let mut shard_dirs = Vec::new();
+    let mut seen = std::collections::BTreeSet::new();
+    for i in 1..=3 {
+        let out = reproduce("shards", &["--shard", &format!("{i}/3")]);
+        assert!(out.contains(&format!("shard {i}/3: ")), "{out}");
+        let d = fs::read_dir(dir.0.join("shards/spoonhower-fig6"))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .find(|p| p.to_str().unwrap().ends_with(&format!("-shard-{i}-of-3")))
+            .expect("the shard's run directory names it");
+        let pts = point_set(&d);
+        assert!(!pts.is_empty(), "shard {i} is empty");
+        assert!(seen.is_disjoint(&pts), "shard {i} overlaps another");
+        seen.extend(pts);
+        shard_dirs.push(d.to_str().unwrap().to_string());
+    }
+
+    let merged_out = path("merged");
+    let merged_figs = path("merged-figures");
+    let mut args = vec!["merge"];
+    args.extend(shard_dirs.iter().map(String::as_str));
+    args.extend_from_slice(&["--out", &merged_out, "--figures-dir", &merged_figs]);
+    let out = stealbench(&args, &dir.0);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let merged_dir = fs::read_dir(dir.0.join("merged/spoonhower-fig6"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    assert_eq!(
+        point_set(&merged_dir),
+        whole,
+        "3 shards merged = the unsharded run"
+    );
+    assert!(dir.0.join("merged-figures/spoonhower-fig6.png").exists());
+    let meta = fs::read_to_string(merged_dir.join("meta.json")).unwrap();
+    assert_eq!(meta.matches("-of-3 (commit").count(), 3, "{meta}");
+
+    // A shard given twice, or a run of another figure, is refused with one line.
+    let twice = stealbench(
+        &[
+            "merge",
+            &shard_dirs[0],
+            &shard_dirs[0],
+            "--out",
+            &merged_out,
+        ],
+        &dir.0,
+    );
+    assert_eq!(twice.status.code(), Some(2), "{}", text(&twice.stderr));
+    let other = stealbench(
+        &[
+            "merge",
+            &shard_dirs[0],
+            whole_dir.to_str().unwrap(),
+            "--out",
+            &merged_out,
+        ],
+        &dir.0,
+    );
+    assert_eq!(other.status.code(), Some(2));
+    assert!(
+        text(&other.stderr).contains("in both"),
+        "{}",
+        text(&other.stderr)
+    );
+
+    // The Slurm scripts: an array of 3 exclusive nodes, each one shard, then the merge.
+    let slurm_dir = path("slurm");
+    let out = stealbench(
+        &[
+            "slurm",
+            "spoonhower-fig6",
+            "--shards",
+            "3",
+            "--dir",
+            &slurm_dir,
+            "--",
+            "--size",
+            "quick",
+        ],
+        &dir.0,
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let array = fs::read_to_string(dir.0.join("slurm/spoonhower-fig6.sbatch")).unwrap();
+    for want in [
+        "#SBATCH --array=1-3",
+        "#SBATCH --exclusive",
+        "--shard \"$SLURM_ARRAY_TASK_ID/3\"",
+        "--size quick",
+    ] {
+        assert!(array.contains(want), "{want}: {array}");
+    }
+    for f in [
+        "spoonhower-fig6.sbatch",
+        "spoonhower-fig6-merge.sbatch",
+        "spoonhower-fig6-submit.sh",
+    ] {
+        let check = Command::new("bash")
+            .args(["-n", dir.0.join("slurm").join(f).to_str().unwrap()])
+            .status()
+            .unwrap();
+        assert!(check.success(), "{f} is not valid bash");
+    }
+    let bad = stealbench(
+        &[
+            "slurm",
+            "spoonhower-fig6",
+            "--shards",
+            "3",
+            "--dir",
+            &slurm_dir,
+            "--",
+            "--out",
+            "x",
+        ],
+        &dir.0,
+    );
+    assert_eq!(bad.status.code(), Some(2));
+}
+
+#[test]
+fn reproduce_the_memory_fit_end_to_end() {
+    // libfork's Table II on fib at four P (oversubscribed past this machine's CPUs): each point
+    // records its process's resident set, and the table fits the exponent to the four peaks.
+    let dir = TempDir::new("memfit");
+    let results = dir.0.join("results");
+    let figures = dir.0.join("figures");
+    let args = [
+        "reproduce",
+        "libfork-table2",
+        "--size",
+        "test",
+        "--workloads",
+        "fib",
+        "--runtimes",
+        "libfork",
+        "--workers",
+        "1,2,3,4",
+        "--out",
+        results.to_str().unwrap(),
+        "--figures-dir",
+        figures.to_str().unwrap(),
+    ];
+    let out = stealbench(&args, &dir.0);
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", text(&out.stderr));
+    let md = fs::read_to_string(figures.join("libfork-table2.md")).unwrap();
+    assert!(
+        md.contains("| bench | variant | runtime | n | a (MiB) | b | points | P=1 |"),
+        "{md}"
+    );
+    let row = md
+        .lines()
+        .find(|l| l.starts_with("| fib | fj | libfork |"))
+        .unwrap();
+    // n ± its error, the paper's beside, four points.
+    assert!(
+        row.contains(" ± ") && row.contains("[paper 0.86 ± 0.08]"),
+        "{row}"
+    );
+    assert!(row.contains("| 4 |"), "{row}");
+    let run = fs::read_dir(results.join("libfork-table2"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let raw = fs::read_to_string(run.join("raw.csv")).unwrap();
+    assert!(
+        raw.contains("process_rss_before_kb=") && raw.contains("process_hwm_kb="),
+        "{raw}"
+    );
+}

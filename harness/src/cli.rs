@@ -30,6 +30,11 @@ pub enum Command {
     Reproduce(ReproduceArgs),
     /// fib(30) fork-join at P = 1 on every implemented runtime: T_1 / T_s per runtime.
     Bench(BenchArgs),
+    /// Combine the run directories of one figure's shards into one run, and render it.
+    Merge(MergeArgs),
+    /// Write a Slurm job array that runs a figure's shards, one exclusive node each, and the
+    /// merge step after them.
+    Slurm(SlurmArgs),
     /// One runtime's fib(n) fork-join at P = 1 (the child process of `bench`).
     #[command(hide = true)]
     BenchPoint(BenchPointArgs),
@@ -141,6 +146,52 @@ pub struct ReproduceArgs {
     /// at the top). Default: Rodinia's points for a 609x590 video, else two rings.
     #[arg(long, value_name = "PATH", requires = "hw_video")]
     pub hw_points: Option<PathBuf>,
+    /// Run only the i-th of N disjoint parts of the grid (1-based; balanced by expected time),
+    /// into a run directory of its own; `stealbench merge` combines the N run directories.
+    #[arg(long, value_name = "i/N")]
+    pub shard: Option<String>,
+}
+
+/// Arguments of `merge`.
+#[derive(Debug, Args)]
+pub struct MergeArgs {
+    /// Run directories of one figure (the shards of a `--shard` run), e.g.
+    /// results/prows-fig2/*-shard-*.
+    #[arg(required = true, num_args = 1..)]
+    pub dirs: Vec<PathBuf>,
+    /// Merge even when the runs' commits, sizes or CPU models differ (the merged run's
+    /// meta.json then lists each).
+    #[arg(long)]
+    pub force: bool,
+    /// Root of the results: the merged run goes to DIR/ID/TIMESTAMP-merged/.
+    #[arg(long, value_name = "DIR", default_value = "results")]
+    pub out: PathBuf,
+    /// Where the table and plots go; default paper-figures.
+    #[arg(long, value_name = "DIR", default_value = "paper-figures")]
+    pub figures_dir: PathBuf,
+}
+
+/// Arguments of `slurm`.
+#[derive(Debug, Args)]
+pub struct SlurmArgs {
+    /// Figure or table id.
+    pub id: String,
+    /// Array tasks: one exclusive node each, running one shard.
+    #[arg(long)]
+    pub shards: usize,
+    /// Where the scripts go (ID.sbatch, ID-merge.sbatch, ID-submit.sh).
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    pub dir: PathBuf,
+    /// `#SBATCH --partition`.
+    #[arg(long)]
+    pub partition: Option<String>,
+    /// `#SBATCH --time` of every array task (Slurm's format, e.g. 04:00:00).
+    #[arg(long, default_value = "04:00:00")]
+    pub time: String,
+    /// Options passed to every shard's `reproduce` (e.g. --size paper --workers 1,2,4,...,64);
+    /// give them after `--`.
+    #[arg(last = true)]
+    pub reproduce_args: Vec<String>,
 }
 
 /// Arguments of `bench`.

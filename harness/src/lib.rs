@@ -41,6 +41,7 @@ macro_rules! errln {
 
 pub mod bench;
 pub mod cli;
+pub mod cluster;
 pub mod figures;
 pub mod grid;
 pub mod pixel_font;
@@ -102,6 +103,8 @@ where
         Command::BenchPoint(a) => point::bench_point_command(a).map(|()| 0),
         Command::Reproduce(a) => reproduce::reproduce_command(a, allocator),
         Command::Bench(a) => bench::bench_command(a),
+        Command::Merge(a) => cluster::merge_command(a, allocator),
+        Command::Slurm(a) => cluster::slurm_command(a).map(|()| 0),
     };
     match result {
         Ok(code) => code,

@@ -4,9 +4,9 @@
 //! chart, never over the data. Written as SVG (real text) and PNG
 //! (text in the built-in pixel font). The values are the figure's [`Metric`]'s.
 
-use crate::figures::Figure;
-use crate::figures::metric::{Context, Metric};
-use crate::grid::{Availability, Grid};
+use crate::figures::metric::Context;
+use crate::figures::{Figure, XAxis};
+use crate::grid::{Availability, Grid, Row, workload_name};
 use crate::pixel_font::PixelText;
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -30,6 +30,8 @@ pub struct Series {
 pub struct Panel {
     /// Workload name.
     pub workload: String,
+    /// The x axis's title.
+    pub x_desc: String,
     /// Its lines.
     pub series: Vec<Series>,
 }
@@ -51,7 +53,8 @@ const COLORS: [RGBColor; 14] = [
     RGBColor(200, 0, 200),
 ];
 
-/// The panels of `fig` from the run's points.
+/// The panels of `fig` from the run's points: one per workload (spec), lines against P; or,
+/// with [`XAxis::SpecParam`], one per workload name, lines against the specs' parameter.
 pub fn panels(fig: &Figure, grid: &Grid, ctx: &Context<'_>) -> Vec<Panel> {
     let metric = fig.metric;
     let lines = metric.lines();
@@ -65,21 +68,30 @@ pub fn panels(fig: &Figure, grid: &Grid, ctx: &Context<'_>) -> Vec<Panel> {
             }
         }
     }
+    let color_of = |row: &Row, line: usize| {
+        keys.iter()
+            .position(|k| *k == (row.runtime.as_str(), row.variant.name(), line))
+            .unwrap_or(0)
+    };
+    let label = |row: &Row, line: usize| {
+        // The panel's title names the workload.
+        let name = format!("{} {}", row.variant, row.runtime);
+        if lines.len() > 1 {
+            format!("{name} {}", lines[line])
+        } else {
+            name
+        }
+    };
+    if fig.x_axis == XAxis::SpecParam {
+        return param_panels(fig, grid, ctx, &color_of, &label);
+    }
     grid.workloads()
         .into_iter()
         .map(|w| {
             let mut series = Vec::new();
             for (row, a) in grid.rows.iter().filter(|(r, _)| r.workload == w) {
-                for (line, quantity) in lines.iter().enumerate() {
-                    let color = keys
-                        .iter()
-                        .position(|k| *k == (row.runtime.as_str(), row.variant.name(), line))
-                        .unwrap_or(0);
-                    // The panel's title names the workload.
-                    let mut name = format!("{} {}", row.variant, row.runtime);
-                    if lines.len() > 1 {
-                        name = format!("{name} {quantity}");
-                    }
+                for line in 0..lines.len() {
+                    let (color, name) = (color_of(row, line), label(row, line));
                     if *a == Availability::Ready {
                         let points: Vec<(usize, f64)> = grid
                             .workers
@@ -114,6 +126,79 @@ pub fn panels(fig: &Figure, grid: &Grid, ctx: &Context<'_>) -> Vec<Panel> {
             }
             Panel {
                 workload: w,
+                x_desc: "workers P".to_string(),
+                series,
+            }
+        })
+        .collect()
+}
+
+/// The parameter a workload spec sets last and its value, if an integer (`touchchain/d=64`:
+/// `("d", 64)`).
+pub fn spec_param(spec: &str) -> Option<(String, usize)> {
+    let (_, overrides) = stealbench_workloads::params::split_spec(spec).ok()?;
+    let (k, v) = overrides.last()?;
+    Some((k.clone(), v.parse().ok()?))
+}
+
+/// The panels of a figure plotted against its rows' spec parameter: per workload name, one
+/// line per (variant, runtime, quantity) and P (named when the grid has several), through
+/// the rows' spec values. Ours only: the papers draw these graphs, not numbers.
+fn param_panels(
+    fig: &Figure,
+    grid: &Grid,
+    ctx: &Context<'_>,
+    color_of: &dyn Fn(&Row, usize) -> usize,
+    label: &dyn Fn(&Row, usize) -> String,
+) -> Vec<Panel> {
+    let mut names: Vec<&str> = Vec::new();
+    for (r, _) in &grid.rows {
+        let n = workload_name(&r.workload);
+        if !names.contains(&n) {
+            names.push(n);
+        }
+    }
+    names
+        .into_iter()
+        .map(|name| {
+            let mut series: Vec<Series> = Vec::new();
+            let mut x_desc = String::new();
+            for (row, a) in &grid.rows {
+                let x = spec_param(&row.workload);
+                let (Some((key, x)), Availability::Ready) = (x, a) else {
+                    continue;
+                };
+                if workload_name(&row.workload) != name {
+                    continue;
+                }
+                x_desc = key;
+                for line in 0..fig.metric.lines().len() {
+                    for &p in &grid.workers {
+                        let Some(y) = fig.metric.plot(ctx, row, p, line) else {
+                            continue;
+                        };
+                        let mut l = label(row, line);
+                        if grid.workers.len() > 1 {
+                            l = format!("{l} P={p}");
+                        }
+                        match series.iter_mut().find(|s| s.label == l) {
+                            Some(s) => s.points.push((x, y)),
+                            None => series.push(Series {
+                                label: l,
+                                color: color_of(row, line),
+                                paper: false,
+                                points: vec![(x, y)],
+                            }),
+                        }
+                    }
+                }
+            }
+            for s in &mut series {
+                s.points.sort_by_key(|&(x, _)| x);
+            }
+            Panel {
+                workload: name.to_string(),
+                x_desc,
                 series,
             }
         })
@@ -128,14 +213,24 @@ fn draw_panel<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
     panel: &Panel,
     max_p: usize,
-    metric: &dyn Metric,
+    fig: &Figure,
 ) -> Result<(), String> {
+    let metric = fig.metric;
     let e = |e: DrawingAreaErrorKind<DB::ErrorType>| e.to_string();
     // The legend goes beside the data, never over it.
     let (width, _) = area.dim_in_pixel();
     let (area, legend) = area.split_horizontally(width * 58 / 100);
     let area = &area;
     let x_max = x_of(max_p).max(1.0);
+    // P starts at 1; a parameter's axis starts at its smallest value.
+    let x_min = match fig.x_axis {
+        XAxis::Workers => 0.0,
+        XAxis::SpecParam => panel
+            .series
+            .iter()
+            .flat_map(|s| s.points.iter().map(|q| x_of(q.0).floor()))
+            .fold(x_max, f64::min),
+    };
     // The ideal line reaches max_p; a count starts from an empty axis.
     let y_floor = if metric.ideal_line() {
         max_p as f64
@@ -157,11 +252,11 @@ fn draw_panel<DB: DrawingBackend>(
             y if y >= 1_000.0 => 76,
             _ => 56,
         })
-        .build_cartesian_2d(-0.25f64..x_max + 0.25, 0f64..y_max)
+        .build_cartesian_2d(x_min - 0.25..x_max + 0.25, 0f64..y_max)
         .map_err(e)?;
     chart
         .configure_mesh()
-        .x_labels((x_max as usize + 1) * 2 + 1)
+        .x_labels(((x_max - x_min) as usize + 1) * 2 + 1)
         .x_label_formatter(&|x| {
             if (x - x.round()).abs() < 1e-9 && *x >= 0.0 {
                 format!("{}", 2f64.powf(x.round()) as usize)
@@ -170,8 +265,15 @@ fn draw_panel<DB: DrawingBackend>(
             }
         })
         .y_labels(8)
-        .y_label_formatter(&|y| format!("{y:.0}"))
-        .x_desc("workers P")
+        // Values below 10 (a speedup under 1, a few MiB) need a decimal to tell the ticks apart.
+        .y_label_formatter(&|y| {
+            if y_max < 10.0 {
+                format!("{y:.1}")
+            } else {
+                format!("{y:.0}")
+            }
+        })
+        .x_desc(panel.x_desc.as_str())
         .y_desc(metric.y_label())
         .label_style(("sans-serif", 16))
         .axis_desc_style(("sans-serif", 16))
@@ -319,20 +421,26 @@ fn draw_all<DB: DrawingBackend>(
         .map_err(e)?;
     let (_, (cols, rows)) = layout(panels.len());
     for (area, panel) in body.split_evenly((rows, cols)).iter().zip(panels) {
-        draw_panel(area, panel, max_p, fig.metric)?;
+        draw_panel(area, panel, max_p, fig)?;
     }
     root.present().map_err(e)?;
     Ok(())
 }
 
-/// The largest P any panel shows.
-fn max_p(fig: &Figure, grid: &Grid) -> usize {
-    grid.workers
-        .iter()
-        .chain(fig.paper_workers)
-        .copied()
-        .max()
-        .unwrap_or(1)
+/// The largest x any panel shows: P, or the parameter's largest value. P reaches the paper's
+/// worker counts only where a paper line is drawn (a figure whose paper gives no plotted values
+/// keeps the axis to our points).
+fn max_p(fig: &Figure, grid: &Grid, panels: &[Panel]) -> usize {
+    if fig.x_axis == XAxis::SpecParam {
+        return panels
+            .iter()
+            .flat_map(|p| p.series.iter().flat_map(|s| s.points.iter().map(|q| q.0)))
+            .max()
+            .unwrap_or(1);
+    }
+    let paper_lines = panels.iter().any(|p| p.series.iter().any(|s| s.paper));
+    let paper: &[usize] = if paper_lines { fig.paper_workers } else { &[] };
+    grid.workers.iter().chain(paper).copied().max().unwrap_or(1)
 }
 
 /// Writes the plot as SVG to `path`.
@@ -345,7 +453,7 @@ pub fn write_svg(
 ) -> Result<(), String> {
     let (size, _) = layout(panels.len());
     let root = SVGBackend::new(path, size).into_drawing_area();
-    draw_all(root, fig, panels, max_p(fig, grid), subtitle)
+    draw_all(root, fig, panels, max_p(fig, grid, panels), subtitle)
 }
 
 /// Writes the plot as PNG to `path`, its text in the built-in pixel font.
@@ -358,7 +466,7 @@ pub fn write_png(
 ) -> Result<(), String> {
     let (size, _) = layout(panels.len());
     let root = PixelText(BitMapBackend::new(path, size)).into_drawing_area();
-    draw_all(root, fig, panels, max_p(fig, grid), subtitle)
+    draw_all(root, fig, panels, max_p(fig, grid, panels), subtitle)
 }
 
 #[cfg(test)]
@@ -439,5 +547,44 @@ mod tests {
         write_svg(&dir.path().join("c.svg"), &fig, &grid, &ps, "test").unwrap();
         let svg = std::fs::read_to_string(dir.path().join("c.svg")).unwrap();
         assert!(svg.contains("steals") && !svg.contains("ideal"));
+    }
+
+    #[test]
+    fn a_spec_parameter_is_the_x_axis() {
+        let fig = crate::figures::spoonhower_fig5::figure();
+        let grid = Grid::build(fig.rows.clone(), &[2], &Selection::default());
+        let point = |spec: &str, steals: u64| {
+            let mut s = ok_point("abp", Variant::Sf, 2, 0.01);
+            s.key.workload = spec.to_string();
+            s.counters = vec![
+                ("steals".into(), vec![steals]),
+                ("deviations".into(), vec![2 * steals]),
+            ];
+            s
+        };
+        let summaries = vec![point("touchchain/d=32", 5), point("touchchain/d=16", 3)];
+        let ctx = Context {
+            summaries: &summaries,
+            cpus: 2,
+        };
+        let ps = panels(&fig, &grid, &ctx);
+        assert_eq!(ps.len(), 2, "one panel per workload, not per spec");
+        assert_eq!(
+            (ps[0].workload.as_str(), ps[0].x_desc.as_str()),
+            ("touchchain", "d")
+        );
+        let steals = ps[0]
+            .series
+            .iter()
+            .find(|s| s.label == "sf abp steals")
+            .unwrap();
+        assert_eq!(steals.points, [(16, 3.0), (32, 5.0)]);
+        assert!(ps[1].series.is_empty());
+        assert_eq!(spec_param("touchtree/t=4095"), Some(("t".into(), 4095)));
+        assert_eq!(spec_param("touchtree"), None);
+        let dir = TempDir::new("plot-param");
+        write_svg(&dir.path().join("x.svg"), &fig, &grid, &ps, "test").unwrap();
+        let svg = std::fs::read_to_string(dir.path().join("x.svg")).unwrap();
+        assert!(!svg.contains("workers P"));
     }
 }

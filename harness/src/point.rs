@@ -94,6 +94,43 @@ pub fn self_minor_faults() -> u64 {
     }
 }
 
+/// This process's resident set now and its peak so far, KiB (`VmRSS` and `VmHWM` of
+/// `/proc/self/status`); `None` where the file or either line cannot be read.
+pub fn self_rss_kb() -> Option<(u64, u64)> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let field = |name: &str| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(name))
+            .and_then(|rest| {
+                rest.trim()
+                    .trim_end_matches("kB")
+                    .trim()
+                    .parse::<u64>()
+                    .ok()
+            })
+    };
+    Some((field("VmRSS:")?, field("VmHWM:")?))
+}
+
+/// The memory counters of a repetition: the resident set (`process_rss_before_kb`) and its
+/// peak (`process_hwm_before_kb`) just before the point's first computation (the warm-up; the
+/// pool started, the input generated, the work prepared), and the peak after this
+/// repetition's computation (`process_hwm_kb`, so the warm-up and every earlier repetition
+/// included). `process_hwm_kb - process_rss_before_kb` is what the computation added to the
+/// resident set at its peak (Fibril's "incremental RSS"), unless the peak was reached before
+/// the computation (`process_hwm_kb == process_hwm_before_kb`): then it is an upper bound.
+fn memory_stats(
+    before: Option<(u64, u64)>,
+    after: Option<(u64, u64)>,
+) -> [(String, Option<u64>); 3] {
+    [
+        ("process_rss_before_kb".to_string(), before.map(|b| b.0)),
+        ("process_hwm_before_kb".to_string(), before.map(|b| b.1)),
+        ("process_hwm_kb".to_string(), after.map(|a| a.1)),
+    ]
+}
+
 /// Why a measurement stopped.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum MeasureError {
@@ -122,6 +159,7 @@ where
 {
     // Warm-up: same steps, untimed, its counters discarded.
     let mut work = W::prepare(input);
+    let before = self_rss_kb();
     let answer = run(pool, input, &mut work);
     if let Err(message) = W::check(input, &work, &answer) {
         sink(Event::CheckFailed {
@@ -137,11 +175,14 @@ where
     for rep in 1..=reps {
         let mut work = W::prepare(input);
         let faults = self_minor_faults();
+        // `black_box` on the input before and the answer inside the timed region: a pure
+        // computation (integrate, nqueens on the serial elision) must be computed every
+        // repetition, not once for the warm-up and reused.
         let start = Instant::now();
-        let answer = run(pool, input, &mut work);
+        let answer = std::hint::black_box(run(pool, std::hint::black_box(input), &mut work));
         let seconds = start.elapsed().as_secs_f64();
         let faults = self_minor_faults() - faults;
-        let answer = std::hint::black_box(answer);
+        let after = self_rss_kb();
         let stats: Stats = pool.stats();
         pool.reset_stats();
         if let Err(message) = W::check(input, &work, &answer) {
@@ -155,6 +196,7 @@ where
         times.push(seconds);
         let mut stats = stats.named();
         stats.push(("process_minor_faults".to_string(), Some(faults)));
+        stats.extend(memory_stats(before, after));
         sink(Event::Rep {
             rep,
             seconds,
@@ -328,16 +370,19 @@ fn simulate_point<W: Workload>(
     }
     drop((answer, work));
     let dag = recorder.take_dag();
+    let depth = fork_depth(&dag);
     let mut times = Vec::with_capacity(reps);
     for rep in 1..=reps {
         let start = Instant::now();
         let report = stealbench_sim::simulate(&dag, model, workers, rep as u64);
         let seconds = start.elapsed().as_secs_f64();
         times.push(seconds);
+        let mut stats = crate::results::parse_stats(&report.counters());
+        stats.push(("fork_depth".to_string(), Some(depth)));
         printer.emit(&Event::Rep {
             rep,
             seconds,
-            stats: crate::results::parse_stats(&report.counters()),
+            stats,
         });
     }
     printer.emit(&Event::Done {
@@ -346,6 +391,41 @@ fn simulate_point<W: Workload>(
         peak_rss_kb: self_peak_rss_kb(),
     });
     Ok(())
+}
+
+/// The fork depth of a recorded program (Fibril's *Fibril depth* D, reported by a simulated
+/// point as `fork_depth`): the most forked children enclosing one strand, i.e. the most
+/// stealable continuations on a path from the root to a leaf. A fork's child (a `join`'s first
+/// branch, a spawned task, a future's task) runs one level deeper than the strand that forked
+/// it; the continuation (a `join`'s second branch, the rest of a scope) and the sync after it
+/// stay at the forking strand's level. For `join(fib(n-1), fib(n-2))` down to `n < 2` it is
+/// `n - 1`, as the paper's fib(42) has D = 41.
+pub fn fork_depth(dag: &stealbench_schedulers::record::Dag) -> u64 {
+    use stealbench_schedulers::record::Kind;
+    let nodes = dag.nodes();
+    // Every strand but the first is given its level by the one strand whose end leads to it
+    // (a fork its child and continuation, a `Seq` or a touch the node after it), which comes
+    // before it in the serial order.
+    let mut level = vec![0u32; nodes.len()];
+    let mut deepest = 0;
+    for (v, node) in nodes.iter().enumerate() {
+        let d = level[v];
+        deepest = deepest.max(d);
+        let mut set = |i: usize, d: u32| {
+            if let Some(l) = level.get_mut(i) {
+                *l = d;
+            }
+        };
+        match node.kind() {
+            Kind::Fork | Kind::Future => {
+                set(v + 1, d + 1);
+                set(node.target() as usize, d);
+            }
+            Kind::Seq | Kind::Touch => set(v + 1, d),
+            Kind::Jump | Kind::Put | Kind::End => {}
+        }
+    }
+    u64::from(deepest)
 }
 
 /// The workload named `name`, or a one-line reason: not implemented yet (a workload some
@@ -654,6 +734,107 @@ mod tests {
                 e.message()
             );
         }
+    }
+
+    #[test]
+    fn repetitions_record_the_resident_set_before_the_first_run_and_the_peak_after() {
+        let pool = Serial::start(&PoolConfig::with_workers(1)).unwrap();
+        // Each run maps 64 MiB of fresh pages, touches them and unmaps them: the process's
+        // resident set grows by 64 MiB during the run, whatever the allocator keeps.
+        const GROW: usize = 64 << 20;
+        let touch = || {
+            // SAFETY: a fresh private anonymous mapping, written page by page, then unmapped;
+            // nothing else refers to it.
+            unsafe {
+                let m = libc::mmap(
+                    std::ptr::null_mut(),
+                    GROW,
+                    libc::PROT_READ | libc::PROT_WRITE,
+                    libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                    -1,
+                    0,
+                );
+                assert_ne!(m, libc::MAP_FAILED);
+                for off in (0..GROW).step_by(4096) {
+                    std::ptr::write_volatile(m.cast::<u8>().add(off), 1);
+                }
+                libc::munmap(m, GROW);
+            }
+        };
+        let mut events = Vec::new();
+        measure::<Serial, Fib, _>(
+            &pool,
+            &15,
+            2,
+            |p, i, w| {
+                touch();
+                Fib::run(p, Variant::Fj, i, w)
+            },
+            &mut |e| events.push(e),
+        )
+        .unwrap();
+        let stat = |e: &Event, name: &str| match e {
+            Event::Rep { stats, .. } => stats.iter().find(|(k, _)| k == name).unwrap().1,
+            _ => panic!("a repetition"),
+        };
+        let Some((rss, hwm)) = self_rss_kb() else {
+            return; // no /proc here: nothing to compare
+        };
+        assert!(rss > 0 && hwm >= rss);
+        for e in &events {
+            let before = stat(e, "process_rss_before_kb").unwrap();
+            let hwm_before = stat(e, "process_hwm_before_kb").unwrap();
+            let peak = stat(e, "process_hwm_kb").unwrap();
+            assert!(hwm_before >= before);
+            // The pages touched by the runs are in the peak, above the resident set before (by
+            // half of them at least: the other tests of this process may free memory meanwhile).
+            assert!(
+                peak >= before + (GROW as u64 >> 11),
+                "{before} KiB, then {peak} KiB"
+            );
+        }
+        // The resident set before is read once, before the warm-up: the same in every rep.
+        assert_eq!(
+            stat(&events[0], "process_rss_before_kb"),
+            stat(&events[1], "process_rss_before_kb")
+        );
+    }
+
+    #[test]
+    fn the_fork_depth_of_fib_is_n_minus_1() {
+        use stealbench_schedulers::record::{Recorder, Weights};
+        for (n, d) in [(0, 0), (1, 0), (2, 1), (3, 2), (10, 9), (15, 14)] {
+            use stealbench_workloads::fib;
+            for (variant, v, dag) in [
+                (
+                    Variant::Fj,
+                    Recorder::record(Weights::Unit, |w| fib::fj(w, n)),
+                ),
+                (
+                    Variant::Sf,
+                    Recorder::record(Weights::Unit, |w| fib::sf(w, n)),
+                ),
+            ]
+            .map(|(variant, (v, dag))| (variant, v, dag))
+            {
+                assert_eq!(v, fib::expected(n));
+                assert_eq!(fork_depth(&dag), d, "fib({n}) {variant}");
+            }
+        }
+        // Nested joins in the second branch do not add up: the continuation stays on its level.
+        let (_, dag) = Recorder::record(Weights::Unit, |w| {
+            use stealbench_schedulers::Worker;
+            w.join(
+                |_| (),
+                |w| w.join(|_| (), |w| w.join(|_| (), |w| w.join(|_| (), |_| ()))),
+            )
+        });
+        assert_eq!(fork_depth(&dag), 1);
+        let (_, dag) = Recorder::record(Weights::Unit, |w| {
+            use stealbench_schedulers::Worker;
+            w.join(|w| w.join(|w| w.join(|_| (), |_| ()), |_| ()), |_| ())
+        });
+        assert_eq!(fork_depth(&dag), 3);
     }
 
     #[test]

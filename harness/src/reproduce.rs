@@ -146,6 +146,7 @@ fn settings_from_args(args: &ReproduceArgs, fig: &Figure) -> Result<Settings, Fa
             Some(d) => Some(cli::output_dir("--figures-dir", d)?),
             None => None,
         },
+        shard: args.shard.as_deref().map(str::parse).transpose()?,
     })
 }
 
@@ -227,6 +228,11 @@ fn check_resume_conflicts(
             show(stored.stack_size),
             show(given.stack_size),
         ));
+    }
+    if args.shard.is_some() && given.shard != stored.shard {
+        let show =
+            |s: Option<crate::cluster::Shard>| s.map_or("none".to_string(), |s| s.to_string());
+        return Err(conflict("--shard", show(stored.shard), show(given.shard)));
     }
     if args.pinning.is_some() && given.pinning != stored.pinning {
         return Err(conflict(
@@ -422,7 +428,13 @@ fn open_run(
                 )?);
             }
             cli::output_dir("--out", &args.out)?;
-            let dir = results::create_run_dir(&args.out, fig.id, &dir_stamp)?;
+            // A shard's directory says which it is: the shards of one array may start in the
+            // same second on a shared file system.
+            let name = match given.shard {
+                Some(s) => format!("{dir_stamp}-shard-{}-of-{}", s.index, s.count),
+                None => dir_stamp,
+            };
+            let dir = results::create_run_dir(&args.out, fig.id, &name)?;
             let lock = results::RunLock::acquire(&dir).map_err(Failure::Runtime)?;
             let meta = Meta {
                 id: fig.id.to_string(),
@@ -435,6 +447,7 @@ fn open_run(
                 settings: given,
                 machine: results::this_machine(),
                 build: results::this_build(allocator),
+                merged_from: Vec::new(),
             };
             meta.write(&dir)?;
             Ok((dir, meta, lock))
@@ -510,9 +523,9 @@ fn markdown(
     ));
     if let Some(p) = s.workers.iter().find(|&&p| p > meta.machine.logical_cpus) {
         out.push_str(&format!(
-            "- Oversubscribed: P={p} and above exceed this machine's {} logical CPUs: those \
-             cells are marked `(oversubscribed)` and show no speedup\n",
-            meta.machine.logical_cpus
+            "- Oversubscribed: P={p} and above exceed this machine's {} logical CPUs: {}\n",
+            meta.machine.logical_cpus,
+            fig.metric.oversubscribed_note()
         ));
     }
     out.push_str(&format!(
@@ -616,6 +629,65 @@ fn continue_command(id: &str, run_dir: &Path, figures_dir: &Path) -> String {
     )
 }
 
+/// Summarises a run directory's `raw.csv` and renders the figure from it: `summary.csv`, the
+/// table (printed), the Markdown page and the plots (in the run directory and in
+/// `figures_dir`); marks the run finished. `reproduce` calls it after its points, `merge` on
+/// the merged rows. Returns the points' summaries.
+pub(crate) fn render(
+    fig: &Figure,
+    grid: &Grid,
+    meta: &mut Meta,
+    run_dir: &Path,
+    figures_dir: &Path,
+    params_of: &HashMap<String, String>,
+) -> Result<Vec<results::PointSummary>, Failure> {
+    let s = meta.settings.clone();
+    let raw = run_dir.join("raw.csv");
+    let rows = results::read_raw(&raw)?;
+    let summaries = results::summarize(&rows);
+    results::write_summary(
+        &run_dir.join("summary.csv"),
+        &results::summary_rows(&summaries, meta.machine.logical_cpus),
+    )?;
+    let ctx = Context {
+        summaries: &summaries,
+        cpus: meta.machine.logical_cpus,
+    };
+    let tbl = table::build(fig, grid, &ctx);
+    outln!();
+    out!("{}", tbl.to_text());
+    outln!("{}", fig.metric.describe());
+    let rounds_note = (s.rounds > 1).then(|| rounds_note(s.rounds, &summaries));
+    if let Some(n) = &rounds_note {
+        outln!("rounds: {n}");
+    }
+
+    let md = markdown(
+        fig,
+        meta,
+        grid,
+        &tbl,
+        run_dir,
+        params_of,
+        rounds_note.as_deref(),
+    );
+    let panels = plot::panels(fig, grid, &ctx);
+    let subtitle = format!("size {}, {}", s.size, meta.machine.cpu_model);
+    write_figure_files(run_dir, fig, &md, grid, &panels, &subtitle)?;
+    write_figure_files(figures_dir, fig, &md, grid, &panels, &subtitle)?;
+    meta.finished = true;
+    meta.finished_at = Some(results::timestamps(SystemTime::now()).0);
+    meta.write(run_dir)?;
+    outln!(
+        "\nwrote {0}/summary.csv, {1}/{2}.md, {1}/{2}.svg, {1}/{2}.png",
+        run_dir.display(),
+        figures_dir.display(),
+        fig.id
+    );
+
+    Ok(summaries)
+}
+
 /// `stealbench reproduce`. Returns the exit code: 0 when every point finished ok, 1 when some
 /// failed (recorded), 130 when interrupted.
 pub fn reproduce_command(args: &ReproduceArgs, allocator: &str) -> Result<i32, Failure> {
@@ -634,6 +706,16 @@ pub fn reproduce_command(args: &ReproduceArgs, allocator: &str) -> Result<i32, F
     };
     let mut grid = Grid::build(fig.rows.clone(), &s.workers, &sel);
     grid.simulate_also(fig.sim_workers);
+    if let Some(shard) = s.shard {
+        let all = grid.points.len();
+        grid.points = crate::cluster::shard_points(&grid.points, shard);
+        outln!(
+            "shard {shard}: {} of the grid's {all} points (merge the {} shards' run directories \
+             with `stealbench merge`)",
+            grid.points.len(),
+            shard.count
+        );
+    }
     let not_impl = grid
         .rows
         .iter()
@@ -745,47 +827,7 @@ pub fn reproduce_command(args: &ReproduceArgs, allocator: &str) -> Result<i32, F
         Err(ExecError::Io(e)) => return Err(Failure::Runtime(e.to_string())),
     }
 
-    let rows = results::read_raw(&raw)?;
-    let summaries = results::summarize(&rows);
-    results::write_summary(
-        &run_dir.join("summary.csv"),
-        &results::summary_rows(&summaries, meta.machine.logical_cpus),
-    )?;
-    let ctx = Context {
-        summaries: &summaries,
-        cpus: meta.machine.logical_cpus,
-    };
-    let tbl = table::build(&fig, &grid, &ctx);
-    outln!();
-    out!("{}", tbl.to_text());
-    outln!("{}", fig.metric.describe());
-    let rounds_note = (s.rounds > 1).then(|| rounds_note(s.rounds, &summaries));
-    if let Some(n) = &rounds_note {
-        outln!("rounds: {n}");
-    }
-
-    let md = markdown(
-        &fig,
-        &meta,
-        &grid,
-        &tbl,
-        &run_dir,
-        &params_of,
-        rounds_note.as_deref(),
-    );
-    let panels = plot::panels(&fig, &grid, &ctx);
-    let subtitle = format!("size {}, {}", s.size, meta.machine.cpu_model);
-    write_figure_files(&run_dir, &fig, &md, &grid, &panels, &subtitle)?;
-    write_figure_files(&figures_dir, &fig, &md, &grid, &panels, &subtitle)?;
-    meta.finished = true;
-    meta.finished_at = Some(results::timestamps(SystemTime::now()).0);
-    meta.write(&run_dir)?;
-    outln!(
-        "\nwrote {0}/summary.csv, {1}/{2}.md, {1}/{2}.svg, {1}/{2}.png",
-        run_dir.display(),
-        figures_dir.display(),
-        fig.id
-    );
+    let summaries = render(&fig, &grid, &mut meta, &run_dir, &figures_dir, &params_of)?;
 
     let failed: Vec<String> = summaries
         .iter()

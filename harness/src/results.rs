@@ -529,6 +529,9 @@ pub struct Settings {
     /// before it was stored: `paper-figures`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub figures_dir: Option<PathBuf>,
+    /// `--shard`: the part of the grid this run measures (absent: all of it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<crate::cluster::Shard>,
 }
 
 impl Settings {
@@ -598,6 +601,10 @@ pub struct Meta {
     pub machine: Machine,
     /// The build.
     pub build: Build,
+    /// The run directories `stealbench merge` combined into this one, each with its commit,
+    /// size, CPU and start (empty for a run `reproduce` made).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub merged_from: Vec<String>,
 }
 
 impl Meta {
@@ -992,9 +999,11 @@ mod tests {
                 rounds: 1,
                 stack_size: None,
                 figures_dir: None,
+                shard: None,
             },
             machine: this_machine(),
             build: this_build("system"),
+            merged_from: Vec::new(),
         };
         meta.write(&a).unwrap();
         assert_eq!(

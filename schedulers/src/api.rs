@@ -164,6 +164,34 @@ pub trait Scope<'s>: Sync {
     where
         F: FnOnce(&Self, &Self::Worker) -> T + Send + 's,
         T: Send + Sync + 's;
+
+    /// Creates a **latency-hiding future** (Rayon-LH's `FutureJob`): its value is the output
+    /// of the Rust future that `make` makes, typically one that waits for I/O or a timer
+    /// ([`crate::io::sleep`], a tokio socket). The handle is single-touch, as
+    /// [`Scope::future`]'s, and the scope waits for the future before it closes.
+    ///
+    /// `make` runs at once, in the context of the tokio runtime that will drive the future
+    /// (so tokio's timers and sockets work in it); a panic in `make` or in the future is the
+    /// future's, as a panic in a future task: the touch panics and the scope re-raises it.
+    /// Neither gets a worker handle, and neither may use one captured from the task: a runtime
+    /// call there could switch fibers inside that tokio context (tokio then panics).
+    ///
+    /// The fiber runtimes (`abp`, `fibril`, `prows`) *hide* the latency: the future is polled
+    /// once by the creating worker, then handed to the pool's I/O thread ([`crate::io`]); a
+    /// touch of the unfinished future suspends the toucher (`prows`: its whole deque, the
+    /// thesis's Figure 3.1; `abp`: its fiber) and the worker goes on with other work; when the
+    /// future completes, the I/O thread makes the deque resumable (or pushes the fiber back)
+    /// and wakes a sleeping worker. The default implementation, kept by the runtimes that
+    /// cannot hide latency (`serial`, `rayon`), is the *classic* one: a future task that
+    /// blocks its worker until the I/O future is done ([`crate::io::block_on`]).
+    fn latency_future<T, M, Fut>(&self, w: &Self::Worker, make: M) -> Self::Future<T>
+    where
+        M: FnOnce() -> Fut + Send + 's,
+        Fut: std::future::Future<Output = T> + Send + 's,
+        T: Send + 's,
+    {
+        self.future(w, move |_, _| crate::io::block_on(make))
+    }
 }
 
 /// A single-touch future handle: `get` consumes it.
@@ -290,6 +318,24 @@ pub trait AsyncWorker<'scope>: Clone + Send + Sync + 'scope {
         F: FnOnce(Self) -> Fut + Send + 'scope,
         Fut: std::future::Future + Send + 'scope,
         Fut::Output: Send + Sync + 'scope;
+
+    /// Waits for a latency future (the async front-end's [`Scope::latency_future`]): the
+    /// returned future's output is that of the Rust future `make` makes. `tokio` awaits it
+    /// natively (its own timer and reactor: the task is suspended, its worker runs other
+    /// tasks); the default, kept by the runtimes whose tasks cannot wait for an outside event
+    /// (`serial-async`, `libfork`), blocks the worker until the future is done
+    /// ([`crate::io::block_on`]), the classic wait.
+    fn latency_future<T, M, Fut>(
+        &self,
+        make: M,
+    ) -> impl std::future::Future<Output = T> + Send + 'scope
+    where
+        M: FnOnce() -> Fut + Send + 'scope,
+        Fut: std::future::Future<Output = T> + Send + 'scope,
+        T: Send + 'scope,
+    {
+        async move { crate::io::block_on(make) }
+    }
 }
 
 /// A multi-touch handle of the async front-end.

@@ -13,7 +13,8 @@
 //!   continuation stealing: task frames on segmented stacks, polled by the worker directly;
 //!   async front-end, fork-join only), and [`record`] (not a scheduler to measure: a serial
 //!   run that records the computation's DAG for the simulator, `stealbench-sim`).
-//! * Shared pieces: [`config`] (pool configuration), [`stats`] (counters), [`rng`] (the seeded
+//! * Shared pieces: [`io`] (the I/O threads of latency-hiding futures, tokio's driver on a
+//!   thread of its own, and the classic blocking wait), [`config`] (pool configuration), [`stats`] (counters), [`rng`] (the seeded
 //!   generator of the inputs and the simulator), [`topology`]
 //!   (CPUs, caches, NUMA nodes and their distances, pinning), [`victims`] (uniform or
 //!   NUMA-weighted victim selection, as libfork), and for the fiber runtimes [`stack`] (mmap'd stacks with a
@@ -21,6 +22,9 @@
 //!   bare fault), [`fiber`] (migratable stackful fibers), [`deque`] (a
 //!   Chase-Lev deque whose owner side needs no fence) and the crate-private `fiberpool` (the
 //!   runtime `abp`, `fibril` and `prows` share, generic over their deque policy).
+//! * The lock-free protocols take their atomics from the crate-private `sync`, which is std's
+//!   in a normal build and loom's in a `--cfg loom` build, whose models (`tests/loom.rs`,
+//!   reaching the private types through `internals`) check them; see the README.
 //!
 //! The design, and how the runtimes still to come map onto it, is in `schedulers/README.md`.
 
@@ -31,6 +35,7 @@ pub mod deque;
 pub mod fiber;
 pub(crate) mod fiberpool;
 pub mod fibril;
+pub mod io;
 pub mod libfork;
 pub mod overflow;
 pub mod prows;
@@ -40,9 +45,26 @@ pub mod rng;
 pub mod serial;
 pub mod stack;
 pub mod stats;
+pub(crate) mod sync;
+// Under `--cfg loom` tokio drops part of its builder's API (`on_thread_start`); nothing of this
+// runtime is modelled.
+#[cfg(not(loom))]
 pub mod tokio;
 pub mod topology;
 pub mod victims;
+
+/// The crate-private protocols the loom models (`tests/loom.rs`) check, reachable only in a
+/// `--cfg loom` build.
+#[cfg(loom)]
+#[doc(hidden)]
+pub mod internals {
+    pub use crate::abp::AbpPolicy;
+    pub use crate::fiberpool::job::{FiberBox, FiberNode};
+    pub use crate::fiberpool::rendezvous::{Rendezvous, RvPool};
+    pub use crate::fiberpool::signal::Signal;
+    pub use crate::fiberpool::sleep::Sleepers;
+    pub use crate::libfork::frame::{JOIN_BIAS, JoinCounter};
+}
 
 pub use api::{
     AsyncForkJoin, AsyncShared, AsyncWorker, ForkJoin, FutureHandle, Scheduler, Scope,

@@ -22,17 +22,29 @@ pub mod cholesky;
 pub mod ferret;
 pub mod fft;
 pub mod fib;
+pub mod heat;
 pub mod hqsort;
 pub mod hw;
+pub mod integrate;
+pub mod knapsack;
 pub mod lcs;
+pub mod lu;
+pub mod mapreduce_fib;
 pub mod mm;
+pub mod nqueens;
 pub mod params;
+pub mod quicksort;
 pub use params::Params;
+pub mod rectmul;
 pub use stealbench_schedulers::rng;
 pub mod smm;
 pub mod sort;
 pub mod sw;
+pub mod touchchain;
+pub mod touchtree;
+pub mod uts;
 pub mod wavefront;
+pub mod zorder;
 
 /// How a workload expresses its parallelism (the papers' suffixes).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -348,12 +360,56 @@ macro_rules! with_workload {
                 type $W = $crate::hqsort::Hqsort;
                 Some($body)
             }
+            "touchchain" => {
+                type $W = $crate::touchchain::Touchchain;
+                Some($body)
+            }
+            "touchtree" => {
+                type $W = $crate::touchtree::Touchtree;
+                Some($body)
+            }
+            "nqueens" => {
+                type $W = $crate::nqueens::Nqueens;
+                Some($body)
+            }
+            "integrate" => {
+                type $W = $crate::integrate::Integrate;
+                Some($body)
+            }
+            "knapsack" => {
+                type $W = $crate::knapsack::Knapsack;
+                Some($body)
+            }
+            "quicksort" => {
+                type $W = $crate::quicksort::Quicksort;
+                Some($body)
+            }
+            "uts" => {
+                type $W = $crate::uts::Uts;
+                Some($body)
+            }
+            "heat" => {
+                type $W = $crate::heat::Heat;
+                Some($body)
+            }
+            "lu" => {
+                type $W = $crate::lu::Lu;
+                Some($body)
+            }
+            "rectmul" => {
+                type $W = $crate::rectmul::Rectmul;
+                Some($body)
+            }
             "cholesky" => {
                 type $W = $crate::cholesky::Cholesky;
                 Some($body)
             }
             "fft" => {
                 type $W = $crate::fft::Fft;
+                Some($body)
+            }
+            "mapreduce-fib" => {
+                type $W = $crate::mapreduce_fib::MapReduceFib;
                 Some($body)
             }
             _ => None,
@@ -364,7 +420,29 @@ macro_rules! with_workload {
 /// Every workload, in listing order.
 pub fn all() -> Vec<WorkloadInfo> {
     [
-        "fib", "mm", "smm", "sort", "hw", "lcs", "sw", "bst", "ferret", "hqsort", "fft", "cholesky",
+        "fib",
+        "mm",
+        "smm",
+        "sort",
+        "hw",
+        "lcs",
+        "sw",
+        "bst",
+        "ferret",
+        "hqsort",
+        "touchchain",
+        "touchtree",
+        "nqueens",
+        "integrate",
+        "knapsack",
+        "quicksort",
+        "uts",
+        "heat",
+        "lu",
+        "rectmul",
+        "fft",
+        "cholesky",
+        "mapreduce-fib",
     ]
     .iter()
     .map(|n| with_workload!(*n, W => WorkloadInfo::of::<W>()).expect("listed workload"))

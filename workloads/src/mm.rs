@@ -16,10 +16,10 @@
 //! # Layout
 //!
 //! A matrix is a `Vec` of [`Block`]s (32 × 32, row-major inside) in Z-order (Morton order):
-//! quadrant 00, 01, 10, 11, recursively. Every quadrant at every level is then a contiguous
-//! quarter of the block slice, so the recursion splits slices and never computes an index.
-//! The conversion from and to row-major order ([`from_row_major`], [`to_row_major`]) is input
-//! generation and checking, never timed.
+//! quadrant 00, 01, 10, 11, recursively, the layout of [`crate::zorder`]. Every quadrant at
+//! every level is then a contiguous quarter of the block slice, so the recursion splits slices
+//! and never computes an index. The conversion from and to row-major order
+//! ([`from_row_major`], [`to_row_major`]) is input generation and checking, never timed.
 //!
 //! # Why C is a slice of `Mutex<Block>`
 //!
@@ -39,10 +39,15 @@
 //! exact and the answer has exactly one correct value. [`freivalds`] checks it in `O(n²)`.
 
 use crate::rng::SplitMix64;
+use crate::zorder::{self, exclusive, freivalds_blocks, product_phases, random_blocks};
 use crate::{Params, Size, Variant, Workload, quarters};
 use std::future::Future;
-use std::sync::{Mutex, PoisonError, TryLockError};
+use std::sync::{Mutex, PoisonError};
 use stealbench_schedulers::{AsyncForkJoin, AsyncWorker, ForkJoin, FutureHandle, Scope, Worker};
+
+pub use crate::zorder::block_position;
+/// The kernel: `c += a·b` on 32 × 32 blocks ([`zorder::mul_add`]).
+pub use crate::zorder::mul_add as kernel;
 
 /// The workload marker type.
 #[derive(Debug)]
@@ -55,14 +60,7 @@ pub const B: usize = 32;
 pub const VALUES: u64 = 8;
 
 /// A 32 × 32 block of a matrix, row-major; aligned to a cache line.
-#[derive(Debug, Clone, PartialEq)]
-#[repr(C, align(64))]
-pub struct Block(pub [f64; B * B]);
-
-impl Block {
-    /// The all-zero block.
-    pub const ZERO: Block = Block([0.0; B * B]);
-}
+pub type Block = zorder::Block<{ B * B }>;
 
 /// A block of the result C: tasks share C, the lock makes each block update exclusive (see the
 /// module documentation).
@@ -87,19 +85,8 @@ impl MmInput {
     pub fn random(n: usize, seed: u64) -> Self {
         let blocks = block_count(n);
         let mut rng = SplitMix64::new(seed);
-        let mut matrix = || -> Vec<Block> {
-            (0..blocks)
-                .map(|_| {
-                    let mut blk = Block::ZERO;
-                    for x in blk.0.iter_mut() {
-                        *x = rng.below(VALUES) as f64;
-                    }
-                    blk
-                })
-                .collect()
-        };
-        let a = matrix();
-        let b = matrix();
+        let a = random_blocks(blocks, &mut rng, VALUES);
+        let b = random_blocks(blocks, &mut rng, VALUES);
         MmInput { n, a, b }
     }
 
@@ -121,26 +108,7 @@ impl MmInput {
 /// # Panics
 /// If `n` is not `32·2^k`.
 pub fn block_count(n: usize) -> usize {
-    assert!(
-        n >= B && n % B == 0 && (n / B).is_power_of_two(),
-        "mm needs n = 32·2^k, not {n}"
-    );
-    (n / B) * (n / B)
-}
-
-/// The (block row, block column) of the `t`-th block in Z-order: the bits of `t` alternate
-/// row and column bits, the row bit above the column bit.
-pub fn block_position(t: usize) -> (usize, usize) {
-    fn even_bits(mut x: usize) -> usize {
-        let (mut r, mut i) = (0, 0);
-        while x != 0 {
-            r |= (x & 1) << i;
-            x >>= 2;
-            i += 1;
-        }
-        r
-    }
-    (even_bits(t >> 1), even_bits(t))
+    zorder::block_count::<{ B * B }>(n).unwrap_or_else(|| panic!("mm needs n = 32·2^k, not {n}"))
 }
 
 /// Converts a row-major `n × n` matrix to blocked Z-order.
@@ -148,18 +116,8 @@ pub fn block_position(t: usize) -> (usize, usize) {
 /// # Panics
 /// If `n` is not `32·2^k` or `m.len() != n²`.
 pub fn from_row_major(n: usize, m: &[f64]) -> Vec<Block> {
-    assert_eq!(m.len(), n * n, "matrix of side {n} must have n² elements");
-    (0..block_count(n))
-        .map(|t| {
-            let (bi, bj) = block_position(t);
-            let mut blk = Block::ZERO;
-            for (r, row) in blk.0.chunks_exact_mut(B).enumerate() {
-                let start = (bi * B + r) * n + bj * B;
-                row.copy_from_slice(&m[start..start + B]);
-            }
-            blk
-        })
-        .collect()
+    block_count(n);
+    zorder::from_row_major(n, m)
 }
 
 /// Converts a matrix in blocked Z-order to row-major.
@@ -167,48 +125,18 @@ pub fn from_row_major(n: usize, m: &[f64]) -> Vec<Block> {
 /// # Panics
 /// If `blocks.len()` is not `(n/32)²`.
 pub fn to_row_major(n: usize, blocks: &[Block]) -> Vec<f64> {
-    assert_eq!(blocks.len(), block_count(n), "wrong number of blocks");
-    let mut m = vec![0.0; n * n];
-    for (t, blk) in blocks.iter().enumerate() {
-        let (bi, bj) = block_position(t);
-        for (r, row) in blk.0.chunks_exact(B).enumerate() {
-            let start = (bi * B + r) * n + bj * B;
-            m[start..start + B].copy_from_slice(row);
-        }
-    }
-    m
-}
-
-/// The kernel: `c += a·b` on 32 × 32 blocks, i-k-j order (a row of `c` accumulates `a[i][k]`
-/// times row `k` of `b`). Slice iterators, no indexing: no bounds checks in the loops, and the
-/// inner loop is vectorised.
-#[inline]
-pub fn kernel(c: &mut Block, a: &Block, b: &Block) {
-    for (c_row, a_row) in c.0.chunks_exact_mut(B).zip(a.0.chunks_exact(B)) {
-        for (&a_ik, b_row) in a_row.iter().zip(b.0.chunks_exact(B)) {
-            for (c_ij, &b_kj) in c_row.iter_mut().zip(b_row) {
-                *c_ij += a_ik * b_kj;
-            }
-        }
-    }
+    block_count(n);
+    zorder::to_row_major(n, blocks)
 }
 
 /// The base case: locks the C block (never contended, see the module documentation) and runs
 /// the kernel.
 fn base(c: &CBlock, a: &Block, b: &Block) {
-    match c.try_lock() {
-        Ok(mut blk) => kernel(&mut blk, a, b),
-        Err(TryLockError::WouldBlock) => {
-            panic!("mm: two tasks updated the same block of C at once (a race)")
-        }
-        Err(TryLockError::Poisoned(_)) => {
-            panic!("mm: a task panicked while updating this block of C")
-        }
-    }
+    kernel(&mut exclusive(c, "mm"), a, b);
 }
 
 /// One product `C' += A'·B'` of the recursion: parts of C, A and B of the same size.
-type Product<'a> = (&'a [CBlock], &'a [Block], &'a [Block]);
+type Product<'a> = zorder::Product<&'a [CBlock], &'a [Block], &'a [Block]>;
 
 /// The recursion step, written once for every variant: `None` after running the base case,
 /// otherwise the two phases of four independent quadrant products.
@@ -218,23 +146,7 @@ fn step<'a>(c: &'a [CBlock], a: &'a [Block], b: &'a [Block]) -> Option<[[Product
         base(&c[0], &a[0], &b[0]);
         return None;
     }
-    let [c00, c01, c10, c11] = quarters(c);
-    let [a00, a01, a10, a11] = quarters(a);
-    let [b00, b01, b10, b11] = quarters(b);
-    Some([
-        [
-            (c00, a00, b00),
-            (c01, a00, b01),
-            (c10, a10, b00),
-            (c11, a10, b01),
-        ],
-        [
-            (c00, a01, b10),
-            (c01, a01, b11),
-            (c10, a11, b10),
-            (c11, a11, b11),
-        ],
-    ])
+    Some(product_phases(quarters(c), quarters(a), quarters(b)))
 }
 
 /// Fork-join: per phase, the four products under nested `join`s, which return after all four
@@ -331,105 +243,14 @@ pub fn sf_async<'s, C: AsyncWorker<'s>>(
 const INPUT_SEED: u64 = 0x6d6d_5eed_0000_0001;
 const CHECK_SEED: u64 = 0x6d6d_c4ec_0000_0002;
 
-/// `y += M·x` over block `t` (`side × side`, row-major) of a matrix in blocked Z-order, in
-/// wrapping `u64` arithmetic, after checking that every element is an integer in `0..=max`.
-fn block_mat_vec(
-    name: &str,
-    t: usize,
-    side: usize,
-    blk: &[f64],
-    max: u64,
-    x: &[u64],
-    y: &mut [u64],
-) -> Result<(), String> {
-    let (bi, bj) = block_position(t);
-    let xs = &x[bj * side..(bj + 1) * side];
-    let ys = &mut y[bi * side..(bi + 1) * side];
-    for (r, (row, y_r)) in blk.chunks_exact(side).zip(ys).enumerate() {
-        let mut acc = 0u64;
-        for (col, (&v, &x_c)) in row.iter().zip(xs).enumerate() {
-            // `as` saturates and maps NaN to 0, so the round trip fails for NaN, for values
-            // out of range and for non-integers.
-            let u = v as u64;
-            if u > max || u as f64 != v {
-                return Err(format!(
-                    "{name}[{}][{}] = {v} is not an integer in 0..={max}",
-                    bi * side + r,
-                    bj * side + col
-                ));
-            }
-            acc = acc.wrapping_add(u.wrapping_mul(x_c));
-        }
-        *y_r = y_r.wrapping_add(acc);
-    }
-    Ok(())
-}
-
-/// Checks `C = A·B` by Freivalds' algorithm in `O(n²)` for `n × n` matrices stored as
-/// `side × side` blocks (row-major slices) in Z-order, with entries of A and B integers in
-/// `0..=max_ab`: for two random vectors `x` drawn from `seed`, compares `A·(B·x)` with `C·x`
-/// exactly, in wrapping 64-bit integer arithmetic, after checking that every element of C is
-/// an integer in its possible range `0..=max_ab²·n`. The check of `mm` and of `smm`.
-///
-/// Strength: if `C ≠ A·B`, the difference `D = C − A·B` has a nonzero entry `d` with
-/// `|d| ≤ max_ab²·n`; for a uniformly random `x`, `(D·x)` vanishes modulo `2^64` in that row
-/// with probability at most `2^v / 2^64` where `2^v ≤ |d|` is the power of two dividing `d`, so
-/// at most `49n / 2^64` for entries below 8 (below `2^-46` for `n = 4096`) per vector, squared
-/// for two independent vectors. The vectors are seeded, so the check is deterministic; the
-/// bound holds for any error that does not depend on the seed.
-pub fn freivalds_blocks(
-    n: usize,
-    side: usize,
-    seed: u64,
-    max_ab: u64,
-    [a, b, c]: [&[&[f64]]; 3],
-) -> Result<(), String> {
-    let blocks = (n / side) * (n / side);
-    if a.len() != blocks || b.len() != blocks || c.len() != blocks {
-        return Err(format!(
-            "expected {blocks} blocks per matrix, got A {}, B {}, C {}",
-            a.len(),
-            b.len(),
-            c.len()
-        ));
-    }
-    let max_c = max_ab * max_ab * n as u64;
-    let mut rng = SplitMix64::new(seed);
-    for round in 0..2 {
-        let x: Vec<u64> = (0..n).map(|_| rng.next_u64()).collect();
-        let mut bx = vec![0u64; n];
-        for (t, blk) in b.iter().enumerate() {
-            block_mat_vec("B", t, side, blk, max_ab, &x, &mut bx)?;
-        }
-        let mut abx = vec![0u64; n];
-        for (t, blk) in a.iter().enumerate() {
-            block_mat_vec("A", t, side, blk, max_ab, &bx, &mut abx)?;
-        }
-        let mut cx = vec![0u64; n];
-        for (t, blk) in c.iter().enumerate() {
-            block_mat_vec("C", t, side, blk, max_c, &x, &mut cx)?;
-        }
-        if let Some(r) = (0..n).find(|&r| abx[r] != cx[r]) {
-            return Err(format!(
-                "row {r} of C is wrong: (C·x)[{r}] = {} but (A·(B·x))[{r}] = {} \
-                 (Freivalds, vector {round})",
-                cx[r], abx[r]
-            ));
-        }
-    }
-    Ok(())
-}
-
-/// Checks `C = A·B` for `mm`'s matrices: [`freivalds_blocks`] on the 32 × 32 blocks.
+/// Checks `C = A·B` for `mm`'s matrices: [`freivalds_blocks`] (whose doc states its strength)
+/// on the 32 × 32 blocks.
 pub fn freivalds(n: usize, a: &[Block], b: &[Block], c: &[CBlock]) -> Result<(), String> {
     let guards: Vec<_> = c
         .iter()
         .map(|m| m.lock().unwrap_or_else(PoisonError::into_inner))
         .collect();
-    fn slices(m: &[Block]) -> Vec<&[f64]> {
-        m.iter().map(|blk| &blk.0[..]).collect()
-    }
-    let (a, b) = (slices(a), slices(b));
+    let (a, b) = (zorder::element_slices(a), zorder::element_slices(b));
     let c: Vec<&[f64]> = guards.iter().map(|g| &g.0[..]).collect();
     freivalds_blocks(n, B, CHECK_SEED, VALUES - 1, [&a, &b, &c])
 }

@@ -32,16 +32,16 @@
 //!
 //! # Layout
 //!
-//! As in `mm`: a matrix is a `Vec` of 16 × 16 [`Block`]s in Z-order, so every quadrant at every
-//! level is a contiguous quarter of the block slice. The side is `n = 64·2^k`.
+//! As in `mm` ([`crate::zorder`]): a matrix is a `Vec` of 16 × 16 [`Block`]s in Z-order, so every
+//! quadrant at every level is a contiguous quarter of the block slice. The side is `n = 64·2^k`.
 //!
 //! # Sharing on the async front-end
 //!
 //! A task spawned on the async front-end may only borrow what outlives the whole
 //! [`AsyncForkJoin::run_async`] scope: the input matrices, not the sums a parent allocated. So
-//! there an operand is an [`Operand`]: a borrowed part of the input or a part of a sum shared
-//! through an `Arc` (a reference count per operand, nothing copied). The closure front-end
-//! borrows the sums directly (its scopes wait for their tasks).
+//! there an operand is an [`Operand`] ([`Part`]): a borrowed part of the input or a part of a sum
+//! shared through an `Arc` (a reference count per operand, nothing copied). The closure
+//! front-end borrows the sums directly (its scopes wait for their tasks).
 //!
 //! # Exactness and check
 //!
@@ -54,12 +54,14 @@
 //! `2^38`; up to `n = 2^15` ([`MAX_SIDE`]) below `2^53`, so every `f64` operation is exact and
 //! C has exactly one correct value, checked by Freivalds' algorithm ([`freivalds`]).
 
-use crate::mm::block_position;
 use crate::rng::SplitMix64;
+use crate::zorder::{self, Part, quarters_mut, random_blocks};
 use crate::{Params, Size, Variant, Workload, quarters};
 use std::future::Future;
-use std::sync::Arc;
 use stealbench_schedulers::{AsyncForkJoin, AsyncWorker, ForkJoin, FutureHandle, Scope, Worker};
+
+/// The kernel: `c += a·b` on 16 × 16 blocks ([`zorder::mul_add`]).
+pub use crate::zorder::mul_add as kernel;
 
 /// The workload marker type.
 #[derive(Debug)]
@@ -82,14 +84,7 @@ pub const VALUES: u64 = 8;
 const CUTOFF_BLOCKS: usize = (CUTOFF / B) * (CUTOFF / B);
 
 /// A 16 × 16 block of a matrix, row-major; aligned to a cache line.
-#[derive(Debug, Clone, PartialEq)]
-#[repr(C, align(64))]
-pub struct Block(pub [f64; B * B]);
-
-impl Block {
-    /// The all-zero block.
-    pub const ZERO: Block = Block([0.0; B * B]);
-}
+pub type Block = zorder::Block<{ B * B }>;
 
 /// The input: `n` and the two factors in blocked Z-order.
 #[derive(Debug, Clone)]
@@ -110,19 +105,8 @@ impl SmmInput {
     pub fn random(n: usize, seed: u64) -> Self {
         let blocks = block_count(n);
         let mut rng = SplitMix64::new(seed);
-        let mut matrix = || -> Vec<Block> {
-            (0..blocks)
-                .map(|_| {
-                    let mut blk = Block::ZERO;
-                    for x in blk.0.iter_mut() {
-                        *x = rng.below(VALUES) as f64;
-                    }
-                    blk
-                })
-                .collect()
-        };
-        let a = matrix();
-        let b = matrix();
+        let a = random_blocks(blocks, &mut rng, VALUES);
+        let b = random_blocks(blocks, &mut rng, VALUES);
         SmmInput { n, a, b }
     }
 
@@ -156,18 +140,8 @@ pub fn block_count(n: usize) -> usize {
 /// # Panics
 /// If `n` is not `64·2^k` or `m.len() != n²`.
 pub fn from_row_major(n: usize, m: &[f64]) -> Vec<Block> {
-    assert_eq!(m.len(), n * n, "matrix of side {n} must have n² elements");
-    (0..block_count(n))
-        .map(|t| {
-            let (bi, bj) = block_position(t);
-            let mut blk = Block::ZERO;
-            for (r, row) in blk.0.chunks_exact_mut(B).enumerate() {
-                let start = (bi * B + r) * n + bj * B;
-                row.copy_from_slice(&m[start..start + B]);
-            }
-            blk
-        })
-        .collect()
+    block_count(n);
+    zorder::from_row_major(n, m)
 }
 
 /// Converts a matrix in blocked Z-order to row-major.
@@ -175,38 +149,8 @@ pub fn from_row_major(n: usize, m: &[f64]) -> Vec<Block> {
 /// # Panics
 /// If `blocks.len()` is not `(n/16)²`.
 pub fn to_row_major(n: usize, blocks: &[Block]) -> Vec<f64> {
-    assert_eq!(blocks.len(), block_count(n), "wrong number of blocks");
-    let mut m = vec![0.0; n * n];
-    for (t, blk) in blocks.iter().enumerate() {
-        let (bi, bj) = block_position(t);
-        for (r, row) in blk.0.chunks_exact(B).enumerate() {
-            let start = (bi * B + r) * n + bj * B;
-            m[start..start + B].copy_from_slice(row);
-        }
-    }
-    m
-}
-
-/// The kernel: `c += a·b` on 16 × 16 blocks, i-k-j order, slice iterators (no bounds checks;
-/// the inner loop is vectorised).
-#[inline]
-pub fn kernel(c: &mut Block, a: &Block, b: &Block) {
-    for (c_row, a_row) in c.0.chunks_exact_mut(B).zip(a.0.chunks_exact(B)) {
-        for (&a_ik, b_row) in a_row.iter().zip(b.0.chunks_exact(B)) {
-            for (c_ij, &b_kj) in c_row.iter_mut().zip(b_row) {
-                *c_ij += a_ik * b_kj;
-            }
-        }
-    }
-}
-
-/// The four quarters of a mutable slice (the Z-order quadrants).
-fn quarters_mut<T>(x: &mut [T]) -> [&mut [T]; 4] {
-    let q = x.len() / 4;
-    let (x0, rest) = x.split_at_mut(q);
-    let (x1, rest) = rest.split_at_mut(q);
-    let (x2, x3) = rest.split_at_mut(q);
-    [x0, x1, x2, x3]
+    block_count(n);
+    zorder::to_row_major(n, blocks)
 }
 
 /// The serial divide-and-conquer multiply `c += a·b` below the cutoff: the eight quadrant
@@ -373,55 +317,7 @@ pub fn sf<W: Worker>(w: &W, a: &[Block], b: &[Block]) -> Vec<Block> {
 
 /// An operand on the async front-end: a part of an input matrix (borrowed for the whole
 /// `run_async` scope) or a part of a sum a parent task allocated (shared by reference count).
-#[derive(Debug, Clone)]
-pub enum Operand<'s> {
-    /// Blocks of A or B.
-    Input(&'s [Block]),
-    /// `len` blocks of a sum, from `start`.
-    Temp {
-        /// The whole sum matrix.
-        sum: Arc<Vec<Block>>,
-        /// The first block.
-        start: usize,
-        /// The number of blocks.
-        len: usize,
-    },
-}
-
-impl Operand<'_> {
-    /// The blocks of the operand.
-    pub fn blocks(&self) -> &[Block] {
-        match self {
-            Operand::Input(x) => x,
-            Operand::Temp { sum, start, len } => &sum[*start..*start + *len],
-        }
-    }
-
-    /// The four quadrants (Z-order quarters) as operands.
-    fn quarters(&self) -> [Self; 4] {
-        match self {
-            Operand::Input(x) => quarters(x).map(Operand::Input),
-            Operand::Temp { sum, start, len } => {
-                let q = len / 4;
-                std::array::from_fn(|i| Operand::Temp {
-                    sum: Arc::clone(sum),
-                    start: start + i * q,
-                    len: q,
-                })
-            }
-        }
-    }
-
-    /// A whole sum as an operand.
-    fn sum(v: Vec<Block>) -> Self {
-        let len = v.len();
-        Operand::Temp {
-            sum: Arc::new(v),
-            start: 0,
-            len,
-        }
-    }
-}
+pub type Operand<'s> = Part<'s, Block>;
 
 /// The operands of the seven products of one async level, or `Err(product)` at the cutoff.
 #[allow(clippy::type_complexity)]
@@ -433,7 +329,7 @@ fn async_step<'s>(
     if x.len() <= CUTOFF_BLOCKS {
         return Err(leaf(x, y));
     }
-    let s = sums(x, y).map(Operand::sum);
+    let s = sums(x, y).map(Part::counted);
     Ok(products(a.quarters(), b.quarters(), s))
 }
 
@@ -520,13 +416,11 @@ pub fn sf_async<'s, C: AsyncWorker<'s>>(
 const INPUT_SEED: u64 = 0x736d_6d5e_ed00_0001;
 const CHECK_SEED: u64 = 0x736d_6dc4_ec00_0002;
 
-/// Checks `C = A·B` for `smm`'s matrices: `mm`'s Freivalds check
-/// ([`crate::mm::freivalds_blocks`], whose doc states its strength) on the 16 × 16 blocks.
+/// Checks `C = A·B` for `smm`'s matrices: the shared Freivalds check
+/// ([`zorder::freivalds_blocks`], whose doc states its strength) on the 16 × 16 blocks.
 pub fn freivalds(n: usize, a: &[Block], b: &[Block], c: &[Block]) -> Result<(), String> {
-    fn slices(m: &[Block]) -> Vec<&[f64]> {
-        m.iter().map(|blk| &blk.0[..]).collect()
-    }
-    crate::mm::freivalds_blocks(
+    let slices = zorder::element_slices;
+    zorder::freivalds_blocks(
         n,
         B,
         CHECK_SEED,
@@ -592,7 +486,7 @@ impl Workload for Smm {
         input: &SmmInput,
         _work: &mut (),
     ) -> Vec<Block> {
-        let (a, b) = (Operand::Input(&input.a[..]), Operand::Input(&input.b[..]));
+        let (a, b) = (Part::Borrowed(&input.a[..]), Part::Borrowed(&input.b[..]));
         match variant {
             Variant::Fj => pool.run_async(|c| fj_async(c, a, b)),
             Variant::Sf => pool.run_async(|c| sf_async(c, a, b)),

@@ -81,6 +81,10 @@ pub trait Metric: Send + Sync + std::fmt::Debug {
     /// Whether the figure's default worker counts stop at this machine's cores (a time means
     /// something only with a core per worker; a count or memory is measured oversubscribed).
     fn needs_cores(&self) -> bool;
+    /// What the Markdown notes say of the oversubscribed cells, after "those cells".
+    fn oversubscribed_note(&self) -> &'static str {
+        "those cells are marked `(oversubscribed)` and show no speedup"
+    }
 }
 
 /// What a figure's speedups are relative to.
@@ -124,7 +128,7 @@ pub fn format_speedup(s: f64) -> String {
 const OVERSUBSCRIBED: &str = "(oversubscribed)";
 
 /// `cell`, marked if its point was measured with more workers than this machine's CPUs.
-fn mark_oversubscribed(ctx: &Context<'_>, row: &Row, p: usize, cell: String) -> String {
+pub(crate) fn mark_oversubscribed(ctx: &Context<'_>, row: &Row, p: usize, cell: String) -> String {
     if ctx.oversubscribed(row, p) && ctx.point(row, p).is_some() {
         format!("{cell} {OVERSUBSCRIBED}")
     } else {
@@ -133,7 +137,7 @@ fn mark_oversubscribed(ctx: &Context<'_>, row: &Row, p: usize, cell: String) -> 
 }
 
 /// A cell for a point that did not finish ok, or was not measured.
-fn unfinished(s: Option<&PointSummary>) -> String {
+pub(crate) fn unfinished(s: Option<&PointSummary>) -> String {
     match s {
         None => "—".to_string(),
         Some(s) => s.status.name().to_string(),

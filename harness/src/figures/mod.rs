@@ -9,7 +9,13 @@ use crate::grid::{PaperValues, Row, workload_info};
 use crate::runtimes;
 use stealbench_workloads::Variant;
 
+pub mod counters;
+pub mod fit;
+pub mod memory;
 pub mod metric;
+pub mod ratio;
+pub mod stacks;
+pub mod suites;
 
 pub use metric::{Metric, SpeedupBase};
 
@@ -36,11 +42,24 @@ pub struct Figure {
     pub rounds: usize,
     /// Worker counts beyond the measured ones for the simulated rows (arms with `sim=`).
     pub sim_workers: &'static [usize],
+    /// The plot's x axis.
+    pub x_axis: XAxis,
     /// Timed repetitions per point when `--reps` is not given, where the paper's number is
     /// part of the metric (ProWS Figure 4: the maximum of 3 runs); `None`: the size's default.
     pub reps: Option<usize>,
     /// Every row: the paper's, then the baselines, grouped by benchmark.
     pub rows: Vec<Row>,
+}
+
+/// What a figure's plot puts on its x axis.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum XAxis {
+    /// The workers P: a line per row through its points at every P.
+    Workers,
+    /// The workload parameter that each row's workload spec sets last (`touchchain/d=64`:
+    /// `d`): one panel per workload, and the rows of one (variant, runtime) make one line
+    /// through their specs' values, at every P.
+    SpecParam,
 }
 
 /// One entry of the registry of figures and tables.
@@ -80,13 +99,19 @@ figures! {
     prows_fig2,
     prows_fig3,
     prows_fig4,
-    spoonhower_fig6;
+    spoonhower_fig5,
+    spoonhower_fig6,
+    fibril_fig3,
+    fibril_fig4,
+    fibril_table2,
+    fibril_table3,
+    fibril_table4,
+    libfork_fig5,
+    libfork_fig6,
+    libfork_fig7,
+    libfork_table2,
+    lh_mapreduce;
     planned:
-    ("fibril-speedups", "Fibril (SPAA'16) Figures 3-4: speedup over Cilk Plus and TBB, serial and on all cores"),
-    ("fibril-table2", "Fibril (SPAA'16) Table 2: steals, unmaps and page faults"),
-    ("fibril-table3", "Fibril (SPAA'16) Table 3: stack space in pages"),
-    ("fibril-table4", "Fibril (SPAA'16) Table 4: RSS and stacks"),
-    ("libfork-table2", "libfork Table II: memory scaling exponent of MRSS against P"),
 }
 
 /// The entry with id `id`.

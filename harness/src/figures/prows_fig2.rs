@@ -3,7 +3,7 @@
 //! speedups over the serial elision T_s.
 
 use super::metric::Time;
-use super::{Figure, Reference, SpeedupBase, prows_runtime, with_baselines};
+use super::{Figure, Reference, SpeedupBase, prows_runtime, with_baselines, XAxis};
 use crate::grid::Row;
 use stealbench_workloads::Variant;
 
@@ -54,6 +54,7 @@ pub fn figure() -> Figure {
         metric: &Time(SpeedupBase::Serial),
         rounds: 1,
         sim_workers: &[],
+        x_axis: XAxis::Workers,
         reps: None,
         rows: with_baselines(rows),
     }

@@ -4,7 +4,7 @@
 //! are scalability over T_1.
 
 use super::metric::Time;
-use super::{Figure, Reference, SpeedupBase, prows_runtime, with_baselines};
+use super::{Figure, Reference, SpeedupBase, prows_runtime, with_baselines, XAxis};
 use crate::grid::Row;
 use stealbench_workloads::Variant;
 
@@ -53,6 +53,7 @@ pub fn figure() -> Figure {
         metric: &Time(SpeedupBase::OneWorker),
         rounds: 3,
         sim_workers: &[],
+        x_axis: XAxis::Workers,
         reps: None,
         rows: with_baselines(rows),
     }

@@ -9,7 +9,7 @@
 //! so the figure measures P = 16 wherever it runs.
 
 use super::metric::{Count, Reduce};
-use super::{Figure, Reference, prows_runtime};
+use super::{Figure, Reference, prows_runtime, XAxis};
 use crate::grid::{PaperValues, Row};
 use stealbench_workloads::Variant;
 
@@ -81,6 +81,7 @@ pub fn figure() -> Figure {
         },
         rounds: 1,
         sim_workers: &[],
+        x_axis: XAxis::Workers,
         reps: Some(3),
         rows,
     }

@@ -9,7 +9,7 @@
 //! count, not a time), and simulated (`sim=unit`: the recorded DAG, unit strands, replayed in
 //! `stealbench-sim`'s model of each scheduler) up to 1024.
 
-use super::Figure;
+use super::{Figure, XAxis};
 use super::metric::{Count, Reduce};
 use crate::grid::Row;
 use stealbench_workloads::Variant;
@@ -62,6 +62,7 @@ pub fn figure() -> Figure {
         },
         rounds: 1,
         sim_workers: &[32, 64, 128, 256, 512, 1024],
+        x_axis: XAxis::Workers,
         reps: None,
         rows,
     }

@@ -34,6 +34,10 @@
 //!   finishes (`put`), every waiter is pushed onto the bottom of the finishing worker's deque.
 //! * **Scope end** waits for every spawn and future task of the scope the same way: a counter,
 //!   and a signal the last finisher sets.
+//! * **Latency-hiding futures** (`Scope::latency_future`): a touch of an unfinished one parks
+//!   the fiber as above; the pool's I/O thread, which has no deque, does the put when the I/O
+//!   future completes and hands every parked fiber to a worker through the injector
+//!   (`put_external`; see `fiberpool/latency.rs`).
 //!
 //! A fiber works in *rounds*: a round runs its first task (a forked child, or a job the driver
 //! gives it), then keeps popping its worker's deque bottom and running the tasks inline; when
@@ -89,10 +93,12 @@ use crate::deque::{self, Entry, Owner, Stolen, Thief};
 use crate::fiberpool::future::{FiberFuture, FiberScope, FiberShared};
 use crate::fiberpool::handle::FiberWorker;
 use crate::fiberpool::job::{FiberBox, Job};
+use crate::fiberpool::latency;
 use crate::fiberpool::pool::FiberPool;
 use crate::fiberpool::signal::Signal;
-use crate::fiberpool::worker::Local;
+use crate::fiberpool::worker::{Local, Shared};
 use crate::fiberpool::{Names, Policy, StackUse};
+use crate::rng::SplitMix64;
 use std::marker::PhantomData;
 
 pub use crate::fiberpool::DEFAULT_STACK_SIZE;
@@ -247,6 +253,12 @@ impl<F: Flavor> Policy for AbpPolicy<F> {
 
     fn put(w: &FiberWorker<Self>, fut: &Signal<Self>) {
         w.set(fut);
+    }
+
+    /// The I/O thread's put of a latency future: every fiber parked on it goes to a worker
+    /// through the injector (`fiberpool/latency.rs`).
+    fn put_external(sh: &Shared<Self>, fut: &Signal<Self>, _: &mut SplitMix64) -> usize {
+        latency::set_external(sh, fut)
     }
 
     fn stats(_: &AbpDeques) -> Vec<(&'static str, u64)> {

@@ -402,12 +402,12 @@ unsafe fn child_parted<P: Policy, R, D: Delivery<P, R>>(
     }
 }
 
-/// The result cell of a future whose task parted from its creator: set once by its task, read
-/// by touches.
-struct Cell2<P: Policy, T> {
-    done: P::Fut,
+/// The result cell of a future whose task parted from its creator (or of a latency future
+/// waiting on the I/O thread, [`super::latency`]): set once by its task, read by touches.
+pub(super) struct Cell2<P: Policy, T> {
+    pub(super) done: P::Fut,
     /// `Some` once the task returned; stays `None` if it panicked.
-    value: UnsafeCell<Option<T>>,
+    pub(super) value: UnsafeCell<Option<T>>,
 }
 
 // SAFETY: `value` is written once, by the future's task, before `done` is set (Release), and
@@ -419,7 +419,7 @@ unsafe impl<P: Policy, T: Send> Send for Cell2<P, T> {}
 unsafe impl<P: Policy, T: Send> Sync for Cell2<P, T> {}
 
 impl<P: Policy, T> Cell2<P, T> {
-    fn new() -> Self {
+    pub(super) fn new() -> Self {
         Cell2 {
             done: P::new_fut(),
             value: UnsafeCell::new(None),
@@ -463,7 +463,7 @@ impl<P: Policy> Delivery<P, ()> for Nothing {
 }
 
 /// What a single-touch handle holds.
-enum Repr<P: Policy, T> {
+pub(super) enum Repr<P: Policy, T> {
     /// The task finished before the handle was made (`None`: it panicked).
     Ready(Option<T>),
     /// The task parted from its creator: its result arrives in the cell.
@@ -556,6 +556,19 @@ impl<'s, P: Policy> Scope<'s> for FiberScope<'s, P> {
             Repr::Queued(_) => unreachable!("fork_future does not queue"),
         };
         FiberShared { cell }
+    }
+
+    /// Polled once here, then driven by the pool's I/O thread; a touch of the unfinished
+    /// future suspends as the policy says. See [`super::latency`].
+    fn latency_future<T, M, Fut>(&self, w: &FiberWorker<P>, make: M) -> FiberFuture<P, T>
+    where
+        M: FnOnce() -> Fut + Send + 's,
+        Fut: std::future::Future<Output = T> + Send + 's,
+        T: Send + 's,
+    {
+        FiberFuture {
+            repr: super::latency::start(self, w, make),
+        }
     }
 }
 

@@ -10,9 +10,11 @@
 //! * [`signal`]: the one-shot signal with a lock-free list of parked fibers (join and scope
 //!   syncs, and `abp`'s futures).
 //! * [`worker`]: a worker's state, the driver (resume a fiber, carry out what it asks for), the
-//!   search for work (own deque bottom, the injector, the policy's steal, backoff, sleep with
-//!   the Dekker handshake of [`crate::deque`]'s asymmetric fence), and a fiber's round of work
-//!   (its entry for a job the driver gives it, and the end of every round).
+//!   search for work (own deque bottom, the injector, the policy's steal, backoff, sleep), and
+//!   a fiber's round of work (its entry for a job the driver gives it, and the end of every
+//!   round).
+//! * [`sleep`]: idle workers' sleep and wake-up, the Dekker handshake with a push through
+//!   [`crate::deque`]'s asymmetric fence, and the shutdown.
 //! * [`handle`]: the worker handle a task receives: `join` (the job record of `b` on the
 //!   caller's frame, the inline fast path, suspension on `b`'s signal), `scope`, `fork`.
 //! * [`future`]: scopes, spawns and futures (work-first on a new fiber, started over with the
@@ -22,6 +24,9 @@
 //!   job that the touch runs inline if it is still at the deque's bottom.
 //! * [`rendezvous`]: where a forked task and its continuation meet when someone else took the
 //!   continuation (each fiber owns one), and the per-worker pool of spare ones.
+//! * [`latency`]: latency-hiding futures (`Scope::latency_future`): the pool's I/O thread
+//!   drives them, and its put (the policy's [`Policy::put_external`]) makes the waiting deque
+//!   or fiber ready from outside the workers.
 //! * [`pool`]: starting and stopping the worker threads, `run`, statistics.
 //! * Stacks: how many idle fibers and free stacks a worker keeps, whether it spills to a
 //!   shared free list, and whether a suspended fiber's unused pages are given back to the OS
@@ -42,15 +47,18 @@ pub mod deviation;
 pub mod future;
 pub mod handle;
 pub mod job;
+pub mod latency;
 pub mod pool;
 pub mod queued;
 pub mod rendezvous;
 pub mod signal;
+pub mod sleep;
 pub mod worker;
 
 use crate::deque::{Entry, Owner};
+use crate::rng::SplitMix64;
 use job::{FiberBox, Job};
-use worker::Local;
+use worker::{Local, Shared};
 
 /// Usable bytes of every fiber stack unless `with_stack_size` says otherwise. Stacks are
 /// mapped with `MAP_NORESERVE`, so this is address space; pages are committed when touched.
@@ -162,6 +170,11 @@ pub trait Policy: Sized + Send + Sync + 'static {
     /// The put of a future, by its task on `w`, after its value is stored: mark it done and
     /// make what waits on it ready.
     fn put(w: &handle::FiberWorker<Self>, fut: &Self::Fut);
+    /// The put of a latency future by the pool's I/O thread ([`latency`]), which is no worker
+    /// and has no deque, after its value is stored: mark it done, make what waits on it ready
+    /// and wake a sleeping worker. `rng` makes the policy's random choices. Returns how many
+    /// deques or fibers it made ready.
+    fn put_external(sh: &Shared<Self>, fut: &Self::Fut, rng: &mut SplitMix64) -> usize;
     /// The policy's counters, appended to the common ones in `Stats::extra`.
     fn stats(sh: &Self::Shared) -> Vec<(&'static str, u64)>;
     /// The policy's levels (high-water marks), appended to the common ones in `Stats::gauges`.

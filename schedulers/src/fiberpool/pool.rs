@@ -3,6 +3,7 @@
 
 use super::handle::FiberWorker;
 use super::job::JobRef;
+use super::sleep::Sleepers;
 use super::worker::{Counters, Shared, worker_main};
 use super::{DEFAULT_STACK_SIZE, Policy};
 use crate::api::{ForkJoin, Scheduler, StartError};
@@ -15,7 +16,7 @@ use std::cell::UnsafeCell;
 use std::marker::PhantomData;
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, AtomicUsize, Ordering, fence};
-use std::sync::{Arc, Condvar, Mutex, OnceLock};
+use std::sync::{Arc, Condvar, Mutex};
 use std::thread::{self, JoinHandle};
 
 /// A fiber pool: P worker threads scheduling with policy `P` (`abp::Abp`, `prows::Prows`).
@@ -54,10 +55,7 @@ impl<P: Policy> FiberPool<P> {
         let shared = Arc::new(Shared {
             pol,
             injector: Injector::new(),
-            sleepers: AtomicUsize::new(0),
-            sleeping: (0..p).map(|_| AtomicBool::new(false)).collect(),
-            threads: (0..p).map(|_| OnceLock::new()).collect(),
-            terminate: AtomicBool::new(false),
+            sleep: Sleepers::new(p),
             future_stack: config.future_stack,
             idle: config.idle,
             counters: Counters::new(p),
@@ -66,6 +64,7 @@ impl<P: Policy> FiberPool<P> {
             held: (0..p).map(|_| AtomicBool::new(false)).collect(),
             tids: (0..p).map(|_| AtomicI32::new(0)).collect(),
             faults_base: AtomicU64::new(0),
+            io: Default::default(),
         });
         let mut pool = FiberPool {
             shared: Arc::clone(&shared),
@@ -108,6 +107,12 @@ impl<P: Policy> FiberPool<P> {
             .sum()
     }
 
+    /// The policy's shared state (for the policies' unit tests).
+    #[cfg(test)]
+    pub(crate) fn policy(&self) -> &P::Shared {
+        &self.shared.pol
+    }
+
     /// Lets every worker steal again after [`FiberWorker::hold_steals`] (a test that forces a
     /// schedule calls it once its run is over).
     pub fn release_steals(&self) {
@@ -119,8 +124,10 @@ impl<P: Policy> FiberPool<P> {
 
 impl<P: Policy> Drop for FiberPool<P> {
     fn drop(&mut self) {
-        self.shared.terminate.store(true, Ordering::SeqCst);
-        self.shared.wake_all();
+        // The I/O thread first: what it still does (a put, the bookkeeping after one) may
+        // hand work to the workers.
+        self.shared.io.stop();
+        self.shared.sleep.terminate();
         for h in self.handles.drain(..) {
             let _ = h.join();
         }
@@ -157,6 +164,7 @@ impl<P: Policy> Scheduler for FiberPool<P> {
             ),
         ];
         extra.extend(P::stats(&self.shared.pol));
+        extra.extend(self.shared.io.stats());
         let st = &self.shared.stacks;
         let pages = st.scan();
         let mut gauges = vec![
@@ -196,6 +204,7 @@ impl<P: Policy> Scheduler for FiberPool<P> {
             .faults_base
             .store(self.worker_faults(), Ordering::Relaxed);
         P::reset_stats(&self.shared.pol);
+        self.shared.io.reset();
         self.shared.stacks.reset_high_water();
     }
 }

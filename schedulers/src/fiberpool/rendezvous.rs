@@ -17,7 +17,7 @@
 //!
 //! [`reset`]: Rendezvous::reset
 
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use crate::sync::{AtomicU64, AtomicUsize, Ordering, set_mut};
 
 /// See the module documentation. `state` is 0 until the first arrival, then its word (never
 /// 0). `child_end` is the mark of the child's last strand ([`super::deviation`]), written by
@@ -65,7 +65,7 @@ impl Rendezvous {
 
     /// Makes a rendezvous that was used ready for the next fork.
     fn clear(&mut self) {
-        *self.state.get_mut() = 0;
+        set_mut(&mut self.state, 0);
     }
 
     /// As `clear`, for the second side, which keeps the rendezvous it arrived at (a fiber's

@@ -7,8 +7,8 @@
 
 use super::Policy;
 use super::job::{FiberBox, FiberNode};
+use crate::sync::{AtomicUsize, Ordering};
 use std::marker::PhantomData;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 const EMPTY: usize = 0;
 const SET: usize = 1;
@@ -22,7 +22,7 @@ pub struct Signal<P: Policy> {
 
 impl<P: Policy> Signal<P> {
     /// A signal that is not set and has no waiters.
-    pub const fn new() -> Self {
+    pub fn new() -> Self {
         Signal {
             state: AtomicUsize::new(EMPTY),
             _policy: PhantomData,
@@ -30,7 +30,7 @@ impl<P: Policy> Signal<P> {
     }
 
     /// A signal that is set already.
-    pub const fn new_set() -> Self {
+    pub fn new_set() -> Self {
         Signal {
             state: AtomicUsize::new(SET),
             _policy: PhantomData,

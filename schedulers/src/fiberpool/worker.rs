@@ -7,9 +7,10 @@ use super::handle::FiberWorker;
 use super::job::{Exit, FiberBox, FiberNode, Input, Job, JobRef, ToDriver, Yield};
 use super::rendezvous::{Rendezvous, RvPool};
 use super::signal::Signal;
+use super::sleep::Sleepers;
 use super::{Policy, SPIN_ROUNDS, YIELD_ROUNDS};
 use crate::config::{FutureStack, IdlePolicy};
-use crate::deque::{self, heavy_fence};
+use crate::deque;
 use crate::fiber;
 use crate::stack::{StackCounters, StackPool};
 use crate::stats::PerWorker;
@@ -17,9 +18,8 @@ use crossbeam_deque::{Injector, Steal};
 use std::cell::{Cell, UnsafeCell};
 use std::mem::ManuallyDrop;
 use std::sync::Arc;
-use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::thread::{self, Thread};
+use std::thread;
 
 /// The counters every fiber pool keeps (a policy keeps its own in [`Policy::Shared`]).
 pub struct Counters {
@@ -75,14 +75,8 @@ pub struct Shared<P: Policy> {
     pub pol: P::Shared,
     /// Root tasks of `run`.
     pub injector: Injector<JobRef<P>>,
-    /// How many workers are (about to go) asleep.
-    pub sleepers: AtomicUsize,
-    /// Per worker: asleep (or about to be), cleared by the waker.
-    pub sleeping: Box<[AtomicBool]>,
-    /// The worker threads, to unpark them.
-    pub threads: Box<[OnceLock<Thread>]>,
-    /// Set when the pool is dropped.
-    pub terminate: AtomicBool,
+    /// Idle workers' sleep and wake-up, and the shutdown.
+    pub sleep: Sleepers,
     /// What idle workers do.
     pub idle: IdlePolicy,
     /// Where future tasks run.
@@ -102,6 +96,8 @@ pub struct Shared<P: Policy> {
     /// `FiberWorker::hold_steals`): while set, the worker takes no work from the injector or
     /// from deques that are not its own.
     pub held: Box<[AtomicBool]>,
+    /// The I/O thread of latency futures and its counters ([`super::latency`]).
+    pub io: super::latency::PoolIo,
 }
 
 impl<P: Policy> Shared<P> {
@@ -118,34 +114,11 @@ impl<P: Policy> Shared<P> {
         !self.injector.is_empty() || P::work_visible(&self.pol)
     }
 
-    /// Wakes one sleeping worker, if any. Called after a SeqCst fence that follows a push.
+    /// Wakes one sleeping worker, if any ([`Sleepers::notify`]). Called after a push and the
+    /// light side of the fence (or a SeqCst fence).
     #[inline]
     pub fn notify(&self) {
-        if self.sleepers.load(Ordering::Relaxed) > 0 {
-            self.wake_one();
-        }
-    }
-
-    #[cold]
-    fn wake_one(&self) {
-        for (i, s) in self.sleeping.iter().enumerate() {
-            if s.load(Ordering::Relaxed) && s.swap(false, Ordering::AcqRel) {
-                if let Some(t) = self.threads[i].get() {
-                    t.unpark();
-                }
-                return;
-            }
-        }
-    }
-
-    /// Wakes every worker (at shutdown).
-    pub fn wake_all(&self) {
-        for (i, s) in self.sleeping.iter().enumerate() {
-            s.store(false, Ordering::Release);
-            if let Some(t) = self.threads[i].get() {
-                t.unpark();
-            }
-        }
+        self.sleep.notify();
     }
 }
 
@@ -197,7 +170,7 @@ impl<P: Policy> Local<P> {
     fn push_entry(&self, e: deque::Entry) {
         let o = P::owner(self);
         o.push(e);
-        // Pairs with the heavy fence in `sleep`: see the module documentation.
+        // Pairs with the heavy fence in `Sleepers::sleep`: see `super::sleep`.
         o.light_fence();
         self.shared.notify();
     }
@@ -510,7 +483,7 @@ impl<P: Policy> Local<P> {
         let sh = &*self.shared;
         let mut round = 0u32;
         loop {
-            if sh.terminate.load(Ordering::Acquire) {
+            if sh.sleep.terminating() {
                 return None;
             }
             if sh.held[self.index].load(Ordering::Relaxed) {
@@ -537,24 +510,21 @@ impl<P: Policy> Local<P> {
         }
     }
 
+    /// Sleeps until a push or the shutdown wakes this worker, unless its last look at the
+    /// deques finds work (the handshake of [`Sleepers::sleep`], whose heavy fence pairs with the
+    /// light one in `push`).
     #[cold]
     fn sleep(&self) {
         let sh = &*self.shared;
-        let me = &sh.sleeping[self.index];
-        sh.sleepers.fetch_add(1, Ordering::SeqCst);
-        me.store(true, Ordering::SeqCst);
-        // Pairs with the light fence in `push`: see the module documentation.
-        heavy_fence();
-        if !sh.work_visible() && !sh.terminate.load(Ordering::SeqCst) {
-            if sh.in_run() {
-                sh.counters.sleeps.add_single_writer(self.index, 1);
-            }
-            while me.load(Ordering::Acquire) && !sh.terminate.load(Ordering::Acquire) {
-                thread::park();
-            }
-        }
-        me.store(false, Ordering::Release);
-        sh.sleepers.fetch_sub(1, Ordering::SeqCst);
+        sh.sleep.sleep(
+            self.index,
+            || sh.work_visible(),
+            || {
+                if sh.in_run() {
+                    sh.counters.sleeps.add_single_writer(self.index, 1);
+                }
+            },
+        );
     }
 }
 
@@ -565,7 +535,7 @@ pub fn worker_main<P: Policy>(
     seed: P::Seed,
     stack_size: usize,
 ) {
-    let _ = shared.threads[index].set(thread::current());
+    shared.sleep.register(index);
     // SAFETY: gettid has no preconditions.
     shared.tids[index].store(unsafe { libc::gettid() }, Ordering::Relaxed);
     let mut stacks = StackPool::new(
@@ -595,7 +565,7 @@ pub fn worker_main<P: Policy>(
         ),
         mark: Cell::new(index as u64),
         deviations_cell: shared.counters.deviations.cell(index),
-        mark_step: shared.sleeping.len() as u64,
+        mark_step: shared.sleep.workers() as u64,
         stack_size,
         scratch: UnsafeCell::new(Vec::new()),
         shared,

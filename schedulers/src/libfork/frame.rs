@@ -20,13 +20,13 @@
 //! the parent's join re-raises the payload (so a panic climbs the tree to `run_async`).
 
 use super::stack::SegStack;
+use crate::sync::{AtomicU32, Ordering};
 use std::any::Any;
 use std::cell::{Cell, UnsafeCell};
 use std::future::Future;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::pin::Pin;
 use std::ptr;
-use std::sync::atomic::AtomicU32;
 use std::task::{Context, Poll};
 
 /// A child's result: its value, or the payload of its panic.
@@ -107,14 +107,59 @@ pub struct Header {
     /// Times this frame's continuation was stolen since its last join. Written only by the
     /// worker that runs the frame (a thief counts its own steal before resuming it).
     pub steals: Cell<u32>,
-    /// The join counter: [`JOIN_BIAS`] while no join is in progress; each child whose parent
-    /// was stolen subtracts 1 when it returns, the parent subtracts `JOIN_BIAS - steals` at
-    /// its join; whoever brings it to zero resumes the parent (the split counter of nowa).
-    pub joins: AtomicU32,
+    /// The join counter ([`JoinCounter`]).
+    pub joins: JoinCounter,
 }
 
-/// The idle value of [`Header::joins`]: larger than any number of steals of one join.
+/// The idle value of a [`JoinCounter`]: larger than any number of steals of one join.
 pub const JOIN_BIAS: u32 = 1 << 30;
+
+/// A frame's join counter, which decides who resumes the frame after a join whose
+/// continuation was stolen (the split counter of nowa): [`JOIN_BIAS`] while no join is in
+/// progress; each forked child whose parent was stolen subtracts 1 when it returns
+/// ([`JoinCounter::child_arrives`]), the parent subtracts `JOIN_BIAS - steals` at its join
+/// ([`JoinCounter::parent_arrives`]); whoever brings it to zero goes on with the parent.
+/// Every arrival is AcqRel: it releases what its side wrote (a child's result, its frees on
+/// the parent's stack), and the last one acquires what every other side wrote.
+/// `tests/loom.rs` models it.
+pub struct JoinCounter(AtomicU32);
+
+impl JoinCounter {
+    /// A counter with no join in progress.
+    #[inline(always)]
+    pub fn new() -> Self {
+        JoinCounter(AtomicU32::new(JOIN_BIAS))
+    }
+
+    /// The parent's arrival at its join, its continuation stolen `steals` times since the last
+    /// join (counted by the thieves in the frame, without an atomic instruction): true if it is
+    /// the last, so every child is done and it goes on with the parent.
+    #[inline(always)]
+    pub fn parent_arrives(&self, steals: u32) -> bool {
+        self.0.fetch_sub(JOIN_BIAS - steals, Ordering::AcqRel) == JOIN_BIAS - steals
+    }
+
+    /// A forked child's arrival, its parent stolen: true if it is the last, so it goes on with
+    /// the parent.
+    #[inline(always)]
+    pub fn child_arrives(&self) -> bool {
+        self.0.fetch_sub(1, Ordering::AcqRel) == 1
+    }
+
+    /// Makes the counter ready for the next join, by whoever goes on with the frame after the
+    /// last arrival. Relaxed: the frame's next forks happen after it on this thread, and a
+    /// thief reaches the frame through the deque, whose push releases it.
+    #[inline(always)]
+    pub fn reset(&self) {
+        self.0.store(JOIN_BIAS, Ordering::Relaxed);
+    }
+}
+
+impl Default for JoinCounter {
+    fn default() -> Self {
+        Self::new()
+    }
+}
 
 /// A whole frame: header, where the outcome goes, and the task's future (pinned here until
 /// the frame is freed).
@@ -157,7 +202,7 @@ impl<Fut: Future> Frame<Fut> {
                 dropped: Cell::new(false),
                 resume: Cell::new(None),
                 steals: Cell::new(0),
-                joins: AtomicU32::new(JOIN_BIAS),
+                joins: JoinCounter::new(),
             });
             (&raw mut (*frame).out).write(out);
             (&raw mut (*frame).fut).write(make());

@@ -74,7 +74,7 @@
 //! each worker holds at most two stacks (its own and a spare), each of at most two stacklets
 //! (the first and a cached one): more would be a leak, and the tests check it.
 
-mod frame;
+pub(crate) mod frame;
 mod stack;
 
 use crate::api::{AsyncForkJoin, AsyncShared, AsyncWorker, Scheduler, StartError};
@@ -83,7 +83,7 @@ use crate::deque::{self, Owner, Stolen, Thief};
 use crate::stats::{PerWorker, Stats};
 use crate::topology::{Topology, pin_current_thread};
 use crate::victims::{self, StealPass, VictimTable};
-use frame::{Frame, Header, JOIN_BIAS, Kind, Slot};
+use frame::{Frame, Header, Kind, Slot};
 use stack::{SegStack, StackCounters};
 use std::cell::Cell;
 use std::future::Future;
@@ -349,7 +349,7 @@ impl WorkerState {
         // SAFETY: the caller's contract; nobody else touches the frame's join state now.
         unsafe {
             (*f).steals.set(0);
-            (*f).joins.store(JOIN_BIAS, Ordering::Relaxed);
+            (*f).joins.reset();
         }
     }
 
@@ -445,8 +445,7 @@ impl WorkerState {
         // The parent's half of the split counter: release our writes (the second child's
         // result, our frees on its stack), acquire the children's.
         // SAFETY: the caller's contract.
-        let prev = unsafe { (*f).joins.fetch_sub(JOIN_BIAS - steals, Ordering::AcqRel) };
-        if prev == JOIN_BIAS - steals {
+        if unsafe { (*f).joins.parent_arrives(steals) } {
             // Last: every child is done; go on with the parent on its stack.
             // SAFETY: `f` is live; we are the one going on with it.
             unsafe {
@@ -502,8 +501,7 @@ impl WorkerState {
     #[inline(never)]
     unsafe fn implicit_join(&self, parent: *mut Header) -> Option<*mut Header> {
         // SAFETY: the caller's contract.
-        let prev = unsafe { (*parent).joins.fetch_sub(1, Ordering::AcqRel) };
-        if prev == 1 {
+        if unsafe { (*parent).joins.child_arrives() } {
             // Last to arrive: the parent is ours to go on with.
             // SAFETY: as above.
             unsafe {

@@ -28,6 +28,12 @@
 //! * `rebalanceStealables(v)` runs on every removal from a stealable set (in `setToActive` and
 //!   after a steal emptied a deque): it picks a random worker v'; if v' is not v and has a
 //!   stealable deque, one moves from v' to v. (The paper's placement only; see below.)
+//! * **Latency-hiding futures** (`Scope::latency_future`, the Rayon-LH thesis's ProWS-R): a
+//!   touch of an unfinished one suspends the deque as above; its put is done by the pool's I/O
+//!   thread when the I/O future completes (`put_external`: the thesis's callback, its
+//!   Algorithm 2), which has no active deque to make one of them active: every deque becomes
+//!   resumable in a stealable set and a sleeping worker is woken. The deque states are the
+//!   thesis's Figure 3.1 (`Status`). See `fiberpool/latency.rs`.
 //!
 //! # Placement
 //!
@@ -46,9 +52,51 @@
 //! offered so that the two can be compared (`stealbench run --runtime prows-artifact ...`).
 //!
 //! The stealable sets, the deques' states and the active-deque slots are protected by one
-//! pool-wide mutex: the paper assumes concurrent sets with constant amortized operations; these
-//! operations (suspend, resume, steal, mug) are rare next to pushes and pops, which stay
-//! lock-free on the owner's active deque. The random choices are exactly the paper's.
+//! pool-wide mutex: the paper assumes concurrent sets with constant amortized operations; the
+//! operations that change them (suspend, resume, mug, a steal that empties a stealable deque
+//! or steals from a resumable one) are rare next to pushes and pops, which stay lock-free on
+//! the owner's active deque, and next to steals from active deques, which take no lock either
+//! (below). The random choices are exactly the paper's.
+//!
+//! # Stealing without the lock
+//!
+//! In fork-join every steal is from some worker's active deque, and the locked path does no
+//! bookkeeping for one; so that thieves are not serialised on the mutex (as `abp`'s are not),
+//! a steal attempt takes the lock only where the sets or a deque's state may change:
+//!
+//! * Every worker has a `Slot` that publishes, for readers without the lock, its active
+//!   deque (a pointer under a seqlock: a version that is odd while the pointer changes) and the
+//!   size of its stealable set. Only the lock's holder writes them, every write of an active
+//!   deque going through `ProwsDeques::set_active`.
+//! * The thief draws the victim v, then reads v's version, pointer and set size, and draws the
+//!   deque k among them as before. If k is v's active deque, it steals from it without the
+//!   lock and reads the version again. Unchanged, the slot held that deque, active, from
+//!   before the pointer was read until after the steal: nothing to account for (the locked
+//!   path does nothing for an active deque). Changed (the deque was suspended, or replaced,
+//!   meanwhile), the thief takes the lock and does for the deque's status *now* what the
+//!   locked path does after a steal: one left without ready nodes leaves its stealable set
+//!   (and rebalances), a resumable one becomes muggable. The orderings: the thief's steal ends
+//!   with a SeqCst compare-and-swap of the deque's `top` and its second read of the version
+//!   is SeqCst; the writer stores the odd version and issues a SeqCst fence before it reads
+//!   anything of the deque (whether it is empty, as a suspension does). Either the thief's read
+//!   follows the fence in the SeqCst order, and it sees the version changed, or the fence
+//!   follows the thief's compare-and-swap, and the writer sees the steal; so no steal escapes
+//!   both the writer's and the thief's bookkeeping (`set_active` and `Local::steal` say it
+//!   line by line).
+//! * An odd version, a draw of a stealable deque, and the thief's need of an active deque of
+//!   its own (after a suspension) take the lock, as before. A stealable deque drawn without
+//!   the lock keeps its draw if the victim's slot and set size are still the ones the draw
+//!   saw, else the locked path draws again from what it finds.
+//! * A thief may dereference a deque's pointer after the deque left the slot. So that it is
+//!   never freed meanwhile, the pool keeps every deque it made until it is dropped, and a
+//!   deque nothing else refers to any more (an active deque replaced when empty, a resumable
+//!   one emptied by a steal) goes to a free list, from which the next new active deque comes.
+//!   Memory stays at the most deques alive at once (they are made per suspension: 24,000 to
+//!   37,000 for one `hqsort` gf run at `--size quick` on 2 workers, so never freeing them
+//!   was not an option), and a thief's attempt costs no epoch pin (a SeqCst read-modify-write
+//!   with `crossbeam-epoch`) or hazard pointer. A recycled deque may be stolen from by a thief
+//!   that read its pointer in an earlier life: it is then some worker's active deque, or
+//!   empty, and the version check sends that thief to the bookkeeping.
 //!
 //! Idle workers back off and sleep as in `abp` (the same Dekker handshake with the asymmetric
 //! fence); `put` and every push wake a sleeper.
@@ -58,7 +106,8 @@
 //! `steals`, `steal_attempts`; extras: `suspensions` (fibers parked at a join or scope sync),
 //! `resumptions`, `deque_suspensions`, `deque_resumptions` (put made a deque active),
 //! `deques_resumable` (deques a put made resumable), `muggings`, `rebalances` (a deque moved
-//! between stealable sets; always 0 with the [`Artifact`] placement), `deques_created`,
+//! between stealable sets; always 0 with the [`Artifact`] placement), `deques_created` (new
+//! active deques, recycled or newly allocated),
 //! `fibers_created`, `fiber_runs`, `forks_parted`, `sleeps`, `deviations` (as in `abp`: exact,
 //! per worker, by the shared code of `fiberpool/deviation.rs`; the ProWS paper's Definition 4.5
 //! is the same as Spoonhower et al.'s Definition 1, and its Theorem 4.11 bounds them by
@@ -85,12 +134,14 @@ use crate::fiberpool::Policy;
 use crate::fiberpool::future::{FiberFuture, FiberScope, FiberShared};
 use crate::fiberpool::handle::FiberWorker;
 use crate::fiberpool::job::{FiberBox, Job};
+use crate::fiberpool::latency;
 use crate::fiberpool::pool::FiberPool;
-use crate::fiberpool::worker::Local;
+use crate::fiberpool::worker::{Local, Shared};
+use crate::rng::SplitMix64;
 use crate::stats::PerWorker;
 use std::cell::UnsafeCell;
 use std::marker::PhantomData;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicPtr, AtomicU64, AtomicUsize, Ordering, fence};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 pub use crate::fiberpool::DEFAULT_STACK_SIZE;
@@ -259,42 +310,48 @@ impl<A: Placement> Dq<A> {
     }
 }
 
-/// Active slots and stealable sets, under one lock.
+/// Active slots and stealable sets, under one lock, and every deque the pool made.
 struct Sets<A: Placement> {
+    /// Every write goes through [`ProwsDeques::set_active`], which publishes it in the
+    /// worker's [`Slot`].
     active: Vec<Option<Arc<Dq<A>>>>,
+    /// Every change is mirrored in the worker's [`Slot::stealable`].
     stealable: Vec<Vec<Arc<Dq<A>>>>,
     /// Deques in all stealable sets together.
     stealable_now: usize,
     /// The largest `stealable_now` since the start or the last `reset_stats`.
     stealable_high_water: usize,
+    /// Every deque this pool ever made, kept until the pool is dropped: thieves dereference
+    /// deque pointers read from a [`Slot`] without the lock, after the deque may have left the
+    /// slot (see [Stealing without the lock](self#stealing-without-the-lock)).
+    all: Vec<Arc<Dq<A>>>,
+    /// Deques nothing refers to any more but `all` (and this list): empty, active nowhere, in
+    /// no set and no future's list, ready to be a worker's new active deque again.
+    free: Vec<Arc<Dq<A>>>,
 }
 
-impl<A: Placement> Sets<A> {
-    /// Puts `d` into worker `v`'s stealable set and records `v` as its home.
-    fn add_stealable(&mut self, m: &mut DqMeta<A>, v: usize, d: &Arc<Dq<A>>) {
-        debug_assert!(m.home.is_none(), "a deque in two stealable sets");
-        m.home = Some(v);
-        self.stealable[v].push(Arc::clone(d));
-        self.stealable_now += 1;
-        self.stealable_high_water = self.stealable_high_water.max(self.stealable_now);
-    }
-
-    /// Removes `d` from worker `h`'s stealable set (its home, already cleared by the caller).
-    fn remove_stealable(&mut self, h: usize, d: &Arc<Dq<A>>) {
-        let set = &mut self.stealable[h];
-        if let Some(i) = set.iter().position(|x| Arc::ptr_eq(x, d)) {
-            set.swap_remove(i);
-            self.stealable_now -= 1;
-        } else {
-            debug_assert!(false, "a deque's home set did not hold it");
-        }
-    }
+/// A worker's active deque and the size of its stealable set, published for thieves that read
+/// them without the lock. Written only by the pool-wide lock's holder: `active` with the
+/// seqlock protocol of [`ProwsDeques::set_active`], `stealable` whenever the set changes.
+/// Aligned to two cache lines, as the deques are: thieves read it on every steal attempt.
+#[repr(align(128))]
+struct Slot<A: Placement> {
+    /// Odd while `active` is being changed; grows by 2 at every change, so a thief that reads
+    /// the same even value before and after its steal knows the slot held the same deque, and
+    /// that deque was active there, all along.
+    version: AtomicU64,
+    /// `Sets::active[v]`'s deque, null if none.
+    active: AtomicPtr<Dq<A>>,
+    /// `Sets::stealable[v].len()`: only a hint for the thief's draw, which the locked path
+    /// checks.
+    stealable: AtomicUsize,
 }
 
 /// The deque objects' places and the policy's counters.
 pub struct ProwsDeques<A: Placement = Paper> {
     workers: usize,
     sets: Mutex<Sets<A>>,
+    slots: Box<[Slot<A>]>,
     deque_suspensions: PerWorker,
     deque_resumptions: PerWorker,
     deques_resumable: PerWorker,
@@ -306,6 +363,133 @@ pub struct ProwsDeques<A: Placement = Paper> {
 impl<A: Placement> ProwsDeques<A> {
     fn lock_sets(&self) -> MutexGuard<'_, Sets<A>> {
         self.sets.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The deque `p` points to.
+    ///
+    /// # Safety
+    /// `p` was read from this pool's `slots` or `sets` (is a deque this pool made), non-null.
+    unsafe fn deque(&self, p: *const Dq<A>) -> &Dq<A> {
+        // SAFETY: every deque this pool made is in `Sets::all`, which holds a reference to it
+        // until the pool is dropped, and `&self` borrows the pool.
+        unsafe { &*p }
+    }
+
+    /// Writes worker `v`'s active deque (the lock's holder, `g`): the only writer of
+    /// `Sets::active`. Returns the previous one.
+    ///
+    /// The seqlock write: version odd, pointer, version even. Orderings:
+    /// * the odd store is Relaxed and the version's first load too: only the lock's holder
+    ///   writes it, and the lock orders the writers;
+    /// * the SeqCst fence after the odd store pairs with a thief's SeqCst compare-and-swap of
+    ///   the deque's `top` (its steal) followed by its SeqCst load of the version (see
+    ///   `Local::steal`): either the thief's load comes after the fence in the SeqCst order,
+    ///   and it reads the odd value or a later one (the slot changed: it takes the lock and
+    ///   does the bookkeeping), or the fence comes after the thief's load, hence after its
+    ///   compare-and-swap, and everything this lock's holder reads of the deque after the fence
+    ///   (whether it is empty, when it is suspended) sees the steal. It also keeps the odd
+    ///   store before the pointer's (as a Release fence would);
+    /// * the pointer's Release store pairs with the thief's Acquire load: a thief that reads
+    ///   the new pointer sees the deque as it was made or recycled, and (the odd store being
+    ///   before) reads the odd version or a later one after its steal, so it never trusts a
+    ///   pointer newer than the version it read first;
+    /// * the even store is Release: a thief that reads it (Acquire) then reads this pointer or
+    ///   a later one.
+    fn set_active(&self, g: &mut Sets<A>, v: usize, d: Option<Arc<Dq<A>>>) -> Option<Arc<Dq<A>>> {
+        let slot = &self.slots[v];
+        let s = slot.version.load(Ordering::Relaxed);
+        debug_assert!(s % 2 == 0, "a slot written twice at once");
+        slot.version.store(s + 1, Ordering::Relaxed);
+        fence(Ordering::SeqCst);
+        let p = d
+            .as_ref()
+            .map_or(std::ptr::null_mut(), |d| Arc::as_ptr(d).cast_mut());
+        slot.active.store(p, Ordering::Release);
+        slot.version.store(s + 2, Ordering::Release);
+        std::mem::replace(&mut g.active[v], d)
+    }
+
+    /// Publishes the size of worker `v`'s stealable set after a change (Relaxed: a hint).
+    fn publish_stealable(&self, g: &Sets<A>, v: usize) {
+        self.slots[v]
+            .stealable
+            .store(g.stealable[v].len(), Ordering::Relaxed);
+    }
+
+    /// Algorithm 1's put for one deque suspended on the future (the holder of the pool-wide
+    /// lock `g`): its join fiber is pushed at its bottom, it becomes resumable, and one that
+    /// was in no stealable set goes into the set of the worker `place` chooses.
+    fn make_resumable(
+        &self,
+        g: &mut Sets<A>,
+        d: &Arc<Dq<A>>,
+        place: impl FnOnce(&Sets<A>) -> usize,
+    ) {
+        let mut m = d.meta();
+        let f = m
+            .implicit
+            .take()
+            .expect("a suspended deque without its join fiber");
+        // SAFETY: a suspended deque is active nowhere, and the caller holds the pool-wide
+        // lock, so nobody else uses its bottom end (see `Dq`).
+        unsafe { (*d.owner.get()).as_ref() }
+            .expect("a suspended deque keeps its bottom end")
+            .push(Job::Resume(f).encode());
+        m.status = Status::Resumable;
+        if m.home.is_none() {
+            let v = place(g);
+            self.add_stealable(g, &mut m, v, d);
+        }
+    }
+
+    /// Puts `d` into worker `v`'s stealable set and records `v` as its home.
+    fn add_stealable(&self, g: &mut Sets<A>, m: &mut DqMeta<A>, v: usize, d: &Arc<Dq<A>>) {
+        debug_assert!(m.home.is_none(), "a deque in two stealable sets");
+        m.home = Some(v);
+        g.stealable[v].push(Arc::clone(d));
+        g.stealable_now += 1;
+        g.stealable_high_water = g.stealable_high_water.max(g.stealable_now);
+        self.publish_stealable(g, v);
+    }
+
+    /// Removes `d` from worker `h`'s stealable set (its home, already cleared by the caller);
+    /// returns the set's reference to it.
+    fn remove_stealable(&self, g: &mut Sets<A>, h: usize, d: &Dq<A>) -> Option<Arc<Dq<A>>> {
+        let set = &mut g.stealable[h];
+        let Some(i) = set.iter().position(|x| std::ptr::eq(Arc::as_ptr(x), d)) else {
+            debug_assert!(false, "a deque's home set did not hold it");
+            return None;
+        };
+        let d = set.swap_remove(i);
+        g.stealable_now -= 1;
+        self.publish_stealable(g, h);
+        Some(d)
+    }
+
+    /// A deque that its holder (under the lock, `g`) lets go of: if nothing but `Sets::all`
+    /// refers to it any more, it goes to the free list (reset to active, for the next
+    /// `ensure_active`), else it is simply dropped (whoever holds it lets go later, or it
+    /// stays in `all` until the pool is dropped: a future dropped without a put, say).
+    fn retire(&self, g: &mut Sets<A>, d: Arc<Dq<A>>) {
+        // Nobody can take a new reference to `d` meanwhile: references are cloned only from
+        // one held already, and `all`'s is behind the lock we hold. So a count of 2 (`d` and
+        // `all`'s) stays 2.
+        if Arc::strong_count(&d) != 2 {
+            return;
+        }
+        // Acquire: pairs with the Release decrement of whoever dropped the last other
+        // reference (maybe without the lock): its uses of the deque happen before its reuse.
+        fence(Ordering::Acquire);
+        let mut m = d.meta();
+        // An empty deque in no set without a join fiber: what the scheduler's own releases
+        // leave (its owner let go of it empty, or the steal that emptied it removed it). A
+        // suspended deque whose future was dropped without a put keeps its join fiber: left
+        // in `all`.
+        if m.home.is_none() && m.implicit.is_none() && d.thief.is_empty() {
+            m.status = Status::Active;
+            drop(m);
+            g.free.push(d);
+        }
     }
 
     fn counters(&self) -> [(&'static str, &PerWorker); 6] {
@@ -445,7 +629,16 @@ impl<A: Placement> Policy for ProwsPolicy<A> {
                 stealable: (0..p).map(|_| Vec::new()).collect(),
                 stealable_now: 0,
                 stealable_high_water: 0,
+                all: Vec::new(),
+                free: Vec::new(),
             }),
+            slots: (0..p)
+                .map(|_| Slot {
+                    version: AtomicU64::new(0),
+                    active: AtomicPtr::new(std::ptr::null_mut()),
+                    stealable: AtomicUsize::new(0),
+                })
+                .collect(),
             deque_suspensions: PerWorker::new(p),
             deque_resumptions: PerWorker::new(p),
             deques_resumable: PerWorker::new(p),
@@ -485,8 +678,9 @@ impl<A: Placement> Policy for ProwsPolicy<A> {
     }
 
     fn exit(l: &Local<Self>) {
-        let mut g = l.shared.pol.lock_sets();
-        if let Some(d) = g.active[l.index].take() {
+        let pol = &l.shared.pol;
+        let mut g = pol.lock_sets();
+        if let Some(d) = pol.set_active(&mut g, l.index, None) {
             l.give_owner_back(&d);
         }
     }
@@ -520,6 +714,17 @@ impl<A: Placement> Policy for ProwsPolicy<A> {
         }
     }
 
+    /// The I/O thread's put of a latency future: the thesis's callback on every deque
+    /// suspended on it ([`resume_deques_external`]).
+    fn put_external(sh: &Shared<Self>, fut: &FutState<A>, rng: &mut SplitMix64) -> usize {
+        let list = fut.complete();
+        let n = list.len();
+        if n > 0 {
+            resume_deques_external(sh, list, rng);
+        }
+        n
+    }
+
     fn stats(sh: &ProwsDeques<A>) -> Vec<(&'static str, u64)> {
         sh.counters().iter().map(|&(n, c)| (n, c.sum())).collect()
     }
@@ -536,6 +741,29 @@ impl<A: Placement> Policy for ProwsPolicy<A> {
         let mut g = sh.lock_sets();
         g.stealable_high_water = g.stealable_now;
     }
+}
+
+/// Algorithm 1, lines 36-42, by a thread that is no worker (the pool's I/O thread, at a
+/// latency future's completion): the Rayon-LH thesis's callback (its Algorithm 2). Every
+/// deque suspended on the future gets its join fiber pushed at its bottom and becomes
+/// resumable (Figure 3.1: Suspended to Resumable); one in no stealable set goes into the set
+/// of a worker drawn by the placement (with `rng`). Nobody takes one as its active deque here
+/// (the I/O thread has none): the first steal from it makes it muggable, the next takes it
+/// whole. Then a sleeping worker is woken.
+fn resume_deques_external<A: Placement>(
+    sh: &Shared<ProwsPolicy<A>>,
+    list: Vec<Arc<Dq<A>>>,
+    rng: &mut SplitMix64,
+) {
+    let p = sh.pol.workers;
+    let mut g = sh.pol.lock_sets();
+    for d in &list {
+        sh.pol.make_resumable(&mut g, d, |g| {
+            choose::<A>(|v| g.stealable[v].len(), || rng.index(p))
+        });
+    }
+    drop(g);
+    latency::wake_after_publish(sh);
 }
 
 /// The placement's choice: of `A::CHOICES` workers drawn by `draw`, the first whose stealable
@@ -615,8 +843,9 @@ impl<A: Placement> Local<ProwsPolicy<A>> {
 
     /// Makes `d` this worker's active deque (Algorithm 1, `setToActive`): out of its stealable
     /// set (rebalancing, if the placement does), state active; the previous active deque,
-    /// empty, is dropped.
+    /// empty, is let go of (and recycled, see `ProwsDeques::retire`).
     fn set_to_active(&self, g: &mut Sets<A>, d: Arc<Dq<A>>) {
+        let pol = &self.shared.pol;
         let home = {
             let mut m = d.meta();
             m.status = Status::Active;
@@ -624,10 +853,12 @@ impl<A: Placement> Local<ProwsPolicy<A>> {
         };
         if let Some(h) = home {
             self.rebalance(g, h);
-            g.remove_stealable(h, &d);
+            pol.remove_stealable(g, h, &d);
         }
         self.take_owner_from(&d, g.active[self.index].as_deref());
-        g.active[self.index] = Some(d);
+        if let Some(prev) = pol.set_active(g, self.index, Some(d)) {
+            pol.retire(g, prev);
+        }
     }
 
     /// `rebalanceStealables(v)`: a random worker v' gives one stealable deque to v, if v' is not
@@ -636,24 +867,33 @@ impl<A: Placement> Local<ProwsPolicy<A>> {
         if !A::REBALANCE {
             return;
         }
-        let v2 = self.rand_below(self.shared.pol.workers);
+        let pol = &self.shared.pol;
+        let v2 = self.rand_below(pol.workers);
         if v2 == v {
             return;
         }
         if let Some(d) = g.stealable[v2].pop() {
             d.meta().home = Some(v);
             g.stealable[v].push(d);
-            self.shared.pol.rebalances.add_single_writer(self.index, 1);
+            pol.publish_stealable(g, v2);
+            pol.publish_stealable(g, v);
+            pol.rebalances.add_single_writer(self.index, 1);
         }
     }
 
-    /// Gives this worker a new, empty active deque if it has none.
+    /// Gives this worker a new, empty active deque if it has none: a free one if there is
+    /// one, else a newly made one (either counts in `deques_created`).
     fn ensure_active(&self, g: &mut Sets<A>) {
         if g.active[self.index].is_none() {
-            let d = Dq::new();
-            self.shared.pol.deques.add_single_writer(self.index, 1);
+            let pol = &self.shared.pol;
+            let d = g.free.pop().unwrap_or_else(|| {
+                let d = Dq::new();
+                g.all.push(Arc::clone(&d));
+                d
+            });
+            pol.deques.add_single_writer(self.index, 1);
             self.take_owner_from(&d, None);
-            g.active[self.index] = Some(d);
+            pol.set_active(g, self.index, Some(d));
         }
     }
 
@@ -667,15 +907,20 @@ impl<A: Placement> Local<ProwsPolicy<A>> {
     ) -> Option<FiberBox<ProwsPolicy<A>>> {
         let sh = &*self.shared;
         let mut g = sh.pol.lock_sets();
-        let d = g.active[self.index]
-            .take()
-            .expect("a fiber touched a future without an active deque");
+        let d = Arc::clone(
+            g.active[self.index]
+                .as_ref()
+                .expect("a fiber touched a future without an active deque"),
+        );
         // Recorded on the future first: a put from now on takes the list, then waits for
         // the pool-wide lock we hold, so it finds the deque fully suspended.
-        if let Err(d) = fut.add_suspended(Arc::clone(&d)) {
-            g.active[self.index] = Some(d);
+        if fut.add_suspended(Arc::clone(&d)).is_err() {
             return Some(f);
         }
+        // Out of the slot before anything else: from the fence of `set_active` on, every steal
+        // a thief made without the lock from the deque is visible here (the emptiness check
+        // below counts it), or that thief sees the slot changed and takes the lock after us.
+        sh.pol.set_active(&mut g, self.index, None);
         self.give_owner_back(&d);
         {
             let mut m = d.meta();
@@ -683,7 +928,7 @@ impl<A: Placement> Local<ProwsPolicy<A>> {
             m.implicit = Some(f);
             if !d.thief.is_empty() {
                 let v = self.place(&g);
-                g.add_stealable(&mut m, v, &d);
+                sh.pol.add_stealable(&mut g, &mut m, v, &d);
             }
         }
         sh.pol.deque_suspensions.add_single_writer(self.index, 1);
@@ -699,21 +944,7 @@ impl<A: Placement> Local<ProwsPolicy<A>> {
         let sh = &*self.shared;
         let mut g = sh.pol.lock_sets();
         for d in &list {
-            let mut m = d.meta();
-            let f = m
-                .implicit
-                .take()
-                .expect("a suspended deque without its join fiber");
-            // SAFETY: a suspended deque is active nowhere, and we hold the pool-wide lock, so
-            // nobody else uses its bottom end (see `Dq`).
-            unsafe { (*d.owner.get()).as_ref() }
-                .expect("a suspended deque keeps its bottom end")
-                .push(Job::Resume(f).encode());
-            m.status = Status::Resumable;
-            if m.home.is_none() {
-                let v = self.place(&g);
-                g.add_stealable(&mut m, v, d);
-            }
+            sh.pol.make_resumable(&mut g, d, |g| self.place(g));
         }
         sh.pol
             .deques_resumable
@@ -723,6 +954,9 @@ impl<A: Placement> Local<ProwsPolicy<A>> {
             self.set_to_active(&mut g, d);
             sh.pol.deque_resumptions.add_single_writer(self.index, 1);
         }
+        // Under the lock: a thief that emptied one of them meanwhile (and removed it from its
+        // set) must find it referenced by nothing else to recycle it.
+        drop(list);
         drop(g);
         light_fence();
         sh.notify();
@@ -732,32 +966,119 @@ impl<A: Placement> Local<ProwsPolicy<A>> {
     /// `took_root_task` gives the worker an active deque for one): a uniformly random victim
     /// (possibly this worker) and a uniformly random deque among its active and stealable
     /// deques; a muggable one is taken whole.
+    ///
+    /// The victim and the deque are drawn from its [`Slot`], without the lock; a steal from
+    /// its active deque takes no lock unless the slot changed meanwhile (see [Stealing
+    /// without the lock](self#stealing-without-the-lock)); anything else is `steal_locked`.
     fn steal(&self) -> Option<Job<ProwsPolicy<A>>> {
         let sh = &*self.shared;
+        let pol = &sh.pol;
         if sh.in_run() {
             sh.counters.attempts.add_single_writer(self.index, 1);
         }
-        let mut g = sh.pol.lock_sets();
-        let v = self.rand_below(sh.pol.workers);
+        let v = self.rand_below(pol.workers);
+        let slot = &pol.slots[v];
+        // Acquire: pairs with the Release store of the even version that ended the latest
+        // write of the slot, so the pointer read next is that write's or a later one.
+        let version = slot.version.load(Ordering::Acquire);
+        if version % 2 == 1 {
+            // The slot is being written: the locked path draws among what the writer leaves.
+            return self.steal_locked(v, None);
+        }
+        // Acquire: pairs with the pointer's Release store in `set_active` (see there).
+        let p = slot.active.load(Ordering::Acquire);
+        let has_active = usize::from(!p.is_null());
+        // Relaxed: a hint for the draw, which the locked path checks under the lock.
+        let stealable = slot.stealable.load(Ordering::Relaxed);
+        let n = has_active + stealable;
+        if n == 0 {
+            return None;
+        }
+        let k = self.rand_below(n);
+        if k >= has_active {
+            return self.steal_locked(
+                v,
+                Some(Drawn {
+                    version,
+                    stealable,
+                    k,
+                }),
+            );
+        }
+        if v == self.index {
+            // Our own active deque: empty, which is why we steal.
+            return None;
+        }
+        // SAFETY: `p` was read from the pool's slot, non-null.
+        let d = unsafe { pol.deque(p) };
+        let e = loop {
+            match d.thief.steal() {
+                Stolen::Entry(e) => break e,
+                // Nothing taken, nothing to account for.
+                Stolen::Empty => return None,
+                Stolen::Retry => continue,
+            }
+        };
+        // SeqCst: `Thief::steal` took the entry by a SeqCst compare-and-swap of `top`, before
+        // this load in the SeqCst order; with the fence in `set_active` that makes a Dekker
+        // pair: either this load reads the version odd or later, or every write of the slot
+        // from the one that follows `version` on sees the steal (see `set_active`). So an
+        // unchanged version means the deque was the victim's active deque from before the
+        // pointer was read until after the steal, and whoever changes the slot next sees the
+        // steal: as in the locked path, an active deque needs no bookkeeping.
+        let changed = slot.version.load(Ordering::SeqCst) != version;
+        if changed || self.active_owner().is_none() {
+            let mut g = pol.lock_sets();
+            if changed {
+                // The deque may be anything by now (suspended, resumable, another worker's,
+                // recycled): the bookkeeping for its status now, as the locked path's.
+                self.after_steal(&mut g, d);
+            }
+            self.ensure_active(&mut g);
+        }
+        sh.counters.steals.add_single_writer(self.index, 1);
+        // SAFETY: the entry was encoded by a `push` onto that deque; stealing took it.
+        Some(unsafe { Job::decode(e) })
+    }
+
+    /// A steal attempt under the lock from victim `v`: the deque `drawn` if nothing changed
+    /// since the lock-free look drew it (a stealable one), else one drawn again among the
+    /// victim's active and stealable deques.
+    fn steal_locked(&self, v: usize, drawn: Option<Drawn>) -> Option<Job<ProwsPolicy<A>>> {
+        let sh = &*self.shared;
+        let pol = &sh.pol;
+        let mut g = pol.lock_sets();
         let has_active = usize::from(g.active[v].is_some());
         let n = has_active + g.stealable[v].len();
         if n == 0 {
             return None;
         }
-        let k = self.rand_below(n);
+        let k = match drawn {
+            // Relaxed: the lock orders us after the version's writers.
+            Some(dr)
+                if dr.version == pol.slots[v].version.load(Ordering::Relaxed)
+                    && dr.stealable == g.stealable[v].len() =>
+            {
+                dr.k
+            }
+            _ => self.rand_below(n),
+        };
         if v == self.index && k < has_active {
             // Our own active deque: empty, which is why we steal.
             return None;
         }
-        let d = if k < has_active {
-            Arc::clone(g.active[v].as_ref().expect("checked above"))
+        let p = if k < has_active {
+            Arc::as_ptr(g.active[v].as_ref().expect("checked above"))
         } else {
-            Arc::clone(&g.stealable[v][k - has_active])
+            Arc::as_ptr(&g.stealable[v][k - has_active])
         };
-        let status = d.meta().status;
-        if status == Status::Muggable {
+        // SAFETY: `p` was read from the pool's sets.
+        let d = unsafe { pol.deque(p) };
+        if d.meta().status == Status::Muggable {
+            debug_assert!(k >= has_active, "a muggable deque in an active slot");
+            let d = Arc::clone(&g.stealable[v][k - has_active]);
             self.set_to_active(&mut g, d);
-            sh.pol.muggings.add_single_writer(self.index, 1);
+            pol.muggings.add_single_writer(self.index, 1);
             sh.counters.steals.add_single_writer(self.index, 1);
             drop(g);
             return self.pop();
@@ -769,30 +1090,100 @@ impl<A: Placement> Local<ProwsPolicy<A>> {
                 Stolen::Retry => continue,
             }
         };
-        if status != Status::Active {
-            if d.thief.is_empty() {
-                // No ready node left: out of the stealable set. A resumable deque is done with
-                // (dropped with its last reference); a suspended one stays with its future.
-                let home = d.meta().home.take();
-                if let Some(h) = home {
-                    g.remove_stealable(h, &d);
-                    self.rebalance(&mut g, v);
-                }
-            } else if status == Status::Resumable {
-                d.meta().status = Status::Muggable;
-            }
-        }
+        self.after_steal(&mut g, d);
         let e = e?;
         sh.counters.steals.add_single_writer(self.index, 1);
         self.ensure_active(&mut g);
         // SAFETY: the entry was encoded by a `push` onto that deque; stealing took it.
         Some(unsafe { Job::decode(e) })
     }
+
+    /// Algorithm 2's bookkeeping after a steal from `d` (under the lock), for its status now:
+    /// none for an active deque; a deque left without ready nodes leaves its stealable set
+    /// (rebalancing it) and, if nothing else refers to it (a resumable one), is recycled; a
+    /// suspended one stays with its future; a resumable one stolen from becomes muggable.
+    fn after_steal(&self, g: &mut Sets<A>, d: &Dq<A>) {
+        let pol = &self.shared.pol;
+        let mut m = d.meta();
+        if m.status == Status::Active {
+            return;
+        }
+        if d.thief.is_empty() {
+            if let Some(h) = m.home.take() {
+                drop(m);
+                let set_ref = pol.remove_stealable(g, h, d);
+                self.rebalance(g, h);
+                if let Some(d) = set_ref {
+                    pol.retire(g, d);
+                }
+            }
+        } else if m.status == Status::Resumable {
+            m.status = Status::Muggable;
+        }
+    }
+}
+
+/// What a steal attempt drew without the lock: a stealable deque `k` of a victim whose slot
+/// had `version` and `stealable` then.
+#[derive(Clone, Copy)]
+struct Drawn {
+    version: u64,
+    stealable: usize,
+    k: usize,
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::api::{FutureHandle, Scope, Worker};
+    use crate::{ForkJoin, PoolConfig, Scheduler};
+    use std::sync::atomic::AtomicBool;
+
+    /// A touch that suspends a deque holding a ready node, on 2 workers: the future's task
+    /// waits for `b`, which only the other worker can take from the suspended deque.
+    fn suspend_once<W: Worker>(w: &W) -> u64 {
+        let released = AtomicBool::new(false);
+        let released = &released;
+        w.scope(|s| {
+            let f = s.future(w, move |_, _| {
+                while !released.load(Ordering::Acquire) {
+                    std::thread::yield_now();
+                }
+                1u64
+            });
+            let (x, y) = w.join(
+                move |w| f.get(w),
+                move |_| {
+                    released.store(true, Ordering::Release);
+                    2u64
+                },
+            );
+            x + y
+        })
+    }
+
+    /// Deques are made per suspension but recycled: the pool's deques stay at the few alive at
+    /// once, however many were created.
+    #[test]
+    fn deques_are_recycled() {
+        let pool = Prows::start(&PoolConfig::with_workers(2)).unwrap();
+        for _ in 0..300 {
+            assert_eq!(pool.run(suspend_once), 3);
+        }
+        let created = pool
+            .stats()
+            .extra("deques_created")
+            .expect("deques_created");
+        let sets = pool.policy().lock_sets();
+        let (all, free) = (sets.all.len(), sets.free.len());
+        drop(sets);
+        assert!(
+            created >= 300,
+            "{created} deques created for 300 suspensions"
+        );
+        assert!(all <= 16, "{all} deques allocated for {created} created");
+        assert!(free + 2 >= all, "{free} of {all} deques free between runs");
+    }
 
     /// A future's list holds every deque suspended before the put, gives back one suspended
     /// after it, and drops its deques whether or not it was put.

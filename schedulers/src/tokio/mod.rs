@@ -28,6 +28,10 @@
 //!   holding a `OnceLock` and a `tokio::sync::Notify`; [`AsyncShared::get`] returns at once
 //!   when the value is there and otherwise waits for the notification (the task yields to
 //!   tokio; no thread blocks).
+//! * [`AsyncWorker::latency_future`] makes the I/O future inside the task and awaits it: the
+//!   runtime is built with its timer and reactor (`enable_all`), so a wait on either suspends
+//!   only the task, and the worker runs other tasks meanwhile (the async baseline of
+//!   latency hiding; the fiber runtimes' closure front-end hides latency with an I/O thread).
 //!
 //! # Panics
 //!
@@ -200,6 +204,8 @@ impl Scheduler for TokioPool {
         let (handler_startup, handler_counters) = (Arc::clone(&startup), Arc::clone(&counters));
         let mut builder = ::tokio::runtime::Builder::new_multi_thread();
         builder
+            // Its own timer and reactor: latency futures are awaited natively.
+            .enable_all()
             .worker_threads(p)
             .thread_stack_size(THREAD_STACK_BYTES)
             .thread_name_fn(move || {
@@ -632,6 +638,19 @@ impl<'scope> AsyncWorker<'scope> for TokioWorker<'scope> {
     {
         let this = self.clone();
         async move { this.spawn_shared_handle(f(this.clone())) }
+    }
+
+    /// Awaited natively: the task waits on tokio's own timer and reactor, and its worker runs
+    /// other tasks meanwhile (the async baseline of latency hiding).
+    // Not an `async fn`: its future would borrow `self`, and it must live for `'scope`.
+    #[allow(clippy::manual_async_fn)]
+    fn latency_future<T, M, Fut>(&self, make: M) -> impl Future<Output = T> + Send + 'scope
+    where
+        M: FnOnce() -> Fut + Send + 'scope,
+        Fut: Future<Output = T> + Send + 'scope,
+        T: Send + 'scope,
+    {
+        async move { make().await }
     }
 }
 

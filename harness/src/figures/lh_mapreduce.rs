@@ -1,0 +1,287 @@
+//! The Rayon-LH thesis's evaluation: MapReduce-Fib (`mapreduce-fib`), speedup against the
+//! workers P for latencies L = 0, 1, 50 and 100 ms, classic (`fj`: the wait blocks a worker)
+//! against latency-hiding (`sf`: the wait is a latency future the pool's I/O thread drives),
+//! with classic at 0 ms as the ideal.
+//!
+//! Rows per L: `fj` and `sf` on `prows` (ProWS-R, the thesis's scheduler) and on `abp` (the
+//! parsimonious fiber runtime, for comparison), `fj` on `rayon` (classic work stealing, which
+//! cannot hide latency: its `sf` blocks the same way), and `sf` on `tokio` (the async baseline:
+//! the task awaits tokio's own timer). Each L is a workload spec
+//! (`mapreduce-fib/latency_ms=50`), so each gets its own panel.
+//!
+//! The metric ([`LhSpeedup`]) measures every row against one time: T_s at 0 ms, the serial
+//! elision of the same items with no latency (`serial`, fj, `mapreduce-fib/latency_ms=0`,
+//! P = 1), i.e. the work alone. So a row's speedup says how close it comes to the ideal
+//! machine that pays no latency at all, and the classic rows at 0 ms are that ideal as
+//! scheduled (their line is the one to reach). Worker counts go past this machine's cores by
+//! default (1, 2, 4, 8: latency is not CPU, so the times there say how the waits overlap),
+//! but as everywhere in the project such points are marked `(oversubscribed)` and show no
+//! speedup: classic would gain there from threads that sleep while others share a core, which
+//! is not what a machine with P cores does.
+
+use super::metric::{Context, Metric, format_speedup, format_time, key};
+use super::{Figure, XAxis};
+use crate::grid::{Row, Status};
+use crate::results::{self, PointSummary};
+use crate::stats;
+use stealbench_workloads::Variant;
+
+/// The figure's id.
+pub const ID: &str = "lh-mapreduce";
+/// The figure's title.
+pub const TITLE: &str = "Rayon-LH (thesis) MapReduce-Fib: speedup against P for latencies of 0, 1, 50 and 100 ms, classic against latency-hiding";
+
+/// The latencies of the figure, in milliseconds.
+pub const LATENCIES_MS: [u64; 4] = [0, 1, 50, 100];
+
+/// The rows of each latency: (variant, runtime arm).
+const ROWS: [(Variant, &str); 6] = [
+    (Variant::Fj, "prows"),
+    (Variant::Sf, "prows"),
+    (Variant::Fj, "abp"),
+    (Variant::Sf, "abp"),
+    (Variant::Fj, "rayon"),
+    (Variant::Sf, "tokio"),
+];
+
+/// The spec of `mapreduce-fib` at `latency_ms`.
+pub fn spec(latency_ms: u64) -> String {
+    format!("mapreduce-fib/latency_ms={latency_ms}")
+}
+
+/// The figure.
+pub fn figure() -> Figure {
+    let mut rows = Vec::new();
+    for l in LATENCIES_MS {
+        for (variant, rt) in ROWS {
+            rows.push(Row {
+                bench: format!("L={l} ms"),
+                workload: spec(l),
+                variant,
+                runtime: rt.to_string(),
+                paper: None,
+            });
+        }
+    }
+    Figure {
+        id: ID,
+        title: TITLE,
+        caption: "MapReduce-Fib (the thesis's benchmark repository): each item waits a latency L, \
+                  then computes fib(n) (in parallel above a cutoff); the reduce sums. The thesis \
+                  plots speedup against the number of workers for L = 0, 1, 50 and 100 ms, \
+                  classic (the wait blocks a worker) against latency-hiding (the wait suspends, \
+                  an I/O thread waits), with classic at 0 ms as the ideal, on 5,000 items of \
+                  fib(30) with cutoff 25; it prints no numbers. Here `fj` is the classic program \
+                  (`thread::sleep(L)` in the item's task) and `sf` the latency-hiding one (a \
+                  latency future of a tokio timer of L, touched at once): on `prows` its touch \
+                  suspends the whole deque (the thesis's ProWS-R) and the pool's I/O thread makes \
+                  it resumable; on `abp` the touch parks the fiber; `rayon` shows classic work \
+                  stealing (its `sf` would block the same way); `tokio` awaits its own timer \
+                  (the async baseline). Speedups are over T_s at 0 ms (the items' work alone, \
+                  serially), for every row and every P, P past the cores included: latency is \
+                  not CPU.",
+        reference_path: "",
+        reference: Default::default(),
+        paper_workers: &[1, 2, 4, 8],
+        metric: &LhSpeedup,
+        rounds: 1,
+        sim_workers: &[],
+        x_axis: XAxis::Workers,
+        reps: None,
+        rows,
+    }
+}
+
+/// `spec` with its `latency_ms` set to 0 (appended if the spec does not set it).
+pub fn zero_latency(spec: &str) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut found = false;
+    for (i, part) in spec.split('/').enumerate() {
+        if i > 0 && part.starts_with("latency_ms=") {
+            parts.push("latency_ms=0".to_string());
+            found = true;
+        } else {
+            parts.push(part.to_string());
+        }
+    }
+    if !found {
+        parts.push("latency_ms=0".to_string());
+    }
+    parts.join("/")
+}
+
+/// Median time of a point and its speedup over T_s at 0 ms (see the module documentation);
+/// no speedup for an oversubscribed point.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LhSpeedup;
+
+impl LhSpeedup {
+    /// T_s at 0 ms of `row`'s items.
+    fn base(ctx: &Context<'_>, row: &Row) -> Option<f64> {
+        results::ts_of(ctx.summaries, &zero_latency(&row.workload))
+            .and_then(|s| s.summary)
+            .map(|s| s.median)
+    }
+
+    /// The speedup of `row` at `p` (`None` when oversubscribed).
+    pub fn speedup(&self, ctx: &Context<'_>, row: &Row, p: usize) -> Option<f64> {
+        if ctx.oversubscribed(row, p) {
+            return None;
+        }
+        stats::speedup(
+            Self::base(ctx, row),
+            results::median_of(ctx.summaries, &key(row, p)),
+        )
+    }
+
+    fn time_cell(s: Option<&PointSummary>, speedup: Option<f64>) -> String {
+        match s.map(|s| (s.status, s.summary)) {
+            Some((Status::Ok, Some(x))) => match speedup {
+                Some(sp) => format!("{} ({})", format_time(x.median), format_speedup(sp)),
+                None => format_time(x.median),
+            },
+            Some((status, _)) => status.name().to_string(),
+            None => "—".to_string(),
+        }
+    }
+}
+
+impl Metric for LhSpeedup {
+    fn lead(&self, ctx: &Context<'_>, row: &Row) -> Vec<(String, String)> {
+        let ts = results::ts_of(ctx.summaries, &row.workload);
+        vec![("Ts".to_string(), Self::time_cell(ts, None))]
+    }
+
+    fn column(&self, p: usize) -> String {
+        format!("T{p}")
+    }
+
+    fn cell(&self, ctx: &Context<'_>, row: &Row, p: usize) -> String {
+        let s = ctx.point(row, p);
+        let c = Self::time_cell(s, self.speedup(ctx, row, p));
+        if ctx.oversubscribed(row, p) && s.is_some() {
+            format!("{c} (oversubscribed)")
+        } else {
+            c
+        }
+    }
+
+    fn paper_cell(&self, _: &Row, _: usize) -> String {
+        "[paper —]".to_string()
+    }
+
+    fn lines(&self) -> &'static [&'static str] {
+        &["speedup"]
+    }
+
+    fn plot(&self, ctx: &Context<'_>, row: &Row, p: usize, _: usize) -> Option<f64> {
+        self.speedup(ctx, row, p)
+    }
+
+    fn plot_paper(&self, _: &Row, _: usize, _: usize) -> Option<f64> {
+        None
+    }
+
+    fn y_label(&self) -> &'static str {
+        "speedup Ts(0 ms)/TP"
+    }
+
+    fn ideal_line(&self) -> bool {
+        true
+    }
+
+    fn describe(&self) -> String {
+        "speedup in parentheses = T_s at 0 ms / T_P: T_s at 0 ms is the serial elision of the \
+         same items without latency (`serial`, fj, latency_ms=0, P=1), the work alone, so \
+         every row is measured against the ideal of paying no latency; the Ts column is the \
+         serial run at the row's own latency; none past this machine's cores (the times there \
+         are measured, latency being no CPU, but threads that share a core are no speedup)"
+            .to_string()
+    }
+
+    fn note_label(&self) -> &'static str {
+        "Speedup"
+    }
+
+    fn cell_legend(&self) -> &'static str {
+        "Each cell: our median time in seconds (our speedup over T_s at 0 ms). `—` = not \
+         measured. `fj` is the classic program (the wait blocks a worker), `sf` the \
+         latency-hiding one (a latency future). The thesis prints no numbers."
+    }
+
+    fn plot_name(&self) -> &'static str {
+        "speedup"
+    }
+
+    /// Past the cores too (see the module documentation).
+    fn needs_cores(&self) -> bool {
+        false
+    }
+
+    fn oversubscribed_note(&self) -> &'static str {
+        "those cells are marked `(oversubscribed)` and show their time only (the waits use no \
+         CPU, but threads that share a core are no speedup)"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testutil::ok_point;
+
+    #[test]
+    fn rows_cover_every_latency_and_exist() {
+        let f = figure();
+        assert_eq!(f.rows.len(), LATENCIES_MS.len() * ROWS.len());
+        assert_eq!(f.rows[0].workload, "mapreduce-fib/latency_ms=0");
+        assert!(
+            f.rows
+                .iter()
+                .all(|r| crate::grid::workload_info(&r.workload).is_some())
+        );
+        assert_eq!(crate::reproduce::default_workers(&f), [1, 2, 4, 8]);
+    }
+
+    #[test]
+    fn the_base_is_the_zero_latency_spec() {
+        assert_eq!(zero_latency("mapreduce-fib/latency_ms=50"), spec(0));
+        assert_eq!(zero_latency("mapreduce-fib"), spec(0));
+        assert_eq!(
+            zero_latency("mapreduce-fib/items=8/latency_ms=1/n=20"),
+            "mapreduce-fib/items=8/latency_ms=0/n=20"
+        );
+    }
+
+    #[test]
+    fn speedups_are_over_ts_at_zero_and_never_oversubscribed() {
+        let point = |rt: &str, w: &str, v, p, t| {
+            let mut s = ok_point(rt, v, p, t);
+            s.key.workload = w.to_string();
+            s
+        };
+        let s = vec![
+            point("serial", &spec(0), Variant::Fj, 1, 4.0),
+            point("serial", &spec(50), Variant::Fj, 1, 40.0),
+            point("prows", &spec(50), Variant::Sf, 2, 2.0),
+            point("prows", &spec(50), Variant::Sf, 8, 1.0),
+        ];
+        let ctx = Context {
+            summaries: &s,
+            cpus: 2,
+        };
+        let row = Row {
+            bench: "L=50 ms".into(),
+            workload: spec(50),
+            variant: Variant::Sf,
+            runtime: "prows".into(),
+            paper: None,
+        };
+        let m = LhSpeedup;
+        assert_eq!(m.speedup(&ctx, &row, 2), Some(2.0));
+        assert_eq!(m.cell(&ctx, &row, 2), "2.000 (2.00x)");
+        assert_eq!(m.cell(&ctx, &row, 8), "1.000 (oversubscribed)");
+        assert_eq!(m.plot(&ctx, &row, 8, 0), None);
+        assert_eq!(m.lead(&ctx, &row)[0].1, "40.00");
+        assert_eq!(m.cell(&ctx, &row, 4), "—");
+    }
+}

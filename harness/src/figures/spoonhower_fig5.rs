@@ -1,0 +1,109 @@
+//! Spoonhower et al. (SPAA'09) Figure 5: the graphs of the lower bounds on deviations, built
+//! as programs and measured on two workers: (a) `touchchain`, one future, one steal and one
+//! touch under `d` nested joins, for d = 2^4 ... 2^12; (b) `touchtree`, a tree of `t` futures
+//! produced and consumed in parallel, for t = 2^4 − 1 ... 2^12 − 1.
+//!
+//! The paper draws the graphs and proves the bounds; it prints no counts. This figure counts
+//! steals and deviations on the real `abp` (the paper's parsimonious `ws`) and `prows` (with
+//! its artifact placement), and replays each program's recorded DAG in the simulator
+//! (`sim=nanos`: the strands' measured lengths, so the producer's spin outlasts the consumer's
+//! descent there as it does on the machine), all at P = 2, the processors of the construction.
+//! The x axis is the workload parameter (`d` or `t`), set by each row's workload spec.
+
+use super::{Figure, XAxis};
+use super::metric::{Count, Reduce};
+use crate::grid::Row;
+use stealbench_workloads::Variant;
+
+/// The figure's id.
+pub const ID: &str = "spoonhower-fig5";
+/// The figure's title.
+pub const TITLE: &str = "Spoonhower et al. (SPAA'09) Figure 5: steals and deviations of the \
+                         lower-bound graphs against their span d and touches t, P = 2";
+
+/// The rows' runtime arms: measured, then simulated.
+const RUNTIMES: [&str; 5] = [
+    "abp",
+    "prows",
+    "prows-artifact",
+    "abp/sim=nanos",
+    "prows/sim=nanos",
+];
+
+/// The spans of graph (a): 2^4 ... 2^12.
+pub const SPANS: [u64; 9] = [16, 32, 64, 128, 256, 512, 1024, 2048, 4096];
+
+/// The touches of graph (b): complete binary trees of 2^k − 1 nodes, k = 4 ... 12.
+pub const TOUCHES: [u64; 9] = [15, 31, 63, 127, 255, 511, 1023, 2047, 4095];
+
+/// The figure: per graph, per parameter value, a row per runtime arm.
+pub fn figure() -> Figure {
+    let mut rows = Vec::new();
+    let graphs: [(&str, &str, &str, Variant, &[u64]); 2] = [
+        ("(a)", "touchchain", "d", Variant::Sf, &SPANS),
+        ("(b)", "touchtree", "t", Variant::Gf, &TOUCHES),
+    ];
+    for (graph, workload, key, variant, values) in graphs {
+        for v in values {
+            for rt in RUNTIMES {
+                rows.push(Row {
+                    bench: format!("{graph} {key}={v}"),
+                    workload: format!("{workload}/{key}={v}"),
+                    variant,
+                    runtime: rt.to_string(),
+                    paper: None,
+                });
+            }
+        }
+    }
+    Figure {
+        id: ID,
+        title: TITLE,
+        caption: "Graphs demonstrating lower bounds. In part (a), one future, one steal, and \
+                  one touch lead to Omega(d) deviations on a graph of span d. In part (b), one \
+                  steal and t touches lead to Omega(t) deviations (the paper draws the graphs \
+                  and proves the bounds for any parsimonious work stealer; it prints no \
+                  counts). Here: (a) is `touchchain` (a future whose task spins 10 ms, and its \
+                  creator's continuation going down d nested joins to the touch); on two \
+                  workers the continuation is stolen once and the touch suspends before the \
+                  put. `abp` (parsimonious) then deviates 2 + 2d times after that one steal. \
+                  `prows` suspends the whole deque, and its joins' right children are stolen \
+                  back one at a time from the stealable suspended deque: d + 1 steals and \
+                  2 + 2d deviations, two per steal, as ProWS's bound in steals says. Both \
+                  reach Omega(d) deviations, but only the parsimonious scheduler does it with a \
+                  single steal. (b) is `touchtree`, a heap-ordered tree of t futures, each node \
+                  produced after a 20 us spin and consumed in the same order. With eager \
+                  futures the consumer finds most of the tree already made, so the steals and \
+                  the deviations grow with log t, not t: the paper's diamonds, which keep the \
+                  parsimonious thief busy from its own deque, are not in this program. The \
+                  `sim=nanos` rows replay each program's recorded DAG (measured strand lengths) \
+                  in the simulator's model of the scheduler, one seed per repetition.",
+        reference_path: "",
+        reference: Default::default(),
+        paper_workers: &[2],
+        metric: &Count {
+            stats: &["steals", "deviations"],
+            reduce: Reduce::Median,
+        },
+        rounds: 1,
+        sim_workers: &[],
+        x_axis: XAxis::SpecParam,
+        reps: Some(3),
+        rows,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rows_sweep_both_graphs_on_every_arm() {
+        let f = figure();
+        assert_eq!(f.rows.len(), 2 * 9 * RUNTIMES.len());
+        assert_eq!(f.rows[0].workload, "touchchain/d=16");
+        assert_eq!(f.rows.last().unwrap().workload, "touchtree/t=4095");
+        assert!(f.rows.iter().all(|r| crate::grid::workload_info(&r.workload).is_some()));
+        assert_eq!(crate::reproduce::default_workers(&f), [2]);
+    }
+}

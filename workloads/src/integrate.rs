@@ -1,0 +1,462 @@
+//! `integrate`: adaptive trapezoid quadrature of `f(x) = (x² + 1)·x` over `[0, n]`, the
+//! Cilk-5 example Fibril and libfork benchmark (Fibril Table 1, libfork Table I:
+//! `n = 10^4`, `eps = 10^-9`).
+//!
+//! # Algorithm
+//!
+//! An [`Interval`] `[x1, x2]` carries `f` at its ends and the trapezoid estimate `area` of its
+//! parent's split. [`split`] halves it at `x0` and computes the two halves' trapezoids; if
+//! their sum differs from `area` by less than `eps` (Cilk's two-sided test), that sum is the
+//! interval's integral, otherwise each half is integrated recursively and the two results
+//! added (left + right). The root is `[0, n]` with `area = 0`, so it always splits.
+//!
+//! The parallel variants fork the left half and call the right one (Cilk's spawn and call),
+//! as `join(left, right)`. An interval narrower than `grain` (a parameter, 0 in every preset:
+//! Cilk-5, Fibril and libfork fork at every split) is integrated serially ([`serial`]).
+//!
+//! # Work per task
+//!
+//! A split is one evaluation of `f` and about ten floating-point operations. Measured
+//! serially: 2.5 ns a split at `n = 2500` (2.6·10^7 leaves) but 6.5 ns at the paper's
+//! `n = 10^4` (1.75·10^8 leaves, 2.3 s), where near `x = 10^4` the test compares estimates
+//! that differ in their last bits only, so its branch is unpredictable. A join (one per
+//! split that is not a leaf) does twice that work: 5 to 13 ns, about a closure runtime's
+//! join (about 6 ns) and less than a libfork fork (about 20 ns). With `grain = 0` this
+//! workload measures the fork overhead (T_1/T_s is bounded below by about
+//! `(join's work + fork) / join's work`); `grain` shows what coarsening buys.
+//!
+//! # Check
+//!
+//! Every split performs the same floating-point operations in the same order whoever runs
+//! it, and the results are added in the same tree, so the answer must equal the serial
+//! recursion's bit for bit ([`Reference`], computed with the input, untimed).
+//!
+//! It must also be within [`tolerance`] of the analytic integral `n⁴/4 + n²/2`. For a cubic
+//! `f` the trapezoid rule's error on a width `h` is exactly `h³·f''(m)/12` (`m` the middle),
+//! so the two halves' error is a quarter of the whole's and a third of their difference: an
+//! accepted interval is off by less than `eps/3`, and the sum of `L` accepted intervals by
+//! less than `L·eps/3`. Each addition of the tree rounds by at most half a unit in the last
+//! place of its sum, and each leaf's estimate by a few of its own: `tolerance` allows
+//! `L·eps/3 + 2^-40·|I|`, 2^12 units in the last place of `I`, far more than the recursion's
+//! depth (under 64) of levels need. Measured: 0 at the paper's input, 7·10^-16·|I| at
+//! `n = 2000`.
+
+use crate::{Params, Size, Variant, Workload};
+use std::future::Future;
+use stealbench_schedulers::{AsyncForkJoin, AsyncWorker, ForkJoin, Worker};
+
+/// The workload marker type.
+#[derive(Debug)]
+pub struct Integrate;
+
+/// The integrand (Cilk's `f`).
+#[inline]
+pub fn f(x: f64) -> f64 {
+    (x * x + 1.0) * x
+}
+
+/// The exact integral of [`f`] over `[0, n]`: `n⁴/4 + n²/2`.
+pub fn exact(n: f64) -> f64 {
+    n.powi(4) / 4.0 + n * n / 2.0
+}
+
+/// An interval to integrate, with `f` at its ends and its trapezoid estimate from the parent.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Interval {
+    /// Left end.
+    pub x1: f64,
+    /// `f(x1)`.
+    pub y1: f64,
+    /// Right end.
+    pub x2: f64,
+    /// `f(x2)`.
+    pub y2: f64,
+    /// The parent's estimate of this interval's integral.
+    pub area: f64,
+}
+
+impl Interval {
+    /// The root: `[0, n]`, with estimate 0 (Cilk's first call).
+    pub fn root(n: f64) -> Self {
+        Interval {
+            x1: 0.0,
+            y1: f(0.0),
+            x2: n,
+            y2: f(n),
+            area: 0.0,
+        }
+    }
+}
+
+/// The step of the recursion, written once: `Ok(integral)` when the two halves' trapezoids
+/// agree with `area` to within `eps`, otherwise the two halves with their estimates.
+#[inline]
+pub fn split(iv: &Interval, eps: f64) -> Result<f64, [Interval; 2]> {
+    let Interval {
+        x1,
+        y1,
+        x2,
+        y2,
+        area,
+    } = *iv;
+    let half = (x2 - x1) / 2.0;
+    let x0 = x1 + half;
+    let y0 = f(x0);
+    let left = (y1 + y0) / 2.0 * half;
+    let right = (y0 + y2) / 2.0 * half;
+    let both = left + right;
+    if both - area < eps && area - both < eps {
+        return Ok(both);
+    }
+    Err([
+        Interval {
+            x1,
+            y1,
+            x2: x0,
+            y2: y0,
+            area: left,
+        },
+        Interval {
+            x1: x0,
+            y1: y0,
+            x2,
+            y2,
+            area: right,
+        },
+    ])
+}
+
+/// The kernel: the integral of `iv` by the serial recursion (Cilk's `integrate_serial`).
+pub fn serial(iv: &Interval, eps: f64) -> f64 {
+    serial_at(iv.x1, iv.y1, iv.x2, iv.y2, iv.area, eps)
+}
+
+/// [`serial`] on the interval's fields, as Cilk passes them. The recursions pass five `f64`s
+/// (in registers) rather than a reference to an `Interval` the caller has just stored: the
+/// caller's stores of a child's fields and the callee's wider (paired) loads of them defeat
+/// store-to-load forwarding, which made the recursion three times slower when measured.
+fn serial_at(x1: f64, y1: f64, x2: f64, y2: f64, area: f64, eps: f64) -> f64 {
+    let iv = Interval {
+        x1,
+        y1,
+        x2,
+        y2,
+        area,
+    };
+    match split(&iv, eps) {
+        Ok(area) => area,
+        Err([l, r]) => {
+            serial_at(l.x1, l.y1, l.x2, l.y2, l.area, eps)
+                + serial_at(r.x1, r.y1, r.x2, r.y2, r.area, eps)
+        }
+    }
+}
+
+/// [`serial`] that also counts the accepted intervals (leaves), which [`tolerance`] needs: the
+/// same additions in the same order, so the same result bit for bit, in one pass.
+fn serial_counting(x1: f64, y1: f64, x2: f64, y2: f64, area: f64, eps: f64) -> (f64, u64) {
+    let iv = Interval {
+        x1,
+        y1,
+        x2,
+        y2,
+        area,
+    };
+    match split(&iv, eps) {
+        Ok(area) => (area, 1),
+        Err([l, r]) => {
+            let (a, m) = serial_counting(l.x1, l.y1, l.x2, l.y2, l.area, eps);
+            let (b, n) = serial_counting(r.x1, r.y1, r.x2, r.y2, r.area, eps);
+            (a + b, m + n)
+        }
+    }
+}
+
+/// The allowed distance from the exact integral `exact` of a recursion with `leaves` accepted
+/// intervals: `leaves·eps/3 + 2^-40·|exact|` (see the module documentation).
+pub fn tolerance(exact: f64, leaves: u64, eps: f64) -> f64 {
+    leaves as f64 * eps / 3.0 + exact.abs() * (-40f64).exp2()
+}
+
+/// Fork-join: the left half forked, the right half called, below `grain` serial.
+pub fn fj<W: Worker>(w: &W, iv: &Interval, eps: f64, grain: f64) -> f64 {
+    fj_at(w, iv.x1, iv.y1, iv.x2, iv.y2, iv.area, eps, grain)
+}
+
+/// [`fj`] on the interval's fields (see [`serial_at`]).
+#[allow(clippy::too_many_arguments)]
+fn fj_at<W: Worker>(
+    w: &W,
+    x1: f64,
+    y1: f64,
+    x2: f64,
+    y2: f64,
+    area: f64,
+    eps: f64,
+    grain: f64,
+) -> f64 {
+    if x2 - x1 < grain {
+        return serial_at(x1, y1, x2, y2, area, eps);
+    }
+    let iv = Interval {
+        x1,
+        y1,
+        x2,
+        y2,
+        area,
+    };
+    match split(&iv, eps) {
+        Ok(area) => area,
+        Err([l, r]) => {
+            let (a, b) = w.join(
+                move |w| fj_at(w, l.x1, l.y1, l.x2, l.y2, l.area, eps, grain),
+                move |w| fj_at(w, r.x1, r.y1, r.x2, r.y2, r.area, eps, grain),
+            );
+            a + b
+        }
+    }
+}
+
+/// Fork-join on the async front-end: as [`fj`], under [`AsyncWorker::join`].
+pub fn fj_async<'s, C: AsyncWorker<'s>>(
+    c: C,
+    iv: Interval,
+    eps: f64,
+    grain: f64,
+) -> impl Future<Output = f64> + Send + 's {
+    async move {
+        if iv.x2 - iv.x1 < grain {
+            return serial(&iv, eps);
+        }
+        match split(&iv, eps) {
+            Ok(area) => area,
+            Err([l, r]) => {
+                let (a, b) = c
+                    .join(
+                        move |c| fj_async(c, l, eps, grain),
+                        move |c| fj_async(c, r, eps, grain),
+                    )
+                    .await;
+                a + b
+            }
+        }
+    }
+}
+
+/// The reference of an input: the serial recursion's result and its number of leaves.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Reference {
+    /// [`serial`] of the root.
+    pub area: f64,
+    /// The number of accepted intervals of the recursion.
+    pub leaves: u64,
+}
+
+impl Reference {
+    /// The reference of `[0, n]` at `eps` (one serial recursion; untimed).
+    pub fn of(n: f64, eps: f64) -> Self {
+        let root = Interval::root(n);
+        let (area, leaves) = serial_counting(root.x1, root.y1, root.x2, root.y2, root.area, eps);
+        Reference { area, leaves }
+    }
+}
+
+/// Checks `answer`: bit for bit the serial recursion's, and within [`tolerance`] of the exact
+/// integral.
+pub fn check_area(n: f64, eps: f64, reference: &Reference, answer: f64) -> Result<(), String> {
+    if answer.to_bits() != reference.area.to_bits() {
+        return Err(format!(
+            "integral {answer:e} differs from the serial recursion's {:e} (bits {:#x} vs {:#x})",
+            reference.area,
+            answer.to_bits(),
+            reference.area.to_bits()
+        ));
+    }
+    let want = exact(n);
+    let tol = tolerance(want, reference.leaves, eps);
+    if (answer - want).abs() > tol {
+        return Err(format!(
+            "integral {answer:e} is {:e} from the exact {want:e} (tolerance {tol:e})",
+            (answer - want).abs()
+        ));
+    }
+    Ok(())
+}
+
+/// The input: the interval's end, the tolerance, the grain, and the reference.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct IntegrateInput {
+    /// The integral is over `[0, n]`.
+    pub n: f64,
+    /// Cilk's `epsilon`.
+    pub eps: f64,
+    /// Intervals narrower than this are integrated serially (0: never).
+    pub grain: f64,
+    /// The serial recursion's result and leaf count.
+    pub reference: Reference,
+}
+
+/// The root and the parameters of a run, hidden from the optimiser: the computation is a pure
+/// function of them, so without this the compiler may compute it once for the warm-up and
+/// every timed repetition (the `serial` runtime's run was measured at 0 s).
+fn opaque(input: &IntegrateInput) -> (Interval, f64, f64) {
+    std::hint::black_box((Interval::root(input.n), input.eps, input.grain))
+}
+
+impl Workload for Integrate {
+    const NAME: &'static str = "integrate";
+    const DESCRIPTION: &'static str =
+        "Cilk-5 adaptive quadrature of (x²+1)x, a fork per split (spawn overhead)";
+    const VARIANTS: &'static [Variant] = &[Variant::Fj];
+    const ASYNC_VARIANTS: &'static [Variant] = &[Variant::Fj];
+
+    type Input = IntegrateInput;
+    type Work = ();
+    type Answer = f64;
+
+    fn preset(size: Size) -> Params {
+        // The leaves grow as n^(4/3) (the accepted width goes as f''(x)^(-1/3) = (6x)^(-1/3))
+        // and a split costs more at larger n (see the module documentation): measured
+        // serially, n=4000 takes a ninth of the paper's time (0.25 s against 2.2 s), n=2500
+        // 0.12 s.
+        let n = match size {
+            Size::Paper => 10_000,
+            Size::Small => 4_000,
+            Size::Quick => 2_500,
+            Size::Test => 20,
+        };
+        Params::new()
+            .int("n", n)
+            .float("eps", 1e-9)
+            .float("grain", 0.0)
+    }
+
+    fn input(params: &Params) -> Result<IntegrateInput, String> {
+        let n = params.get_int("n") as f64;
+        let eps = params.get_float("eps");
+        let grain = params.get_float("grain");
+        if eps <= 0.0 {
+            return Err(format!("eps={eps:?}: must be positive"));
+        }
+        if grain < 0.0 {
+            return Err(format!("grain={grain:?}: must be at least 0"));
+        }
+        Ok(IntegrateInput {
+            n,
+            eps,
+            grain,
+            reference: Reference::of(n, eps),
+        })
+    }
+
+    fn prepare(_input: &IntegrateInput) {}
+
+    fn run<S: ForkJoin>(pool: &S, variant: Variant, input: &IntegrateInput, _work: &mut ()) -> f64 {
+        let (root, eps, grain) = opaque(input);
+        match variant {
+            Variant::Fj => pool.run(|w| fj(w, &root, eps, grain)),
+            v => panic!("integrate has no {v} variant"),
+        }
+    }
+
+    fn run_async<S: AsyncForkJoin>(
+        pool: &S,
+        variant: Variant,
+        input: &IntegrateInput,
+        _work: &mut (),
+    ) -> f64 {
+        let (root, eps, grain) = opaque(input);
+        match variant {
+            Variant::Fj => pool.run_async(|c| fj_async(c, root, eps, grain)),
+            v => panic!("integrate has no async {v} variant"),
+        }
+    }
+
+    fn check(input: &IntegrateInput, _work: &(), answer: &f64) -> Result<(), String> {
+        check_area(input.n, input.eps, &input.reference, *answer)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use stealbench_schedulers::abp::Abp;
+    use stealbench_schedulers::libfork::LibforkPool;
+    use stealbench_schedulers::serial::Serial;
+    use stealbench_schedulers::{AsyncForkJoin, ForkJoin, PoolConfig, Scheduler};
+
+    #[test]
+    fn kernel_is_close_to_the_exact_integral() {
+        for (n, eps) in [(1.0, 1e-9), (10.0, 1e-6), (100.0, 1e-3)] {
+            let r = Reference::of(n, eps);
+            assert_eq!(r.area.to_bits(), serial(&Interval::root(n), eps).to_bits());
+            let err = (r.area - exact(n)).abs();
+            assert!(err <= tolerance(exact(n), r.leaves, eps), "n={n}: {err:e}");
+            assert!(r.leaves > 1);
+        }
+        // A trapezoid is exact for a linear integrand: f's error comes from its cubic term.
+        assert_eq!(exact(2.0), 6.0);
+    }
+
+    #[test]
+    fn variants_on_serial_and_two_workers() {
+        let serial_pool = Serial::start(&PoolConfig::with_workers(1)).unwrap();
+        let abp = Abp::start(&PoolConfig::with_workers(2)).unwrap();
+        let libfork = LibforkPool::start(&PoolConfig::with_workers(2)).unwrap();
+        let (n, eps) = (50.0, 1e-4);
+        let r = Reference::of(n, eps);
+        let root = Interval::root(n);
+        for grain in [0.0, 0.5, 100.0] {
+            let answers = [
+                serial_pool.run(|w| fj(w, &root, eps, grain)),
+                abp.run(|w| fj(w, &root, eps, grain)),
+                serial_pool.run_async(|c| fj_async(c, root, eps, grain)),
+                libfork.run_async(|c| fj_async(c, root, eps, grain)),
+            ];
+            for a in answers {
+                check_area(n, eps, &r, a).unwrap();
+            }
+        }
+    }
+
+    #[test]
+    fn presets_and_workload_runs() {
+        assert_eq!(
+            Integrate::preset(Size::Paper).to_string(),
+            "n=10000 eps=1e-9 grain=0.0"
+        );
+        let input = Integrate::input_at(Size::Test);
+        let pool = Serial::start(&PoolConfig::with_workers(1)).unwrap();
+        let a = Integrate::run(&pool, Variant::Fj, &input, &mut ());
+        Integrate::check(&input, &(), &a).unwrap();
+        let a = Integrate::run_async(&pool, Variant::Fj, &input, &mut ());
+        Integrate::check(&input, &(), &a).unwrap();
+        assert!(Integrate::check(&input, &(), &(a * (1.0 + 1e-15))).is_err());
+        let mut p = Integrate::preset(Size::Test);
+        p.set("eps", "0").unwrap();
+        assert!(Integrate::input(&p).unwrap_err().starts_with("eps="));
+        let mut p = Integrate::preset(Size::Test);
+        p.set("grain", "-1").unwrap();
+        assert!(Integrate::input(&p).unwrap_err().starts_with("grain="));
+    }
+
+    #[test]
+    fn check_rejects_wrong_answers() {
+        let (n, eps) = (20.0, 1e-6);
+        let r = Reference::of(n, eps);
+        check_area(n, eps, &r, r.area).unwrap();
+        // One ulp off the serial recursion.
+        let next = f64::from_bits(r.area.to_bits() + 1);
+        assert!(check_area(n, eps, &r, next).unwrap_err().contains("serial"));
+        // A reference far from the exact integral (a broken kernel) fails the second test.
+        let bad = Reference {
+            area: r.area * 1.001,
+            leaves: r.leaves,
+        };
+        assert!(
+            check_area(n, eps, &bad, bad.area)
+                .unwrap_err()
+                .contains("exact")
+        );
+    }
+}
