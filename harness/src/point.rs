@@ -338,15 +338,14 @@ where
 }
 
 /// A simulated point: records the program's DAG once on the `record` runtime (a checked run,
-/// untimed), then replays it in `model` on `workers` workers, one seed per repetition (seed =
-/// the repetition's number). A repetition's `seconds` is the replay's wall time; its
+/// untimed), then replays it as `sim` says (the model, P, the steal budget), one seed per
+/// repetition (seed = the repetition's number). A repetition's `seconds` is the replay's wall time; its
 /// statistics are the simulator's counters, `sim_time` being the simulated time in the DAG's
 /// weight units.
 #[allow(clippy::too_many_arguments)]
 fn simulate_point<W: Workload>(
-    model: stealbench_sim::Scheduler,
+    sim: stealbench_sim::SimConfig,
     weights: stealbench_schedulers::record::Weights,
-    workers: usize,
     variant: Variant,
     params: String,
     input: impl FnOnce() -> Result<W::Input, String>,
@@ -374,7 +373,11 @@ fn simulate_point<W: Workload>(
     let mut times = Vec::with_capacity(reps);
     for rep in 1..=reps {
         let start = Instant::now();
-        let report = stealbench_sim::simulate(&dag, model, workers, rep as u64);
+        let sim = stealbench_sim::SimConfig {
+            seed: rep as u64,
+            ..sim.clone()
+        };
+        let report = stealbench_sim::simulate_with(&dag, &sim);
         let seconds = start.elapsed().as_secs_f64();
         times.push(seconds);
         let mut stats = crate::results::parse_stats(&report.counters());
@@ -549,8 +552,12 @@ pub fn run_command(args: &RunArgs) -> Result<(), Failure> {
                     .to_string(),
             ));
         }
+        let sim = stealbench_sim::SimConfig {
+            steal_budget: arm.steals,
+            ..stealbench_sim::SimConfig::new(model, workers, 0)
+        };
         return with_workload!(workload.name, W => {
-            simulate_point::<W>(model, weights, workers, variant, params,
+            simulate_point::<W>(sim, weights, variant, params,
                 || W::input_with(&resolve::<W>(size, options)?, options), reps, &printer)
         })
         .expect("a registered workload dispatches");

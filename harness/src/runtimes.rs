@@ -219,8 +219,10 @@ macro_rules! dispatch {
 pub(crate) use {dispatch, with_async_runtime, with_closure_runtime};
 
 /// A runtime in one configuration: the registry entry and the pool settings its spelling
-/// `NAME[/key=value]...` gives. Keys: `idle` (busy, lazy) and `victim` (uniform, numa,
-/// default); a setting left out stays at the runtime's default. Whether the runtime honours a
+/// `NAME[/key=value]...` gives. Keys: `idle` (busy, lazy), `victim` (uniform, numa,
+/// default) and `steals` (a number K: the forced schedule of `PoolConfig::steal_budget`, at
+/// most K steals while another worker runs); a setting left out stays at the runtime's
+/// default. Whether the runtime honours a
 /// setting is its own decision when the pool starts (rayon refuses `idle=busy`, say).
 ///
 /// `sim` (`unit`, `nanos`) makes the arm the runtime's *simulation*: the point records the
@@ -235,12 +237,14 @@ pub struct Arm {
     pub idle: Option<IdlePolicy>,
     /// `victim=`, if given.
     pub victim: Option<VictimPolicy>,
+    /// `steals=`: the steal budget of a forced schedule, if given.
+    pub steals: Option<u64>,
     /// `sim=`: the weights of the simulated DAG's strands, if the arm is a simulation.
     pub sim: Option<Weights>,
 }
 
 /// The keys an arm's spelling may set, in their canonical order.
-pub const ARM_KEYS: &[&str] = &["idle", "victim", "sim"];
+pub const ARM_KEYS: &[&str] = &["idle", "victim", "steals", "sim"];
 
 /// The values of `sim=`.
 pub const SIM_WEIGHTS: &[&str] = &["unit", "nanos"];
@@ -275,6 +279,7 @@ impl Arm {
             info,
             idle: None,
             victim: None,
+            steals: None,
             sim: None,
         };
         for part in parts {
@@ -299,6 +304,14 @@ impl Arm {
                         suggest::unknown("victim policy", value, VictimPolicy::NAMES)
                     })?;
                     if arm.victim.replace(v).is_some() {
+                        return Err(twice());
+                    }
+                }
+                "steals" => {
+                    let k = value.parse().map_err(|_| {
+                        format!("runtime '{spec}': steals={value} is not a number of steals")
+                    })?;
+                    if arm.steals.replace(k).is_some() {
                         return Err(twice());
                     }
                 }
@@ -333,6 +346,9 @@ impl Arm {
         if let Some(v) = self.victim {
             s += &format!("/victim={v}");
         }
+        if let Some(k) = self.steals {
+            s += &format!("/steals={k}");
+        }
         match self.sim {
             Some(Weights::Unit) => s += "/sim=unit",
             Some(Weights::Nanos) => s += "/sim=nanos",
@@ -346,6 +362,7 @@ impl Arm {
         PoolConfig {
             idle: self.idle.unwrap_or(config.idle),
             victim: self.victim.unwrap_or(config.victim),
+            steal_budget: self.steals.or(config.steal_budget),
             ..config
         }
     }
@@ -493,6 +510,17 @@ mod tests {
             Arm::parse("abp/sim=unti")
                 .unwrap_err()
                 .contains("did you mean 'unit'")
+        );
+        let forced = Arm::parse("prows/sim=nanos/steals=1").unwrap();
+        assert_eq!(forced.spec(), "prows/steals=1/sim=nanos");
+        assert_eq!(
+            forced.configure(PoolConfig::with_workers(2)).steal_budget,
+            Some(1)
+        );
+        assert!(
+            Arm::parse("abp/steals=one")
+                .unwrap_err()
+                .contains("not a number")
         );
     }
 

@@ -73,6 +73,14 @@ pub struct PoolConfig {
     /// Usable bytes of every fiber stack (`None`: the runtime's default). Only the fiber
     /// runtimes (`abp`, `fibril`, `prows`) have fixed-size stacks; the others refuse a size.
     pub stack_size: Option<usize>,
+    /// A forced schedule (`None`: none): after the first `k` steals of a `run`, an idle worker
+    /// takes work from nowhere but its own deque while any other worker is running a task, and
+    /// steals again only when no worker is (so every program ends that does not spin-wait
+    /// for another task); those steals are counted like the others. It reproduces the schedules of the papers' lower-bound
+    /// constructions ("one steal, one touch"), where the thief holds its steals. Only the
+    /// fiber runtimes (`abp`, `fibril`, `prows`) and the simulator honour it; the others
+    /// refuse it.
+    pub steal_budget: Option<u64>,
 }
 
 impl PoolConfig {
@@ -85,17 +93,25 @@ impl PoolConfig {
             idle: IdlePolicy::default(),
             future_stack: FutureStack::default(),
             stack_size: None,
+            steal_budget: None,
         }
     }
 
-    /// Refuses a stack size for `runtime`, whose stacks are not fixed-size fibers.
-    pub(crate) fn refuse_stack_size(&self, runtime: &str) -> Result<(), StartError> {
-        match self.stack_size {
-            None => Ok(()),
-            Some(_) => Err(StartError::Unsupported(format!(
+    /// Refuses a stack size for `runtime`, whose stacks are not fixed-size fibers, and a
+    /// steal budget, which only the fiber pools enforce.
+    pub(crate) fn refuse_fiber_settings(&self, runtime: &str) -> Result<(), StartError> {
+        if self.stack_size.is_some() {
+            return Err(StartError::Unsupported(format!(
                 "{runtime} has no fixed-size fiber stacks to size (only abp, fibril, prows do)"
-            ))),
+            )));
         }
+        if self.steal_budget.is_some() {
+            return Err(StartError::Unsupported(format!(
+                "{runtime} cannot hold its steals to force a schedule (only abp, fibril, prows \
+                 and their simulations can)"
+            )));
+        }
+        Ok(())
     }
 }
 
@@ -123,7 +139,7 @@ impl PoolConfig {
                 self.idle
             )));
         }
-        self.refuse_stack_size(runtime)?;
+        self.refuse_fiber_settings(runtime)?;
         if self.future_stack != FutureStack::New {
             return Err(StartError::Unsupported(format!(
                 "{runtime} has no fibers to choose a stack for; future stack '{}' cannot be \
@@ -184,7 +200,7 @@ mod tests {
         assert!(e.to_string().contains("no fixed-size fiber stacks"), "{e}");
         assert!(
             PoolConfig::with_workers(2)
-                .refuse_stack_size("serial")
+                .refuse_fiber_settings("serial")
                 .is_ok()
         );
     }

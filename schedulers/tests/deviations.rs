@@ -8,9 +8,9 @@
 //!   steal, and every steal causes one (steals <= deviations <= 2 steals).
 //! * Hand-made DAGs run under a forced schedule on two workers, whose counts are worked out in
 //!   each test's comment. The schedules are forced by tasks that wait for what the other
-//!   worker does (flags, the pool's counters, its fiber stacks in use), and by
-//!   `hold_steals`, which stops an idle worker from stealing a fiber that the other worker is
-//!   about to resume. Strand names: `s` the strand that forks, `a`/`b` a join's branches, `k`
+//!   worker does (flags, the pool's counters, its fiber stacks in use), and by a budget of
+//!   one steal a run (`PoolConfig::steal_budget`), which stops an idle worker from stealing a
+//!   fiber that the other worker is about to resume. Strand names: `s` the strand that forks, `a`/`b` a join's branches, `k`
 //!   a join's continuation, `c` the creator's continuation after a fork, `t` a future's task.
 //!   On all three runtimes: a stolen branch that ends first (2) or resumes its join (1), and a
 //!   chain of d joins above a touch of a stolen future (`abp` 2 + 2d, `prows` 2: Spoonhower et
@@ -162,6 +162,17 @@ macro_rules! deviation_tests {
                 <$Pool>::start(&PoolConfig::with_workers(p)).unwrap()
             }
 
+            /// Two workers under the forced schedule of one steal a run
+            /// ([`PoolConfig::steal_budget`]): after it, an idle worker steals nothing while
+            /// the other runs a task.
+            fn pool_one_steal() -> $Pool {
+                <$Pool>::start(&PoolConfig {
+                    steal_budget: Some(1),
+                    ..PoolConfig::with_workers(2)
+                })
+                .unwrap()
+            }
+
             /// Runs `f` on `pool` after a reset; its value and (steals, deviations).
             fn run_counted<R: Send>(
                 pool: &$Pool,
@@ -184,6 +195,26 @@ macro_rules! deviation_tests {
                     let depth = 3 + (seed % 5) as u32;
                     let (_, c) = run_counted(&pool, |w| dag(w, seed, depth, true));
                     assert_eq!(c, (0, 0), "DAG {i} (seed {seed:#x}, depth {depth})");
+                }
+            }
+
+            /// The forced schedule stops no program that does not spin on another task: with
+            /// a budget of 0 or 1 steals, random DAGs of joins, spawns and futures (whose
+            /// touches suspend) end with the serial value.
+            #[test]
+            fn a_steal_budget_stops_no_program() {
+                let serial = pool(1);
+                for k in [0, 1] {
+                    let pool = <$Pool>::start(&PoolConfig {
+                        steal_budget: Some(k),
+                        ..PoolConfig::with_workers(2)
+                    })
+                    .unwrap();
+                    for i in 0..60 {
+                        let seed = splitmix(i ^ 0xB0D6);
+                        let want = serial.run(|w| dag(w, seed, 7, true));
+                        assert_eq!(pool.run(|w| dag(w, seed, 7, true)), want, "budget {k}");
+                    }
                 }
             }
 
@@ -257,19 +288,16 @@ macro_rules! deviation_tests {
 
             /// `join(a, b)` whose stolen `b` ends after `a`: the join's fiber parks, and Y,
             /// which ran `b`, resumes it. `a` waits until `b` has started (so Y stole it: 1
-            /// steal), then holds X's steals (X cannot take the resumed fiber from Y's deque);
-            /// `b` waits until the join's fiber is parked. Deviations: `b` on Y (`a` has not
-            /// ended); not `k`, which Y runs right after `b`'s last strand. 1.
+            /// steal, the budget: X cannot take the resumed fiber from Y's deque); `b` waits
+            /// until the join's fiber is parked. Deviations: `b` on Y (`a` has not ended); not
+            /// `k`, which Y runs right after `b`'s last strand. 1.
             #[test]
             fn stolen_branch_that_resumes_its_join_deviates_once() {
-                let pool = pool(2);
+                let pool = pool_one_steal();
                 let started = Flag::default();
                 let (_, c) = run_counted(&pool, |w| {
                     w.join(
-                        |w| {
-                            started.wait("b to start");
-                            w.hold_steals();
-                        },
+                        |_| started.wait("b to start"),
                         |_| {
                             started.set();
                             wait_until("the join's fiber to park", || {
@@ -278,13 +306,13 @@ macro_rules! deviation_tests {
                         },
                     )
                 });
-                pool.release_steals();
                 assert_eq!(c, (1, 1), "(steals, deviations)");
             }
 
             /// A chain of `depth` joins after a stolen future (Spoonhower et al., Figure
             /// 5(a)): the future's task `t` runs on X (work-first), Y steals the root's
-            /// continuation `c` (1 steal) and holds its own steals; `c` nests `depth` joins
+            /// continuation `c` (1 steal, the run's budget: Y steals nothing more while X
+            /// runs); `c` nests `depth` joins
             /// `J1(A1, B1)`, `A1 = J2(A2, B2)`, ..., and the innermost `Ad` touches the future,
             /// whose task waits until that touch has suspended. Deviations:
             ///
@@ -296,7 +324,7 @@ macro_rules! deviation_tests {
             ///   until they are over and Y's fiber is idle. Back on X after the touch, every
             ///   `Ji`'s take-back fails and `Ji`'s continuation deviates (its predecessor `Bi`
             ///   ran on Y): 2 + 2 depth, growing with the span.
-            /// * `prows`: the touch suspends Y's whole deque with `B1..Bd` in it; Y, held,
+            /// * `prows`: the touch suspends Y's whole deque with `B1..Bd` in it; Y, out of budget,
             ///   steals nothing; the put makes that deque X's active deque, X resumes the
             ///   touch at its bottom and takes every `Bi` back inline, in serial order: 2,
             ///   whatever the depth.
@@ -321,7 +349,7 @@ macro_rules! deviation_tests {
                     a + b
                 }
                 for depth in 0..=4u32 {
-                    let pool = pool(2);
+                    let pool = pool_one_steal();
                     let stolen = Flag::default();
                     let ran = AtomicUsize::new(0);
                     let (v, c) = run_counted(&pool, |w| {
@@ -343,12 +371,10 @@ macro_rules! deviation_tests {
                                 }
                                 100
                             });
-                            w.hold_steals();
                             stolen.set();
                             chain(w, depth, x, ran)
                         })
                     });
-                    pool.release_steals();
                     assert_eq!(v, 100 + depth as u64);
                     let want = if $parsimonious {
                         2 + 2 * depth as u64

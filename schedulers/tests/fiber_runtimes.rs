@@ -298,6 +298,8 @@ macro_rules! fiber_runtime_tests {
                     future_stack: FutureStack::Current,
                     // Small stacks, as `--stack-size 256K` gives them.
                     stack_size: Some(256 << 10),
+                    // A forced schedule that never binds here (fib does not spin on others).
+                    steal_budget: Some(1 << 40),
                 };
                 let pool = <$Pool>::start(&cfg).unwrap();
                 assert_eq!(pool.workers(), 2);

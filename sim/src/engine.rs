@@ -17,6 +17,11 @@
 //! attempts it slept through are counted as failed attempts. This is exactly what polling every
 //! `cost` would do (those attempts find nothing, and the tie-break hash does not depend on the
 //! generator), without an event per attempt: a serial phase on 1024 workers costs nothing.
+//!
+//! **Steal budget** ([`SimConfig::steal_budget`]). Once the run has had its budget of steals,
+//! an attempt made while another worker runs a node fails without a victim (the thief holds
+//! its steals; it keeps attempting every `cost`), and one made while no worker runs succeeds
+//! as usual, so the replay always ends.
 
 use crate::{SimConfig, SimReport, Step};
 use std::cmp::Reverse;
@@ -148,7 +153,10 @@ pub(crate) fn run<Pol: Policy>(
             pol.complete(&mut core, w, v)
         } else {
             attempts += 1;
-            if core.ready == 0 {
+            let held = cfg
+                .steal_budget
+                .is_some_and(|k| core.c.steals >= k && ws.running.iter().any(|&r| r != NONE));
+            if core.ready == 0 || held {
                 None
             } else {
                 pol.attempt(&mut core, w)

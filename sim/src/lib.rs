@@ -118,6 +118,10 @@ pub struct SimConfig {
     pub steal_cost: Option<u64>,
     /// Whether to return every node's worker and start time ([`SimReport::trace`]).
     pub trace: bool,
+    /// A forced schedule, as the runtimes' `PoolConfig::steal_budget`: after the first `k`
+    /// steals (muggings included), a worker out of work steals nothing while another worker
+    /// runs a node, and steals again when none does. `None`: no budget.
+    pub steal_budget: Option<u64>,
 }
 
 impl SimConfig {
@@ -129,6 +133,7 @@ impl SimConfig {
             seed,
             steal_cost: None,
             trace: false,
+            steal_budget: None,
         }
     }
 }

@@ -1,7 +1,7 @@
 //! Small DAGs whose schedules are worked out by hand (the expected values in each test's
 //! comment), and the simulator's determinism.
 
-use stealbench_schedulers::record::{Recorder, Weights};
+use stealbench_schedulers::record::{RecordWorker, Recorder, Weights};
 use stealbench_schedulers::{FutureHandle, Scope, Worker};
 use stealbench_sim::{Placement, Scheduler, SimConfig, Step, simulate, simulate_with};
 
@@ -163,4 +163,54 @@ fn an_empty_recording_takes_no_time() {
     let dag = Recorder::new(Weights::Unit).take_dag();
     let r = simulate(&dag, Scheduler::Abp, 4, 0);
     assert_eq!((r.time, r.nodes, r.steals), (0, 0, 0));
+}
+
+/// Spoonhower et al.'s Figure 5(a) under the forced schedule of one steal
+/// (`SimConfig::steal_budget`): a future of weight 10·d + 1 and, in the creator's
+/// continuation, `d` nested joins whose innermost first branch touches it (each second branch
+/// of weight 1). Worker 1 steals the continuation (the one steal), goes down the joins and
+/// touches long before the put.
+///
+/// * ABP: the touch suspends; worker 1 pops the d second branches, each a deviation; after
+///   the put worker 0 runs the touch's continuation and every join's sync, each a deviation:
+///   2 + 2d with the steal's own, for every seed.
+/// * ProWS (both placements): the deque suspends with the d branches in it; held, worker 1
+///   takes none; the put makes it worker 0's active deque, which takes them back in serial
+///   order: 2 deviations, whatever d.
+/// * Unforced, ProWS's idle worker 1 steals the branches from the suspended deque instead:
+///   more steals, and deviations that grow with d.
+#[test]
+fn figure_5a_under_one_steal_deviates_2_plus_2d_times_under_abp_and_twice_under_prows() {
+    fn chain<H: FutureHandle<(), Worker = RecordWorker>>(w: &RecordWorker, i: u32, x: H) {
+        if i == 0 {
+            return x.get(w);
+        }
+        w.join(move |w| chain(w, i - 1, x), |w| w.work(0));
+    }
+    for d in [4u32, 16, 64] {
+        let (_, dag) = Recorder::record(Weights::Unit, |w| {
+            w.scope(|s| {
+                let x = s.future(w, move |_, w| w.work(10 * d));
+                chain(w, d, x);
+            })
+        });
+        for seed in 0..4 {
+            let forced = |s| SimConfig {
+                steal_budget: Some(1),
+                ..traced(s, 2, seed)
+            };
+            let abp = simulate_with(&dag, &forced(Scheduler::Abp));
+            let want = 2 + 2 * u64::from(d);
+            assert_eq!((abp.steals, abp.deviations), (1, want), "abp d={d}");
+            for s in [PROWS, ARTIFACT] {
+                let r = simulate_with(&dag, &forced(s));
+                assert_eq!((r.steals, r.deviations), (1, 2), "{s} d={d} seed {seed}");
+                let free = simulate_with(&dag, &traced(s, 2, seed));
+                assert!(
+                    free.steals > 1 && free.deviations > u64::from(d),
+                    "{s} d={d} unforced: {free:?}"
+                );
+            }
+        }
+    }
 }

@@ -5,9 +5,12 @@
 //!
 //! The paper draws the graphs and proves the bounds; it prints no counts. This figure counts
 //! steals and deviations on the real `abp` (the paper's parsimonious `ws`) and `prows` (with
-//! its artifact placement), and replays each program's recorded DAG in the simulator
-//! (`sim=nanos`: the strands' measured lengths, so the producer's spin outlasts the consumer's
-//! descent there as it does on the machine), all at P = 2, the processors of the construction.
+//! its artifact placement), all at P = 2, the processors of the construction: first in the
+//! schedule the machine gives, then in the construction's own schedule, forced by a budget of
+//! one steal (`steals=1`, `PoolConfig::steal_budget`: after the first steal, an idle worker
+//! takes nothing from the other while that one runs), on the runtimes and in the simulator,
+//! which replays each program's recorded DAG (`sim=nanos`: the strands' measured lengths, so
+//! the producer's spin outlasts the consumer's descent there as it does on the machine).
 //! The x axis is the workload parameter (`d` or `t`), set by each row's workload spec.
 
 use super::{Figure, XAxis};
@@ -21,13 +24,17 @@ pub const ID: &str = "spoonhower-fig5";
 pub const TITLE: &str = "Spoonhower et al. (SPAA'09) Figure 5: steals and deviations of the \
                          lower-bound graphs against their span d and touches t, P = 2";
 
-/// The rows' runtime arms: measured, then simulated.
-const RUNTIMES: [&str; 5] = [
+/// The rows' runtime arms: measured in the schedule the machine gives, then under the forced
+/// schedule of the construction (one steal: `steals=1`), measured and simulated.
+const RUNTIMES: [&str; 8] = [
     "abp",
     "prows",
     "prows-artifact",
-    "abp/sim=nanos",
-    "prows/sim=nanos",
+    "abp/steals=1",
+    "prows/steals=1",
+    "prows-artifact/steals=1",
+    "abp/steals=1/sim=nanos",
+    "prows/steals=1/sim=nanos",
 ];
 
 /// The spans of graph (a): 2^4 ... 2^12.
@@ -63,15 +70,19 @@ pub fn figure() -> Figure {
                   one touch lead to Omega(d) deviations on a graph of span d. In part (b), one \
                   steal and t touches lead to Omega(t) deviations (the paper draws the graphs \
                   and proves the bounds for any parsimonious work stealer; it prints no \
-                  counts). Here: (a) is `touchchain` (a future whose task spins 10 ms, and its \
-                  creator's continuation going down d nested joins to the touch); on two \
-                  workers the continuation is stolen once and the touch suspends before the \
-                  put. `abp` (parsimonious) then deviates 2 + 2d times after that one steal. \
-                  `prows` suspends the whole deque, and its joins' right children are stolen \
-                  back one at a time from the stealable suspended deque: d + 1 steals and \
-                  2 + 2d deviations, two per steal, as ProWS's bound in steals says. Both \
-                  reach Omega(d) deviations, but only the parsimonious scheduler does it with a \
-                  single steal. (b) is `touchtree`, a heap-ordered tree of t futures, each node \
+                  counts). Rows `steals=1` force the construction's schedule: after the \
+                  first steal, an idle worker takes nothing from the other while that one \
+                  runs (measured, and simulated on the recorded DAG with the strands' \
+                  measured lengths, `sim=nanos`). (a) is `touchchain` (a future whose task \
+                  spins 10 ms, and its creator's continuation going down d nested joins to the \
+                  touch); the continuation is stolen once and the touch suspends before the \
+                  put. `abp` (parsimonious) then deviates 2 + 2d times after that one steal, \
+                  forced or not. `prows` suspends the whole deque with the joins' right \
+                  children in it and, forced to one steal, resumes it after the put and takes \
+                  them back in serial order: 2 deviations whatever d. Unforced, the idle \
+                  worker steals those children back one at a time from the stealable \
+                  suspended deque: d + 1 steals and 2 + 2d deviations, two per steal, within \
+                  ProWS's bound in steals. (b) is `touchtree`, a heap-ordered tree of t futures, each node \
                   produced after a 20 us spin and consumed in the same order. With eager \
                   futures the consumer finds most of the tree already made, so the steals and \
                   the deviations grow with log t, not t: the paper's diamonds, which keep the \

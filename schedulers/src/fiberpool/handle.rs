@@ -13,7 +13,7 @@ use std::cell::{Cell, UnsafeCell};
 use std::marker::PhantomData;
 use std::mem::{ManuallyDrop, MaybeUninit};
 use std::panic::{self, AssertUnwindSafe};
-use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicPtr, AtomicUsize};
 use std::thread;
 
 /// The handle of one fiber: every task running on that fiber receives it. It stays valid when
@@ -199,17 +199,6 @@ impl<P: Policy> FiberWorker<P> {
             debug_assert!(P::is_done(fut));
             self.here().start_strand(Some(before));
         }
-    }
-
-    /// For tests that force a schedule: from now until [`FiberPool::release_steals`], the
-    /// worker running this task takes no work from the injector or from other deques (it
-    /// still runs what its own deque holds); idle, it waits. A test uses it to stop an idle
-    /// worker from stealing a fiber that another worker is about to resume.
-    ///
-    /// [`FiberPool::release_steals`]: super::pool::FiberPool::release_steals
-    pub fn hold_steals(&self) {
-        let l = self.local();
-        l.shared.held[l.index].store(true, Ordering::Relaxed);
     }
 
     /// Forks: starts `child` (from [`Local::fiber`]) over with `entry(record, its handle)`

@@ -15,7 +15,7 @@ use crossbeam_deque::Injector;
 use std::cell::UnsafeCell;
 use std::marker::PhantomData;
 use std::panic::{self, AssertUnwindSafe};
-use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, AtomicUsize, Ordering, fence};
+use std::sync::atomic::{AtomicI32, AtomicU64, AtomicUsize, Ordering, fence};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::{self, JoinHandle};
 
@@ -61,7 +61,9 @@ impl<P: Policy> FiberPool<P> {
             counters: Counters::new(p),
             runs: AtomicUsize::new(0),
             stacks: Arc::new(StackCounters::new(p)),
-            held: (0..p).map(|_| AtomicBool::new(false)).collect(),
+            budget: config.steal_budget,
+            steals_base: AtomicU64::new(0),
+            busy: AtomicUsize::new(p),
             tids: (0..p).map(|_| AtomicI32::new(0)).collect(),
             faults_base: AtomicU64::new(0),
             io: Default::default(),
@@ -111,14 +113,6 @@ impl<P: Policy> FiberPool<P> {
     #[cfg(test)]
     pub(crate) fn policy(&self) -> &P::Shared {
         &self.shared.pol
-    }
-
-    /// Lets every worker steal again after [`FiberWorker::hold_steals`] (a test that forces a
-    /// schedule calls it once its run is over).
-    pub fn release_steals(&self) {
-        for h in self.shared.held.iter() {
-            h.store(false, Ordering::Relaxed);
-        }
     }
 }
 
@@ -267,6 +261,12 @@ impl<P: Policy> ForkJoin for FiberPool<P> {
             done: Arc::new((Mutex::new(false), Condvar::new())),
         };
         self.shared.runs.fetch_add(1, Ordering::Relaxed);
+        if self.shared.budget.is_some() {
+            // The budget counts this run's steals (one run at a time when a schedule is
+            // forced; a concurrent run would share the count).
+            let steals = self.shared.counters.steals.sum();
+            self.shared.steals_base.store(steals, Ordering::Relaxed);
+        }
         self.shared.injector.push(JobRef {
             data: &job as *const RootJob<F, R> as *const (),
             exec: RootJob::<F, R>::exec::<P>,

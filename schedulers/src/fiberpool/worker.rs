@@ -18,7 +18,7 @@ use crossbeam_deque::{Injector, Steal};
 use std::cell::{Cell, UnsafeCell};
 use std::mem::ManuallyDrop;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::thread;
 
 /// The counters every fiber pool keeps (a policy keeps its own in [`Policy::Shared`]).
@@ -92,10 +92,15 @@ pub struct Shared<P: Policy> {
     pub tids: Box<[std::sync::atomic::AtomicI32]>,
     /// The worker threads' minor page faults at the last `reset_stats`.
     pub faults_base: AtomicU64,
-    /// Per worker: its steals are held (a test forcing a schedule asked for it, see
-    /// `FiberWorker::hold_steals`): while set, the worker takes no work from the injector or
-    /// from deques that are not its own.
-    pub held: Box<[AtomicBool]>,
+    /// The forced schedule's steal budget ([`PoolConfig::steal_budget`]), if any.
+    ///
+    /// [`PoolConfig::steal_budget`]: crate::PoolConfig::steal_budget
+    pub budget: Option<u64>,
+    /// With a budget: the steals counter's sum when the latest `run` began.
+    pub steals_base: AtomicU64,
+    /// With a budget: workers not in [`Local::find_work`]'s idle loop (running a task, or not
+    /// started yet). Without one it is not kept.
+    pub busy: AtomicUsize,
     /// The I/O thread of latency futures and its counters ([`super::latency`]).
     pub io: super::latency::PoolIo,
 }
@@ -475,20 +480,40 @@ impl<P: Policy> Local<P> {
         P::steal(self)
     }
 
+    /// Whether the forced schedule holds this idle worker's steals: the run has had its
+    /// budget of steals and another worker is running a task (see [`PoolConfig::steal_budget`]).
+    /// Relaxed loads: the budget shapes the schedule, it guards no data, and a worker that
+    /// misses a change looks again 50 µs later.
+    ///
+    /// [`PoolConfig::steal_budget`]: crate::PoolConfig::steal_budget
+    fn over_budget(&self) -> bool {
+        let sh = &*self.shared;
+        sh.budget.is_some_and(|k| {
+            sh.counters
+                .steals
+                .sum()
+                .saturating_sub(sh.steals_base.load(Ordering::Relaxed))
+                >= k
+                && sh.busy.load(Ordering::Relaxed) > 0
+        })
+    }
+
     /// The next job: own deque bottom, else steal, else back off and sleep. `None` at shutdown.
     fn find_work(&self) -> Option<Job<P>> {
         if let Some(j) = self.pop() {
             return Some(j);
         }
         let sh = &*self.shared;
+        // With a budget, this worker is idle until it returns a job.
+        let _idle = sh.budget.map(|_| Idle::new(&sh.busy));
         let mut round = 0u32;
         loop {
             if sh.sleep.terminating() {
                 return None;
             }
-            if sh.held[self.index].load(Ordering::Relaxed) {
-                // A test holds our steals: only our own deque (nothing else can fill it while
-                // we are idle, but look anyway), without spinning a CPU.
+            if self.over_budget() {
+                // The forced schedule holds our steals: only our own deque (a put may fill
+                // it meanwhile), without spinning a CPU.
                 if let Some(j) = self.pop() {
                     return Some(j);
                 }
@@ -525,6 +550,23 @@ impl<P: Policy> Local<P> {
                 }
             },
         );
+    }
+}
+
+/// A worker in `find_work`'s idle loop, for the forced schedule's count of busy workers:
+/// one less while it lives.
+struct Idle<'a>(&'a AtomicUsize);
+
+impl<'a> Idle<'a> {
+    fn new(busy: &'a AtomicUsize) -> Self {
+        busy.fetch_sub(1, Ordering::Relaxed);
+        Idle(busy)
+    }
+}
+
+impl Drop for Idle<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_add(1, Ordering::Relaxed);
     }
 }
 

@@ -792,7 +792,7 @@ impl Scheduler for LibforkPool {
 
     fn start(config: &PoolConfig) -> Result<Self, StartError> {
         // Its stacks are segmented: they grow as deep as the tasks go.
-        config.refuse_stack_size(Self::NAME)?;
+        config.refuse_fiber_settings(Self::NAME)?;
         Self::start_on(config, &Topology::detect())
     }
 

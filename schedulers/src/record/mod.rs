@@ -148,7 +148,7 @@ impl Scheduler for Recorder {
                 config.workers
             )));
         }
-        config.refuse_stack_size(NAME)?;
+        config.refuse_fiber_settings(NAME)?;
         if config.future_stack != FutureStack::New {
             return Err(StartError::Unsupported(format!(
                 "the recorder records the eager order; future stack '{}' cannot be honoured",

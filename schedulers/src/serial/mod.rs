@@ -59,7 +59,7 @@ impl Scheduler for Serial {
                 config.workers
             )));
         }
-        config.refuse_stack_size(Self::NAME)?;
+        config.refuse_fiber_settings(Self::NAME)?;
         Ok(Serial { _private: () })
     }
 
