@@ -128,7 +128,8 @@ pub struct ReproduceArgs {
     #[arg(long, value_name = "SIZE")]
     pub stack_size: Option<String>,
     /// Continue an interrupted run: the latest unfinished run of this id, or the run
-    /// directory given; points already in its raw.csv are skipped.
+    /// directory given; points its raw.csv holds finished ok with every repetition are
+    /// skipped, the others (failed, timed out, cut short) run again whole.
     #[arg(long, num_args = 0..=1, value_name = "DIR")]
     pub resume: Option<Option<PathBuf>>,
     /// Root of the results (run directories go to DIR/ID/TIMESTAMP/).

@@ -318,11 +318,12 @@ impl Workload for Integrate {
         // The leaves grow as n^(4/3) (the accepted width goes as f''(x)^(-1/3) = (6x)^(-1/3))
         // and a split costs more at larger n (see the module documentation): measured
         // serially, n=4000 takes a ninth of the paper's time (0.25 s against 2.2 s), n=2500
-        // 0.12 s.
+        // 0.12 s, n=1500 half that. Quick is n=1500: tokio pays about 100 times the serial
+        // time here (a task per split), and the memory figures run it at six worker counts.
         let n = match size {
             Size::Paper => 10_000,
             Size::Small => 4_000,
-            Size::Quick => 2_500,
+            Size::Quick => 1_500,
             Size::Test => 20,
         };
         Params::new()
