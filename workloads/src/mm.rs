@@ -40,7 +40,7 @@
 
 use crate::rng::SplitMix64;
 use crate::zorder::{self, exclusive, freivalds_blocks, product_phases, random_blocks};
-use crate::{Params, Size, Variant, Workload, quarters};
+use crate::{InputOptions, Params, Size, Variant, Workload, quarters};
 use std::future::Future;
 use std::sync::{Mutex, PoisonError};
 use stealbench_schedulers::{AsyncForkJoin, AsyncWorker, ForkJoin, FutureHandle, Scope, Worker};
@@ -52,6 +52,40 @@ pub use crate::zorder::mul_add as kernel;
 /// The workload marker type.
 #[derive(Debug)]
 pub struct Mm;
+
+/// The papers' matrices at paper size (`input=`): ProWS (Figure 2), Fibril (Table 1) and
+/// libfork (Table I).
+pub const PAPER_INPUTS: [(&str, usize); 3] = [("prows", 4096), ("fibril", 2048), ("libfork", 8192)];
+
+/// The value of `n` that takes the side from `input` and `shrink`.
+pub const FROM_INPUT: &str = "input";
+
+/// The matrix side the parameters give (`Err`: an unknown input, or a side that is not
+/// 32·2^k).
+fn side(params: &Params) -> Result<usize, String> {
+    params.fixed("b", B as u64)?;
+    let n = match params.get_text("n") {
+        FROM_INPUT => {
+            let name = params.get_text("input");
+            let Some(&(_, paper_n)) = PAPER_INPUTS.iter().find(|(p, _)| *p == name) else {
+                let names: Vec<_> = PAPER_INPUTS.iter().map(|(p, _)| *p).collect();
+                return Err(format!("input={name}: mm knows {}", names.join(", ")));
+            };
+            let shrink = params.get_usize("shrink")?;
+            if shrink == 0 {
+                return Err("shrink=0: the paper's side is divided by it".to_string());
+            }
+            paper_n / shrink
+        }
+        v => v
+            .parse()
+            .map_err(|_| format!("n={v}: a number or '{FROM_INPUT}'"))?,
+    };
+    if n < B || n % B != 0 || !(n / B).is_power_of_two() {
+        return Err(format!("n={n}: mm needs n = 32·2^k"));
+    }
+    Ok(n)
+}
 
 /// The side of a base-case block (the paper's base case 32 × 32).
 pub const B: usize = 32;
@@ -266,26 +300,34 @@ impl Workload for Mm {
     type Work = Vec<CBlock>;
     type Answer = ();
 
+    /// `input` names the paper whose matrix this is ([`PAPER_INPUTS`]: ProWS's by default);
+    /// `n` is a number, or `input` for that paper's n divided by the size's `shrink` (1 at
+    /// paper size, 2 small, 4 quick, 64 test), so that a figure's row `mm/input=fibril` runs
+    /// Fibril's matrix at paper size and shrinks it as every other input shrinks.
     fn preset(size: Size) -> Params {
-        let n = match size {
-            Size::Paper => 4096,
-            Size::Small => 2048,
-            Size::Quick => 1024,
+        let shrink = match size {
+            Size::Paper => 1,
+            Size::Small => 2,
+            Size::Quick => 4,
             Size::Test => 64,
         };
         Params::new()
-            .int("n", n)
+            .text("input", PAPER_INPUTS[0].0)
+            .text("n", FROM_INPUT)
+            .int("shrink", shrink)
             .int("b", B as u64)
             .int("seed", INPUT_SEED)
     }
 
     fn input(params: &Params) -> Result<MmInput, String> {
-        params.fixed("b", B as u64)?;
-        let n = params.get_usize("n")?;
-        if n < B || n % B != 0 || !(n / B).is_power_of_two() {
-            return Err(format!("n={n}: mm needs n = 32·2^k"));
-        }
-        Ok(MmInput::random(n, params.get_int("seed")))
+        Ok(MmInput::random(side(params)?, params.get_int("seed")))
+    }
+
+    /// The parameters with `n` resolved: a row records the side it ran.
+    fn params_with(params: &Params, _options: &InputOptions) -> Result<String, String> {
+        let mut p = params.clone();
+        p.set("n", &side(params)?.to_string())?;
+        Ok(p.to_string())
     }
 
     fn prepare(input: &MmInput) -> Vec<CBlock> {
@@ -396,7 +438,27 @@ mod tests {
         let input = Mm::input_at(Size::Test);
         assert_eq!(
             Mm::preset(Size::Test).to_string(),
-            format!("n=64 b=32 seed={INPUT_SEED}")
+            format!("input=prows n=input shrink=64 b=32 seed={INPUT_SEED}")
+        );
+        let resolved = |size, spec: &[(&str, &str)]| {
+            let over: Vec<_> = spec.iter().map(|&(k, v)| (k.into(), v.into())).collect();
+            let p = Mm::preset(size).apply(&over).unwrap();
+            side(&p)
+        };
+        assert_eq!(resolved(Size::Paper, &[]), Ok(4096));
+        assert_eq!(resolved(Size::Paper, &[("input", "fibril")]), Ok(2048));
+        assert_eq!(resolved(Size::Quick, &[("input", "libfork")]), Ok(2048));
+        assert_eq!(resolved(Size::Test, &[("input", "fibril")]), Ok(32));
+        assert_eq!(resolved(Size::Quick, &[("n", "256")]), Ok(256));
+        assert!(
+            resolved(Size::Paper, &[("input", "cilk")])
+                .unwrap_err()
+                .contains("knows")
+        );
+        assert!(
+            resolved(Size::Paper, &[("n", "100")])
+                .unwrap_err()
+                .contains("32·2^k")
         );
         for &v in Mm::VARIANTS {
             let mut c = Mm::prepare(&input);

@@ -65,7 +65,7 @@ mod tests {
             ["libfork", "libfork/idle=busy", "abp", "fibril", "rayon", "tokio"]
         );
         let matmul = f.rows.iter().find(|r| r.bench == "matmul").unwrap();
-        assert_eq!(matmul.workload, "mm");
+        assert_eq!(matmul.workload, "mm/input=libfork");
         assert!(f.metric.needs_cores());
     }
 }

@@ -89,7 +89,7 @@ mod tests {
         );
         assert_eq!(METRIC.paper(row("nqueens", "rayon")).as_deref(), Some("1.11±0.03"));
         assert_eq!(METRIC.paper(row("fib", "tokio")), None);
-        assert_eq!(row("matmul", "abp").workload, "mm");
+        assert_eq!(row("matmul", "abp").workload, "mm/input=libfork");
         let ctx = Context {
             summaries: &[],
             cpus: 2,

@@ -18,7 +18,8 @@ use super::Reference;
 use crate::grid::{PaperValues, Row};
 use stealbench_workloads::Variant;
 
-/// Fibril's twelve benchmarks (its Table 1): the paper's name, then our workload.
+/// Fibril's twelve benchmarks (its Table 1): the paper's name, then our workload (matmul is
+/// `mm` on Fibril's matrix, n = 2048 at paper size).
 pub const FIBRIL_BENCHMARKS: [(&str, &str); 12] = [
     ("cholesky", "cholesky"),
     ("fft", "fft"),
@@ -27,7 +28,7 @@ pub const FIBRIL_BENCHMARKS: [(&str, &str); 12] = [
     ("integrate", "integrate"),
     ("knapsack", "knapsack"),
     ("lu", "lu"),
-    ("matmul", "mm"),
+    ("matmul", "mm/input=fibril"),
     ("nqueens", "nqueens"),
     ("quicksort", "quicksort"),
     ("rectmul", "rectmul"),
@@ -45,12 +46,12 @@ pub const FIBRIL_RUNTIMES: [&str; 6] = [
     "libfork/idle=busy",
 ];
 
-/// libfork's classic benchmarks (its Table I, Figure 5).
+/// libfork's classic benchmarks (its Table I, Figure 5; matmul on libfork's n = 8192).
 pub const LIBFORK_CLASSIC: [(&str, &str); 4] = [
     ("fib", "fib"),
     ("integrate", "integrate"),
     ("nqueens", "nqueens"),
-    ("matmul", "mm"),
+    ("matmul", "mm/input=libfork"),
 ];
 
 /// libfork's UTS trees (its Table I, Figure 6), each a spec of the `uts` workload.
@@ -134,7 +135,7 @@ mod tests {
         assert_eq!(r.len(), 72);
         assert_eq!(
             (r[42].bench.as_str(), r[42].workload.as_str()),
-            ("matmul", "mm")
+            ("matmul", "mm/input=fibril")
         );
         assert_eq!(r.iter().filter(|r| r.paper.is_some()).count(), 1);
         assert!(r.iter().all(|r| r.variant == Variant::Fj));
