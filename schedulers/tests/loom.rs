@@ -312,7 +312,7 @@ type Node = FiberBox<AbpPolicy>;
 /// A fiber node as a driver parks it: its stack, and its saved context in `ctx` (which whoever
 /// resumes the fiber reads).
 fn node(ctx: &UnsafeCell<usize>, id: usize) -> Node {
-    write(&ctx, id);
+    write(ctx, id);
     Box::new(FiberNode {
         sp: id,
         stack: Stack::new(1).expect("a one-page stack"),
@@ -438,7 +438,7 @@ fn join_counter_two_children_and_the_parent() {
         // The last arrival goes on with the parent: reads every result, resets the counter.
         let go_on = |joins: &JoinCounter, results: &[UnsafeCell<usize>; 3]| {
             for (i, r) in results.iter().enumerate() {
-                assert_eq!(read(&r), i + 1, "result {i} not visible");
+                assert_eq!(read(r), i + 1, "result {i} not visible");
             }
             joins.reset();
         };
