@@ -64,6 +64,7 @@ pub mod internals {
     pub use crate::fiberpool::signal::Signal;
     pub use crate::fiberpool::sleep::Sleepers;
     pub use crate::libfork::frame::{JOIN_BIAS, JoinCounter};
+    pub use crate::prows::future::FutState;
 }
 
 pub use api::{

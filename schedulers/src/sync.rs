@@ -30,3 +30,13 @@ pub(crate) fn set_mut(a: &mut AtomicUsize, v: usize) {
         *a.get_mut() = v;
     }
 }
+
+/// Reads `a` through an exclusive reference (std's `get_mut`; loom's atomics have `with_mut`).
+#[inline(always)]
+pub(crate) fn load_mut(a: &mut AtomicUsize) -> usize {
+    #[cfg(loom)]
+    let v = a.with_mut(|x| *x);
+    #[cfg(not(loom))]
+    let v = *a.get_mut();
+    v
+}

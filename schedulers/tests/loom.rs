@@ -1,7 +1,8 @@
 //! loom models of the lock-free protocols: the Chase-Lev deque (`src/deque.rs`), the
 //! rendezvous (`src/fiberpool/rendezvous.rs`), the signal (`src/fiberpool/signal.rs`), the
-//! sleep/wake handshake of idle workers (`src/fiberpool/sleep.rs`) and libfork's join counter
-//! (`src/libfork/frame.rs`). Each model is the smallest scenario that exercises the protocol's
+//! sleep/wake handshake of idle workers (`src/fiberpool/sleep.rs`), libfork's join counter
+//! (`src/libfork/frame.rs`) and `prows`'s future state, the list of what is suspended on a
+//! future (`src/prows/future.rs`). Each model is the smallest scenario that exercises the protocol's
 //! race, and says the property it checks. Besides the assertions, loom checks every access to
 //! a `loom::cell::UnsafeCell` for a data race (no happens-before between a write and another
 //! access) and reports a deadlock (every thread blocked: a lost wake-up).
@@ -23,7 +24,7 @@ use loom::sync::Arc;
 use loom::thread;
 use stealbench_schedulers::deque::{self, Entry, Owner, Stolen, Thief};
 use stealbench_schedulers::internals::{
-    AbpPolicy, FiberBox, FiberNode, JoinCounter, Rendezvous, RvPool, Signal, Sleepers,
+    AbpPolicy, FiberBox, FiberNode, FutState, JoinCounter, Rendezvous, RvPool, Signal, Sleepers,
 };
 use stealbench_schedulers::stack::Stack;
 
@@ -312,7 +313,7 @@ type Node = FiberBox<AbpPolicy>;
 /// A fiber node as a driver parks it: its stack, and its saved context in `ctx` (which whoever
 /// resumes the fiber reads).
 fn node(ctx: &UnsafeCell<usize>, id: usize) -> Node {
-    write(&ctx, id);
+    write(ctx, id);
     Box::new(FiberNode {
         sp: id,
         stack: Stack::new(1).expect("a one-page stack"),
@@ -438,7 +439,7 @@ fn join_counter_two_children_and_the_parent() {
         // The last arrival goes on with the parent: reads every result, resets the counter.
         let go_on = |joins: &JoinCounter, results: &[UnsafeCell<usize>; 3]| {
             for (i, r) in results.iter().enumerate() {
-                assert_eq!(read(&r), i + 1, "result {i} not visible");
+                assert_eq!(read(r), i + 1, "result {i} not visible");
             }
             joins.reset();
         };
@@ -466,5 +467,160 @@ fn join_counter_two_children_and_the_parent() {
         assert_eq!(lasts, 1, "not exactly one last arrival");
         // Reset: a join with no steal finds every child done.
         assert!(joins.parent_arrives(0));
+    });
+}
+
+// ---------------------------------------------------------------------------------------------
+// prows's future state
+// ---------------------------------------------------------------------------------------------
+
+/// What a suspension records on a future (its deque, in `prows`): `id`, and a record its adder
+/// writes before the add and whoever gets the entry (the put, from its list) reads. A loom
+/// `Arc`, so that loom reports one never dropped (a leaked list).
+struct Payload {
+    id: usize,
+    data: UnsafeCell<usize>,
+}
+
+type Fut = FutState<Arc<Payload>>;
+
+/// A new entry `id` whose record its adder (the calling thread) has written.
+fn payload(id: usize) -> Arc<Payload> {
+    let p = Arc::new(Payload {
+        id,
+        data: UnsafeCell::new(0),
+    });
+    write(&p.data, 100 + id);
+    p
+}
+
+/// The put took entry `p` out of the list: its adder's record is visible.
+fn put_took(p: &Payload) -> usize {
+    assert_eq!(
+        read(&p.data),
+        100 + p.id,
+        "entry {} without its record",
+        p.id
+    );
+    p.id
+}
+
+/// The future's value, which the put writes before `complete` and a touch reads once it sees
+/// the future done.
+const VALUE: usize = 7;
+
+/// A suspension's add, as `prows`'s touch: an add refused because the future is done gives the
+/// entry back, and the touch then reads the future's value (in `value`), which must be visible.
+/// The id of the entry given back, if any.
+fn add_or_resume(fut: &Fut, value: &UnsafeCell<usize>, id: usize) -> Option<usize> {
+    match fut.add_suspended(payload(id)) {
+        Ok(()) => None,
+        Err(back) => {
+            assert_eq!(back.id, id, "another entry given back");
+            assert_eq!(read(value), VALUE, "a refused add without the value");
+            Some(id)
+        }
+    }
+}
+
+/// One thread adds an entry while another writes the value and puts. Property: either the add
+/// is refused (the future is done) and the adder gets its entry back and sees the value, or
+/// the put's list holds the entry, with its record visible; never both, never neither.
+#[test]
+fn future_state_add_races_the_put() {
+    model(|| {
+        let fut = Arc::new(Fut::new(false));
+        let value = Arc::new(UnsafeCell::new(0usize));
+        let adder = {
+            let (fut, value) = (Arc::clone(&fut), Arc::clone(&value));
+            thread::spawn(move || add_or_resume(&fut, &value, 1))
+        };
+        write(&value, VALUE);
+        let mut got: Vec<usize> = fut.complete().iter().map(|p| put_took(p)).collect();
+        got.extend(adder.join().unwrap());
+        assert_eq!(got, [1], "the entry lost or both put and refused");
+        assert!(fut.is_done());
+    });
+}
+
+/// Two threads add an entry each (racing each other's compare-and-swap) while a third writes
+/// the value and puts. Property: each entry is either in the put's list, with its record
+/// visible (also the earlier adder's, linked behind the later one's node), or given back to
+/// its adder with the value visible; exactly once.
+#[test]
+fn future_state_two_adds_race_the_put() {
+    model(|| {
+        let fut = Arc::new(Fut::new(false));
+        let value = Arc::new(UnsafeCell::new(0usize));
+        let adders: Vec<_> = (1..=2)
+            .map(|id| {
+                let (fut, value) = (Arc::clone(&fut), Arc::clone(&value));
+                thread::spawn(move || add_or_resume(&fut, &value, id))
+            })
+            .collect();
+        write(&value, VALUE);
+        let mut got: Vec<usize> = fut.complete().iter().map(|p| put_took(p)).collect();
+        for h in adders {
+            got.extend(h.join().unwrap());
+        }
+        got.sort_unstable();
+        assert_eq!(got, [1, 2], "an entry lost or taken twice");
+    });
+}
+
+/// A future never put (its task panicked out of the scope, say): two threads add an entry each
+/// and let go of the state, as does the main thread; whichever is last drops it. Property: the
+/// drop frees the list: every entry is dropped exactly once (the main thread's reference is
+/// then the only one; loom also reports an entry `Arc` never dropped).
+#[test]
+fn future_state_dropped_unput_frees_its_list() {
+    model(|| {
+        let fut = Arc::new(Fut::new(false));
+        let entries: Vec<_> = (1..=2).map(payload).collect();
+        let adders: Vec<_> = entries
+            .iter()
+            .map(|p| {
+                let (fut, p) = (Arc::clone(&fut), Arc::clone(p));
+                thread::spawn(move || {
+                    assert!(fut.add_suspended(p).is_ok(), "refused by an unput future");
+                })
+            })
+            .collect();
+        drop(fut);
+        for h in adders {
+            h.join().unwrap();
+        }
+        for p in &entries {
+            assert_eq!(
+                Arc::strong_count(p),
+                1,
+                "entry {} leaked or dropped twice",
+                p.id
+            );
+        }
+    });
+}
+
+/// A touch checks `is_done` while another thread writes the value and puts. Property: a touch
+/// that sees the future done sees the value; after the put the future stays done; a future
+/// made done is done.
+#[test]
+fn future_state_is_done_after_the_put() {
+    model(|| {
+        let fut = Arc::new(Fut::new(false));
+        let value = Arc::new(UnsafeCell::new(0usize));
+        let toucher = {
+            let (fut, value) = (Arc::clone(&fut), Arc::clone(&value));
+            thread::spawn(move || {
+                if fut.is_done() {
+                    assert_eq!(read(&value), VALUE, "done without the value");
+                }
+            })
+        };
+        write(&value, VALUE);
+        assert!(fut.complete().is_empty());
+        assert!(fut.is_done());
+        toucher.join().unwrap();
+        assert!(Fut::new(true).is_done());
     });
 }

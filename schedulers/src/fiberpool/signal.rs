@@ -20,6 +20,13 @@ pub struct Signal<P: Policy> {
     _policy: PhantomData<fn() -> P>,
 }
 
+impl<P: Policy> Default for Signal<P> {
+    /// [`Signal::new`].
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 impl<P: Policy> Signal<P> {
     /// A signal that is not set and has no waiters.
     pub fn new() -> Self {

@@ -13,7 +13,8 @@
 //!   the future-join node; it is recorded at the deque's bottom (`pushBottomImplicit`: kept in
 //!   the deque object, not ready), and the whole deque is **suspended**: if it still holds ready
 //!   nodes it goes into the stealable set of a uniformly random worker (possibly this one),
-//!   otherwise into none; it is added to the future's set of suspended deques; the worker has no
+//!   otherwise into none; it is added to the future's set of suspended deques (a lock-free
+//!   list in one word, which the put swaps out whole: `prows/future.rs`); the worker has no
 //!   active deque any more and steals.
 //! * A **put** (the future task's end, lines 36-42) marks every deque suspended on the future
 //!   **resumable** (its join fiber is pushed at its bottom, now ready); one that was in no
@@ -143,6 +144,10 @@ use std::cell::UnsafeCell;
 use std::marker::PhantomData;
 use std::sync::atomic::{AtomicPtr, AtomicU64, AtomicUsize, Ordering, fence};
 use std::sync::{Arc, Mutex, MutexGuard};
+
+pub(crate) mod future;
+
+use future::FutState;
 
 pub use crate::fiberpool::DEFAULT_STACK_SIZE;
 
@@ -504,110 +509,12 @@ impl<A: Placement> ProwsDeques<A> {
     }
 }
 
-/// A future's completion and its set of suspended deques (Algorithm 1's `f.suspended`), in
-/// one word: `DONE`, or the last suspended deque's [`Waiter`] (null: none yet), which links
-/// the earlier ones. A suspension pushes with a compare-and-swap unless the word is `DONE`;
-/// the put swaps in `DONE` and takes the whole list, so a put nobody waits for costs one swap,
-/// as `abp`'s signal does. (A suspension pushes while holding the pool-wide lock and finishes
-/// the deque's suspension before it lets go; the put's `setToActive` work takes that lock, so
-/// it never sees a half-suspended deque.)
-pub struct FutState<A: Placement = Paper> {
-    state: AtomicUsize,
-    _deques: PhantomData<Arc<Dq<A>>>,
-}
-
-/// One suspended deque in a future's list.
-struct Waiter<A: Placement> {
-    dq: Arc<Dq<A>>,
-    next: *mut Waiter<A>,
-}
-
-/// The state word of a future that was put (not a `Waiter` address: those are aligned).
-const DONE: usize = 1;
-
-impl<A: Placement> FutState<A> {
-    fn new(done: bool) -> Self {
-        FutState {
-            state: AtomicUsize::new(if done { DONE } else { 0 }),
-            _deques: PhantomData,
-        }
-    }
-
-    #[inline]
-    fn is_done(&self) -> bool {
-        self.state.load(Ordering::Acquire) == DONE
-    }
-
-    /// Records `d` as suspended on this future; gives it back if the future is done (Acquire:
-    /// then its value is visible to the touch, which resumes at once).
-    fn add_suspended(&self, d: Arc<Dq<A>>) -> Result<(), Arc<Dq<A>>> {
-        let node = Box::into_raw(Box::new(Waiter {
-            dq: d,
-            next: std::ptr::null_mut(),
-        }));
-        let mut cur = self.state.load(Ordering::Acquire);
-        loop {
-            if cur == DONE {
-                // SAFETY: `node` came from `Box::into_raw` above and was never published.
-                return Err(unsafe { Box::from_raw(node) }.dq);
-            }
-            // SAFETY: `node` is unpublished, so it is ours alone.
-            unsafe { (*node).next = cur as *mut Waiter<A> };
-            // Release: whoever takes the list sees the node's fields.
-            match self.state.compare_exchange_weak(
-                cur,
-                node as usize,
-                Ordering::AcqRel,
-                Ordering::Acquire,
-            ) {
-                Ok(_) => return Ok(()),
-                Err(now) => cur = now,
-            }
-        }
-    }
-
-    /// The put: marks the future done and returns the deques suspended on it.
-    fn complete(&self) -> Vec<Arc<Dq<A>>> {
-        // Release: the value written before the put is visible to whoever sees `DONE`;
-        // Acquire: the nodes pushed before are visible here.
-        let list = self.state.swap(DONE, Ordering::AcqRel);
-        assert_ne!(list, DONE, "a future was put twice");
-        // SAFETY: the swap took the whole list out; its nodes are ours now.
-        unsafe { take_list(list as *mut Waiter<A>) }
-    }
-}
-
-/// The deques of a list of waiters, freeing the nodes.
-///
-/// # Safety
-/// The nodes came from `add_suspended` and nobody else holds the list.
-unsafe fn take_list<A: Placement>(mut p: *mut Waiter<A>) -> Vec<Arc<Dq<A>>> {
-    let mut v = Vec::new();
-    while !p.is_null() {
-        // SAFETY: by the contract.
-        let w = unsafe { Box::from_raw(p) };
-        p = w.next;
-        v.push(w.dq);
-    }
-    v
-}
-
-impl<A: Placement> Drop for FutState<A> {
-    fn drop(&mut self) {
-        let s = *self.state.get_mut();
-        if s != DONE && s != 0 {
-            // Never put (its task panicked out of the scope, say): free the list.
-            // SAFETY: we are the last user of the future.
-            drop(unsafe { take_list(s as *mut Waiter<A>) });
-        }
-    }
-}
-
-// SAFETY: the nodes are only touched by the one thread that pushes them (before publishing)
-// and the one that takes the whole list out; `Arc<Dq>` is `Send + Sync`.
-unsafe impl<A: Placement> Send for FutState<A> {}
-// SAFETY: see `Send`.
-unsafe impl<A: Placement> Sync for FutState<A> {}
+/// The state of a `prows` future: done, or the deques suspended on it (Algorithm 1's
+/// `f.suspended`, the lock-free list of `prows/future.rs`). A suspension adds its deque while
+/// holding the pool-wide lock and finishes suspending it before it lets go; the put's
+/// resumption of the deques it took out takes that lock, so it never sees a half-suspended
+/// deque.
+pub struct FutDeques<A: Placement = Paper>(FutState<Arc<Dq<A>>>);
 
 impl<A: Placement> Policy for ProwsPolicy<A> {
     const NAME: &'static str = A::NAME;
@@ -619,7 +526,7 @@ impl<A: Placement> Policy for ProwsPolicy<A> {
     /// own thread touches it, and it is replaced only while no reference to it is held (see
     /// `Local::set_owner`).
     type Local = UnsafeCell<Option<Owner>>;
-    type Fut = FutState<A>;
+    type Fut = FutDeques<A>;
 
     fn new(p: usize) -> (ProwsDeques<A>, Vec<()>) {
         let sh = ProwsDeques {
@@ -685,30 +592,30 @@ impl<A: Placement> Policy for ProwsPolicy<A> {
         }
     }
 
-    fn new_fut() -> FutState<A> {
-        FutState::new(false)
+    fn new_fut() -> FutDeques<A> {
+        FutDeques(FutState::new(false))
     }
 
-    fn new_done_fut() -> FutState<A> {
-        FutState::new(true)
+    fn new_done_fut() -> FutDeques<A> {
+        FutDeques(FutState::new(true))
     }
 
     #[inline]
-    fn is_done(fut: &FutState<A>) -> bool {
-        fut.is_done()
+    fn is_done(fut: &FutDeques<A>) -> bool {
+        fut.0.is_done()
     }
 
     fn suspend_touch(
         l: &Local<Self>,
-        fut: &FutState<A>,
+        fut: &FutDeques<A>,
         f: FiberBox<Self>,
     ) -> Option<FiberBox<Self>> {
         l.suspend_deque(fut, f)
     }
 
     /// Marks the future done and resumes the deques suspended on it.
-    fn put(w: &FiberWorker<Self>, fut: &FutState<A>) {
-        let list = fut.complete();
+    fn put(w: &FiberWorker<Self>, fut: &FutDeques<A>) {
+        let list = fut.0.complete();
         if !list.is_empty() {
             w.local().resume_deques(list);
         }
@@ -716,8 +623,8 @@ impl<A: Placement> Policy for ProwsPolicy<A> {
 
     /// The I/O thread's put of a latency future: the thesis's callback on every deque
     /// suspended on it ([`resume_deques_external`]).
-    fn put_external(sh: &Shared<Self>, fut: &FutState<A>, rng: &mut SplitMix64) -> usize {
-        let list = fut.complete();
+    fn put_external(sh: &Shared<Self>, fut: &FutDeques<A>, rng: &mut SplitMix64) -> usize {
+        let list = fut.0.complete();
         let n = list.len();
         if n > 0 {
             resume_deques_external(sh, list, rng);
@@ -902,7 +809,7 @@ impl<A: Placement> Local<ProwsPolicy<A>> {
     /// future is done by now.
     fn suspend_deque(
         &self,
-        fut: &FutState<A>,
+        fut: &FutDeques<A>,
         f: FiberBox<ProwsPolicy<A>>,
     ) -> Option<FiberBox<ProwsPolicy<A>>> {
         let sh = &*self.shared;
@@ -914,7 +821,7 @@ impl<A: Placement> Local<ProwsPolicy<A>> {
         );
         // Recorded on the future first: a put from now on takes the list, then waits for
         // the pool-wide lock we hold, so it finds the deque fully suspended.
-        if fut.add_suspended(Arc::clone(&d)).is_err() {
+        if fut.0.add_suspended(Arc::clone(&d)).is_err() {
             return Some(f);
         }
         // Out of the slot before anything else: from the fence of `set_active` on, every steal
@@ -1183,33 +1090,6 @@ mod tests {
         );
         assert!(all <= 16, "{all} deques allocated for {created} created");
         assert!(free + 2 >= all, "{free} of {all} deques free between runs");
-    }
-
-    /// A future's list holds every deque suspended before the put, gives back one suspended
-    /// after it, and drops its deques whether or not it was put.
-    #[test]
-    fn future_state_records_deques_until_put() {
-        let (a, b) = (Dq::<Paper>::new(), Dq::<Paper>::new());
-        let f = FutState::<Paper>::new(false);
-        assert!(!f.is_done());
-        assert!(f.add_suspended(Arc::clone(&a)).is_ok());
-        assert!(f.add_suspended(Arc::clone(&b)).is_ok());
-        let list = f.complete();
-        assert!(f.is_done());
-        assert_eq!(list.len(), 2);
-        assert!(list.iter().any(|d| Arc::ptr_eq(d, &a)));
-        assert!(list.iter().any(|d| Arc::ptr_eq(d, &b)));
-        let late = f
-            .add_suspended(Arc::clone(&a))
-            .expect_err("suspended on a done future");
-        assert!(Arc::ptr_eq(&late, &a));
-        drop((late, list, f));
-        assert_eq!(Arc::strong_count(&a), 1);
-        let g = FutState::<Paper>::new(false);
-        assert!(g.add_suspended(Arc::clone(&b)).is_ok());
-        drop(g);
-        assert_eq!(Arc::strong_count(&b), 1, "an unput future leaked its list");
-        assert!(FutState::<Paper>::new(true).is_done());
     }
 
     /// `choose` with the set sizes `lens` and the draws `draws`, which it must use up.
