@@ -68,7 +68,7 @@
 //! triangles of its diagonal blocks too (which must stay zero).
 
 use crate::rng::SplitMix64;
-use crate::{Params, Size, Variant, Workload};
+use crate::{Params, Size, Variant, Workload, parfor};
 use std::collections::HashSet;
 use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
@@ -438,21 +438,7 @@ pub fn serial(m: Matrix<'_>, t: Task) {
 pub fn fj<W: Worker>(w: &W, m: Matrix<'_>, t: Task) {
     if let Some(plan) = plan(m, t) {
         for phase in plan.phases() {
-            fj_group(w, m, &plan, phase);
-        }
-    }
-}
-
-fn fj_group<W: Worker>(w: &W, m: Matrix<'_>, plan: &Plan, ops: std::ops::Range<usize>) {
-    match ops.len() {
-        0 => {}
-        1 => fj(w, m, plan.task(ops.start)),
-        len => {
-            let mid = ops.start + len / 2;
-            w.join(
-                |w| fj_group(w, m, plan, ops.start..mid),
-                |w| fj_group(w, m, plan, mid..ops.end),
-            );
+            parfor::fj(w, phase, &|w, i| fj(w, m, plan.task(i)));
         }
     }
 }
@@ -467,47 +453,7 @@ pub fn fj_async<'s, C: AsyncWorker<'s>>(
     async move {
         if let Some(plan) = plan(m, t) {
             for phase in plan.phases() {
-                async_group(c.clone(), m, plan, phase.start, phase.end).await;
-            }
-        }
-    }
-}
-
-/// Operations `lo..hi` of a plan.
-fn async_group<'s, C: AsyncWorker<'s>>(
-    c: C,
-    m: Matrix<'s>,
-    plan: Plan,
-    lo: usize,
-    hi: usize,
-) -> impl Future<Output = ()> + Send + 's {
-    async move {
-        // A single task is the child itself, not a group of one around it: the same joins as
-        // `fj_group`, and no extra call per task.
-        match hi - lo {
-            0 => {}
-            1 => c.call(move |c| fj_async(c, m, plan.task(lo))).await,
-            2 => {
-                c.join(
-                    move |c| fj_async(c, m, plan.task(lo)),
-                    move |c| fj_async(c, m, plan.task(lo + 1)),
-                )
-                .await;
-            }
-            3 => {
-                c.join(
-                    move |c| fj_async(c, m, plan.task(lo)),
-                    move |c| async_group(c, m, plan, lo + 1, hi),
-                )
-                .await;
-            }
-            len => {
-                let mid = lo + len / 2;
-                c.join(
-                    move |c| async_group(c, m, plan, lo, mid),
-                    move |c| async_group(c, m, plan, mid, hi),
-                )
-                .await;
+                parfor::fj_async(c.clone(), phase, move |c, i| fj_async(c, m, plan.task(i))).await;
             }
         }
     }

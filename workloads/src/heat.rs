@@ -48,7 +48,7 @@
 //! grid but dominates on the small grids of the tests. A row missed in the last step is off by
 //! about `4·10⁻⁹` relative.
 
-use crate::{Params, Size, Variant, Workload};
+use crate::{Params, Size, Variant, Workload, parfor};
 use std::future::Future;
 use std::ops::Range;
 use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard, TryLockError};
@@ -238,29 +238,16 @@ fn leaf(g: &Grid, out: &[Row], inp: &[Row], i: usize, t: f64) {
     }
 }
 
-/// The divide step: the two halves of a row range of more than one row (Cilk's
-/// `if (iu - il > 1)`), `None` for a single row.
-fn halves(rows: &Range<usize>) -> Option<[Range<usize>; 2]> {
-    (rows.len() > 1).then(|| {
-        let mid = (rows.start + rows.end) / 2;
-        [rows.start..mid, mid..rows.end]
-    })
-}
-
 /// The grids of the steps: step `k` (from 1) writes grid `k mod 2` and reads the other; the
 /// initial grid is grid 0.
 fn grids(k: usize, work: &[Vec<Row>; 2]) -> (&[Row], &[Row]) {
     (&work[k % 2], &work[(k + 1) % 2])
 }
 
-/// Fork-join: one step over `rows`, halves under `join`, down to single rows.
+/// Fork-join: one step over `rows`, halves under `join`, down to single rows (Cilk's
+/// `if (iu - il > 1)`).
 pub fn fj<W: Worker>(w: &W, g: &Grid, out: &[Row], inp: &[Row], rows: Range<usize>, t: f64) {
-    match halves(&rows) {
-        None => leaf(g, out, inp, rows.start, t),
-        Some([lo, hi]) => {
-            w.join(|w| fj(w, g, out, inp, lo, t), |w| fj(w, g, out, inp, hi, t));
-        }
-    }
+    parfor::fj(w, rows, &|_, i| leaf(g, out, inp, i, t));
 }
 
 /// Fork-join on the async front-end: one step over `rows`, halves under
@@ -273,18 +260,7 @@ pub fn fj_async<'s, C: AsyncWorker<'s>>(
     rows: Range<usize>,
     t: f64,
 ) -> impl Future<Output = ()> + Send + 's {
-    async move {
-        match halves(&rows) {
-            None => leaf(g, out, inp, rows.start, t),
-            Some([lo, hi]) => {
-                c.join(
-                    move |c| fj_async(c, g, out, inp, lo, t),
-                    move |c| fj_async(c, g, out, inp, hi, t),
-                )
-                .await;
-            }
-        }
-    }
+    parfor::fj_async(c, rows, move |_, i| async move { leaf(g, out, inp, i, t) })
 }
 
 /// The input: the discretisation, the initial grid and the serial run's final grid.

@@ -33,6 +33,7 @@ pub mod mapreduce_fib;
 pub mod mm;
 pub mod nqueens;
 pub mod params;
+mod parfor;
 pub mod quicksort;
 pub use params::Params;
 pub mod rectmul;
