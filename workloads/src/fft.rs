@@ -600,9 +600,7 @@ impl Workload for Fft {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use stealbench_schedulers::abp::Abp;
-    use stealbench_schedulers::libfork::LibforkPool;
-    use stealbench_schedulers::{PoolConfig, Scheduler, serial::Serial};
+    use crate::testing;
 
     /// The `O(n²)` transform, every twiddle from its own sine and cosine.
     fn naive(x: &[Complex]) -> Vec<Complex> {
@@ -691,47 +689,15 @@ mod tests {
 
     #[test]
     fn every_variant_checks_and_equals_the_serial_kernel() {
-        let serial_pool = Serial::start(&PoolConfig::with_workers(1)).unwrap();
-        let abp = Abp::start(&PoolConfig::with_workers(2)).unwrap();
-        let libfork = LibforkPool::start(&PoolConfig::with_workers(2)).unwrap();
+        let pools = testing::Pools::start();
         for (n, b) in [(1 << 10, 64), (256, 1), (64, 64), (2, 1)] {
             let inp = input(n, b);
             let want = serial(&inp.x, &inp.tw);
+            let equal = |what: &str, out: &Vec<Chunk>, _: &()| {
+                same(&gather(out), &want, b, &format!("{what} n={n} b={b}"));
+            };
             for _ in 0..3 {
-                for &v in Fft::VARIANTS {
-                    for out in [
-                        {
-                            let mut out = Fft::prepare(&inp);
-                            Fft::run(&serial_pool, v, &inp, &mut out);
-                            out
-                        },
-                        {
-                            let mut out = Fft::prepare(&inp);
-                            Fft::run(&abp, v, &inp, &mut out);
-                            out
-                        },
-                    ] {
-                        same(&gather(&out), &want, b, &format!("{v} n={n} b={b}"));
-                        Fft::check(&inp, &out, &()).unwrap();
-                    }
-                }
-                for &v in Fft::ASYNC_VARIANTS {
-                    for out in [
-                        {
-                            let mut out = Fft::prepare(&inp);
-                            Fft::run_async(&serial_pool, v, &inp, &mut out);
-                            out
-                        },
-                        {
-                            let mut out = Fft::prepare(&inp);
-                            Fft::run_async(&libfork, v, &inp, &mut out);
-                            out
-                        },
-                    ] {
-                        same(&gather(&out), &want, b, &format!("async {v} n={n} b={b}"));
-                        Fft::check(&inp, &out, &()).unwrap();
-                    }
-                }
+                pools.check_every_variant::<Fft>(&inp, equal);
             }
         }
     }

@@ -433,9 +433,7 @@ impl Workload for Heat {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use stealbench_schedulers::abp::Abp;
-    use stealbench_schedulers::libfork::LibforkPool;
-    use stealbench_schedulers::{PoolConfig, Scheduler, serial::Serial};
+    use crate::testing;
 
     fn final_grid(input: &HeatInput, work: &[Vec<Row>; 2]) -> Vec<f64> {
         work[input.last()]
@@ -484,43 +482,19 @@ mod tests {
 
     #[test]
     fn every_variant_checks_on_serial() {
-        let pool = Serial::start(&PoolConfig::with_workers(1)).unwrap();
+        let pool = testing::serial();
         // An odd and an even number of steps end in different grids.
         for nt in [7, 10] {
             let input = HeatInput::new(40, 24, nt).unwrap();
-            for &v in Heat::VARIANTS {
-                let mut work = Heat::prepare(&input);
-                Heat::run(&pool, v, &input, &mut work);
-                assert_eq!(final_grid(&input, &work), input.expected, "{v} nt={nt}");
-                Heat::check(&input, &work, &()).unwrap();
-            }
-            for &v in Heat::ASYNC_VARIANTS {
-                let mut work = Heat::prepare(&input);
-                Heat::run_async(&pool, v, &input, &mut work);
-                assert_eq!(final_grid(&input, &work), input.expected, "async {v}");
-                Heat::check(&input, &work, &()).unwrap();
-            }
+            testing::check_every_variant::<Heat>(&pool, &pool, &input, |what, work, _| {
+                assert_eq!(final_grid(&input, work), input.expected, "{what} nt={nt}");
+            });
         }
     }
 
     #[test]
-    fn every_variant_checks_on_two_workers() {
-        let input = Heat::input_at(Size::Test);
+    fn test_preset() {
         assert_eq!(Heat::preset(Size::Test).to_string(), "nx=64 ny=32 nt=10");
-        let abp = Abp::start(&PoolConfig::with_workers(2)).unwrap();
-        let libfork = LibforkPool::start(&PoolConfig::with_workers(2)).unwrap();
-        for _ in 0..3 {
-            for &v in Heat::VARIANTS {
-                let mut work = Heat::prepare(&input);
-                Heat::run(&abp, v, &input, &mut work);
-                Heat::check(&input, &work, &()).unwrap();
-            }
-            for &v in Heat::ASYNC_VARIANTS {
-                let mut work = Heat::prepare(&input);
-                Heat::run_async(&libfork, v, &input, &mut work);
-                Heat::check(&input, &work, &()).unwrap();
-            }
-        }
     }
 
     #[test]

@@ -41,6 +41,8 @@ pub use stealbench_schedulers::rng;
 pub mod smm;
 pub mod sort;
 pub mod sw;
+#[cfg(test)]
+mod testing;
 pub mod touchchain;
 pub mod touchtree;
 pub mod uts;
