@@ -1,5 +1,5 @@
 //! Test helpers: a temporary directory removed on drop (the allowed dependencies have no
-//! tempfile crate).
+//! tempfile crate), and a row and its points for the metrics' tests.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -59,5 +59,17 @@ pub fn ok_point(
         counters: Vec::new(),
         round_medians: vec![median],
         note: String::new(),
+    }
+}
+
+/// The row of workload `fib`, variant fj, on `runtime`, without paper values: the row of
+/// [`ok_point`]'s points.
+pub fn fib_row(runtime: &str) -> crate::grid::Row {
+    crate::grid::Row {
+        bench: "fib".into(),
+        workload: "fib".into(),
+        variant: stealbench_workloads::Variant::Fj,
+        runtime: runtime.into(),
+        paper: None,
     }
 }

@@ -812,11 +812,7 @@ fn sizes(size: Size) -> (usize, usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use stealbench_schedulers::{PoolConfig, Scheduler, serial::Serial};
-
-    fn pool() -> Serial {
-        Serial::start(&PoolConfig::with_workers(1)).unwrap()
-    }
+    use crate::testing;
 
     fn links(a: &Arena) -> Vec<(u32, u32)> {
         (0..a.len() as u32)
@@ -861,7 +857,7 @@ mod tests {
 
     #[test]
     fn every_variant_builds_the_serial_tree() {
-        let pool = pool();
+        let pool = testing::serial();
         let cases = [
             BstInput::random(3000, 1500, 2),
             BstInput::random(40, 3000, 3),
@@ -882,18 +878,9 @@ mod tests {
             let reference = Bst::prepare(input);
             let root = merge_serial(&reference, input.root1, input.root2);
             check_tree(&reference, root, &input.sorted).unwrap();
-            for &v in Bst::VARIANTS {
-                let mut a = Bst::prepare(input);
-                let r = Bst::run(&pool, v, input, &mut a);
-                Bst::check(input, &a, &r).unwrap();
-                assert_eq!((r, links(&a)), (root, links(&reference)), "{v}");
-            }
-            for &v in Bst::ASYNC_VARIANTS {
-                let mut a = Bst::prepare(input);
-                let r = Bst::run_async(&pool, v, input, &mut a);
-                Bst::check(input, &a, &r).unwrap();
-                assert_eq!((r, links(&a)), (root, links(&reference)), "async {v}");
-            }
+            testing::check_every_variant::<Bst>(&pool, &pool, input, |what, a, &r| {
+                assert_eq!((r, links(a)), (root, links(&reference)), "{what}");
+            });
         }
     }
 
@@ -905,7 +892,7 @@ mod tests {
             format!("s1=3000 s2=1500 seed={INPUT_SEED}")
         );
         let mut a = Bst::prepare(&input);
-        let root = Bst::run(&pool(), Variant::Fj, &input, &mut a);
+        let root = Bst::run(&testing::serial(), Variant::Fj, &input, &mut a);
         Bst::check(&input, &a, &root).unwrap();
         // The unmerged trees.
         let fresh = Bst::prepare(&input);

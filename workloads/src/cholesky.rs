@@ -68,7 +68,7 @@
 //! triangles of its diagonal blocks too (which must stay zero).
 
 use crate::rng::SplitMix64;
-use crate::{Params, Size, Variant, Workload};
+use crate::{Params, Size, Variant, Workload, parfor};
 use std::collections::HashSet;
 use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
@@ -438,21 +438,7 @@ pub fn serial(m: Matrix<'_>, t: Task) {
 pub fn fj<W: Worker>(w: &W, m: Matrix<'_>, t: Task) {
     if let Some(plan) = plan(m, t) {
         for phase in plan.phases() {
-            fj_group(w, m, &plan, phase);
-        }
-    }
-}
-
-fn fj_group<W: Worker>(w: &W, m: Matrix<'_>, plan: &Plan, ops: std::ops::Range<usize>) {
-    match ops.len() {
-        0 => {}
-        1 => fj(w, m, plan.task(ops.start)),
-        len => {
-            let mid = ops.start + len / 2;
-            w.join(
-                |w| fj_group(w, m, plan, ops.start..mid),
-                |w| fj_group(w, m, plan, mid..ops.end),
-            );
+            parfor::fj(w, phase, &|w, i| fj(w, m, plan.task(i)));
         }
     }
 }
@@ -467,47 +453,7 @@ pub fn fj_async<'s, C: AsyncWorker<'s>>(
     async move {
         if let Some(plan) = plan(m, t) {
             for phase in plan.phases() {
-                async_group(c.clone(), m, plan, phase.start, phase.end).await;
-            }
-        }
-    }
-}
-
-/// Operations `lo..hi` of a plan.
-fn async_group<'s, C: AsyncWorker<'s>>(
-    c: C,
-    m: Matrix<'s>,
-    plan: Plan,
-    lo: usize,
-    hi: usize,
-) -> impl Future<Output = ()> + Send + 's {
-    async move {
-        // A single task is the child itself, not a group of one around it: the same joins as
-        // `fj_group`, and no extra call per task.
-        match hi - lo {
-            0 => {}
-            1 => c.call(move |c| fj_async(c, m, plan.task(lo))).await,
-            2 => {
-                c.join(
-                    move |c| fj_async(c, m, plan.task(lo)),
-                    move |c| fj_async(c, m, plan.task(lo + 1)),
-                )
-                .await;
-            }
-            3 => {
-                c.join(
-                    move |c| fj_async(c, m, plan.task(lo)),
-                    move |c| async_group(c, m, plan, lo + 1, hi),
-                )
-                .await;
-            }
-            len => {
-                let mid = lo + len / 2;
-                c.join(
-                    move |c| async_group(c, m, plan, lo, mid),
-                    move |c| async_group(c, m, plan, mid, hi),
-                )
-                .await;
+                parfor::fj_async(c.clone(), phase, move |c, i| fj_async(c, m, plan.task(i))).await;
             }
         }
     }
@@ -975,9 +921,7 @@ impl Workload for Cholesky {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use stealbench_schedulers::abp::Abp;
-    use stealbench_schedulers::libfork::LibforkPool;
-    use stealbench_schedulers::{PoolConfig, Scheduler, serial::Serial};
+    use crate::testing;
 
     fn input(n: usize, nonzeros: usize, b: usize) -> CholeskyInput {
         CholeskyInput::new(CholeskyParams {
@@ -1014,6 +958,19 @@ mod tests {
             }
         }
         l
+    }
+
+    /// The factor's values by the serial elision.
+    fn serial_factor(inp: &CholeskyInput) -> Vec<f64> {
+        let work = inp.fresh();
+        serial(
+            Matrix {
+                tree: &inp.tree,
+                blocks: &work,
+            },
+            root_task(&inp.tree),
+        );
+        values(&work)
     }
 
     #[test]
@@ -1116,15 +1073,8 @@ mod tests {
             (90, 600, 16),
         ] {
             let inp = input(n, nz, b);
-            let work = inp.fresh();
-            serial(
-                Matrix {
-                    tree: &inp.tree,
-                    blocks: &work,
-                },
-                root_task(&inp.tree),
-            );
-            let got = dense(&inp, &values(&work));
+            let l = serial_factor(&inp);
+            let got = dense(&inp, &l);
             let want = dense_cholesky(&dense(&inp, &inp.a));
             for (i, (g, w)) in got.iter().zip(&want).enumerate() {
                 for j in 0..g.len() {
@@ -1136,7 +1086,7 @@ mod tests {
                     );
                 }
             }
-            check_factor(&inp, &values(&work)).unwrap();
+            check_factor(&inp, &l).unwrap();
         }
     }
 
@@ -1166,43 +1116,14 @@ mod tests {
 
     #[test]
     fn every_variant_checks_and_equals_the_serial_kernel() {
-        let serial_pool = Serial::start(&PoolConfig::with_workers(1)).unwrap();
-        let abp = Abp::start(&PoolConfig::with_workers(2)).unwrap();
-        let libfork = LibforkPool::start(&PoolConfig::with_workers(2)).unwrap();
+        let pools = testing::Pools::start();
         for inp in [Cholesky::input_at(Size::Test), input(128, 160, 4)] {
-            let want = {
-                let work = inp.fresh();
-                serial(
-                    Matrix {
-                        tree: &inp.tree,
-                        blocks: &work,
-                    },
-                    root_task(&inp.tree),
-                );
-                values(&work)
-            };
-            let verify = |work: &Vec<Line>, what: &str| {
-                // Each value is computed by the same operations in the same order.
-                assert_eq!(values(work), want, "{what}");
-                Cholesky::check(&inp, work, &()).unwrap();
-            };
+            let want = serial_factor(&inp);
+            // Each value is computed by the same operations in the same order.
+            let equal =
+                |what: &str, work: &Vec<Line>, _: &()| assert_eq!(values(work), want, "{what}");
             for _ in 0..3 {
-                for &v in Cholesky::VARIANTS {
-                    let mut work = Cholesky::prepare(&inp);
-                    Cholesky::run(&serial_pool, v, &inp, &mut work);
-                    verify(&work, "serial");
-                    let mut work = Cholesky::prepare(&inp);
-                    Cholesky::run(&abp, v, &inp, &mut work);
-                    verify(&work, "abp");
-                }
-                for &v in Cholesky::ASYNC_VARIANTS {
-                    let mut work = Cholesky::prepare(&inp);
-                    Cholesky::run_async(&serial_pool, v, &inp, &mut work);
-                    verify(&work, "async serial");
-                    let mut work = Cholesky::prepare(&inp);
-                    Cholesky::run_async(&libfork, v, &inp, &mut work);
-                    verify(&work, "libfork");
-                }
+                pools.check_every_variant::<Cholesky>(&inp, equal);
             }
         }
     }
@@ -1210,15 +1131,7 @@ mod tests {
     #[test]
     fn check_rejects_wrong_answers() {
         let inp = Cholesky::input_at(Size::Test);
-        let work = inp.fresh();
-        serial(
-            Matrix {
-                tree: &inp.tree,
-                blocks: &work,
-            },
-            root_task(&inp.tree),
-        );
-        let good = values(&work);
+        let good = serial_factor(&inp);
         check_factor(&inp, &good).unwrap();
         let b2 = inp.tree.b * inp.tree.b;
         let corrupt = |f: &dyn Fn(&mut Vec<f64>)| {

@@ -63,7 +63,7 @@
 //! uniform in `[0, 1)²`, as Cilk's `drand48` input.
 
 use crate::rng::SplitMix64;
-use crate::{Params, Size, Variant, Workload};
+use crate::{Params, Size, Variant, Workload, parfor};
 use std::future::Future;
 use std::ops::{Add, Mul, Sub};
 use std::sync::{Mutex, MutexGuard, PoisonError, TryLockError};
@@ -275,14 +275,27 @@ struct Part<'a> {
     out: &'a [Chunk],
 }
 
-/// One range of butterflies: chunk `j` of `lo` with chunk `j` of `hi`, the first of them
-/// being chunk `j0` of its half, of a transform of `n/step` points.
+/// The butterflies of a transform: chunk `j` of `lo` with chunk `j` of `hi`, for every `j`,
+/// of a transform of `n/step` points.
 #[derive(Debug, Clone, Copy)]
-struct Range<'a> {
+struct Butterflies<'a> {
     lo: &'a [Chunk],
     hi: &'a [Chunk],
-    j0: usize,
     step: usize,
+}
+
+impl Butterflies<'_> {
+    /// The number of chunk pairs, the range of the butterfly loop.
+    fn pairs(&self) -> usize {
+        self.lo.len()
+    }
+
+    /// The butterflies of chunk pair `j`, serially (the loop's body).
+    fn pair(&self, tw: &Twiddles, j: usize) {
+        let (mut lo, mut hi) = (lock(&self.lo[j]), lock(&self.hi[j]));
+        let k0 = j * lo.len();
+        butterflies(&mut lo, &mut hi, k0, self.step, tw);
+    }
 }
 
 /// The recursion step of a transform, written once for every variant: `None` after running a
@@ -291,7 +304,7 @@ fn transform_step<'a>(
     x: &[Complex],
     tw: &Twiddles,
     p: Part<'a>,
-) -> Option<(Part<'a>, Part<'a>, Range<'a>)> {
+) -> Option<(Part<'a>, Part<'a>, Butterflies<'a>)> {
     if let [chunk] = p.out {
         transform(x, p.off, p.stride, &mut lock(chunk), tw);
         return None;
@@ -309,38 +322,10 @@ fn transform_step<'a>(
             stride,
             out: hi,
         },
-        Range {
+        Butterflies {
             lo,
             hi,
-            j0: 0,
             step: p.stride,
-        },
-    ))
-}
-
-/// The recursion step of a range of butterflies: `None` after running one chunk pair
-/// serially, otherwise its two halves.
-fn range_step<'a>(tw: &Twiddles, r: Range<'a>) -> Option<(Range<'a>, Range<'a>)> {
-    if let ([lo], [hi]) = (r.lo, r.hi) {
-        let (mut lo, mut hi) = (lock(lo), lock(hi));
-        let k0 = r.j0 * lo.len();
-        butterflies(&mut lo, &mut hi, k0, r.step, tw);
-        return None;
-    }
-    let h = r.lo.len() / 2;
-    let (lo0, lo1) = r.lo.split_at(h);
-    let (hi0, hi1) = r.hi.split_at(h);
-    Some((
-        Range {
-            lo: lo0,
-            hi: hi0,
-            ..r
-        },
-        Range {
-            lo: lo1,
-            hi: hi1,
-            j0: r.j0 + h,
-            ..r
         },
     ))
 }
@@ -361,21 +346,15 @@ pub fn fj<W: Worker>(w: &W, x: &[Complex], tw: &Twiddles, out: &[Chunk]) {
 }
 
 fn fj_part<W: Worker>(w: &W, x: &[Complex], tw: &Twiddles, p: Part<'_>) {
-    let Some((even, odd, range)) = transform_step(x, tw, p) else {
+    let Some((even, odd, bf)) = transform_step(x, tw, p) else {
         return;
     };
     w.join(|w| fj_part(w, x, tw, even), |w| fj_part(w, x, tw, odd));
-    fj_range(w, tw, range);
-}
-
-fn fj_range<W: Worker>(w: &W, tw: &Twiddles, r: Range<'_>) {
-    if let Some((a, b)) = range_step(tw, r) {
-        w.join(|w| fj_range(w, tw, a), |w| fj_range(w, tw, b));
-    }
+    parfor::fj(w, 0..bf.pairs(), &|_, j| bf.pair(tw, j));
 }
 
 /// Fork-join on the async front-end: as [`fj`], with [`AsyncWorker::join`] for both kinds of
-/// parallelism and the butterfly loop called after the sub-transforms' join.
+/// parallelism, the butterfly loop after the sub-transforms' join.
 pub fn fj_async<'s, C: AsyncWorker<'s>>(
     c: C,
     x: &'s [Complex],
@@ -401,7 +380,7 @@ fn async_part<'s, C: AsyncWorker<'s>>(
     p: Part<'s>,
 ) -> impl Future<Output = ()> + Send + 's {
     async move {
-        let Some((even, odd, range)) = transform_step(x, tw, p) else {
+        let Some((even, odd, bf)) = transform_step(x, tw, p) else {
             return;
         };
         c.join(
@@ -409,23 +388,7 @@ fn async_part<'s, C: AsyncWorker<'s>>(
             move |c| async_part(c, x, tw, odd),
         )
         .await;
-        c.call(move |c| async_range(c, tw, range)).await;
-    }
-}
-
-fn async_range<'s, C: AsyncWorker<'s>>(
-    c: C,
-    tw: &'s Twiddles,
-    r: Range<'s>,
-) -> impl Future<Output = ()> + Send + 's {
-    async move {
-        if let Some((a, b)) = range_step(tw, r) {
-            c.join(
-                move |c| async_range(c, tw, a),
-                move |c| async_range(c, tw, b),
-            )
-            .await;
-        }
+        parfor::fj_async(c, 0..bf.pairs(), move |_, j| async move { bf.pair(tw, j) }).await;
     }
 }
 
@@ -637,9 +600,7 @@ impl Workload for Fft {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use stealbench_schedulers::abp::Abp;
-    use stealbench_schedulers::libfork::LibforkPool;
-    use stealbench_schedulers::{PoolConfig, Scheduler, serial::Serial};
+    use crate::testing;
 
     /// The `O(n²)` transform, every twiddle from its own sine and cosine.
     fn naive(x: &[Complex]) -> Vec<Complex> {
@@ -728,47 +689,15 @@ mod tests {
 
     #[test]
     fn every_variant_checks_and_equals_the_serial_kernel() {
-        let serial_pool = Serial::start(&PoolConfig::with_workers(1)).unwrap();
-        let abp = Abp::start(&PoolConfig::with_workers(2)).unwrap();
-        let libfork = LibforkPool::start(&PoolConfig::with_workers(2)).unwrap();
+        let pools = testing::Pools::start();
         for (n, b) in [(1 << 10, 64), (256, 1), (64, 64), (2, 1)] {
             let inp = input(n, b);
             let want = serial(&inp.x, &inp.tw);
+            let equal = |what: &str, out: &Vec<Chunk>, _: &()| {
+                same(&gather(out), &want, b, &format!("{what} n={n} b={b}"));
+            };
             for _ in 0..3 {
-                for &v in Fft::VARIANTS {
-                    for out in [
-                        {
-                            let mut out = Fft::prepare(&inp);
-                            Fft::run(&serial_pool, v, &inp, &mut out);
-                            out
-                        },
-                        {
-                            let mut out = Fft::prepare(&inp);
-                            Fft::run(&abp, v, &inp, &mut out);
-                            out
-                        },
-                    ] {
-                        same(&gather(&out), &want, b, &format!("{v} n={n} b={b}"));
-                        Fft::check(&inp, &out, &()).unwrap();
-                    }
-                }
-                for &v in Fft::ASYNC_VARIANTS {
-                    for out in [
-                        {
-                            let mut out = Fft::prepare(&inp);
-                            Fft::run_async(&serial_pool, v, &inp, &mut out);
-                            out
-                        },
-                        {
-                            let mut out = Fft::prepare(&inp);
-                            Fft::run_async(&libfork, v, &inp, &mut out);
-                            out
-                        },
-                    ] {
-                        same(&gather(&out), &want, b, &format!("async {v} n={n} b={b}"));
-                        Fft::check(&inp, &out, &()).unwrap();
-                    }
-                }
+                pools.check_every_variant::<Fft>(&inp, equal);
             }
         }
     }

@@ -144,7 +144,6 @@ impl Workload for Fib {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use stealbench_schedulers::{PoolConfig, Scheduler, serial::Serial};
 
     #[test]
     fn kernel_matches_known_values() {
@@ -154,17 +153,9 @@ mod tests {
     }
 
     #[test]
-    fn every_variant_checks_on_serial() {
-        let pool = Serial::start(&PoolConfig::with_workers(1)).unwrap();
+    fn check_rejects_a_wrong_answer() {
         let n = Fib::input_at(Size::Test);
-        for &v in Fib::VARIANTS {
-            let a = Fib::run(&pool, v, &n, &mut ());
-            Fib::check(&n, &(), &a).unwrap();
-        }
-        for &v in Fib::ASYNC_VARIANTS {
-            let a = Fib::run_async(&pool, v, &n, &mut ());
-            Fib::check(&n, &(), &a).unwrap();
-        }
+        Fib::check(&n, &(), &expected(n)).unwrap();
         assert!(Fib::check(&n, &(), &1).is_err());
     }
 

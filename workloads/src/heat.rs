@@ -48,7 +48,7 @@
 //! grid but dominates on the small grids of the tests. A row missed in the last step is off by
 //! about `4·10⁻⁹` relative.
 
-use crate::{Params, Size, Variant, Workload};
+use crate::{Params, Size, Variant, Workload, parfor};
 use std::future::Future;
 use std::ops::Range;
 use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard, TryLockError};
@@ -238,29 +238,16 @@ fn leaf(g: &Grid, out: &[Row], inp: &[Row], i: usize, t: f64) {
     }
 }
 
-/// The divide step: the two halves of a row range of more than one row (Cilk's
-/// `if (iu - il > 1)`), `None` for a single row.
-fn halves(rows: &Range<usize>) -> Option<[Range<usize>; 2]> {
-    (rows.len() > 1).then(|| {
-        let mid = (rows.start + rows.end) / 2;
-        [rows.start..mid, mid..rows.end]
-    })
-}
-
 /// The grids of the steps: step `k` (from 1) writes grid `k mod 2` and reads the other; the
 /// initial grid is grid 0.
 fn grids(k: usize, work: &[Vec<Row>; 2]) -> (&[Row], &[Row]) {
     (&work[k % 2], &work[(k + 1) % 2])
 }
 
-/// Fork-join: one step over `rows`, halves under `join`, down to single rows.
+/// Fork-join: one step over `rows`, halves under `join`, down to single rows (Cilk's
+/// `if (iu - il > 1)`).
 pub fn fj<W: Worker>(w: &W, g: &Grid, out: &[Row], inp: &[Row], rows: Range<usize>, t: f64) {
-    match halves(&rows) {
-        None => leaf(g, out, inp, rows.start, t),
-        Some([lo, hi]) => {
-            w.join(|w| fj(w, g, out, inp, lo, t), |w| fj(w, g, out, inp, hi, t));
-        }
-    }
+    parfor::fj(w, rows, &|_, i| leaf(g, out, inp, i, t));
 }
 
 /// Fork-join on the async front-end: one step over `rows`, halves under
@@ -273,18 +260,7 @@ pub fn fj_async<'s, C: AsyncWorker<'s>>(
     rows: Range<usize>,
     t: f64,
 ) -> impl Future<Output = ()> + Send + 's {
-    async move {
-        match halves(&rows) {
-            None => leaf(g, out, inp, rows.start, t),
-            Some([lo, hi]) => {
-                c.join(
-                    move |c| fj_async(c, g, out, inp, lo, t),
-                    move |c| fj_async(c, g, out, inp, hi, t),
-                )
-                .await;
-            }
-        }
-    }
+    parfor::fj_async(c, rows, move |_, i| async move { leaf(g, out, inp, i, t) })
 }
 
 /// The input: the discretisation, the initial grid and the serial run's final grid.
@@ -457,9 +433,7 @@ impl Workload for Heat {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use stealbench_schedulers::abp::Abp;
-    use stealbench_schedulers::libfork::LibforkPool;
-    use stealbench_schedulers::{PoolConfig, Scheduler, serial::Serial};
+    use crate::testing;
 
     fn final_grid(input: &HeatInput, work: &[Vec<Row>; 2]) -> Vec<f64> {
         work[input.last()]
@@ -508,43 +482,19 @@ mod tests {
 
     #[test]
     fn every_variant_checks_on_serial() {
-        let pool = Serial::start(&PoolConfig::with_workers(1)).unwrap();
+        let pool = testing::serial();
         // An odd and an even number of steps end in different grids.
         for nt in [7, 10] {
             let input = HeatInput::new(40, 24, nt).unwrap();
-            for &v in Heat::VARIANTS {
-                let mut work = Heat::prepare(&input);
-                Heat::run(&pool, v, &input, &mut work);
-                assert_eq!(final_grid(&input, &work), input.expected, "{v} nt={nt}");
-                Heat::check(&input, &work, &()).unwrap();
-            }
-            for &v in Heat::ASYNC_VARIANTS {
-                let mut work = Heat::prepare(&input);
-                Heat::run_async(&pool, v, &input, &mut work);
-                assert_eq!(final_grid(&input, &work), input.expected, "async {v}");
-                Heat::check(&input, &work, &()).unwrap();
-            }
+            testing::check_every_variant::<Heat>(&pool, &pool, &input, |what, work, _| {
+                assert_eq!(final_grid(&input, work), input.expected, "{what} nt={nt}");
+            });
         }
     }
 
     #[test]
-    fn every_variant_checks_on_two_workers() {
-        let input = Heat::input_at(Size::Test);
+    fn test_preset() {
         assert_eq!(Heat::preset(Size::Test).to_string(), "nx=64 ny=32 nt=10");
-        let abp = Abp::start(&PoolConfig::with_workers(2)).unwrap();
-        let libfork = LibforkPool::start(&PoolConfig::with_workers(2)).unwrap();
-        for _ in 0..3 {
-            for &v in Heat::VARIANTS {
-                let mut work = Heat::prepare(&input);
-                Heat::run(&abp, v, &input, &mut work);
-                Heat::check(&input, &work, &()).unwrap();
-            }
-            for &v in Heat::ASYNC_VARIANTS {
-                let mut work = Heat::prepare(&input);
-                Heat::run_async(&libfork, v, &input, &mut work);
-                Heat::check(&input, &work, &()).unwrap();
-            }
-        }
     }
 
     #[test]

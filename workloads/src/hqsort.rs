@@ -251,16 +251,14 @@ impl Workload for Hqsort {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use stealbench_schedulers::{PoolConfig, Scheduler, serial::Serial};
+    use crate::testing;
 
     #[test]
     fn sorts_on_the_serial_elision() {
-        let pool = Serial::start(&PoolConfig::with_workers(1)).unwrap();
+        let pool = testing::serial();
         for (n, seed) in [(0, 1), (1, 2), (2, 3), (57, 4), (300, 5)] {
             let input = HqsortInput::random(n, seed);
-            let mut out = Hqsort::prepare(&input);
-            Hqsort::run(&pool, Variant::Gf, &input, &mut out);
-            assert_eq!(Hqsort::check(&input, &out, &()), Ok(()), "n={n}");
+            testing::check_every_variant::<Hqsort>(&pool, &pool, &input, |_, _, _| {});
         }
         // Duplicates and a sorted input (the deepest recursion of qs).
         let mut out = Vec::new();

@@ -381,10 +381,7 @@ impl Workload for Integrate {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use stealbench_schedulers::abp::Abp;
-    use stealbench_schedulers::libfork::LibforkPool;
-    use stealbench_schedulers::serial::Serial;
-    use stealbench_schedulers::{AsyncForkJoin, ForkJoin, PoolConfig, Scheduler};
+    use crate::testing;
 
     #[test]
     fn kernel_is_close_to_the_exact_integral() {
@@ -401,22 +398,18 @@ mod tests {
 
     #[test]
     fn variants_on_serial_and_two_workers() {
-        let serial_pool = Serial::start(&PoolConfig::with_workers(1)).unwrap();
-        let abp = Abp::start(&PoolConfig::with_workers(2)).unwrap();
-        let libfork = LibforkPool::start(&PoolConfig::with_workers(2)).unwrap();
+        let pools = testing::Pools::start();
         let (n, eps) = (50.0, 1e-4);
-        let r = Reference::of(n, eps);
-        let root = Interval::root(n);
+        let reference = Reference::of(n, eps);
         for grain in [0.0, 0.5, 100.0] {
-            let answers = [
-                serial_pool.run(|w| fj(w, &root, eps, grain)),
-                abp.run(|w| fj(w, &root, eps, grain)),
-                serial_pool.run_async(|c| fj_async(c, root, eps, grain)),
-                libfork.run_async(|c| fj_async(c, root, eps, grain)),
-            ];
-            for a in answers {
-                check_area(n, eps, &r, a).unwrap();
-            }
+            // The check is the serial recursion's area, to the bit.
+            let input = IntegrateInput {
+                n,
+                eps,
+                grain,
+                reference,
+            };
+            pools.check_every_variant::<Integrate>(&input, |_, _, _| {});
         }
     }
 
@@ -427,12 +420,13 @@ mod tests {
             "n=10000 eps=1e-9 grain=0.0"
         );
         let input = Integrate::input_at(Size::Test);
-        let pool = Serial::start(&PoolConfig::with_workers(1)).unwrap();
-        let a = Integrate::run(&pool, Variant::Fj, &input, &mut ());
-        Integrate::check(&input, &(), &a).unwrap();
-        let a = Integrate::run_async(&pool, Variant::Fj, &input, &mut ());
-        Integrate::check(&input, &(), &a).unwrap();
-        assert!(Integrate::check(&input, &(), &(a * (1.0 + 1e-15))).is_err());
+        let pool = testing::serial();
+        testing::check_every_variant::<Integrate>(&pool, &pool, &input, |what, _, &a| {
+            assert!(
+                Integrate::check(&input, &(), &(a * (1.0 + 1e-15))).is_err(),
+                "{what}"
+            );
+        });
         let mut p = Integrate::preset(Size::Test);
         p.set("eps", "0").unwrap();
         assert!(Integrate::input(&p).unwrap_err().starts_with("eps="));

@@ -349,10 +349,7 @@ impl Workload for Knapsack {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use stealbench_schedulers::abp::Abp;
-    use stealbench_schedulers::libfork::LibforkPool;
-    use stealbench_schedulers::serial::Serial;
-    use stealbench_schedulers::{AsyncForkJoin, ForkJoin, PoolConfig, Scheduler};
+    use crate::testing;
 
     /// The best value by the kernel, with a fresh shared best.
     fn search(items: &[Item], capacity: i64) -> i64 {
@@ -405,27 +402,19 @@ mod tests {
 
     #[test]
     fn variants_on_serial_and_two_workers() {
-        let serial_pool = Serial::start(&PoolConfig::with_workers(1)).unwrap();
-        let abp = Abp::start(&PoolConfig::with_workers(2)).unwrap();
-        let libfork = LibforkPool::start(&PoolConfig::with_workers(2)).unwrap();
+        let pools = testing::Pools::start();
         let items = sorted_items(20);
         let capacity = 400;
-        let want = optimum(&items, capacity as usize);
+        let optimum = optimum(&items, capacity as usize);
         for cutoff in [0, 6, 40] {
-            let items = &items[..];
-            let best = AtomicI64::new(NONE);
-            let got = serial_pool.run(|w| fj(w, items, capacity, 0, &best, cutoff));
-            assert_eq!(got, want);
-            let best = AtomicI64::new(NONE);
-            assert_eq!(abp.run(|w| fj(w, items, capacity, 0, &best, cutoff)), want);
-            let best = AtomicI64::new(NONE);
-            let b = &best;
-            let got = serial_pool.run_async(|c| fj_async(c, items, capacity, 0, b, cutoff));
-            assert_eq!(got, want);
-            let best = AtomicI64::new(NONE);
-            let b = &best;
-            let got = libfork.run_async(|c| fj_async(c, items, capacity, 0, b, cutoff));
-            assert_eq!(got, want);
+            // The check is the optimum by dynamic programming.
+            let input = KnapsackInput {
+                items: items.clone(),
+                capacity,
+                cutoff,
+                optimum,
+            };
+            pools.check_every_variant::<Knapsack>(&input, |_, _, _| {});
         }
     }
 
@@ -437,14 +426,10 @@ mod tests {
         );
         assert_eq!(Knapsack::input_at(Size::Paper).optimum, OPTIMUM);
         let input = Knapsack::input_at(Size::Test);
-        let pool = Serial::start(&PoolConfig::with_workers(1)).unwrap();
-        let mut best = Knapsack::prepare(&input);
-        let a = Knapsack::run(&pool, Variant::Fj, &input, &mut best);
-        Knapsack::check(&input, &best, &a).unwrap();
-        let mut best = Knapsack::prepare(&input);
-        let a = Knapsack::run_async(&pool, Variant::Fj, &input, &mut best);
-        Knapsack::check(&input, &best, &a).unwrap();
-        assert!(Knapsack::check(&input, &best, &(a - 1)).is_err());
+        let pool = testing::serial();
+        testing::check_every_variant::<Knapsack>(&pool, &pool, &input, |what, best, &a| {
+            assert!(Knapsack::check(&input, best, &(a - 1)).is_err(), "{what}");
+        });
         let mut p = Knapsack::preset(Size::Test);
         p.set("n", "33").unwrap();
         assert!(Knapsack::input(&p).unwrap_err().starts_with("n=33"));

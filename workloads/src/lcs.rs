@@ -297,7 +297,7 @@ impl Workload for Lcs {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use stealbench_schedulers::{PoolConfig, Scheduler, rayon::RayonPool, serial::Serial};
+    use crate::testing;
 
     /// The answer of the full table.
     fn from_table(n: usize, h: &[u32]) -> LcsAnswer {
@@ -348,35 +348,19 @@ mod tests {
     }
 
     #[test]
-    fn every_variant_checks_on_serial_and_rayon() {
+    fn every_variant_fills_the_grid() {
         let input = Lcs::input_at(Size::Test);
         assert_eq!(input.n / input.b, 10);
-        let serial = Serial::start(&PoolConfig::with_workers(1)).unwrap();
-        for &v in Lcs::VARIANTS {
-            let mut g = Lcs::prepare(&input);
-            let a = Lcs::run(&serial, v, &input, &mut g);
-            Lcs::check(&input, &g, &a).unwrap();
-            assert!(g.is_complete());
-        }
-        for &v in Lcs::ASYNC_VARIANTS {
-            let mut g = Lcs::prepare(&input);
-            let a = Lcs::run_async(&serial, v, &input, &mut g);
-            Lcs::check(&input, &g, &a).unwrap();
-        }
-        let rayon = RayonPool::start(&PoolConfig::with_workers(2)).unwrap();
-        for v in [Variant::Fj, Variant::Sf] {
-            for _ in 0..5 {
-                let mut g = Lcs::prepare(&input);
-                let a = Lcs::run(&rayon, v, &input, &mut g);
-                Lcs::check(&input, &g, &a).unwrap();
-            }
-        }
+        let serial = testing::serial();
+        testing::check_every_variant::<Lcs>(&serial, &serial, &input, |what, g, _| {
+            assert!(g.is_complete(), "{what}");
+        });
     }
 
     #[test]
     fn check_rejects_wrong_answers() {
         let input = Lcs::input_at(Size::Test);
-        let serial = Serial::start(&PoolConfig::with_workers(1)).unwrap();
+        let serial = testing::serial();
         let mut g = Lcs::prepare(&input);
         let good = Lcs::run(&serial, Variant::Fj, &input, &mut g);
         Lcs::check(&input, &g, &good).unwrap();

@@ -33,6 +33,7 @@ pub mod mapreduce_fib;
 pub mod mm;
 pub mod nqueens;
 pub mod params;
+mod parfor;
 pub mod quicksort;
 pub use params::Params;
 pub mod rectmul;
@@ -40,6 +41,8 @@ pub use stealbench_schedulers::rng;
 pub mod smm;
 pub mod sort;
 pub mod sw;
+#[cfg(test)]
+mod testing;
 pub mod touchchain;
 pub mod touchtree;
 pub mod uts;

@@ -580,9 +580,7 @@ pub fn values(blocks: &[LuBlock]) -> Vec<Block> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use stealbench_schedulers::abp::Abp;
-    use stealbench_schedulers::libfork::LibforkPool;
-    use stealbench_schedulers::{PoolConfig, Scheduler, serial::Serial};
+    use crate::testing;
 
     /// Right-looking LU without pivoting on a row-major matrix.
     fn naive(n: usize, a: &[f64]) -> Vec<f64> {
@@ -613,7 +611,7 @@ mod tests {
         block_lu(&mut b);
         assert_eq!(b.0.to_vec(), naive(B, &input.a[0].0));
         // The recursion performs each element's operations in the naive order: bit for bit.
-        let pool = Serial::start(&PoolConfig::with_workers(1)).unwrap();
+        let pool = testing::serial();
         for n in [32, 64] {
             let input = LuInput::random(n, 5).unwrap();
             let want = naive(n, &zorder::to_row_major(n, &input.a));
@@ -648,7 +646,7 @@ mod tests {
             }
         }
         let input = LuInput::from_row_major(n, &a).unwrap();
-        let pool = Serial::start(&PoolConfig::with_workers(1)).unwrap();
+        let pool = testing::serial();
         let got = zorder::to_row_major(n, &values(&factor(&pool, &input)));
         for i in 0..n {
             for j in 0..n {
@@ -660,54 +658,34 @@ mod tests {
 
     #[test]
     fn every_variant_checks_on_serial() {
-        let pool = Serial::start(&PoolConfig::with_workers(1)).unwrap();
+        let pool = testing::serial();
         let input = Lu::input_at(Size::Test);
         assert_eq!(
             Lu::preset(Size::Test).to_string(),
             format!("n=128 b=16 seed={INPUT_SEED}")
         );
         let want = values(&factor(&pool, &input));
-        for &v in Lu::VARIANTS {
-            let mut m = Lu::prepare(&input);
-            Lu::run(&pool, v, &input, &mut m);
-            assert_eq!(values(&m), want, "{v}");
-            Lu::check(&input, &m, &()).unwrap();
-        }
-        for &v in Lu::ASYNC_VARIANTS {
-            let mut m = Lu::prepare(&input);
-            Lu::run_async(&pool, v, &input, &mut m);
-            assert_eq!(values(&m), want, "async {v}");
-            Lu::check(&input, &m, &()).unwrap();
-        }
+        testing::check_every_variant::<Lu>(&pool, &pool, &input, |what, m, _| {
+            assert_eq!(values(m), want, "{what}");
+        });
     }
 
     #[test]
     fn every_variant_checks_on_two_workers() {
         let input = Lu::input_at(Size::Test);
-        let serial = Serial::start(&PoolConfig::with_workers(1)).unwrap();
-        let want = values(&factor(&serial, &input));
-        let abp = Abp::start(&PoolConfig::with_workers(2)).unwrap();
-        let libfork = LibforkPool::start(&PoolConfig::with_workers(2)).unwrap();
+        let want = values(&factor(&testing::serial(), &input));
+        let pools = testing::Pools::start();
         for _ in 0..3 {
-            for &v in Lu::VARIANTS {
-                let mut m = Lu::prepare(&input);
-                Lu::run(&abp, v, &input, &mut m);
-                assert_eq!(values(&m), want, "{v}");
-                Lu::check(&input, &m, &()).unwrap();
-            }
-            for &v in Lu::ASYNC_VARIANTS {
-                let mut m = Lu::prepare(&input);
-                Lu::run_async(&libfork, v, &input, &mut m);
-                assert_eq!(values(&m), want, "async {v}");
-                Lu::check(&input, &m, &()).unwrap();
-            }
+            testing::check_every_variant::<Lu>(&pools.abp, &pools.libfork, &input, |what, m, _| {
+                assert_eq!(values(m), want, "{what}");
+            });
         }
     }
 
     #[test]
     fn check_rejects_wrong_answers() {
         let input = Lu::input_at(Size::Test);
-        let pool = Serial::start(&PoolConfig::with_workers(1)).unwrap();
+        let pool = testing::serial();
         let good = values(&factor(&pool, &input));
         let finished = |v: Vec<Block>| -> Vec<LuBlock> {
             v.into_iter()

@@ -368,7 +368,7 @@ impl Workload for Mm {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use stealbench_schedulers::{PoolConfig, Scheduler, serial::Serial};
+    use crate::testing;
 
     fn naive(n: usize, a: &[f64], b: &[f64]) -> Vec<f64> {
         let mut c = vec![0.0; n * n];
@@ -382,10 +382,6 @@ mod tests {
 
     fn result(c: &[CBlock]) -> Vec<Block> {
         c.iter().map(|m| m.lock().unwrap().clone()).collect()
-    }
-
-    fn pool() -> Serial {
-        Serial::start(&PoolConfig::with_workers(1)).unwrap()
     }
 
     #[test]
@@ -413,29 +409,18 @@ mod tests {
 
     #[test]
     fn every_variant_matches_naive_on_serial() {
-        let pool = pool();
+        let pool = testing::serial();
         for n in [B, 128] {
             let input = MmInput::random(n, 7);
             let want = naive(n, &to_row_major(n, &input.a), &to_row_major(n, &input.b));
-            for &v in Mm::VARIANTS {
-                let mut c = Mm::prepare(&input);
-                Mm::run(&pool, v, &input, &mut c);
-                assert_eq!(to_row_major(n, &result(&c)), want, "{v} n={n}");
-                Mm::check(&input, &c, &()).unwrap();
-            }
-            for &v in Mm::ASYNC_VARIANTS {
-                let mut c = Mm::prepare(&input);
-                Mm::run_async(&pool, v, &input, &mut c);
-                assert_eq!(to_row_major(n, &result(&c)), want, "async {v} n={n}");
-                Mm::check(&input, &c, &()).unwrap();
-            }
+            testing::check_every_variant::<Mm>(&pool, &pool, &input, |what, c, _| {
+                assert_eq!(to_row_major(n, &result(c)), want, "{what} n={n}");
+            });
         }
     }
 
     #[test]
-    fn every_variant_checks_at_test_size() {
-        let pool = pool();
-        let input = Mm::input_at(Size::Test);
+    fn test_preset() {
         assert_eq!(
             Mm::preset(Size::Test).to_string(),
             format!("input=prows n=input shrink=64 b=32 seed={INPUT_SEED}")
@@ -460,16 +445,6 @@ mod tests {
                 .unwrap_err()
                 .contains("32·2^k")
         );
-        for &v in Mm::VARIANTS {
-            let mut c = Mm::prepare(&input);
-            Mm::run(&pool, v, &input, &mut c);
-            Mm::check(&input, &c, &()).unwrap();
-        }
-        for &v in Mm::ASYNC_VARIANTS {
-            let mut c = Mm::prepare(&input);
-            Mm::run_async(&pool, v, &input, &mut c);
-            Mm::check(&input, &c, &()).unwrap();
-        }
     }
 
     #[test]
@@ -482,7 +457,7 @@ mod tests {
         let b: Vec<f64> = (0..n * n).map(|x| (x % 7) as f64).collect();
         let input = MmInput::from_row_major(n, &id, &b);
         let mut c = Mm::prepare(&input);
-        Mm::run(&pool(), Variant::Fj, &input, &mut c);
+        Mm::run(&testing::serial(), Variant::Fj, &input, &mut c);
         assert_eq!(to_row_major(n, &result(&c)), b);
     }
 
@@ -490,7 +465,7 @@ mod tests {
     fn check_rejects_wrong_answers() {
         let input = Mm::input_at(Size::Test);
         let mut c = Mm::prepare(&input);
-        Mm::run(&pool(), Variant::Fj, &input, &mut c);
+        Mm::run(&testing::serial(), Variant::Fj, &input, &mut c);
         Mm::check(&input, &c, &()).unwrap();
         let corrupt = |t: usize, i: usize, f: fn(f64) -> f64| {
             let c: Vec<CBlock> = result(&c).into_iter().map(Mutex::new).collect();

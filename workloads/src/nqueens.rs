@@ -335,10 +335,7 @@ impl Workload for Nqueens {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use stealbench_schedulers::abp::Abp;
-    use stealbench_schedulers::libfork::LibforkPool;
-    use stealbench_schedulers::serial::Serial;
-    use stealbench_schedulers::{AsyncForkJoin, ForkJoin, PoolConfig, Scheduler};
+    use crate::testing;
 
     #[test]
     fn kernel_matches_known_values() {
@@ -361,15 +358,11 @@ mod tests {
 
     #[test]
     fn variants_on_serial_and_two_workers() {
-        let serial_pool = Serial::start(&PoolConfig::with_workers(1)).unwrap();
-        let abp = Abp::start(&PoolConfig::with_workers(2)).unwrap();
-        let libfork = LibforkPool::start(&PoolConfig::with_workers(2)).unwrap();
+        let pools = testing::Pools::start();
         for (n, cutoff) in [(1, 0), (3, 0), (8, 0), (8, 3), (8, 8), (8, 20)] {
-            let want = expected(n);
-            assert_eq!(serial_pool.run(|w| fj(w, n, cutoff)), want, "{n} {cutoff}");
-            assert_eq!(abp.run(|w| fj(w, n, cutoff)), want, "{n} {cutoff}");
-            assert_eq!(serial_pool.run_async(|c| fj_async(c, n, cutoff)), want);
-            assert_eq!(libfork.run_async(|c| fj_async(c, n, cutoff)), want);
+            // The check is the known count of n.
+            let input = NqueensInput { n, cutoff };
+            pools.check_every_variant::<Nqueens>(&input, |_, _, _| {});
         }
     }
 
@@ -377,12 +370,10 @@ mod tests {
     fn presets_and_workload_runs() {
         assert_eq!(Nqueens::preset(Size::Paper).to_string(), "n=14 cutoff=0");
         let input = Nqueens::input_at(Size::Test);
-        let pool = Serial::start(&PoolConfig::with_workers(1)).unwrap();
-        let a = Nqueens::run(&pool, Variant::Fj, &input, &mut ());
-        Nqueens::check(&input, &(), &a).unwrap();
-        let a = Nqueens::run_async(&pool, Variant::Fj, &input, &mut ());
-        Nqueens::check(&input, &(), &a).unwrap();
-        assert!(Nqueens::check(&input, &(), &(a + 1)).is_err());
+        let pool = testing::serial();
+        testing::check_every_variant::<Nqueens>(&pool, &pool, &input, |what, _, &a| {
+            assert!(Nqueens::check(&input, &(), &(a + 1)).is_err(), "{what}");
+        });
         let mut p = Nqueens::preset(Size::Test);
         p.set("n", "17").unwrap();
         assert!(Nqueens::input(&p).unwrap_err().starts_with("n=17"));

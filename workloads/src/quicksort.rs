@@ -237,10 +237,7 @@ impl Workload for Quicksort {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use stealbench_schedulers::abp::Abp;
-    use stealbench_schedulers::libfork::LibforkPool;
-    use stealbench_schedulers::serial::Serial;
-    use stealbench_schedulers::{AsyncForkJoin, ForkJoin, PoolConfig, Scheduler};
+    use crate::testing;
 
     #[test]
     fn partition_splits_around_the_pivot() {
@@ -286,25 +283,15 @@ mod tests {
 
     #[test]
     fn variants_on_serial_and_two_workers() {
-        let serial_pool = Serial::start(&PoolConfig::with_workers(1)).unwrap();
-        let abp = Abp::start(&PoolConfig::with_workers(2)).unwrap();
-        let libfork = LibforkPool::start(&PoolConfig::with_workers(2)).unwrap();
+        let pools = testing::Pools::start();
         let input = QuicksortInput::random(20_000, 5);
         for cutoff in [0, 2, 100, 1 << 20] {
-            let mut a = input.data.clone();
-            serial_pool.run(|w| fj(w, &mut a, cutoff));
-            check_sorted(&a, &input.fingerprint).unwrap();
-            let mut a = input.data.clone();
-            abp.run(|w| fj(w, &mut a, cutoff));
-            check_sorted(&a, &input.fingerprint).unwrap();
-            let mut a = input.data.clone();
-            let s = &mut a[..];
-            serial_pool.run_async(|c| fj_async(c, s, cutoff));
-            check_sorted(&a, &input.fingerprint).unwrap();
-            let mut a = input.data.clone();
-            let s = &mut a[..];
-            libfork.run_async(|c| fj_async(c, s, cutoff));
-            check_sorted(&a, &input.fingerprint).unwrap();
+            // The check: sorted, and a permutation of the input.
+            let input = QuicksortInput {
+                cutoff,
+                ..input.clone()
+            };
+            pools.check_every_variant::<Quicksort>(&input, |_, _, _| {});
         }
     }
 
@@ -315,13 +302,6 @@ mod tests {
             format!("n=100000000 seed={INPUT_SEED} cutoff=2")
         );
         let input = Quicksort::input_at(Size::Test);
-        let pool = Serial::start(&PoolConfig::with_workers(1)).unwrap();
-        let mut work = Quicksort::prepare(&input);
-        Quicksort::run(&pool, Variant::Fj, &input, &mut work);
-        Quicksort::check(&input, &work, &()).unwrap();
-        let mut work = Quicksort::prepare(&input);
-        Quicksort::run_async(&pool, Variant::Fj, &input, &mut work);
-        Quicksort::check(&input, &work, &()).unwrap();
         // The untouched copy is rejected.
         assert!(Quicksort::check(&input, &Quicksort::prepare(&input), &()).is_err());
         let mut p = Quicksort::preset(Size::Test);

@@ -434,9 +434,7 @@ impl Workload for Rectmul {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use stealbench_schedulers::abp::Abp;
-    use stealbench_schedulers::libfork::LibforkPool;
-    use stealbench_schedulers::{PoolConfig, Scheduler, serial::Serial};
+    use crate::testing;
 
     fn naive(n: usize, a: &[f64], b: &[f64]) -> Vec<f64> {
         let mut c = vec![0.0; n * n];
@@ -484,7 +482,7 @@ mod tests {
 
     #[test]
     fn kernel_and_recursion_match_naive() {
-        let pool = Serial::start(&PoolConfig::with_workers(1)).unwrap();
+        let pool = testing::serial();
         // One block; then two and three levels of the x, z, y cycle.
         for n in [16, 32, 64] {
             let input = RectmulInput::random(n, 9).unwrap();
@@ -503,50 +501,22 @@ mod tests {
 
     #[test]
     fn every_variant_checks_on_serial() {
-        let pool = Serial::start(&PoolConfig::with_workers(1)).unwrap();
+        let pool = testing::serial();
         let input = Rectmul::input_at(Size::Test);
         assert_eq!(
             Rectmul::preset(Size::Test).to_string(),
             format!("n=128 b=16 seed={INPUT_SEED}")
         );
         let want = result(&multiply(&pool, &input));
-        for &v in Rectmul::VARIANTS {
-            let mut c = Rectmul::prepare(&input);
-            Rectmul::run(&pool, v, &input, &mut c);
-            assert_eq!(result(&c), want, "{v}");
-            Rectmul::check(&input, &c, &()).unwrap();
-        }
-        for &v in Rectmul::ASYNC_VARIANTS {
-            let mut c = Rectmul::prepare(&input);
-            Rectmul::run_async(&pool, v, &input, &mut c);
-            assert_eq!(result(&c), want, "async {v}");
-            Rectmul::check(&input, &c, &()).unwrap();
-        }
-    }
-
-    #[test]
-    fn every_variant_checks_on_two_workers() {
-        let input = Rectmul::input_at(Size::Test);
-        let abp = Abp::start(&PoolConfig::with_workers(2)).unwrap();
-        let libfork = LibforkPool::start(&PoolConfig::with_workers(2)).unwrap();
-        for _ in 0..3 {
-            for &v in Rectmul::VARIANTS {
-                let mut c = Rectmul::prepare(&input);
-                Rectmul::run(&abp, v, &input, &mut c);
-                Rectmul::check(&input, &c, &()).unwrap();
-            }
-            for &v in Rectmul::ASYNC_VARIANTS {
-                let mut c = Rectmul::prepare(&input);
-                Rectmul::run_async(&libfork, v, &input, &mut c);
-                Rectmul::check(&input, &c, &()).unwrap();
-            }
-        }
+        testing::check_every_variant::<Rectmul>(&pool, &pool, &input, |what, c, _| {
+            assert_eq!(result(c), want, "{what}");
+        });
     }
 
     #[test]
     fn check_rejects_wrong_answers() {
         let input = Rectmul::input_at(Size::Test);
-        let pool = Serial::start(&PoolConfig::with_workers(1)).unwrap();
+        let pool = testing::serial();
         let good = result(&multiply(&pool, &input));
         let shared = |v: Vec<Block>| -> Vec<CBlock> { v.into_iter().map(Mutex::new).collect() };
         Rectmul::check(&input, &shared(good.clone()), &()).unwrap();

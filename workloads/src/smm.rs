@@ -502,7 +502,7 @@ impl Workload for Smm {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use stealbench_schedulers::{PoolConfig, Scheduler, serial::Serial};
+    use crate::testing;
 
     fn naive(n: usize, a: &[f64], b: &[f64]) -> Vec<f64> {
         let mut c = vec![0.0; n * n];
@@ -512,10 +512,6 @@ mod tests {
             }
         }
         c
-    }
-
-    fn pool() -> Serial {
-        Serial::start(&PoolConfig::with_workers(1)).unwrap()
     }
 
     #[test]
@@ -543,7 +539,7 @@ mod tests {
 
     #[test]
     fn every_variant_matches_naive_on_serial() {
-        let pool = pool();
+        let pool = testing::serial();
         // 64: the leaf only; 128, 256: one and two Strassen levels.
         for n in [64, 128, 256] {
             let input = SmmInput::random(n, 11);
@@ -553,16 +549,9 @@ mod tests {
                 want,
                 "serial n={n}"
             );
-            for &v in Smm::VARIANTS {
-                let c = Smm::run(&pool, v, &input, &mut ());
-                assert_eq!(to_row_major(n, &c), want, "{v} n={n}");
-                Smm::check(&input, &(), &c).unwrap();
-            }
-            for &v in Smm::ASYNC_VARIANTS {
-                let c = Smm::run_async(&pool, v, &input, &mut ());
-                assert_eq!(to_row_major(n, &c), want, "async {v} n={n}");
-                Smm::check(&input, &(), &c).unwrap();
-            }
+            testing::check_every_variant::<Smm>(&pool, &pool, &input, |what, _, c| {
+                assert_eq!(to_row_major(n, c), want, "{what} n={n}");
+            });
         }
     }
 
@@ -578,27 +567,17 @@ mod tests {
     }
 
     #[test]
-    fn every_variant_checks_at_test_size() {
-        let pool = pool();
-        let input = Smm::input_at(Size::Test);
+    fn test_preset() {
         assert_eq!(
             Smm::preset(Size::Test).to_string(),
             format!("n=256 cutoff=64 b=16 seed={INPUT_SEED}")
         );
-        for &v in Smm::VARIANTS {
-            let c = Smm::run(&pool, v, &input, &mut ());
-            Smm::check(&input, &(), &c).unwrap();
-        }
-        for &v in Smm::ASYNC_VARIANTS {
-            let c = Smm::run_async(&pool, v, &input, &mut ());
-            Smm::check(&input, &(), &c).unwrap();
-        }
     }
 
     #[test]
     fn check_rejects_wrong_answers() {
         let input = Smm::input_at(Size::Test);
-        let c = Smm::run(&pool(), Variant::Fj, &input, &mut ());
+        let c = Smm::run(&testing::serial(), Variant::Fj, &input, &mut ());
         Smm::check(&input, &(), &c).unwrap();
         let corrupt = |t: usize, i: usize, f: fn(f64) -> f64| {
             let mut c = c.clone();

@@ -577,11 +577,7 @@ impl Workload for Sort {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use stealbench_schedulers::{PoolConfig, Scheduler, serial::Serial};
-
-    fn pool() -> Serial {
-        Serial::start(&PoolConfig::with_workers(1)).unwrap()
-    }
+    use crate::testing;
 
     fn values(cells: &[AtomicU64]) -> Vec<u64> {
         cells.iter().map(|x| x.load(Relaxed)).collect()
@@ -594,22 +590,13 @@ mod tests {
     /// Runs every variant on both front-ends of the serial runtime and checks each against
     /// the standard library's sort.
     fn all_variants_sort(data: Vec<u64>) {
-        let pool = pool();
+        let pool = testing::serial();
         let input = SortInput::new(data);
         let mut want = input.data.clone();
         want.sort_unstable();
-        for &v in Sort::VARIANTS {
-            let mut work = Sort::prepare(&input);
-            Sort::run(&pool, v, &input, &mut work);
-            assert_eq!(values(&work.data), want, "{v} n={}", want.len());
-            Sort::check(&input, &work, &()).unwrap();
-        }
-        for &v in Sort::ASYNC_VARIANTS {
-            let mut work = Sort::prepare(&input);
-            Sort::run_async(&pool, v, &input, &mut work);
-            assert_eq!(values(&work.data), want, "async {v} n={}", want.len());
-            Sort::check(&input, &work, &()).unwrap();
-        }
+        testing::check_every_variant::<Sort>(&pool, &pool, &input, |what, work, _| {
+            assert_eq!(values(&work.data), want, "{what} n={}", want.len());
+        });
     }
 
     #[test]
@@ -661,30 +648,18 @@ mod tests {
                 seq_merge(&cells(&a), &cells(&b), &dest);
                 assert_eq!(values(&dest), want);
                 let dest = cells(&vec![0; la + lb]);
-                pool().run(|w| merge_fj(w, &cells(&a), &cells(&b), &dest));
+                testing::serial().run(|w| merge_fj(w, &cells(&a), &cells(&b), &dest));
                 assert_eq!(values(&dest), want);
             }
         }
     }
 
     #[test]
-    fn every_variant_checks_at_test_size() {
-        let pool = pool();
-        let input = Sort::input_at(Size::Test);
+    fn test_preset() {
         assert_eq!(
             Sort::preset(Size::Test).to_string(),
             format!("n=10000 seed={INPUT_SEED}")
         );
-        for &v in Sort::VARIANTS {
-            let mut work = Sort::prepare(&input);
-            Sort::run(&pool, v, &input, &mut work);
-            Sort::check(&input, &work, &()).unwrap();
-        }
-        for &v in Sort::ASYNC_VARIANTS {
-            let mut work = Sort::prepare(&input);
-            Sort::run_async(&pool, v, &input, &mut work);
-            Sort::check(&input, &work, &()).unwrap();
-        }
     }
 
     #[test]
@@ -708,7 +683,7 @@ mod tests {
     fn check_rejects_wrong_answers() {
         let input = SortInput::random(5000, 14);
         let mut work = Sort::prepare(&input);
-        Sort::run(&pool(), Variant::Fj, &input, &mut work);
+        Sort::run(&testing::serial(), Variant::Fj, &input, &mut work);
         Sort::check(&input, &work, &()).unwrap();
         let sorted = values(&work.data);
         let verdict = |v: &[u64]| {

@@ -369,7 +369,7 @@ impl Workload for Sw {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use stealbench_schedulers::{PoolConfig, Scheduler, rayon::RayonPool, serial::Serial};
+    use crate::testing;
 
     #[test]
     fn kernel_matches_the_full_table() {
@@ -407,35 +407,12 @@ mod tests {
     }
 
     #[test]
-    fn every_variant_checks_on_serial_and_rayon() {
-        let input = Sw::input_at(Size::Test);
-        assert_eq!(input.n / input.b, 10);
-        assert!(input.expected.best > 0);
-        let serial = Serial::start(&PoolConfig::with_workers(1)).unwrap();
-        for &v in Sw::VARIANTS {
-            let mut g = Sw::prepare(&input);
-            let a = Sw::run(&serial, v, &input, &mut g);
-            Sw::check(&input, &g, &a).unwrap();
-        }
-        for &v in Sw::ASYNC_VARIANTS {
-            let mut g = Sw::prepare(&input);
-            let a = Sw::run_async(&serial, v, &input, &mut g);
-            Sw::check(&input, &g, &a).unwrap();
-        }
-        let rayon = RayonPool::start(&PoolConfig::with_workers(2)).unwrap();
-        for v in [Variant::Fj, Variant::Sf] {
-            for _ in 0..5 {
-                let mut g = Sw::prepare(&input);
-                let a = Sw::run(&rayon, v, &input, &mut g);
-                Sw::check(&input, &g, &a).unwrap();
-            }
-        }
-    }
-
-    #[test]
     fn check_rejects_wrong_answers() {
         let input = Sw::input_at(Size::Test);
-        let serial = Serial::start(&PoolConfig::with_workers(1)).unwrap();
+        // The grid below is 10 tiles a side.
+        assert_eq!(input.n / input.b, 10);
+        assert!(input.expected.best > 0);
+        let serial = testing::serial();
         let mut g = Sw::prepare(&input);
         let good = Sw::run(&serial, Variant::Fj, &input, &mut g);
         Sw::check(&input, &g, &good).unwrap();

@@ -840,9 +840,7 @@ impl Workload for Uts {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use stealbench_schedulers::abp::Abp;
-    use stealbench_schedulers::libfork::LibforkPool;
-    use stealbench_schedulers::{PoolConfig, Scheduler, serial::Serial};
+    use crate::testing;
 
     fn hex(state: &[u8; 20]) -> String {
         state.iter().map(|b| format!("{b:02x}")).collect()
@@ -973,16 +971,11 @@ mod tests {
 
     #[test]
     fn variants_count_small_trees_on_every_pool() {
-        let serial_pool = Serial::start(&PoolConfig::with_workers(1)).unwrap();
-        let abp = Abp::start(&PoolConfig::with_workers(2)).unwrap();
-        let libfork = LibforkPool::start(&PoolConfig::with_workers(2)).unwrap();
+        let pools = testing::Pools::start();
         for (tree, want) in small_trees() {
-            let root = tree.root();
-            let tree = &tree;
-            assert_eq!(serial_pool.run(|w| fj(w, tree, &root)), want);
-            assert_eq!(abp.run(|w| fj(w, tree, &root)), want);
-            assert_eq!(serial_pool.run_async(|c| fj_async(c, tree, root)), want);
-            assert_eq!(libfork.run_async(|c| fj_async(c, tree, root)), want);
+            pools.check_every_variant::<Uts>(&UtsInput::new(tree), |what, _, &got| {
+                assert_eq!(got, want, "{what} {tree:?}");
+            });
         }
     }
 
@@ -998,19 +991,9 @@ mod tests {
     fn workload_checks_on_serial_and_on_two_workers() {
         let input = Uts::input_at(Size::Test);
         assert!(input.named.is_none(), "the test tree is T1 with d=5");
-        let serial_pool = Serial::start(&PoolConfig::with_workers(1)).unwrap();
-        let abp = Abp::start(&PoolConfig::with_workers(2)).unwrap();
-        let libfork = LibforkPool::start(&PoolConfig::with_workers(2)).unwrap();
-        let answers = [
-            Uts::run(&serial_pool, Variant::Fj, &input, &mut ()),
-            Uts::run_async(&serial_pool, Variant::Fj, &input, &mut ()),
-            Uts::run(&abp, Variant::Fj, &input, &mut ()),
-            Uts::run_async(&libfork, Variant::Fj, &input, &mut ()),
-        ];
-        for a in answers {
-            Uts::check(&input, &(), &a).unwrap();
-            assert_eq!(a, count(3987, 5, 3232));
-        }
+        testing::Pools::start().check_every_variant::<Uts>(&input, |what, _, &got| {
+            assert_eq!(got, count(3987, 5, 3232), "{what}");
+        });
     }
 
     #[test]

@@ -49,7 +49,7 @@
 //! whose tasks never wait. `tests/every_runtime.rs` skips (rayon, gf); the harness must too.
 
 use crate::rng::SplitMix64;
-use crate::{Params, Variant};
+use crate::{Params, Variant, parfor};
 use std::future::Future;
 use std::sync::{Arc, OnceLock};
 use stealbench_schedulers::{
@@ -168,27 +168,7 @@ pub fn fj<W: Worker, K: TileKernel>(w: &W, k: &K, g: &Grid<K::Tile>) {
     let nb = g.side();
     for d in 0..2 * nb - 1 {
         let (lo, hi) = wave_rows(nb, d);
-        fj_wave(w, k, g, d, lo, hi);
-    }
-}
-
-/// The tiles of rows `lo..hi` (`lo < hi`) on anti-diagonal `d`, by recursive halving.
-fn fj_wave<W: Worker, K: TileKernel>(
-    w: &W,
-    k: &K,
-    g: &Grid<K::Tile>,
-    d: usize,
-    lo: usize,
-    hi: usize,
-) {
-    if hi - lo == 1 {
-        run_tile(k, g, lo, d - lo);
-    } else {
-        let mid = lo + (hi - lo) / 2;
-        w.join(
-            |w| fj_wave(w, k, g, d, lo, mid),
-            |w| fj_wave(w, k, g, d, mid, hi),
-        );
+        parfor::fj(w, lo..hi, &|_, i| run_tile(k, g, i, d - i));
     }
 }
 
@@ -298,30 +278,8 @@ pub fn fj_async<'s, C: AsyncWorker<'s>, K: TileKernel>(
         let nb = g.side();
         for d in 0..2 * nb - 1 {
             let (lo, hi) = wave_rows(nb, d);
-            c.call(move |c| fj_wave_async(c, k, g, d, lo, hi)).await;
-        }
-    }
-}
-
-/// The tiles of rows `lo..hi` on anti-diagonal `d`, by recursive halving.
-fn fj_wave_async<'s, C: AsyncWorker<'s>, K: TileKernel>(
-    c: C,
-    k: &'s K,
-    g: &'s Grid<K::Tile>,
-    d: usize,
-    lo: usize,
-    hi: usize,
-) -> impl Future<Output = ()> + Send + 's {
-    async move {
-        if hi - lo == 1 {
-            run_tile(k, g, lo, d - lo);
-        } else {
-            let mid = lo + (hi - lo) / 2;
-            c.join(
-                move |c| fj_wave_async(c, k, g, d, lo, mid),
-                move |c| fj_wave_async(c, k, g, d, mid, hi),
-            )
-            .await;
+            let tile = move |_, i| async move { run_tile(k, g, i, d - i) };
+            parfor::fj_async(c.clone(), lo..hi, tile).await;
         }
     }
 }

@@ -86,12 +86,19 @@ fn serial_both_front_ends() {
     assert_eq!(async_front_end(&pool), a);
 }
 
+/// Every workload's closure-front-end variants on `S` started at each P of `workers` (its `gf`
+/// variants where the runtime runs general futures).
+fn closure_runtime<S: ForkJoin>(workers: &[usize]) {
+    for &p in workers {
+        let pool = S::start(&PoolConfig::with_workers(p)).unwrap();
+        let want = variants(S::GENERAL_FUTURES).0;
+        assert_eq!(closure_front_end(&pool), want, "{} P={p}", S::NAME);
+    }
+}
+
 #[test]
 fn rayon_one_and_two_workers() {
-    for p in [1, 2] {
-        let pool = RayonPool::start(&PoolConfig::with_workers(p)).unwrap();
-        assert_eq!(closure_front_end(&pool), variants(false).0);
-    }
+    closure_runtime::<RayonPool>(&[1, 2]);
 }
 
 #[test]
@@ -127,23 +134,16 @@ fn libfork_lazy_and_busy() {
 
 #[test]
 fn abp_one_and_two_workers() {
-    for p in [1, 2] {
-        let pool = Abp::start(&PoolConfig::with_workers(p)).unwrap();
-        assert_eq!(closure_front_end(&pool), variants(true).0);
-    }
+    closure_runtime::<Abp>(&[1, 2]);
 }
 
 #[test]
 fn prows_one_and_two_workers() {
-    for p in [1, 2] {
-        let pool = Prows::start(&PoolConfig::with_workers(p)).unwrap();
-        assert_eq!(closure_front_end(&pool), variants(true).0);
-    }
+    closure_runtime::<Prows>(&[1, 2]);
 }
 
 /// Two workers only: at P = 1 the artifact placement has one worker to choose from.
 #[test]
 fn prows_artifact_two_workers() {
-    let pool = ProwsArtifact::start(&PoolConfig::with_workers(2)).unwrap();
-    assert_eq!(closure_front_end(&pool), variants(true).0);
+    closure_runtime::<ProwsArtifact>(&[2]);
 }

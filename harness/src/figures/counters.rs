@@ -110,7 +110,7 @@ impl Metric for PaperCounts {
 mod tests {
     use super::*;
     use crate::figures::metric::Reduce;
-    use crate::testutil::ok_point;
+    use crate::testutil::{fib_row, ok_point};
     use stealbench_workloads::Variant;
 
     const METRIC: PaperCounts = PaperCounts {
@@ -123,16 +123,6 @@ mod tests {
         scale: 1000.0,
         paper_p: 72,
     };
-
-    fn row(runtime: &str) -> Row {
-        Row {
-            bench: "fib".into(),
-            workload: "fib".into(),
-            variant: Variant::Fj,
-            runtime: runtime.into(),
-            paper: None,
-        }
-    }
 
     #[test]
     fn ours_are_counts_and_the_papers_are_per_runtime() {
@@ -148,18 +138,21 @@ mod tests {
             cpus: 2,
         };
         assert_eq!(
-            METRIC.cell(&ctx, &row("fibril"), 72),
+            METRIC.cell(&ctx, &fib_row("fibril"), 72),
             "200 / 60 / 1100 (oversubscribed)"
         );
         assert_eq!(
-            METRIC.paper_cell(&row("fibril"), 72),
+            METRIC.paper_cell(&fib_row("fibril"), 72),
             "[paper 20K / 12K / 6K]"
         );
-        assert_eq!(METRIC.paper_cell(&row("rayon"), 72), "[paper — / — / 9K]");
-        assert_eq!(METRIC.paper_cell(&row("abp"), 72), "[paper — / — / —]");
-        assert_eq!(METRIC.paper_cell(&row("fibril"), 2), "[paper —]");
-        assert_eq!(METRIC.plot_paper(&row("fibril"), 72, 1), Some(12000.0));
-        assert_eq!(METRIC.plot_paper(&row("rayon"), 72, 0), None);
-        assert_eq!(METRIC.plot(&ctx, &row("fibril"), 72, 2), Some(1100.0));
+        assert_eq!(
+            METRIC.paper_cell(&fib_row("rayon"), 72),
+            "[paper — / — / 9K]"
+        );
+        assert_eq!(METRIC.paper_cell(&fib_row("abp"), 72), "[paper — / — / —]");
+        assert_eq!(METRIC.paper_cell(&fib_row("fibril"), 2), "[paper —]");
+        assert_eq!(METRIC.plot_paper(&fib_row("fibril"), 72, 1), Some(12000.0));
+        assert_eq!(METRIC.plot_paper(&fib_row("rayon"), 72, 0), None);
+        assert_eq!(METRIC.plot(&ctx, &fib_row("fibril"), 72, 2), Some(1100.0));
     }
 }

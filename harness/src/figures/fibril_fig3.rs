@@ -12,9 +12,8 @@
 //! tests); OpenMP and taskflow are not in this paper.
 
 use super::ratio::Relative;
-use super::suites::{FIBRIL_BENCHMARKS, FIBRIL_RUNTIMES, paper_number, rows};
-use super::{Figure, Reference, XAxis};
-use crate::grid::PaperValues;
+use super::suites::{fibril_ratio_figure, fibril_ratios};
+use super::Figure;
 
 /// The figure's id.
 pub const ID: &str = "fibril-fig3";
@@ -22,57 +21,38 @@ pub const ID: &str = "fibril-fig3";
 pub const TITLE: &str =
     "Fibril (SPAA'16) Figure 3: performance on one worker, Fibril vs Cilk Plus (abp) and TBB (rayon)";
 
-/// The reference numbers (the paper's ratios from its text), embedded.
-const CSV: &str = include_str!("../../../paper-figures/reference/fibril_speedups.csv");
-
 /// The P of the figure.
 const P: usize = 1;
 
 /// The metric: time, T_s / T_1 and the ratios against `abp` and `rayon` at P = 1.
-pub const METRIC: Relative = Relative {
-    against: &["abp", "rayon"],
-    paper_names: &["Cilk Plus", "TBB"],
-    reference: CSV,
-    paper_columns: &["vs_cilkplus_serial", "vs_tbb_serial"],
-    paper_p: P,
-    ideal: false,
-    y_label: "Ts/T1 (1 = the serial code)",
-};
+pub const METRIC: Relative = fibril_ratios(
+    &["vs_cilkplus_serial", "vs_tbb_serial"],
+    P,
+    false,
+    "Ts/T1 (1 = the serial code)",
+);
 
 /// The figure: the twelve benchmarks on every runtime at P = 1.
 pub fn figure() -> Figure {
-    let rows = rows(&FIBRIL_BENCHMARKS, &FIBRIL_RUNTIMES, |bench, rt| {
-        (rt == "fibril").then(|| PaperValues {
-            ts: None,
-            values: vec![(P, paper_number(CSV, bench, "vs_cilkplus_serial"))],
-        })
-    });
-    Figure {
-        id: ID,
-        title: TITLE,
-        caption: "The relative performance on one thread: 1/T_1 of Fibril, Cilk Plus and TBB \
-                  normalised by 1/T_serial (below one: slower than the serial version). The \
-                  text: Fibril's fib, integrate, knapsack, matmul, nqueens and quicksort \
-                  outperform Cilk Plus's by 1.9x, 1.3x, 1.5x, 1.7x, 1.4x and 1.6x and TBB's by \
-                  6.0x, 3.6x, 4.2x, 2.5x, 2.3x and 2.0x; fft, heat, lu, rectmul and strassen \
-                  perform about the same on all three. Paper machine: 2 x 18-core Haswell, \
-                  2.3 GHz, GCC 5.2 -O2, mean of 10 runs, 1 MiB stacks. Here Fibril is \
-                  `fibril`, Cilk Plus `abp` and TBB `rayon`; `tokio` and libfork's lazy and \
-                  busy arms are baselines the paper did not run; OpenMP and taskflow have no \
-                  counterpart here, nor has Fibril (w/o unmap). matmul is our `mm` and \
-                  strassen our `smm`. Each cell: T_1, then T_s/T_1 and how many times faster \
-                  than `abp` and `rayon` (T_1(abp)/T_1(row), T_1(rayon)/T_1(row)); the paper's \
-                  ratios beside the `fibril` rows.",
-        reference_path: "paper-figures/reference/fibril_speedups.csv",
-        reference: Reference::parse(CSV),
-        paper_workers: &[P],
-        metric: &METRIC,
-        rounds: 1,
-        sim_workers: &[],
-        x_axis: XAxis::Workers,
-        reps: None,
-        rows,
-    }
+    fibril_ratio_figure(
+        ID,
+        TITLE,
+        "The relative performance on one thread: 1/T_1 of Fibril, Cilk Plus and TBB \
+         normalised by 1/T_serial (below one: slower than the serial version). The \
+         text: Fibril's fib, integrate, knapsack, matmul, nqueens and quicksort \
+         outperform Cilk Plus's by 1.9x, 1.3x, 1.5x, 1.7x, 1.4x and 1.6x and TBB's by \
+         6.0x, 3.6x, 4.2x, 2.5x, 2.3x and 2.0x; fft, heat, lu, rectmul and strassen \
+         perform about the same on all three. Paper machine: 2 x 18-core Haswell, \
+         2.3 GHz, GCC 5.2 -O2, mean of 10 runs, 1 MiB stacks. Here Fibril is \
+         `fibril`, Cilk Plus `abp` and TBB `rayon`; `tokio` and libfork's lazy and \
+         busy arms are baselines the paper did not run; OpenMP and taskflow have no \
+         counterpart here, nor has Fibril (w/o unmap). matmul is our `mm` and \
+         strassen our `smm`. Each cell: T_1, then T_s/T_1 and how many times faster \
+         than `abp` and `rayon` (T_1(abp)/T_1(row), T_1(rayon)/T_1(row)); the paper's \
+         ratios beside the `fibril` rows.",
+        &[P],
+        &METRIC,
+    )
 }
 
 #[cfg(test)]
@@ -92,23 +72,14 @@ mod tests {
         assert_eq!(paper, ["fibril"; 12]);
         let strassen = f.rows.iter().find(|r| r.bench == "strassen").unwrap();
         assert_eq!(strassen.workload, "smm");
-        let fib = f
-            .rows
-            .iter()
-            .find(|r| r.bench == "fib" && r.runtime == "fibril")
-            .unwrap();
+        let fib = f.row("fib", "fibril");
         assert_eq!(fib.paper.as_ref().unwrap().value(1), Some(1.9));
         assert_eq!(
             f.metric.paper_cell(fib, 1),
             "[paper 1.90x vs Cilk Plus; 6.00x vs TBB]"
         );
-        let quicksort = f
-            .rows
-            .iter()
-            .find(|r| r.bench == "quicksort" && r.runtime == "fibril")
-            .unwrap();
         assert_eq!(
-            f.metric.paper_cell(quicksort, 1),
+            f.metric.paper_cell(f.row("quicksort", "fibril"), 1),
             "[paper 1.60x vs Cilk Plus; 2.00x vs TBB]"
         );
         assert_eq!(crate::reproduce::default_workers(&f), [1]);

@@ -11,9 +11,8 @@
 //! 36 cores with 2-way SMT.
 
 use super::ratio::Relative;
-use super::suites::{FIBRIL_BENCHMARKS, FIBRIL_RUNTIMES, paper_number, rows};
-use super::{Figure, Reference, XAxis};
-use crate::grid::PaperValues;
+use super::suites::{FIBRIL_P, fibril_ratio_figure, fibril_ratios};
+use super::Figure;
 
 /// The figure's id.
 pub const ID: &str = "fibril-fig4";
@@ -21,56 +20,35 @@ pub const ID: &str = "fibril-fig4";
 pub const TITLE: &str =
     "Fibril (SPAA'16) Figure 4: speedup on 1-72 threads, Fibril vs Cilk Plus (abp) and TBB (rayon)";
 
-/// The reference numbers (the paper's ratios from its text), embedded.
-const CSV: &str = include_str!("../../../paper-figures/reference/fibril_speedups.csv");
-
-/// The P of the paper's ratios: all 72 hardware threads.
-const P_MAX: usize = 72;
-
-/// The metric: time, T_s / T_P and the ratios against `abp` and `rayon` at each P.
-pub const METRIC: Relative = Relative {
-    against: &["abp", "rayon"],
-    paper_names: &["Cilk Plus", "TBB"],
-    reference: CSV,
-    paper_columns: &["vs_cilkplus_p72", "vs_tbb_p72"],
-    paper_p: P_MAX,
-    ideal: true,
-    y_label: "speedup Ts/TP",
-};
+/// The metric: time, T_s / T_P and the ratios against `abp` and `rayon` at each P, the
+/// paper's at all its 72 threads.
+pub const METRIC: Relative = fibril_ratios(
+    &["vs_cilkplus_p72", "vs_tbb_p72"],
+    FIBRIL_P,
+    true,
+    "speedup Ts/TP",
+);
 
 /// The figure: the twelve benchmarks on every runtime against P.
 pub fn figure() -> Figure {
-    let rows = rows(&FIBRIL_BENCHMARKS, &FIBRIL_RUNTIMES, |bench, rt| {
-        (rt == "fibril").then(|| PaperValues {
-            ts: None,
-            values: vec![(P_MAX, paper_number(CSV, bench, "vs_cilkplus_p72"))],
-        })
-    });
-    Figure {
-        id: ID,
-        title: TITLE,
-        caption: "The speedup on 1-72 threads: T_serial / T_P. The text: on 72 threads Fibril's \
-                  cholesky, fib, integrate, knapsack, matmul and nqueens outperform Cilk Plus's \
-                  by 1.4x, 2.8x, 1.8x, 2.2x, 2.3x and 2.1x and TBB's by 3.0x, 7.9x, 4.5x, 4.8x, \
-                  4.3x and 2.8x; the others perform better or similar; Fibril and Fibril (w/o \
-                  unmap) perform the same. Paper machine: 2 x 18-core Haswell with 2-way SMT \
-                  (72 hardware threads), threads not pinned, mean of 10 runs, 1 MiB stacks. \
-                  Here Fibril is `fibril`, Cilk Plus `abp` and TBB `rayon`; `tokio` and \
-                  libfork's lazy and busy arms are baselines the paper did not run; OpenMP and \
-                  taskflow have no counterpart here, nor has Fibril (w/o unmap). matmul is our \
-                  `mm` and strassen our `smm`. Each cell: T_P, then T_s/T_P and how many times \
-                  faster than `abp` and `rayon` at the same P; the paper's 72-thread ratios \
-                  beside the `fibril` rows.",
-        reference_path: "paper-figures/reference/fibril_speedups.csv",
-        reference: Reference::parse(CSV),
-        paper_workers: &[1, 2, 4, 8, 16, 18, 36, P_MAX],
-        metric: &METRIC,
-        rounds: 1,
-        sim_workers: &[],
-        x_axis: XAxis::Workers,
-        reps: None,
-        rows,
-    }
+    fibril_ratio_figure(
+        ID,
+        TITLE,
+        "The speedup on 1-72 threads: T_serial / T_P. The text: on 72 threads Fibril's \
+         cholesky, fib, integrate, knapsack, matmul and nqueens outperform Cilk Plus's \
+         by 1.4x, 2.8x, 1.8x, 2.2x, 2.3x and 2.1x and TBB's by 3.0x, 7.9x, 4.5x, 4.8x, \
+         4.3x and 2.8x; the others perform better or similar; Fibril and Fibril (w/o \
+         unmap) perform the same. Paper machine: 2 x 18-core Haswell with 2-way SMT \
+         (72 hardware threads), threads not pinned, mean of 10 runs, 1 MiB stacks. \
+         Here Fibril is `fibril`, Cilk Plus `abp` and TBB `rayon`; `tokio` and \
+         libfork's lazy and busy arms are baselines the paper did not run; OpenMP and \
+         taskflow have no counterpart here, nor has Fibril (w/o unmap). matmul is our \
+         `mm` and strassen our `smm`. Each cell: T_P, then T_s/T_P and how many times \
+         faster than `abp` and `rayon` at the same P; the paper's 72-thread ratios \
+         beside the `fibril` rows.",
+        &[1, 2, 4, 8, 16, 18, 36, FIBRIL_P],
+        &METRIC,
+    )
 }
 
 #[cfg(test)]
@@ -82,12 +60,7 @@ mod tests {
         let f = figure();
         assert_eq!(f.rows.len(), 72);
         assert_eq!(f.rows.iter().filter(|r| r.paper.is_some()).count(), 12);
-        let fibril = |bench: &str| {
-            f.rows
-                .iter()
-                .find(|r| r.bench == bench && r.runtime == "fibril")
-                .unwrap()
-        };
+        let fibril = |bench| f.row(bench, "fibril");
         assert_eq!(
             f.metric.paper_cell(fibril("cholesky"), 72),
             "[paper 1.40x vs Cilk Plus; 3.00x vs TBB]"

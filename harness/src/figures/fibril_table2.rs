@@ -12,9 +12,8 @@
 
 use super::counters::PaperCounts;
 use super::metric::{Count, Reduce};
-use super::suites::{FIBRIL_BENCHMARKS, rows};
-use super::{Figure, Reference, XAxis};
-use crate::grid::PaperValues;
+use super::Figure;
+use super::suites::{FIBRIL_P, fibril_table};
 
 /// The figure's id.
 pub const ID: &str = "fibril-table2";
@@ -24,12 +23,6 @@ pub const TITLE: &str =
 
 /// The reference numbers (thousands), embedded.
 const CSV: &str = include_str!("../../../paper-figures/reference/fibril_table2.csv");
-
-/// The paper's thread count.
-const P: usize = 72;
-
-/// The runtimes: Fibril, Cilk Plus, TBB.
-const RUNTIMES: [&str; 3] = ["fibril", "abp", "rayon"];
 
 /// Steals, unmaps and the process's page faults, medians, with the paper's beside.
 pub const METRIC: PaperCounts = PaperCounts {
@@ -51,39 +44,30 @@ pub const METRIC: PaperCounts = PaperCounts {
         ("rayon", &["", "", "tbb_page_faults_K"]),
     ],
     scale: 1000.0,
-    paper_p: P,
+    paper_p: FIBRIL_P,
 };
 
 /// The figure: the twelve benchmarks on `fibril`, `abp` and `rayon` at P = 72.
 pub fn figure() -> Figure {
-    Figure {
-        id: ID,
-        title: TITLE,
-        caption: "Profile of key operations on 72 threads, thousands: steals and unmaps of \
-                  Fibril; page faults of Fibril, Cilk Plus and TBB. The text: 33% to 92% of \
-                  Fibril's steals cause an unmap, and unmapping adds page faults (a released \
-                  page touched again when a suspended frame resumes) without costing time. \
-                  Paper machine: 2 x 18-core Haswell, 72 hardware threads, average of 10 runs, \
-                  1 MiB stacks, 4 KiB pages. Here Fibril is `fibril`, Cilk Plus `abp` and TBB \
-                  `rayon`; OpenMP and taskflow are not in this paper. Each cell: `steals / \
-                  unmaps / process_minor_faults`, the medians over the point's repetitions; \
-                  steals and unmaps are the runtime's counters (`abp` never releases pages: 0 \
-                  unmaps; `rayon` counts neither: n/a), page faults the whole process's minor \
-                  faults during the timed computation (getrusage), the same measure for all \
-                  three. 72 workers run on this machine's cores oversubscribed (counts, not \
-                  times). matmul is our `mm` and strassen our `smm`.",
-        reference_path: "paper-figures/reference/fibril_table2.csv",
-        reference: Reference::parse(CSV),
-        paper_workers: &[P],
-        metric: &METRIC,
-        rounds: 1,
-        sim_workers: &[],
-        x_axis: XAxis::Workers,
-        reps: None,
-        rows: rows(&FIBRIL_BENCHMARKS, &RUNTIMES, |_, _| {
-            Some(PaperValues::default())
-        }),
-    }
+    fibril_table(
+        ID,
+        TITLE,
+        "Profile of key operations on 72 threads, thousands: steals and unmaps of \
+         Fibril; page faults of Fibril, Cilk Plus and TBB. The text: 33% to 92% of \
+         Fibril's steals cause an unmap, and unmapping adds page faults (a released \
+         page touched again when a suspended frame resumes) without costing time. \
+         Paper machine: 2 x 18-core Haswell, 72 hardware threads, average of 10 runs, \
+         1 MiB stacks, 4 KiB pages. Here Fibril is `fibril`, Cilk Plus `abp` and TBB \
+         `rayon`; OpenMP and taskflow are not in this paper. Each cell: `steals / \
+         unmaps / process_minor_faults`, the medians over the point's repetitions; \
+         steals and unmaps are the runtime's counters (`abp` never releases pages: 0 \
+         unmaps; `rayon` counts neither: n/a), page faults the whole process's minor \
+         faults during the timed computation (getrusage), the same measure for all \
+         three. 72 workers run on this machine's cores oversubscribed (counts, not \
+         times). matmul is our `mm` and strassen our `smm`.",
+        ("paper-figures/reference/fibril_table2.csv", CSV),
+        &METRIC,
+    )
 }
 
 #[cfg(test)]
@@ -94,12 +78,7 @@ mod tests {
     fn every_benchmark_on_three_runtimes_with_the_papers_counts() {
         let f = figure();
         assert_eq!(f.rows.len(), 36);
-        let row = |bench: &str, rt: &str| {
-            f.rows
-                .iter()
-                .find(|r| r.bench == bench && r.runtime == rt)
-                .unwrap()
-        };
+        let row = |bench, rt| f.row(bench, rt);
         assert_eq!(
             f.metric.paper_cell(row("cholesky", "fibril"), 72),
             "[paper 6568K / 2795K / 89K]"

@@ -9,8 +9,8 @@
 //! (oversubscribed here, marked).
 
 use super::stacks::StackPages;
-use super::suites::{FIBRIL_BENCHMARKS, rows};
-use super::{Figure, Reference, XAxis};
+use super::Figure;
+use super::suites::{FIBRIL_BENCHMARKS, FIBRIL_P, fibril_figure, rows};
 use crate::grid::PaperValues;
 
 /// The figure's id.
@@ -22,9 +22,6 @@ pub const TITLE: &str =
 /// The reference numbers (pages of 4 KiB), embedded.
 const CSV: &str = include_str!("../../../paper-figures/reference/fibril_table3.csv");
 
-/// The paper's thread count.
-const P: usize = 72;
-
 /// The simulated arm whose recording gives D.
 const DEPTH_ARM: &str = "abp/sim=unit";
 
@@ -33,44 +30,40 @@ pub const METRIC: StackPages = StackPages {
     depth_arm: DEPTH_ARM,
     reference: CSV,
     paper_runtime: "fibril",
-    paper_p: P,
+    paper_p: FIBRIL_P,
 };
 
 /// The figure: the twelve benchmarks on `fibril`, `abp` and the recording for D.
 pub fn figure() -> Figure {
-    Figure {
-        id: ID,
-        title: TITLE,
-        caption: "Stack space usage in Fibril, in 4 KiB pages, on 72 threads: D = the Fibril \
-                  depth (the most Fibril frames on a root-to-leaf path), S_1 = the stack depth \
-                  of a serial execution, S_1 + D = Theorem 4.2's bound per worker, S_72/72 = \
-                  the measured stack pages per thread. The text: every benchmark uses less than \
-                  60% of its bound. Paper machine: 2 x 18-core Haswell, 72 hardware threads, \
-                  the maximum stack usage of 10 runs, 1 MiB stacks. Here Fibril is `fibril`; \
-                  `abp` (Cilk Plus's analog, which keeps a suspended stack's pages) is beside \
-                  it; the paper has no such numbers for Cilk Plus or TBB. D is `fork_depth`, \
-                  the most forked children enclosing one strand of the program's DAG, recorded \
-                  by the `abp/sim=unit` point at P = 1 (the recording holds 12 bytes a strand: \
-                  at the paper's inputs fib, knapsack and nqueens need tens of GB for it; run \
-                  this table at a smaller size or leave that row out with --runtimes). S_1 is \
-                  the row's `stack_depth_pages_high_water` at P = 1 (the deepest fiber stack, \
-                  top to lowest resident page, by mincore). S_P/P is `stack_pages_resident` at \
-                  P over P: the pages resident in all the pool's stacks at the end of a \
-                  repetition (free lists included), not a peak sampled during the run. Our \
-                  stacks are 16 MiB of address space each (the paper's 1 MiB): only resident \
-                  pages count. matmul is our `mm` and strassen our `smm`.",
-        reference_path: "paper-figures/reference/fibril_table3.csv",
-        reference: Reference::parse(CSV),
-        paper_workers: &[1, P],
-        metric: &METRIC,
-        rounds: 1,
-        sim_workers: &[],
-        x_axis: XAxis::Workers,
-        reps: None,
-        rows: rows(&FIBRIL_BENCHMARKS, &["fibril", "abp", DEPTH_ARM], |_, rt| {
-            (rt == "fibril").then(PaperValues::default)
-        }),
-    }
+    let rows = rows(&FIBRIL_BENCHMARKS, &["fibril", "abp", DEPTH_ARM], |_, rt| {
+        (rt == "fibril").then(PaperValues::default)
+    });
+    fibril_figure(
+        ID,
+        TITLE,
+        "Stack space usage in Fibril, in 4 KiB pages, on 72 threads: D = the Fibril \
+         depth (the most Fibril frames on a root-to-leaf path), S_1 = the stack depth \
+         of a serial execution, S_1 + D = Theorem 4.2's bound per worker, S_72/72 = \
+         the measured stack pages per thread. The text: every benchmark uses less than \
+         60% of its bound. Paper machine: 2 x 18-core Haswell, 72 hardware threads, \
+         the maximum stack usage of 10 runs, 1 MiB stacks. Here Fibril is `fibril`; \
+         `abp` (Cilk Plus's analog, which keeps a suspended stack's pages) is beside \
+         it; the paper has no such numbers for Cilk Plus or TBB. D is `fork_depth`, \
+         the most forked children enclosing one strand of the program's DAG, recorded \
+         by the `abp/sim=unit` point at P = 1 (the recording holds 12 bytes a strand: \
+         at the paper's inputs fib, knapsack and nqueens need tens of GB for it; run \
+         this table at a smaller size or leave that row out with --runtimes). S_1 is \
+         the row's `stack_depth_pages_high_water` at P = 1 (the deepest fiber stack, \
+         top to lowest resident page, by mincore). S_P/P is `stack_pages_resident` at \
+         P over P: the pages resident in all the pool's stacks at the end of a \
+         repetition (free lists included), not a peak sampled during the run. Our \
+         stacks are 16 MiB of address space each (the paper's 1 MiB): only resident \
+         pages count. matmul is our `mm` and strassen our `smm`.",
+        ("paper-figures/reference/fibril_table3.csv", CSV),
+        &[1, FIBRIL_P],
+        &METRIC,
+        rows,
+    )
 }
 
 #[cfg(test)]
@@ -82,12 +75,7 @@ mod tests {
     fn the_papers_pages_beside_fibril() {
         let f = figure();
         assert_eq!(f.rows.len(), 36);
-        let fibril = |bench: &str| {
-            f.rows
-                .iter()
-                .find(|r| r.bench == bench && r.runtime == "fibril")
-                .unwrap()
-        };
+        let fibril = |bench| f.row(bench, "fibril");
         let ctx = Context {
             summaries: &[],
             cpus: 2,

@@ -8,9 +8,8 @@
 //! (oversubscribed here, marked).
 
 use super::memory::RssTable;
-use super::suites::{FIBRIL_BENCHMARKS, rows};
-use super::{Figure, Reference, XAxis};
-use crate::grid::PaperValues;
+use super::Figure;
+use super::suites::{FIBRIL_P, fibril_table};
 
 /// The figure's id.
 pub const ID: &str = "fibril-table4";
@@ -20,9 +19,6 @@ pub const TITLE: &str =
 
 /// The reference numbers (MB; stacks), embedded.
 const CSV: &str = include_str!("../../../paper-figures/reference/fibril_table4.csv");
-
-/// The paper's thread count.
-const P: usize = 72;
 
 /// The table's cells.
 pub const METRIC: RssTable = RssTable {
@@ -38,43 +34,34 @@ pub const METRIC: RssTable = RssTable {
         ),
         ("rayon", ["tbb_delta_rss", "tbb_max_rss", ""]),
     ],
-    paper_p: P,
+    paper_p: FIBRIL_P,
 };
 
 /// The figure: the twelve benchmarks on `fibril`, `abp` and `rayon` at P = 72.
 pub fn figure() -> Figure {
-    Figure {
-        id: ID,
-        title: TITLE,
-        caption: "The RSS and stack usage on 72 threads: ΔRSS / Max RSS in MB (ΔRSS = the \
-                  incremental RSS during the computation, excluding the physical memory of the \
-                  input data and libraries) for Fibril, Cilk Plus (C.P.) and TBB, and the \
-                  number of stacks of Fibril and Cilk Plus. The text: Fibril's RSS is similar \
-                  to Cilk Plus's (it uses more stacks), and much less than TBB's. Paper \
-                  machine: 2 x 18-core Haswell, 72 hardware threads, 1 MiB stacks. Here Fibril \
-                  is `fibril`, Cilk Plus `abp`, TBB `rayon`; OpenMP and taskflow are not in \
-                  this paper. Each cell: incremental / peak RSS in MiB and the stacks. The \
-                  incremental RSS is the process's peak (its VmHWM after the repetition) minus \
-                  its resident set just before the first computation (pool started, input \
-                  generated and prepared), the largest over the repetitions, `≤` if the peak \
-                  was reached before the computation; the peak RSS is the process's VmHWM after \
-                  its last repetition; the stacks are `stacks_high_water`, the most fiber \
-                  stacks mapped at once (in use or in the pools' free lists: an upper bound of \
-                  those in use; rayon has none). 72 workers run oversubscribed on this \
-                  machine's cores (memory, not time). matmul is our `mm` and strassen our \
-                  `smm`.",
-        reference_path: "paper-figures/reference/fibril_table4.csv",
-        reference: Reference::parse(CSV),
-        paper_workers: &[P],
-        metric: &METRIC,
-        rounds: 1,
-        sim_workers: &[],
-        x_axis: XAxis::Workers,
-        reps: None,
-        rows: rows(&FIBRIL_BENCHMARKS, &["fibril", "abp", "rayon"], |_, _| {
-            Some(PaperValues::default())
-        }),
-    }
+    fibril_table(
+        ID,
+        TITLE,
+        "The RSS and stack usage on 72 threads: ΔRSS / Max RSS in MB (ΔRSS = the \
+         incremental RSS during the computation, excluding the physical memory of the \
+         input data and libraries) for Fibril, Cilk Plus (C.P.) and TBB, and the \
+         number of stacks of Fibril and Cilk Plus. The text: Fibril's RSS is similar \
+         to Cilk Plus's (it uses more stacks), and much less than TBB's. Paper \
+         machine: 2 x 18-core Haswell, 72 hardware threads, 1 MiB stacks. Here Fibril \
+         is `fibril`, Cilk Plus `abp`, TBB `rayon`; OpenMP and taskflow are not in \
+         this paper. Each cell: incremental / peak RSS in MiB and the stacks. The \
+         incremental RSS is the process's peak (its VmHWM after the repetition) minus \
+         its resident set just before the first computation (pool started, input \
+         generated and prepared), the largest over the repetitions, `≤` if the peak \
+         was reached before the computation; the peak RSS is the process's VmHWM after \
+         its last repetition; the stacks are `stacks_high_water`, the most fiber \
+         stacks mapped at once (in use or in the pools' free lists: an upper bound of \
+         those in use; rayon has none). 72 workers run oversubscribed on this \
+         machine's cores (memory, not time). matmul is our `mm` and strassen our \
+         `smm`.",
+        ("paper-figures/reference/fibril_table4.csv", CSV),
+        &METRIC,
+    )
 }
 
 #[cfg(test)]
@@ -85,12 +72,7 @@ mod tests {
     fn the_papers_megabytes_and_stacks_per_runtime() {
         let f = figure();
         assert_eq!(f.rows.len(), 36);
-        let row = |bench: &str, rt: &str| {
-            f.rows
-                .iter()
-                .find(|r| r.bench == bench && r.runtime == rt)
-                .unwrap()
-        };
+        let row = |bench, rt| f.row(bench, rt);
         assert_eq!(
             f.metric.paper_cell(row("fft", "fibril"), 72),
             "[paper 1540 / 2055 MB; 334 stacks]"

@@ -76,12 +76,7 @@ mod tests {
     fn ten_benchmarks_and_the_papers_exponents() {
         let f = figure();
         assert_eq!(f.rows.len(), 10 * 6);
-        let row = |bench: &str, rt: &str| {
-            f.rows
-                .iter()
-                .find(|r| r.bench == bench && r.runtime == rt)
-                .unwrap()
-        };
+        let row = |bench, rt| f.row(bench, rt);
         assert_eq!(METRIC.paper(row("T3XXL", "libfork")).as_deref(), Some("0.38±0.01"));
         assert_eq!(
             METRIC.paper(row("matmul", "libfork/idle=busy")).as_deref(),

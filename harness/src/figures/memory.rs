@@ -61,6 +61,11 @@ pub fn format_mib(kb: f64) -> String {
     }
 }
 
+/// The peak resident set of a point as its cells show it: MiB, `n/a` where not recorded.
+fn peak_text(s: &PointSummary) -> String {
+    peak_kb(s).map_or("n/a".to_string(), |k| format_mib(k as f64))
+}
+
 /// The ok summary of `row` at `p`.
 fn ok<'a>(ctx: &Context<'a>, row: &Row, p: usize) -> Option<&'a PointSummary> {
     ctx.point(row, p).filter(|s| s.status == Status::Ok)
@@ -85,18 +90,8 @@ fn memory_cell(
 pub struct PeakRss;
 
 impl Metric for PeakRss {
-    fn lead(&self, _: &Context<'_>, _: &Row) -> Vec<(String, String)> {
-        Vec::new()
-    }
-
-    fn column(&self, p: usize) -> String {
-        format!("P={p}")
-    }
-
     fn cell(&self, ctx: &Context<'_>, row: &Row, p: usize) -> String {
-        memory_cell(ctx, row, p, |s| {
-            peak_kb(s).map_or("n/a".to_string(), |k| format_mib(k as f64))
-        })
+        memory_cell(ctx, row, p, peak_text)
     }
 
     fn paper_cell(&self, _: &Row, _: usize) -> String {
@@ -174,14 +169,6 @@ impl RssTable {
 }
 
 impl Metric for RssTable {
-    fn lead(&self, _: &Context<'_>, _: &Row) -> Vec<(String, String)> {
-        Vec::new()
-    }
-
-    fn column(&self, p: usize) -> String {
-        format!("P={p}")
-    }
-
     fn cell(&self, ctx: &Context<'_>, row: &Row, p: usize) -> String {
         memory_cell(ctx, row, p, |s| {
             let delta = match incremental_kb(s) {
@@ -190,7 +177,7 @@ impl Metric for RssTable {
                 }
                 None => "n/a".to_string(),
             };
-            let peak = peak_kb(s).map_or("n/a".to_string(), |k| format_mib(k as f64));
+            let peak = peak_text(s);
             let stacks = Self::stacks(s).map_or("n/a".to_string(), |n| n.to_string());
             format!("{delta} / {peak} MiB; {stacks} stacks")
         })
@@ -338,10 +325,6 @@ impl Metric for Exponent {
         ]
     }
 
-    fn column(&self, p: usize) -> String {
-        format!("P={p}")
-    }
-
     fn cell(&self, ctx: &Context<'_>, row: &Row, p: usize) -> String {
         PeakRss.cell(ctx, row, p)
     }
@@ -409,18 +392,8 @@ impl Metric for Exponent {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testutil::ok_point;
+    use crate::testutil::{fib_row, ok_point};
     use stealbench_workloads::Variant;
-
-    fn row(runtime: &str) -> Row {
-        Row {
-            bench: "fib".into(),
-            workload: "fib".into(),
-            variant: Variant::Fj,
-            runtime: runtime.into(),
-            paper: None,
-        }
-    }
 
     /// A point whose repetitions recorded these (before, hwm before, hwm after) KiB.
     fn point(runtime: &str, p: usize, reps: &[(u64, u64, u64)], wait4: u64) -> PointSummary {
@@ -471,27 +444,27 @@ mod tests {
             cpus: 2,
         };
         assert_eq!(
-            t.cell(&ctx, &row("fibril"), 72),
+            t.cell(&ctx, &fib_row("fibril"), 72),
             "6.00 / 10.0 MiB; 14 stacks (oversubscribed)"
         );
         assert_eq!(
-            t.cell(&ctx, &row("rayon"), 72),
+            t.cell(&ctx, &fib_row("rayon"), 72),
             "≤15.5 / 19.5 MiB; 14 stacks (oversubscribed)"
         );
-        assert_eq!(t.cell(&ctx, &row("abp"), 72), "—");
+        assert_eq!(t.cell(&ctx, &fib_row("abp"), 72), "—");
         assert_eq!(
-            t.paper_cell(&row("fibril"), 72),
+            t.paper_cell(&fib_row("fibril"), 72),
             "[paper 3 / 6 MB; 315 stacks]"
         );
         assert_eq!(
-            t.paper_cell(&row("rayon"), 72),
+            t.paper_cell(&fib_row("rayon"), 72),
             "[paper 108 / 111 MB; — stacks]"
         );
-        assert_eq!(t.plot(&ctx, &row("fibril"), 72, 0), Some(6.0));
-        assert_eq!(t.plot(&ctx, &row("fibril"), 72, 1), Some(10.0));
-        assert_eq!(t.plot_paper(&row("fibril"), 72, 1), Some(6.0));
+        assert_eq!(t.plot(&ctx, &fib_row("fibril"), 72, 0), Some(6.0));
+        assert_eq!(t.plot(&ctx, &fib_row("fibril"), 72, 1), Some(10.0));
+        assert_eq!(t.plot_paper(&fib_row("fibril"), 72, 1), Some(6.0));
         assert_eq!(
-            PeakRss.cell(&ctx, &row("fibril"), 72),
+            PeakRss.cell(&ctx, &fib_row("fibril"), 72),
             "10.0 (oversubscribed)"
         );
         assert_eq!(format_mib(2055.0 * 1024.0), "2055");
@@ -517,18 +490,18 @@ mod tests {
             reference: "bench,lazy_lf\nfib,0.86±0.08\n",
             columns: &[("libfork", "lazy_lf")],
         };
-        let (f, m1) = e.fit(&ctx, &row("libfork")).unwrap();
+        let (f, m1) = e.fit(&ctx, &fib_row("libfork")).unwrap();
         assert!((m1 - 3.25).abs() < 1e-3);
         // KiB rounding is the only noise.
         assert!((f.n - 0.8).abs() < 0.01, "{f:?}");
-        let lead = e.lead(&ctx, &row("libfork"));
+        let lead = e.lead(&ctx, &fib_row("libfork"));
         assert!(lead[0].1.starts_with("0.80 ± 0.0"), "{:?}", lead[0]);
         assert!(lead[0].1.ends_with("[paper 0.86 ± 0.08]"), "{:?}", lead[0]);
         assert_eq!(lead[3], ("points".to_string(), "6".to_string()));
-        let fitted = e.plot(&ctx, &row("libfork"), 16, 1).unwrap();
+        let fitted = e.plot(&ctx, &fib_row("libfork"), 16, 1).unwrap();
         assert!((fitted - mib(16.0)).abs() < 0.05, "{fitted}");
         // abp has no points: no fit, said why.
-        let lead = e.lead(&ctx, &row("abp"));
+        let lead = e.lead(&ctx, &fib_row("abp"));
         assert_eq!(lead[0].1, "— (fewer than 4 points)");
         assert_eq!(lead[3].1, "0");
     }

@@ -50,10 +50,15 @@ pub fn key(row: &Row, p: usize) -> PointKey {
 /// The quantity of a figure: its table's columns and cells and its plot's values.
 pub trait Metric: Send + Sync + std::fmt::Debug {
     /// Columns before the per-P ones (`Ts` for times), with their cells for `row` (the
-    /// paper's value beside ours where the row has one).
-    fn lead(&self, ctx: &Context<'_>, row: &Row) -> Vec<(String, String)>;
-    /// The title of the column of P = `p`.
-    fn column(&self, p: usize) -> String;
+    /// paper's value beside ours where the row has one); none by default.
+    fn lead(&self, ctx: &Context<'_>, row: &Row) -> Vec<(String, String)> {
+        let _ = (ctx, row);
+        Vec::new()
+    }
+    /// The title of the column of P = `p`; `P=p` by default.
+    fn column(&self, p: usize) -> String {
+        format!("P={p}")
+    }
     /// Our cell of a measured `row` at `p`.
     fn cell(&self, ctx: &Context<'_>, row: &Row, p: usize) -> String;
     /// The paper's cell of `row` at `p` (the row has paper values; `p` is a paper column).
@@ -319,14 +324,6 @@ impl Count {
 }
 
 impl Metric for Count {
-    fn lead(&self, _: &Context<'_>, _: &Row) -> Vec<(String, String)> {
-        Vec::new()
-    }
-
-    fn column(&self, p: usize) -> String {
-        format!("P={p}")
-    }
-
     fn cell(&self, ctx: &Context<'_>, row: &Row, p: usize) -> String {
         let c = match ctx.point(row, p) {
             Some(s) if s.status == Status::Ok => self
@@ -408,18 +405,8 @@ impl Metric for Count {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testutil::ok_point;
+    use crate::testutil::{fib_row, ok_point};
     use stealbench_workloads::Variant;
-
-    fn row(runtime: &str) -> Row {
-        Row {
-            bench: "fib".into(),
-            workload: "fib".into(),
-            variant: Variant::Fj,
-            runtime: runtime.to_string(),
-            paper: None,
-        }
-    }
 
     #[test]
     fn speedups_follow_the_base() {
@@ -431,7 +418,7 @@ mod tests {
             summaries: &s,
             cpus: 2,
         };
-        let r = row("serial");
+        let r = fib_row("serial");
         assert_eq!(Time(SpeedupBase::Serial).speedup(&ctx, &r, 2), Some(4.0));
         assert_eq!(Time(SpeedupBase::OneWorker).speedup(&ctx, &r, 2), Some(4.0));
         assert_eq!(Time(SpeedupBase::OneWorker).speedup(&ctx, &r, 1), None);
@@ -464,7 +451,7 @@ mod tests {
             summaries: &s,
             cpus: 2,
         };
-        let r = row("prows");
+        let r = fib_row("prows");
         let max = Count {
             stats: &["deviations"],
             reduce: Reduce::Max,

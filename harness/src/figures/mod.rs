@@ -51,6 +51,18 @@ pub struct Figure {
     pub rows: Vec<Row>,
 }
 
+#[cfg(test)]
+impl Figure {
+    /// The row of benchmark `bench` on runtime arm `runtime` (the first, in a figure of several
+    /// variants); panics when there is none.
+    pub fn row(&self, bench: &str, runtime: &str) -> &Row {
+        self.rows
+            .iter()
+            .find(|r| r.bench == bench && r.runtime == runtime)
+            .unwrap_or_else(|| panic!("{}: no row of {bench} on {runtime}", self.id))
+    }
+}
+
 /// What a figure's plot puts on its x axis.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum XAxis {

@@ -189,7 +189,7 @@ impl Metric for Relative {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testutil::ok_point;
+    use crate::testutil::{fib_row, ok_point};
     use stealbench_workloads::Variant;
 
     const CSV: &str = "bench,vs_a,vs_b\nfib,1.9,6.0\n";
@@ -202,16 +202,6 @@ mod tests {
         ideal: false,
         y_label: "Ts/T1",
     };
-
-    fn row(runtime: &str) -> Row {
-        Row {
-            bench: "fib".into(),
-            workload: "fib".into(),
-            variant: Variant::Fj,
-            runtime: runtime.into(),
-            paper: None,
-        }
-    }
 
     #[test]
     fn ratios_are_the_others_time_over_the_rows() {
@@ -229,7 +219,7 @@ mod tests {
             summaries: &s,
             cpus: 2,
         };
-        let f = row("fibril");
+        let f = fib_row("fibril");
         assert_eq!(METRIC.ratio(&ctx, &f, 1, "abp"), Some(2.0));
         assert_eq!(METRIC.ratio(&ctx, &f, 1, "rayon"), Some(6.0));
         assert_eq!(METRIC.speedup(&ctx, &f, 1), Some(0.5));
@@ -241,7 +231,7 @@ mod tests {
         assert_eq!(METRIC.cell(&ctx, &f, 2), "1.000 (1.00x; 3.00x vs abp)");
         // abp is not compared with itself.
         assert_eq!(
-            METRIC.cell(&ctx, &row("abp"), 1),
+            METRIC.cell(&ctx, &fib_row("abp"), 1),
             "4.000 (0.25x; 3.00x vs rayon)"
         );
         // P = 4 > 2 CPUs: the time, marked, no speedup or ratio.
@@ -267,11 +257,11 @@ mod tests {
     #[test]
     fn the_papers_ratios_are_read_by_benchmark() {
         assert_eq!(
-            METRIC.paper_cell(&row("fibril"), 1),
+            METRIC.paper_cell(&fib_row("fibril"), 1),
             "[paper 1.90x vs Cilk Plus; 6.00x vs TBB]"
         );
-        assert_eq!(METRIC.paper_cell(&row("fibril"), 72), "[paper —]");
-        let mut lu = row("fibril");
+        assert_eq!(METRIC.paper_cell(&fib_row("fibril"), 72), "[paper —]");
+        let mut lu = fib_row("fibril");
         lu.bench = "lu".into();
         assert_eq!(
             METRIC.paper_cell(&lu, 1),

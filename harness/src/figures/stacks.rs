@@ -196,7 +196,7 @@ impl Metric for StackPages {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testutil::ok_point;
+    use crate::testutil::{fib_row, ok_point};
     use stealbench_workloads::Variant;
 
     const METRIC: StackPages = StackPages {
@@ -205,16 +205,6 @@ mod tests {
         paper_runtime: "fibril",
         paper_p: 72,
     };
-
-    fn row(runtime: &str) -> Row {
-        Row {
-            bench: "fib".into(),
-            workload: "fib".into(),
-            variant: Variant::Fj,
-            runtime: runtime.into(),
-            paper: None,
-        }
-    }
 
     fn with(runtime: &str, p: usize, counters: &[(&str, &[u64])]) -> PointSummary {
         let mut s = ok_point(runtime, Variant::Fj, p, 1.0);
@@ -244,7 +234,7 @@ mod tests {
             summaries: &s,
             cpus: 2,
         };
-        let lead = METRIC.lead(&ctx, &row("fibril"));
+        let lead = METRIC.lead(&ctx, &fib_row("fibril"));
         assert_eq!(lead[0], ("D".to_string(), "19 [paper 41]".to_string()));
         assert_eq!(lead[1], ("S_1".to_string(), "4 [paper 3]".to_string()));
         assert_eq!(
@@ -252,19 +242,22 @@ mod tests {
             ("S_1 + D".to_string(), "23 [paper 44]".to_string())
         );
         assert_eq!(
-            METRIC.cell(&ctx, &row("fibril"), 72),
+            METRIC.cell(&ctx, &fib_row("fibril"), 72),
             "10.00 (oversubscribed)"
         );
-        assert_eq!(METRIC.cell(&ctx, &row("fibril"), 1), "9.00");
-        assert_eq!(METRIC.paper_cell(&row("fibril"), 72), "[paper 8.46]");
-        assert_eq!(METRIC.paper_cell(&row("fibril"), 1), "[paper 3]");
-        assert_eq!(METRIC.paper_cell(&row("abp"), 72), "[paper —]");
+        assert_eq!(METRIC.cell(&ctx, &fib_row("fibril"), 1), "9.00");
+        assert_eq!(METRIC.paper_cell(&fib_row("fibril"), 72), "[paper 8.46]");
+        assert_eq!(METRIC.paper_cell(&fib_row("fibril"), 1), "[paper 3]");
+        assert_eq!(METRIC.paper_cell(&fib_row("abp"), 72), "[paper —]");
         // rayon has no fiber stacks: D is the program's, the rest n/a, no paper value.
-        let lead = METRIC.lead(&ctx, &row("rayon"));
+        let lead = METRIC.lead(&ctx, &fib_row("rayon"));
         assert_eq!(lead[0].1, "19");
         assert_eq!(lead[1].1, "n/a");
-        assert_eq!(METRIC.cell(&ctx, &row("rayon"), 72), "n/a (oversubscribed)");
-        assert_eq!(METRIC.plot(&ctx, &row("fibril"), 72, 0), Some(10.0));
-        assert_eq!(METRIC.plot_paper(&row("fibril"), 72, 0), Some(8.46));
+        assert_eq!(
+            METRIC.cell(&ctx, &fib_row("rayon"), 72),
+            "n/a (oversubscribed)"
+        );
+        assert_eq!(METRIC.plot(&ctx, &fib_row("fibril"), 72, 0), Some(10.0));
+        assert_eq!(METRIC.plot_paper(&fib_row("fibril"), 72, 0), Some(8.46));
     }
 }

@@ -1,6 +1,7 @@
 //! What the Fibril (SPAA'16) and libfork figures share: their benchmarks (the paper's name and
 //! our workload spec), the runtimes that stand in for the papers' ones, the rows built from
-//! them, and the lookup of a benchmark's number in a reference CSV.
+//! them, the lookup of a benchmark's number in a reference CSV, and the constructors of
+//! Fibril's figures (the settings they share, the ratios of its Figures 3 and 4).
 //!
 //! The mapping of the papers' runtimes to ours:
 //!
@@ -14,7 +15,8 @@
 //!
 //! `tokio` runs as a baseline neither paper measured.
 
-use super::Reference;
+use super::ratio::Relative;
+use super::{Figure, Metric, Reference, XAxis};
 use crate::grid::{PaperValues, Row};
 use stealbench_workloads::Variant;
 
@@ -45,6 +47,13 @@ pub const FIBRIL_RUNTIMES: [&str; 6] = [
     "libfork",
     "libfork/idle=busy",
 ];
+
+/// The runtimes of Fibril's Tables 2 and 4: Fibril, Cilk Plus (`abp`), TBB (`rayon`).
+pub const FIBRIL_TABLE_RUNTIMES: [&str; 3] = ["fibril", "abp", "rayon"];
+
+/// The thread count of Fibril's tables and of its Figure 4's ratios: the 72 hardware threads of
+/// its machine (2 x 18 cores, 2-way SMT).
+pub const FIBRIL_P: usize = 72;
 
 /// libfork's classic benchmarks (its Table I, Figure 5; matmul on libfork's n = 8192).
 pub const LIBFORK_CLASSIC: [(&str, &str); 4] = [
@@ -95,6 +104,95 @@ pub fn rows(
         }
     }
     out
+}
+
+/// A figure of Fibril's: `rows` measured at the paper's `paper_workers` against the reference
+/// CSV `reference` (its path in the repository, its text), once per point (one round, the
+/// size's repetitions), plotted against P.
+pub fn fibril_figure(
+    id: &'static str,
+    title: &'static str,
+    caption: &'static str,
+    reference: (&'static str, &'static str),
+    paper_workers: &'static [usize],
+    metric: &'static dyn Metric,
+    rows: Vec<Row>,
+) -> Figure {
+    Figure {
+        id,
+        title,
+        caption,
+        reference_path: reference.0,
+        reference: Reference::parse(reference.1),
+        paper_workers,
+        metric,
+        rounds: 1,
+        sim_workers: &[],
+        x_axis: XAxis::Workers,
+        reps: None,
+        rows,
+    }
+}
+
+/// One of Fibril's Tables 2 and 4: the twelve benchmarks on [`FIBRIL_TABLE_RUNTIMES`] at
+/// [`FIBRIL_P`], every row with the paper's cells beside ours.
+pub fn fibril_table(
+    id: &'static str,
+    title: &'static str,
+    caption: &'static str,
+    reference: (&'static str, &'static str),
+    metric: &'static dyn Metric,
+) -> Figure {
+    let rows = rows(&FIBRIL_BENCHMARKS, &FIBRIL_TABLE_RUNTIMES, |_, _| {
+        Some(PaperValues::default())
+    });
+    fibril_figure(id, title, caption, reference, &[FIBRIL_P], metric, rows)
+}
+
+/// The ratios Fibril's text states (its Figures 3 and 4), embedded.
+const FIBRIL_SPEEDUPS: &str = include_str!("../../../paper-figures/reference/fibril_speedups.csv");
+
+/// The metric of Fibril's Figures 3 and 4: time, T_s / T_P and the ratios against `abp`
+/// (Cilk Plus) and `rayon` (TBB), with the paper's ratios from the columns `paper_columns`
+/// (against Cilk Plus, against TBB) of its speedups at `paper_p`.
+pub const fn fibril_ratios(
+    paper_columns: &'static [&'static str; 2],
+    paper_p: usize,
+    ideal: bool,
+    y_label: &'static str,
+) -> Relative {
+    Relative {
+        against: &["abp", "rayon"],
+        paper_names: &["Cilk Plus", "TBB"],
+        reference: FIBRIL_SPEEDUPS,
+        paper_columns,
+        paper_p,
+        ideal,
+        y_label,
+    }
+}
+
+/// Fibril's Figure 3 or 4 of `metric` (one of [`fibril_ratios`]): the twelve benchmarks on
+/// [`FIBRIL_RUNTIMES`], the `fibril` rows with the paper's ratio against Cilk Plus at the
+/// metric's P.
+pub fn fibril_ratio_figure(
+    id: &'static str,
+    title: &'static str,
+    caption: &'static str,
+    paper_workers: &'static [usize],
+    metric: &'static Relative,
+) -> Figure {
+    let rows = rows(&FIBRIL_BENCHMARKS, &FIBRIL_RUNTIMES, |bench, rt| {
+        (rt == "fibril").then(|| PaperValues {
+            ts: None,
+            values: vec![(metric.paper_p, metric.paper_ratio(bench, 0))],
+        })
+    });
+    let reference = (
+        "paper-figures/reference/fibril_speedups.csv",
+        FIBRIL_SPEEDUPS,
+    );
+    fibril_figure(id, title, caption, reference, paper_workers, metric, rows)
 }
 
 /// The text of column `col` in the record of benchmark `bench` (column `bench`) of the

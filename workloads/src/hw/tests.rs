@@ -5,7 +5,7 @@ use super::steps::*;
 use super::*;
 use crate::InputOptions;
 use crate::rng::SplitMix64;
-use stealbench_schedulers::{PoolConfig, Scheduler, serial::Serial};
+use crate::testing;
 
 fn random(n: usize, seed: u64) -> Vec<f32> {
     let mut r = SplitMix64::new(seed);
@@ -189,20 +189,11 @@ fn test_input() -> HwInput {
 
 #[test]
 fn every_variant_on_serial_matches_the_serial_version() {
-    let pool = Serial::start(&PoolConfig::with_workers(1)).unwrap();
+    let pool = testing::serial();
     let input = test_input();
-    for &v in Hw::VARIANTS {
-        let mut work = Hw::prepare(&input);
-        Hw::run(&pool, v, &input, &mut work);
-        assert_eq!(Reference::of(&work.states), input.reference, "{v}");
-        Hw::check(&input, &work, &()).unwrap();
-    }
-    for &v in Hw::ASYNC_VARIANTS {
-        let mut work = Hw::prepare(&input);
-        Hw::run_async(&pool, v, &input, &mut work);
-        assert_eq!(Reference::of(&work.states), input.reference, "async {v}");
-        Hw::check(&input, &work, &()).unwrap();
-    }
+    testing::check_every_variant::<Hw>(&pool, &pool, &input, |what, work, _| {
+        assert_eq!(Reference::of(&work.states), input.reference, "{what}");
+    });
 }
 
 #[test]
@@ -354,12 +345,8 @@ fn a_real_video_with_its_points_tracks_like_the_synthetic_one() {
         (src.info.width, src.info.height, src.info.frames_in_file),
         (160, 150, 12)
     );
-    let pool = Serial::start(&PoolConfig::with_workers(1)).unwrap();
-    for &v in Hw::VARIANTS {
-        let mut work = Hw::prepare(&input);
-        Hw::run(&pool, v, &input, &mut work);
-        Hw::check(&input, &work, &()).unwrap();
-    }
+    let pool = testing::serial();
+    testing::check_every_variant::<Hw>(&pool, &pool, &input, |_, _, _| {});
     let params = Hw::params_with(&Hw::preset(Size::Test), &options).unwrap();
     for part in [
         "v.avi",
