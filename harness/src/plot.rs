@@ -1,15 +1,39 @@
-//! The figure's plot: its metric against P, one panel per workload, one line per (variant,
+//! The figure's plot: one panel per workload, its metric against P, one line per (variant,
 //! runtime): measured lines solid with markers, the paper's dashed in the same colour, and,
-//! where the metric is a speedup, the ideal speedup dotted; each panel's legend beside its
-//! chart, never over the data. Written as SVG (real text) and PNG
-//! (text in the built-in pixel font). The values are the figure's [`Metric`]'s.
+//! where the metric is a speedup ([`Metric::ideal_line`](crate::figures::Metric::ideal_line)),
+//! the ideal speedup dotted.
+//!
+//! Axes: P (and a spec's parameter) on a log2 axis, each doubling the same width, ticks at
+//! the powers of two. It reaches the paper's largest P where a paper line is drawn, so the
+//! paper's curve stays whole, and our few P still take a doubling's width each (P = 1, 2: a
+//! quarter of an axis to 16, where a linear one gives them a fifteenth). A speedup's y axis is
+//! fitted to the panel's values and the ideal: log2 when they span two doublings or more
+//! (equal factors take equal heights, the ideal is the diagonal, a speedup of 1/100 reads as
+//! well as one of 16), linear otherwise; a count or a size is linear from 0.
+//!
+//! A speedup figure with the paper's values sets, beside each workload's chart, our value
+//! against the paper's at the same P ([`Panel::versus_paper`]): a marker in the line's colour,
+//! labelled with P, for every (line, P) where both have a value, and y = x (as fast as the
+//! paper) dotted. Both axes share one range fitted to these points alone (log2 or linear as
+//! above), so our few P stay readable however far the paper's P go; a marker below the
+//! diagonal is a speedup below the paper's. In such a figure a workload without pairs says so
+//! in place of that chart; a figure without any (no paper values, or a count, which grows with
+//! the input) has no such chart. Each panel's legend is beside its charts, never over the data.
+//!
+//! The panels are computed from the figure's [`Metric`](crate::figures::Metric) by
+//! [`panels`]; one drawing code writes them as SVG (real text) and PNG (text in the built-in
+//! pixel font).
 
 use crate::figures::metric::Context;
 use crate::figures::{Figure, XAxis};
 use crate::grid::{Availability, Grid, Row, workload_name};
 use crate::pixel_font::PixelText;
 use plotters::coord::Shift;
+use plotters::coord::ranged1d::{DefaultFormatting, KeyPointHint};
+use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+use std::ops::Range;
 use std::path::Path;
 
 /// One line of a panel.
@@ -25,6 +49,28 @@ pub struct Series {
     pub points: Vec<(usize, f64)>,
 }
 
+/// Our value and the paper's of one line at one P.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Pair {
+    /// The workers.
+    pub p: usize,
+    /// The paper's value.
+    pub paper: f64,
+    /// Ours.
+    pub ours: f64,
+}
+
+/// One line's pairs: the P where both our series and the paper's have a value.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Pairs {
+    /// Our series' legend text.
+    pub label: String,
+    /// Its colour (index into the colour list).
+    pub color: usize,
+    /// In the order of P.
+    pub pairs: Vec<Pair>,
+}
+
 /// One panel: a workload.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Panel {
@@ -34,6 +80,9 @@ pub struct Panel {
     pub x_desc: String,
     /// Its lines.
     pub series: Vec<Series>,
+    /// Ours against the paper's at the same P, for a speedup; empty when no line has both at
+    /// any P (and for any other metric).
+    pub versus_paper: Vec<Pairs>,
 }
 
 const COLORS: [RGBColor; 14] = [
@@ -89,38 +138,49 @@ pub fn panels(fig: &Figure, grid: &Grid, ctx: &Context<'_>) -> Vec<Panel> {
         .into_iter()
         .map(|w| {
             let mut series = Vec::new();
+            let mut versus_paper = Vec::new();
             for (row, a) in grid.rows.iter().filter(|(r, _)| r.workload == w) {
                 for line in 0..lines.len() {
                     let (color, name) = (color_of(row, line), label(row, line));
-                    if *a == Availability::Ready {
-                        let points: Vec<(usize, f64)> = grid
+                    let ours: Vec<(usize, f64)> = match a {
+                        Availability::Ready => grid
                             .workers
                             .iter()
                             .filter_map(|&p| Some((p, metric.plot(ctx, row, p, line)?)))
-                            .collect();
-                        if !points.is_empty() {
-                            series.push(Series {
-                                label: name.clone(),
-                                color,
-                                paper: false,
-                                points,
-                            });
-                        }
-                    }
-                    if row.paper.is_some() {
-                        let points: Vec<(usize, f64)> = fig
+                            .collect(),
+                        _ => Vec::new(),
+                    };
+                    let paper: Vec<(usize, f64)> = match row.paper {
+                        Some(_) => fig
                             .paper_workers
                             .iter()
                             .filter_map(|&p| Some((p, metric.plot_paper(row, p, line)?)))
-                            .collect();
-                        if !points.is_empty() {
-                            series.push(Series {
-                                label: format!("{name} (paper)"),
-                                color,
-                                paper: true,
-                                points,
-                            });
-                        }
+                            .collect(),
+                        None => Vec::new(),
+                    };
+                    let pairs = pair_up(&ours, &paper);
+                    if metric.ideal_line() && !pairs.is_empty() {
+                        versus_paper.push(Pairs {
+                            label: name.clone(),
+                            color,
+                            pairs,
+                        });
+                    }
+                    if !ours.is_empty() {
+                        series.push(Series {
+                            label: name.clone(),
+                            color,
+                            paper: false,
+                            points: ours,
+                        });
+                    }
+                    if !paper.is_empty() {
+                        series.push(Series {
+                            label: format!("{name} (paper)"),
+                            color,
+                            paper: true,
+                            points: paper,
+                        });
                     }
                 }
             }
@@ -128,7 +188,23 @@ pub fn panels(fig: &Figure, grid: &Grid, ctx: &Context<'_>) -> Vec<Panel> {
                 workload: w,
                 x_desc: "workers P".to_string(),
                 series,
+                versus_paper,
             }
+        })
+        .collect()
+}
+
+/// Our points beside the paper's of the same P, in our points' order; a P that either lacks
+/// has no pair.
+fn pair_up(ours: &[(usize, f64)], paper: &[(usize, f64)]) -> Vec<Pair> {
+    ours.iter()
+        .filter_map(|&(p, o)| {
+            let &(_, v) = paper.iter().find(|q| q.0 == p)?;
+            Some(Pair {
+                p,
+                paper: v,
+                ours: o,
+            })
         })
         .collect()
 }
@@ -200,148 +276,361 @@ fn param_panels(
                 workload: name.to_string(),
                 x_desc,
                 series,
+                versus_paper: Vec::new(),
             }
         })
         .collect()
 }
 
-fn x_of(p: usize) -> f64 {
-    (p as f64).log2()
+/// One axis of a chart: its range and ticks in chart coordinates (the log2 of the value on a
+/// log axis) and how a tick is labelled.
+#[derive(Debug, Clone, PartialEq)]
+struct Axis {
+    /// Chart coordinates are log2 of the values.
+    log: bool,
+    /// The range shown.
+    range: Range<f64>,
+    /// Where the ticks are.
+    ticks: Vec<f64>,
+    /// Decimals of a tick's label; `None`: the ticks are powers of two (`16`, `1/4`).
+    decimals: Option<usize>,
 }
 
-fn draw_panel<DB: DrawingBackend>(
+impl Axis {
+    /// Linear from 0 to a little above `hi` (at least 1): counts and sizes.
+    fn linear(hi: f64) -> Axis {
+        let top = hi.max(1.0) * 1.08;
+        let (ticks, decimals) = round_ticks(0.0, top, 8);
+        Axis {
+            log: false,
+            range: 0.0..top,
+            ticks,
+            decimals: Some(decimals),
+        }
+    }
+
+    /// log2 from 2^`lo` to 2^`hi` and a quarter of a doubling more each side, a tick at every
+    /// power of two: worker counts (P = 12 falls between 8 and 16).
+    fn octaves(lo: f64, hi: f64) -> Axis {
+        Axis {
+            log: true,
+            range: lo - 0.25..hi + 0.25,
+            ticks: (lo.ceil() as i32..=hi.floor() as i32)
+                .map(f64::from)
+                .collect(),
+            decimals: None,
+        }
+    }
+
+    /// Fitted to the positive values `lo ..= hi`: log2, a tick at every power of two, when
+    /// `hi` is 4 `lo` or more (speedups of many P: equal factors take equal lengths); else
+    /// linear (over less than two doublings it differs little) with about `n` round ticks.
+    fn fitted(lo: f64, hi: f64, n: usize) -> Axis {
+        let (a, b) = (lo.log2(), hi.log2());
+        if b - a < 2.0 {
+            let pad = ((hi - lo) * 0.08).max(hi * 0.04);
+            let range = lo - pad..hi + pad;
+            let (ticks, decimals) = round_ticks(range.start, range.end, n);
+            return Axis {
+                log: false,
+                range,
+                ticks,
+                decimals: Some(decimals),
+            };
+        }
+        let mut range = a - (b - a) * 0.06..b + (b - a) * 0.06;
+        // A power of two within 0.6 of a doubling beyond the outermost values is shown, so
+        // that most values lie between two ticks.
+        if a - a.floor() < 0.6 {
+            range.start = range.start.min(a.floor() - 0.05);
+        }
+        if b.ceil() - b < 0.6 {
+            range.end = range.end.max(b.ceil() + 0.05);
+        }
+        Axis {
+            ticks: (range.start.ceil() as i32..=range.end.floor() as i32)
+                .map(f64::from)
+                .collect(),
+            log: true,
+            range,
+            decimals: None,
+        }
+    }
+
+    /// The chart coordinate of value `v`.
+    fn at(&self, v: f64) -> f64 {
+        if self.log { v.log2() } else { v }
+    }
+
+    /// The label of the tick at chart coordinate `t`.
+    fn label(&self, t: f64) -> String {
+        let v = if self.log { t.exp2() } else { t };
+        match self.decimals {
+            Some(d) => format!("{v:.d$}"),
+            None if v >= 1.0 => format!("{v:.0}"),
+            None => format!("1/{:.0}", 1.0 / v),
+        }
+    }
+
+    /// Pixels for the widest tick label and the axis title beside the axis (at size 16, 12
+    /// pixels a character in the PNG's pixel font).
+    fn label_area(&self) -> u32 {
+        let widest = self.ticks.iter().map(|&t| self.label(t).len()).max();
+        36 + 12 * widest.unwrap_or(1) as u32
+    }
+}
+
+/// The axis as a plotters coordinate: its ticks are the key points (no light lines).
+impl Ranged for Axis {
+    type FormatOption = DefaultFormatting;
+    type ValueType = f64;
+
+    fn map(&self, value: &f64, limit: (i32, i32)) -> i32 {
+        RangedCoordf64::from(self.range.clone()).map(value, limit)
+    }
+
+    fn key_points<Hint: KeyPointHint>(&self, hint: Hint) -> Vec<f64> {
+        if hint.weight().allow_light_points() {
+            Vec::new()
+        } else {
+            self.ticks.clone()
+        }
+    }
+
+    fn range(&self) -> Range<f64> {
+        self.range.clone()
+    }
+}
+
+/// Ticks at round values in `lo ..= hi`, 1, 2 or 5 times a power of ten apart (the step
+/// nearest to `n` ticks), and the decimals that tell them apart.
+fn round_ticks(lo: f64, hi: f64, n: usize) -> (Vec<f64>, usize) {
+    let raw = (hi - lo) / n as f64;
+    let magnitude = 10f64.powf(raw.log10().floor());
+    let step = [1.0, 2.0, 5.0, 10.0]
+        .into_iter()
+        .map(|m| m * magnitude)
+        .min_by(|a, b| (a / raw).ln().abs().total_cmp(&(b / raw).ln().abs()))
+        .unwrap_or(magnitude);
+    let decimals = (-step.log10().floor()).max(0.0) as usize;
+    let ticks = ((lo / step).ceil() as i64..=(hi / step).floor() as i64)
+        .map(|k| k as f64 * step)
+        .collect();
+    (ticks, decimals)
+}
+
+/// The grey of the ideal and of y = x.
+fn reference_style() -> ShapeStyle {
+    BLACK.mix(0.35).stroke_width(1)
+}
+
+/// The chart of a panel's lines against P (or the spec's parameter).
+fn draw_lines<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
     panel: &Panel,
     max_p: usize,
     fig: &Figure,
-) -> Result<(), String> {
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
     let metric = fig.metric;
-    let e = |e: DrawingAreaErrorKind<DB::ErrorType>| e.to_string();
-    // The legend goes beside the data, never over it.
-    let (width, _) = area.dim_in_pixel();
-    let (area, legend) = area.split_horizontally(width * 58 / 100);
-    let area = &area;
-    let x_max = x_of(max_p).max(1.0);
+    let x_max = (max_p as f64).log2().max(1.0);
     // P starts at 1; a parameter's axis starts at its smallest value.
     let x_min = match fig.x_axis {
         XAxis::Workers => 0.0,
         XAxis::SpecParam => panel
             .series
             .iter()
-            .flat_map(|s| s.points.iter().map(|q| x_of(q.0).floor()))
+            .flat_map(|s| s.points.iter().map(|q| (q.0 as f64).log2().floor()))
             .fold(x_max, f64::min),
     };
-    // The ideal line reaches max_p; a count starts from an empty axis.
-    let y_floor = if metric.ideal_line() {
-        max_p as f64
-    } else {
-        1.0
+    let x = Axis::octaves(x_min, x_max);
+    let values = || {
+        panel
+            .series
+            .iter()
+            .flat_map(|s| s.points.iter().map(|p| p.1))
     };
-    let y_max = panel
-        .series
-        .iter()
-        .flat_map(|s| s.points.iter().map(|p| p.1))
-        .fold(y_floor, f64::max)
-        * 1.08;
+    let y = if metric.ideal_line() {
+        // The ideal runs from 1 to max_p.
+        let positive = || values().filter(|v| *v > 0.0 && v.is_finite());
+        Axis::fitted(
+            positive().fold(1.0, f64::min),
+            positive().fold(x_max.exp2(), f64::max),
+            6,
+        )
+    } else {
+        Axis::linear(values().fold(0.0, f64::max))
+    };
     let mut chart = ChartBuilder::on(area)
         .caption(&panel.workload, ("sans-serif", 22))
         .margin(12)
         .x_label_area_size(44)
-        .y_label_area_size(match y_max {
-            y if y >= 10_000.0 => 92,
-            y if y >= 1_000.0 => 76,
-            _ => 56,
-        })
-        .build_cartesian_2d(x_min - 0.25..x_max + 0.25, 0f64..y_max)
-        .map_err(e)?;
+        .y_label_area_size(y.label_area())
+        .build_cartesian_2d(x.clone(), y.clone())?;
     chart
         .configure_mesh()
-        .x_labels(((x_max - x_min) as usize + 1) * 2 + 1)
-        .x_label_formatter(&|x| {
-            if (x - x.round()).abs() < 1e-9 && *x >= 0.0 {
-                format!("{}", 2f64.powf(x.round()) as usize)
-            } else {
-                String::new()
-            }
-        })
-        .y_labels(8)
-        // Values below 10 (a speedup under 1, a few MiB) need a decimal to tell the ticks apart.
-        .y_label_formatter(&|y| {
-            if y_max < 10.0 {
-                format!("{y:.1}")
-            } else {
-                format!("{y:.0}")
-            }
-        })
+        .x_label_formatter(&|t| x.label(*t))
+        .y_label_formatter(&|t| y.label(*t))
         .x_desc(panel.x_desc.as_str())
         .y_desc(metric.y_label())
         .label_style(("sans-serif", 16))
         .axis_desc_style(("sans-serif", 16))
-        .light_line_style(WHITE.mix(0.0))
-        .draw()
-        .map_err(e)?;
+        .draw()?;
 
     if metric.ideal_line() {
-        let ideal: Vec<(f64, f64)> = (0..=x_max.round() as u32)
-            .map(|k| (f64::from(k), 2f64.powi(k as i32)))
+        let ideal: Vec<(f64, f64)> = (0..=x_max.round() as i32)
+            .map(|k| (f64::from(k), y.at(f64::from(k).exp2())))
             .collect();
-        chart
-            .draw_series(DashedLineSeries::new(
-                ideal,
-                2,
-                4,
-                BLACK.mix(0.35).stroke_width(1),
-            ))
-            .map_err(e)?
-            .label("ideal")
-            .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 24, y)], BLACK.mix(0.35)));
+        chart.draw_series(DashedLineSeries::new(ideal, 2, 4, reference_style()))?;
     }
-
     for s in &panel.series {
         let color = COLORS[s.color % COLORS.len()];
-        let pts: Vec<(f64, f64)> = s.points.iter().map(|&(p, v)| (x_of(p), v)).collect();
+        let pts: Vec<(f64, f64)> = s
+            .points
+            .iter()
+            .filter(|&&(_, v)| !y.log || v > 0.0)
+            .map(|&(p, v)| ((p as f64).log2(), y.at(v)))
+            .collect();
         if s.paper {
-            chart
-                .draw_series(DashedLineSeries::new(
-                    pts.clone(),
-                    6,
-                    4,
-                    color.stroke_width(2),
-                ))
-                .map_err(e)?
-                .label(s.label.clone())
-                .legend(move |(x, y)| {
-                    PathElement::new(vec![(x, y), (x + 10, y)], color.stroke_width(2))
-                });
+            chart.draw_series(DashedLineSeries::new(
+                pts.clone(),
+                6,
+                4,
+                color.stroke_width(2),
+            ))?;
             // A lone point draws no line: a cross marks it.
             if let [c] = pts[..] {
-                chart
-                    .draw_series(std::iter::once(Cross::new(c, 5, color.stroke_width(2))))
-                    .map_err(e)?;
+                chart.draw_series(std::iter::once(Cross::new(c, 5, color.stroke_width(2))))?;
             }
         } else {
-            chart
-                .draw_series(LineSeries::new(pts.clone(), color.stroke_width(2)))
-                .map_err(e)?
-                .label(s.label.clone())
-                .legend(move |(x, y)| {
-                    PathElement::new(vec![(x, y), (x + 24, y)], color.stroke_width(2))
-                });
-            chart
-                .draw_series(pts.iter().map(|&c| Circle::new(c, 4, color.filled())))
-                .map_err(e)?;
+            chart.draw_series(LineSeries::new(pts.clone(), color.stroke_width(2)))?;
+            chart.draw_series(pts.iter().map(|&c| Circle::new(c, 4, color.filled())))?;
         }
     }
-    draw_legend(&legend, panel, metric.ideal_line()).map_err(e)?;
     Ok(())
 }
 
-/// The legend of a panel, in its own area beside the chart: a sample of each line (the ideal
-/// dotted grey, ours solid with a marker, the paper's dashed) and its label.
+/// The chart of ours against the paper's at the same P: a marker per pair in its line's
+/// colour, labelled with P (once where several coincide), the line y = x dotted.
+fn draw_versus_paper<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    panel: &Panel,
+    fig: &Figure,
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+    let values = || {
+        panel
+            .versus_paper
+            .iter()
+            .flat_map(|l| l.pairs.iter().flat_map(|q| [q.ours, q.paper]))
+            .filter(|v| *v > 0.0 && v.is_finite())
+    };
+    let Some(lo) = values().reduce(f64::min) else {
+        return Ok(());
+    };
+    let a = Axis::fitted(lo, values().fold(lo, f64::max), 5);
+    let mut chart = ChartBuilder::on(area)
+        .caption("ours against the paper's, same P", ("sans-serif", 16))
+        .margin(12)
+        .margin_top(18)
+        .x_label_area_size(44)
+        .y_label_area_size(a.label_area())
+        .build_cartesian_2d(a.clone(), a.clone())?;
+    let x_desc = format!("the paper's {}", fig.metric.y_label());
+    let y_desc = format!("ours: {}", fig.metric.y_label());
+    chart
+        .configure_mesh()
+        .x_label_formatter(&|t| a.label(*t))
+        .y_label_formatter(&|t| a.label(*t))
+        .x_desc(x_desc.as_str())
+        .y_desc(y_desc.as_str())
+        .label_style(("sans-serif", 16))
+        .axis_desc_style(("sans-serif", 16))
+        .draw()?;
+    let (r0, r1) = (a.range.start, a.range.end);
+    chart.draw_series(DashedLineSeries::new(
+        [(r0, r0), (r1, r1)],
+        2,
+        4,
+        reference_style(),
+    ))?;
+    // Labels of one P that would overlap (closer than about 13% of the chart's width and 8%
+    // of its height) say the same: the first is drawn.
+    let (near_x, near_y) = ((r1 - r0) * 0.13, (r1 - r0) * 0.08);
+    let mut labelled: Vec<(usize, f64, f64)> = Vec::new();
+    // A label sits above its marker, to the right, or to the left in the right third (it
+    // would leave the chart).
+    let text = ("sans-serif", 14).into_font().color(&BLACK.mix(0.75));
+    let right = text.pos(Pos::new(HPos::Left, VPos::Bottom));
+    let left = text.pos(Pos::new(HPos::Right, VPos::Bottom));
+    for l in &panel.versus_paper {
+        let color = COLORS[l.color % COLORS.len()];
+        let pts: Vec<(usize, f64, f64)> = l
+            .pairs
+            .iter()
+            .filter(|q| q.ours > 0.0 && q.paper > 0.0)
+            .map(|q| (q.p, a.at(q.paper), a.at(q.ours)))
+            .collect();
+        chart.draw_series(LineSeries::new(
+            pts.iter().map(|&(_, x, y)| (x, y)),
+            color.mix(0.5).stroke_width(1),
+        ))?;
+        for &(p, x, y) in &pts {
+            chart.draw_series(std::iter::once(Circle::new((x, y), 4, color.filled())))?;
+            let seen = labelled
+                .iter()
+                .any(|&(q, u, v)| q == p && (u - x).abs() < near_x && (v - y).abs() < near_y);
+            if !seen {
+                labelled.push((p, x, y));
+                let (dx, style) = if x < r0 + (r1 - r0) * 0.67 {
+                    (5, &right)
+                } else {
+                    (-5, &left)
+                };
+                chart.draw_series(std::iter::once(
+                    EmptyElement::at((x, y)) + Text::new(format!("P={p}"), (dx, -4), style),
+                ))?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A panel: its chart of lines, its chart of ours against the paper's where the plot has one
+/// (`versus`: some panel of the plot has pairs; a panel without says why), and its legend.
+fn draw_panel<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    panel: &Panel,
+    max_p: usize,
+    fig: &Figure,
+    versus: bool,
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+    // The legend goes beside the data, never over it.
+    let (width, height) = area.dim_in_pixel();
+    let (charts, legend) = area.split_horizontally(width * if versus { 76 } else { 58 } / 100);
+    if versus {
+        let (lines, pairs) = charts.split_horizontally(width * 38 / 100);
+        draw_lines(&lines, panel, max_p, fig)?;
+        if panel.versus_paper.is_empty() {
+            pairs.draw_text(
+                "no P with both our value and the paper's",
+                &("sans-serif", 13).into_text_style(&pairs),
+                (20, height as i32 / 2),
+            )?;
+        } else {
+            draw_versus_paper(&pairs, panel, fig)?;
+        }
+    } else {
+        draw_lines(&charts, panel, max_p, fig)?;
+    }
+    draw_legend(&legend, panel, fig.metric.ideal_line(), versus)
+}
+
+/// The legend of a panel, in its own area beside the charts: a sample of each line (the ideal
+/// and y = x dotted grey, ours solid with a marker, the paper's dashed) and its label.
 fn draw_legend<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
     panel: &Panel,
     ideal: bool,
+    versus: bool,
 ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
     let style = ("sans-serif", 13).into_text_style(area);
     let mut y = 48;
@@ -353,19 +642,20 @@ fn draw_legend<DB: DrawingBackend>(
         y += 20;
         Ok(())
     };
+    let dotted = |y| {
+        for x in [6, 16, 26] {
+            area.draw(&PathElement::new(
+                vec![(x, y), (x + 5, y)],
+                reference_style(),
+            ))?;
+        }
+        Ok(())
+    };
     if ideal {
-        entry(
-            &|y| {
-                for x in [6, 16, 26] {
-                    area.draw(&PathElement::new(
-                        vec![(x, y), (x + 5, y)],
-                        BLACK.mix(0.35).stroke_width(1),
-                    ))?;
-                }
-                Ok(())
-            },
-            "ideal",
-        )?;
+        entry(&dotted, "ideal (y = P)")?;
+    }
+    if versus && !panel.versus_paper.is_empty() {
+        entry(&dotted, "ours = the paper's (y = x)")?;
     }
     for s in &panel.series {
         let color = COLORS[s.color % COLORS.len()];
@@ -393,12 +683,25 @@ fn draw_legend<DB: DrawingBackend>(
     Ok(())
 }
 
+/// Whether the plot sets ours against the paper's: some panel has pairs.
+fn has_versus(panels: &[Panel]) -> bool {
+    panels.iter().any(|p| !p.versus_paper.is_empty())
+}
+
 /// Pixel size of the whole plot and the panel grid (columns, rows).
-fn layout(n: usize) -> ((u32, u32), (usize, usize)) {
-    let cols = n.clamp(1, 3);
+fn layout(panels: &[Panel]) -> ((u32, u32), (usize, usize)) {
+    let n = panels.len();
+    let versus = has_versus(panels);
+    // Wide panels: the chart of lines takes 58% of the width, its legend the rest; with ours
+    // against the paper's, the two charts 38% each of a wider panel, the legend the rest.
+    let cols = n.clamp(1, if versus { 2 } else { 3 });
     let rows = n.max(1).div_ceil(cols);
-    // Wide panels: the chart takes 58% of the width, its legend the rest.
-    let (w, h) = if n <= 1 { (1100, 520) } else { (760, 420) };
+    let (w, h) = match (n <= 1, versus) {
+        (true, false) => (1100, 520),
+        (true, true) => (1500, 520),
+        (false, false) => (760, 420),
+        (false, true) => (1160, 420),
+    };
     ((w * cols as u32, 40 + h * rows as u32), (cols, rows))
 }
 
@@ -419,9 +722,10 @@ fn draw_all<DB: DrawingBackend>(
             (10, 12),
         )
         .map_err(e)?;
-    let (_, (cols, rows)) = layout(panels.len());
+    let (_, (cols, rows)) = layout(panels);
+    let versus = has_versus(panels);
     for (area, panel) in body.split_evenly((rows, cols)).iter().zip(panels) {
-        draw_panel(area, panel, max_p, fig)?;
+        draw_panel(area, panel, max_p, fig, versus).map_err(e)?;
     }
     root.present().map_err(e)?;
     Ok(())
@@ -451,7 +755,7 @@ pub fn write_svg(
     panels: &[Panel],
     subtitle: &str,
 ) -> Result<(), String> {
-    let (size, _) = layout(panels.len());
+    let (size, _) = layout(panels);
     let root = SVGBackend::new(path, size).into_drawing_area();
     draw_all(root, fig, panels, max_p(fig, grid, panels), subtitle)
 }
@@ -464,7 +768,7 @@ pub fn write_png(
     panels: &[Panel],
     subtitle: &str,
 ) -> Result<(), String> {
-    let (size, _) = layout(panels.len());
+    let (size, _) = layout(panels);
     let root = PixelText(BitMapBackend::new(path, size)).into_drawing_area();
     draw_all(root, fig, panels, max_p(fig, grid, panels), subtitle)
 }
@@ -473,8 +777,8 @@ pub fn write_png(
 mod tests {
     use super::*;
     use crate::figures::metric::{Count, Reduce};
-    use crate::figures::prows_fig3;
-    use crate::grid::Selection;
+    use crate::figures::{prows_fig2, prows_fig3};
+    use crate::grid::{PaperValues, Selection};
     use crate::testutil::{TempDir, ok_point};
     use stealbench_workloads::Variant;
 
@@ -586,5 +890,102 @@ mod tests {
         write_svg(&dir.path().join("x.svg"), &fig, &grid, &ps, "test").unwrap();
         let svg = std::fs::read_to_string(dir.path().join("x.svg")).unwrap();
         assert!(!svg.contains("workers P"));
+    }
+
+    #[test]
+    fn speedups_pair_up_with_the_papers_at_the_same_p() {
+        let mut fig = prows_fig2::figure();
+        let row = |runtime: &str, paper| Row {
+            bench: "fib".into(),
+            workload: "fib".into(),
+            variant: Variant::Fj,
+            runtime: runtime.into(),
+            paper,
+        };
+        // The paper: T_s = 8, T1 = 8, T2 not given, T4 = 2, T8 = 1.
+        let values = PaperValues {
+            ts: Some(8.0),
+            values: vec![(1, Some(8.0)), (2, None), (4, Some(2.0)), (8, Some(1.0))],
+        };
+        fig.rows = vec![row("abp", Some(values)), row("rayon", None)];
+        let grid = Grid::build(fig.rows.clone(), &[1, 2, 4], &Selection::default());
+        let mut summaries = vec![ok_point("serial", Variant::Fj, 1, 1.0)];
+        for rt in ["abp", "rayon"] {
+            for (p, t) in [(1, 2.0), (2, 1.0), (4, 0.5)] {
+                let mut s = ok_point(rt, Variant::Fj, p, t);
+                s.counters = vec![("steals".into(), vec![10 * p as u64])];
+                summaries.push(s);
+            }
+        }
+        let ctx = Context {
+            summaries: &summaries,
+            cpus: 4,
+        };
+        let ps = panels(&fig, &grid, &ctx);
+        // Ours at 1, 2, 4; the paper's at 1, 4, 8: pairs at 1 and 4 only, and none for
+        // rayon, which has no paper values.
+        let pair = |p, paper, ours| Pair { p, paper, ours };
+        assert_eq!(
+            ps[0].versus_paper,
+            [Pairs {
+                label: "fj abp".into(),
+                color: 0,
+                pairs: vec![pair(1, 1.0, 0.5), pair(4, 4.0, 2.0)],
+            }]
+        );
+        let dir = TempDir::new("plot-versus");
+        write_svg(&dir.path().join("v.svg"), &fig, &grid, &ps, "test").unwrap();
+        write_png(&dir.path().join("v.png"), &fig, &grid, &ps, "test").unwrap();
+        let svg = std::fs::read_to_string(dir.path().join("v.svg")).unwrap();
+        assert!(svg.contains("ours against the paper") && svg.contains("P=4"));
+        assert!(svg.contains("width=\"1500\""), "one panel, two charts wide");
+
+        // With two CPUs our P = 4 is no speedup: only P = 1 pairs.
+        let two = Context { cpus: 2, ..ctx };
+        let ps = panels(&fig, &grid, &two);
+        assert_eq!(ps[0].versus_paper[0].pairs, [pair(1, 1.0, 0.5)]);
+
+        // A count grows with the input: never set against the paper's, though both exist.
+        fig.metric = &Count {
+            stats: &["steals"],
+            reduce: Reduce::Max,
+        };
+        let ps = panels(&fig, &grid, &ctx);
+        assert!(ps[0].series.iter().any(|s| s.paper));
+        assert!(ps[0].versus_paper.is_empty());
+        write_svg(&dir.path().join("c.svg"), &fig, &grid, &ps, "test").unwrap();
+        let svg = std::fs::read_to_string(dir.path().join("c.svg")).unwrap();
+        assert!(!svg.contains("ours against the paper"));
+        assert!(svg.contains("width=\"1100\""));
+    }
+
+    #[test]
+    fn axes_tick_powers_of_two_or_round_values() {
+        // Six doublings: log2, a tick at each power of two inside the range, and at the ones
+        // just beyond the values.
+        let wide = Axis::fitted(0.3, 16.0, 6);
+        assert!(wide.log);
+        assert_eq!(wide.ticks, [-2.0, -1.0, 0.0, 1.0, 2.0, 3.0, 4.0]);
+        let labels: Vec<String> = wide.ticks.iter().map(|&t| wide.label(t)).collect();
+        assert_eq!(labels, ["1/4", "1/2", "1", "2", "4", "8", "16"]);
+        assert!(wide.range.start < -2.0 && wide.range.end > 4.0);
+        assert_eq!(wide.at(8.0), 3.0);
+        // Less than two doublings (ours at P = 2 against the paper's): linear, round values.
+        let narrow = Axis::fitted(1.0, 2.03, 6);
+        assert!(!narrow.log);
+        let labels: Vec<String> = narrow.ticks.iter().map(|&t| narrow.label(t)).collect();
+        assert_eq!(labels, ["1.0", "1.2", "1.4", "1.6", "1.8", "2.0"]);
+        assert!(narrow.range.start < 1.0 && narrow.range.end > 2.03);
+        // A lone value still has a range.
+        let one = Axis::fitted(1.0, 1.0, 6);
+        assert!(one.range.start < 1.0 && one.range.end > 1.0);
+        // P: every power of two, however few.
+        let p = Axis::octaves(0.0, 1.0);
+        assert_eq!(p.ticks, [0.0, 1.0]);
+        assert_eq!(p.label(1.0), "2");
+        let count = Axis::linear(900.0);
+        assert_eq!(count.ticks.first(), Some(&0.0));
+        assert_eq!(count.label(200.0), "200");
+        assert_eq!(count.at(200.0), 200.0);
     }
 }

@@ -73,7 +73,9 @@ pub trait Metric: Send + Sync + std::fmt::Debug {
     fn plot_paper(&self, row: &Row, p: usize, line: usize) -> Option<f64>;
     /// The plot's y axis.
     fn y_label(&self) -> &'static str;
-    /// Whether the plot draws the ideal speedup (y = P).
+    /// Whether the values are speedups: the plot draws the ideal (y = P), fits a log2 y axis
+    /// to them, and sets ours against the paper's at the same P (a count or a size grows with
+    /// the input, so it is not).
     fn ideal_line(&self) -> bool;
     /// One sentence for the table's notes.
     fn describe(&self) -> String;
