@@ -11,14 +11,49 @@
 //! main       = consume(touch(future(produce(0))))
 //! ```
 //!
-//! The producer makes the tree top-down, each node after a delay; the consumer walks it in the
-//! same order, touching each node's future: t futures and t touches, span Θ(log t) plus the
-//! delays. On two workers the consumer, stolen once at the start, runs ahead of the producer
-//! and suspends on a touch again and again. How many steals the schedulers take to keep both
-//! workers busy differs: the paper's construction adds "diamonds" that keep the parsimonious
-//! thief busy from its own deque so that one steal suffices; this program has none, so the
-//! figure reports the steals beside the deviations, and what it compares is how the
-//! deviations grow with t and how they relate to the steals under `abp` and `prows`.
+//! The producer creates the tree's futures top-down, each node after a delay; the consumer
+//! walks it in the same order, touching each node's future: t futures and t touches. The span
+//! is the producer's Θ(log t) delays down a path plus the consumer's walk, a chain of t
+//! touches.
+//!
+//! # What two workers do with it
+//!
+//! On two workers p runs the root future's task (future creation is work-first) and q steals
+//! the creator's continuation, the consumer: the steal of the paper's construction. The
+//! consumer touches the root long before p puts it and suspends. What follows is fixed by two
+//! rules of the parsimonious scheduler (Spoonhower et al.'s Figure 2, `abp`), which `prows`
+//! shares:
+//!
+//! * **Work-first future creation.** Creating a future runs its task and pushes the creator's
+//!   continuation. Node `i`'s task runs its left child's task, and that child's whole subtree,
+//!   before the continuation that creates the right child and puts node `i`. The producer
+//!   touches nothing, so it never suspends: a worker makes a subtree in the one-worker order
+//!   and puts every node *after* the whole subtree below it, the root last.
+//! * **Parsimony.** A continuation changes workers only by a steal (a resumed touch carries
+//!   only the toucher's code).
+//!
+//! The consumer learns a node's children only from the node's value, so it touches a node only
+//! after its parent's put. Below the root that touch suspends only if the node's task was still
+//! running at the parent's put, which needs the parent's continuation to have run on the other
+//! worker: a steal. So every suspension but the root's costs a steal, and since the walk has no
+//! joins and q's deque holds nothing of the consumer's, each steal and each suspension costs
+//! one deviation: the simulator never counts more than `steals + suspensions` deviations here,
+//! whatever the steal cost (`sim/tests/touchtree.rs`). With unit weights q takes 2 steals (the
+//! consumer, then, its deque empty after the root's touch, the root task's continuation: the
+//! right subtree), the consumer suspends once and then finds every node made: 3 deviations for
+//! every t. On the runtimes the idle worker takes a producer continuation more often (about 10
+//! steals for t = 1023 to 4095, about 2 deviations each).
+//!
+//! So Figure 5(b)'s "one steal and t touches, Ω(t) deviations" is out of reach of this pair of
+//! functions under work-first futures, and the paper's "diamonds" (small sub-graphs that keep
+//! p and q alternating between suspending and resuming) cannot bring it back: a delay or a
+//! fork-join on either side moves no producer continuation, and a fork on the consumer's side
+//! only leaves a branch for the idle worker to steal (a steal per node). Alternation needs
+//! nodes put before their subtrees: either steals, or producer tasks that suspend, which need
+//! an unfinished future to touch, and p's first task holds none (it is older than anything q
+//! makes). Running the continuation first instead (help-first) would put the nodes early, but
+//! the one-worker order runs the task first, so that schedule deviates at every future even on
+//! one worker.
 //!
 //! The handles travel inside other futures' values and are touched by a task that did not
 //! create them: general futures (`gf`).
@@ -52,11 +87,22 @@ pub struct Node<'s, S: Scope<'s> + 's> {
     right: Option<S::SharedFuture<Node<'s, S>>>,
 }
 
+/// How a strand waits: [`spin`] on the runtimes; a recording adds the delay as weight instead
+/// (`RecordWorker::work` of the microseconds, so a unit-weight DAG has the program's shape).
+pub type Delay<W> = fn(&W, Duration);
+
 /// The producer: node `i` after the delay, its children as futures.
-fn produce<'s, S: Scope<'s> + 's>(s: &S, w: &S::Worker, i: usize, input: TreeInput) -> Node<'s, S> {
-    spin(input.spin);
-    let child =
-        |c: usize| (c < input.t).then(|| s.shared_future(w, move |s, w| produce(s, w, c, input)));
+fn produce<'s, W: Worker>(
+    s: &W::Scope<'s>,
+    w: &W,
+    i: usize,
+    input: TreeInput,
+    delay: Delay<W>,
+) -> Node<'s, W::Scope<'s>> {
+    delay(w, input.spin);
+    let child = |c: usize| {
+        (c < input.t).then(|| s.shared_future(w, move |s, w| produce(s, w, c, input, delay)))
+    };
     let left = child(2 * i + 1);
     let right = child(2 * i + 2);
     Node {
@@ -75,12 +121,17 @@ fn consume<'s, S: Scope<'s> + 's>(w: &S::Worker, n: &Node<'s, S>) -> u64 {
     sum
 }
 
-/// The kernel and its one variant (`gf`).
-pub fn gf<W: Worker>(w: &W, input: TreeInput) -> u64 {
+/// The kernel with the producer's delay made by `delay` (see [`Delay`]).
+pub fn gf_with<W: Worker>(w: &W, input: TreeInput, delay: Delay<W>) -> u64 {
     w.scope(|s| {
-        let root = s.shared_future(w, move |s, w| produce(s, w, 0, input));
+        let root = s.shared_future(w, move |s, w| produce(s, w, 0, input, delay));
         consume(w, root.get(w))
     })
+}
+
+/// The kernel and its one variant (`gf`): the producer spins.
+pub fn gf<W: Worker>(w: &W, input: TreeInput) -> u64 {
+    gf_with(w, input, |_, d| spin(d))
 }
 
 impl Workload for Touchtree {

@@ -83,10 +83,17 @@ pub fn figure() -> Figure {
                   worker steals those children back one at a time from the stealable \
                   suspended deque: d + 1 steals and 2 + 2d deviations, two per steal, within \
                   ProWS's bound in steals. (b) is `touchtree`, a heap-ordered tree of t futures, each node \
-                  produced after a 20 us spin and consumed in the same order. With eager \
-                  futures the consumer finds most of the tree already made, so the steals and \
-                  the deviations grow with log t, not t: the paper's diamonds, which keep the \
-                  parsimonious thief busy from its own deque, are not in this program. The \
+                  produced after a 20 us spin and consumed in the same order by the stolen \
+                  continuation. Futures are work-first: a worker runs a node's future task, \
+                  its whole subtree included, before the continuation that puts the node, and \
+                  the consumer learns a node's children only from that put, so below the root \
+                  it can suspend only where a steal moved a producer continuation. Every \
+                  suspension costs a steal and each steal and suspension one deviation: the \
+                  steals and the deviations grow together (about 2 deviations per steal, \
+                  about log t steals), not Omega(t) deviations from one steal, under both \
+                  schedulers; the paper's diamonds (delays and forks without futures) cannot \
+                  change that with work-first futures. Forced to one steal, the consumer \
+                  suspends once, at the root, which is put last: 1 steal, 2 deviations. The \
                   `sim=nanos` rows replay each program's recorded DAG (measured strand lengths) \
                   in the simulator's model of the scheduler, one seed per repetition.",
         reference_path: "",
