@@ -84,9 +84,9 @@ fn bad_input_is_one_line_and_exit_code_2() {
                 "--workers",
                 "1",
                 "--param",
-                "n=lots",
+                "seed=lots",
             ],
-            "n=lots: expected a non-negative integer",
+            "seed=lots: expected a non-negative integer",
         ),
         (
             &[
