@@ -339,10 +339,9 @@ where
 
 /// A simulated point: records the program's DAG once on the `record` runtime (a checked run,
 /// untimed), then replays it as `sim` says (the model, P, the steal budget), one seed per
-/// repetition (seed = the repetition's number). A repetition's `seconds` is the replay's wall time; its
-/// statistics are the simulator's counters, `sim_time` being the simulated time in the DAG's
-/// weight units.
-#[allow(clippy::too_many_arguments)]
+/// repetition (seed = the repetition's number). A repetition's `seconds` is the replay's wall
+/// time; its statistics are the simulator's counters, `sim_time` being the simulated time in
+/// the DAG's weight units.
 fn simulate_point<W: Workload>(
     sim: stealbench_sim::SimConfig,
     weights: stealbench_schedulers::record::Weights,

@@ -75,11 +75,11 @@ pub struct PoolConfig {
     pub stack_size: Option<usize>,
     /// A forced schedule (`None`: none): after the first `k` steals of a `run`, an idle worker
     /// takes work from nowhere but its own deque while any other worker is running a task, and
-    /// steals again only when no worker is (so every program ends that does not spin-wait
-    /// for another task); those steals are counted like the others. It reproduces the schedules of the papers' lower-bound
-    /// constructions ("one steal, one touch"), where the thief holds its steals. Only the
-    /// fiber runtimes (`abp`, `fibril`, `prows`) and the simulator honour it; the others
-    /// refuse it.
+    /// steals again only when no worker is (so every program ends that does not spin-wait for
+    /// another task); those steals are counted like the others. It reproduces the schedules
+    /// of the papers' lower-bound constructions ("one steal, one touch"), where the thief
+    /// holds its steals. Only the fiber runtimes (`abp`, `fibril`, `prows`) and the simulator
+    /// honour it; the others refuse it.
     pub steal_budget: Option<u64>,
 }
 

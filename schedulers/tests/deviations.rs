@@ -10,8 +10,8 @@
 //!   each test's comment. The schedules are forced by tasks that wait for what the other
 //!   worker does (flags, the pool's counters, its fiber stacks in use), and by a budget of
 //!   one steal a run (`PoolConfig::steal_budget`), which stops an idle worker from stealing a
-//!   fiber that the other worker is about to resume. Strand names: `s` the strand that forks, `a`/`b` a join's branches, `k`
-//!   a join's continuation, `c` the creator's continuation after a fork, `t` a future's task.
+//!   fiber that the other worker is about to resume. Strand names: `s` the strand that
+//!   forks, `a`/`b` a join's branches, `k` a join's continuation, `c` the creator's continuation after a fork, `t` a future's task.
 //!   On all three runtimes: a stolen branch that ends first (2) or resumes its join (1), and a
 //!   chain of d joins above a touch of a stolen future (`abp` 2 + 2d, `prows` 2: Spoonhower et
 //!   al.'s Figure 5(a)). On `abp`: a touch whose worker ran other work before resuming it (it

@@ -82,8 +82,9 @@ pub fn figure() -> Figure {
                   them back in serial order: 2 deviations whatever d. Unforced, the idle \
                   worker steals those children back one at a time from the stealable \
                   suspended deque: d + 1 steals and 2 + 2d deviations, two per steal, within \
-                  ProWS's bound in steals. (b) is `touchtree`, a heap-ordered tree of t futures, each node \
-                  produced after a 20 us spin and consumed in the same order by the stolen \
+                  ProWS's bound in steals. (b) is `touchtree`, a heap-ordered tree of t \
+                  futures, each node produced after a 20 us spin and consumed in the same \
+                  order by the stolen \
                   continuation. Futures are work-first: a worker runs a node's future task, \
                   its whole subtree included, before the continuation that puts the node, and \
                   the consumer learns a node's children only from that put, so below the root \
