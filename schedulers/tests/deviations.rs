@@ -11,8 +11,8 @@
 //!   worker does (flags, the pool's counters, its fiber stacks in use), and by a budget of
 //!   one steal a run (`PoolConfig::steal_budget`), which stops an idle worker from stealing a
 //!   fiber that the other worker is about to resume. Strand names: `s` the strand that
-//!   forks, `a`/`b` a join's branches, `k` a join's continuation, `c` the creator's continuation after a fork, `t` a future's task.
-//!   On all three runtimes: a stolen branch that ends first (2) or resumes its join (1), and a
+//!   forks, `a`/`b` a join's branches, `k` a join's continuation, `c` the creator's
+//!   continuation after a fork, `t` a future's task. On all three runtimes: a stolen branch that ends first (2) or resumes its join (1), and a
 //!   chain of d joins above a touch of a stolen future (`abp` 2 + 2d, `prows` 2: Spoonhower et
 //!   al.'s Figure 5(a)). On `abp`: a touch whose worker ran other work before resuming it (it
 //!   deviates) or nothing (it does not), and, with queued futures keeping the other worker
