@@ -7,17 +7,18 @@
 //! * Pure fork-join on two workers: every deviation is charged to a steal, at most two per
 //!   steal, and every steal causes one (steals <= deviations <= 2 steals).
 //! * Hand-made DAGs run under a forced schedule on two workers, whose counts are worked out in
-//!   each test's comment. The schedules are forced by tasks that wait for what the other
-//!   worker does (flags, the pool's counters, its fiber stacks in use), and by a budget of
-//!   one steal a run (`PoolConfig::steal_budget`), which stops an idle worker from stealing a
-//!   fiber that the other worker is about to resume. Strand names: `s` the strand that
-//!   forks, `a`/`b` a join's branches, `k` a join's continuation, `c` the creator's
-//!   continuation after a fork, `t` a future's task. On all three runtimes: a stolen branch that ends first (2) or resumes its join (1), and a
-//!   chain of d joins above a touch of a stolen future (`abp` 2 + 2d, `prows` 2: Spoonhower et
-//!   al.'s Figure 5(a)). On `abp`: a touch whose worker ran other work before resuming it (it
-//!   deviates) or nothing (it does not), and, with queued futures keeping the other worker
-//!   busy, a stolen branch and a stolen continuation that do not deviate because their thief
-//!   ran their predecessor just before: what a count of steals would get wrong.
+//!   each test's comment. The schedules are forced by tasks that wait for what the other worker
+//!   does (flags, the pool's counters, its fiber stacks in use), and by a budget of one steal a
+//!   run (`PoolConfig::steal_budget`), which stops an idle worker from stealing a fiber that
+//!   the other worker is about to resume. Strand names: `s` the strand that forks, `a`/`b` a
+//!   join's branches, `k` a join's continuation, `c` the creator's continuation after a fork,
+//!   `t` a future's task. On all three runtimes: a stolen branch that ends first (2) or resumes
+//!   its join (1), and a chain of d joins above a touch of a stolen future (`abp` 2 + 2d,
+//!   `prows` 2: Spoonhower et al.'s Figure 5(a)). On `abp`: a touch whose worker ran other work
+//!   before resuming it (it deviates) or nothing (it does not), and, with queued futures
+//!   keeping the other worker busy, a stolen branch and a stolen continuation that do not
+//!   deviate because their thief ran their predecessor just before: what a count of steals
+//!   would get wrong.
 //! * `FutureStack::Current` on one worker: 3 deviations per future whose touch runs it inline.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};

@@ -1,11 +1,11 @@
-//! loom models of the lock-free protocols: the Chase-Lev deque (`src/deque.rs`), the
-//! rendezvous (`src/fiberpool/rendezvous.rs`), the signal (`src/fiberpool/signal.rs`), the
-//! sleep/wake handshake of idle workers (`src/fiberpool/sleep.rs`), libfork's join counter
+//! loom models of the lock-free protocols: the Chase-Lev deque (`src/deque.rs`), the rendezvous
+//! (`src/fiberpool/rendezvous.rs`), the signal (`src/fiberpool/signal.rs`), the sleep/wake
+//! handshake of idle workers (`src/fiberpool/sleep.rs`), libfork's join counter
 //! (`src/libfork/frame.rs`) and `prows`'s future state, the list of what is suspended on a
 //! future (`src/prows/future.rs`). Each model is the smallest scenario that exercises the
-//! protocol's race, and says the property it checks. Besides the assertions, loom checks every access to
-//! a `loom::cell::UnsafeCell` for a data race (no happens-before between a write and another
-//! access) and reports a deadlock (every thread blocked: a lost wake-up).
+//! protocol's race, and says the property it checks. Besides the assertions, loom checks every
+//! access to a `loom::cell::UnsafeCell` for a data race (no happens-before between a write and
+//! another access) and reports a deadlock (every thread blocked: a lost wake-up).
 //!
 //! Only in a `--cfg loom` build (`src/sync.rs` then gives the protocols loom's atomics):
 //!
