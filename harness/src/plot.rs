@@ -9,7 +9,9 @@
 //! quarter of an axis to 16, where a linear one gives them a fifteenth). A speedup's y axis is
 //! fitted to the panel's values and the ideal: log2 when they span two doublings or more
 //! (equal factors take equal heights, the ideal is the diagonal, a speedup of 1/100 reads as
-//! well as one of 16), linear otherwise; a count or a size is linear from 0.
+//! well as one of 16), linear otherwise. A count against a spec's parameter (its growth with
+//! the input, over doublings) is fitted the same way, zeros left out of a log2 axis; any other
+//! count or size is linear from 0.
 //!
 //! A speedup figure with the paper's values sets, beside each workload's chart, our value
 //! against the paper's at the same P ([`Panel::versus_paper`]): a marker in the line's colour,
@@ -449,12 +451,19 @@ fn draw_lines<DB: DrawingBackend>(
             .iter()
             .flat_map(|s| s.points.iter().map(|p| p.1))
     };
+    let positive = || values().filter(|v| *v > 0.0 && v.is_finite());
     let y = if metric.ideal_line() {
         // The ideal runs from 1 to max_p.
-        let positive = || values().filter(|v| *v > 0.0 && v.is_finite());
         Axis::fitted(
             positive().fold(1.0, f64::min),
             positive().fold(x_max.exp2(), f64::max),
+            6,
+        )
+    } else if matches!(fig.x_axis, XAxis::SpecParam) && positive().next().is_some() {
+        // A count against doublings of the input: its growth is the point.
+        Axis::fitted(
+            positive().fold(f64::INFINITY, f64::min),
+            positive().fold(0.0, f64::max),
             6,
         )
     } else {

@@ -1,12 +1,14 @@
 //! `touchtree` (Spoonhower et al.'s Figure 5(b) as a program) recorded with unit weights, its
-//! producer's delay as weight: what one steal does on two workers under work-first futures.
+//! delays as weights: one steal and t touches give Θ(t) deviations under ABP, and ProWS's
+//! deviations stay within its steals.
 
 use std::time::Duration;
 use stealbench_schedulers::record::{Dag, RecordWorker, Recorder, Weights};
 use stealbench_sim::{Placement, Scheduler, SimConfig, simulate_with};
 use stealbench_workloads::touchtree::{TreeInput, gf_with};
 
-/// The producer's delay per node, in units (`spin_us` read as units).
+/// The producer's delay per node, and the gate's per node, in units (microseconds read as
+/// units): the gate outlasts the creation of every node.
 const SPIN: u64 = 20;
 
 /// Records the tree of `t` futures; its answer is checked.
@@ -14,6 +16,8 @@ fn record(t: usize) -> Dag {
     let input = TreeInput {
         t,
         spin: Duration::from_micros(SPIN),
+        gate_per_node: Duration::from_micros(SPIN),
+        gate_min: Duration::ZERO,
     };
     let delay = |w: &RecordWorker, d: Duration| w.work(u32::try_from(d.as_micros()).unwrap());
     let (sum, dag) = Recorder::record(Weights::Unit, |w| gf_with(w, input, delay));
@@ -22,55 +26,78 @@ fn record(t: usize) -> Dag {
     dag
 }
 
-/// On two workers under ABP (steal cost 1) q steals the consumer, touches the root and
-/// suspends; its deque empty, it steals the root task's continuation and makes the right
-/// subtree while p makes the left. Below the root the consumer finds every node made: 2
-/// steals, 1 suspension and 3 deviations for every t from 15 to 1023, not Ω(t) deviations.
-/// ProWS takes about as few.
+/// The program's one steal, forced (`steal_budget: Some(1)`), on two workers with a steal
+/// cost of one unit.
+fn forced(s: Scheduler, seed: u64) -> SimConfig {
+    let mut c = SimConfig::new(s, 2, seed);
+    c.steal_cost = Some(1);
+    c.steal_budget = Some(1);
+    c
+}
+
+const PROWS: [Scheduler; 2] = [
+    Scheduler::Prows {
+        placement: Placement::Paper,
+    },
+    Scheduler::Prows {
+        placement: Placement::Artifact,
+    },
+];
+
+/// Under one steal, ABP suspends every node's task on the gate (t suspensions, each followed
+/// by a deviation on q) and the consumer at the root, and resumes all t + 1 on p (a deviation
+/// each): exactly 2(t + 1) deviations for every t. ProWS suspends q's deque once, with the
+/// creator's continuations in it, and takes it back in serial order after the put: 2
+/// deviations whatever t.
 #[test]
-fn two_steals_and_one_suspension_at_every_size() {
+fn one_steal_and_t_touches_deviate_2t_plus_2_times_under_abp_and_twice_under_prows() {
     for t in [15, 63, 255, 1023] {
         let dag = record(t);
-        assert_eq!((dag.futures(), dag.touches()), (t, t));
+        assert_eq!((dag.futures(), dag.touches()), (t + 1, 2 * t));
         for seed in 0..4 {
-            let mut c = SimConfig::new(Scheduler::Abp, 2, seed);
-            c.steal_cost = Some(1);
-            let r = simulate_with(&dag, &c);
+            let r = simulate_with(&dag, &forced(Scheduler::Abp, seed));
+            let t1 = t as u64 + 1;
             assert_eq!(
                 (r.steals, r.suspensions, r.deviations),
-                (2, 1, 3),
+                (1, t1, 2 * t1),
                 "abp t={t} seed {seed}"
             );
-            for placement in [Placement::Paper, Placement::Artifact] {
-                c.scheduler = Scheduler::Prows { placement };
-                let r = simulate_with(&dag, &c);
-                assert!(
-                    r.steals <= 3 && r.suspensions == 1 && r.deviations <= 4,
-                    "{} t={t} seed {seed}: {}",
-                    c.scheduler,
-                    r.counters()
+            for s in PROWS {
+                let r = simulate_with(&dag, &forced(s, seed));
+                assert_eq!(
+                    (r.steals, r.suspensions, r.deviations),
+                    (1, 1, 2),
+                    "{s} t={t} seed {seed}"
                 );
             }
         }
     }
 }
 
-/// Whatever the steal cost (1 to 300 units, against a 20-unit node), every suspension is paid
-/// for by a steal and the deviations are those of the steals and suspensions (one each: the
-/// thief's first node, the toucher's next node or the resumed join), under every scheduler:
-/// the deviations cannot outgrow the steals on this program.
+/// Unforced, with every steal cost from 1 to 300 units (each below the gate's 20t): ABP
+/// deviates at least 2t times whatever it steals, more than three times per steal, while ProWS
+/// pays a steal for nearly every deviation (a thief takes the suspended deque's continuations
+/// back one at a time; the simulator counts at most steals + 9 deviations up to t = 1023),
+/// asserted as ProWS's bound of two per steal.
 #[test]
-fn every_suspension_costs_a_steal() {
-    for t in [15, 63, 255, 1023] {
+fn unforced_abp_deviates_more_than_its_steals_and_prows_within_them() {
+    for t in [63, 255, 1023] {
         let dag = record(t);
         for cost in [1, 3, 10, 30, 100, 300] {
-            for s in Scheduler::ALL {
-                for seed in 0..3 {
-                    let mut c = SimConfig::new(s, 2, seed);
-                    c.steal_cost = Some(cost);
+            for seed in 0..3 {
+                let mut c = SimConfig::new(Scheduler::Abp, 2, seed);
+                c.steal_cost = Some(cost);
+                let r = simulate_with(&dag, &c);
+                assert!(
+                    r.deviations >= 2 * t as u64 && r.deviations > 3 * r.steals,
+                    "abp t={t} cost {cost} seed {seed}: {}",
+                    r.counters()
+                );
+                for s in PROWS {
+                    c.scheduler = s;
                     let r = simulate_with(&dag, &c);
                     assert!(
-                        r.suspensions <= r.steals && r.deviations <= r.steals + r.suspensions,
+                        r.deviations <= 2 * r.steals,
                         "{s} t={t} cost {cost} seed {seed}: {}",
                         r.counters()
                     );

@@ -1,59 +1,56 @@
-//! `touchtree`: the producer and consumer of a tree of futures of Spoonhower et al.
-//! (SPAA'09), Figure 5(b), built as a program: t futures, t touches.
+//! `touchtree`: a tree of futures produced and consumed in parallel, built as a program for
+//! Spoonhower et al. (SPAA'09), Figure 5(b): one steal and t touches, Ω(t) deviations under a
+//! parsimonious work stealer.
 //!
 //! # The program
 //!
 //! ```text
-//! produce(i) = spin(spin_us);                          the producer's delay at a node
-//!              node(i, future(produce(2i + 1)),        every node, inner or leaf, is the
-//!                      future(produce(2i + 2)))        value of a future (heap order, i < t)
+//! main       = g = future(spin(max(t · gate_ns, gate_min_us)))   p runs the gate (work-first)
+//!              consume(touch(produce(0)))               q steals this continuation
+//! produce(i) = l = produce(2i + 1)   (if 2i + 1 < t)    children first: post-order
+//!              r = produce(2i + 2)   (if 2i + 2 < t)
+//!              future(touch(g); spin(spin_us); node(i, l, r))
 //! consume(n) = i + consume(touch(left n)) + consume(touch(right n))
-//! main       = consume(touch(future(produce(0))))
 //! ```
 //!
-//! The producer creates the tree's futures top-down, each node after a delay; the consumer
-//! walks it in the same order, touching each node's future: t futures and t touches. The span
-//! is the producer's Θ(log t) delays down a path plus the consumer's walk, a chain of t
-//! touches.
+//! Every node, inner or leaf, is the value of a future that holds its children's futures; the
+//! consumer walks the tree in heap order, touching each. Counted in futures created by the
+//! program: t + 1 (the nodes and the gate) and 2t touches (each node's task touches the gate,
+//! the consumer touches each node).
 //!
 //! # What two workers do with it
 //!
-//! On two workers p runs the root future's task (future creation is work-first) and q steals
-//! the creator's continuation, the consumer: the steal of the paper's construction. The
-//! consumer touches the root long before p puts it and suspends. What follows is fixed by two
-//! rules of the parsimonious scheduler (Spoonhower et al.'s Figure 2, `abp`), which `prows`
-//! shares:
+//! On two workers p runs the gate's task, because future creation is work-first. q steals
+//! the main task's continuation: the paper's one steal. While the gate spins, q creates the
+//! t futures.
 //!
-//! * **Work-first future creation.** Creating a future runs its task and pushes the creator's
-//!   continuation. Node `i`'s task runs its left child's task, and that child's whole subtree,
-//!   before the continuation that creates the right child and puts node `i`. The producer
-//!   touches nothing, so it never suspends: a worker makes a subtree in the one-worker order
-//!   and puts every node *after* the whole subtree below it, the root last.
-//! * **Parsimony.** A continuation changes workers only by a steal (a resumed touch carries
-//!   only the toucher's code).
+//! * **q suspends t times.** Each node's task touches the unfinished gate and suspends. q then
+//!   goes on from its own deque with the creator's continuation, a deviation.
+//! * **q goes idle.** Last, the consumer touches the root and suspends. q's deque is empty,
+//!   and under a budget of one steal (`steals=1`) it stays idle.
+//! * **p picks the work up.** When the gate is put, ABP (Spoonhower et al.'s Figure 2)
+//!   pushes every task that waits on it onto p's deque. p then runs those tasks one after the
+//!   other, each a resume deviation. The consumer resumes on p when the root is put. It goes
+//!   on touching nodes whose tasks still sit in p's deque, so it suspends and resumes again
+//!   and again.
 //!
-//! The consumer learns a node's children only from the node's value, so it touches a node only
-//! after its parent's put. Below the root that touch suspends only if the node's task was still
-//! running at the parent's put, which needs the parent's continuation to have run on the other
-//! worker: a steal. So every suspension but the root's costs a steal, and since the walk has no
-//! joins and q's deque holds nothing of the consumer's, each steal and each suspension costs
-//! one deviation: the simulator never counts more than `steals + suspensions` deviations here,
-//! whatever the steal cost (`sim/tests/touchtree.rs`). With unit weights q takes 2 steals (the
-//! consumer, then, its deque empty after the root's touch, the root task's continuation: the
-//! right subtree), the consumer suspends once and then finds every node made: 3 deviations for
-//! every t. On the runtimes the idle worker takes a producer continuation more often (about 10
-//! steals for t = 1023 to 4095, about 2 deviations each).
+//! One steal, Θ(t) suspensions and Θ(t) deviations (`sim/tests/touchtree.rs` states the
+//! counts). ProWS suspends a whole deque at a failed touch and lets a resumed one be taken
+//! only by a steal: every suspension costs it a steal, and its deviations stay within about
+//! two per steal.
 //!
-//! So Figure 5(b)'s "one steal and t touches, Ω(t) deviations" is out of reach of this pair of
-//! functions under work-first futures, and the paper's "diamonds" (small sub-graphs that keep
-//! p and q alternating between suspending and resuming) cannot bring it back: a delay or a
-//! fork-join on either side moves no producer continuation, and a fork on the consumer's side
-//! only leaves a branch for the idle worker to steal (a steal per node). Alternation needs
-//! nodes put before their subtrees: either steals, or producer tasks that suspend, which need
-//! an unfinished future to touch, and p's first task holds none (it is older than anything q
-//! makes). Running the continuation first instead (help-first) would put the nodes early, but
-//! the one-worker order runs the task first, so that schedule deviates at every future even on
-//! one worker.
+//! The gate is this program's form of the paper's "diamonds" (small sub-graphs that make
+//! producer and consumer alternate). Futures are work-first here as in the paper's `ws`: a
+//! worker runs a node's task before the continuation that creates the next one. So a producer
+//! that touches nothing puts each node only after its whole subtree, the root last. The
+//! consumer, which learns a node's children only from that put, then suspends once below the
+//! root for each steal, so no delay or fork gives Ω(t) deviations from one steal. Node tasks
+//! must suspend to be put out of that order, which needs an unfinished future older than the
+//! producer: the gate. One gate must outlast q's creation of the t futures, so the gate
+//! spins t · `gate_ns` (and at least `gate_min_us`, the time q takes to wake and steal), and
+//! the span is Θ(t), where the paper's alternation keeps it Θ(log t).
+//! On one worker the gate is put before any node is created, nothing suspends and nothing
+//! deviates.
 //!
 //! The handles travel inside other futures' values and are touched by a task that did not
 //! create them: general futures (`gf`).
@@ -71,13 +68,18 @@ use stealbench_schedulers::{AsyncForkJoin, ForkJoin, Scope, SharedHandle, Worker
 #[derive(Debug)]
 pub struct Touchtree;
 
-/// The input: the number of nodes (futures) and the producer's delay per node.
+/// The input: the number of nodes (futures), the producer's delay per node and the gate's
+/// delay per node.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TreeInput {
     /// Nodes of the tree, each the value of a future.
     pub t: usize,
     /// The producer's delay at each node.
     pub spin: Duration,
+    /// The gate spins `t` times this, long enough for the other worker to create every node...
+    pub gate_per_node: Duration,
+    /// ... and at least this long, long enough for the other worker to wake and steal.
+    pub gate_min: Duration,
 }
 
 /// A node of the tree: its index and its children's futures.
@@ -91,28 +93,32 @@ pub struct Node<'s, S: Scope<'s> + 's> {
 /// (`RecordWorker::work` of the microseconds, so a unit-weight DAG has the program's shape).
 pub type Delay<W> = fn(&W, Duration);
 
-/// The producer: node `i` after the delay, its children as futures.
+/// The producer: node `i`'s children first, then node `i` as a future whose task waits for the
+/// gate `g`, spins and holds the children.
 fn produce<'s, W: Worker>(
     s: &W::Scope<'s>,
     w: &W,
     i: usize,
+    g: &<W::Scope<'s> as Scope<'s>>::SharedFuture<()>,
     input: TreeInput,
     delay: Delay<W>,
-) -> Node<'s, W::Scope<'s>> {
-    delay(w, input.spin);
-    let child = |c: usize| {
-        (c < input.t).then(|| s.shared_future(w, move |s, w| produce(s, w, c, input, delay)))
-    };
+) -> <W::Scope<'s> as Scope<'s>>::SharedFuture<Node<'s, W::Scope<'s>>> {
+    let child = |c: usize| (c < input.t).then(|| produce(s, w, c, g, input, delay));
     let left = child(2 * i + 1);
     let right = child(2 * i + 2);
-    Node {
-        index: i,
-        left,
-        right,
-    }
+    let g = g.clone();
+    s.shared_future(w, move |_, w| {
+        g.get(w);
+        delay(w, input.spin);
+        Node {
+            index: i,
+            left,
+            right,
+        }
+    })
 }
 
-/// The consumer: touches every future of the tree in the producer's order.
+/// The consumer: touches every future of the tree in heap order.
 fn consume<'s, S: Scope<'s> + 's>(w: &S::Worker, n: &Node<'s, S>) -> u64 {
     let mut sum = n.index as u64;
     for f in [&n.left, &n.right].into_iter().flatten() {
@@ -121,10 +127,14 @@ fn consume<'s, S: Scope<'s> + 's>(w: &S::Worker, n: &Node<'s, S>) -> u64 {
     sum
 }
 
-/// The kernel with the producer's delay made by `delay` (see [`Delay`]).
+/// The kernel with the delays made by `delay` (see [`Delay`]).
 pub fn gf_with<W: Worker>(w: &W, input: TreeInput, delay: Delay<W>) -> u64 {
     w.scope(|s| {
-        let root = s.shared_future(w, move |s, w| produce(s, w, 0, input, delay));
+        let gate = input
+            .gate_min
+            .max(input.gate_per_node * u32::try_from(input.t).expect("t <= MAX_T"));
+        let g = s.shared_future(w, move |_, w| delay(w, gate));
+        let root = produce(s, w, 0, &g, input, delay);
         consume(w, root.get(w))
     })
 }
@@ -151,7 +161,11 @@ impl Workload for Touchtree {
             Size::Quick => 1023,
             Size::Test => 31,
         };
-        Params::new().int("t", t).int("spin_us", 20)
+        Params::new()
+            .int("t", t)
+            .int("spin_us", 20)
+            .int("gate_ns", 20_000)
+            .int("gate_min_us", 10_000)
     }
 
     fn input(params: &Params) -> Result<TreeInput, String> {
@@ -162,6 +176,8 @@ impl Workload for Touchtree {
         Ok(TreeInput {
             t,
             spin: Duration::from_micros(params.get_int("spin_us")),
+            gate_per_node: Duration::from_nanos(params.get_int("gate_ns")),
+            gate_min: Duration::from_micros(params.get_int("gate_min_us")),
         })
     }
 
@@ -211,6 +227,8 @@ mod tests {
             let i = TreeInput {
                 t,
                 spin: Duration::from_micros(50),
+                gate_per_node: Duration::from_micros(5),
+                gate_min: Duration::from_millis(1),
             };
             let abp = Abp::start(&PoolConfig::with_workers(2)).unwrap();
             let prows = Prows::start(&PoolConfig::with_workers(2)).unwrap();
@@ -225,5 +243,43 @@ mod tests {
             .apply(&[("t".into(), "0".into())])
             .unwrap();
         assert!(Touchtree::input(&zero).is_err());
+    }
+
+    /// On the runtimes, forced to one steal: `abp` suspends every node's task and the consumer
+    /// and deviates 2(t + 1) times, `prows` twice. The schedule needs q to steal and create
+    /// every node within the gate; a run where the machine denied it that (no steal, or fewer
+    /// suspensions) is retried, up to five times.
+    #[test]
+    fn one_forced_steal_deviates_2t_plus_2_times_on_abp_and_twice_on_prows() {
+        fn counted<S: Scheduler + ForkJoin>(t: usize) -> (u64, u64, u64) {
+            let pool = S::start(&PoolConfig {
+                steal_budget: Some(1),
+                ..PoolConfig::with_workers(2)
+            })
+            .unwrap();
+            let input = TreeInput {
+                t,
+                spin: Duration::from_micros(5),
+                gate_per_node: Duration::from_micros(20),
+                gate_min: Duration::from_millis(50),
+            };
+            let answer = Touchtree::run(&pool, Variant::Gf, &input, &mut ());
+            Touchtree::check(&input, &(), &answer).unwrap();
+            let s = pool.stats();
+            let extra = |n| s.extra(n).unwrap_or(0);
+            (s.steals.unwrap(), extra("suspensions"), extra("deviations"))
+        }
+        let t = 63;
+        let want = (1, t as u64 + 1, 2 * (t as u64 + 1));
+        let abp: Vec<_> = (0..5)
+            .map(|_| counted::<Abp>(t))
+            .take_while(|c| *c != want)
+            .collect();
+        assert!(abp.len() < 5, "abp: {abp:?}, expected {want:?}");
+        let prows: Vec<_> = (0..5)
+            .map(|_| counted::<Prows>(t))
+            .take_while(|c| c.2 != 2)
+            .collect();
+        assert!(prows.len() < 5, "prows: {prows:?}, expected 2 deviations");
     }
 }

@@ -1,7 +1,8 @@
 //! Spoonhower et al. (SPAA'09) Figure 5: the graphs of the lower bounds on deviations, built
 //! as programs and measured on two workers: (a) `touchchain`, one future, one steal and one
 //! touch under `d` nested joins, for d = 2^4 ... 2^12; (b) `touchtree`, a tree of `t` futures
-//! produced and consumed in parallel, for t = 2^4 − 1 ... 2^12 − 1.
+//! produced and consumed in parallel, every node's task waiting for one gate future, for
+//! t = 2^4 − 1 ... 2^12 − 1.
 //!
 //! The paper draws the graphs and proves the bounds; it prints no counts. This figure counts
 //! steals and deviations on the real `abp` (the paper's parsimonious `ws`) and `prows` (with
@@ -82,19 +83,24 @@ pub fn figure() -> Figure {
                   them back in serial order: 2 deviations whatever d. Unforced, the idle \
                   worker steals those children back one at a time from the stealable \
                   suspended deque: d + 1 steals and 2 + 2d deviations, two per steal, within \
-                  ProWS's bound in steals. (b) is `touchtree`, a heap-ordered tree of t \
-                  futures, each node produced after a 20 us spin and consumed in the same \
-                  order by the stolen \
-                  continuation. Futures are work-first: a worker runs a node's future task, \
-                  its whole subtree included, before the continuation that puts the node, and \
-                  the consumer learns a node's children only from that put, so below the root \
-                  it can suspend only where a steal moved a producer continuation. Every \
-                  suspension costs a steal and each steal and suspension one deviation: the \
-                  steals and the deviations grow together (about 2 deviations per steal, \
-                  about log t steals), not Omega(t) deviations from one steal, under both \
-                  schedulers; the paper's diamonds (delays and forks without futures) cannot \
-                  change that with work-first futures. Forced to one steal, the consumer \
-                  suspends once, at the root, which is put last: 1 steal, 2 deviations. The \
+                  ProWS's bound in steals, as long as the steals fit in the 10 ms spin (to \
+                  about d = 1024 here; past that the put comes first and the rest is taken \
+                  back in order). (b) is `touchtree`, a heap-ordered tree of t \
+                  futures, each holding its children's futures, created children first by \
+                  the stolen continuation while the first future (the gate, max(t x 20 us, \
+                  10 ms)) spins on the other worker; every node's task touches the gate, then \
+                  spins 20 us, and the consumer touches every node. Futures are work-first, \
+                  so without the gate each node would be put after its whole subtree and \
+                  every suspension below the root would cost a steal; the gate is this \
+                  program's form of the paper's diamonds, and makes the span Theta(t) where \
+                  the paper's alternation keeps it Theta(log t). `abp` suspends every node's \
+                  task and the consumer on the one steal and resumes them all on the other \
+                  worker: 2(t + 1) deviations, forced or not (unforced, the idle worker also \
+                  steals resumed tasks, about one per 4 deviations). `prows` suspends the \
+                  thief's deque once, with the creator's continuations in it; forced to one \
+                  steal it takes the deque back in serial order after the put (2 \
+                  deviations), unforced a thief takes them one steal each (2t steals, and \
+                  deviations within ten more). The \
                   `sim=nanos` rows replay each program's recorded DAG (measured strand lengths) \
                   in the simulator's model of the scheduler, one seed per repetition.",
         reference_path: "",
