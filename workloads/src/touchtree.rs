@@ -27,17 +27,21 @@
 //! * **q suspends t times.** Each node's task touches the unfinished gate and suspends. q then
 //!   goes on from its own deque with the creator's continuation, a deviation.
 //! * **q goes idle.** Last, the consumer touches the root and suspends. q's deque is empty,
-//!   and under a budget of one steal (`steals=1`) it stays idle.
+//!   and under a budget of one steal (`steals=1`) it stays idle. Unforced, it steals back
+//!   tasks that resume on p, about one steal per four deviations, and the deviations stay
+//!   2(t + 1).
 //! * **p picks the work up.** When the gate is put, ABP (Spoonhower et al.'s Figure 2)
 //!   pushes every task that waits on it onto p's deque. p then runs those tasks one after the
 //!   other, each a resume deviation. The consumer resumes on p when the root is put. It goes
 //!   on touching nodes whose tasks still sit in p's deque, so it suspends and resumes again
 //!   and again.
 //!
-//! One steal, Θ(t) suspensions and Θ(t) deviations (`sim/tests/touchtree.rs` states the
-//! counts). ProWS suspends a whole deque at a failed touch and lets a resumed one be taken
-//! only by a steal: every suspension costs it a steal, and its deviations stay within about
-//! two per steal.
+//! One steal, t + 1 suspensions and 2(t + 1) deviations (`sim/tests/touchtree.rs` and the
+//! runtime test below state the counts). ProWS instead suspends q's whole deque at the first
+//! failed touch, with the creator's continuations in it. Unforced, an idle worker takes those
+//! back one steal each (about 2t steals, and deviations within ten more). Forced to one
+//! steal, p puts the gate with its own deque empty, makes the resumed deque its active one and
+//! runs it in serial order: 2 deviations whatever t.
 //!
 //! The gate is this program's form of the paper's "diamonds" (small sub-graphs that make
 //! producer and consumer alternate). Futures are work-first here as in the paper's `ws`: a
