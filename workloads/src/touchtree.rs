@@ -5,12 +5,12 @@
 //! # The program
 //!
 //! ```text
-//! main       = g = future(spin(max(t · gate_ns, gate_min_us)))   p runs the gate (work-first)
-//!              consume(touch(produce(0)))               q steals this continuation
-//! produce(i) = l = produce(2i + 1)   (if 2i + 1 < t)    children first: post-order
-//!              r = produce(2i + 2)   (if 2i + 2 < t)
+//! main       = g = future(spin(gate_min_us);                 the gate: p runs it (work-first)
+//!                         parallel for 1..t: spin(gate_ns))
+//!              consume(touch(produce(0)))                    q steals this continuation
+//! produce(i) = (l, r) = join(produce(2i + 1), produce(2i + 2))   children first (each if < t)
 //!              future(touch(g); spin(spin_us); node(i, l, r))
-//! consume(n) = i + consume(touch(left n)) + consume(touch(right n))
+//! consume(n) = i + join(consume(touch(left n)), consume(touch(right n)))
 //! ```
 //!
 //! Every node, inner or leaf, is the value of a future that holds its children's futures; the
@@ -27,21 +27,21 @@
 //! * **q suspends t times.** Each node's task touches the unfinished gate and suspends. q then
 //!   goes on from its own deque with the creator's continuation, a deviation.
 //! * **q goes idle.** Last, the consumer touches the root and suspends. q's deque is empty,
-//!   and under a budget of one steal (`steals=1`) it stays idle. Unforced, it steals back
-//!   tasks that resume on p, about one steal per four deviations, and the deviations stay
-//!   2(t + 1).
+//!   and under a budget of one steal (`steals=1`) it stays idle.
 //! * **p picks the work up.** When the gate is put, ABP (Spoonhower et al.'s Figure 2)
-//!   pushes every task that waits on it onto p's deque. p then runs those tasks one after the
-//!   other, each a resume deviation. The consumer resumes on p when the root is put. It goes
-//!   on touching nodes whose tasks still sit in p's deque, so it suspends and resumes again
-//!   and again.
+//!   pushes every task that waits on it onto p's deque. p runs them one after the other, each
+//!   a resume deviation, and then the consumer, resumed by the root's put, which finds every
+//!   node made.
 //!
 //! One steal, t + 1 suspensions and 2(t + 1) deviations (`sim/tests/touchtree.rs` and the
-//! runtime test below state the counts). ProWS instead suspends q's whole deque at the first
-//! failed touch, with the creator's continuations in it. Unforced, an idle worker takes those
-//! back one steal each (about 2t steals, and deviations within ten more). Forced to one
-//! steal, p puts the gate with its own deque empty, makes the resumed deque its active one and
-//! runs it in serial order: 2 deviations whatever t.
+//! runtime test below state the counts). Unforced, q steals from p when idle (the gate's loop,
+//! resumed tasks, the consumer's joins): about t/2 steals and 3t deviations.
+//!
+//! ProWS instead suspends q's whole deque at the first failed touch, with the creator's
+//! continuations in it. Forced to one steal, p puts the gate with its own deque empty, makes
+//! the resumed deque its active one and runs it in serial order: 2 deviations whatever t.
+//! Unforced, the idle worker steals from the gate's loop and from that suspended deque, and
+//! each steal costs about one deviation (1.2 to 1.3 per steal at t = 4095).
 //!
 //! The gate is this program's form of the paper's "diamonds" (small sub-graphs that make
 //! producer and consumer alternate). Futures are work-first here as in the paper's `ws`: a
@@ -50,9 +50,11 @@
 //! consumer, which learns a node's children only from that put, then suspends once below the
 //! root for each steal, so no delay or fork gives Ω(t) deviations from one steal. Node tasks
 //! must suspend to be put out of that order, which needs an unfinished future older than the
-//! producer: the gate. One gate must outlast q's creation of the t futures, so the gate
-//! spins t · `gate_ns` (and at least `gate_min_us`, the time q takes to wake and steal), and
-//! the span is Θ(t), where the paper's alternation keeps it Θ(log t).
+//! producer: the gate. Its work, t · `gate_ns` that p does alone, must outlast q's creation of
+//! the t futures; it is a parallel loop (`parfor`), so its span stays Θ(log t) plus the
+//! `gate_min_us` floor (the time q takes to wake and steal). With the joins of `produce` and
+//! `consume`, the span is Θ(log t) (94 units for t = 1023 at 20 units a node, a constant more
+//! per doubling), the paper's condition for producing and consuming the tree in parallel.
 //! On one worker the gate is put before any node is created, nothing suspends and nothing
 //! deviates.
 //!
@@ -80,9 +82,10 @@ pub struct TreeInput {
     pub t: usize,
     /// The producer's delay at each node.
     pub spin: Duration,
-    /// The gate spins `t` times this, long enough for the other worker to create every node...
+    /// The gate's parallel loop spins this `t` times: work enough for the other worker to
+    /// create every node meanwhile.
     pub gate_per_node: Duration,
-    /// ... and at least this long, long enough for the other worker to wake and steal.
+    /// The gate first spins this: time for the other worker to wake and steal.
     pub gate_min: Duration,
 }
 
@@ -107,9 +110,8 @@ fn produce<'s, W: Worker>(
     input: TreeInput,
     delay: Delay<W>,
 ) -> <W::Scope<'s> as Scope<'s>>::SharedFuture<Node<'s, W::Scope<'s>>> {
-    let child = |c: usize| (c < input.t).then(|| produce(s, w, c, g, input, delay));
-    let left = child(2 * i + 1);
-    let right = child(2 * i + 2);
+    let child = |w: &W, c: usize| (c < input.t).then(|| produce(s, w, c, g, input, delay));
+    let (left, right) = w.join(|w| child(w, 2 * i + 1), |w| child(w, 2 * i + 2));
     let g = g.clone();
     s.shared_future(w, move |_, w| {
         g.get(w);
@@ -124,20 +126,20 @@ fn produce<'s, W: Worker>(
 
 /// The consumer: touches every future of the tree in heap order.
 fn consume<'s, S: Scope<'s> + 's>(w: &S::Worker, n: &Node<'s, S>) -> u64 {
-    let mut sum = n.index as u64;
-    for f in [&n.left, &n.right].into_iter().flatten() {
-        sum += consume::<S>(w, f.get(w));
-    }
-    sum
+    let side = |w: &S::Worker, f: &Option<S::SharedFuture<Node<'s, S>>>| {
+        f.as_ref().map_or(0, |f| consume::<S>(w, f.get(w)))
+    };
+    let (l, r) = w.join(|w| side(w, &n.left), |w| side(w, &n.right));
+    n.index as u64 + l + r
 }
 
 /// The kernel with the delays made by `delay` (see [`Delay`]).
 pub fn gf_with<W: Worker>(w: &W, input: TreeInput, delay: Delay<W>) -> u64 {
     w.scope(|s| {
-        let gate = input
-            .gate_min
-            .max(input.gate_per_node * u32::try_from(input.t).expect("t <= MAX_T"));
-        let g = s.shared_future(w, move |_, w| delay(w, gate));
+        let g = s.shared_future(w, move |_, w| {
+            delay(w, input.gate_min);
+            crate::parfor::fj(w, 0..input.t, &|w, _| delay(w, input.gate_per_node));
+        });
         let root = produce(s, w, 0, &g, input, delay);
         consume(w, root.get(w))
     })

@@ -86,21 +86,21 @@ pub fn figure() -> Figure {
                   ProWS's bound in steals, as long as the steals fit in the 10 ms spin (to \
                   about d = 1024 here; past that the put comes first and the rest is taken \
                   back in order). (b) is `touchtree`, a heap-ordered tree of t \
-                  futures, each holding its children's futures, created children first by \
-                  the stolen continuation while the first future (the gate, max(t x 20 us, \
-                  10 ms)) spins on the other worker; every node's task touches the gate, then \
-                  spins 20 us, and the consumer touches every node. Futures are work-first, \
-                  so without the gate each node would be put after its whole subtree and \
-                  every suspension below the root would cost a steal; the gate is this \
-                  program's form of the paper's diamonds, and makes the span Theta(t) where \
-                  the paper's alternation keeps it Theta(log t). `abp` suspends every node's \
-                  task and the consumer on the one steal and resumes them all on the other \
-                  worker: 2(t + 1) deviations, forced or not (unforced, the idle worker also \
-                  steals resumed tasks, about one per 4 deviations). `prows` suspends the \
-                  thief's deque once, with the creator's continuations in it; forced to one \
-                  steal it takes the deque back in serial order after the put (2 \
-                  deviations), unforced a thief takes them one steal each (2t steals, and \
-                  deviations within ten more). The \
+                  futures, each holding its children's futures, created children first \
+                  (under joins) by the stolen continuation while the first future, the gate \
+                  (a 10 ms spin, then a parallel loop of t 20 us spins), runs on the other \
+                  worker; every node's task touches the gate, then spins 20 us, and the \
+                  consumer touches every node under joins: span Theta(log t) beyond the 10 \
+                  ms. Futures are work-first, so without the gate each node would be put \
+                  after its whole subtree and every suspension below the root would cost a \
+                  steal; the gate is this program's form of the paper's diamonds. `abp` \
+                  suspends every node's task and the consumer on the one steal and resumes \
+                  them all on the other worker: 2(t + 1) deviations (unforced, the idle \
+                  worker also steals, about t/2 times, and the deviations reach about 3t). \
+                  `prows` suspends the thief's deque once, with the creator's continuations \
+                  in it; forced to one steal, the gate's putter takes the deque back whole \
+                  and runs it in serial order (2 deviations); unforced, a thief takes work \
+                  from it one steal at a time, about one deviation per steal. The \
                   `sim=nanos` rows replay each program's recorded DAG (measured strand lengths) \
                   in the simulator's model of the scheduler, one seed per repetition.",
         reference_path: "",
