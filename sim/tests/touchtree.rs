@@ -57,7 +57,11 @@ fn one_steal_and_t_touches_deviate_2t_plus_2_times_under_abp_and_twice_under_pro
         assert_eq!((dag.futures(), dag.touches()), (t + 1, 2 * t));
         // Θ(log t) span: 64 units at t = 15, 94 at t = 1023 (work 796 and 54220).
         let levels = u64::from((t + 1).ilog2());
-        assert!(dag.span() <= 10 * levels + 3 * SPIN, "t={t}: span {}", dag.span());
+        assert!(
+            dag.span() <= 10 * levels + 3 * SPIN,
+            "t={t}: span {}",
+            dag.span()
+        );
         let one = simulate_with(&dag, &SimConfig::new(Scheduler::Abp, 1, 0));
         assert_eq!((one.steals, one.deviations), (0, 0));
         for seed in 0..4 {
