@@ -482,6 +482,8 @@ fn draw_lines<DB: DrawingBackend>(
         .x_desc(panel.x_desc.as_str())
         .y_desc(metric.y_label())
         .label_style(("sans-serif", 16))
+        // Many doublings of a parameter (up to 4096 and more) would overlap at full size.
+        .x_label_style(("sans-serif", if x.ticks.len() > 8 { 12 } else { 16 }))
         .axis_desc_style(("sans-serif", 16))
         .draw()?;
 
