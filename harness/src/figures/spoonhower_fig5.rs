@@ -1,7 +1,7 @@
 //! Spoonhower et al. (SPAA'09) Figure 5: the graphs of the lower bounds on deviations, built
 //! as programs and measured on two workers: (a) `touchchain`, one future, one steal and one
 //! touch under `d` nested joins, for d = 2^4 ... 2^12; (b) `touchtree`, a tree of `t` futures
-//! produced and consumed in parallel, every node's task waiting for one gate future, for
+//! produced and consumed, every node's task waiting for one gate future, for
 //! t = 2^4 − 1 ... 2^12 − 1.
 //!
 //! The paper draws the graphs and proves the bounds; it prints no counts. This figure counts
@@ -83,24 +83,19 @@ pub fn figure() -> Figure {
                   them back in serial order: 2 deviations whatever d. Unforced, the idle \
                   worker steals those children back one at a time from the stealable \
                   suspended deque: d + 1 steals and 2 + 2d deviations, two per steal, within \
-                  ProWS's bound in steals, as long as the steals fit in the 10 ms spin (to \
-                  about d = 1024 here; past that the put comes first and the rest is taken \
-                  back in order). (b) is `touchtree`, a heap-ordered tree of t \
-                  futures, each holding its children's futures, created children first \
-                  (under joins) by the stolen continuation while the first future, the gate \
-                  (a 10 ms spin, then a parallel loop of t 20 us spins), runs on the other \
-                  worker; every node's task touches the gate, then spins 20 us, and the \
-                  consumer touches every node under joins: span Theta(log t) beyond the 10 \
-                  ms. Futures are work-first, so without the gate each node would be put \
-                  after its whole subtree and every suspension below the root would cost a \
-                  steal; the gate is this program's form of the paper's diamonds. `abp` \
-                  suspends every node's task and the consumer on the one steal and resumes \
-                  them all on the other worker: 2(t + 1) deviations (unforced, the idle \
-                  worker also steals, about t/2 times, and the deviations reach about 3t). \
-                  `prows` suspends the thief's deque once, with the creator's continuations \
-                  in it; forced to one steal, the gate's putter takes the deque back whole \
-                  and runs it in serial order (2 deviations); unforced, a thief takes work \
-                  from it one steal at a time, about one deviation per steal. The \
+                  ProWS's bound in steals, as long as the steals fit in the 10 ms spin (up to \
+                  d = 512 here; beyond, it varies with the run). (b) is `touchtree`, a tree \
+                  of t futures produced and consumed under joins, span Theta(log t); every \
+                  node's task first touches one gate future (a 10 ms spin, then a parallel \
+                  loop of t 20 us spins) which the other worker runs while the stolen \
+                  continuation creates the nodes. Forced to one steal, `abp` suspends all t \
+                  node tasks and the consumer and resumes them on the other worker: 2(t + 1) \
+                  deviations; unforced it also steals about t/2 times and deviates about 3t \
+                  times. `prows` forced suspends one deque and takes it back whole: 2 \
+                  deviations; unforced, 1.1 to 1.3 deviations per steal. The deviations come \
+                  from the node tasks' touches of the gate, not from the producer and \
+                  consumer alternating as in the paper's drawing (workloads/src/touchtree.rs \
+                  says how the two differ and why work-first futures need the gate). The \
                   `sim=nanos` rows replay each program's recorded DAG (measured strand lengths) \
                   in the simulator's model of the scheduler, one seed per repetition.",
         reference_path: "",
