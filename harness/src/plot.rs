@@ -11,7 +11,8 @@
 //! (equal factors take equal heights, the ideal is the diagonal, a speedup of 1/100 reads as
 //! well as one of 16), linear otherwise. A count against a spec's parameter (its growth with
 //! the input, over doublings) is fitted the same way, zeros left out of a log2 axis; any other
-//! count or size is linear from 0.
+//! count or size is linear from 0. A count or a size measured at one P only (ProWS Figure 4,
+//! at P = 16) is drawn as bars, one per line.
 //!
 //! A speedup figure with the paper's values sets, beside each workload's chart, our value
 //! against the paper's at the same P ([`Panel::versus_paper`]): a marker in the line's colour,
@@ -426,6 +427,79 @@ fn reference_style() -> ShapeStyle {
     BLACK.mix(0.35).stroke_width(1)
 }
 
+/// The workers of a panel whose every line has one point, all at the same P, if it is one.
+fn one_p(panel: &Panel) -> Option<usize> {
+    let mut ps = panel
+        .series
+        .iter()
+        .flat_map(|s| s.points.iter().map(|q| q.0));
+    let first = ps.next()?;
+    let single = panel.series.iter().all(|s| s.points.len() <= 1);
+    (single && ps.all(|p| p == first)).then_some(first)
+}
+
+/// The chart of a count or a size at one P ([`one_p`]) as bars, one per line in the legend's
+/// order: ours filled with a marker on top, the paper's hollow with a cross, in the line's
+/// colour, on a linear axis from 0.
+fn draw_bars<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    panel: &Panel,
+    p: usize,
+    fig: &Figure,
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+    let n = panel.series.len() as f64;
+    let x = Axis {
+        log: false,
+        range: -0.6..n - 0.4,
+        ticks: Vec::new(),
+        decimals: Some(0),
+    };
+    let top = panel
+        .series
+        .iter()
+        .flat_map(|s| s.points.iter().map(|q| q.1))
+        .fold(0.0, f64::max);
+    let y = Axis::linear(top);
+    let x_desc = format!("P = {p}: a bar per line, in the legend's order");
+    let mut chart = ChartBuilder::on(area)
+        .caption(&panel.workload, ("sans-serif", 22))
+        .margin(12)
+        .x_label_area_size(44)
+        .y_label_area_size(y.label_area())
+        .build_cartesian_2d(x, y.clone())?;
+    chart
+        .configure_mesh()
+        .disable_x_mesh()
+        .y_label_formatter(&|t| y.label(*t))
+        .x_desc(x_desc.as_str())
+        .y_desc(fig.metric.y_label())
+        .label_style(("sans-serif", 16))
+        .axis_desc_style(("sans-serif", 16))
+        .draw()?;
+    for (i, s) in panel.series.iter().enumerate() {
+        let Some(&(_, v)) = s.points.first() else {
+            continue;
+        };
+        let (color, i) = (COLORS[s.color % COLORS.len()], i as f64);
+        let corners = [(i - 0.35, 0.0), (i + 0.35, v)];
+        if s.paper {
+            chart.draw_series(std::iter::once(Rectangle::new(
+                corners,
+                color.stroke_width(2),
+            )))?;
+            chart.draw_series(std::iter::once(Cross::new(
+                (i, v),
+                5,
+                color.stroke_width(2),
+            )))?;
+        } else {
+            chart.draw_series(std::iter::once(Rectangle::new(corners, color.filled())))?;
+            chart.draw_series(std::iter::once(Circle::new((i, v), 4, color.filled())))?;
+        }
+    }
+    Ok(())
+}
+
 /// The chart of a panel's lines against P (or the spec's parameter).
 fn draw_lines<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
@@ -434,6 +508,9 @@ fn draw_lines<DB: DrawingBackend>(
     fig: &Figure,
 ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
     let metric = fig.metric;
+    if let Some(p) = one_p(panel).filter(|_| !metric.ideal_line()) {
+        return draw_bars(area, panel, p, fig);
+    }
     let x_max = (max_p as f64).log2().max(1.0);
     // P starts at 1; a parameter's axis starts at its smallest value.
     let x_min = match fig.x_axis {
@@ -998,5 +1075,34 @@ mod tests {
         assert_eq!(count.ticks.first(), Some(&0.0));
         assert_eq!(count.label(200.0), "200");
         assert_eq!(count.at(200.0), 200.0);
+    }
+
+    #[test]
+    fn a_panel_at_one_p_is_drawn_as_bars() {
+        let series = |label: &str, points: Vec<(usize, f64)>| Series {
+            label: label.into(),
+            color: 0,
+            paper: false,
+            points,
+        };
+        let panel = |series| Panel {
+            workload: "hw".into(),
+            x_desc: "workers P".into(),
+            series,
+            versus_paper: Vec::new(),
+        };
+        let at16 = panel(vec![
+            series("a", vec![(16, 3.0)]),
+            series("b", vec![(16, 5.0)]),
+        ]);
+        assert_eq!(one_p(&at16), Some(16));
+        let apart = panel(vec![
+            series("a", vec![(16, 3.0)]),
+            series("b", vec![(8, 5.0)]),
+        ]);
+        assert_eq!(one_p(&apart), None);
+        let line = panel(vec![series("a", vec![(1, 3.0), (2, 5.0)])]);
+        assert_eq!(one_p(&line), None);
+        assert_eq!(one_p(&panel(Vec::new())), None);
     }
 }
