@@ -88,7 +88,8 @@ pub struct Panel {
     pub versus_paper: Vec<Pairs>,
 }
 
-const COLORS: [RGBColor; 14] = [
+/// Distinct line colours: the panels' largest, spoonhower-fig5, has 16 lines.
+const COLORS: [RGBColor; 20] = [
     RGBColor(31, 119, 180),
     RGBColor(214, 39, 40),
     RGBColor(44, 160, 44),
@@ -103,6 +104,12 @@ const COLORS: [RGBColor; 14] = [
     RGBColor(128, 128, 0),
     RGBColor(0, 128, 128),
     RGBColor(200, 0, 200),
+    RGBColor(0, 0, 0),
+    RGBColor(255, 187, 120),
+    RGBColor(152, 223, 138),
+    RGBColor(174, 199, 232),
+    RGBColor(255, 152, 150),
+    RGBColor(197, 176, 213),
 ];
 
 /// The panels of `fig` from the run's points: one per workload (spec), lines against P; or,
