@@ -78,8 +78,9 @@ pub struct PoolConfig {
     /// steals again only when no worker is (so every program ends that does not spin-wait for
     /// another task); those steals are counted like the others. It reproduces the schedules
     /// of the papers' lower-bound constructions ("one steal, one touch"), where the thief
-    /// holds its steals. Only the fiber runtimes (`abp`, `fibril`, `prows`) and the simulator
-    /// honour it; the others refuse it.
+    /// holds its steals. Exact at two workers, where one is idle at a time; with more, idle
+    /// workers that check the budget together may all steal, a few past `k`. Only the fiber
+    /// runtimes (`abp`, `fibril`, `prows`) and the simulator honour it; the others refuse it.
     pub steal_budget: Option<u64>,
 }
 
@@ -191,13 +192,19 @@ mod tests {
     use super::*;
 
     #[test]
-    fn only_fiber_runtimes_take_a_stack_size() {
+    fn only_fiber_runtimes_take_a_stack_size_or_a_steal_budget() {
         let sized = PoolConfig {
             stack_size: Some(1 << 20),
             ..PoolConfig::with_workers(2)
         };
         let e = sized.require_runtime_policies("rayon").unwrap_err();
         assert!(e.to_string().contains("no fixed-size fiber stacks"), "{e}");
+        let budget = PoolConfig {
+            steal_budget: Some(1),
+            ..PoolConfig::with_workers(2)
+        };
+        let e = budget.require_runtime_policies("rayon").unwrap_err();
+        assert!(e.to_string().contains("cannot hold its steals"), "{e}");
         assert!(
             PoolConfig::with_workers(2)
                 .refuse_fiber_settings("serial")

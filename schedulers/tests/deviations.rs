@@ -163,12 +163,12 @@ macro_rules! deviation_tests {
                 <$Pool>::start(&PoolConfig::with_workers(p)).unwrap()
             }
 
-            /// Two workers under the forced schedule of one steal a run
-            /// ([`PoolConfig::steal_budget`]): after it, an idle worker steals nothing while
+            /// Two workers under the forced schedule of `k` steals a run
+            /// ([`PoolConfig::steal_budget`]): after them, an idle worker steals nothing while
             /// the other runs a task.
-            fn pool_one_steal() -> $Pool {
+            fn pool_budget(k: u64) -> $Pool {
                 <$Pool>::start(&PoolConfig {
-                    steal_budget: Some(1),
+                    steal_budget: Some(k),
                     ..PoolConfig::with_workers(2)
                 })
                 .unwrap()
@@ -206,11 +206,7 @@ macro_rules! deviation_tests {
             fn a_steal_budget_stops_no_program() {
                 let serial = pool(1);
                 for k in [0, 1] {
-                    let pool = <$Pool>::start(&PoolConfig {
-                        steal_budget: Some(k),
-                        ..PoolConfig::with_workers(2)
-                    })
-                    .unwrap();
+                    let pool = pool_budget(k);
                     for i in 0..60 {
                         let seed = splitmix(i ^ 0xB0D6);
                         let want = serial.run(|w| dag(w, seed, 7, true));
@@ -294,7 +290,7 @@ macro_rules! deviation_tests {
             /// `k`, which Y runs right after `b`'s last strand. 1.
             #[test]
             fn stolen_branch_that_resumes_its_join_deviates_once() {
-                let pool = pool_one_steal();
+                let pool = pool_budget(1);
                 let started = Flag::default();
                 let (_, c) = run_counted(&pool, |w| {
                     w.join(
@@ -313,9 +309,9 @@ macro_rules! deviation_tests {
             /// A chain of `depth` joins after a stolen future (Spoonhower et al., Figure
             /// 5(a)): the future's task `t` runs on X (work-first), Y steals the root's
             /// continuation `c` (1 steal, the run's budget: Y steals nothing more while X
-            /// runs); `c` nests `depth` joins
-            /// `J1(A1, B1)`, `A1 = J2(A2, B2)`, ..., and the innermost `Ad` touches the future,
-            /// whose task waits until that touch has suspended. Deviations:
+            /// runs); `c` nests `depth` joins `J1(A1, B1)`, `A1 = J2(A2, B2)`, ..., and the
+            /// innermost `Ad` touches the future, whose task waits until that touch has
+            /// suspended. Deviations:
             ///
             /// * both: `c` (its predecessor, `t`'s last strand, has not ended), and the strand
             ///   after the touch, on X after `t` (its predecessor, the strand before the
@@ -350,7 +346,7 @@ macro_rules! deviation_tests {
                     a + b
                 }
                 for depth in 0..=4u32 {
-                    let pool = pool_one_steal();
+                    let pool = pool_budget(1);
                     let stolen = Flag::default();
                     let ran = AtomicUsize::new(0);
                     let (v, c) = run_counted(&pool, |w| {

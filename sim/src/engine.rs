@@ -152,13 +152,16 @@ pub(crate) fn run<Pol: Policy>(
             }
             pol.complete(&mut core, w, v)
         } else {
-            attempts += 1;
-            let held = cfg
-                .steal_budget
-                .is_some_and(|k| core.c.steals >= k && ws.running.iter().any(|&r| r != NONE));
-            if core.ready == 0 || held {
+            // A held attempt (the steal budget spent while another worker runs a node) is
+            // not made, so not counted, as on the runtimes, where a held worker does not try.
+            let held = |k| core.c.steals >= k && ws.running.iter().any(|&r| r != NONE);
+            if core.ready == 0 {
+                attempts += 1;
+                None
+            } else if cfg.steal_budget.is_some_and(held) {
                 None
             } else {
+                attempts += 1;
                 pol.attempt(&mut core, w)
             }
         };

@@ -120,7 +120,8 @@ pub struct SimConfig {
     pub trace: bool,
     /// A forced schedule, as the runtimes' `PoolConfig::steal_budget`: after the first `k`
     /// steals (muggings included), a worker out of work steals nothing while another worker
-    /// runs a node, and steals again when none does. `None`: no budget.
+    /// runs a node, and steals again when none does; a held worker makes no attempt, so none
+    /// is counted. `None`: no budget.
     pub steal_budget: Option<u64>,
 }
 

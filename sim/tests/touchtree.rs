@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 use stealbench_schedulers::record::{Dag, RecordWorker, Recorder, Weights};
-use stealbench_sim::{Placement, Scheduler, SimConfig, simulate_with};
+use stealbench_sim::{Scheduler, SimConfig, simulate_with};
 use stealbench_workloads::touchtree::{TreeInput, gf_with};
 
 /// The producer's delay per node, and the gate's per node, in units (microseconds read as
@@ -35,14 +35,8 @@ fn forced(s: Scheduler, seed: u64) -> SimConfig {
     c
 }
 
-const PROWS: [Scheduler; 2] = [
-    Scheduler::Prows {
-        placement: Placement::Paper,
-    },
-    Scheduler::Prows {
-        placement: Placement::Artifact,
-    },
-];
+/// ProWS with the paper's and the artifact's placement: every scheduler but ABP.
+const PROWS: [Scheduler; 2] = [Scheduler::ALL[1], Scheduler::ALL[2]];
 
 /// The DAG's span is Θ(log t), its one-worker schedule deviates nowhere, and under one steal
 /// ABP deviates exactly 2(t + 1) times for every t: the steal, then t suspensions of node

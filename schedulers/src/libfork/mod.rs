@@ -791,7 +791,8 @@ impl Scheduler for LibforkPool {
     const NAME: &'static str = "libfork";
 
     fn start(config: &PoolConfig) -> Result<Self, StartError> {
-        // Its stacks are segmented: they grow as deep as the tasks go.
+        // Its stacks are segmented (they grow as deep as the tasks go), and it has no steal
+        // budget.
         config.refuse_fiber_settings(Self::NAME)?;
         Self::start_on(config, &Topology::detect())
     }
