@@ -11,8 +11,8 @@
 //! (equal factors take equal heights, the ideal is the diagonal, a speedup of 1/100 reads as
 //! well as one of 16), linear otherwise. A count against a spec's parameter (its growth with
 //! the input, over doublings) is fitted the same way, zeros left out of a log2 axis; any other
-//! count or size is linear from 0. A count or a size measured at one P only (ProWS Figure 4,
-//! at P = 16) is drawn as bars, one per line.
+//! count or size is linear from 0. A panel measured at one P only, of a metric without the
+//! ideal (ProWS Figure 4's deviations at P = 16), is drawn as bars, one per line.
 //!
 //! A speedup figure with the paper's values sets, beside each workload's chart, our value
 //! against the paper's at the same P ([`Panel::versus_paper`]): a marker in the line's colour,
@@ -36,7 +36,7 @@ use plotters::coord::ranged1d::{DefaultFormatting, KeyPointHint};
 use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
-use std::ops::Range;
+use std::ops::{Range, RangeInclusive};
 use std::path::Path;
 
 /// One line of a panel.
@@ -322,10 +322,15 @@ impl Axis {
     /// log2 from 2^`lo` to 2^`hi` and a quarter of a doubling more each side, a tick at every
     /// power of two: worker counts (P = 12 falls between 8 and 16).
     fn octaves(lo: f64, hi: f64) -> Axis {
+        Axis::powers_of_two(lo - 0.25..hi + 0.25, lo..=hi)
+    }
+
+    /// log2 over `range` (chart coordinates), a tick at every power of two in `ticks`.
+    fn powers_of_two(range: Range<f64>, ticks: RangeInclusive<f64>) -> Axis {
         Axis {
             log: true,
-            range: lo - 0.25..hi + 0.25,
-            ticks: (lo.ceil() as i32..=hi.floor() as i32)
+            range,
+            ticks: (ticks.start().ceil() as i32..=ticks.end().floor() as i32)
                 .map(f64::from)
                 .collect(),
             decimals: None,
@@ -357,14 +362,7 @@ impl Axis {
         if b.ceil() - b < 0.6 {
             range.end = range.end.max(b.ceil() + 0.05);
         }
-        Axis {
-            ticks: (range.start.ceil() as i32..=range.end.floor() as i32)
-                .map(f64::from)
-                .collect(),
-            log: true,
-            range,
-            decimals: None,
-        }
+        Axis::powers_of_two(range.clone(), range.start..=range.end)
     }
 
     /// The chart coordinate of value `v`.
@@ -445,9 +443,9 @@ fn one_p(panel: &Panel) -> Option<usize> {
     (single && ps.all(|p| p == first)).then_some(first)
 }
 
-/// The chart of a count or a size at one P ([`one_p`]) as bars, one per line in the legend's
-/// order: ours filled with a marker on top, the paper's hollow with a cross, in the line's
-/// colour, on a linear axis from 0.
+/// The chart of a panel at one P ([`one_p`]) of a metric without the ideal line (a count, a
+/// size, a ratio) as bars, one per line in the legend's order: ours filled with a marker on
+/// top, the paper's hollow with a cross, in the line's colour, on a linear axis from 0.
 fn draw_bars<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
     panel: &Panel,
@@ -507,7 +505,8 @@ fn draw_bars<DB: DrawingBackend>(
     Ok(())
 }
 
-/// The chart of a panel's lines against P (or the spec's parameter).
+/// The chart of a panel's lines against P (or the spec's parameter); a panel at one P of a
+/// metric without the ideal goes to [`draw_bars`] instead.
 fn draw_lines<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
     panel: &Panel,
@@ -583,7 +582,7 @@ fn draw_lines<DB: DrawingBackend>(
             .points
             .iter()
             .filter(|&&(_, v)| !y.log || v > 0.0)
-            .map(|&(p, v)| ((p as f64).log2(), y.at(v)))
+            .map(|&(p, v)| (x.at(p as f64), y.at(v)))
             .collect();
         if s.paper {
             chart.draw_series(DashedLineSeries::new(
@@ -716,7 +715,7 @@ fn draw_panel<DB: DrawingBackend>(
     } else {
         draw_lines(&charts, panel, max_p, fig)?;
     }
-    draw_legend(&legend, panel, fig.metric.ideal_line(), versus)
+    draw_legend(&legend, panel, fig.metric.ideal_line())
 }
 
 /// The legend of a panel, in its own area beside the charts: a sample of each line (the ideal
@@ -725,7 +724,6 @@ fn draw_legend<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
     panel: &Panel,
     ideal: bool,
-    versus: bool,
 ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
     let style = ("sans-serif", 13).into_text_style(area);
     let mut y = 48;
@@ -749,7 +747,7 @@ fn draw_legend<DB: DrawingBackend>(
     if ideal {
         entry(&dotted, "ideal (y = P)")?;
     }
-    if versus && !panel.versus_paper.is_empty() {
+    if !panel.versus_paper.is_empty() {
         entry(&dotted, "ours = the paper's (y = x)")?;
     }
     for s in &panel.series {
@@ -991,11 +989,8 @@ mod tests {
     fn speedups_pair_up_with_the_papers_at_the_same_p() {
         let mut fig = prows_fig2::figure();
         let row = |runtime: &str, paper| Row {
-            bench: "fib".into(),
-            workload: "fib".into(),
-            variant: Variant::Fj,
-            runtime: runtime.into(),
             paper,
+            ..crate::testutil::fib_row(runtime)
         };
         // The paper: T_s = 8, T1 = 8, T2 not given, T4 = 2, T8 = 1.
         let values = PaperValues {

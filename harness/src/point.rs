@@ -371,11 +371,11 @@ fn simulate_point<W: Workload>(
     let depth = fork_depth(&dag);
     let mut times = Vec::with_capacity(reps);
     for rep in 1..=reps {
-        let start = Instant::now();
         let sim = stealbench_sim::SimConfig {
             seed: rep as u64,
             ..sim.clone()
         };
+        let start = Instant::now();
         let report = stealbench_sim::simulate_with(&dag, &sim);
         let seconds = start.elapsed().as_secs_f64();
         times.push(seconds);

@@ -222,8 +222,8 @@ pub(crate) use {dispatch, with_async_runtime, with_closure_runtime};
 /// `NAME[/key=value]...` gives. Keys: `idle` (busy, lazy), `victim` (uniform, numa,
 /// default) and `steals` (a number K: the forced schedule of `PoolConfig::steal_budget`, at
 /// most K steals while another worker runs); a setting left out stays at the runtime's
-/// default. Whether the runtime honours a
-/// setting is its own decision when the pool starts (rayon refuses `idle=busy`, say).
+/// default. Whether the runtime honours a setting is its own decision when the pool starts
+/// (rayon refuses `idle=busy`, say).
 ///
 /// `sim` (`unit`, `nanos`) makes the arm the runtime's *simulation*: the point records the
 /// program's DAG on the `record` runtime (strands of unit weight, or measured in

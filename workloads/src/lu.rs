@@ -656,27 +656,19 @@ mod tests {
         }
     }
 
+    /// Every variant, on the serial elision and on two workers (three times: the schedules
+    /// differ), gives the serial kernel's factors.
     #[test]
-    fn every_variant_checks_on_serial() {
-        let pool = testing::serial();
+    fn every_variant_checks() {
         let input = Lu::input_at(Size::Test);
         assert_eq!(
             Lu::preset(Size::Test).to_string(),
             format!("n=128 b=16 seed={INPUT_SEED}")
         );
-        let want = values(&factor(&pool, &input));
-        testing::check_every_variant::<Lu>(&pool, &pool, &input, |what, m, _| {
-            assert_eq!(values(m), want, "{what}");
-        });
-    }
-
-    #[test]
-    fn every_variant_checks_on_two_workers() {
-        let input = Lu::input_at(Size::Test);
         let want = values(&factor(&testing::serial(), &input));
         let pools = testing::Pools::start();
         for _ in 0..3 {
-            testing::check_every_variant::<Lu>(&pools.abp, &pools.libfork, &input, |what, m, _| {
+            pools.check_every_variant::<Lu>(&input, |what, m, _| {
                 assert_eq!(values(m), want, "{what}");
             });
         }

@@ -1,8 +1,8 @@
 //! A parallel loop over an index range by recursive halving (Cilk's divide-and-conquer loop),
 //! on both front-ends: the range is split in two halves under a `join`, down to single
 //! indices, each of which runs the loop's body. The loops of `heat` (the rows of a step),
-//! `fft` (the chunk pairs of a butterfly range), `cholesky` (the tasks of a phase) and the
-//! wavefront driver (the tiles of an anti-diagonal).
+//! `fft` (the chunk pairs of a butterfly range), `cholesky` (the tasks of a phase), the
+//! wavefront driver (the tiles of an anti-diagonal) and `touchtree`'s gate.
 //!
 //! The first half of `lo..hi` is `lo..lo + len/2`, so it is never the larger one: a range
 //! of two is a join of two bodies, a range of three a join of a body and a range of two.
@@ -69,11 +69,9 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testing::{Pools, serial};
     use std::sync::Mutex;
-    use stealbench_schedulers::{
-        AsyncForkJoin, ForkJoin, PoolConfig, Scheduler, abp::Abp, libfork::LibforkPool,
-        serial::Serial,
-    };
+    use stealbench_schedulers::{AsyncForkJoin, ForkJoin};
 
     /// The indices visited, in order.
     fn visited(m: &Mutex<Vec<usize>>) -> Vec<usize> {
@@ -82,7 +80,7 @@ mod tests {
 
     #[test]
     fn every_index_once_in_order_on_one_worker() {
-        let pool = Serial::start(&PoolConfig::with_workers(1)).unwrap();
+        let pool = serial();
         let seen = Mutex::new(Vec::new());
         for n in [0, 1, 2, 3, 4, 5, 17] {
             let want: Vec<usize> = (3..3 + n).collect();
@@ -102,8 +100,7 @@ mod tests {
 
     #[test]
     fn every_index_once_on_two_workers() {
-        let abp = Abp::start(&PoolConfig::with_workers(2)).unwrap();
-        let libfork = LibforkPool::start(&PoolConfig::with_workers(2)).unwrap();
+        let Pools { abp, libfork, .. } = Pools::start();
         let seen = Mutex::new(Vec::new());
         let want: Vec<usize> = (0..100).collect();
         abp.run(|w| fj(w, 0..100, &|_, i| seen.lock().unwrap().push(i)));

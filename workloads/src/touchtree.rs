@@ -89,8 +89,8 @@ use stealbench_schedulers::{AsyncForkJoin, ForkJoin, Scope, SharedHandle, Worker
 #[derive(Debug)]
 pub struct Touchtree;
 
-/// The input: the number of nodes (futures), the producer's delay per node and the gate's
-/// delay per node.
+/// The input: the number of nodes (futures), the producer's delay per node, and the gate's
+/// delay per node and floor.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TreeInput {
     /// Nodes of the tree, each the value of a future.

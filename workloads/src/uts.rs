@@ -50,12 +50,12 @@
 //! a parameter of its own whose value is a number or `tree` ([`FROM_TREE`]): the named tree's
 //! value. So `--param tree=T3L` (or the spec `uts/tree=T3L`) runs T3L and `--param d=8`
 //! changes one value of the preset's tree. One more parameter is ours, not UTS's: `cut`, a
-//! depth at which nodes get no children ([`Tree::with_cut`]), `none`, or `small` / `quick` /
-//! `test` for the named tree's cut at that size ([`Named::cuts`]), so that each size shrinks
+//! depth at which nodes get no children ([`Tree::with_cut`]), `none`, or a size's name for
+//! the named tree's cut at that size ([`Cuts::at`]; `paper` is `none`), so that each size shrinks
 //! whichever tree is named (libfork's Figure 6 names all six at every size). A result row
 //! records the tree's name, all seven values and the cut depth ([`Workload::params_with`]).
 //!
-//! | tree | `paper` (`cut=none`) | `small` | `quick` | `test` |
+//! | tree | `paper` (`cut=paper`, as `none`) | `small` | `quick` | `test` |
 //! |---|---|---|---|---|
 //! | T1 | 4,130,071 nodes | whole | whole (0.27 s) | cut 5: 3,987 |
 //! | T1L | 102,181,082 | cut 11: 6,383,373 | cut 10: 1,596,447 (0.10 s) | cut 5 |
@@ -68,7 +68,7 @@
 //! shrink by a factor 4 a level; the binomial ones have about 2000 nodes a level near the
 //! root. `small` is about a tenth of the work or less (the whole tree for T1 and T3, under
 //! 0.3 s), `quick` 0.1 to 0.3 s serially. The presets' own trees: `paper` and `small` T1,
-//! `quick` T1L (`cut=quick`), `test` T1 (`cut=test`).
+//! `quick` T1L; each sets `cut` to its own name.
 //!
 //! # Measured (release, this 2-core machine, idle)
 //!
@@ -370,7 +370,19 @@ pub struct Cuts {
     /// 0.1 to 0.3 s serially.
     pub quick: Option<u32>,
     /// Thousands of nodes.
-    pub test: Option<u32>,
+    pub test: u32,
+}
+
+impl Cuts {
+    /// The cut of a size's preset: none at paper size.
+    pub fn at(&self, size: Size) -> Option<u32> {
+        match size {
+            Size::Paper => None,
+            Size::Small => self.small,
+            Size::Quick => self.quick,
+            Size::Test => Some(self.test),
+        }
+    }
 }
 
 impl Named {
@@ -421,11 +433,7 @@ pub const NAMED: [Named; 6] = {
         }
     }
     const fn cuts(small: Option<u32>, quick: Option<u32>, test: u32) -> Cuts {
-        Cuts {
-            small,
-            quick,
-            test: Some(test),
-        }
+        Cuts { small, quick, test }
     }
     [
         geo("T1", 10, 19, (4_130_071, 3_305_118), cuts(None, None, 5)),
@@ -644,9 +652,6 @@ pub const UTS_KEYS: [&str; 7] = ["t", "a", "d", "b", "r", "q", "m"];
 /// A UTS parameter's value meaning "the named tree's own".
 pub const FROM_TREE: &str = "tree";
 
-/// The values of `cut` besides a depth: the whole tree, or the named tree's cut of a preset.
-pub const CUTS: [&str; 4] = ["none", "small", "quick", "test"];
-
 /// The parameters of a run, resolved.
 #[derive(Debug, Clone, Copy)]
 pub struct Resolved {
@@ -701,17 +706,19 @@ pub fn resolve(params: &Params) -> Result<Resolved, String> {
         real("q", q)?,
         int("m", m)?,
     );
+    // `cut`: the whole tree (`none`), a size's cut of the named tree, or a depth.
     let cut = match params.get_text("cut") {
         "none" => None,
-        "small" => base.cuts.small,
-        "quick" => base.cuts.quick,
-        "test" => base.cuts.test,
-        v => Some(v.parse().map_err(|_| {
-            format!(
-                "cut={v}: expected a depth or one of {} (the named tree's cut for that size)",
-                CUTS.join(", ")
-            )
-        })?),
+        v => match v.parse::<Size>() {
+            Ok(size) => base.cuts.at(size),
+            Err(_) => Some(v.parse().map_err(|_| {
+                format!(
+                    "cut={v}: expected a depth, none, or one of {} (the named tree's cut for \
+                     that size)",
+                    Size::NAMES.join(", ")
+                )
+            })?),
+        },
     };
     Ok(Resolved {
         named: base,
@@ -770,21 +777,17 @@ impl Workload for Uts {
     type Work = ();
     type Answer = Count;
 
-    /// `tree` names the tree, each UTS parameter is its value ([`FROM_TREE`]) unless set.
+    /// `tree` names the tree (T1, or T1L at `quick`), each UTS parameter is its value
+    /// ([`FROM_TREE`]) unless set, and `cut` is the size's name: the named tree's cut there.
     fn preset(size: Size) -> Params {
         // libfork's Figure 6 runs all six named trees: `--param tree=T3L` and so on; each
         // size cuts each tree where its table says (`Named::cuts`).
-        let (tree, cut) = match size {
-            Size::Paper => ("T1", "none"),
-            Size::Small => ("T1", "small"),
-            Size::Quick => ("T1L", "quick"),
-            Size::Test => ("T1", "test"),
-        };
+        let tree = if size == Size::Quick { "T1L" } else { "T1" };
         let mut p = Params::new().text("tree", tree);
         for key in UTS_KEYS {
             p = p.text(key, FROM_TREE);
         }
-        p.text("cut", cut)
+        p.text("cut", size.name())
     }
 
     fn input(params: &Params) -> Result<UtsInput, String> {

@@ -73,9 +73,10 @@ pub trait Metric: Send + Sync + std::fmt::Debug {
     fn plot_paper(&self, row: &Row, p: usize, line: usize) -> Option<f64>;
     /// The plot's y axis.
     fn y_label(&self) -> &'static str;
-    /// Whether the values are speedups: the plot draws the ideal (y = P), fits a log2 y axis
-    /// to them, and sets ours against the paper's at the same P (a count or a size grows with
-    /// the input, so it is not).
+    /// Whether the ideal speedup y = P means something for these values: the plot then draws
+    /// it, fits the y axis to the values and the ideal (log2 over two doublings or more), and
+    /// sets ours against the paper's at the same P. A count or a size, which grows with the
+    /// input, and a ratio such as Ts/T1 have none.
     fn ideal_line(&self) -> bool;
     /// One sentence for the table's notes.
     fn describe(&self) -> String;
