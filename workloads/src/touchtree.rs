@@ -234,12 +234,12 @@ mod tests {
     use super::*;
     use stealbench_schedulers::abp::Abp;
     use stealbench_schedulers::prows::Prows;
-    use stealbench_schedulers::{PoolConfig, Scheduler, serial::Serial};
+    use stealbench_schedulers::{PoolConfig, Scheduler};
 
     #[test]
     fn every_runtime_sums_the_tree() {
         let i = Touchtree::input_at(Size::Test);
-        let serial = Serial::start(&PoolConfig::with_workers(1)).unwrap();
+        let serial = crate::testing::serial();
         let a = Touchtree::run(&serial, Variant::Gf, &i, &mut ());
         assert_eq!(a, 31 * 30 / 2);
         Touchtree::check(&i, &(), &a).unwrap();

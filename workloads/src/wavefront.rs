@@ -491,7 +491,7 @@ mod tests {
 
     #[test]
     fn every_schedule_respects_the_dependencies() {
-        let serial = Serial::start(&PoolConfig::with_workers(1)).unwrap();
+        let serial = crate::testing::serial();
         let rayon = RayonPool::start(&PoolConfig::with_workers(2)).unwrap();
         let tokio = TokioPool::start(&PoolConfig::with_workers(2)).unwrap();
         for nb in [1, 2, 3, 7, 8] {
