@@ -1,33 +1,84 @@
-//! A Chase-Lev work-stealing deque of two-word entries whose owner side needs no fence.
+//! A Chase-Lev work-stealing deque of two-word entries whose owner side needs no fence while
+//! thieves are rare, and whose thieves need no system call while they are many.
 //!
 //! The owner pushes and pops at the bottom, thieves steal at the top (Chase and Lev, SPAA 2005,
 //! with the C11 orderings of Lê et al., PPoPP 2013). Both `pop` and `steal` need a full
-//! (SeqCst) fence between their write of one index and their read of the other. Here the fence
-//! is *asymmetric* (as in folly's `asymmetricLightBarrier`): the owner issues only a compiler
-//! fence, and a thief issues `membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED)`, which makes every
-//! running thread of the process execute a full memory barrier before it returns. For any
-//! owner `pop` racing with a steal, the owner's barrier point (its compiler fence, made a real
-//! barrier by the membarrier if the owner was running then, or by the context switch if it was
-//! not) is either before the thief's syscall, so the thief reads the decremented `bottom`, or
-//! after it, so the owner's read of `top` is later in real time than the thief's and sees at
-//! least the value the thief saw: the two can only both aim at the last entry, and then both
-//! compare-and-swap `top`, so exactly one wins. This is what makes the work-first fast path of a
-//! join cost a few plain loads and stores. Where the kernel refuses `membarrier`, both sides use
-//! `fence(SeqCst)` instead ([`heavy_fence_is_membarrier`] says which).
+//! (SeqCst) fence between their write of one index and their read of the other. Where that
+//! fence goes is the deque's *fence mode*, which each deque's owner switches on its own
+//! ([`Switching`]):
+//!
+//! * **Asymmetric** (as in folly's `asymmetricLightBarrier`): the owner issues only a compiler
+//!   fence, and a thief issues `membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED)`, which makes every
+//!   running thread of the process execute a full memory barrier before it returns. For any
+//!   owner `pop` racing with a steal, the owner's barrier point (its compiler fence, made a real
+//!   barrier by the membarrier if the owner was running then, or by the context switch if it
+//!   was not) is either before the thief's syscall, so the thief reads the decremented
+//!   `bottom`, or after it, so the owner's read of `top` is later in real time than the thief's
+//!   and sees at least the value the thief saw: the two can only both aim at the last entry,
+//!   and then both compare-and-swap `top`, so exactly one wins. This is what makes the
+//!   work-first fast path of a join cost a few plain loads and stores. But every steal attempt
+//!   that gets past the cheap look interrupts every core running the process: on 16 cores, a
+//!   steal-heavy run spends more in those interrupts than in its work.
+//! * **Symmetric**: both sides issue `fence(SeqCst)`, the textbook deque: a steal costs a fence,
+//!   and so does every pop.
+//!
+//! The owner counts, over a window of its pops, the heavy fences thieves issued on its deque
+//! (asymmetric) or the entries they took (symmetric), and switches to whichever mode is cheaper
+//! for what it saw: a deque under steal pressure pays a fence per pop, one nobody steals from
+//! pays none. The mode is a generation counter, `mode`, odd while symmetric; only the owner
+//! writes it, between two of its pops ([`Owner::pop`] reviews before its own first access).
+//!
+//! # Why switching is safe
+//!
+//! A thief reads `mode` (Acquire) before it reads `top`. If it is even, it issues the heavy
+//! fence: that is correct against any owner, since a `membarrier` is at least a full fence on
+//! both sides. If it is odd (`g`), the thief issues `fence(SeqCst)`, reads `bottom` (Acquire),
+//! and reads `mode` again: only if it is still `g` does it go on with that `bottom`; otherwise
+//! it issues the heavy fence and reads `bottom` again. Against which pops is the light fence
+//! enough?
+//!
+//! * **Pops from before the switch to `g`** (the owner's compiler fence only): the owner's
+//!   Release store of `g` comes after them, and the thief's Acquire read of `g` synchronizes
+//!   with it, so they happen before everything the thief does next: its reads of `top` and
+//!   `bottom` see them as a sequential program would.
+//! * **Pops during `g`**: the owner issues `fence(SeqCst)` in each, the textbook pair.
+//! * **Pops after the switch back** (to `g + 1`, even): the owner stores `g + 1` and then
+//!   issues a heavy fence itself, before its next pop. That `membarrier` runs a full barrier
+//!   X in the thief's thread at some point between the call and its return; a read of `mode`
+//!   after X sees `g + 1` (the owner's store precedes the call). The thief's second read saw
+//!   `g`, so it is before X, and so are its reads of `top` and `bottom` (Acquire keeps them in
+//!   order before it). Those reads are then complete before the membarrier returns, hence
+//!   before any later pop's store of `bottom`; and the pop's read of `top`, after the
+//!   membarrier's barrier in the owner, reads no older value than the thief read. So the pop
+//!   and the steal can only both aim at the last entry, which both take by compare-and-swap.
+//!
+//! A thief whose second read sees a new generation treats the pops of every mode as possible
+//! and issues the heavy fence, which covers them all. The owner's own reads never depend on
+//! the mode: it knows its mode (a `Cell`), and its store of a new mode is ordered after its
+//! earlier pops by Release.
+//!
+//! Where the kernel refuses `membarrier`, both sides always use `fence(SeqCst)` and the deque
+//! never switches ([`heavy_fence_is_membarrier`] says which). Every fence a thief issues on
+//! the asymmetric side (a `membarrier`, or on the fallback a `fence(SeqCst)`), every switch,
+//! and every pop made in symmetric mode are counted in the [`FenceCounts`] the deque was made
+//! with, which a pool shares among its deques and reports.
 //!
 //! Measured on fib(35) `fj` with `abp` at P=1 (2 vCPUs, T_s = 24 ms): T_1/T_s was 9.8 with
 //! `crossbeam-deque` (whose `pop` issues a SeqCst fence, plus the fence the sleep protocol needs
 //! after a push) and about 3.1 with this deque.
 //!
-//! The same asymmetric pair serves the runtimes' sleep protocol: a worker going to sleep calls
-//! [`heavy_fence`] after announcing itself and before its last look at the deques, and a push
-//! is followed by [`light_fence`] before reading the sleeper count.
+//! The same asymmetric pair serves the runtimes' sleep protocol, whatever the deques' modes: a
+//! worker going to sleep calls [`heavy_fence`] after announcing itself and before its last look
+//! at the deques, and a push is followed by [`light_fence`] before reading the sleeper count.
 //!
 //! # Invariants
 //!
 //! * `top <= bottom + 1` at all times, and `bottom - top` (when positive) entries at indices
 //!   `[top, bottom)` are live; only the owner writes `bottom` and the buffer; `top` only grows,
 //!   by compare-and-swap (thieves, and the owner taking the last entry).
+//! * Only the owner writes `mode`, and never during a pop; it is odd exactly while the owner's
+//!   pops issue `fence(SeqCst)`, and a switch from odd to even is followed by the owner's heavy
+//!   fence before its next pop.
 //! * Entries are stored as two `AtomicUsize` words written and read with relaxed atomics: a
 //!   thief may read a slot the owner is overwriting, but then its compare-and-swap of `top`
 //!   fails and it discards what it read, so a torn value is never used.
@@ -40,9 +91,10 @@
 //!
 //! `tests/loom.rs` checks the deque under loom (`--cfg loom`; see the crate's README): pop
 //! against a steal of the last entry, two pops against two steals, a steal during pushes, a
-//! push that reuses a stolen slot or grows the buffer during a steal, and two thieves with the
-//! owner on one entry; each entry must be taken exactly once, whole, with what the owner wrote
-//! before pushing it visible to the taker. What the models cover and what they do not:
+//! push that reuses a stolen slot or grows the buffer during a steal, two thieves with the
+//! owner on one entry, and the same races with the owner switching modes at every pop
+//! ([`Switching::EVERY_POP`]); each entry must be taken exactly once, whole, with what the owner
+//! wrote before pushing it visible to the taker. What the models cover and what they do not:
 //!
 //! * **The fence pair is the fallback's**, `fence(SeqCst)` on both sides (what
 //!   `STEALBENCH_NO_MEMBARRIER=1` selects): loom cannot model `membarrier`, a barrier the
@@ -51,7 +103,10 @@
 //!   as the fallback's two fences, which is the argument above, not something loom checked.
 //!   The models do show what rests on it: with the owner's fence reduced to a compiler fence
 //!   and no `membarrier` (the owner side as it is, the thief side unable to make it a
-//!   barrier), two steals and two pops take one entry twice.
+//!   barrier), two steals and two pops take one entry twice. Likewise the switching models
+//!   check the generation protocol's bookkeeping (the second read of `mode`, the fallback to
+//!   the heavy fence, the counts) with every fence a full one; the argument for the switch back
+//!   rests on the membarrier's barrier in the thief, which loom cannot place.
 //! * loom gives SeqCst *fences* a total order that also synchronizes (each fence acquires
 //!   what every earlier one released), which is stronger than C11; SeqCst *accesses* it treats
 //!   as AcqRel, weaker than C11. A bug that only C11's weaker fences expose can be missed.
@@ -62,7 +117,9 @@
 //! * Scenarios are small (two or three threads, at most three entries, a buffer of 2 under
 //!   loom so that reuse and growth are reached) and explored at a bounded preemption depth.
 
-use crate::sync::{AtomicIsize, AtomicPtr, AtomicUsize, Ordering, compiler_fence, fence};
+use crate::sync::{
+    AtomicIsize, AtomicPtr, AtomicU64, AtomicUsize, Ordering, compiler_fence, fence,
+};
 use std::cell::{Cell, UnsafeCell};
 use std::sync::Arc;
 #[cfg(not(loom))]
@@ -185,6 +242,149 @@ pub fn heavy_fence() {
     fence(Ordering::SeqCst);
 }
 
+/// What a pool's deques count of their fences, shared by all of them (each deque is made with
+/// an `Arc` of one): the costs the fence modes trade against each other.
+#[derive(Debug)]
+pub struct FenceCounts {
+    /// Heavy fences issued for the deques: by thieves in asymmetric mode (a `membarrier`, or
+    /// on the fallback a `fence(SeqCst)`) and by owners switching back to asymmetric mode.
+    heavy: AtomicU64,
+    /// Switches of a deque from asymmetric to symmetric mode.
+    to_symmetric: AtomicU64,
+    /// Pops made in symmetric mode (each with a `fence(SeqCst)`), added at each review.
+    symmetric_pops: AtomicU64,
+}
+
+impl FenceCounts {
+    /// Zeroed counts.
+    pub fn new() -> Self {
+        FenceCounts {
+            heavy: AtomicU64::new(0),
+            to_symmetric: AtomicU64::new(0),
+            symmetric_pops: AtomicU64::new(0),
+        }
+    }
+
+    /// Counts a heavy fence issued elsewhere on the deques' behalf (a sleeper's, see
+    /// [`heavy_fence`]).
+    pub fn add_heavy(&self) {
+        self.heavy.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Heavy fences so far (see the field docs).
+    pub fn heavy(&self) -> u64 {
+        self.heavy.load(Ordering::Relaxed)
+    }
+
+    /// The counts as a pool's statistics: `heavy_fences`, `fence_switches` (to symmetric
+    /// mode), `symmetric_pops`. Relaxed: read after the run, which the pool's own
+    /// synchronisation orders after every increment.
+    pub fn named(&self) -> [(&'static str, u64); 3] {
+        [
+            ("heavy_fences", self.heavy()),
+            ("fence_switches", self.to_symmetric.load(Ordering::Relaxed)),
+            (
+                "symmetric_pops",
+                self.symmetric_pops.load(Ordering::Relaxed),
+            ),
+        ]
+    }
+
+    /// Zeroes the counts (between runs).
+    pub fn reset(&self) {
+        for c in [&self.heavy, &self.to_symmetric, &self.symmetric_pops] {
+            c.store(0, Ordering::Relaxed);
+        }
+    }
+}
+
+impl Default for FenceCounts {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// When a deque's owner switches its fence mode (see the module documentation): after every
+/// `window` pops it reviews the *steal rate*, a moving average of what thieves did per window,
+/// in sixteenths: each review keeps 7/8 of the rate (rounded down, so that it reaches 0) and adds
+/// 2 per event of the window, so a steady x events per window settle at a rate between 8x and
+/// 16x. An event is a heavy fence a thief issued
+/// on the deque (asymmetric mode: what that mode costs) or an entry stolen (symmetric mode,
+/// where thieves issue none: `top`'s advance, less the owner's own takes of a last entry).
+///
+/// The default weighs one `membarrier` (an interrupt on every core running the process: a few
+/// microseconds of CPU per core on 16 cores) against a `fence(SeqCst)` per pop (tens of
+/// cycles, about 15 microseconds a window of 1024): at a rate of 16 (a steady 1.5 to 2 events
+/// per window, or a burst of 8) the deque goes symmetric; once the rate has decayed below a quarter of an event per window (9
+/// windows without one, from the threshold) it goes back, which costs the owner one heavy
+/// fence. The average keeps a burst of steals, or one quiet window, from flipping the mode; a
+/// deque nobody steals from (fib's, after the first steals) stays asymmetric.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Switching {
+    /// Pops between two reviews; 0: never switch (the deque stays in its first mode).
+    pub window: u32,
+    /// The rate (sixteenths of an event per window) at or above which an asymmetric deque
+    /// goes symmetric.
+    pub to_symmetric: u64,
+    /// The rate below which a symmetric deque goes back.
+    pub to_asymmetric: u64,
+}
+
+impl Switching {
+    /// The runtimes' default: [`Switching::ADAPTIVE`]; [`Switching::NEVER`] on the fallback
+    /// (both modes fence alike there) and where `STEALBENCH_FENCE_SWITCHING=0` is set (always
+    /// asymmetric: to compare the two on one build); [`Switching::EAGER`] where it is `eager`
+    /// (the stress tests of the pools, in CI).
+    pub fn default_for_pools() -> Switching {
+        #[cfg(not(loom))]
+        {
+            static FROM_ENV: OnceLock<Switching> = OnceLock::new();
+            *FROM_ENV.get_or_init(|| {
+                let setting = std::env::var("STEALBENCH_FENCE_SWITCHING");
+                match setting.as_deref() {
+                    _ if !membarrier_available() => Switching::NEVER,
+                    Ok("0") => Switching::NEVER,
+                    Ok("eager") => Switching::EAGER,
+                    _ => Switching::ADAPTIVE,
+                }
+            })
+        }
+        #[cfg(loom)]
+        Switching::ADAPTIVE
+    }
+
+    /// Review every 1024 pops; symmetric at a rate of 16, back below 4.
+    pub const ADAPTIVE: Switching = Switching {
+        window: 1024,
+        to_symmetric: 16,
+        to_asymmetric: 4,
+    };
+
+    /// Review every 8 pops, symmetric at a rate of 2 (one event), back below 2: the mode
+    /// follows every steal and every quiet stretch, so that the pools' stress tests switch
+    /// often, at irregular points.
+    pub const EAGER: Switching = Switching {
+        window: 8,
+        to_symmetric: 2,
+        to_asymmetric: 2,
+    };
+
+    /// Never switch.
+    pub const NEVER: Switching = Switching {
+        window: 0,
+        to_symmetric: u64::MAX,
+        to_asymmetric: 0,
+    };
+
+    /// Switch at every pop, whatever the thieves did (for the tests and loom models: every
+    /// pop runs in the other mode than the one before).
+    pub const EVERY_POP: Switching = Switching {
+        window: 1,
+        to_symmetric: 0,
+        to_asymmetric: u64::MAX,
+    };
+}
+
 /// A deque entry: two machine words, whose meaning is the user's.
 pub type Entry = [usize; 2];
 
@@ -222,7 +422,14 @@ impl Buffer {
 struct Inner {
     bottom: AtomicIsize,
     top: AtomicIsize,
+    /// The fence mode's generation: odd while symmetric. Only the owner writes it, between
+    /// pops (see the module documentation).
+    mode: AtomicUsize,
+    /// Heavy fences thieves issued on this deque (the owner's review reads it).
+    heavy: AtomicU64,
     buffer: AtomicPtr<Buffer>,
+    /// The pool's counts.
+    counts: Arc<FenceCounts>,
     /// Every buffer ever used (the current one last); only the owner pushes, see the invariants.
     /// Boxed: `buffer` points at them, so they must not move when the `Vec` grows.
     #[allow(clippy::vec_box)]
@@ -251,8 +458,24 @@ pub struct Owner {
     /// push at an index below this finds the buffer not full without reading `top`, and the
     /// slot it overwrites held an entry whose taking that read made visible.
     limit: Cell<isize>,
-    /// Whether the light fence may be a compiler fence (membarrier is available).
-    asymmetric: bool,
+    /// Whether `membarrier` is available: the sleep protocol's light fence is then a compiler
+    /// fence ([`Owner::light_fence`]), whatever the deque's mode.
+    membarrier: bool,
+    /// Whether `pop` issues `fence(SeqCst)`: in symmetric mode, or on the fallback.
+    pop_fences: Cell<bool>,
+    /// The value of `inner.mode` (only the owner writes it).
+    mode: Cell<usize>,
+    /// When to switch modes.
+    switching: Switching,
+    /// Pops left until the next review.
+    left: Cell<u32>,
+    /// `top` and `inner.heavy` at the last review.
+    seen_top: Cell<isize>,
+    seen_heavy: Cell<u64>,
+    /// Last entries the owner took itself (advancing `top`) since the last review.
+    own_takes: Cell<u64>,
+    /// The steal rate, in sixteenths of an event per window (see [`Switching`]).
+    rate: Cell<u64>,
 }
 
 // SAFETY: the cached pointer points into a buffer the shared `Inner` keeps alive; moving the
@@ -290,8 +513,23 @@ impl std::fmt::Debug for Thief {
     }
 }
 
-/// A new empty deque: the owner's handle and a thief's handle.
+/// A new empty deque with counts of its own and the pools' [`Switching`]: the owner's handle
+/// and a thief's handle.
 pub fn new(initial_capacity: usize) -> (Owner, Thief) {
+    with(
+        initial_capacity,
+        Arc::new(FenceCounts::new()),
+        Switching::default_for_pools(),
+    )
+}
+
+/// A new empty deque that counts its fences in `counts` and switches modes by `switching`.
+/// Without `membarrier` (on the fallback) the mode never matters: both sides always fence.
+pub fn with(
+    initial_capacity: usize,
+    counts: Arc<FenceCounts>,
+    switching: Switching,
+) -> (Owner, Thief) {
     let cap = initial_capacity.max(MIN_CAPACITY).next_power_of_two();
     let mut first = Buffer::new(cap);
     let ptr: *mut Buffer = &mut *first;
@@ -299,9 +537,13 @@ pub fn new(initial_capacity: usize) -> (Owner, Thief) {
     let inner = Arc::new(Inner {
         bottom: AtomicIsize::new(0),
         top: AtomicIsize::new(0),
+        mode: AtomicUsize::new(0),
+        heavy: AtomicU64::new(0),
         buffer: AtomicPtr::new(ptr),
+        counts,
         retired: UnsafeCell::new(vec![first]),
     });
+    let membarrier = membarrier_available();
     (
         Owner {
             inner: Arc::clone(&inner),
@@ -309,7 +551,15 @@ pub fn new(initial_capacity: usize) -> (Owner, Thief) {
             mask: Cell::new(cap - 1),
             bottom: Cell::new(0),
             limit: Cell::new(cap as isize),
-            asymmetric: membarrier_available(),
+            membarrier,
+            pop_fences: Cell::new(!membarrier),
+            mode: Cell::new(0),
+            switching,
+            left: Cell::new(switching.window),
+            seen_top: Cell::new(0),
+            seen_heavy: Cell::new(0),
+            own_takes: Cell::new(0),
+            rate: Cell::new(0),
         },
         Thief { inner },
     )
@@ -385,10 +635,22 @@ impl Owner {
     #[inline]
     pub fn pop(&self) -> Option<Entry> {
         let inner = &*self.inner;
+        let left = self.left.get().wrapping_sub(1);
+        self.left.set(left);
+        if left == 0 {
+            // Between two pops: the only place the mode changes.
+            self.review();
+        }
         let b = self.bottom.get() - 1;
         inner.bottom.store(b, Ordering::Relaxed);
-        // The owner's half of the asymmetric SeqCst fence (see the module documentation).
-        self.light_fence();
+        // The owner's half of the SeqCst fence pair: a compiler fence in asymmetric mode (the
+        // thieves' is a membarrier), a full one in symmetric mode (see the module
+        // documentation).
+        if self.pop_fences.get() {
+            fence(Ordering::SeqCst);
+        } else {
+            compiler_fence(Ordering::SeqCst);
+        }
         let t = inner.top.load(Ordering::Relaxed);
         if t > b {
             // Empty.
@@ -403,17 +665,92 @@ impl Owner {
                 .compare_exchange(t, t + 1, Ordering::SeqCst, Ordering::Relaxed)
                 .is_ok();
             inner.bottom.store(b + 1, Ordering::Relaxed);
+            if won {
+                self.own_takes.set(self.own_takes.get() + 1);
+            }
             return won.then_some(e);
         }
         self.bottom.set(b);
         Some(e)
     }
 
-    /// The owner's side of the asymmetric fence, as [`light_fence`], but from the flag this
-    /// handle cached at its creation (no load of the process-wide flag on the push path).
+    /// The owner's side of the sleep protocol's asymmetric fence, as [`light_fence`], but from
+    /// the flag this handle cached at its creation (no load of the process-wide flag on the
+    /// push path). The deque's mode does not change it: a sleeper always issues the heavy side.
     #[inline(always)]
     pub fn light_fence(&self) {
-        owner_fence(self.asymmetric);
+        owner_fence(self.membarrier);
+    }
+
+    /// The review at the end of a window of pops (see [`Switching`]): updates the steal rate
+    /// and switches to symmetric mode if it reached `to_symmetric`, back to asymmetric if it
+    /// fell below `to_asymmetric`. Called between two pops.
+    #[cold]
+    fn review(&self) {
+        let inner = &*self.inner;
+        let sw = self.switching;
+        self.left.set(sw.window);
+        // Relaxed: counts for a decision, not synchronisation (the switch's own orderings
+        // follow).
+        let t = inner.top.load(Ordering::Relaxed);
+        let h = inner.heavy.load(Ordering::Relaxed);
+        let advanced = (t - self.seen_top.replace(t)).max(0) as u64;
+        let stolen = advanced.saturating_sub(self.own_takes.replace(0));
+        let heavy = h.wrapping_sub(self.seen_heavy.replace(h));
+        let g = self.mode.get();
+        let events = if g % 2 == 0 { heavy } else { stolen };
+        let rate = self.rate.get();
+        // Rounding the decay up lets a rate without events reach 0.
+        let rate = rate - rate.div_ceil(8) + 2 * events.min(1 << 20);
+        self.rate.set(rate);
+        if g % 2 == 0 {
+            if rate >= sw.to_symmetric {
+                self.switch_mode(g + 1);
+                inner.counts.to_symmetric.fetch_add(1, Ordering::Relaxed);
+            }
+        } else {
+            inner
+                .counts
+                .symmetric_pops
+                .fetch_add(u64::from(sw.window), Ordering::Relaxed);
+            if rate < sw.to_asymmetric {
+                self.switch_mode(g + 1);
+                // Before the next pop with a compiler fence only: every thief that read the
+                // old generation has read `bottom` by the time this returns (see the module
+                // documentation).
+                heavy_fence();
+                inner.counts.add_heavy();
+            }
+        }
+    }
+
+    /// Publishes generation `g` of the mode and fences pops accordingly from the next one on.
+    fn switch_mode(&self, g: usize) {
+        self.mode.set(g);
+        // Release: the pops made so far happen before the reads of a thief that reads `g`.
+        self.inner.mode.store(g, Ordering::Release);
+        self.pop_fences.set(!self.membarrier || g % 2 == 1);
+    }
+
+    /// Switches to symmetric mode now, if it is not in it: for a deque its owner stops
+    /// working on while thieves may go on stealing from it (a `prows` deque suspended at a
+    /// touch), so that they need no heavy fence. Its reviews, once an owner pops it again,
+    /// bring it back when nobody steals. Between pops, as every switch; nothing with
+    /// [`Switching::NEVER`].
+    pub fn make_symmetric(&self) {
+        let g = self.mode.get();
+        if g % 2 == 0 && self.membarrier && self.switching.window != 0 {
+            self.switch_mode(g + 1);
+            self.inner
+                .counts
+                .to_symmetric
+                .fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// Is the deque in symmetric mode (its pops fenced)?
+    pub fn is_symmetric(&self) -> bool {
+        self.mode.get() % 2 == 1
     }
 
     /// Number of entries (exact for the owner).
@@ -440,14 +777,31 @@ impl Thief {
     /// Steals the top entry.
     pub fn steal(&self) -> Stolen {
         let inner = &*self.inner;
+        // Acquire: a symmetric generation read here orders the pops before its switch before
+        // everything that follows (see the module documentation).
+        let g = inner.mode.load(Ordering::Acquire);
         let t = inner.top.load(Ordering::Acquire);
-        // Cheap look first: an apparently empty deque costs no barrier.
+        // Cheap look first: an apparently empty deque costs no fence.
         if inner.bottom.load(Ordering::Acquire) <= t {
             return Stolen::Empty;
         }
-        // The thief's half of the asymmetric SeqCst fence (see the module documentation).
-        heavy_fence();
-        let b = inner.bottom.load(Ordering::Acquire);
+        let b = if g % 2 == 1 {
+            // Symmetric: the owner fences its pops.
+            fence(Ordering::SeqCst);
+            let b = inner.bottom.load(Ordering::Acquire);
+            // Acquire on `bottom` keeps this read after it. Still `g`: the owner has not
+            // switched back since, so `b` was read before any pop it fences no more.
+            if inner.mode.load(Ordering::Acquire) == g {
+                b
+            } else {
+                self.heavy_fence();
+                inner.bottom.load(Ordering::Acquire)
+            }
+        } else {
+            // Asymmetric: the thief's half of the pair.
+            self.heavy_fence();
+            inner.bottom.load(Ordering::Acquire)
+        };
         if b <= t {
             return Stolen::Empty;
         }
@@ -461,6 +815,18 @@ impl Thief {
             Ok(_) => Stolen::Entry(e),
             Err(_) => Stolen::Retry,
         }
+    }
+
+    /// The heavy fence, counted for the owner's review and in the pool's counts.
+    fn heavy_fence(&self) {
+        heavy_fence();
+        self.inner.heavy.fetch_add(1, Ordering::Relaxed);
+        self.inner.counts.add_heavy();
+    }
+
+    /// The counts this deque shares with its pool.
+    pub fn counts(&self) -> &Arc<FenceCounts> {
+        &self.inner.counts
     }
 
     /// Does the deque look empty? Exact only after a [`heavy_fence`] by the caller, against
@@ -517,11 +883,36 @@ mod tests {
         assert_eq!(o.pop(), None);
     }
 
-    /// Every pushed value is taken exactly once by the owner or one of two thieves.
+    /// Every pushed value is taken exactly once by the owner or one of two thieves, with the
+    /// pools' switching.
     #[test]
     fn concurrent_pops_and_steals_take_each_entry_once() {
-        const N: usize = 200_000;
-        let (o, t) = new(16);
+        pops_and_steals(new(16), 200_000);
+    }
+
+    /// The same with the owner switching modes at every pop: every other pop is a switch back
+    /// to asymmetric mode, with its heavy fence.
+    #[test]
+    fn concurrent_pops_and_steals_with_a_switch_at_every_pop() {
+        let counts = Arc::new(FenceCounts::new());
+        pops_and_steals(with(16, Arc::clone(&counts), Switching::EVERY_POP), 20_000);
+        let n = counts.named();
+        assert!(n[1].1 > 1000, "{n:?}: too few switches to symmetric mode");
+    }
+
+    /// The same with a short window and a low threshold, so that the mode follows the
+    /// thieves' pace and switches at irregular points.
+    #[test]
+    fn concurrent_pops_and_steals_with_eager_switching() {
+        pops_and_steals(
+            with(16, Arc::new(FenceCounts::new()), Switching::EAGER),
+            100_000,
+        );
+    }
+
+    /// The owner pushes `n` values (popping every third), two thieves steal until it is done;
+    /// every value must be taken exactly once, whole.
+    fn pops_and_steals((o, t): (Owner, Thief), n: usize) {
         let stop = Arc::new(AtomicBool::new(false));
         let thieves: Vec<_> = (0..2)
             .map(|_| {
@@ -540,7 +931,7 @@ mod tests {
             })
             .collect();
         let mut mine = vec![];
-        for i in 0..N {
+        for i in 0..n {
             o.push([i, !i]);
             if i % 3 == 0 {
                 if let Some(e) = o.pop() {
@@ -557,7 +948,65 @@ mod tests {
             mine.extend(h.join().unwrap());
         }
         mine.sort_unstable();
-        assert_eq!(mine.len(), N);
+        assert_eq!(mine.len(), n);
         assert!(mine.iter().enumerate().all(|(i, &v)| i == v));
+    }
+
+    /// Steals from one thread at a steady pace: the deque goes symmetric once the rate
+    /// reaches the threshold, stays there while the steals go on (counting its pops), and
+    /// goes back, with one heavy fence, once they stop. `NEVER` never switches.
+    #[test]
+    fn steal_pressure_switches_the_mode_and_back() {
+        let counts = Arc::new(FenceCounts::new());
+        let (o, t) = with(16, Arc::clone(&counts), Switching::ADAPTIVE);
+        let window = Switching::ADAPTIVE.window as usize;
+        // Two pops an iteration, two steals a window of pops: each a heavy fence while
+        // asymmetric.
+        let mut went_symmetric = None;
+        for i in 0..40 * window {
+            o.push([i, 0]);
+            o.push([i, 1]);
+            if i % (window / 4) == 0 {
+                assert!(matches!(t.steal(), Stolen::Entry(_)));
+            }
+            o.pop().expect("two pushed, at most one stolen");
+            if o.is_symmetric() && went_symmetric.is_none() {
+                went_symmetric = Some(i);
+            }
+            while o.len() > 4 {
+                o.pop();
+            }
+        }
+        let at = went_symmetric.expect("two heavy fences a window never made it symmetric");
+        assert!(at < 10 * window, "symmetric only after {at} pops");
+        assert!(o.is_symmetric(), "went back although the steals went on");
+        let [(_, heavy), (_, switches), (_, sym_pops)] = counts.named();
+        assert_eq!(switches, 1);
+        assert!(
+            sym_pops >= (40 * window) as u64,
+            "{sym_pops} symmetric pops"
+        );
+        // Symmetric steals issue no heavy fence: only those before the switch count (two a
+        // window of pops, an iteration being two pops).
+        assert!(
+            heavy <= 4 * (at / window + 2) as u64,
+            "{heavy} heavy fences"
+        );
+        // No more steals: back to asymmetric within a dozen windows, with one heavy fence.
+        for i in 0..16 * window {
+            o.push([i, 0]);
+            o.pop();
+        }
+        assert!(!o.is_symmetric(), "still symmetric without steals");
+        assert_eq!(counts.named()[0].1, heavy + 1);
+
+        let (o, t) = with(16, Arc::new(FenceCounts::new()), Switching::NEVER);
+        for i in 0..4 * window {
+            o.push([i, 0]);
+            o.push([i, 1]);
+            t.steal();
+            o.pop();
+        }
+        assert!(!o.is_symmetric());
     }
 }

@@ -22,7 +22,7 @@
 use loom::cell::UnsafeCell;
 use loom::sync::Arc;
 use loom::thread;
-use stealbench_schedulers::deque::{self, Entry, Owner, Stolen, Thief};
+use stealbench_schedulers::deque::{self, Entry, FenceCounts, Owner, Stolen, Switching, Thief};
 use stealbench_schedulers::internals::{
     AbpPolicy, FiberBox, FiberNode, FutState, JoinCounter, Rendezvous, RvPool, Signal, Sleepers,
 };
@@ -219,6 +219,66 @@ fn deque_push_reuses_or_grows_during_a_steal() {
 fn deque_two_thieves_and_the_owner_race_for_one_entry() {
     model(|| {
         let (o, t) = deque::new(2);
+        let tasks = Tasks::new(1);
+        tasks.push(&o, 0);
+        let thieves: Vec<_> = (0..2)
+            .map(|_| {
+                let (t, tasks) = (t.clone(), Arc::clone(&tasks));
+                thread::spawn(move || steal_once(&t, &tasks))
+            })
+            .collect();
+        let mut taken = pop_all(&o, &tasks);
+        for h in thieves {
+            taken.extend(h.join().unwrap());
+        }
+        each_once(taken, 1);
+    });
+}
+
+/// A deque whose owner switches its fence mode at every pop ([`Switching::EVERY_POP`]), so a
+/// thief's two reads of the mode can see two generations.
+fn switching_deque() -> (Owner, Thief) {
+    deque::with(
+        2,
+        std::sync::Arc::new(FenceCounts::new()),
+        Switching::EVERY_POP,
+    )
+}
+
+/// As `deque_pops_and_two_steals_take_each_entry_once`, with the owner switching modes before
+/// each of its pops: a thief may read the symmetric generation first and a new one after its
+/// read of `bottom` (then it issues the heavy fence and reads `bottom` again), or the
+/// asymmetric one. Property: each entry is taken exactly once, whole and with its task
+/// visible, and the owner ends in the mode its pops' reviews left it.
+#[test]
+fn deque_mode_switches_during_pops_and_two_steals() {
+    model(|| {
+        let (o, t) = switching_deque();
+        let tasks = Tasks::new(2);
+        tasks.push(&o, 0);
+        tasks.push(&o, 1);
+        let thief = {
+            let tasks = Arc::clone(&tasks);
+            thread::spawn(move || {
+                let first = steal_once(&t, &tasks);
+                first
+                    .into_iter()
+                    .chain(steal_once(&t, &tasks))
+                    .collect::<Vec<_>>()
+            })
+        };
+        let mut taken = pop_all(&o, &tasks);
+        taken.extend(thief.join().unwrap());
+        each_once(taken, 2);
+    });
+}
+
+/// Two thieves and the switching owner race for one entry, the owner switching before its
+/// pop. Property: exactly one of the three takes it.
+#[test]
+fn deque_mode_switch_two_thieves_and_the_owner_race_for_one_entry() {
+    model(|| {
+        let (o, t) = switching_deque();
         let tasks = Tasks::new(1);
         tasks.push(&o, 0);
         let thieves: Vec<_> = (0..2)

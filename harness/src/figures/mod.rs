@@ -122,7 +122,8 @@ figures! {
     libfork_fig6,
     libfork_fig7,
     libfork_table2,
-    lh_mapreduce;
+    lh_mapreduce,
+    steal_scaling;
     planned:
 }
 

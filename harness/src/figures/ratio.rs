@@ -4,7 +4,8 @@
 //! sit beside ours at the P the paper gives them for.
 //!
 //! Only points with a core per worker have a speedup or a ratio: an oversubscribed point shows
-//! its time, marked, and nothing else.
+//! its time, marked, and nothing else. [`time_cell`] writes such a cell from its parts, for
+//! the metrics that add parts of their own (`steal_scaling`: heavy fences per steal).
 
 use super::metric::{
     Context, Metric, format_speedup, format_time, key, mark_oversubscribed, unfinished,
@@ -74,10 +75,40 @@ impl Relative {
         )
     }
 
+    /// What a cell says after the time, in parentheses: T_s / T_P, then `<ratio> vs <other>`
+    /// for each runtime of `against` but the row's own (those measured; none when
+    /// oversubscribed).
+    pub fn parts(&self, ctx: &Context<'_>, row: &Row, p: usize) -> Vec<String> {
+        let mut parts: Vec<String> = Vec::new();
+        if let Some(sp) = self.speedup(ctx, row, p) {
+            parts.push(format_ratio(sp));
+        }
+        for other in self.against.iter().filter(|o| **o != row.runtime) {
+            if let Some(r) = self.ratio(ctx, row, p, other) {
+                parts.push(format!("{} vs {other}", format_ratio(r)));
+            }
+        }
+        parts
+    }
+
     /// The paper's ratio of `bench` against the `i`-th runtime of `against`.
     pub fn paper_ratio(&self, bench: &str, i: usize) -> Option<f64> {
         paper_number(self.reference, bench, self.paper_columns.get(i)?)
     }
+}
+
+/// The cell of `row` at `p` when it finished ok: its median time, then `parts` in parentheses
+/// (if any), marked when oversubscribed; otherwise its status, or `—` if not measured.
+pub fn time_cell(ctx: &Context<'_>, row: &Row, p: usize, parts: Vec<String>) -> String {
+    let s = ctx.point(row, p);
+    let c = match s.map(|s| (s.status, s.summary)) {
+        Some((Status::Ok, Some(x))) if parts.is_empty() => format_time(x.median),
+        Some((Status::Ok, Some(x))) => {
+            format!("{} ({})", format_time(x.median), parts.join("; "))
+        }
+        _ => unfinished(s),
+    };
+    mark_oversubscribed(ctx, row, p, c)
 }
 
 impl Metric for Relative {
@@ -95,27 +126,7 @@ impl Metric for Relative {
     }
 
     fn cell(&self, ctx: &Context<'_>, row: &Row, p: usize) -> String {
-        let s = ctx.point(row, p);
-        let c = match s.map(|s| (s.status, s.summary)) {
-            Some((Status::Ok, Some(x))) => {
-                let mut parts: Vec<String> = Vec::new();
-                if let Some(sp) = self.speedup(ctx, row, p) {
-                    parts.push(format_ratio(sp));
-                }
-                for other in self.against.iter().filter(|o| **o != row.runtime) {
-                    if let Some(r) = self.ratio(ctx, row, p, other) {
-                        parts.push(format!("{} vs {other}", format_ratio(r)));
-                    }
-                }
-                if parts.is_empty() {
-                    format_time(x.median)
-                } else {
-                    format!("{} ({})", format_time(x.median), parts.join("; "))
-                }
-            }
-            _ => unfinished(s),
-        };
-        mark_oversubscribed(ctx, row, p, c)
+        time_cell(ctx, row, p, self.parts(ctx, row, p))
     }
 
     fn paper_cell(&self, row: &Row, p: usize) -> String {
@@ -156,11 +167,15 @@ impl Metric for Relative {
     }
 
     fn describe(&self) -> String {
+        let quote = if self.paper_names.is_empty() {
+            ""
+        } else {
+            "; the paper's \"Fibril outperforms Cilk Plus by 1.9x\""
+        };
         format!(
             "in parentheses: T_s / T_P (speedup over the serial elision, our `serial` runtime, fj, \
              P=1), then T_P({0}) / T_P(row) for {0}: how many times faster the row is than each \
-             at the same P (medians; the paper's \"Fibril outperforms Cilk Plus by 1.9x\"); none \
-             for an oversubscribed point",
+             at the same P (medians{quote}); none for an oversubscribed point",
             self.against.join(", ")
         )
     }

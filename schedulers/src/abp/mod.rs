@@ -5,7 +5,8 @@
 //! # The algorithm
 //!
 //! Every worker owns one Chase-Lev deque ([`crate::deque`]: LIFO at the bottom for the owner,
-//! FIFO at the top for thieves, no fence on the owner's side; `crossbeam-deque` was measured
+//! FIFO at the top for thieves, no fence on the owner's side while thieves are rare, a SeqCst
+//! fence on both sides while they are many; `crossbeam-deque` was measured
 //! first and cost about 2.5x more per join, see the module's documentation).
 //! Root tasks of [`ForkJoin::run`](crate::api::ForkJoin::run) arrive through a `crossbeam-deque` injector. A deque entry is either a *task* (a type-erased job record) or
 //! a *fiber* to resume. A worker takes work from the bottom of its own deque, and only when it is
@@ -65,7 +66,10 @@
 //!
 //! # Statistics
 //!
-//! `steals` and `steal_attempts`; extras: `suspensions` (fibers parked at a touch or a sync),
+//! `steals` and `steal_attempts`; extras: `heavy_fences` (the `membarrier`s of the steal path and
+//! of the sleep protocol's handshake, or on the fallback the thieves' SeqCst fences),
+//! `fence_switches` and `symmetric_pops` (a deque under steal pressure fences its pops instead:
+//! see [`crate::deque`]), `suspensions` (fibers parked at a touch or a sync),
 //! `resumptions` (parked fibers made ready again), `fibers_created`, `fiber_runs` (fibers
 //! started on a task), `forks_parted` (spawns and future creations whose continuation was taken
 //! before the child ended), `sleeps` (idle workers parked), `deviations` (strands whose worker
@@ -89,7 +93,7 @@
 //! into thread-local storage across them, nor a lock guard whose unlock must happen on the
 //! locking thread. `run` must not be called from inside a task of the same pool.
 
-use crate::deque::{self, Entry, Owner, Stolen, Thief};
+use crate::deque::{self, Entry, FenceCounts, Owner, Stolen, Switching, Thief};
 use crate::fiberpool::future::{FiberFuture, FiberScope, FiberShared};
 use crate::fiberpool::handle::FiberWorker;
 use crate::fiberpool::job::{FiberBox, Job};
@@ -100,6 +104,7 @@ use crate::fiberpool::worker::{Local, Shared};
 use crate::fiberpool::{Names, Policy, StackUse};
 use crate::rng::SplitMix64;
 use std::marker::PhantomData;
+use std::sync::Arc;
 
 pub use crate::fiberpool::DEFAULT_STACK_SIZE;
 
@@ -171,8 +176,10 @@ impl<F: Flavor> Policy for AbpPolicy<F> {
     /// A touch parks its fiber on the future's signal; the put pushes them all.
     type Fut = Signal<Self>;
 
-    fn new(p: usize) -> (AbpDeques, Vec<Owner>) {
-        let (deques, thieves): (Vec<Owner>, Vec<Thief>) = (0..p).map(|_| deque::new(256)).unzip();
+    fn new(p: usize, fences: &Arc<FenceCounts>) -> (AbpDeques, Vec<Owner>) {
+        let (deques, thieves): (Vec<Owner>, Vec<Thief>) = (0..p)
+            .map(|_| deque::with(256, Arc::clone(fences), Switching::default_for_pools()))
+            .unzip();
         (
             AbpDeques {
                 thieves: thieves.into_boxed_slice(),

@@ -55,9 +55,10 @@ pub mod signal;
 pub mod sleep;
 pub mod worker;
 
-use crate::deque::{Entry, Owner};
+use crate::deque::{Entry, FenceCounts, Owner};
 use crate::rng::SplitMix64;
 use job::{FiberBox, Job};
+use std::sync::Arc;
 use worker::{Local, Shared};
 
 /// Usable bytes of every fiber stack unless `with_stack_size` says otherwise. Stacks are
@@ -138,8 +139,9 @@ pub trait Policy: Sized + Send + Sync + 'static {
     /// The completion state of a future: what a touch checks and waits on, and a put sets.
     type Fut: Send + Sync;
 
-    /// The shared state of a pool of `p` workers, and the seed of each worker.
-    fn new(p: usize) -> (Self::Shared, Vec<Self::Seed>);
+    /// The shared state of a pool of `p` workers, and the seed of each worker; its deques
+    /// count their fences in `fences`.
+    fn new(p: usize, fences: &Arc<FenceCounts>) -> (Self::Shared, Vec<Self::Seed>);
     /// A worker's private state, on its thread.
     fn local(seed: Self::Seed) -> Self::Local;
     /// The bottom end of the deque the worker works on; pushes go there. Only called while a

@@ -8,6 +8,7 @@ use super::worker::{Counters, Shared, worker_main};
 use super::{DEFAULT_STACK_SIZE, Policy};
 use crate::api::{ForkJoin, Scheduler, StartError};
 use crate::config::{PoolConfig, VictimPolicy};
+use crate::deque::FenceCounts;
 use crate::stack::StackCounters;
 use crate::stats::Stats;
 use crate::topology::{Topology, pin_current_thread};
@@ -51,9 +52,11 @@ impl<P: Policy> FiberPool<P> {
             )));
         }
         let placement = Topology::detect().placement(config.pinning, p);
-        let (pol, seeds) = P::new(p);
+        let fences = Arc::new(FenceCounts::new());
+        let (pol, seeds) = P::new(p, &fences);
         let shared = Arc::new(Shared {
             pol,
+            fences,
             injector: Injector::new(),
             sleep: Sleepers::new(p),
             future_stack: config.future_stack,
@@ -157,6 +160,7 @@ impl<P: Policy> Scheduler for FiberPool<P> {
                     .saturating_sub(self.shared.faults_base.load(Ordering::Relaxed)),
             ),
         ];
+        extra.extend(self.shared.fences.named());
         extra.extend(P::stats(&self.shared.pol));
         extra.extend(self.shared.io.stats());
         let st = &self.shared.stacks;
@@ -197,6 +201,7 @@ impl<P: Policy> Scheduler for FiberPool<P> {
         self.shared
             .faults_base
             .store(self.worker_faults(), Ordering::Relaxed);
+        self.shared.fences.reset();
         P::reset_stats(&self.shared.pol);
         self.shared.io.reset();
         self.shared.stacks.reset_high_water();

@@ -7,6 +7,9 @@
 //! ([`Sleepers::notify`]). The pair acts as two SeqCst fences, so either the sleeper sees the
 //! new entry or the pusher sees the sleeper: no lost wake-up. A waker clears the sleeper's flag
 //! before it unparks it, so a sleeper woken spuriously parks again. `tests/loom.rs` models it.
+//! The handshake's heavy fence is the process-wide one whatever the deques' fence modes (a
+//! push's light fence stays a compiler fence in symmetric mode too), and the pool counts it in
+//! its `heavy_fences`.
 
 use crate::deque::heavy_fence;
 use crate::sync::thread::{self, Thread};

@@ -10,7 +10,7 @@ use super::signal::Signal;
 use super::sleep::Sleepers;
 use super::{Policy, SPIN_ROUNDS, YIELD_ROUNDS};
 use crate::config::{FutureStack, IdlePolicy};
-use crate::deque;
+use crate::deque::{self, FenceCounts};
 use crate::fiber;
 use crate::stack::{StackCounters, StackPool};
 use crate::stats::PerWorker;
@@ -73,6 +73,8 @@ impl Counters {
 pub struct Shared<P: Policy> {
     /// The policy's shared state (the deques thieves reach, its counters).
     pub pol: P::Shared,
+    /// The fence counts of every deque of the pool, and of the sleepers' heavy fences.
+    pub fences: Arc<FenceCounts>,
     /// Root tasks of `run`.
     pub injector: Injector<JobRef<P>>,
     /// Idle workers' sleep and wake-up, and the shutdown.
@@ -541,6 +543,10 @@ impl<P: Policy> Local<P> {
     #[cold]
     fn sleep(&self) {
         let sh = &*self.shared;
+        if sh.in_run() {
+            // The heavy fence `Sleepers::sleep` issues.
+            sh.fences.add_heavy();
+        }
         sh.sleep.sleep(
             self.index,
             || sh.work_visible(),

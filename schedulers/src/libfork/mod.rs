@@ -69,7 +69,9 @@
 //! # Counters
 //!
 //! `steals`, `steal_attempts`; extras `frames` (frames allocated), `stacklets_allocated`,
-//! `sleeps` (attempts and sleeps count only while a `run_async` is in progress); gauges `stack_bytes_high_water` (the most bytes of stacklets alive at once, all
+//! `sleeps` (attempts and sleeps count only while a `run_async` is in progress), and the
+//! deques' `heavy_fences`, `fence_switches` and `symmetric_pops` ([`crate::deque::FenceCounts`];
+//! the lazy pool's sleep needs no heavy fence: its counters are SeqCst); gauges `stack_bytes_high_water` (the most bytes of stacklets alive at once, all
 //! stacks together), `stack_bytes_live`, `stacklets_live` and `stacks_live`. Between runs
 //! each worker holds at most two stacks (its own and a spare), each of at most two stacklets
 //! (the first and a cached one): more would be a leak, and the tests check it.
@@ -79,7 +81,7 @@ mod stack;
 
 use crate::api::{AsyncForkJoin, AsyncShared, AsyncWorker, Scheduler, StartError};
 use crate::config::{IdlePolicy, Pinning, PoolConfig, VictimPolicy};
-use crate::deque::{self, Owner, Stolen, Thief};
+use crate::deque::{self, FenceCounts, Owner, Stolen, Switching, Thief};
 use crate::stats::{PerWorker, Stats};
 use crate::topology::{Topology, pin_current_thread};
 use crate::victims::{self, StealPass, VictimTable};
@@ -141,6 +143,8 @@ struct Shared {
     terminate: AtomicBool,
     counters: Counters,
     stacks: StackCounters,
+    /// The deques' fence counts (see [`crate::deque::FenceCounts`]).
+    fences: Arc<FenceCounts>,
 }
 
 /// A root frame on its way to a worker.
@@ -728,7 +732,10 @@ impl LibforkPool {
         let mut tables = victim_tables(config, topology).into_iter();
         let groups = groups_of(config, topology);
         let group_count = groups.iter().max().map_or(1, |g| g + 1);
-        let owners: Vec<(Owner, Thief)> = (0..p).map(|_| deque::new(64)).collect();
+        let fences = Arc::new(FenceCounts::new());
+        let owners: Vec<(Owner, Thief)> = (0..p)
+            .map(|_| deque::with(64, Arc::clone(&fences), Switching::default_for_pools()))
+            .collect();
         let shared = Arc::new(Shared {
             thieves_handles: owners.iter().map(|(_, t)| t.clone()).collect(),
             injector: Mutex::new(Vec::new()),
@@ -745,6 +752,7 @@ impl LibforkPool {
                 sleeps: PerWorker::new(p),
             },
             stacks: StackCounters::default(),
+            fences,
         });
         let mut pool = LibforkPool {
             shared: Arc::clone(&shared),
@@ -814,7 +822,10 @@ impl Scheduler for LibforkPool {
                     s.stacklets_allocated.load(Ordering::Relaxed),
                 ),
                 ("sleeps", c.sleeps.sum()),
-            ],
+            ]
+            .into_iter()
+            .chain(self.shared.fences.named())
+            .collect(),
             gauges: vec![
                 (
                     "stack_bytes_high_water",
@@ -832,6 +843,7 @@ impl Scheduler for LibforkPool {
         for x in [&c.steals, &c.attempts, &c.frames, &c.sleeps] {
             x.reset();
         }
+        self.shared.fences.reset();
         let s = &self.shared.stacks;
         s.stacklets_allocated.store(0, Ordering::Relaxed);
         s.bytes_high_water

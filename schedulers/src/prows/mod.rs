@@ -104,7 +104,10 @@
 //!
 //! # Statistics
 //!
-//! `steals`, `steal_attempts`; extras: `suspensions` (fibers parked at a join or scope sync),
+//! `steals`, `steal_attempts`; extras: `heavy_fences`, `fence_switches`, `symmetric_pops` (as in
+//! `abp`; a suspended deque is put in symmetric mode, so steals from stealable deques, made
+//! under the pool-wide lock, issue no `membarrier`), `suspensions` (fibers parked at a join or
+//! scope sync),
 //! `resumptions`, `deque_suspensions`, `deque_resumptions` (put made a deque active),
 //! `deques_resumable` (deques a put made resumable), `muggings`, `rebalances` (a deque moved
 //! between stealable sets; always 0 with the [`Artifact`] placement), `deques_created` (new
@@ -130,7 +133,7 @@
 //! a thread-local reference or a lock guard across them; `run` must not be called from inside a
 //! task of the same pool.
 
-use crate::deque::{self, Entry, Owner, Stolen, Thief, light_fence};
+use crate::deque::{self, Entry, FenceCounts, Owner, Stolen, Switching, Thief, light_fence};
 use crate::fiberpool::Policy;
 use crate::fiberpool::future::{FiberFuture, FiberScope, FiberShared};
 use crate::fiberpool::handle::FiberWorker;
@@ -297,8 +300,8 @@ unsafe impl<A: Placement> Sync for Dq<A> {}
 unsafe impl<A: Placement> Send for Dq<A> {}
 
 impl<A: Placement> Dq<A> {
-    fn new() -> Arc<Dq<A>> {
-        let (owner, thief) = deque::new(64);
+    fn new(fences: &Arc<FenceCounts>) -> Arc<Dq<A>> {
+        let (owner, thief) = deque::with(64, Arc::clone(fences), Switching::default_for_pools());
         Arc::new(Dq {
             owner: UnsafeCell::new(Some(owner)),
             thief,
@@ -355,6 +358,8 @@ struct Slot<A: Placement> {
 /// The deque objects' places and the policy's counters.
 pub struct ProwsDeques<A: Placement = Paper> {
     workers: usize,
+    /// The pool's fence counts, for the deques it makes.
+    fences: Arc<FenceCounts>,
     sets: Mutex<Sets<A>>,
     slots: Box<[Slot<A>]>,
     deque_suspensions: PerWorker,
@@ -528,9 +533,10 @@ impl<A: Placement> Policy for ProwsPolicy<A> {
     type Local = UnsafeCell<Option<Owner>>;
     type Fut = FutDeques<A>;
 
-    fn new(p: usize) -> (ProwsDeques<A>, Vec<()>) {
+    fn new(p: usize, fences: &Arc<FenceCounts>) -> (ProwsDeques<A>, Vec<()>) {
         let sh = ProwsDeques {
             workers: p,
+            fences: Arc::clone(fences),
             sets: Mutex::new(Sets {
                 active: (0..p).map(|_| None).collect(),
                 stealable: (0..p).map(|_| Vec::new()).collect(),
@@ -728,10 +734,15 @@ impl<A: Placement> Local<ProwsPolicy<A>> {
         }
     }
 
-    /// Moves this worker's bottom end back into `d`, its active deque until now. Under the
-    /// pool-wide lock.
+    /// Moves this worker's bottom end back into `d`, its active deque until now, in
+    /// symmetric fence mode: nobody pops it until it is active again, and thieves (under the
+    /// pool-wide lock, if it is stealable) then steal with a `fence(SeqCst)` instead of a
+    /// `membarrier` (see [`crate::deque`]). Under the pool-wide lock.
     fn give_owner_back(&self, d: &Dq<A>) {
         let o = self.set_owner(None);
+        if let Some(o) = &o {
+            o.make_symmetric();
+        }
         // SAFETY: we hold the pool-wide lock, and `d` stops being active here (see `Dq`).
         unsafe { *d.owner.get() = o };
     }
@@ -794,7 +805,7 @@ impl<A: Placement> Local<ProwsPolicy<A>> {
         if g.active[self.index].is_none() {
             let pol = &self.shared.pol;
             let d = g.free.pop().unwrap_or_else(|| {
-                let d = Dq::new();
+                let d = Dq::new(&pol.fences);
                 g.all.push(Arc::clone(&d));
                 d
             });

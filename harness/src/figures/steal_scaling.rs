@@ -1,0 +1,332 @@
+//! The steal path on many cores (issue 22): a scaling table anyone can run. No paper: the
+//! rows are the cases of the issue, `uts/tree=T3` (fj), `lcs` and `sw` (sf) and `fib` (fj) on
+//! the deque runtimes (`abp`, `fibril`, `prows`, `prows-artifact`, `libfork` in both arms)
+//! and `rayon`, measured at the default worker counts (1, 2, 4, 8, 16 up to this machine's
+//! cores) or `--workers`'.
+//!
+//! Every cell is [`Relative`]'s, against `rayon` (median time, T_s / T_P and
+//! T_P(rayon) / T_P(row)), with the heavy fences per successful steal of the point added to
+//! its parentheses: the `heavy_fences` of all its repetitions over their `steals`, `n/a` where
+//! the runtime counts neither (rayon). An oversubscribed point shows its time and fences per
+//! steal, marked, and no speedup or ratio.
+//!
+//! `fib` runs at the size's n (`small`: 36, the issue's "fib fj small"): a spec `fib/n=36`
+//! would fix n at every size, `test` included.
+
+use super::metric::{Context, Metric};
+use super::ratio::{Relative, time_cell};
+use super::{Figure, XAxis};
+use crate::grid::{Row, Status};
+use stealbench_workloads::Variant;
+
+/// The figure's id.
+pub const ID: &str = "steal-scaling";
+/// The figure's title.
+pub const TITLE: &str = "Steal path on many cores (issue 22): time, speedup, ratio to rayon \
+                         and heavy fences per steal against P";
+
+/// The rows: per benchmark, its workload spec, its variant and its runtime arms.
+pub const ROWS: [(&str, &str, Variant, &[&str]); 4] = [
+    (
+        "uts T3",
+        "uts/tree=T3",
+        Variant::Fj,
+        &[
+            "abp",
+            "fibril",
+            "prows",
+            "prows-artifact",
+            "libfork",
+            "libfork/idle=busy",
+            "rayon",
+        ],
+    ),
+    (
+        "lcs",
+        "lcs",
+        Variant::Sf,
+        &["prows", "prows-artifact", "abp", "rayon"],
+    ),
+    ("sw", "sw", Variant::Sf, &["prows", "abp", "rayon"]),
+    (
+        "fib",
+        "fib",
+        Variant::Fj,
+        &[
+            "abp",
+            "fibril",
+            "prows",
+            "libfork",
+            "libfork/idle=busy",
+            "rayon",
+        ],
+    ),
+];
+
+/// The counter of heavy fences (the deque runtimes' `heavy_fences`) and of successful steals.
+const FENCES: &str = "heavy_fences";
+const STEALS: &str = "steals";
+
+/// [`Relative`] against `rayon`, and heavy fences per successful steal.
+#[derive(Debug, Clone, Copy)]
+pub struct StealScaling {
+    /// Time, T_s / T_P and T_P(rayon) / T_P(row).
+    pub relative: Relative,
+}
+
+/// The metric of the figure.
+pub const METRIC: StealScaling = StealScaling {
+    relative: Relative {
+        against: &["rayon"],
+        paper_names: &[],
+        reference: "",
+        paper_columns: &[],
+        paper_p: 0,
+        ideal: true,
+        y_label: "speedup Ts/TP",
+    },
+};
+
+/// Heavy fences per successful steal at a point.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum PerSteal {
+    /// The runtime counts neither or one of them (`rayon`).
+    NotCounted,
+    /// No repetition stole (P = 1).
+    NoSteal,
+    /// The repetitions' heavy fences over their steals.
+    Ratio(f64),
+}
+
+impl StealScaling {
+    /// The heavy fences of the point's repetitions over their successful steals; `None` if the
+    /// point did not finish ok.
+    pub fn per_steal(&self, ctx: &Context<'_>, row: &Row, p: usize) -> Option<PerSteal> {
+        let s = ctx.point(row, p).filter(|s| s.status == Status::Ok)?;
+        let total = |stat| s.counter(stat).map(|xs| xs.iter().sum::<u64>());
+        Some(match (total(FENCES), total(STEALS)) {
+            (Some(_), Some(0)) => PerSteal::NoSteal,
+            (Some(f), Some(n)) => PerSteal::Ratio(f as f64 / n as f64),
+            _ => PerSteal::NotCounted,
+        })
+    }
+}
+
+impl std::fmt::Display for PerSteal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PerSteal::NotCounted => f.write_str("n/a fences/steal"),
+            PerSteal::NoSteal => f.write_str("0 steals"),
+            PerSteal::Ratio(x) => write!(f, "{x:.2} fences/steal"),
+        }
+    }
+}
+
+impl Metric for StealScaling {
+    fn lead(&self, ctx: &Context<'_>, row: &Row) -> Vec<(String, String)> {
+        self.relative.lead(ctx, row)
+    }
+
+    fn column(&self, p: usize) -> String {
+        self.relative.column(p)
+    }
+
+    fn cell(&self, ctx: &Context<'_>, row: &Row, p: usize) -> String {
+        let mut parts = self.relative.parts(ctx, row, p);
+        parts.extend(self.per_steal(ctx, row, p).map(|x| x.to_string()));
+        time_cell(ctx, row, p, parts)
+    }
+
+    /// No paper: no row has paper values.
+    fn paper_cell(&self, _: &Row, _: usize) -> String {
+        "[paper —]".to_string()
+    }
+
+    fn lines(&self) -> &'static [&'static str] {
+        self.relative.lines()
+    }
+
+    fn plot(&self, ctx: &Context<'_>, row: &Row, p: usize, line: usize) -> Option<f64> {
+        self.relative.plot(ctx, row, p, line)
+    }
+
+    fn plot_paper(&self, _: &Row, _: usize, _: usize) -> Option<f64> {
+        None
+    }
+
+    fn y_label(&self) -> &'static str {
+        self.relative.y_label()
+    }
+
+    fn ideal_line(&self) -> bool {
+        self.relative.ideal_line()
+    }
+
+    fn describe(&self) -> String {
+        format!(
+            "{}; last, `{FENCES}` per successful steal: the sum over the point's repetitions \
+             over the sum of their `{STEALS}` (`n/a`: the runtime does not count them, \
+             `0 steals`: none to divide by), shown oversubscribed too",
+            self.relative.describe()
+        )
+    }
+
+    fn note_label(&self) -> &'static str {
+        "Cells"
+    }
+
+    fn cell_legend(&self) -> &'static str {
+        "Each cell: our median time in seconds (our speedup T_s / T_P; how many times faster \
+         than `rayon` at the same P, T_P(rayon) / T_P(row); heavy fences per successful \
+         steal). `—` = not measured, `n/a` = the runtime does not count it. No paper: there \
+         are no values beside ours."
+    }
+
+    fn plot_name(&self) -> &'static str {
+        self.relative.plot_name()
+    }
+
+    fn needs_cores(&self) -> bool {
+        true
+    }
+}
+
+/// The figure: the issue's rows at P = 1, 2, 4, 8, 16 (up to the cores by default).
+pub fn figure() -> Figure {
+    let mut rows = Vec::new();
+    for (bench, workload, variant, runtimes) in ROWS {
+        for rt in runtimes {
+            rows.push(Row {
+                bench: bench.to_string(),
+                workload: workload.to_string(),
+                variant,
+                runtime: rt.to_string(),
+                paper: None,
+            });
+        }
+    }
+    Figure {
+        id: ID,
+        title: TITLE,
+        caption: "Issue 22, the steal path on many cores: how the deque runtimes scale, \
+                  against rayon, and what each successful steal costs in heavy (sequentially \
+                  consistent) fences. Rows: UTS T3 (`uts/tree=T3`, fj; the size cuts it as \
+                  for libfork's Figure 6) on `abp`, `fibril`, `prows`, `prows-artifact`, \
+                  `libfork`, `libfork/idle=busy` and `rayon`; lcs (sf) on `prows`, \
+                  `prows-artifact`, `abp` and `rayon`; sw (sf) on `prows`, `abp` and \
+                  `rayon`; fib (fj) on `abp`, `fibril`, `prows`, `libfork`, \
+                  `libfork/idle=busy` and `rayon`. fib runs at the size preset's n (n=36 at \
+                  `small`, the issue's \"fib fj small\"; 32 at `quick`, 42 at `paper`): a \
+                  workload spec `fib/n=36` would fix n at every size, `test` included. \
+                  Workers: 1, 2, 4, 8, 16 up to this machine's cores; on a many-core \
+                  machine pass `--workers 1,2,4,8,16,32,64`. There are no paper values.",
+        reference_path: "",
+        reference: Default::default(),
+        paper_workers: &[1, 2, 4, 8, 16],
+        metric: &METRIC,
+        rounds: 1,
+        sim_workers: &[],
+        x_axis: XAxis::Workers,
+        reps: None,
+        rows,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::grid::{Availability, Selection, availability};
+    use crate::testutil::{fib_row, ok_point};
+
+    #[test]
+    fn registered_with_the_issues_rows() {
+        let entry = super::super::find(ID).expect("steal-scaling is registered");
+        let f = (entry.build.expect("implemented"))();
+        assert_eq!((f.id, entry.title), (ID, TITLE));
+        let rows: Vec<String> = f
+            .rows
+            .iter()
+            .map(|r| format!("{} {} {}", r.workload, r.variant, r.runtime))
+            .collect();
+        assert_eq!(
+            rows,
+            [
+                "uts/tree=T3 fj abp",
+                "uts/tree=T3 fj fibril",
+                "uts/tree=T3 fj prows",
+                "uts/tree=T3 fj prows-artifact",
+                "uts/tree=T3 fj libfork",
+                "uts/tree=T3 fj libfork/idle=busy",
+                "uts/tree=T3 fj rayon",
+                "lcs sf prows",
+                "lcs sf prows-artifact",
+                "lcs sf abp",
+                "lcs sf rayon",
+                "sw sf prows",
+                "sw sf abp",
+                "sw sf rayon",
+                "fib fj abp",
+                "fib fj fibril",
+                "fib fj prows",
+                "fib fj libfork",
+                "fib fj libfork/idle=busy",
+                "fib fj rayon",
+            ]
+        );
+        // Every row is measured: the runtimes, workloads and variants exist and go together.
+        for r in &f.rows {
+            assert_eq!(
+                availability(r, &Selection::default()),
+                Availability::Ready,
+                "{r:?}"
+            );
+            assert!(r.paper.is_none());
+        }
+        assert!(f.reference_path.is_empty());
+        let cores = stealbench_schedulers::topology::Topology::detect().cores();
+        let w = crate::reproduce::default_workers(&f);
+        assert!(w.iter().all(|&p| p <= cores.max(1)), "{w:?}");
+    }
+
+    #[test]
+    fn cells_add_fences_per_steal_to_the_ratio_against_rayon() {
+        let counted = |rt: &str, p, t, fences: Vec<u64>, steals: Vec<u64>| {
+            let mut s = ok_point(rt, Variant::Fj, p, t);
+            s.counters = vec![("steals".into(), steals), ("heavy_fences".into(), fences)];
+            s
+        };
+        let mut rayon = ok_point("rayon", Variant::Fj, 2, 1.0);
+        rayon.counters = vec![("steals".into(), Vec::new())];
+        let s = vec![
+            ok_point("serial", Variant::Fj, 1, 1.0),
+            counted("abp", 1, 1.0, vec![0, 0], vec![0, 0]),
+            counted("abp", 2, 0.5, vec![30, 10], vec![10, 10]),
+            counted("abp", 4, 0.4, vec![8, 8], vec![4, 4]),
+            rayon,
+        ];
+        let ctx = Context {
+            summaries: &s,
+            cpus: 2,
+        };
+        let abp = fib_row("abp");
+        assert_eq!(METRIC.cell(&ctx, &abp, 1), "1.000 (1.00x; 0 steals)");
+        assert_eq!(
+            METRIC.cell(&ctx, &abp, 2),
+            "0.5000 (2.00x; 2.00x vs rayon; 2.00 fences/steal)"
+        );
+        // rayon counts no fences: n/a, never 0; no ratio against itself.
+        assert_eq!(
+            METRIC.cell(&ctx, &fib_row("rayon"), 2),
+            "1.000 (1.00x; n/a fences/steal)"
+        );
+        // P = 4 > 2 CPUs: marked, no speedup or ratio; the fences per steal stay.
+        assert_eq!(
+            METRIC.cell(&ctx, &abp, 4),
+            "0.4000 (2.00 fences/steal) (oversubscribed)"
+        );
+        assert_eq!(METRIC.plot(&ctx, &abp, 4, 0), None);
+        assert_eq!(METRIC.plot(&ctx, &abp, 2, 0), Some(2.0));
+        assert_eq!(METRIC.cell(&ctx, &abp, 8), "—");
+        assert!(METRIC.needs_cores() && METRIC.ideal_line());
+    }
+}
