@@ -305,26 +305,33 @@ impl Default for FenceCounts {
 }
 
 /// When a deque's owner switches its fence mode (see the module documentation): after every
-/// `window` pops it reviews the *steal rate*, a moving average of what thieves did per window,
-/// in sixteenths: each review keeps 7/8 of the rate (rounded down, so that it reaches 0) and adds
-/// 2 per event of the window, so a steady x events per window settle at a rate between 8x and
-/// 16x. An event is a heavy fence a thief issued
-/// on the deque (asymmetric mode: what that mode costs) or an entry stolen (symmetric mode,
-/// where thieves issue none: `top`'s advance, less the owner's own takes of a last entry).
+/// `window` pops it reviews what thieves did in the window. An *event* is a heavy fence a thief
+/// issued on the deque (asymmetric mode: what that mode costs) or an entry stolen (symmetric
+/// mode, where thieves issue none: `top`'s advance, less the owner's own takes of a last
+/// entry). The *steal rate* is a moving average of events per window in 64ths: each review
+/// keeps 31/32 of it (the decay rounded up, so that it reaches 0) and adds 2 per event, so a
+/// steady x events per window settle at a rate between 64x - 32 and 64x.
+///
+/// An asymmetric deque goes symmetric at once when a window has `burst` events, or when the
+/// rate reaches `to_symmetric`; its rate then starts at `to_symmetric` at least. A symmetric
+/// one goes back once the rate has fallen below `to_asymmetric`, which costs the owner one
+/// heavy fence.
 ///
 /// The default weighs one `membarrier` (an interrupt on every core running the process: a few
-/// microseconds of CPU per core on 16 cores) against a `fence(SeqCst)` per pop (tens of
-/// cycles, about 15 microseconds a window of 1024): at a rate of 16 (a steady 1.5 to 2 events
-/// per window, or a burst of 8) the deque goes symmetric; once the rate has decayed below a quarter of an event per window (9
-/// windows without one, from the threshold) it goes back, which costs the owner one heavy
-/// fence. The average keeps a burst of steals, or one quiet window, from flipping the mode; a
-/// deque nobody steals from (fib's, after the first steals) stays asymmetric.
+/// microseconds of CPU per core, tens of microseconds in all on 16 cores) against a
+/// `fence(SeqCst)` per pop (tens of cycles: about 15 microseconds a window of 1024 pops): two
+/// heavy fences in a window already cost about what fencing the window would, so the deque
+/// switches; it returns after about 32 windows without a steal (from the threshold), so a
+/// deque stolen from in bursts (UTS's) stays symmetric between them, and one nobody steals
+/// from after the first steals (fib's) spends a few percent of its pops fenced.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Switching {
     /// Pops between two reviews; 0: never switch (the deque stays in its first mode).
     pub window: u32,
-    /// The rate (sixteenths of an event per window) at or above which an asymmetric deque
-    /// goes symmetric.
+    /// Heavy fences in one window at which an asymmetric deque goes symmetric at once.
+    pub burst: u64,
+    /// The rate (64ths of an event per window) at or above which an asymmetric deque goes
+    /// symmetric, and at which a symmetric deque's rate starts at least.
     pub to_symmetric: u64,
     /// The rate below which a symmetric deque goes back.
     pub to_asymmetric: u64,
@@ -353,18 +360,21 @@ impl Switching {
         Switching::ADAPTIVE
     }
 
-    /// Review every 1024 pops; symmetric at a rate of 16, back below 4.
+    /// Review every 1024 pops; symmetric at 2 heavy fences in a window or a rate of 64 (one
+    /// event a window), back below 16.
     pub const ADAPTIVE: Switching = Switching {
         window: 1024,
-        to_symmetric: 16,
-        to_asymmetric: 4,
+        burst: 2,
+        to_symmetric: 64,
+        to_asymmetric: 16,
     };
 
-    /// Review every 8 pops, symmetric at a rate of 2 (one event), back below 2: the mode
-    /// follows every steal and every quiet stretch, so that the pools' stress tests switch
-    /// often, at irregular points.
+    /// Review every 8 pops, symmetric at one heavy fence, back after a window without a
+    /// steal: the mode follows every steal and every quiet stretch, so that the pools' stress
+    /// tests switch often, at irregular points.
     pub const EAGER: Switching = Switching {
         window: 8,
+        burst: 1,
         to_symmetric: 2,
         to_asymmetric: 2,
     };
@@ -372,6 +382,7 @@ impl Switching {
     /// Never switch.
     pub const NEVER: Switching = Switching {
         window: 0,
+        burst: u64::MAX,
         to_symmetric: u64::MAX,
         to_asymmetric: 0,
     };
@@ -380,6 +391,7 @@ impl Switching {
     /// pop runs in the other mode than the one before).
     pub const EVERY_POP: Switching = Switching {
         window: 1,
+        burst: 0,
         to_symmetric: 0,
         to_asymmetric: u64::MAX,
     };
@@ -474,7 +486,7 @@ pub struct Owner {
     seen_heavy: Cell<u64>,
     /// Last entries the owner took itself (advancing `top`) since the last review.
     own_takes: Cell<u64>,
-    /// The steal rate, in sixteenths of an event per window (see [`Switching`]).
+    /// The steal rate, in 64ths of an event per window (see [`Switching`]).
     rate: Cell<u64>,
 }
 
@@ -683,8 +695,8 @@ impl Owner {
     }
 
     /// The review at the end of a window of pops (see [`Switching`]): updates the steal rate
-    /// and switches to symmetric mode if it reached `to_symmetric`, back to asymmetric if it
-    /// fell below `to_asymmetric`. Called between two pops.
+    /// and switches to symmetric mode on a burst or if the rate reached `to_symmetric`, back
+    /// to asymmetric if it fell below `to_asymmetric`. Called between two pops.
     #[cold]
     fn review(&self) {
         let inner = &*self.inner;
@@ -701,10 +713,11 @@ impl Owner {
         let events = if g % 2 == 0 { heavy } else { stolen };
         let rate = self.rate.get();
         // Rounding the decay up lets a rate without events reach 0.
-        let rate = rate - rate.div_ceil(8) + 2 * events.min(1 << 20);
+        let rate = rate - rate.div_ceil(32) + 2 * events.min(1 << 20);
         self.rate.set(rate);
         if g % 2 == 0 {
-            if rate >= sw.to_symmetric {
+            if events >= sw.burst || rate >= sw.to_symmetric {
+                self.rate.set(rate.max(sw.to_symmetric));
                 self.switch_mode(g + 1);
                 inner.counts.to_symmetric.fetch_add(1, Ordering::Relaxed);
             }
@@ -952,8 +965,8 @@ mod tests {
         assert!(mine.iter().enumerate().all(|(i, &v)| i == v));
     }
 
-    /// Steals from one thread at a steady pace: the deque goes symmetric once the rate
-    /// reaches the threshold, stays there while the steals go on (counting its pops), and
+    /// Steals from one thread at a steady pace: the deque goes symmetric at the first window
+    /// with two heavy fences, stays there while the steals go on (counting its pops), and
     /// goes back, with one heavy fence, once they stop. `NEVER` never switches.
     #[test]
     fn steal_pressure_switches_the_mode_and_back() {
@@ -978,7 +991,7 @@ mod tests {
             }
         }
         let at = went_symmetric.expect("two heavy fences a window never made it symmetric");
-        assert!(at < 10 * window, "symmetric only after {at} pops");
+        assert!(at < window, "symmetric only after {at} iterations");
         assert!(o.is_symmetric(), "went back although the steals went on");
         let [(_, heavy), (_, switches), (_, sym_pops)] = counts.named();
         assert_eq!(switches, 1);
@@ -992,8 +1005,9 @@ mod tests {
             heavy <= 4 * (at / window + 2) as u64,
             "{heavy} heavy fences"
         );
-        // No more steals: back to asymmetric within a dozen windows, with one heavy fence.
-        for i in 0..16 * window {
+        // No more steals: back to asymmetric within 64 windows (from a steady two steals a
+        // window, the rate of about 128 decays below 16 in about 51), with one heavy fence.
+        for i in 0..64 * window {
             o.push([i, 0]);
             o.pop();
         }

@@ -1,0 +1,129 @@
+//! The deques' fence counts as every deque runtime reports them: `heavy_fences`,
+//! `fence_switches` and `symmetric_pops` in the statistics of `abp`, `fibril`, `prows`,
+//! `prows-artifact` and `libfork`, and, on steal-heavy work with the default fence-mode
+//! switching, few heavy fences per successful steal (see `src/deque.rs`).
+
+#![allow(clippy::manual_async_fn)]
+
+use std::future::Future;
+use stealbench_schedulers::abp::Abp;
+use stealbench_schedulers::deque::{self, Switching};
+use stealbench_schedulers::fibril::Fibril;
+use stealbench_schedulers::libfork::LibforkPool;
+use stealbench_schedulers::prows::{Prows, ProwsArtifact};
+use stealbench_schedulers::*;
+
+/// More workers than this machine's 2 cores: idle thieves hunt while others run.
+const P: usize = 4;
+/// Leaves of the binary tree: each a few hundred nanoseconds, so thieves find work often.
+const LEAVES: u64 = 1 << 16;
+
+fn leaf(i: u64) -> u64 {
+    (0..64).fold(i, |a, k| {
+        a.wrapping_mul(6364136223846793005).wrapping_add(k)
+    })
+}
+
+/// The tree's value, serially.
+fn serial(lo: u64, hi: u64) -> u64 {
+    (lo..hi).map(leaf).fold(0, u64::wrapping_add)
+}
+
+fn tree_fj<W: Worker>(w: &W, lo: u64, hi: u64) -> u64 {
+    if hi - lo == 1 {
+        return leaf(lo);
+    }
+    let mid = lo + (hi - lo) / 2;
+    let (a, b) = w.join(|w| tree_fj(w, lo, mid), |w| tree_fj(w, mid, hi));
+    a.wrapping_add(b)
+}
+
+fn tree_af<'s, C: AsyncWorker<'s>>(
+    c: C,
+    lo: u64,
+    hi: u64,
+) -> impl Future<Output = u64> + Send + 's {
+    async move {
+        if hi - lo == 1 {
+            return leaf(lo);
+        }
+        let mid = lo + (hi - lo) / 2;
+        let (a, b) = c
+            .join(move |c| tree_af(c, lo, mid), move |c| tree_af(c, mid, hi))
+            .await;
+        a.wrapping_add(b)
+    }
+}
+
+/// The three counts are reported; with the default switching and `membarrier`, the runs after
+/// a warm-up issue at most a quarter of a heavy fence per steal, plus a few per worker for the
+/// sleeps and for deques that went back to asymmetric mode and take a burst to switch again.
+/// Always asymmetric (`STEALBENCH_FENCE_SWITCHING=0`) they issue at least one per steal, since
+/// every steal passes the cheap look, and the bound fails (here: 54 to 110 heavy fences for 54
+/// to 87 steals, against 0 to 9 for 74 to 104 with switching).
+fn check(name: &str, stats: &Stats) {
+    let get = |k: &str| {
+        stats
+            .extra(k)
+            .unwrap_or_else(|| panic!("{name}: no {k} in {stats:?}"))
+    };
+    let (heavy, _switches, _pops) = (
+        get("heavy_fences"),
+        get("fence_switches"),
+        get("symmetric_pops"),
+    );
+    let steals = stats.steals.expect("a deque runtime counts steals");
+    eprintln!(
+        "{name}: {steals} steals, {heavy} heavy fences, {_switches} switches, {_pops} symmetric pops"
+    );
+    if deque::heavy_fence_is_membarrier() && Switching::default_for_pools() == Switching::ADAPTIVE {
+        assert!(
+            heavy <= steals / 4 + 4 * P as u64,
+            "{name}: {heavy} heavy fences for {steals} steals"
+        );
+    }
+}
+
+fn closure_pool<S: ForkJoin>(name: &str) {
+    let pool = S::start(&PoolConfig::with_workers(P)).unwrap();
+    let want = serial(0, LEAVES);
+    // A warm-up, then the counted runs.
+    assert_eq!(pool.run(|w| tree_fj(w, 0, LEAVES)), want);
+    pool.reset_stats();
+    for _ in 0..3 {
+        assert_eq!(pool.run(|w| tree_fj(w, 0, LEAVES)), want);
+    }
+    check(name, &pool.stats());
+}
+
+#[test]
+fn abp_reports_its_fences() {
+    closure_pool::<Abp>("abp");
+}
+
+#[test]
+fn fibril_reports_its_fences() {
+    closure_pool::<Fibril>("fibril");
+}
+
+#[test]
+fn prows_reports_its_fences() {
+    closure_pool::<Prows>("prows");
+}
+
+#[test]
+fn prows_artifact_reports_its_fences() {
+    closure_pool::<ProwsArtifact>("prows-artifact");
+}
+
+#[test]
+fn libfork_reports_its_fences() {
+    let pool = LibforkPool::start(&PoolConfig::with_workers(P)).unwrap();
+    let want = serial(0, LEAVES);
+    assert_eq!(pool.run_async(|c| tree_af(c, 0, LEAVES)), want);
+    pool.reset_stats();
+    for _ in 0..3 {
+        assert_eq!(pool.run_async(|c| tree_af(c, 0, LEAVES)), want);
+    }
+    check("libfork", &pool.stats());
+}
