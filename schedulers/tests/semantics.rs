@@ -106,7 +106,8 @@ fn extra(stats: &Stats, name: &str) -> Option<u64> {
 /// unavailable); a gauge (a level such as stacks mapped) is not zeroed, and a high-water mark
 /// drops to at most its value before the reset. Idle-time counters (steal attempts, sleeps)
 /// count only while a run is in progress, so an idle pool leaves them alone; each of `workers`
-/// workers may add one it began before the run ended.
+/// workers may add one it began before the run ended, and one window of the deques'
+/// fence-mode review that its last pop ended.
 fn check_reset(before: &Stats, after: &Stats, workers: usize) {
     let names = |s: &Stats| s.named().into_iter().map(|(k, _)| k).collect::<Vec<_>>();
     assert_eq!(names(before), names(after));
@@ -117,6 +118,15 @@ fn check_reset(before: &Stats, after: &Stats, workers: usize) {
     for (k, v) in counters.named() {
         let most = if k == "steal_attempts" || k == "sleeps" {
             workers as u64
+        } else if k == "heavy_fences" || k == "fence_switches" {
+            // A worker's pop after the run (its look for more work) can end a window of the
+            // deques' fence-mode review, and switch back with a heavy fence, or look and
+            // switch to symmetric mode.
+            workers as u64
+        } else if k == "symmetric_pops" {
+            // That window's pops, counted when it ends.
+            (workers * stealbench_schedulers::deque::Switching::default_for_pools().window as usize)
+                as u64
         } else if k == "minor_faults" {
             // The fiber pools count the worker threads' faults from the reset on: a worker
             // that goes idle just after it may touch a few new pages (of its own stack).

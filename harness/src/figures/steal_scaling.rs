@@ -1,5 +1,5 @@
-//! The steal path on many cores (issue 22): a scaling table anyone can run. No paper: the
-//! rows are the cases of the issue, `uts/tree=T3` (fj), `lcs` and `sw` (sf) and `fib` (fj) on
+//! The steal path on many cores: a scaling table anyone can run. No paper: the rows are the
+//! steal-heavy cases and fib, `uts/tree=T3` (fj), `lcs` and `sw` (sf) and `fib` (fj) on
 //! the deque runtimes (`abp`, `fibril`, `prows`, `prows-artifact`, `libfork` in both arms)
 //! and `rayon`, measured at the default worker counts (1, 2, 4, 8, 16 up to this machine's
 //! cores) or `--workers`'.
@@ -10,7 +10,7 @@
 //! the runtime counts neither (rayon). An oversubscribed point shows its time and fences per
 //! steal, marked, and no speedup or ratio.
 //!
-//! `fib` runs at the size's n (`small`: 36, the issue's "fib fj small"): a spec `fib/n=36`
+//! `fib` runs at the size's n (`small`: 36, the steal path's fib case): a spec `fib/n=36`
 //! would fix n at every size, `test` included.
 
 use super::metric::{Context, Metric};
@@ -22,7 +22,7 @@ use stealbench_workloads::Variant;
 /// The figure's id.
 pub const ID: &str = "steal-scaling";
 /// The figure's title.
-pub const TITLE: &str = "Steal path on many cores (issue 22): time, speedup, ratio to rayon \
+pub const TITLE: &str = "Steal path on many cores: time, speedup, ratio to rayon \
                          and heavy fences per steal against P";
 
 /// The rows: per benchmark, its workload spec, its variant and its runtime arms.
@@ -191,7 +191,7 @@ impl Metric for StealScaling {
     }
 }
 
-/// The figure: the issue's rows at P = 1, 2, 4, 8, 16 (up to the cores by default).
+/// The figure: its rows at P = 1, 2, 4, 8, 16 (up to the cores by default).
 pub fn figure() -> Figure {
     let mut rows = Vec::new();
     for (bench, workload, variant, runtimes) in ROWS {
@@ -208,18 +208,22 @@ pub fn figure() -> Figure {
     Figure {
         id: ID,
         title: TITLE,
-        caption: "Issue 22, the steal path on many cores: how the deque runtimes scale, \
-                  against rayon, and what each successful steal costs in heavy (sequentially \
-                  consistent) fences. Rows: UTS T3 (`uts/tree=T3`, fj; the size cuts it as \
-                  for libfork's Figure 6) on `abp`, `fibril`, `prows`, `prows-artifact`, \
-                  `libfork`, `libfork/idle=busy` and `rayon`; lcs (sf) on `prows`, \
-                  `prows-artifact`, `abp` and `rayon`; sw (sf) on `prows`, `abp` and \
-                  `rayon`; fib (fj) on `abp`, `fibril`, `prows`, `libfork`, \
+        caption: "The steal path on many cores: how the deque runtimes scale, against \
+                  rayon, and what each successful steal costs in heavy fences (the \
+                  `membarrier`s that interrupt every core running the process, issued by \
+                  thieves of a deque in asymmetric fence mode, by owners switching back to \
+                  it and by workers going to sleep; on the fallback without `membarrier`, \
+                  the thieves' SeqCst fences). Rows: UTS T3 (`uts/tree=T3`, fj; the size \
+                  cuts it as for libfork's Figure 6) on `abp`, `fibril`, `prows`, \
+                  `prows-artifact`, `libfork`, `libfork/idle=busy` and `rayon`; lcs (sf) on \
+                  `prows`, `prows-artifact`, `abp` and `rayon`; sw (sf) on `prows`, `abp` \
+                  and `rayon`; fib (fj) on `abp`, `fibril`, `prows`, `libfork`, \
                   `libfork/idle=busy` and `rayon`. fib runs at the size preset's n (n=36 at \
-                  `small`, the issue's \"fib fj small\"; 32 at `quick`, 42 at `paper`): a \
-                  workload spec `fib/n=36` would fix n at every size, `test` included. \
-                  Workers: 1, 2, 4, 8, 16 up to this machine's cores; on a many-core \
-                  machine pass `--workers 1,2,4,8,16,32,64`. There are no paper values.",
+                  `small`; 32 at `quick`, 42 at `paper`): a workload spec `fib/n=36` would \
+                  fix n at every size, `test` included. Workers: 1, 2, 4, 8, 16 up to this \
+                  machine's cores; on a many-core machine pass `--workers \
+                  1,2,4,8,16,32,64`. There are no paper values. `scripts/fence-modes.sh` \
+                  measures the same cases under the deque's three fence settings.",
         reference_path: "",
         reference: Default::default(),
         paper_workers: &[1, 2, 4, 8, 16],
@@ -239,7 +243,7 @@ mod tests {
     use crate::testutil::{fib_row, ok_point};
 
     #[test]
-    fn registered_with_the_issues_rows() {
+    fn registered_with_its_rows() {
         let entry = super::super::find(ID).expect("steal-scaling is registered");
         let f = (entry.build.expect("implemented"))();
         assert_eq!((f.id, entry.title), (ID, TITLE));
