@@ -58,11 +58,13 @@
 //! the mode: it knows its mode (a `Cell`), and its store of a new mode is ordered after its
 //! earlier pops by Release.
 //!
-//! Where the kernel refuses `membarrier`, both sides always use `fence(SeqCst)` and the deque
-//! never switches ([`heavy_fence_is_membarrier`] says which). Every fence a thief issues on
-//! the asymmetric side (a `membarrier`, or on the fallback a `fence(SeqCst)`), every switch,
-//! and every pop made in symmetric mode are counted in the [`FenceCounts`] the deque was made
-//! with, which a pool shares among its deques and reports.
+//! Where the kernel refuses `membarrier`, both sides always use `fence(SeqCst)`, and the pools'
+//! deques never switch ([`heavy_fence_is_membarrier`] says which; a deque made with an
+//! explicit [`Switching`] still switches there, harmlessly, which the tests use). Every heavy
+//! fence issued for the deque (a thief's on the asymmetric side, an owner's switching back:
+//! a `membarrier`, or on the fallback a `fence(SeqCst)`), every switch to symmetric mode, and
+//! the pops of every symmetric window that ended are counted in the [`FenceCounts`] the deque
+//! was made with, which a pool shares among its deques and reports.
 //!
 //! Measured on fib(35) `fj` with `abp` at P=1 (2 vCPUs, T_s = 24 ms): T_1/T_s was 9.8 with
 //! `crossbeam-deque` (whose `pop` issues a SeqCst fence, plus the fence the sleep protocol needs
@@ -77,9 +79,10 @@
 //! * `top <= bottom + 1` at all times, and `bottom - top` (when positive) entries at indices
 //!   `[top, bottom)` are live; only the owner writes `bottom` and the buffer; `top` only grows,
 //!   by compare-and-swap (thieves, and the owner taking the last entry).
-//! * Only the owner writes `mode`, and never during a pop; it is odd exactly while the owner's
-//!   pops issue `fence(SeqCst)`, and a switch from odd to even is followed by the owner's heavy
-//!   fence before its next pop.
+//! * Only the owner writes `mode`, and only between two pops (at the start of a pop, before
+//!   its first access to the deque, or outside pops); while it is odd every pop issues
+//!   `fence(SeqCst)` (some even-mode pops do too: on the fallback, and the one that looks),
+//!   and a switch from odd to even is followed by the owner's heavy fence before its next pop.
 //! * Entries are stored as two `AtomicUsize` words written and read with relaxed atomics: a
 //!   thief may read a slot the owner is overwriting, but then its compare-and-swap of `top`
 //!   fails and it discards what it read, so a torn value is never used.
@@ -94,7 +97,7 @@
 //! against a steal of the last entry, two pops against two steals, a steal during pushes, a
 //! push that reuses a stolen slot or grows the buffer during a steal, two thieves with the
 //! owner on one entry, and the same races with the owner switching modes at every pop
-//! ([`Switching::EVERY_POP`]); each entry must be taken exactly once, whole, with what the owner
+//! as often as it can ([`Switching::EVERY_POP`]); each entry must be taken exactly once, whole, with what the owner
 //! wrote before pushing it visible to the taker. What the models cover and what they do not:
 //!
 //! * **The fence pair is the fallback's**, `fence(SeqCst)` on both sides (what
@@ -105,9 +108,11 @@
 //!   The models do show what rests on it: with the owner's fence reduced to a compiler fence
 //!   and no `membarrier` (the owner side as it is, the thief side unable to make it a
 //!   barrier), two steals and two pops take one entry twice. Likewise the switching models
-//!   check the generation protocol's bookkeeping (the second read of `mode`, the fallback to
-//!   the heavy fence, the counts) with every fence a full one; the argument for the switch back
-//!   rests on the membarrier's barrier in the thief, which loom cannot place.
+//!   run with every fence a full one: they show that switching at every pop loses and
+//!   duplicates no entry and races on nothing, not that the generation protocol is needed (with
+//!   full fences everywhere, dropping the thief's second read of `mode` would pass too); the
+//!   argument for the switch back rests on the membarrier's barrier in the thief, which loom
+//!   cannot place.
 //! * loom gives SeqCst *fences* a total order that also synchronizes (each fence acquires
 //!   what every earlier one released), which is stronger than C11; SeqCst *accesses* it treats
 //!   as AcqRel, weaker than C11. A bug that only C11's weaker fences expose can be missed.
@@ -249,11 +254,13 @@ pub fn heavy_fence() {
 #[derive(Debug)]
 pub struct FenceCounts {
     /// Heavy fences issued for the deques: by thieves in asymmetric mode (a `membarrier`, or
-    /// on the fallback a `fence(SeqCst)`) and by owners switching back to asymmetric mode.
+    /// on the fallback a `fence(SeqCst)`), by owners switching back to asymmetric mode, and
+    /// those a pool adds for its sleepers ([`FenceCounts::add_heavy`]).
     heavy: AtomicU64,
     /// Switches of a deque from asymmetric to symmetric mode.
     to_symmetric: AtomicU64,
-    /// Pops made in symmetric mode (each with a `fence(SeqCst)`), added at each review.
+    /// Pops made in symmetric mode (each with a `fence(SeqCst)`), added when a window ends:
+    /// the pops of a window still open are not counted yet.
     symmetric_pops: AtomicU64,
 }
 
@@ -307,7 +314,7 @@ impl Default for FenceCounts {
 }
 
 /// When a deque's owner switches its fence mode (see the module documentation). The owner
-/// decides only at the end of its own pops, and pays for it only where the mode's costs are:
+/// decides only at the start of its own pops, and pays for it only where the mode's costs are:
 ///
 /// * **Asymmetric**, a pop that empties the deque or takes its last entry and finds `top`
 ///   moved since the last look (thieves took entries, or the owner a last entry itself) has
@@ -315,8 +322,9 @@ impl Default for FenceCounts {
 ///   them, or any when the previous look that found some was less than `within_ns` ago, and
 ///   the deque goes symmetric. Thieves take the oldest entries, so an owner meets its losses
 ///   when it has popped down to them; the pops in between (a join's fast path) pay nothing
-///   at all for the watch. Fine-grained work (many pops) and coarse-grained work (few pops,
-///   long tasks) alike switch at their first few steals in quick succession.
+///   at all for the watch. An owner busy in one long task does not look meanwhile, so
+///   thieves may take every entry of its deque with a heavy fence each before it switches;
+///   with fine-grained work (many pops) it switches at its first few steals.
 /// * **Symmetric**, every `window` pops the owner reviews the *steal rate*: a moving average
 ///   of entries stolen per window (`top`'s advance, less the owner's own takes of a last entry)
 ///   in 64ths, which each review multiplies by 31/32 (the decay rounded up, so that it reaches
@@ -399,8 +407,10 @@ impl Switching {
         to_asymmetric: 0,
     };
 
-    /// Switch at every pop, whatever the thieves did (for the tests and loom models: every
-    /// pop runs in the other mode than the one before).
+    /// Switch as often as the owner can, whatever the thieves did (for the tests and loom
+    /// models): to symmetric at every look (the pop after one that emptied the deque or took
+    /// its last entry), back after every symmetric pop, so that the asymmetric pops between,
+    /// with a compiler fence only, meet steals of thieves that read a symmetric generation.
     pub const EVERY_POP: Switching = Switching {
         window: 1,
         burst: 0,
@@ -486,7 +496,9 @@ pub struct Owner {
     /// Whether `membarrier` is available: the sleep protocol's light fence is then a compiler
     /// fence ([`Owner::light_fence`]), whatever the deque's mode.
     membarrier: bool,
-    /// Whether `pop` issues `fence(SeqCst)`: in symmetric mode, or on the fallback.
+    /// Whether the next pop takes the slow way, `pop_fenced`: in symmetric mode and on the
+    /// fallback (every pop with `fence(SeqCst)`), or once after an asymmetric pop that found
+    /// `top` moved (to look first).
     pop_fences: Cell<bool>,
     /// Asymmetric mode: `top` as of the owner's last look (a pop that finds it moved looks at
     /// the heavy fences thieves issued). Symmetric mode: `top` when the window began.
@@ -588,9 +600,8 @@ pub fn with(
             bottom: Cell::new(0),
             limit: Cell::new(cap as isize),
             membarrier,
-            // Switching at every pop: the first pop goes the fenced way, which looks.
-            pop_fences: Cell::new(!membarrier || switching.burst == 0),
-            // Switching at every pop: the first pop looks whatever `top` is.
+            pop_fences: Cell::new(!membarrier),
+            // Switching as often as it can: the first look, whatever `top` is.
             seen_top: Cell::new(if switching.burst == 0 { isize::MIN } else { 0 }),
             modes: Box::new(Modes {
                 mode: Cell::new(0),
@@ -687,6 +698,10 @@ impl Owner {
     /// symmetric window, or the look (see [`Switching`]).
     #[inline(never)]
     fn pop_fenced(&self) -> Option<Entry> {
+        if self.modes.switching.window == 0 {
+            // Never switching (the fallback's pools): nothing to look at.
+            return self.pop_with::<true>();
+        }
         if self.is_symmetric() {
             let left = self.modes.left.get().wrapping_sub(1);
             self.modes.left.set(left);
@@ -844,9 +859,8 @@ impl Owner {
                 .seen_heavy
                 .set(inner.heavy.load(Ordering::Relaxed));
             if sw.burst == 0 {
-                // Switching at every pop: the next pop looks whatever `top` is.
+                // Switching as often as it can: the next look, whatever `top` is.
                 self.seen_top.set(isize::MIN);
-                self.pop_fences.set(true);
             }
         }
     }
@@ -861,15 +875,16 @@ impl Owner {
 
     /// Switches to symmetric mode now, if it is not in it: for a deque its owner stops
     /// working on while thieves may go on stealing from it (a `prows` deque suspended at a
-    /// touch), so that they need no heavy fence. Its reviews, once an owner pops it again,
-    /// bring it back when nobody steals. Between pops, as every switch; nothing with
-    /// [`Switching::NEVER`].
+    /// touch), so that they need no heavy fence. Its rate starts at `to_asymmetric`, so once
+    /// an owner pops it again, the first window without a steal brings it back. Between pops,
+    /// as every switch; nothing on the fallback or with [`Switching::NEVER`].
     pub fn make_symmetric(&self) {
         let g = self.modes.mode.get();
         if g % 2 == 0 && self.membarrier && self.modes.switching.window != 0 {
             self.modes.left.set(self.modes.switching.window);
             self.modes.own_takes.set(0);
-            self.modes.rate.set(self.modes.switching.start_rate);
+            // No steal seen yet: back after the first window without one.
+            self.modes.rate.set(self.modes.switching.to_asymmetric);
             self.seen_top.set(self.inner.top.load(Ordering::Relaxed));
             self.switch_mode(g + 1);
             self.inner
@@ -1018,15 +1033,20 @@ mod tests {
     /// pools' switching.
     #[test]
     fn concurrent_pops_and_steals_take_each_entry_once() {
-        pops_and_steals(new(16), 200_000);
+        pops_and_steals(new(16), 200_000, 0);
     }
 
-    /// The same with the owner switching modes at every pop: every other pop is a switch back
-    /// to asymmetric mode, with its heavy fence.
+    /// The same with the owner switching modes as often as it can: symmetric at every look,
+    /// back (with a heavy fence) after every symmetric pop, asymmetric pops between.
     #[test]
     fn concurrent_pops_and_steals_with_a_switch_at_every_pop() {
         let counts = Arc::new(FenceCounts::new());
-        pops_and_steals(with(16, Arc::clone(&counts), Switching::EVERY_POP), 20_000);
+        // Drained every 4 pushes: the owner meets the deque's bottom, and looks, often.
+        pops_and_steals(
+            with(16, Arc::clone(&counts), Switching::EVERY_POP),
+            20_000,
+            4,
+        );
         let n = counts.named();
         assert!(n[1].1 > 1000, "{n:?}: too few switches to symmetric mode");
     }
@@ -1038,12 +1058,14 @@ mod tests {
         pops_and_steals(
             with(16, Arc::new(FenceCounts::new()), Switching::EAGER),
             100_000,
+            16,
         );
     }
 
-    /// The owner pushes `n` values (popping every third), two thieves steal until it is done;
-    /// every value must be taken exactly once, whole.
-    fn pops_and_steals((o, t): (Owner, Thief), n: usize) {
+    /// The owner pushes `n` values (popping every third, and popping the deque empty every
+    /// `drain_every` if not 0), two thieves steal until it is done; every value must be taken
+    /// exactly once, whole.
+    fn pops_and_steals((o, t): (Owner, Thief), n: usize, drain_every: usize) {
         let stop = Arc::new(AtomicBool::new(false));
         let thieves: Vec<_> = (0..2)
             .map(|_| {
@@ -1070,6 +1092,12 @@ mod tests {
                     mine.push(e[0]);
                 }
             }
+            if drain_every != 0 && i % drain_every == 0 {
+                while let Some(e) = o.pop() {
+                    assert_eq!(e[1], !e[0]);
+                    mine.push(e[0]);
+                }
+            }
         }
         while let Some(e) = o.pop() {
             mine.push(e[0]);
@@ -1084,16 +1112,20 @@ mod tests {
     }
 
     /// Steals from one thread at a steady pace: the deque goes symmetric at the second steal
-    /// (two looks that found a heavy fence, microseconds apart), stays there while the steals
-    /// go on (counting its pops), and goes back, with one heavy fence, once they stop. `NEVER`
-    /// never switches.
+    /// (two looks that found a heavy fence; `within_ns` unbounded here, so that a preempted
+    /// test thread cannot move the switch), stays there while the steals go on (counting its
+    /// pops), and goes back, with one heavy fence, once they stop. `NEVER` never switches.
     #[test]
     fn steal_pressure_switches_the_mode_and_back() {
         let counts = Arc::new(FenceCounts::new());
-        let (o, t) = with(16, Arc::clone(&counts), Switching::ADAPTIVE);
-        let window = Switching::ADAPTIVE.window as usize;
-        // Three entries an iteration, popped to the empty deque (where the owner looks); a
-        // steal every window/6 iterations: about two steals a window of pops.
+        let sw = Switching {
+            within_ns: u64::MAX,
+            ..Switching::ADAPTIVE
+        };
+        let (o, t) = with(16, Arc::clone(&counts), sw);
+        let window = sw.window as usize;
+        // Three entries an iteration, popped to the empty deque (where the owner looks: four
+        // pops an iteration); a steal every window/6 iterations: about 1.5 a window of pops.
         let mut went_symmetric = None;
         for i in 0..40 * window {
             for k in 0..3 {
@@ -1118,8 +1150,8 @@ mod tests {
         );
         // Symmetric steals issue no heavy fence: only the two before the switch count.
         assert_eq!(heavy, 2, "heavy fences");
-        // No more steals: back to asymmetric within 64 windows (from a steady two steals a
-        // window, the rate of about 128 decays below 16 in about 51), with one heavy fence.
+        // No more steals: back to asymmetric within 64 windows (from a steady 1.5 steals a
+        // window, the rate of about 70 decays below 16 in about 35), with one heavy fence.
         for i in 0..64 * window {
             o.push([i, 0]);
             o.pop();

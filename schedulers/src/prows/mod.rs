@@ -105,8 +105,9 @@
 //! # Statistics
 //!
 //! `steals`, `steal_attempts`; extras: `heavy_fences`, `fence_switches`, `symmetric_pops` (as in
-//! `abp`; a suspended deque is put in symmetric mode, so steals from stealable deques, made
-//! under the pool-wide lock, issue no `membarrier`), `suspensions` (fibers parked at a join or
+//! `abp`; a suspended deque is put in symmetric mode, so that steals from stealable deques,
+//! made under the pool-wide lock, issue no `membarrier` unless switching is off; a worker's
+//! exit hands its deque back the same way and counts a switch), `suspensions` (fibers parked at a join or
 //! scope sync),
 //! `resumptions`, `deque_suspensions`, `deque_resumptions` (put made a deque active),
 //! `deques_resumable` (deques a put made resumable), `muggings`, `rebalances` (a deque moved
