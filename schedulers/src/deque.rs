@@ -699,8 +699,14 @@ impl Owner {
     #[inline(never)]
     fn pop_fenced(&self) -> Option<Entry> {
         if self.modes.switching.window == 0 {
-            // Never switching (the fallback's pools): nothing to look at.
-            return self.pop_with::<true>();
+            // Never switching: nothing to look at; fenced only on the fallback.
+            self.seen_top.set(self.inner.top.load(Ordering::Relaxed));
+            self.pop_fences.set(!self.membarrier);
+            return if self.membarrier {
+                self.pop_with::<false>()
+            } else {
+                self.pop_with::<true>()
+            };
         }
         if self.is_symmetric() {
             let left = self.modes.left.get().wrapping_sub(1);
@@ -1164,8 +1170,10 @@ mod tests {
             o.push([i, 0]);
             o.push([i, 1]);
             t.steal();
-            o.pop();
+            while o.pop().is_some() {}
         }
         assert!(!o.is_symmetric());
+        // Its pops stay unfenced where `membarrier` is available.
+        assert_eq!(o.pop_fences.get(), !heavy_fence_is_membarrier());
     }
 }
