@@ -696,6 +696,7 @@ impl Owner {
     /// A pop with `fence(SeqCst)` (in symmetric mode, or on the fallback), or the one after an
     /// asymmetric pop that found `top` moved, which looks first. Between two pops: the end of a
     /// symmetric window, or the look (see [`Switching`]).
+    #[cold]
     #[inline(never)]
     fn pop_fenced(&self) -> Option<Entry> {
         if self.modes.switching.window == 0 {
