@@ -84,27 +84,30 @@ fn check(name: &str, stats: &Stats) {
     }
 }
 
+/// A warm-up run, a reset, three counted runs, then the check.
+fn measure<S: Scheduler>(name: &str, pool: &S, run: impl Fn()) {
+    run();
+    pool.reset_stats();
+    for _ in 0..3 {
+        run();
+    }
+    check(name, &pool.stats());
+}
+
 fn closure_pool<S: ForkJoin>(name: &str) {
     let pool = S::start(&PoolConfig::with_workers(P)).unwrap();
     let want = serial(0, LEAVES);
-    // A warm-up, then the counted runs.
-    assert_eq!(pool.run(|w| tree_fj(w, 0, LEAVES)), want);
-    pool.reset_stats();
-    for _ in 0..3 {
-        assert_eq!(pool.run(|w| tree_fj(w, 0, LEAVES)), want);
-    }
-    check(name, &pool.stats());
+    measure(name, &pool, || {
+        assert_eq!(pool.run(|w| tree_fj(w, 0, LEAVES)), want)
+    });
 }
 
 fn libfork_pool() {
     let pool = LibforkPool::start(&PoolConfig::with_workers(P)).unwrap();
     let want = serial(0, LEAVES);
-    assert_eq!(pool.run_async(|c| tree_af(c, 0, LEAVES)), want);
-    pool.reset_stats();
-    for _ in 0..3 {
-        assert_eq!(pool.run_async(|c| tree_af(c, 0, LEAVES)), want);
-    }
-    check("libfork", &pool.stats());
+    measure("libfork", &pool, || {
+        assert_eq!(pool.run_async(|c| tree_af(c, 0, LEAVES)), want)
+    });
 }
 
 /// One pool after another (not as parallel tests): each pool's workers have the machine's
