@@ -564,9 +564,15 @@ impl std::fmt::Debug for Thief {
 /// A new empty deque with counts of its own and the pools' [`Switching`]: the owner's handle
 /// and a thief's handle.
 pub fn new(initial_capacity: usize) -> (Owner, Thief) {
+    in_pool(initial_capacity, &Arc::new(FenceCounts::new()))
+}
+
+/// A new empty deque of a pool: it counts its fences in the pool's `counts` and switches modes
+/// by [`Switching::default_for_pools`].
+pub fn in_pool(initial_capacity: usize, counts: &Arc<FenceCounts>) -> (Owner, Thief) {
     with(
         initial_capacity,
-        Arc::new(FenceCounts::new()),
+        Arc::clone(counts),
         Switching::default_for_pools(),
     )
 }
@@ -699,16 +705,6 @@ impl Owner {
     #[cold]
     #[inline(never)]
     fn pop_fenced(&self) -> Option<Entry> {
-        if self.modes.switching.window == 0 {
-            // Never switching: nothing to look at; fenced only on the fallback.
-            self.seen_top.set(self.inner.top.load(Ordering::Relaxed));
-            self.pop_fences.set(!self.membarrier);
-            return if self.membarrier {
-                self.pop_with::<false>()
-            } else {
-                self.pop_with::<true>()
-            };
-        }
         if self.is_symmetric() {
             let left = self.modes.left.get().wrapping_sub(1);
             self.modes.left.set(left);
@@ -975,11 +971,6 @@ impl Thief {
         heavy_fence();
         self.inner.heavy.fetch_add(1, Ordering::Relaxed);
         self.inner.counts.add_heavy();
-    }
-
-    /// The counts this deque shares with its pool.
-    pub fn counts(&self) -> &Arc<FenceCounts> {
-        &self.inner.counts
     }
 
     /// Does the deque look empty? Exact only after a [`heavy_fence`] by the caller, against

@@ -94,7 +94,7 @@
 //! into thread-local storage across them, nor a lock guard whose unlock must happen on the
 //! locking thread. `run` must not be called from inside a task of the same pool.
 
-use crate::deque::{self, Entry, FenceCounts, Owner, Stolen, Switching, Thief};
+use crate::deque::{self, Entry, FenceCounts, Owner, Stolen, Thief};
 use crate::fiberpool::future::{FiberFuture, FiberScope, FiberShared};
 use crate::fiberpool::handle::FiberWorker;
 use crate::fiberpool::job::{FiberBox, Job};
@@ -178,9 +178,8 @@ impl<F: Flavor> Policy for AbpPolicy<F> {
     type Fut = Signal<Self>;
 
     fn new(p: usize, fences: &Arc<FenceCounts>) -> (AbpDeques, Vec<Owner>) {
-        let (deques, thieves): (Vec<Owner>, Vec<Thief>) = (0..p)
-            .map(|_| deque::with(256, Arc::clone(fences), Switching::default_for_pools()))
-            .unzip();
+        let (deques, thieves): (Vec<Owner>, Vec<Thief>) =
+            (0..p).map(|_| deque::in_pool(256, fences)).unzip();
         (
             AbpDeques {
                 thieves: thieves.into_boxed_slice(),

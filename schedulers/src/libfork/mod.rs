@@ -81,7 +81,7 @@ mod stack;
 
 use crate::api::{AsyncForkJoin, AsyncShared, AsyncWorker, Scheduler, StartError};
 use crate::config::{IdlePolicy, Pinning, PoolConfig, VictimPolicy};
-use crate::deque::{self, FenceCounts, Owner, Stolen, Switching, Thief};
+use crate::deque::{self, FenceCounts, Owner, Stolen, Thief};
 use crate::stats::{PerWorker, Stats};
 use crate::topology::{Topology, pin_current_thread};
 use crate::victims::{self, StealPass, VictimTable};
@@ -733,9 +733,7 @@ impl LibforkPool {
         let groups = groups_of(config, topology);
         let group_count = groups.iter().max().map_or(1, |g| g + 1);
         let fences = Arc::new(FenceCounts::new());
-        let owners: Vec<(Owner, Thief)> = (0..p)
-            .map(|_| deque::with(64, Arc::clone(&fences), Switching::default_for_pools()))
-            .collect();
+        let owners: Vec<(Owner, Thief)> = (0..p).map(|_| deque::in_pool(64, &fences)).collect();
         let shared = Arc::new(Shared {
             thieves_handles: owners.iter().map(|(_, t)| t.clone()).collect(),
             injector: Mutex::new(Vec::new()),

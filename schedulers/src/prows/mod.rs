@@ -107,8 +107,8 @@
 //! `steals`, `steal_attempts`; extras: `heavy_fences`, `fence_switches`, `symmetric_pops` (as in
 //! `abp`; a suspended deque is put in symmetric mode, so that steals from stealable deques,
 //! made under the pool-wide lock, issue no `membarrier` unless switching is off; a worker's
-//! exit hands its deque back the same way and counts a switch), `suspensions` (fibers parked at a join or
-//! scope sync),
+//! exit hands its deque back the same way and counts a switch), `suspensions` (fibers parked
+//! at a join or scope sync),
 //! `resumptions`, `deque_suspensions`, `deque_resumptions` (put made a deque active),
 //! `deques_resumable` (deques a put made resumable), `muggings`, `rebalances` (a deque moved
 //! between stealable sets; always 0 with the [`Artifact`] placement), `deques_created` (new
@@ -134,7 +134,7 @@
 //! a thread-local reference or a lock guard across them; `run` must not be called from inside a
 //! task of the same pool.
 
-use crate::deque::{self, Entry, FenceCounts, Owner, Stolen, Switching, Thief, light_fence};
+use crate::deque::{self, Entry, FenceCounts, Owner, Stolen, Thief, light_fence};
 use crate::fiberpool::Policy;
 use crate::fiberpool::future::{FiberFuture, FiberScope, FiberShared};
 use crate::fiberpool::handle::FiberWorker;
@@ -302,7 +302,7 @@ unsafe impl<A: Placement> Send for Dq<A> {}
 
 impl<A: Placement> Dq<A> {
     fn new(fences: &Arc<FenceCounts>) -> Arc<Dq<A>> {
-        let (owner, thief) = deque::with(64, Arc::clone(fences), Switching::default_for_pools());
+        let (owner, thief) = deque::in_pool(64, fences);
         Arc::new(Dq {
             owner: UnsafeCell::new(Some(owner)),
             thief,
