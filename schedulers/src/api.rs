@@ -289,6 +289,35 @@ pub trait AsyncWorker<'scope>: Clone + Send + Sync + 'scope {
         FA::Output: Send + 'scope,
         FB::Output: Send + 'scope;
 
+    /// Fork-join of any number of children, the loop of forks and the one join of libfork's and
+    /// Cilk's programs: for each item of `items`, in order, the child `child(c, item)` runs
+    /// first while the parent's continuation (the rest of the loop) may be stolen; the last
+    /// child is called (nothing is left to steal); then the parent joins every child once. The
+    /// output is `init` reduced with every child's output in item order:
+    /// `reduce(reduce(init, out_0), out_1)...`, with the children's outputs grouped in any way,
+    /// so `reduce` must be associative (a sum, a count merge). Serially the children run one
+    /// after the other where they are forked, before the parent's continuation.
+    ///
+    /// The iterator is advanced, and `child` and `reduce` are called, by whichever worker is
+    /// running the parent at that point (one at a time). A panic in a child is re-raised here
+    /// once every child started has finished (the first in item order if several panic); after
+    /// the parent has seen one, it starts no further child.
+    fn fork_reduce<I, F, Fut, G>(
+        &self,
+        items: I,
+        child: F,
+        init: Fut::Output,
+        reduce: G,
+    ) -> impl std::future::Future<Output = Fut::Output> + Send
+    where
+        I: IntoIterator + Send + 'scope,
+        I::IntoIter: Send + 'scope,
+        I::Item: Send + 'scope,
+        F: FnMut(Self, I::Item) -> Fut + Send + 'scope,
+        Fut: std::future::Future + Send + 'scope,
+        Fut::Output: Send + 'scope,
+        G: FnMut(Fut::Output, Fut::Output) -> Fut::Output + Send + 'scope;
+
     /// Calls a child: it runs to completion before the parent goes on, and the parent is not
     /// made stealable meanwhile. This is how a task awaits a recursive child of its own type.
     fn call<F, Fut>(&self, f: F) -> impl std::future::Future<Output = Fut::Output> + Send

@@ -1,5 +1,6 @@
 //! Randomized stress test of `libfork` (lazy and busy pools, P = 1 and 2): random fork-join
-//! DAGs (binary joins, calls, panics in either child), each checked against the serial
+//! DAGs (binary joins, calls, n-ary `fork_reduce` scopes nested in their children, panics in
+//! children, in the making of a child and in the scope's iterator), each checked against the serial
 //! runtime; after every batch the pool may hold no more stacks and stacklets than its workers'
 //! own (no frame or stack leaked), and no frame is left on any stack.
 //!
@@ -42,9 +43,9 @@ fn node<'s, C: AsyncWorker<'s>>(
         }
         let d = depth - 1;
         let s = move |i: u64| splitmix(seed.wrapping_add(i.wrapping_mul(0x1234_5678_9ABC_DEF1)));
-        match (r >> 8) % 4 {
+        let made_badly = move |i: u64| panic_odds != 0 && s(i) % (2 * panic_odds) == 0;
+        match (r >> 8) % 5 {
             0 | 1 => {
-                let made_badly = move |i: u64| panic_odds != 0 && s(i) % (2 * panic_odds) == 0;
                 let (a, b) = c
                     .join(
                         move |c| {
@@ -67,7 +68,7 @@ fn node<'s, C: AsyncWorker<'s>>(
                 let a = c.call(move |c| node(c, s(3), d, panic_odds)).await;
                 mix(a, leaf(s(4)))
             }
-            _ => {
+            3 => {
                 // Two joins in a row in one task: the join state starts afresh.
                 let (a, b) = c
                     .join(
@@ -83,8 +84,44 @@ fn node<'s, C: AsyncWorker<'s>>(
                     .await;
                 mix(mix(a, b), mix(x, y))
             }
+            _ => {
+                // 0 to 5 children, reduced by an associative, non-commutative operation (so
+                // the order of the reduction is checked), then a call in the same task.
+                let n = (r >> 16) % 6;
+                let iter_fails = panic_odds != 0 && s(20) % (4 * panic_odds) == 0;
+                let items = (0..n).inspect(move |&i| {
+                    if iter_fails && i == n / 2 {
+                        std::panic::panic_any(BOOM);
+                    }
+                });
+                let v = c
+                    .fork_reduce(
+                        items,
+                        move |c, i| {
+                            if made_badly(30 + i) {
+                                std::panic::panic_any(BOOM);
+                            }
+                            node(c, s(40 + i), d, panic_odds)
+                        },
+                        leaf(s(9)),
+                        affine,
+                    )
+                    .await;
+                let w = c.call(move |c| node(c, s(10), d / 2, panic_odds)).await;
+                mix(v, w)
+            }
         }
     }
+}
+
+/// The composition of two affine maps of `u32` (`x -> a x + b`, `a` in the high half): an
+/// associative operation that is not commutative.
+fn affine(f: u64, g: u64) -> u64 {
+    let (fa, fb) = ((f >> 32) as u32, f as u32);
+    let (ga, gb) = ((g >> 32) as u32, g as u32);
+    let a = fa.wrapping_mul(ga);
+    let b = fa.wrapping_mul(gb).wrapping_add(fb);
+    (u64::from(a) << 32) | u64::from(b)
 }
 
 fn runs() -> u64 {
@@ -275,4 +312,42 @@ fn numa_weighted_victims_p2() {
         },
         "numa P=2",
     );
+}
+
+/// A `fork_reduce` loop whose continuation is stolen: long children on two busy workers, so
+/// the loop moves between workers and children are left behind; the outputs still come back
+/// in item order, and nothing leaks.
+#[test]
+fn fork_reduce_loop_moves_between_workers() {
+    let pool = LibforkPool::start(&PoolConfig {
+        idle: IdlePolicy::Busy,
+        ..PoolConfig::with_workers(2)
+    })
+    .unwrap();
+    let mut steals = 0;
+    for round in 0..20u64 {
+        let got = pool.run_async(|c| async move {
+            c.fork_reduce(
+                0..64u64,
+                move |_, i| async move {
+                    let t = std::time::Instant::now();
+                    while t.elapsed() < std::time::Duration::from_micros(30 + (i * round) % 50) {
+                        std::hint::spin_loop();
+                    }
+                    vec![i]
+                },
+                Vec::new(),
+                |mut a, b| {
+                    a.extend(b);
+                    a
+                },
+            )
+            .await
+        });
+        assert_eq!(got, (0..64).collect::<Vec<_>>(), "round {round}");
+        steals += pool.stats().steals.unwrap();
+        pool.reset_stats();
+    }
+    assert!(steals > 10, "the loop was stolen only {steals} times");
+    check_no_leak(&pool, "fork_reduce");
 }

@@ -774,6 +774,145 @@ mod af {
         }
     }
 
+    /// A complete tree of `arity` children a node and `depth` levels below this node, each
+    /// node's children in one `fork_reduce` scope: its node count.
+    fn kary<'s, C: AsyncWorker<'s>>(
+        c: C,
+        arity: u64,
+        depth: u32,
+    ) -> impl Future<Output = u64> + Send + 's {
+        async move {
+            if depth == 0 {
+                return 1;
+            }
+            c.fork_reduce(
+                0..arity,
+                move |c, _| kary(c, arity, depth - 1),
+                1,
+                |a, b| a + b,
+            )
+            .await
+        }
+    }
+
+    /// Spins for about `micros` µs (work long enough for a thief to take the continuation).
+    fn spin(micros: u64) {
+        let t = std::time::Instant::now();
+        while t.elapsed() < std::time::Duration::from_micros(micros) {
+            std::hint::spin_loop();
+        }
+    }
+
+    pub fn fork_reduce_scopes<P: AsyncForkJoin>(pool: &P) {
+        // No item: the init, no child.
+        assert_eq!(
+            pool.run_async(|c| async move {
+                c.fork_reduce(0..0u32, |_, _| async { 1u64 }, 7, |a, b| a + b)
+                    .await
+            }),
+            7
+        );
+        // The outputs are reduced in item order (concatenation is not commutative), whoever
+        // ran the children and stole the loop.
+        let ordered = pool.run_async(|c| async move {
+            c.fork_reduce(
+                0..200u32,
+                |_, i| async move {
+                    if i % 16 == 0 {
+                        spin(200);
+                    }
+                    vec![i]
+                },
+                Vec::new(),
+                |mut a, b| {
+                    a.extend(b);
+                    a
+                },
+            )
+            .await
+        });
+        assert_eq!(ordered, (0..200).collect::<Vec<_>>());
+        // Nested scopes: 5 children a node, 5 levels.
+        assert_eq!(pool.run_async(|c| kary(c, 5, 5)), (5u64.pow(6) - 1) / 4);
+        // Items borrowed from the caller: each child fills its own chunk.
+        let mut out = vec![0u64; 1000];
+        let filled = pool.run_async(|c| {
+            let chunks = out.chunks_mut(7).enumerate();
+            async move {
+                c.fork_reduce(
+                    chunks,
+                    |_, (k, chunk)| async move {
+                        for (i, x) in chunk.iter_mut().enumerate() {
+                            *x = (7 * k + i) as u64 + 1;
+                        }
+                        chunk.len()
+                    },
+                    0,
+                    |a, b| a + b,
+                )
+                .await
+            }
+        });
+        assert_eq!(filled, 1000);
+        assert!(out.iter().enumerate().all(|(i, &x)| x == i as u64 + 1));
+        // A child panics among children that run on: the panic reaches run_async after every
+        // child started has finished, and the pool stays usable.
+        let started = AtomicUsize::new(0);
+        let finished = AtomicUsize::new(0);
+        let (started_ref, finished_ref) = (&started, &finished);
+        expect_panic("deliberate panic: scope", || {
+            pool.run_async(|c| async move {
+                c.fork_reduce(
+                    0..64u32,
+                    move |c, i| async move {
+                        started_ref.fetch_add(1, Ordering::SeqCst);
+                        if i == 37 {
+                            panic!("{DELIBERATE}: scope");
+                        }
+                        let v = kary(c, 3, 3).await;
+                        spin(20);
+                        finished_ref.fetch_add(1, Ordering::SeqCst);
+                        v
+                    },
+                    0,
+                    |a, b| a + b,
+                )
+                .await
+            })
+        });
+        let (s, f) = (
+            started.load(Ordering::SeqCst),
+            finished.load(Ordering::SeqCst),
+        );
+        assert!(s >= 38 && f == s - 1, "started {s}, finished {f}");
+        assert_eq!(pool.run_async(|c| kary(c, 4, 4)), (4u64.pow(5) - 1) / 3);
+        // A panic in a nested scope's iterator climbs to run_async too.
+        expect_panic("deliberate panic: items", || {
+            pool.run_async(|c| async move {
+                c.fork_reduce(
+                    0..8u32,
+                    |c, i| async move {
+                        c.fork_reduce(
+                            (0..8u32).inspect(move |&j| {
+                                if i == 5 && j == 3 {
+                                    panic!("{DELIBERATE}: items");
+                                }
+                            }),
+                            |c, _| kary(c, 2, 3),
+                            0,
+                            |a, b| a + b,
+                        )
+                        .await
+                    },
+                    0,
+                    |a, b| a + b,
+                )
+                .await
+            })
+        });
+        assert_eq!(pool.run_async(|c| kary(c, 4, 4)), (4u64.pow(5) - 1) / 3);
+    }
+
     pub fn fork_join_panics_reach_run<P: AsyncForkJoin>(pool: &P) {
         let works = |pool: &P| assert_eq!(pool.run_async(|c| fib_join(c, 15)), fib(15));
         expect_panic("deliberate panic: root", || {
@@ -1186,6 +1325,10 @@ macro_rules! async_suite {
             #[test]
             fn fork_join_panics_reach_run() {
                 with(af::fork_join_panics_reach_run::<$pool>);
+            }
+            #[test]
+            fn fork_reduce_scopes() {
+                with(af::fork_reduce_scopes::<$pool>);
             }
             #[test]
             fn fork_join_stats_reset() {

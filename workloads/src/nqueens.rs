@@ -11,11 +11,11 @@
 //! the children share nothing). A full board is one solution. The answer is the sum over the
 //! children.
 //!
-//! Cilk-5 spawns the kept children in a loop and syncs once. Our front-ends fork two ways, so
-//! the parallel variants split the set of kept columns (a bit mask, [`Board::free_columns`])
-//! in halves, recursively, under `join`: `k` kept children cost `k - 1` joins, Cilk's `k`
-//! spawns less one, and a thief takes half of the remaining children, not Cilk's "rest of the
-//! loop". A board with exactly one kept column is descended into within the same task.
+//! Cilk-5 and Fibril spawn the kept children in a loop and sync once, and so do the parallel
+//! variants: on the closure front-end each kept column is a `spawn` in a scope, its count
+//! written to a cell of its own ([`fj_board`]); on the async front-end the columns are forked
+//! in a loop by [`AsyncWorker::fork_reduce`], libfork's `nqueens`, the last one called
+//! ([`fj_board_async`]). `k` kept children are `k` tasks, and a thief takes the rest of the loop.
 //!
 //! `cutoff` (a parameter, 0 in every preset, as in Cilk-5 and libfork) lets boards with at
 //! most `cutoff` rows left be searched serially ([`serial`]), to coarsen the tasks.
@@ -35,7 +35,7 @@
 
 use crate::{Params, Size, Variant, Workload};
 use std::future::Future;
-use stealbench_schedulers::{AsyncForkJoin, AsyncWorker, ForkJoin, Worker};
+use stealbench_schedulers::{AsyncForkJoin, AsyncWorker, ForkJoin, Scope, Worker};
 
 /// The workload marker type.
 #[derive(Debug)]
@@ -107,18 +107,6 @@ impl Board {
         b.rows += 1;
         b
     }
-
-    /// The columns of the next row a queen may go to ([`Board::allows`]), bit `c` for column
-    /// `c`. Zero for a full board.
-    #[inline]
-    pub fn free_columns(&self) -> u32 {
-        if self.rows == self.n {
-            return 0;
-        }
-        (0..self.n)
-            .filter(|&c| self.allows(c))
-            .fold(0, |m, c| m | 1 << c)
-    }
 }
 
 /// The kernel: the number of ways to complete `board`, by the plain recursion (Cilk-5's
@@ -141,94 +129,48 @@ pub fn expected(n: usize) -> u64 {
     SOLUTIONS[n - 1]
 }
 
-/// The two halves of a mask of at least two bits: its lowest `count/2` bits, and the others.
-#[inline]
-fn halves(mask: u32) -> (u32, u32) {
-    let mut low = 0;
-    let mut high = mask;
-    for _ in 0..mask.count_ones() / 2 {
-        let bit = high & high.wrapping_neg();
-        low |= bit;
-        high ^= bit;
-    }
-    (low, high)
-}
-
-/// One step of the parallel search, written once for both front-ends: the children of
-/// `board` in the columns of `mask`, descended through while there is exactly one.
-enum Step {
-    /// The count is known (no child left, or a board at the cutoff searched serially).
-    Done(u64),
-    /// At least two children of this board: fork the two halves of the mask.
-    Fork(Board, u32, u32),
-}
-
-/// Descends from `board` through its columns in `mask` while only one is left; stops at two
-/// or more (to fork), at none (no solution), or at a board with at most `cutoff` rows left
-/// (searched serially; a full board counts 1).
-#[inline]
-fn step(mut board: Board, mut mask: u32, cutoff: usize) -> Step {
-    loop {
-        if mask.count_ones() >= 2 {
-            let (low, high) = halves(mask);
-            return Step::Fork(board, low, high);
-        }
-        if mask == 0 {
-            return Step::Done(0);
-        }
-        board = board.with(mask.trailing_zeros() as u8);
-        if board.rows_left() <= cutoff {
-            return Step::Done(serial(&board));
-        }
-        mask = board.free_columns();
-    }
-}
-
-/// Fork-join: the number of ways to complete `board` with a queen in one of the columns of
-/// `mask` in its next row; the two halves of `mask` under a `join`.
-pub fn fj_children<W: Worker>(w: &W, board: Board, mask: u32, cutoff: usize) -> u64 {
-    match step(board, mask, cutoff) {
-        Step::Done(count) => count,
-        Step::Fork(board, low, high) => {
-            let (a, b) = w.join(
-                |w| fj_children(w, board, low, cutoff),
-                |w| fj_children(w, board, high, cutoff),
-            );
-            a + b
-        }
-    }
-}
-
-/// Fork-join: the number of solutions of side `n` (the children of the empty board).
-pub fn fj<W: Worker>(w: &W, n: usize, cutoff: usize) -> u64 {
-    let board = Board::empty(n);
+/// Fork-join, as Cilk-5's and Fibril's `nqueens`: every kept column of the next row is a child
+/// spawned in the loop (its count written to its own cell of `counts`), then one sync, in a
+/// scope of the closure front-end. A board with at most `cutoff` rows left (a full board
+/// included) is searched serially.
+pub fn fj_board<W: Worker>(w: &W, board: Board, cutoff: usize) -> u64 {
     if board.rows_left() <= cutoff {
         return serial(&board);
     }
-    fj_children(w, board, board.free_columns(), cutoff)
+    let mut counts = [0u64; MAX_N];
+    w.scope(|s| {
+        for (col, count) in (0..board.n).zip(counts.iter_mut()) {
+            if board.allows(col) {
+                s.spawn(w, move |_, w| *count = fj_board(w, board.with(col), cutoff));
+            }
+        }
+    });
+    counts.iter().sum()
 }
 
-/// Fork-join on the async front-end: as [`fj_children`], the halves under
-/// [`AsyncWorker::join`].
-pub fn fj_children_async<'s, C: AsyncWorker<'s>>(
+/// Fork-join: the number of solutions of side `n` (the search of the empty board).
+pub fn fj<W: Worker>(w: &W, n: usize, cutoff: usize) -> u64 {
+    fj_board(w, Board::empty(n), cutoff)
+}
+
+/// Fork-join on the async front-end, as libfork's `nqueens`: every kept column is a child
+/// forked in the loop ([`AsyncWorker::fork_reduce`]; the last is called), then one join.
+pub fn fj_board_async<'s, C: AsyncWorker<'s>>(
     c: C,
     board: Board,
-    mask: u32,
     cutoff: usize,
 ) -> impl Future<Output = u64> + Send + 's {
     async move {
-        match step(board, mask, cutoff) {
-            Step::Done(count) => count,
-            Step::Fork(board, low, high) => {
-                let (a, b) = c
-                    .join(
-                        move |c| fj_children_async(c, board, low, cutoff),
-                        move |c| fj_children_async(c, board, high, cutoff),
-                    )
-                    .await;
-                a + b
-            }
+        if board.rows_left() <= cutoff {
+            return serial(&board);
         }
+        c.fork_reduce(
+            (0..board.n).filter(move |&col| board.allows(col)),
+            move |c, col| fj_board_async(c, board.with(col), cutoff),
+            0,
+            |a, b| a + b,
+        )
+        .await
     }
 }
 
@@ -238,14 +180,7 @@ pub fn fj_async<'s, C: AsyncWorker<'s>>(
     n: usize,
     cutoff: usize,
 ) -> impl Future<Output = u64> + Send + 's {
-    async move {
-        let board = Board::empty(n);
-        if board.rows_left() <= cutoff {
-            return serial(&board);
-        }
-        c.call(move |c| fj_children_async(c, board, board.free_columns(), cutoff))
-            .await
-    }
+    fj_board_async(c, Board::empty(n), cutoff)
 }
 
 /// Checks a count against the known number of solutions of side `n`.
@@ -349,11 +284,8 @@ mod tests {
     fn board_rules() {
         let b = Board::empty(4).with(1);
         assert!(!b.allows(0) && !b.allows(1) && !b.allows(2) && b.allows(3));
-        assert_eq!(b.free_columns(), 0b1000);
         let full = b.with(3).with(0).with(2);
-        assert_eq!((full.rows_left(), full.free_columns()), (0, 0));
-        assert_eq!(halves(0b1011_0110), (0b0000_0110, 0b1011_0000));
-        assert_eq!(halves(0b111), (0b001, 0b110));
+        assert_eq!(full.rows_left(), 0);
     }
 
     #[test]

@@ -270,6 +270,29 @@ impl<'scope> AsyncWorker<'scope> for SerialAsync<'scope> {
         }))
     }
 
+    fn fork_reduce<I, F, Fut, G>(
+        &self,
+        items: I,
+        mut child: F,
+        init: Fut::Output,
+        mut reduce: G,
+    ) -> impl std::future::Future<Output = Fut::Output> + Send
+    where
+        I: IntoIterator + Send + 'scope,
+        I::IntoIter: Send + 'scope,
+        I::Item: Send + 'scope,
+        F: FnMut(Self, I::Item) -> Fut + Send + 'scope,
+        Fut: std::future::Future + Send + 'scope,
+        Fut::Output: Send + 'scope,
+        G: FnMut(Fut::Output, Fut::Output) -> Fut::Output + Send + 'scope,
+    {
+        InPlace(Some(move || {
+            items.into_iter().fold(init, |acc, item| {
+                reduce(acc, run_to_completion(child(SerialAsync::new(), item)))
+            })
+        }))
+    }
+
     fn call<F, Fut>(&self, f: F) -> impl std::future::Future<Output = Fut::Output> + Send
     where
         F: FnOnce(Self) -> Fut + Send + 'scope,

@@ -605,6 +605,48 @@ impl<'scope> AsyncWorker<'scope> for TokioWorker<'scope> {
         }
     }
 
+    fn fork_reduce<I, F, Fut, G>(
+        &self,
+        items: I,
+        mut child: F,
+        init: Fut::Output,
+        mut reduce: G,
+    ) -> impl Future<Output = Fut::Output> + Send
+    where
+        I: IntoIterator + Send + 'scope,
+        I::IntoIter: Send + 'scope,
+        I::Item: Send + 'scope,
+        F: FnMut(Self, I::Item) -> Fut + Send + 'scope,
+        Fut: Future + Send + 'scope,
+        Fut::Output: Send + 'scope,
+        G: FnMut(Fut::Output, Fut::Output) -> Fut::Output + Send + 'scope,
+    {
+        let this = self.clone();
+        async move {
+            // Every child but the last is a task; the last is awaited in a box of its own,
+            // as `join`'s second child; then the handles in item order.
+            let mut items = items.into_iter().peekable();
+            let mut handles = Vec::new();
+            let mut last = None;
+            while let Some(item) = items.next() {
+                let fut = child(this.clone(), item);
+                if items.peek().is_some() {
+                    handles.push(this.spawn_handle(fut));
+                } else {
+                    last = Some(Box::pin(fut).await);
+                }
+            }
+            let mut acc = init;
+            for h in handles {
+                acc = reduce(acc, h.await);
+            }
+            match last {
+                Some(v) => reduce(acc, v),
+                None => acc,
+            }
+        }
+    }
+
     fn call<F, Fut>(&self, f: F) -> impl Future<Output = Fut::Output> + Send
     where
         F: FnOnce(Self) -> Fut + Send + 'scope,
