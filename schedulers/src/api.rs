@@ -299,9 +299,11 @@ pub trait AsyncWorker<'scope>: Clone + Send + Sync + 'scope {
     /// after the other where they are forked, before the parent's continuation.
     ///
     /// The iterator is advanced, and `child` and `reduce` are called, by whichever worker is
-    /// running the parent at that point (one at a time). A panic in a child is re-raised here
-    /// once every child started has finished (the first in item order if several panic); after
-    /// the parent has seen one, it starts no further child.
+    /// running the parent at that point (one at a time). A panic in a child, the iterator or
+    /// `reduce` reaches `run_async` as every task's panic does, and no child is started after
+    /// the parent has seen it. Where it climbs through the parent (`serial-async`: at once;
+    /// `libfork`: at the join, once every child started has finished, the first in item order
+    /// if several panic) the scope is its way up; `tokio` records it from the failed task.
     fn fork_reduce<I, F, Fut, G>(
         &self,
         items: I,

@@ -21,6 +21,9 @@
 //!   a `tokio::sync::oneshot` channel to the [`TokioHandle`] (the task's own output must be
 //!   `'static`, the value is only `'scope`). Per fork: one box for the future, tokio's task
 //!   cell, one oneshot cell.
+//! * [`AsyncWorker::fork_reduce`] spawns every child but the last as `join` spawns `a`,
+//!   awaits the last in a box, then awaits the handles in item order, reducing as it goes: one
+//!   `Vec` of handles a scope besides the per-fork costs.
 //! * [`AsyncWorker::call`] boxes the child's future and awaits it: every frame of a recursive
 //!   computation lives on the heap, one allocation per call.
 //! * [`AsyncWorker::spawn`] is the fork of `join` without the rest: the handle is returned at
