@@ -227,11 +227,12 @@ impl<Fut: Future> Frame<Fut> {
         // Drop the future first (a panic there is the task's: `fail` sees `dropped`), then
         // publish; nobody reads the slot before the worker loop goes on.
         // SAFETY: the future is finished and never touched again; `dropped` keeps `fail` from
-        // dropping it a second time; `out` is valid until written (contract of `write_with`).
+        // dropping it a second time; `out` is valid until written (contract of `write_with`),
+        // and empty (a slot is written once), so nothing is dropped by the write.
         unsafe {
             (*h).dropped.set(true);
             ptr::drop_in_place(&raw mut (*frame).fut);
-            *(*(*frame).out).0.get() = Some(Ok(v));
+            (*(*frame).out).0.get().write(Some(Ok(v)));
         }
         Poll::Ready(())
     }

@@ -74,3 +74,93 @@ impl WorkerState {
         g.thieves.fetch_add(1, Ordering::SeqCst);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::numa::groups_of;
+    use super::super::numa::tests::two_nodes;
+    use super::super::pool::LibforkPool;
+    use crate::api::{AsyncForkJoin, AsyncWorker};
+    use crate::config::{IdlePolicy, PoolConfig};
+    use std::future::Future;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::thread;
+    use std::time::{Duration, Instant};
+
+    /// Two fake nodes of two CPUs each (two_nodes), 4 lazy workers: nominally workers 0, 1 on
+    /// node 0 and 2, 3 on node 1.
+    fn lazy_on_two_nodes() -> LibforkPool {
+        let config = PoolConfig {
+            idle: IdlePolicy::Lazy,
+            ..PoolConfig::with_workers(4)
+        };
+        assert_eq!(groups_of(&config, &two_nodes()), [0, 0, 1, 1]);
+        LibforkPool::start_on(&config, &two_nodes()).unwrap()
+    }
+
+    // The `+ Send` bound is what the front-end needs of a recursive task; `async fn` cannot
+    // state it.
+    #[allow(clippy::manual_async_fn)]
+    fn fib<'s, C: AsyncWorker<'s>>(c: C, n: u64) -> impl Future<Output = u64> + Send + 's {
+        async move {
+            if n < 2 {
+                return n;
+            }
+            let (a, b) = c.join(move |c| fib(c, n - 1), move |c| fib(c, n - 2)).await;
+            a + b
+        }
+    }
+
+    #[test]
+    fn lazy_pool_keeps_a_thief_awake_in_every_group() {
+        let pool = lazy_on_two_nodes();
+        let release = AtomicBool::new(false);
+        let state = |pool: &LibforkPool| {
+            let g = &pool.shared.groups;
+            let thieves: Vec<usize> = g.iter().map(|g| g.thieves.load(Ordering::SeqCst)).collect();
+            let sleepers: usize = g.iter().map(|g| g.sleepers.load(Ordering::SeqCst)).sum();
+            (thieves, sleepers)
+        };
+        thread::scope(|s| {
+            // One worker stays active (its root spins) while the other three look for work and
+            // give up: its group's other worker is that group's last thief and stays awake, and
+            // the other group keeps one of its two awake: thieves [1, 1], one sleeper. (A
+            // group-blind pool keeps one thief in all, two sleepers; no thief kept, three.) A
+            // thief that stays awake passes through `sleep` now and then, so the state is
+            // sampled and must be the usual one.
+            let spinner = s.spawn(|| {
+                pool.run_async(|_| async {
+                    while !release.load(Ordering::Acquire) {
+                        std::hint::spin_loop();
+                    }
+                    7
+                })
+            });
+            let deadline = Instant::now() + Duration::from_secs(20);
+            while pool.shared.active.load(Ordering::SeqCst) == 0 && Instant::now() < deadline {
+                thread::sleep(Duration::from_millis(1));
+            }
+            // Time for the thieves to give up.
+            thread::sleep(Duration::from_millis(500));
+            let samples: Vec<(Vec<usize>, usize)> = (0..200)
+                .map(|_| {
+                    thread::sleep(Duration::from_millis(2));
+                    state(&pool)
+                })
+                .collect();
+            release.store(true, Ordering::Release);
+            assert_eq!(spinner.join().unwrap(), 7);
+            let usual = samples.iter().filter(|s| **s == (vec![1, 1], 1)).count();
+            assert!(
+                usual > samples.len() / 2,
+                "thieves [1, 1] and one sleeper in only {usual} of {} samples: {:?}",
+                samples.len(),
+                &samples[..5]
+            );
+        });
+        // And the pool still works, in both groups.
+        for _ in 0..50 {
+            assert_eq!(pool.run_async(|c| fib(c, 18)), 2584);
+        }
+    }
+}

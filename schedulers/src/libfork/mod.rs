@@ -10,16 +10,16 @@
 //! the worker loop (the trampoline that stands for C++'s symmetric transfer) does the rest. So
 //! resuming a task costs one poll of its own state machine, whatever its depth.
 //!
-//! The awaitables reach their worker through the [`Context`](std::task::Context) they are polled with: its waker's
+//! The awaitables reach their worker through the [`Context`] they are polled with: its waker's
 //! data pointer is the worker's state, recognised by the waker's vtable (a task polled by
 //! anything else panics). No `thread_local`: a task may resume on another thread, and what it
 //! needs comes with each poll.
 //!
 //! # The operations (a parent P, on worker W with stack g)
 //!
-//! * **fork** (first child `a` of [`AsyncWorker::join`](crate::api::AsyncWorker::join); Algorithm 3): `a`'s frame is
+//! * **fork** (first child `a` of [`AsyncWorker::join`]; Algorithm 3): `a`'s frame is
 //!   allocated on g, P is pushed on W's deque (its continuation, stealable), `a` is polled.
-//! * **call** (`b` of `join`, and [`AsyncWorker::call`](crate::api::AsyncWorker::call)): the same without the push.
+//! * **call** (`b` of `join`, and [`AsyncWorker::call`]): the same without the push.
 //! * **return** (Algorithm 5): the frame is freed from g. A called child resumes its parent.
 //!   A forked child pops W's deque: finding its parent there (the fast path, no atomic
 //!   read-modify-write) it resumes it; finding the deque empty, its parent was stolen, and it
@@ -34,7 +34,7 @@
 //! * **steal**: a thief takes the oldest continuation from a victim's deque, counts the steal
 //!   in that frame and resumes it on its own (empty) stack; the parent's later children are
 //!   allocated there.
-//! * **n-ary fork** ([`AsyncWorker::fork_reduce`](crate::api::AsyncWorker::fork_reduce), libfork's loop of `fork`s and one `join`):
+//! * **n-ary fork** ([`AsyncWorker::fork_reduce`], libfork's loop of `fork`s and one `join`):
 //!   the parent forks a child per item and calls the last, one frame each; between two forks
 //!   its continuation (the rest of the loop) is on the deque. Each steal of it leaves one child
 //!   behind, which arrives at the join counter as a binary join's robbed child does, so the one
@@ -47,8 +47,8 @@
 //!
 //! # Pools: busy and lazy
 //!
-//! [`IdlePolicy::Busy`](crate::config::IdlePolicy::Busy): idle workers never sleep, they keep stealing (yielding the CPU now
-//! and then). [`IdlePolicy::Lazy`](crate::config::IdlePolicy::Lazy) (the default): the adaptive scheme of Lin, Huang and Wong
+//! [`IdlePolicy::Busy`]: idle workers never sleep, they keep stealing (yielding the CPU now
+//! and then). [`IdlePolicy::Lazy`] (the default): the adaptive scheme of Lin, Huang and Wong
 //! as libfork uses it, per NUMA node: the workers are grouped by the node of their CPU
 //! (`numa::groups_of`), and while any worker of the pool is active, each group keeps at least one
 //! thief awake; the others sleep when they find nothing. A thief that finds work first counts
@@ -62,14 +62,18 @@
 //!
 //! # Victims
 //!
-//! Each worker holds a [`VictimTable`](crate::victims::VictimTable) built at start (`numa::victim_tables`) and walks it with a
-//! [`StealPass`](crate::victims::StealPass), drawing from its own xorshift64* generator: one draw and a scan of the
-//! (few) levels per attempt. [`VictimPolicy::Uniform`](crate::config::VictimPolicy::Uniform) and [`VictimPolicy::RuntimeDefault`](crate::config::VictimPolicy::RuntimeDefault)
-//! (the papers' runtimes steal uniformly, and so does libfork without hwloc): every other worker
-//! equally likely. [`VictimPolicy::NumaWeighted`](crate::config::VictimPolicy::NumaWeighted): libfork's weighting ([`crate::victims`]):
-//! the other workers in levels by topology distance from this worker's CPU, a worker of level i
-//! weighing 1 / (n_i i^2) where n_i is the level's size, and a pass first tries each level-1
-//! worker once, then draws. A worker's CPU is the one its pinning puts it on; unpinned workers
+//! Each worker holds a [`VictimTable`] built at start
+//! (`numa::victim_tables`) and walks it with a [`StealPass`],
+//! drawing from its own xorshift64* generator: one draw and a scan of the (few) levels per
+//! attempt. [`VictimPolicy::Uniform`] and
+//! [`VictimPolicy::RuntimeDefault`] (the papers'
+//! runtimes steal uniformly, and so does libfork without hwloc): every other worker equally
+//! likely.
+//! [`VictimPolicy::NumaWeighted`]: libfork's
+//! weighting ([`crate::victims`]): the other workers in levels by topology distance from this
+//! worker's CPU, a worker at topological distance r weighing 1 / (n r^2) (the paper's Equation
+//! 6), n being how many workers are that far, and a pass first tries each worker of the nearest
+//! level once, then draws. A worker's CPU is the one its pinning puts it on; unpinned workers
 //! get the compact order's as a nominal placement (`numa::nominal_placement`).
 //!
 //! # Counters
@@ -90,6 +94,18 @@
 //! (the awaitables of the front-end: join, call, `fork_reduce`). The scheduling: `schedule`
 //! (stealing and the worker loop) and `pool` (starting, stopping, statistics, `run_async`). The
 //! policies: `idle` (busy and lazy) and `numa` (victims, placement, the lazy pool's groups).
+//!
+//! [`Context`]: std::task::Context
+//! [`AsyncWorker::join`]: crate::api::AsyncWorker::join
+//! [`AsyncWorker::call`]: crate::api::AsyncWorker::call
+//! [`AsyncWorker::fork_reduce`]: crate::api::AsyncWorker::fork_reduce
+//! [`IdlePolicy::Busy`]: crate::config::IdlePolicy::Busy
+//! [`IdlePolicy::Lazy`]: crate::config::IdlePolicy::Lazy
+//! [`VictimTable`]: crate::victims::VictimTable
+//! [`StealPass`]: crate::victims::StealPass
+//! [`VictimPolicy::Uniform`]: crate::config::VictimPolicy::Uniform
+//! [`VictimPolicy::RuntimeDefault`]: crate::config::VictimPolicy::RuntimeDefault
+//! [`VictimPolicy::NumaWeighted`]: crate::config::VictimPolicy::NumaWeighted
 
 pub(crate) mod frame;
 mod idle;

@@ -49,3 +49,56 @@ pub(super) fn groups_of(config: &PoolConfig, topology: &Topology) -> Vec<usize> 
         })
         .collect()
 }
+
+#[cfg(test)]
+pub(super) mod tests {
+    use super::*;
+    use crate::topology::{Cpu, NodeDistances};
+
+    /// Two nodes of two CPUs each (CPU c on node c / 2), distances 10 / 20.
+    pub(in crate::libfork) fn two_nodes() -> Topology {
+        Topology {
+            cpus: (0..4)
+                .map(|id| Cpu {
+                    id,
+                    core: id,
+                    package: id / 2,
+                    node: id / 2,
+                })
+                .collect(),
+            caches: Vec::new(),
+            distances: NodeDistances {
+                nodes: vec![0, 1],
+                matrix: vec![10, 20, 20, 10],
+            },
+        }
+    }
+
+    fn levels(t: &VictimTable) -> Vec<Vec<u32>> {
+        t.levels().map(<[u32]>::to_vec).collect()
+    }
+
+    #[test]
+    fn victim_tables_follow_the_policy_and_the_placement() {
+        let topo = two_nodes();
+        let config = |victim, pinning| PoolConfig {
+            victim,
+            pinning,
+            ..PoolConfig::with_workers(4)
+        };
+        for victim in [VictimPolicy::Uniform, VictimPolicy::RuntimeDefault] {
+            let t = victim_tables(&config(victim, Pinning::Scatter), &topo);
+            assert_eq!(levels(&t[0]), vec![vec![1, 2, 3]], "{victim}");
+            assert!(t[0].sweep().is_empty());
+        }
+        // Unpinned: the compact order's nominal placement, workers 0 and 1 on node 0.
+        let t = victim_tables(&config(VictimPolicy::NumaWeighted, Pinning::None), &topo);
+        assert_eq!(levels(&t[0]), vec![vec![1], vec![2, 3]]);
+        assert_eq!(levels(&t[3]), vec![vec![2], vec![0, 1]]);
+        // Scattered: workers 0 and 2 on node 0 (CPUs 0 and 1), 1 and 3 on node 1.
+        let t = victim_tables(&config(VictimPolicy::NumaWeighted, Pinning::Scatter), &topo);
+        assert_eq!(levels(&t[0]), vec![vec![2], vec![1, 3]]);
+        assert!((t[0].probability(2) - 9.0 / 13.0).abs() < 1e-8);
+        assert!((t[0].probability(1) - 2.0 / 13.0).abs() < 1e-8);
+    }
+}

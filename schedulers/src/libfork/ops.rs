@@ -5,6 +5,7 @@ use super::worker::{Request, WorkerState, worker_of};
 use crate::api::{AsyncShared, AsyncWorker};
 use std::future::Future;
 use std::marker::{PhantomData, PhantomPinned};
+use std::mem::ManuallyDrop;
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 use std::pin::Pin;
 use std::task::{Context, Poll};
@@ -52,8 +53,9 @@ struct JoinOp<A, B, RA, RB> {
     state: u8,
     a: Option<A>,
     b: Option<B>,
-    ra: Slot<RA>,
-    rb: Slot<RB>,
+    // Dropped by hand (`Drop`): only state 5 can leave an outcome in them.
+    ra: ManuallyDrop<Slot<RA>>,
+    rb: ManuallyDrop<Slot<RB>>,
     _pinned: PhantomPinned,
 }
 
@@ -74,7 +76,7 @@ where
         match this.state {
             0 => {
                 let a = this.a.take().expect("state 0 holds the first child");
-                let child = w.new_frame(a, &this.ra, Kind::Fork);
+                let child = w.new_frame(a, &*this.ra, Kind::Fork);
                 w.request.set(Request::Fork(child));
                 this.state = 1;
                 let op: *mut Self = this;
@@ -92,7 +94,7 @@ where
                 // SAFETY: the current frame is the one this join belongs to.
                 unsafe { (*w.current.get()).resume.set(None) };
                 let b = this.b.take().expect("state 1 holds the second child");
-                let rb = &this.rb;
+                let rb: *const Slot<_> = &*this.rb;
                 // SAFETY: the current frame is the one this join belongs to.
                 if unsafe { (*w.current.get()).steals.get() } == 0 {
                     // `a` is done: a panic in making `b` may unwind through this join.
@@ -155,7 +157,7 @@ where
         let (this, w) = unsafe { (&mut *op.cast::<Self>(), &*worker.cast::<WorkerState>()) };
         let b = this.b.take().expect("state 1 holds the second child");
         this.state = 5;
-        let child = w.new_frame(b, &this.rb, Kind::Call);
+        let child = w.new_frame(b, &*this.rb, Kind::Call);
         this.state = 2;
         child
     }
@@ -176,8 +178,13 @@ impl<A, B, RA, RB> JoinOp<A, B, RA, RB> {
 
 impl<A, B, RA, RB> Drop for JoinOp<A, B, RA, RB> {
     fn drop(&mut self) {
-        if matches!(self.state, 1..=3) {
-            dropped_unfinished("join");
+        match self.state {
+            1..=3 => dropped_unfinished("join"),
+            // Making `b` panicked: `a`'s outcome is in its slot, `b`'s slot is empty. (States 0
+            // and 4 leave both slots empty: nothing written yet, or both taken.)
+            // SAFETY: `a` has returned and nothing else touches the slot; dropped once.
+            5 => unsafe { ManuallyDrop::drop(&mut self.ra) },
+            _ => {}
         }
     }
 }
@@ -527,8 +534,8 @@ impl<'scope> AsyncWorker<'scope> for LibforkWorker<'scope> {
             state: 0,
             a: Some(move || a(LibforkWorker::new())),
             b: Some(move || b(LibforkWorker::new())),
-            ra: Slot::new(),
-            rb: Slot::new(),
+            ra: ManuallyDrop::new(Slot::new()),
+            rb: ManuallyDrop::new(Slot::new()),
             _pinned: PhantomPinned,
         }
     }

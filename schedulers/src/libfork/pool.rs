@@ -112,7 +112,7 @@ impl Latch {
 
 /// The libfork pool.
 pub struct LibforkPool {
-    shared: Arc<Shared>,
+    pub(super) shared: Arc<Shared>,
     handles: Vec<JoinHandle<()>>,
 }
 

@@ -17,9 +17,11 @@
 //!                                                    ^ sp    ^ end
 //! ```
 //!
-//! Each allocation returns the stack pointer it moved (its "mark"); giving the mark back to
-//! [`SegStack::dealloc`] undoes exactly that allocation, alignment padding and stacklet switch
-//! included. The owner must give marks back in the reverse order of the allocations.
+//! Each allocation returns a "mark": the stack pointer it moved, or null for an allocation that
+//! moved to a new top stacklet (the previous stacklet kept its stack pointer). Giving the mark
+//! back to [`SegStack::dealloc`] undoes exactly that allocation, alignment padding and stacklet
+//! switch included, with one test on the fast path (is the mark null?). The owner must give
+//! marks back in the reverse order of the allocations.
 //!
 //! A stack is an object of its own (not a worker's field) because its ownership moves: a
 //! worker that must leave a frame suspended on its stack gives the stack up and takes an empty
@@ -189,7 +191,7 @@ impl SegStack {
             self.sp = (start + layout.size()) as *mut u8;
             return (start as *mut u8, mark);
         }
-        (self.grow(layout), mark)
+        (self.grow(layout), ptr::null_mut())
     }
 
     /// Moves to a new top stacklet that fits `layout`, and allocates there.
@@ -233,26 +235,28 @@ impl SegStack {
     #[inline]
     pub unsafe fn dealloc(&mut self, mark: *mut u8) {
         self.live -= 1;
-        if mark >= Stacklet::base(self.top) && mark <= self.end {
+        if !mark.is_null() {
             self.sp = mark;
         } else {
-            // SAFETY: the allocation was the first in the top stacklet (its mark lies in the
-            // previous one), per the caller's contract.
-            unsafe { self.shrink(mark) };
+            // SAFETY: the allocation was the first in the top stacklet (a null mark), per the
+            // caller's contract.
+            unsafe { self.shrink() };
         }
     }
 
-    /// The top stacklet is empty: the previous one becomes the top, at `mark`.
+    /// The top stacklet is empty: the previous one becomes the top, at the stack pointer it
+    /// kept when the top was pushed.
     ///
     /// # Safety
-    /// As [`SegStack::dealloc`], and `mark` lies in the previous stacklet.
+    /// As [`SegStack::dealloc`], with a null mark: the top stacklet is not the first.
     #[cold]
     #[inline(never)]
-    unsafe fn shrink(&mut self, mark: *mut u8) {
+    unsafe fn shrink(&mut self) {
         // SAFETY: the pool keeps the counters alive (contract of `new`).
         let counters = unsafe { &*self.counters };
         let empty = self.top;
-        // SAFETY: `empty` is live and not the first stacklet (the mark lies below it).
+        // SAFETY: `empty` is live and not the first stacklet (its first allocation had a null
+        // mark).
         let prev = unsafe { (*empty).prev };
         debug_assert!(!prev.is_null());
         if !self.cached.is_null() {
@@ -261,7 +265,8 @@ impl SegStack {
         }
         self.cached = empty;
         self.top = prev;
-        self.sp = mark;
+        // SAFETY: `prev` is live; `grow` saved its stack pointer.
+        self.sp = unsafe { (*prev).saved_sp };
         self.end = Stacklet::end(prev);
     }
 }
