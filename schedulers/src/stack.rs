@@ -17,6 +17,15 @@
 //! `mincore` over each stack), and the pages below a suspended fiber can be given back to the
 //! OS ([`Stack::release_below`]: `madvise(MADV_DONTNEED)`, as Fibril's `unmap`).
 //!
+//! The registry also keeps, per stack, how deep it was ever seen: the pages of it *touched*
+//! at least once, each of which cost one first-touch page fault (Fibril's count of stack
+//! pages). A stack is used from its top down, so its touched pages are those from its top to
+//! the deepest page ever resident. A page stops being resident only through
+//! [`Stack::release_below`] (or unmapping), which looks at what is resident first, so every
+//! touched page is seen: by the release that gives it back, by a scan, or when its stack is
+//! unmapped. A released page touched again faults again but is not counted again, as in
+//! Fibril, whose fault handler counts only a page's first fault.
+//!
 //! # Invariants
 //!
 //! * A `Stack` owns its mapping: `[low, low + len)` is mapped, `low` is page aligned, the page
@@ -59,7 +68,15 @@ pub struct Stack {
     /// The guard page's registration with the overflow reporter ([`crate::overflow`]).
     watch: Option<Guard>,
     /// The registry this stack is listed in (stacks mapped by a [`StackPool`]).
-    registry: Option<Arc<Registry>>,
+    registry: Option<Registered>,
+}
+
+/// A registered stack's link to its registry.
+#[derive(Debug)]
+struct Registered {
+    registry: Arc<Registry>,
+    /// Its entry's count of touched pages ([`Entry::touched`]).
+    touched: Arc<AtomicUsize>,
 }
 
 /// What [`Stack::release_below`] and [`Stack::resident`] found.
@@ -168,7 +185,8 @@ impl Stack {
     /// Gives the pages of this stack below the page that holds `sp` back to the OS
     /// (`madvise(MADV_DONTNEED)`: Fibril's `unmap`; the next touch of such a page maps a zeroed
     /// one, so no `remap` is needed). Returns what was resident there: the pages released and
-    /// the depth the stack had reached. Nothing is called if no page there is resident.
+    /// the depth the stack had reached (which raises the stack's count of touched pages).
+    /// Nothing is called if no page there is resident.
     ///
     /// # Safety
     /// Nothing lives in the stack below `sp`: the fiber that runs on it is suspended with its
@@ -185,29 +203,50 @@ impl Stack {
             // live data (the caller's contract); the mapping is private and anonymous, so the
             // pages read as zero afterwards and nothing else refers to them.
             unsafe { libc::madvise(lo as *mut libc::c_void, hi - lo, libc::MADV_DONTNEED) };
+            if let Some(r) = &self.registry {
+                r.touched.fetch_max(found.depth, Ordering::Relaxed);
+            }
         }
         found
     }
 }
 
-/// The stacks mapped by the pools of one runtime, by low address, so they can be scanned
-/// ([`StackCounters::scan`]). A stack leaves it (under the lock) before it is unmapped.
+/// The stacks mapped by the pools of one runtime, by the lowest address of their usable part,
+/// so they can be scanned ([`StackCounters::scan`]). A stack leaves it (under the lock) before
+/// it is unmapped.
 #[derive(Debug, Default)]
 struct Registry {
-    stacks: Mutex<HashMap<usize, (usize, usize)>>,
+    stacks: Mutex<HashMap<usize, Entry>>,
+    /// The touched pages of the stacks unmapped so far (changed under the `stacks` lock).
+    retired: AtomicUsize,
+}
+
+/// A registered stack.
+#[derive(Debug)]
+struct Entry {
+    /// The top of its usable part.
+    top: usize,
+    /// Its pages touched so far: the deepest it was seen, in pages from its top. Raised by the
+    /// stack's releases (its owner's thread) and by scans.
+    touched: Arc<AtomicUsize>,
 }
 
 impl Registry {
-    fn lock(&self) -> MutexGuard<'_, HashMap<usize, (usize, usize)>> {
+    fn lock(&self) -> MutexGuard<'_, HashMap<usize, Entry>> {
         self.stacks.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
 
 impl Drop for Stack {
     fn drop(&mut self) {
-        // Out of the registry before the pages go, so no scan looks at an unmapped range.
+        // Out of the registry before the pages go, so no scan looks at an unmapped range; its
+        // touched pages move to the registry's retired ones in the same critical section.
         if let Some(r) = self.registry.take() {
-            r.lock().remove(&self.bottom());
+            let seen = self.resident(&mut Vec::new()).depth;
+            let mut reg = r.registry.lock();
+            reg.remove(&self.bottom());
+            let touched = r.touched.load(Ordering::Relaxed).max(seen);
+            r.registry.retired.fetch_add(touched, Ordering::Relaxed);
         }
         // Unregistered before the pages go (they may be mapped again for something else).
         if let Some(g) = self.watch.take() {
@@ -219,6 +258,18 @@ impl Drop for Stack {
             libc::munmap(self.low.as_ptr().cast(), self.len);
         }
     }
+}
+
+/// What [`StackCounters::scan`] found.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Scan {
+    /// Pages resident in the mapped stacks now.
+    pub resident: usize,
+    /// The deepest mapped stack now, in pages from its top to its lowest resident page.
+    pub deepest: usize,
+    /// Pages of the runtime's stacks touched at least once since its first stack was mapped
+    /// (those of stacks unmapped since included): one first-touch page fault each.
+    pub touched: usize,
 }
 
 /// Counters shared by every [`StackPool`] of one runtime.
@@ -258,20 +309,24 @@ impl StackCounters {
     }
 
     /// Counts the pages every mapped stack holds right now (exact: `mincore` over each), and
-    /// raises the depth high-water mark to the deepest stack found. Returns the resident pages
-    /// and the deepest stack in pages.
-    pub fn scan(&self) -> Pages {
+    /// raises the depth high-water mark to the deepest stack found and each stack's count of
+    /// touched pages to its depth now.
+    pub fn scan(&self) -> Scan {
         let mut buf = Vec::new();
         let reg = self.registry.lock();
-        let mut total = Pages::default();
-        for &(lo, hi) in reg.values() {
+        let mut total = Scan {
+            touched: self.registry.retired.load(Ordering::Relaxed),
+            ..Scan::default()
+        };
+        for (&lo, e) in reg.iter() {
             // Registered stacks stay mapped while the registry is locked (see `Stack::drop`).
-            let p = mincore_pages(lo, hi, hi, &mut buf);
+            let p = mincore_pages(lo, e.top, e.top, &mut buf);
             total.resident += p.resident;
-            total.depth = total.depth.max(p.depth);
+            total.deepest = total.deepest.max(p.depth);
+            total.touched += e.touched.fetch_max(p.depth, Ordering::Relaxed).max(p.depth);
         }
         drop(reg);
-        self.deepest.fetch_max(total.depth, Ordering::Relaxed);
+        self.deepest.fetch_max(total.deepest, Ordering::Relaxed);
         total
     }
 
@@ -369,8 +424,16 @@ impl StackPool {
     fn map(&mut self) -> io::Result<Stack> {
         let mut s = Stack::new(self.size)?;
         let c = &*self.counters;
-        c.registry.lock().insert(s.bottom(), (s.bottom(), s.top()));
-        s.registry = Some(Arc::clone(&c.registry));
+        let touched = Arc::new(AtomicUsize::new(0));
+        let e = Entry {
+            top: s.top(),
+            touched: Arc::clone(&touched),
+        };
+        c.registry.lock().insert(s.bottom(), e);
+        s.registry = Some(Registered {
+            registry: Arc::clone(&c.registry),
+            touched,
+        });
         c.mapped.fetch_add(1, Ordering::Relaxed);
         let live = c.live.fetch_add(1, Ordering::Relaxed) + 1;
         c.high_water.fetch_max(live, Ordering::Relaxed);
@@ -484,7 +547,7 @@ mod tests {
     }
 
     #[test]
-    fn release_below_gives_pages_back_and_scans_count_them() {
+    fn release_below_gives_pages_back_and_scans_count_them_and_their_first_touches() {
         let c = Arc::new(StackCounters::new(1));
         let mut p = StackPool::new(64 * page_size(), 1, 0, c.clone());
         let s = p.take().unwrap();
@@ -503,9 +566,10 @@ mod tests {
         );
         assert_eq!(
             c.scan(),
-            Pages {
+            Scan {
                 resident: 64,
-                depth: 64
+                deepest: 64,
+                touched: 64
             }
         );
         // As if a fiber were suspended with its stack pointer in the 10th page from the top.
@@ -530,6 +594,38 @@ mod tests {
         assert_eq!(unsafe { s.release_below(sp, &mut buf) }.resident, 0);
         assert_eq!(c.scan().resident, 10);
         assert_eq!(c.deepest(), 64);
+        // The released pages were touched once: still 64, and touching 20 of them again (20
+        // more faults) counts no page twice.
+        assert_eq!(c.scan().touched, 64);
+        for a in (s.top() - 30 * page..s.top() - 10 * page).step_by(page) {
+            // SAFETY: as above.
+            unsafe { *(a as *mut u8) = 2 };
+        }
+        assert_eq!(
+            c.scan(),
+            Scan {
+                resident: 30,
+                deepest: 30,
+                touched: 64
+            }
+        );
+        // A second stack, touched 5 pages deep; then both unmapped: their pages stay counted.
+        let t = p.take().unwrap();
+        for a in (t.top() - 5 * page..t.top()).step_by(page) {
+            // SAFETY: as above.
+            unsafe { *(a as *mut u8) = 3 };
+        }
+        assert_eq!(c.scan().touched, 69);
         p.give(s);
+        p.give(t); // past the cap of 1: unmapped
+        drop(p); // the one in the free list: unmapped
+        assert_eq!(
+            c.scan(),
+            Scan {
+                resident: 0,
+                deepest: 0,
+                touched: 69
+            }
+        );
     }
 }

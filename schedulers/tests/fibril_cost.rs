@@ -56,11 +56,12 @@ fn unmap_cost_on_fib_p2() {
     let with = Fibril::start(&cfg).unwrap();
     let without = FibrilNoUnmap::start(&cfg).unwrap();
     let (mut a, mut b) = (Vec::new(), Vec::new());
-    let (mut unmaps, mut released, mut susp, mut steals) = (0, 0, 0, 0);
+    let (mut unmaps, mut resident, mut released, mut susp, mut steals) = (0, 0, 0, 0, 0);
     for _ in 0..5 {
         let (t, s) = time(&with, 5, |p| p.run(|w| fib(w, n)));
         a.push(t);
         unmaps += stat(&s, "unmaps");
+        resident += stat(&s, "unmaps_resident");
         released += stat(&s, "pages_released");
         susp += stat(&s, "suspensions");
         steals += s.steals.unwrap_or(0);
@@ -70,8 +71,8 @@ fn unmap_cost_on_fib_p2() {
     b.sort();
     eprintln!(
         "fib({n}) fj P=2: fibril {:?} (median of 5 medians), without unmap {:?}; \
-         per 25 fibril runs: {steals} steals, {susp} suspensions, {unmaps} unmaps, \
-         {released} pages released",
+         per 25 fibril runs: {steals} steals, {susp} suspensions, {unmaps} unmaps \
+         ({resident} of them with resident pages), {released} pages released",
         a[2], b[2]
     );
 }
@@ -148,15 +149,18 @@ fn peak_rss_deep_recursion_p2() {
         ] {
             eprintln!(
                 "round {round} {name}: peak RSS +{kib} KiB; steals {:?}, suspensions {}, \
-                 unmaps {}, pages released {}, minor faults {}, stacks mapped {}, \
-                 stack pages resident at the end {}, deepest {} pages",
+                 unmaps {} ({} with resident pages), pages released {}, minor faults {}, \
+                 stacks mapped {}, stack pages resident at the end {}, first touched {}, \
+                 deepest {} pages",
                 s.steals,
                 stat(&s, "suspensions"),
                 stat(&s, "unmaps"),
+                stat(&s, "unmaps_resident"),
                 stat(&s, "pages_released"),
                 stat(&s, "minor_faults"),
                 stat(&s, "stacks_mapped"),
                 stat(&s, "stack_pages_resident"),
+                stat(&s, "stack_pages_touched"),
                 stat(&s, "stack_depth_pages_high_water"),
             );
         }

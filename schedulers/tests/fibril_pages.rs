@@ -1,7 +1,10 @@
 //! `fibril` gives a suspended stack's unused pages back to the OS: a deep recursion, then a
 //! join that suspends, and `mincore` shows the recursion's pages resident before and gone
-//! after (on `abp`, which keeps them, they stay). Also the counters that say so, and the
-//! scan of resident stack pages (the spilling stack pool is tested in `stack.rs`).
+//! after (on `abp`, which keeps them, they stay). Also the counters that say so (`unmaps`,
+//! Fibril's count of every suspension's release, and `unmaps_resident`, those that found
+//! pages to give back), the scan of resident stack pages, and the count of stack pages first
+//! touched, which a released page touched again does not raise (the spilling stack pool is
+//! tested in `stack.rs`).
 
 use std::hint::black_box;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -109,8 +112,13 @@ fn fibril_releases_the_pages_of_a_suspended_stack() {
         after <= 4,
         "{after} of {before} pages still resident after the suspension"
     );
-    assert!(extra(&s, "unmaps") >= 1, "{s:?}");
+    // One suspension, exactly: `b` ends only once the parent is parked. Fibril unmaps at it,
+    // and the recursion's pages were there to give back.
+    assert_eq!(extra(&s, "suspensions"), 1, "{s:?}");
+    assert_eq!(extra(&s, "unmaps"), 1, "{s:?}");
+    assert_eq!(extra(&s, "unmaps_resident"), 1, "{s:?}");
     assert!(extra(&s, "pages_released") >= before as u64, "{s:?}");
+    assert!(extra(&s, "stack_pages_touched") >= DEPTH as u64, "{s:?}");
     assert!(
         extra(&s, "stack_depth_pages_high_water") >= DEPTH as u64,
         "{s:?}"
@@ -126,7 +134,17 @@ fn abp_and_fibril_without_unmap_keep_them() {
         before >= DEPTH * 3 / 4 && after >= before - 4,
         "abp: {before} then {after}"
     );
-    assert_eq!((extra(&s, "unmaps"), extra(&s, "pages_released")), (0, 0));
+    // It suspended once, as `fibril` did, and unmapped nothing.
+    assert_eq!(extra(&s, "suspensions"), 1, "{s:?}");
+    assert_eq!(
+        (
+            extra(&s, "unmaps"),
+            extra(&s, "unmaps_resident"),
+            extra(&s, "pages_released")
+        ),
+        (0, 0, 0)
+    );
+    assert!(extra(&s, "stack_pages_touched") >= DEPTH as u64, "{s:?}");
     assert!(
         extra(&s, "stack_depth_pages_high_water") >= DEPTH as u64,
         "{s:?}"
@@ -138,7 +156,103 @@ fn abp_and_fibril_without_unmap_keep_them() {
         before >= DEPTH * 3 / 4 && after >= before - 4,
         "nounmap: {before} then {after}"
     );
-    assert_eq!(extra(&s, "unmaps"), 0);
+    assert_eq!((extra(&s, "unmaps"), extra(&s, "unmaps_resident")), (0, 0));
+}
+
+/// Every suspension is an unmap (Fibril's count), whether or not its stack has pages to give
+/// back (ours, `unmaps_resident`): on 2 workers, a loop of joins whose stolen `b` waits until
+/// the parent has suspended. In the first, `a` recurses deep, so its suspension has pages
+/// below the join to release; in the others `a` only spins (no call), so the suspensions park
+/// at the same stack pointer as the first with nothing touched below it since its release.
+#[test]
+fn every_suspension_is_an_unmap_whether_or_not_it_releases_pages() {
+    const JOINS: u64 = 6;
+    let pool = Fibril::start(&PoolConfig::with_workers(2)).unwrap();
+    pool.run(|_| ());
+    pool.reset_stats();
+    pool.run(|w| {
+        for k in 0..JOINS {
+            let b_started = AtomicBool::new(false);
+            w.join(
+                |_| {
+                    let mut spins = 0u64;
+                    while !b_started.load(Ordering::Acquire) {
+                        spins += 1;
+                        assert!(spins < 1 << 32, "b was never stolen");
+                        std::hint::spin_loop();
+                    }
+                    if k == 0 {
+                        black_box(deep(DEPTH / 8, &mut |_| ()));
+                    }
+                },
+                |_| {
+                    b_started.store(true, Ordering::Release);
+                    wait_for("the parent suspended", || {
+                        extra(&pool.stats(), "suspensions") > k
+                    });
+                },
+            );
+        }
+    });
+    let s = pool.stats();
+    eprintln!("{s:?}");
+    assert_eq!(extra(&s, "suspensions"), JOINS, "{s:?}");
+    assert_eq!(extra(&s, "unmaps"), JOINS, "{s:?}");
+    let resident = extra(&s, "unmaps_resident");
+    assert!(
+        (1..JOINS).contains(&resident),
+        "{resident} of {JOINS} unmaps released pages: {s:?}"
+    );
+    assert!(
+        extra(&s, "pages_released") >= DEPTH as u64 / 8 * 3 / 4,
+        "{s:?}"
+    );
+}
+
+/// A page that an unmap gave back and that is touched again faults again, but it was first
+/// touched once: `stack_pages_touched` (Fibril's S_P) counts it once, where the resident
+/// snapshot and the page faults each see something else. The parent recurses deep, suspends
+/// (its pages released), is resumed on its own stack and recurses as deep again.
+#[test]
+fn a_released_page_touched_again_is_touched_once() {
+    let pool = Fibril::start(&PoolConfig::with_workers(2)).unwrap();
+    pool.run(|_| ());
+    let base = extra(&pool.stats(), "stack_pages_touched");
+    pool.reset_stats();
+    let b_started = AtomicBool::new(false);
+    pool.run(|w| {
+        w.join(
+            |_| {
+                wait_for("b stolen", || b_started.load(Ordering::Acquire));
+                deep(DEPTH, &mut |_| ())
+            },
+            |_| {
+                b_started.store(true, Ordering::Release);
+                wait_for("the parent suspended", || {
+                    extra(&pool.stats(), "suspensions") > 0
+                });
+            },
+        );
+        // Resumed on its own stack, whose pages below the join are gone: touch them again.
+        deep(DEPTH, &mut |_| ())
+    });
+    let s = pool.stats();
+    assert_eq!((extra(&s, "unmaps"), extra(&s, "unmaps_resident")), (1, 1));
+    let released = extra(&s, "pages_released");
+    assert!(released >= DEPTH as u64 * 3 / 4, "{s:?}");
+    // Touched once each (a debug build's frames are larger than 4 KiB: compare with the
+    // pages released, not with DEPTH)...
+    let touched = extra(&s, "stack_pages_touched") - base;
+    assert!(touched >= released, "{touched} pages touched: {s:?}");
+    assert!(
+        touched < released * 3 / 2,
+        "{touched} pages touched: the released ones counted twice? {s:?}"
+    );
+    // ... but faulted twice.
+    assert!(
+        extra(&s, "minor_faults") >= touched + released * 3 / 4,
+        "{s:?}"
+    );
 }
 
 #[test]

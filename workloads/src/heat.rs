@@ -1,5 +1,6 @@
-//! `heat`: Jacobi heat diffusion on a two-dimensional grid (Cilk-5's `heat.cilk` by Volker
-//! Strumpen, one of the Cilk-5 examples that Fibril's paper runs: `nx=4096 ny=1024 nt=100`).
+//! `heat`: Jacobi heat diffusion on a two-dimensional grid, the program of Fibril's paper
+//! (its `test/heat.c`, a port of Cilk-5's `heat.cilk` by Volker Strumpen) at its input
+//! `nx=4096 ny=1024 nt=100`.
 //!
 //! # Algorithm
 //!
@@ -15,17 +16,31 @@
 //! ```
 //!
 //! (Jacobi: step `k` reads the grid of step `k − 1` and writes the other of two grids). As in
-//! Cilk's code, a step is a divide and conquer over the rows: the row range is halved, the two
+//! Fibril's code, a step is a divide and conquer over the rows: the row range is halved, the two
 //! halves forked, down to single rows ([`row`], the kernel). The steps run one after the other
 //! inside one root task. Work `Θ(nx·ny·nt)`, span `Θ(nt·(log nx + ny))`. At the paper's size
 //! the two grids (2 × 32 MiB) exceed a 32 MiB last-level cache, so every step streams both
 //! through memory: the speedup is bounded by the memory bandwidth as much as by the runtime.
-//! The same constants as Cilk's, and the same arithmetic in the same order; the original runs
+//! The same constants as Fibril's, and the same arithmetic in the same order; Fibril's runs
 //! `nt + 2` steps for an odd `nt`, this one `nt`.
+//!
+//! # Which program: Fibril's heat, one row a leaf
+//!
+//! We follow Fibril's `heat.c`, not Cilk-5's `heat.cilk` as distributed. The two differ in the
+//! leaf: Fibril's `diffuse` halves the row range while it holds more than one row
+//! (`if (iu - il > 1)`), so a leaf is one row; Cilk-5's `divide` halves it while it holds more
+//! than `leafmaxcol` rows (its option `-g`, "columns per partition", default 10) and computes a
+//! leaf's stripe of rows in a loop. Cilk-5's own preset for the input Fibril runs
+//! (`-benchmark long`: `nx=4096 ny=1024 nt=100`) sets `leafmaxcol` to 1, so at the paper's input
+//! both programs fork down to single rows. The leaf is not a parameter here: always one row,
+//! `nx − 1` joins a step. They also differ in the order of the stencil's three terms (Cilk-5:
+//! `dt/dx²·(…) + dt/dy²·(…) + in[i][j]`; Fibril's, above, is ours) and in the time of step `k`
+//! (Cilk-5 `tu + k·dt`; Fibril's and ours accumulate `t += dt`), so our arithmetic is Fibril's,
+//! not Cilk-5's.
 //!
 //! # Layout and sharing
 //!
-//! A grid is a `Vec` of rows, each its own allocation (Cilk's `double **`), each behind an
+//! A grid is a `Vec` of rows, each its own allocation (Fibril's `double **`), each behind an
 //! `RwLock`: the async front-end lends a task only what outlives the whole
 //! [`AsyncForkJoin::run_async`] scope, so the two grids, which swap the roles of read and
 //! written grid at every step, are shared (`&[Row]`) by every task of every step, on both
@@ -41,9 +56,9 @@
 //! Every point is computed by the same arithmetic whatever the schedule, so the final grid must
 //! equal, bit for bit, the grid of a serial run (the kernel in a loop over rows, no runtime;
 //! computed once by [`Workload::input`], untimed). The check also compares it with the exact
-//! solution at `t = 10⁻⁷` by Cilk's criteria: largest absolute error, mean absolute error and
+//! solution at `t = 10⁻⁷` by the criteria of Fibril's `verify`: largest absolute error, mean absolute error and
 //! largest relative error (over the points whose value is not zero) at most
-//! [`Grid::tolerance`]: Cilk's [`TOLERANCE`] `10⁻¹²` plus twice the stencil's discretisation
+//! [`Grid::tolerance`]: Fibril's [`TOLERANCE`] `10⁻¹²` plus twice the stencil's discretisation
 //! error `T·(dx² + dy²)/12` (relative; `u_xxxx = u_yyyy = u`), which is `2·10⁻¹⁴` on the paper's
 //! grid but dominates on the small grids of the tests. A row missed in the last step is off by
 //! about `4·10⁻⁹` relative.
@@ -58,29 +73,29 @@ use stealbench_schedulers::{AsyncForkJoin, AsyncWorker, ForkJoin, Worker};
 #[derive(Debug)]
 pub struct Heat;
 
-/// Cilk's tolerance for each of the three errors against the exact solution (see
+/// Fibril's tolerance (its `verify`) for each of the three errors against the exact solution (see
 /// [`Grid::tolerance`]).
 pub const TOLERANCE: f64 = 1e-12;
 
-/// The domain's upper end in `x` and `y`: π/2 (Cilk's literal `1.570796326794896558` is this
-/// `f64`).
+/// The domain's upper end in `x` and `y`: π/2 (the programs' literal `1.570796326794896558` is
+/// this `f64`).
 const HALF_PI: f64 = std::f64::consts::FRAC_PI_2;
 
 /// The end of the simulated time interval.
 const END_TIME: f64 = 0.0000001;
 
-/// The exact solution, written as Cilk's `solu(x, y, t)`.
+/// The exact solution, written as Fibril's `solu(x, y, t)`.
 fn exact(x: f64, y: f64, t: f64) -> f64 {
     (-2.0 * t).exp() * x.sin() * y.sin()
 }
 
 /// The exact solution on the edges `x = π/2` (as a function of `s = y`) and `y = π/2` (of
-/// `s = x`), written as Cilk's `randd` and `randb`; the other two edges are 0.
+/// `s = x`), written as Fibril's `randd` and `randb`; the other two edges are 0.
 fn edge(s: f64, t: f64) -> f64 {
     (-2.0 * t).exp() * s.sin()
 }
 
-/// The discretisation: grid size, steps and the constants derived from them (as Cilk's
+/// The discretisation: grid size, steps and the constants derived from them (as Fibril's
 /// `init`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Grid {
@@ -138,7 +153,7 @@ impl Grid {
         TOLERANCE + END_TIME * (self.dx * self.dx + self.dy * self.dy) / 6.0
     }
 
-    /// The times of the steps `1..=nt`, accumulated as Cilk's `t += dt`.
+    /// The times of the steps `1..=nt`, accumulated as Fibril's `t += dt`.
     pub fn times(&self) -> impl Iterator<Item = f64> + use<> {
         let dt = self.dt;
         (0..self.nt).scan(0.0, move |t, _| {
@@ -147,7 +162,7 @@ impl Grid {
         })
     }
 
-    /// Row `i` of the initial grid (Cilk's `heat`).
+    /// Row `i` of the initial grid (Fibril's `heat`).
     pub fn initial_row(&self, i: usize, out: &mut [f64]) {
         let (x, ny) = (i as f64 * self.dx, self.ny);
         if i == 0 || i == self.nx - 1 {
@@ -244,7 +259,7 @@ fn grids(k: usize, work: &[Vec<Row>; 2]) -> (&[Row], &[Row]) {
     (&work[k % 2], &work[(k + 1) % 2])
 }
 
-/// Fork-join: one step over `rows`, halves under `join`, down to single rows (Cilk's
+/// Fork-join: one step over `rows`, halves under `join`, down to single rows (Fibril's
 /// `if (iu - il > 1)`).
 pub fn fj<W: Worker>(w: &W, g: &Grid, out: &[Row], inp: &[Row], rows: Range<usize>, t: f64) {
     parfor::fj(w, rows, &|_, i| leaf(g, out, inp, i, t));
@@ -298,7 +313,7 @@ impl HeatInput {
 }
 
 /// Compares a final grid (its rows) with the serial run's, bit for bit, then with the exact
-/// solution by Cilk's three criteria.
+/// solution by the three criteria of Fibril's `verify`.
 pub fn check_grid(input: &HeatInput, rows: &[&[f64]]) -> Result<(), String> {
     let g = &input.grid;
     if rows.len() != g.nx || rows.iter().any(|r| r.len() != g.ny) {
@@ -350,7 +365,7 @@ pub fn check_grid(input: &HeatInput, rows: &[&[f64]]) -> Result<(), String> {
 impl Workload for Heat {
     const NAME: &'static str = "heat";
     const DESCRIPTION: &'static str =
-        "Jacobi heat diffusion (Cilk-5 heat), divide and conquer over rows per time step";
+        "Jacobi heat diffusion (Fibril's Cilk-5 heat), rows halved per time step down to one";
     const VARIANTS: &'static [Variant] = &[Variant::Fj];
     const ASYNC_VARIANTS: &'static [Variant] = &[Variant::Fj];
 

@@ -1,6 +1,7 @@
 //! Fibril (SPAA'16) Table 3: the stack space of the twelve benchmarks in pages, Fibril on 72
 //! threads: the Fibril depth D, the serial stack depth S_1, the per-worker bound S_1 + D of
-//! Theorem 4.2, and the measured S_72 / 72.
+//! Theorem 4.2, and the measured S_72 / 72 (Fibril's code counts the stack pages' first-touch
+//! faults; beside that count, the pages resident after the run).
 //!
 //! Rows: `fibril` (the paper's numbers beside), `abp` (the Cilk Plus analog, which keeps a
 //! suspended stack's pages: what releasing them saves) and `abp/sim=unit`, the simulated point
@@ -54,11 +55,20 @@ pub fn figure() -> Figure {
          at the paper's inputs fib, knapsack and nqueens need tens of GB for it; run \
          this table at a smaller size or leave that row out with --runtimes). S_1 is \
          the row's `stack_depth_pages_high_water` at P = 1 (the deepest fiber stack, \
-         top to lowest resident page, by mincore). S_P/P is `stack_pages_resident` at \
-         P over P: the pages resident in all the pool's stacks at the end of a \
-         repetition (free lists included), not a peak sampled during the run. Our \
-         stacks are 16 MiB of address space each (the paper's 1 MiB): only resident \
-         pages count. matmul is our `mm` and strassen our `smm`.",
+         top to lowest resident page, by mincore). S_P/P has two counts, `first touched \
+         / resident`. First touched is `stack_pages_touched` at P over P: the stack pages \
+         touched at least once since the point's pool started, its warm-up included, \
+         each one first-touch page fault. That is Fibril's S_P: its code maps the stacks \
+         inaccessible and counts each page's first fault in a handler, over its ten runs \
+         in one process, so a page released by an unmap and touched again counts once \
+         (here: per stack, the deepest page a release, a scan or its unmapping saw \
+         resident). Resident is `stack_pages_resident` at P over P: the pages resident in \
+         all the pool's stacks at the end of a repetition (free lists included), not a \
+         peak sampled during the run, so below the first-touched count where unmaps gave \
+         pages back. The process's minor faults per repetition (Table 2's page faults) \
+         are not S_P: they count a released page each time it is touched again, and the \
+         heap's faults. Our stacks are 16 MiB of address space each (the paper's 1 MiB): \
+         only touched pages count. matmul is our `mm` and strassen our `smm`.",
         ("paper-figures/reference/fibril_table3.csv", CSV),
         &[1, FIBRIL_P],
         &METRIC,

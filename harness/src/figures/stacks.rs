@@ -1,6 +1,7 @@
 //! [`StackPages`]: Fibril's Table 3, the stack space of a program in pages: its Fibril depth
 //! D, its serial stack depth S_1, the bound S_1 + D per worker (Theorem 4.2: S_P <= P (S_1 +
-//! D)), and the pages the stacks hold per worker at P, S_P / P.
+//! D)), and the stack pages per worker at P, S_P / P, counted two ways: the pages first
+//! touched (Fibril's count) and the pages resident after the run.
 //!
 //! How each is measured here:
 //!
@@ -10,16 +11,33 @@
 //! * S_1: `stack_depth_pages_high_water` of the row's runtime at P = 1: the deepest fiber
 //!   stack in pages (from its top to its lowest resident page, by `mincore`), the largest over
 //!   the repetitions. With one worker nothing is stolen, so it is the serial stack depth.
-//! * S_P / P: `stack_pages_resident` at P (the pages resident in every stack the pool has
-//!   mapped, by `mincore`, when the statistics are read at the end of a repetition; the largest
-//!   over the repetitions) over P. It counts the pages the stacks hold after the run, those of
-//!   the stacks kept in the pools' free lists included, and not a peak sampled during the run:
-//!   a page a suspended stack released and did not touch again is not in it.
+//! * S_P / P first touched: `stack_pages_touched` at P over P, the largest over the
+//!   repetitions: the stack pages touched at least once since the point's pool started (its
+//!   warm-up and the repetitions so far), each of which cost one first-touch page fault. This
+//!   is what Fibril's S_P counts: its stacks start inaccessible, and a fault handler counts each
+//!   stack page's first fault (a page released and touched again faults again without
+//!   `SIGSEGV`, so it is counted once), over the whole process (its ten runs). Here a stack's
+//!   touched pages are its deepest page ever seen resident, by a release, a scan or its
+//!   unmapping (see `stealbench_schedulers::stack`).
+//! * S_P / P resident: `stack_pages_resident` at P (the pages resident in every stack the pool
+//!   has mapped, by `mincore`, when the statistics are read at the end of a repetition; the
+//!   largest over the repetitions) over P. It counts the pages the stacks hold after the run,
+//!   those of the stacks kept in the pools' free lists included, and not a peak sampled during
+//!   the run: a page a suspended stack released and did not touch again is not in it, so on
+//!   `fibril` it can be well below the first-touched count.
+//!
+//! The process's minor page faults during a repetition (`process_minor_faults`, Fibril's Table
+//! 2) are not S_P: they count a released page again each time it is touched again, the heap's
+//! faults too, and none of the warm-up's.
 
 use super::metric::{Context, Metric, key, mark_oversubscribed, unfinished};
 use super::suites::paper_number;
 use crate::grid::{PointKey, Row, Status};
 use crate::results::PointSummary;
+
+/// The two counts of S_P, in the order of a cell and of the plot's lines: the pages first
+/// touched (Fibril's count) and those resident after the run.
+const STATS: [&str; 2] = ["stack_pages_touched", "stack_pages_resident"];
 
 /// Fibril's Table 3 with the paper's numbers beside.
 #[derive(Debug, Clone, Copy)]
@@ -55,9 +73,10 @@ impl StackPages {
         Self::largest(ctx.point(row, 1), "stack_depth_pages_high_water")
     }
 
-    /// S_P / P of the row.
-    pub fn per_worker(&self, ctx: &Context<'_>, row: &Row, p: usize) -> Option<f64> {
-        Some(Self::largest(ctx.point(row, p), "stack_pages_resident")? as f64 / p as f64)
+    /// S_P / P of the row, counted as `stat` (`stack_pages_touched` or
+    /// `stack_pages_resident`).
+    pub fn per_worker(&self, ctx: &Context<'_>, row: &Row, p: usize, stat: &str) -> Option<f64> {
+        Some(Self::largest(ctx.point(row, p), stat)? as f64 / p as f64)
     }
 
     /// The paper's number in column `col` for `row` (only the paper runtime's rows).
@@ -110,12 +129,17 @@ impl Metric for StackPages {
         format!("S_{p}/{p}")
     }
 
+    /// `first touched / resident`, per worker.
     fn cell(&self, ctx: &Context<'_>, row: &Row, p: usize) -> String {
         let c = match ctx.point(row, p) {
-            Some(s) if s.status == Status::Ok => match self.per_worker(ctx, row, p) {
-                Some(v) => format!("{v:.2}"),
-                None => "n/a".to_string(),
-            },
+            Some(s) if s.status == Status::Ok => STATS
+                .iter()
+                .map(|stat| match self.per_worker(ctx, row, p, stat) {
+                    Some(v) => format!("{v:.2}"),
+                    None => "n/a".to_string(),
+                })
+                .collect::<Vec<_>>()
+                .join(" / "),
             s => unfinished(s),
         };
         mark_oversubscribed(ctx, row, p, c)
@@ -135,15 +159,18 @@ impl Metric for StackPages {
     }
 
     fn lines(&self) -> &'static [&'static str] {
-        &["S_P/P"]
+        &["S_P/P first touched", "S_P/P resident"]
     }
 
-    fn plot(&self, ctx: &Context<'_>, row: &Row, p: usize, _: usize) -> Option<f64> {
-        self.per_worker(ctx, row, p)
+    fn plot(&self, ctx: &Context<'_>, row: &Row, p: usize, line: usize) -> Option<f64> {
+        self.per_worker(ctx, row, p, STATS[line])
     }
 
-    fn plot_paper(&self, row: &Row, p: usize, _: usize) -> Option<f64> {
-        if p == self.paper_p {
+    /// The paper's S_P / P counts first touches: it is the first line's.
+    fn plot_paper(&self, row: &Row, p: usize, line: usize) -> Option<f64> {
+        if line != 0 {
+            None
+        } else if p == self.paper_p {
             self.paper(row, "S72_per_worker")
         } else if p == 1 {
             self.paper(row, "S1")
@@ -165,9 +192,11 @@ impl Metric for StackPages {
             "D = `fork_depth` of the program's DAG recorded by the `{}` point at P = 1 (the most \
              forked children enclosing one strand); S_1 = `stack_depth_pages_high_water` of the \
              row's runtime at P = 1 (the deepest fiber stack in 4 KiB pages, by mincore, largest \
-             over the repetitions); S_P/P = `stack_pages_resident` at P (pages resident in all \
-             the pool's stacks at the end of a repetition, free lists included; largest over the \
-             repetitions) / P",
+             over the repetitions); S_P/P = `stack_pages_touched / stack_pages_resident` at P \
+             over P, each the largest over the repetitions: the stack pages touched at least once \
+             since the point's pool started, warm-up included (each one first-touch page fault, \
+             Fibril's count of S_P; a released page touched again counts once), and the pages \
+             resident in all the pool's stacks at the end of a repetition (free lists included)",
             self.depth_arm
         )
     }
@@ -178,7 +207,8 @@ impl Metric for StackPages {
 
     fn cell_legend(&self) -> &'static str {
         "Lead columns: D, S_1 and S_1 + D in pages [the paper's, on the `fibril` rows]; each P \
-         column: the stack pages per worker S_P / P [the paper's S_72 / 72; at P = 1 its S_1]. \
+         column: the stack pages per worker S_P / P, `first touched / resident` [the paper's \
+         S_72 / 72, a count of first touches; at P = 1 its S_1]. \
          `n/a` = the runtime does not count it (no fiber stacks, or a simulated point), `—` = \
          not measured. Stack depths grow with the input's recursion depth: at other sizes than \
          the paper's compare S_P / P with S_1 + D, not with the paper's pages."
@@ -225,9 +255,19 @@ mod tests {
                 &[
                     ("stack_depth_pages_high_water", &[3, 4]),
                     ("stack_pages_resident", &[9, 9]),
+                    ("stack_pages_touched", &[11, 12]),
                 ],
             ),
-            with("fibril", 72, &[("stack_pages_resident", &[600, 720])]),
+            with(
+                "fibril",
+                72,
+                &[
+                    ("stack_pages_resident", &[600, 720]),
+                    ("stack_pages_touched", &[1440, 1800]),
+                ],
+            ),
+            // A point recorded without the first-touch count.
+            with("abp", 72, &[("stack_pages_resident", &[144])]),
             with("rayon", 72, &[]),
         ];
         let ctx = Context {
@@ -241,11 +281,16 @@ mod tests {
             lead[2],
             ("S_1 + D".to_string(), "23 [paper 44]".to_string())
         );
+        // First touched / resident, the largest over the repetitions, per worker.
         assert_eq!(
             METRIC.cell(&ctx, &fib_row("fibril"), 72),
-            "10.00 (oversubscribed)"
+            "25.00 / 10.00 (oversubscribed)"
         );
-        assert_eq!(METRIC.cell(&ctx, &fib_row("fibril"), 1), "9.00");
+        assert_eq!(METRIC.cell(&ctx, &fib_row("fibril"), 1), "12.00 / 9.00");
+        assert_eq!(
+            METRIC.cell(&ctx, &fib_row("abp"), 72),
+            "n/a / 2.00 (oversubscribed)"
+        );
         assert_eq!(METRIC.paper_cell(&fib_row("fibril"), 72), "[paper 8.46]");
         assert_eq!(METRIC.paper_cell(&fib_row("fibril"), 1), "[paper 3]");
         assert_eq!(METRIC.paper_cell(&fib_row("abp"), 72), "[paper —]");
@@ -255,9 +300,12 @@ mod tests {
         assert_eq!(lead[1].1, "n/a");
         assert_eq!(
             METRIC.cell(&ctx, &fib_row("rayon"), 72),
-            "n/a (oversubscribed)"
+            "n/a / n/a (oversubscribed)"
         );
-        assert_eq!(METRIC.plot(&ctx, &fib_row("fibril"), 72, 0), Some(10.0));
+        assert_eq!(METRIC.plot(&ctx, &fib_row("fibril"), 72, 0), Some(25.0));
+        assert_eq!(METRIC.plot(&ctx, &fib_row("fibril"), 72, 1), Some(10.0));
+        // The paper's S_P counts first touches: beside the first line only.
         assert_eq!(METRIC.plot_paper(&fib_row("fibril"), 72, 0), Some(8.46));
+        assert_eq!(METRIC.plot_paper(&fib_row("fibril"), 72, 1), None);
     }
 }

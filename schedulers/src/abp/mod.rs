@@ -76,11 +76,12 @@
 //! before the child ended), `sleeps` (idle workers parked), `deviations` (strands whose worker
 //! did not run their predecessor in the serial order just before them: Spoonhower et al.'s
 //! Definition 1, counted exactly, per worker, at no cost on the fast paths; see
-//! `fiberpool/deviation.rs`), `unmaps` and `pages_released` (always 0 here: `abp` keeps a
-//! suspended stack's pages; see [`crate::fibril`]), `minor_faults` (of the worker threads since
-//! the last reset); gauges `stacks_high_water`, `stacks_mapped`, `stacks_in_use`,
-//! `stack_pages_resident` (exact, by `mincore`, when the statistics are read) and
-//! `stack_depth_pages_high_water`.
+//! `fiberpool/deviation.rs`), `unmaps`, `unmaps_resident` and `pages_released` (always 0 here:
+//! `abp` keeps a suspended stack's pages; see [`crate::fibril`]), `minor_faults` (of the worker
+//! threads since the last reset); gauges `stacks_high_water`, `stacks_mapped`, `stacks_in_use`,
+//! `stack_pages_resident` (exact, by `mincore`, when the statistics are read),
+//! `stack_pages_touched` (stack pages touched at least once since the pool started, see
+//! [`crate::stack`]) and `stack_depth_pages_high_water`.
 //!
 //! Parsimonious stealing is what makes deviations grow with futures: a touch that suspends
 //! leaves its worker popping its own deque, whose every entry then deviates, and so does every

@@ -153,6 +153,7 @@ impl<P: Policy> Scheduler for FiberPool<P> {
             ("sleeps", c.sleeps.sum()),
             ("deviations", c.deviations.sum()),
             ("unmaps", c.unmaps.sum()),
+            ("unmaps_resident", c.unmaps_resident.sum()),
             ("pages_released", c.pages_released.sum()),
             (
                 "minor_faults",
@@ -170,6 +171,7 @@ impl<P: Policy> Scheduler for FiberPool<P> {
             ("stacks_mapped", st.mapped() as u64),
             ("stacks_in_use", st.in_use() as u64),
             ("stack_pages_resident", pages.resident as u64),
+            ("stack_pages_touched", pages.touched as u64),
             ("stack_depth_pages_high_water", st.deepest() as u64),
         ];
         gauges.extend(P::gauges(&self.shared.pol));
@@ -194,6 +196,7 @@ impl<P: Policy> Scheduler for FiberPool<P> {
             &c.sleeps,
             &c.deviations,
             &c.unmaps,
+            &c.unmaps_resident,
             &c.pages_released,
         ] {
             x.reset();

@@ -43,9 +43,15 @@ pub struct Counters {
     /// Strands that deviated from the serial order, charged to the worker that ran them
     /// (see [`super::deviation`]).
     pub deviations: PerWorker,
-    /// Suspended stacks whose unused pages were given back to the OS (`madvise` calls; only
-    /// with [`super::StackUse::release_suspended`], and only where a page was resident).
+    /// Fibril's unmaps: fibers about to suspend whose stack below the frame their driver set
+    /// out to give back to the OS (only with [`super::StackUse::release_suspended`]), whether
+    /// or not a page there was resident; Fibril calls `madvise` on every such suspension. The
+    /// driver releases before it parks, so a park that finds its signal set after all counts
+    /// one here without a suspension.
     pub unmaps: PerWorker,
+    /// Those of `unmaps` that found resident pages there and gave them back (one `madvise`
+    /// each; the others make no call).
+    pub unmaps_resident: PerWorker,
     /// Pages given back by those calls (resident before, by `mincore`).
     pub pages_released: PerWorker,
 }
@@ -64,6 +70,7 @@ impl Counters {
             sleeps: PerWorker::new(p),
             deviations: PerWorker::new(p),
             unmaps: PerWorker::new(p),
+            unmaps_resident: PerWorker::new(p),
             pages_released: PerWorker::new(p),
         }
     }
@@ -396,6 +403,8 @@ impl<P: Policy> Local<P> {
 
     #[inline(never)]
     fn release(&self, f: &FiberNode<P>) {
+        let c = &self.shared.counters;
+        c.unmaps.add_single_writer(self.index, 1);
         // SAFETY: only this worker's thread touches its scratch space, and not re-entrantly.
         let buf = unsafe { &mut *self.scratch.get() };
         // SAFETY: `f` is suspended (it switched to this driver, which has not published it
@@ -404,8 +413,7 @@ impl<P: Policy> Local<P> {
         // and was read already.
         let p = unsafe { f.stack.release_below(f.sp, buf) };
         if p.resident > 0 {
-            let c = &self.shared.counters;
-            c.unmaps.add_single_writer(self.index, 1);
+            c.unmaps_resident.add_single_writer(self.index, 1);
             c.pages_released
                 .add_single_writer(self.index, p.resident as u64);
             self.shared.stacks.note_depth(p.depth);

@@ -27,10 +27,11 @@
 //!   parent's frame stays on its own, as in Fibril.
 //! * At the join, if `b` was taken and is not done, the fiber suspends; before it is published
 //!   (so before anyone can resume it) its driver gives back the pages of its stack below the
-//!   page that holds its saved stack pointer: `mincore` finds the resident ones, and if there
-//!   are any, one `madvise(MADV_DONTNEED)` releases the range (counters `unmaps`,
-//!   `pages_released`). Nothing is needed to resume: a released page reads as zero when
-//!   touched again.
+//!   page that holds its saved stack pointer (counter `unmaps`: Fibril's unmap, which calls
+//!   `madvise` on every suspension of a frame on its own stack, as every suspension here is):
+//!   `mincore` finds the resident ones, and if there are any, one `madvise(MADV_DONTNEED)`
+//!   releases the range (counters `unmaps_resident`, `pages_released`). Nothing is needed to
+//!   resume: a released page reads as zero when touched again.
 //! * Whoever finishes `b` last resumes the parked parent on its original stack (it pushes the
 //!   fiber onto its deque and switches to it).
 //! * The stack pool: each worker keeps 4 idle fibers and 4 free stacks ([`FIBRIL_STACKS`]);
@@ -46,11 +47,18 @@
 //! # Statistics
 //!
 //! Those of every fiber pool (see [`crate::abp`]), among them `steals`, `suspensions`,
-//! `unmaps`, `pages_released`, `minor_faults` (of the worker threads since the last reset),
-//! and the gauges `stacks_mapped` (stacks created since the last reset), `stacks_in_use`,
+//! `unmaps` (every release of a suspending fiber's stack: Fibril's unmaps, what its Table 2
+//! counts; a release before a park that finds `b` just finished counts one without a
+//! suspension), `unmaps_resident` (those that found resident pages and called `madvise`:
+//! Fibril calls it on every unmap, `fibril` only where `mincore` finds a page to give back),
+//! `pages_released`, `minor_faults` (of the worker threads since the last reset), and the
+//! gauges `stacks_mapped` (stacks created since the last reset), `stacks_in_use`,
 //! `stacks_high_water`, `stack_pages_resident` (exact, `mincore` over every stack the pool
-//! has mapped, when the statistics are read) and `stack_depth_pages_high_water` (the deepest
-//! stack in pages: the lowest resident page seen by a release or by that scan).
+//! has mapped, when the statistics are read), `stack_pages_touched` (the stack pages touched
+//! at least once since the pool started, each one first-touch page fault: what Fibril's S_P
+//! counts; a released page touched again is not counted again; see [`crate::stack`]) and
+//! `stack_depth_pages_high_water` (the deepest stack in pages: the lowest resident page seen
+//! by a release or by that scan).
 
 use crate::abp::{AbpPolicy, Flavor};
 use crate::fiberpool::future::{FiberFuture, FiberScope, FiberShared};
