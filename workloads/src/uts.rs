@@ -37,12 +37,13 @@
 //! # Variants
 //!
 //! [`serial`] is the kernel: visit a node, then its children in order, summing the counts.
-//! `fj` and `fj_async` are its parallel versions: the children of a node are forked, as in
-//! libfork's UTS (which forks every child but the last and calls that one). Our front-ends have
-//! a binary join, so the children `lo..hi` of a node are split in two halves joined in
-//! parallel, down to single children ([`fj`], [`fj_async`]): `n - 1` joins for `n` children,
-//! and a thief takes half of the remaining children at once. A child's state is computed by
-//! the task that visits it. Counts are summed (maximum for the depth) on the way back up.
+//! `fj` and `fj_async` are its parallel versions. On the async front-end ([`fj_async`]) the
+//! children of a node are forked in a loop and the last one called, as in libfork's UTS,
+//! through [`AsyncWorker::fork_reduce`]: one frame a node, and a thief takes the rest of the
+//! loop. The closure front-end's `fj` ([`fj`]) splits the children `lo..hi` of a node in two
+//! halves joined in parallel, down to single children: `n - 1` joins for `n` children, and a
+//! thief takes half of the remaining children at once. A child's state is computed by the task
+//! that visits it. Counts are summed (maximum for the depth) on the way back up.
 //!
 //! # Parameters and check
 //!
@@ -72,12 +73,13 @@
 //!
 //! # Measured (release, this 2-core machine, idle)
 //!
-//! Serially T1 takes 0.27 s (65 ns a node, two thirds of it the SHA-1 compression, which the
-//! `sha1` crate does with the CPU's SHA instructions), T3 0.19 s, `quick` 0.10 s (T3L and
-//! T3XXL at `quick`: 0.11 and 0.12 s). T1 on one worker: `abp` 0.27 s, `fibril` 0.27 s,
-//! `libfork` 0.38 s (the async front-end's binary join makes two frames per join, `2n - 2`
-//! for `n` children where libfork's C++ forks `n`), `rayon` 0.32 s, `tokio` 1.6 s. Two
-//! workers against one: `abp` 2.00, `fibril` 1.94, `libfork` 2.00 (T3: 1.89).
+//! T1 on one worker, 2026-11-27 (quiet, median of 7): `serial` 0.33 s, `serial-async` 0.35 s,
+//! `abp` 0.33 s, `libfork` 0.36 s (T_1/T_s 1.10; 4,130,070 frames for 4,130,071 nodes: one a
+//! node but the root's). On an earlier day, with `serial` at 0.27 s on T1 (65 ns a node, two
+//! thirds of it the SHA-1 compression, which the `sha1` crate does with the CPU's SHA
+//! instructions): T3 0.19 s, `quick` 0.10 s (T3L and T3XXL at `quick`: 0.11 and 0.12 s);
+//! T1 on `fibril` 0.27 s, `rayon` 0.32 s, `tokio` 1.6 s; two workers against one: `abp` 2.00,
+//! `fibril` 1.94.
 //!
 //! # Stack depth
 //!
@@ -95,7 +97,9 @@
 //! iterative depth-first walk ([`walk`], written independently of the recursive kernel, with
 //! an explicit stack so that deep trees do not overflow), made once, untimed, at the first
 //! check. The tests check the generator against values computed independently (Python's
-//! `hashlib`) and small trees against counts computed that way.
+//! `hashlib`) and small trees against counts computed that way; `tests/uts_published.rs`
+//! walks T1L, T1XXL and T3XXL whole against the published counts (ignored: seconds for T1L,
+//! minutes for the other two).
 
 use crate::{InputOptions, Params, Size, Variant, Workload};
 use sha1::{Digest, Sha1};
@@ -566,7 +570,9 @@ fn fj_children<W: Worker>(w: &W, tree: &Tree, parent: &Node, lo: u32, hi: u32) -
     a.merge(b)
 }
 
-/// Fork-join on the async front-end: as [`fj`]. A node with one child calls it.
+/// Fork-join on the async front-end, as libfork's UTS: every child of a node is forked in a
+/// loop and the last one called ([`AsyncWorker::fork_reduce`]), one frame a node; a thief
+/// takes the rest of the loop. A child's state is computed by the task that visits it.
 pub fn fj_async<'s, C: AsyncWorker<'s>>(
     c: C,
     tree: &'s Tree,
@@ -575,51 +581,13 @@ pub fn fj_async<'s, C: AsyncWorker<'s>>(
     async move {
         let n = tree.children(&node);
         let count = Count::one(node.depth, n == 0);
-        let below = match n {
-            0 => return count,
-            1 => c.call(move |c| fj_async(c, tree, node.child(0))).await,
-            _ => fj_async_halves(c, tree, node, 0, n).await,
-        };
-        count.merge(below)
-    }
-}
-
-/// The counts of the subtrees of children `lo..hi` (not empty) of `parent`: a single child
-/// is visited in this task (its future is part of this one), more are split in two halves.
-fn fj_async_children<'s, C: AsyncWorker<'s>>(
-    c: C,
-    tree: &'s Tree,
-    parent: Node,
-    lo: u32,
-    hi: u32,
-) -> impl Future<Output = Count> + Send + 's {
-    async move {
-        if hi - lo == 1 {
-            fj_async(c, tree, parent.child(lo)).await
-        } else {
-            fj_async_halves(c, tree, parent, lo, hi).await
-        }
-    }
-}
-
-/// The children `lo..hi` (at least two) of `parent`: the join of the two halves. (The
-/// children are started through closures, so neither future contains the other's type.)
-fn fj_async_halves<'s, C: AsyncWorker<'s>>(
-    c: C,
-    tree: &'s Tree,
-    parent: Node,
-    lo: u32,
-    hi: u32,
-) -> impl Future<Output = Count> + Send + 's {
-    async move {
-        let mid = middle(lo, hi);
-        let (a, b) = c
-            .join(
-                move |c| fj_async_children(c, tree, parent, lo, mid),
-                move |c| fj_async_children(c, tree, parent, mid, hi),
-            )
-            .await;
-        a.merge(b)
+        c.fork_reduce(
+            0..n,
+            move |c, i| fj_async(c, tree, node.child(i)),
+            count,
+            Count::merge,
+        )
+        .await
     }
 }
 
@@ -979,6 +947,25 @@ mod tests {
             pools.check_every_variant::<Uts>(&UtsInput::new(tree), |what, _, &got| {
                 assert_eq!(got, want, "{what} {tree:?}");
             });
+        }
+    }
+
+    /// libfork's UTS makes one frame a node (the root's future is the run's root frame, not
+    /// counted), as libfork's C++ forks one task a child; both on one worker and on two, where
+    /// the loops are stolen.
+    #[test]
+    fn libfork_makes_one_frame_a_node() {
+        use stealbench_schedulers::libfork::LibforkPool;
+        use stealbench_schedulers::{PoolConfig, Scheduler};
+        for p in [1, 2] {
+            let pool = LibforkPool::start(&PoolConfig::with_workers(p)).unwrap();
+            for (tree, want) in small_trees() {
+                pool.reset_stats();
+                let got = pool.run_async(|c| fj_async(c, &tree, tree.root()));
+                assert_eq!(got, want, "P={p} {tree:?}");
+                let frames = pool.stats().extra("frames");
+                assert_eq!(frames, Some(want.nodes - 1), "P={p} {tree:?}");
+            }
         }
     }
 

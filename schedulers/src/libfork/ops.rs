@@ -239,30 +239,22 @@ impl<F, R> Drop for CallOp<F, R> {
     }
 }
 
-/// Where a child of a [`ForkReduceOp`] writes its outcome: the op's own slot, or, for the
-/// children forked after the op's continuation was first stolen, a slot on the heap.
-enum Out<R> {
-    Inline,
-    Boxed(Box<Slot<R>>),
-}
-
 /// A run of children of a [`ForkReduceOp`] left behind by a steal: the fold of the children
 /// that returned to the parent before it (`None`: none did), then the slot of the child that
 /// was running when the continuation was stolen (it returns to another worker).
 struct Stolen<R> {
     folded: Option<Outcome<R>>,
-    out: Out<R>,
+    /// `None`: the op's own slot.
+    out: Option<Box<Slot<R>>>,
 }
 
-/// Runs `f`, catching a panic if `catch` (some child may still run and write into the op, so
-/// the op must not unwind and be dropped).
-#[inline(always)]
-fn guarded<T>(catch: bool, f: impl FnOnce() -> T) -> Outcome<T> {
-    if catch {
-        catch_unwind(AssertUnwindSafe(f))
-    } else {
-        Ok(f())
-    }
+/// What a [`ForkReduceOp`] keeps once its continuation has been stolen (on the heap: most
+/// scopes are never stolen from, and pay one null pointer for it).
+struct Spill<R> {
+    /// The runs left behind, in order.
+    runs: Vec<Stolen<R>>,
+    /// Where the running child writes.
+    out: Box<Slot<R>>,
 }
 
 /// `a` then `b`, reduced; the first panic in order wins.
@@ -301,10 +293,12 @@ const BUSY: u8 = 5;
 /// parent back and polls it: the child's outcome is in the op's own slot and is folded at once,
 /// then the next child is made. A thief that resumes the parent sees the frame's `steals`
 /// changed since the fork: the running child will return elsewhere, so its slot and the fold
-/// so far are set aside ([`Stolen`]) and later children write into a new slot. The join then
-/// waits for the left-behind children (the frame's split counter, as a binary join), and the
-/// runs are reduced in order: the output does not depend on who stole what, given an
-/// associative `reduce`.
+/// so far are set aside ([`Stolen`], in the [`Spill`]) and later children write into a new
+/// slot. The join then waits for the left-behind children (the frame's split counter, as a
+/// binary join), and the runs are reduced in order: the output does not depend on who stole
+/// what, given an associative `reduce`. While some child may still run (the frame's `steals`
+/// is not 0), a panic of the parent's own steps (the iterator, making a child, `reduce`) is
+/// caught and kept as the scope's outcome, so the op is not dropped under a running child.
 struct ForkReduceOp<I: Iterator, F, Fut: Future, G> {
     state: u8,
     items: I,
@@ -314,11 +308,10 @@ struct ForkReduceOp<I: Iterator, F, Fut: Future, G> {
     reduce: G,
     /// The fold of the current run: `init`, then each child that returned here.
     folded: Option<Outcome<Fut::Output>>,
-    slot: Slot<Fut::Output>,
-    /// Where the running child writes.
-    out: Out<Fut::Output>,
-    /// The runs left behind by steals, in order.
-    stolen: Vec<Stolen<Fut::Output>>,
+    /// The children's slot until the first steal. Not dropped: it is empty whenever the op can
+    /// be dropped (each outcome is taken when its child returns, or by `finish`).
+    slot: ManuallyDrop<Slot<Fut::Output>>,
+    spill: Option<Box<Spill<Fut::Output>>>,
     /// The frame's `steals` when the running child was forked.
     seen: u32,
     _pinned: PhantomPinned,
@@ -331,27 +324,41 @@ where
     Fut: Future,
     G: FnMut(Fut::Output, Fut::Output) -> Fut::Output,
 {
+    /// Where the running (or next) child writes.
+    #[inline(always)]
     fn out_ptr(&self) -> *const Slot<Fut::Output> {
-        match &self.out {
-            Out::Inline => &self.slot,
-            Out::Boxed(b) => &**b,
+        match &self.spill {
+            None => &*self.slot,
+            Some(s) => &*s.out,
         }
     }
 
-    /// Folds a child's outcome (or a panic of the parent's own steps) into the current run.
-    fn fold(&mut self, outcome: Outcome<Fut::Output>, catch: bool) {
+    /// Folds a child's outcome (or a panic of the parent's own steps) into the current run,
+    /// catching a panic of `reduce` if some child may still run.
+    #[inline(always)]
+    fn fold(&mut self, outcome: Outcome<Fut::Output>, steals: u32) {
         let folded = self.folded.take();
         let reduce = &mut self.reduce;
-        self.folded = Some(guarded(catch, || combine(reduce, folded, outcome)).and_then(|r| r));
+        self.folded = Some(if steals == 0 {
+            combine(reduce, folded, outcome)
+        } else {
+            catch_unwind(AssertUnwindSafe(|| combine(reduce, folded, outcome))).and_then(|r| r)
+        });
     }
 
     /// Starts the child of `item`: forked if another item follows, else called.
+    #[inline(always)]
     fn start(&mut self, w: &WorkerState, item: I::Item, steals: u32) -> Poll<Fut::Output> {
         let last = self.next.is_none();
         let out = self.out_ptr();
         let child = &mut self.child;
         let kind = if last { Kind::Call } else { Kind::Fork };
-        match guarded(steals != 0, || w.new_frame(|| child(item), out, kind)) {
+        let made = if steals == 0 {
+            Ok(w.new_frame(|| child(item), out, kind))
+        } else {
+            catch_unwind(AssertUnwindSafe(|| w.new_frame(|| child(item), out, kind)))
+        };
+        match made {
             Ok(h) => {
                 self.seen = steals;
                 self.state = if last { CALLED } else { FORKED };
@@ -363,14 +370,36 @@ where
                 Poll::Pending
             }
             Err(p) => {
-                self.fold(Err(p), true);
+                self.fold(Err(p), steals);
                 self.join(w, steals)
+            }
+        }
+    }
+
+    /// The running child was left behind by a steal: sets its slot and the current run aside.
+    #[cold]
+    fn left_behind(&mut self) {
+        let folded = self.folded.take();
+        match &mut self.spill {
+            None => {
+                self.spill = Some(Box::new(Spill {
+                    runs: vec![Stolen { folded, out: None }],
+                    out: Box::new(Slot::new()),
+                }))
+            }
+            Some(s) => {
+                let out = std::mem::replace(&mut s.out, Box::new(Slot::new()));
+                s.runs.push(Stolen {
+                    folded,
+                    out: Some(out),
+                });
             }
         }
     }
 
     /// Every child is started: goes on if the continuation was never stolen, else arrives at
     /// the join counter.
+    #[inline(always)]
     fn join(&mut self, w: &WorkerState, steals: u32) -> Poll<Fut::Output> {
         if steals != 0 {
             w.request.set(Request::Join);
@@ -381,21 +410,24 @@ where
     }
 
     /// Every child is done: the runs reduced in order.
+    #[inline(always)]
     fn finish(&mut self) -> Poll<Fut::Output> {
         self.state = DONE;
         let mut total = None;
-        for run in std::mem::take(&mut self.stolen) {
-            if let Some(f) = run.folded {
-                total = Some(combine(&mut self.reduce, total, f));
-            }
-            // SAFETY: the join ordered the left-behind child's write before us.
-            let outcome = unsafe {
-                match run.out {
-                    Out::Inline => self.slot.take(),
-                    Out::Boxed(b) => b.take(),
+        if let Some(spill) = self.spill.take() {
+            for run in spill.runs {
+                if let Some(f) = run.folded {
+                    total = Some(combine(&mut self.reduce, total, f));
                 }
-            };
-            total = Some(combine(&mut self.reduce, total, outcome));
+                // SAFETY: the join ordered the left-behind child's write before us.
+                let outcome = unsafe {
+                    match run.out {
+                        None => self.slot.take(),
+                        Some(b) => b.take(),
+                    }
+                };
+                total = Some(combine(&mut self.reduce, total, outcome));
+            }
         }
         if let Some(f) = self.folded.take() {
             total = Some(combine(&mut self.reduce, total, f));
@@ -438,25 +470,26 @@ where
                 this.state = BUSY;
                 if forked && steals != this.seen {
                     // Stolen while the child ran: it returns elsewhere, into its own slot.
-                    let out = std::mem::replace(&mut this.out, Out::Boxed(Box::new(Slot::new())));
-                    this.stolen.push(Stolen {
-                        folded: this.folded.take(),
-                        out,
-                    });
+                    this.left_behind();
                 } else {
                     // SAFETY: the child returned to this worker before it resumed the parent.
                     let outcome = unsafe { (*this.out_ptr()).take() };
-                    this.fold(outcome, steals != 0);
+                    this.fold(outcome, steals);
                 }
                 let failed = matches!(this.folded, Some(Err(_)));
                 if let (true, false, Some(item)) = (forked, failed, this.next.take()) {
-                    let items = &mut this.items;
-                    match guarded(steals != 0, || items.next()) {
+                    let next = if steals == 0 {
+                        Ok(this.items.next())
+                    } else {
+                        let items = &mut this.items;
+                        catch_unwind(AssertUnwindSafe(|| items.next()))
+                    };
+                    match next {
                         Ok(next) => {
                             this.next = next;
                             return this.start(w, item, steals);
                         }
-                        Err(p) => this.fold(Err(p), true),
+                        Err(p) => this.fold(Err(p), steals),
                     }
                 }
                 return this.join(w, steals);
@@ -471,7 +504,7 @@ where
 impl<I: Iterator, F, Fut: Future, G> Drop for ForkReduceOp<I, F, Fut, G> {
     fn drop(&mut self) {
         if matches!(self.state, FORKED | CALLED | JOINING)
-            || (self.state != DONE && !self.stolen.is_empty())
+            || (self.state != DONE && self.spill.is_some())
         {
             dropped_unfinished("fork_reduce");
         }
@@ -564,9 +597,8 @@ impl<'scope> AsyncWorker<'scope> for LibforkWorker<'scope> {
             child: move |item| child(LibforkWorker::new(), item),
             reduce,
             folded: Some(Ok(init)),
-            slot: Slot::new(),
-            out: Out::Inline,
-            stolen: Vec::new(),
+            slot: ManuallyDrop::new(Slot::new()),
+            spill: None,
             seen: 0,
             _pinned: PhantomPinned,
         }
