@@ -91,7 +91,11 @@ impl StackCounters {
     }
 }
 
-/// A segmented stack. Not `Sync`: one worker at a time uses it (see the module docs).
+/// A segmented stack. Not `Sync`: one worker at a time uses it (see the module docs). Aligned
+/// to 128 bytes (two cache lines, the unit of adjacent-line prefetch): its stack pointer is
+/// written at every frame's allocation and free, and stacks move between workers, so two
+/// workers' stacks must never share a line.
+#[repr(align(128))]
 pub struct SegStack {
     /// The top stacklet (holds the last allocation, or is the first stacklet).
     top: *mut Stacklet,
