@@ -87,6 +87,16 @@
 //! each worker holds at most two stacks (its own and a spare), each of at most two stacklets
 //! (the first and a cached one): more would be a leak, and the tests check it.
 //!
+//! # Where this differs from libfork's code
+//!
+//! * Roots: `run_async` submits its root to one queue of the pool (a locked `Vec`, taken by
+//!   whichever worker looks first), where libfork gives every worker a lock-free submission
+//!   queue. libfork's queues also serve explicit scheduling (a task moving itself to a given
+//!   worker), which this front-end has no operation for; a run submits a single root, so the
+//!   queue is off every measured path.
+//! * Stacklets are cached by the paper's rule (the `stack` module): an emptied stacklet at
+//!   most twice the size of the one below it is kept, one per stack.
+//!
 //! # Layout
 //!
 //! The mechanism: `frame` (a task's frame and its join counter), `stack` (segmented

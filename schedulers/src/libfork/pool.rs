@@ -32,7 +32,8 @@ pub(super) struct Counters {
 /// What every worker shares.
 pub(super) struct Shared {
     pub(super) thieves_handles: Box<[Thief]>,
-    /// Root frames submitted by `run_async`, not taken by a worker yet.
+    /// Root frames submitted by `run_async`, not taken by a worker yet (one queue for the pool,
+    /// not libfork's queue per worker: see the module docs of [`super`], "Where this differs").
     pub(super) injector: Mutex<Vec<RootRef>>,
     /// Whether `injector` may be non-empty (read without the lock).
     pub(super) injected: AtomicBool,
@@ -179,17 +180,22 @@ impl LibforkPool {
             shared: Arc::clone(&shared),
             handles: Vec::with_capacity(p),
         };
+        // Each worker says whether it got its CPU: a refused pin fails the start, as in rayon's
+        // and tokio's pools, so no run meant to be pinned runs unpinned.
+        let (pinned_tx, pinned_rx) = std::sync::mpsc::channel::<Result<(), String>>();
         for (i, (owner, _)) in owners.into_iter().enumerate() {
             let sh = Arc::clone(&shared);
             let cpu = placement.as_ref().map(|pl| pl[i]);
             let victims = tables.next().expect("one victim table per worker");
             let group = groups[i];
+            let pinned_tx = pinned_tx.clone();
             let h = thread::Builder::new()
                 .name(format!("libfork-{i}"))
                 .spawn(move || {
-                    if let Some(cpu) = cpu {
-                        let _ = pin_current_thread(cpu);
-                    }
+                    let pinned = cpu.map_or(Ok(()), pin_current_thread);
+                    // The start waits for every worker's sender to go: send, then drop it.
+                    let _ = pinned_tx.send(pinned.map_err(|e| format!("worker {i}: {e}")));
+                    drop(pinned_tx);
                     // SAFETY: the counters live in `sh`, which outlives the worker's stacks
                     // (dropped with the `WorkerState` below).
                     let first = Box::into_raw(Box::new(unsafe { SegStack::new(&sh.stacks) }));
@@ -211,6 +217,11 @@ impl LibforkPool {
                 })
                 .map_err(|e| StartError::Os(format!("spawning worker {i}: {e}")))?;
             pool.handles.push(h);
+        }
+        drop(pinned_tx);
+        let refused: Vec<String> = pinned_rx.iter().filter_map(Result::err).collect();
+        if !refused.is_empty() {
+            return Err(StartError::Os(refused.join("; ")));
         }
         Ok(pool)
     }

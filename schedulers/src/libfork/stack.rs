@@ -6,8 +6,10 @@
 //! enough, or a new one twice the size of the top one (or large enough for the request, if
 //! that is more). Deallocation is LIFO: it moves the stack pointer back to where it was before
 //! the allocation, and when that empties the top stacklet, the previous one becomes the top and
-//! the empty one is kept as the cache (at most one cached stacklet per stack: a second is
-//! freed), which guards against "hot splitting" at a stacklet boundary.
+//! the empty one is kept as the cache if it is at most twice as large as the previous one (the
+//! libfork paper's rule, Section III-C: a larger one, made for one large frame, is freed), at
+//! most one cached stacklet per stack (the older cache is freed). The cache guards against
+//! "hot splitting" at a stacklet boundary.
 //!
 //! ```text
 //!   stacklet 0 (first, kept)       stacklet 1 (top)               cached
@@ -263,11 +265,18 @@ impl SegStack {
         // mark).
         let prev = unsafe { (*empty).prev };
         debug_assert!(!prev.is_null());
-        if !self.cached.is_null() {
-            // SAFETY: an empty cached stacklet has no allocation in it.
-            unsafe { free_stacklet(self.cached, counters) };
+        // SAFETY: both stacklets are live.
+        let (empty_bytes, prev_bytes) = unsafe { ((*empty).bytes, (*prev).bytes) };
+        if empty_bytes <= 2 * prev_bytes {
+            if !self.cached.is_null() {
+                // SAFETY: an empty cached stacklet has no allocation in it.
+                unsafe { free_stacklet(self.cached, counters) };
+            }
+            self.cached = empty;
+        } else {
+            // SAFETY: an empty stacklet, in no chain once `top` moves below.
+            unsafe { free_stacklet(empty, counters) };
         }
-        self.cached = empty;
         self.top = prev;
         // SAFETY: `prev` is live; `grow` saved its stack pointer.
         self.sp = unsafe { (*prev).saved_sp };
@@ -360,5 +369,18 @@ mod tests {
         // SAFETY: the most recent allocation.
         unsafe { s.dealloc(m) };
         assert!(s.is_empty());
+        // More than twice the first stacklet: freed when it empties, not cached.
+        assert!(s.cached.is_null());
+        assert_eq!(counters.stacklets_live.load(Ordering::Relaxed), 1);
+        assert_eq!(
+            counters.bytes_live.load(Ordering::Relaxed),
+            FIRST_STACKLET_BYTES as u64
+        );
+        // A stacklet twice the size of the previous one is cached.
+        let (_, m) = s.alloc(Layout::from_size_align(FIRST_STACKLET_BYTES, 64).unwrap());
+        // SAFETY: the most recent allocation.
+        unsafe { s.dealloc(m) };
+        assert!(!s.cached.is_null());
+        assert_eq!(counters.stacklets_live.load(Ordering::Relaxed), 2);
     }
 }
