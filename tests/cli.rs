@@ -913,9 +913,17 @@ fn reproduce_the_memory_fit_end_to_end() {
         md.contains("| bench | variant | runtime | n | a (MiB) | b | points | P=1 |"),
         "{md}"
     );
+    // libfork runs on its paper's settings, and the notes say so.
+    assert!(
+        md.contains(
+            "- Runtime settings: `libfork/victim=numa/pin=scatter`, \
+             `libfork/idle=busy/victim=numa/pin=scatter` with the settings their spellings give"
+        ),
+        "{md}"
+    );
     let row = md
         .lines()
-        .find(|l| l.starts_with("| fib | fj | libfork |"))
+        .find(|l| l.starts_with("| fib | fj | libfork/victim=numa/pin=scatter |"))
         .unwrap();
     // n ± its error, the paper's beside, four points.
     assert!(
@@ -933,5 +941,92 @@ fn reproduce_the_memory_fit_end_to_end() {
     assert!(
         raw.contains("process_rss_before_kb=") && raw.contains("process_hwm_kb="),
         "{raw}"
+    );
+
+    // The same points recorded under libfork's arms of before its paper's settings: a merge
+    // says which arms of the figure replaced them, here and in the notes.
+    fs::write(
+        run.join("raw.csv"),
+        raw.replace("/victim=numa/pin=scatter,", ","),
+    )
+    .unwrap();
+    let merged = dir.0.join("merged");
+    let out = stealbench(
+        &[
+            "merge",
+            run.to_str().unwrap(),
+            "--out",
+            merged.to_str().unwrap(),
+            "--figures-dir",
+            figures.to_str().unwrap(),
+        ],
+        &dir.0,
+    );
+    let stdout = text(&out.stdout);
+    let said = "the run has points of arms this figure no longer runs, in none of its tables or \
+                plots: libfork (replaced by libfork/victim=numa/pin=scatter), libfork/idle=busy \
+                (replaced by libfork/idle=busy/victim=numa/pin=scatter)";
+    assert!(
+        stdout.contains(&format!("note: {said}\n")),
+        "{stdout}\n{}",
+        text(&out.stderr)
+    );
+    let md = fs::read_to_string(figures.join("libfork-table2.md")).unwrap();
+    assert!(md.contains(&format!("- Left out: {said}\n")), "{md}");
+}
+
+#[test]
+fn run_prints_the_pools_pinning() {
+    // The arm's pin= replaces --pinning, and the header says what the pool got.
+    let dir = TempDir::new("runpin");
+    let out = stealbench(
+        &[
+            "run",
+            "--runtime",
+            "libfork/pin=compact",
+            "--workload",
+            "fib",
+            "--variant",
+            "fj",
+            "--workers",
+            "1",
+            "--size",
+            "test",
+            "--reps",
+            "1",
+            "--pinning",
+            "none",
+        ],
+        &dir.0,
+    );
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", text(&out.stderr));
+    let header = stdout.lines().next().unwrap();
+    assert!(
+        header.starts_with("libfork/pin=compact fib fj P=1 size=test pinning=compact "),
+        "{header}"
+    );
+    // Nothing to pin on the serial pool: refused, one line.
+    let out = stealbench(
+        &[
+            "run",
+            "--runtime",
+            "serial/pin=compact",
+            "--workload",
+            "fib",
+            "--variant",
+            "fj",
+            "--workers",
+            "1",
+            "--size",
+            "test",
+        ],
+        &dir.0,
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("no worker to pin: drop pin="),
+        "{}",
+        text(&out.stderr)
     );
 }

@@ -44,7 +44,9 @@ pub enum Command {
 #[derive(Debug, Args)]
 pub struct RunArgs {
     /// Runtime name (see `stealbench list`), optionally with settings, `NAME[/key=value]...`:
-    /// idle=busy|lazy, victim=uniform|numa|default (e.g. libfork/idle=busy).
+    /// idle=busy|lazy, victim=uniform|numa|default, pin=none|compact|scatter (in place of
+    /// --pinning), steals=K, sim=unit|nanos (e.g. libfork/idle=busy/victim=numa/pin=scatter,
+    /// Busy-LF as libfork's figures run it).
     #[arg(long)]
     pub runtime: String,
     /// Workload name (see `stealbench list`), or a spec `NAME/key=value...` with parameters
@@ -64,7 +66,7 @@ pub struct RunArgs {
     /// Timed repetitions (default: 10 for paper, 5 small, 3 quick, 2 test).
     #[arg(long)]
     pub reps: Option<usize>,
-    /// Thread pinning: none, compact, scatter.
+    /// Thread pinning: none, compact, scatter (the runtime's `pin=`, if given, instead).
     #[arg(long, default_value = "none")]
     pub pinning: String,
     /// Usable size of every fiber stack of a fiber runtime (abp, fibril, prows), in bytes or
@@ -101,7 +103,10 @@ pub struct ReproduceArgs {
     #[arg(long, value_delimiter = ',')]
     pub workers: Option<Vec<usize>>,
     /// Only these runtimes, comma-separated (T_s on `serial` is always measured): a name
-    /// selects every arm of the runtime, `NAME/key=value` one arm (e.g. libfork/idle=busy).
+    /// selects every arm of the runtime, `NAME/key=value` one arm (e.g.
+    /// libfork/idle=busy/victim=numa/pin=scatter, Busy-LF in libfork's figures); an arm the
+    /// figure lacks is added where the figure runs its runtime, in place of the figure's
+    /// nearest arm of it unless that one is selected too (the run says which).
     #[arg(long, value_delimiter = ',')]
     pub runtimes: Option<Vec<String>>,
     /// Only these workloads, comma-separated.
@@ -120,7 +125,7 @@ pub struct ReproduceArgs {
     /// (default: 3600 paper, 1200 small, 300 quick, 120 test).
     #[arg(long)]
     pub timeout: Option<u64>,
-    /// Thread pinning: none (default), compact, scatter.
+    /// Thread pinning: none (default), compact, scatter, for every arm without `pin=`.
     #[arg(long)]
     pub pinning: Option<String>,
     /// Usable size of every fiber stack of the fiber runtimes' points (abp, fibril, prows), in

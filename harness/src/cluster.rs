@@ -265,6 +265,9 @@ pub fn merge_command(args: &MergeArgs, allocator: &str) -> Result<i32, Failure> 
         owner.len(),
         missing
     );
+    if let Some(n) = grid.lacking_note(rows.iter().map(|r| r.runtime.as_str())) {
+        outln!("note: {n}");
+    }
     let mut params_of: HashMap<String, String> = HashMap::new();
     for r in &rows {
         params_of

@@ -142,7 +142,7 @@ impl Selection {
     }
     /// A bare runtime name selects every arm of that runtime; an arm's spelling, that arm.
     fn runtime_selected(&self, arm: &str) -> bool {
-        let name = arm.split('/').next().unwrap_or(arm);
+        let name = runtime_name(arm);
         self.runtimes
             .as_ref()
             .is_none_or(|rs| rs.iter().any(|x| x == arm || x == name))
@@ -216,6 +216,108 @@ pub fn availability(row: &Row, sel: &Selection) -> Availability {
     Availability::Ready
 }
 
+/// The arms `sel` names that no row of `rows` has: spellings with settings of a runtime the
+/// rows have.
+fn added_arms<'a>(rows: &[Row], sel: &'a Selection) -> Vec<&'a String> {
+    sel.runtimes
+        .iter()
+        .flatten()
+        .filter(|arm| {
+            arm.contains('/')
+                && !rows.iter().any(|r| r.runtime == **arm)
+                && rows
+                    .iter()
+                    .any(|r| runtime_name(&r.runtime) == runtime_name(arm))
+        })
+        .collect()
+}
+
+/// The runtime's name in an arm's spelling (`libfork` in `libfork/idle=busy`).
+fn runtime_name(arm: &str) -> &str {
+    arm.split('/').next().unwrap_or(arm)
+}
+
+/// `rows` and the arms `sel` names that no row has: such an arm (a spelling with settings, of a
+/// runtime the rows have) gets a row of its own after the last row of its runtime on each
+/// benchmark, workload and variant the rows run that runtime on, with no paper values. So
+/// `--runtimes libfork/victim=uniform` measures that arm wherever the figure measures libfork,
+/// in place of the figure's arms of libfork (which it does not select).
+pub fn with_selected_arms(rows: Vec<Row>, sel: &Selection) -> Vec<Row> {
+    let extra = added_arms(&rows, sel);
+    if extra.is_empty() {
+        return rows;
+    }
+    let key = |r: &Row| {
+        (
+            r.bench.clone(),
+            r.workload.clone(),
+            r.variant,
+            runtime_name(&r.runtime).to_string(),
+        )
+    };
+    let mut out = Vec::with_capacity(rows.len());
+    for (i, row) in rows.iter().enumerate() {
+        out.push(row.clone());
+        if rows[i + 1..].iter().any(|r| key(r) == key(row)) {
+            continue;
+        }
+        for arm in extra
+            .iter()
+            .filter(|a| runtime_name(a) == runtime_name(&row.runtime))
+        {
+            out.push(Row {
+                runtime: (*arm).clone(),
+                paper: None,
+                ..row.clone()
+            });
+        }
+    }
+    out
+}
+
+/// Of the arms `arms`, the one of `arm`'s runtime nearest to it: the fewest settings apart
+/// ([`runtimes::Arm::settings_apart`]), the first of those. `None` where none is of its
+/// runtime, or `arm` is no spelling of a registered runtime.
+pub fn nearest_arm<'a>(arm: &str, arms: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    let a = runtimes::Arm::parse(arm).ok()?;
+    arms.into_iter()
+        .filter_map(|b| Some((runtimes::Arm::parse(b).ok()?, b)))
+        .filter(|(b, _)| b.info.name == a.info.name)
+        .min_by_key(|(b, _)| a.settings_apart(b))
+        .map(|(_, b)| b)
+}
+
+/// One line for each arm `sel` adds to the figure's `rows` ([`with_selected_arms`]): which arm
+/// of the figure it runs in place of (the nearest, [`nearest_arm`], where `sel` does not
+/// select that one too) or beside.
+pub fn added_arms_notes(rows: &[Row], sel: &Selection) -> Vec<String> {
+    let mut figure_arms: Vec<&str> = Vec::new();
+    for r in rows {
+        if !figure_arms.contains(&r.runtime.as_str()) {
+            figure_arms.push(&r.runtime);
+        }
+    }
+    added_arms(rows, sel)
+        .into_iter()
+        .map(|arm| {
+            let mut note = format!(
+                "--runtimes {arm} is not an arm of this figure: it runs wherever the figure runs \
+                 {}",
+                runtime_name(arm)
+            );
+            if let Some(near) = nearest_arm(arm, figure_arms.iter().copied()) {
+                let placed = if sel.runtime_selected(near) {
+                    "beside"
+                } else {
+                    "in place of"
+                };
+                note += &format!(", {placed} the figure's {near}");
+            }
+            note
+        })
+        .collect()
+}
+
 /// A figure's rows with their availability, and the points to measure.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Grid {
@@ -228,10 +330,11 @@ pub struct Grid {
 }
 
 impl Grid {
-    /// The grid of `rows` on `workers` under `sel`. T_s (`serial`, P = 1) is measured for every
-    /// selected workload that exists, whatever `--runtimes` says: speedups need it.
+    /// The grid of `rows`, with the arms `sel` adds ([`with_selected_arms`]), on `workers`
+    /// under `sel`. T_s (`serial`, P = 1) is measured for every selected workload that exists,
+    /// whatever `--runtimes` says: speedups need it.
     pub fn build(rows: Vec<Row>, workers: &[usize], sel: &Selection) -> Grid {
-        let rows: Vec<(Row, Availability)> = rows
+        let rows: Vec<(Row, Availability)> = with_selected_arms(rows, sel)
             .into_iter()
             .map(|r| {
                 let a = availability(&r, sel);
@@ -275,6 +378,43 @@ impl Grid {
             workers: workers.to_vec(),
             points,
         }
+    }
+
+    /// The line that names the runtimes (arms) of `recorded` (the runtimes of a run's recorded
+    /// points) that no row or point of this grid has, each with the grid's arm that replaced
+    /// it (its runtime's nearest, [`nearest_arm`]); `None` where the grid has them all. Such
+    /// points (a run made before the figure's arms changed) are in no table or plot.
+    pub fn lacking_note<'a>(&self, recorded: impl IntoIterator<Item = &'a str>) -> Option<String> {
+        let mut arms: Vec<&str> = Vec::new();
+        for (row, _) in &self.rows {
+            if !arms.contains(&row.runtime.as_str()) {
+                arms.push(&row.runtime);
+            }
+        }
+        let mut lacking: Vec<&str> = Vec::new();
+        for rt in recorded {
+            if !arms.contains(&rt)
+                && !self.points.iter().any(|p| p.runtime == rt)
+                && !lacking.contains(&rt)
+            {
+                lacking.push(rt);
+            }
+        }
+        if lacking.is_empty() {
+            return None;
+        }
+        let named: Vec<String> = lacking
+            .iter()
+            .map(|rt| match nearest_arm(rt, arms.iter().copied()) {
+                Some(near) => format!("{rt} (replaced by {near})"),
+                None => format!("{rt} (no arm of its runtime here)"),
+            })
+            .collect();
+        Some(format!(
+            "the run has points of arms this figure no longer runs, in none of its tables or \
+             plots: {}",
+            named.join(", ")
+        ))
     }
 
     /// Adds the worker counts `extra` for the simulated rows only (their arms have `sim=`):
@@ -381,6 +521,127 @@ mod tests {
             &sel("libfork"),
         );
         assert!(matches!(a, Availability::Unsupported(_)), "{a}");
+    }
+
+    #[test]
+    fn arms_the_figure_lacks_are_named_with_the_arm_that_replaced_them() {
+        const LAZY: &str = "libfork/victim=numa/pin=scatter";
+        const BUSY: &str = "libfork/idle=busy/victim=numa/pin=scatter";
+        let rows: Vec<Row> = [LAZY, BUSY, "rayon"]
+            .into_iter()
+            .map(|rt| row("fib", Variant::Fj, rt))
+            .collect();
+        assert_eq!(nearest_arm("libfork", [LAZY, BUSY, "rayon"]), Some(LAZY));
+        assert_eq!(
+            nearest_arm("libfork/idle=busy", [LAZY, BUSY, "rayon"]),
+            Some(BUSY)
+        );
+        assert_eq!(nearest_arm("abp", [LAZY, "rayon"]), None);
+        // A run recorded before the figure's arms changed: its libfork points show nowhere.
+        let g = Grid::build(rows.clone(), &[1, 2], &Selection::default());
+        let recorded = [
+            "serial",
+            "libfork",
+            "libfork/idle=busy",
+            "rayon",
+            "libfork",
+            "abp",
+        ];
+        assert_eq!(
+            g.lacking_note(recorded).unwrap(),
+            format!(
+                "the run has points of arms this figure no longer runs, in none of its tables \
+                 or plots: libfork (replaced by {LAZY}), libfork/idle=busy (replaced by \
+                 {BUSY}), abp (no arm of its runtime here)"
+            )
+        );
+        assert_eq!(g.lacking_note(["serial", LAZY, BUSY, "rayon"]), None);
+        // An arm named on the command line stands in for the nearest of the figure's, or runs
+        // beside it where that one is selected too.
+        let sel = |rs: &[&str]| Selection {
+            runtimes: Some(rs.iter().map(|r| r.to_string()).collect()),
+            workloads: None,
+        };
+        assert_eq!(
+            added_arms_notes(&rows, &sel(&["libfork/idle=busy", "rayon/steals=1"])),
+            [
+                format!(
+                    "--runtimes libfork/idle=busy is not an arm of this figure: it runs \
+                     wherever the figure runs libfork, in place of the figure's {BUSY}"
+                ),
+                "--runtimes rayon/steals=1 is not an arm of this figure: it runs wherever the \
+                 figure runs rayon, in place of the figure's rayon"
+                    .to_string(),
+            ]
+        );
+        let notes = added_arms_notes(&rows, &sel(&["libfork", "libfork/pin=none"]));
+        assert_eq!(notes.len(), 1);
+        assert!(
+            notes[0].ends_with(&format!("beside the figure's {LAZY}")),
+            "{notes:?}"
+        );
+        assert!(added_arms_notes(&rows, &sel(&[LAZY, "libfork"])).is_empty());
+        // The grid that selection builds holds the added arm: its points are not left out.
+        let g = Grid::build(rows, &[1], &sel(&["libfork/idle=busy"]));
+        assert_eq!(g.lacking_note(["libfork/idle=busy"]), None);
+    }
+
+    #[test]
+    fn a_named_arm_the_rows_lack_runs_where_its_runtime_does() {
+        let mut rows = Vec::new();
+        for v in [Variant::Fj, Variant::Sf] {
+            for rt in [
+                "libfork/victim=numa",
+                "libfork/idle=busy/victim=numa",
+                "rayon",
+            ] {
+                rows.push(row("fib", v, rt));
+            }
+        }
+        let sel = Selection {
+            runtimes: Some(vec![
+                "libfork/victim=uniform".into(),
+                "libfork/victim=numa".into(),
+                "abp/steals=1".into(),
+            ]),
+            workloads: None,
+        };
+        let g = Grid::build(rows.clone(), &[2], &sel);
+        let names: Vec<String> = g
+            .rows
+            .iter()
+            .map(|(r, a)| format!("{}-{} {a}", r.variant, r.runtime))
+            .collect();
+        // After libfork's rows of each variant; abp has no row here, so it gets none.
+        assert_eq!(
+            names,
+            [
+                "fj-libfork/victim=numa measured",
+                "fj-libfork/idle=busy/victim=numa not selected (--runtimes)",
+                "fj-libfork/victim=uniform measured",
+                "fj-rayon not selected (--runtimes)",
+                "sf-libfork/victim=numa not supported: a fork-join runtime without futures (as \
+                 in its paper): fj variants only",
+                "sf-libfork/idle=busy/victim=numa not supported: a fork-join runtime without \
+                 futures (as in its paper): fj variants only",
+                "sf-libfork/victim=uniform not supported: a fork-join runtime without futures \
+                 (as in its paper): fj variants only",
+                "sf-rayon not selected (--runtimes)",
+            ]
+        );
+        assert!(
+            g.points
+                .iter()
+                .any(|p| p.runtime == "libfork/victim=uniform" && p.workers == 2)
+        );
+        // A bare name, or an arm the rows have, adds nothing.
+        for r in ["libfork", "libfork/victim=numa"] {
+            let sel = Selection {
+                runtimes: Some(vec![r.into()]),
+                workloads: None,
+            };
+            assert_eq!(with_selected_arms(rows.clone(), &sel), rows);
+        }
     }
 
     #[test]

@@ -134,7 +134,11 @@ pub fn panels(fig: &Figure, grid: &Grid, ctx: &Context<'_>) -> Vec<Panel> {
     };
     let label = |row: &Row, line: usize| {
         // The panel's title names the workload.
-        let name = format!("{} {}", row.variant, row.runtime);
+        let name = format!(
+            "{} {}",
+            row.variant,
+            crate::figures::suites::legend_name(&row.runtime)
+        );
         if lines.len() > 1 {
             format!("{name} {}", lines[line])
         } else {

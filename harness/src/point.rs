@@ -535,9 +535,10 @@ pub fn run_command(args: &RunArgs) -> Result<(), Failure> {
         die_with_parent();
     } else {
         outln!(
-            "{} {} {variant} P={workers} size={size} pinning={pinning} reps={reps}",
+            "{} {} {variant} P={workers} size={size} pinning={} reps={reps}",
             arm.spec(),
-            args.workload
+            args.workload,
+            config.pinning
         );
     }
     let name = runtime.name;

@@ -4,7 +4,7 @@
 use crate::cli::{self, Failure, ReproduceArgs};
 use crate::figures::metric::Context;
 use crate::figures::{self, Figure};
-use crate::grid::{Grid, PointKey, Selection, Status, workload_info, workload_name};
+use crate::grid::{Availability, Grid, PointKey, Selection, Status, workload_info, workload_name};
 use crate::results::{self, Meta, Settings};
 use crate::runner::{ChildExecutor, ExecError, PointOutcome, Progress, run_missing};
 use crate::{plot, runtimes, suggest, table};
@@ -465,6 +465,7 @@ fn markdown(
     run_dir: &Path,
     params_of: &HashMap<String, String>,
     rounds_note: Option<&str>,
+    lacking_note: Option<&str>,
 ) -> String {
     let s = &meta.settings;
     let params: Vec<String> = grid
@@ -495,7 +496,7 @@ fn markdown(
     ));
     out.push_str(&format!(
         "- Size: {} ({}); {} timed repetitions per point after one warm-up, median shown; \
-         workers {}; pinning {}\n",
+         workers {}; `--pinning` {}\n",
         s.size,
         if params.is_empty() {
             "no implemented workload".to_string()
@@ -513,6 +514,13 @@ fn markdown(
             None => s.pinning.clone(),
         }
     ));
+    out.push_str(&format!(
+        "- Runtime settings: {}\n",
+        settings_note(grid, &s.pinning)
+    ));
+    if let Some(n) = lacking_note {
+        out.push_str(&format!("- Left out: {n}\n"));
+    }
     if let Some(n) = rounds_note {
         out.push_str(&format!("- Rounds: {n}\n"));
     }
@@ -552,6 +560,32 @@ fn markdown(
         fig.id
     ));
     out
+}
+
+/// What the measured rows ran with: the arms whose spelling gives settings, and what every
+/// other setting is (the runtime's default; the run's `pinning` where no `pin=` says).
+pub fn settings_note(grid: &Grid, pinning: &str) -> String {
+    let mut arms: Vec<String> = Vec::new();
+    for (row, a) in &grid.rows {
+        if *a == Availability::Ready && row.runtime.contains('/') && !arms.contains(&row.runtime) {
+            arms.push(row.runtime.clone());
+        }
+    }
+    let pinned = format!("pinning {pinning} (`--pinning`) wherever no `pin=` is given");
+    if arms.is_empty() {
+        return format!("every runtime on its defaults; {pinned}");
+    }
+    let arms: Vec<String> = arms.iter().map(|a| format!("`{a}`")).collect();
+    format!(
+        "{} with the settings {}, the others at the runtime's default; every other row on its \
+         runtime's defaults; {pinned}",
+        arms.join(", "),
+        if arms.len() == 1 {
+            "its spelling gives"
+        } else {
+            "their spellings give"
+        }
+    )
 }
 
 /// Writes `<id>.md`, `<id>.svg`, `<id>.png` into `dir`.
@@ -662,6 +696,7 @@ pub(crate) fn render(
         outln!("rounds: {n}");
     }
 
+    let lacking = grid.lacking_note(rows.iter().map(|r| r.runtime.as_str()));
     let md = markdown(
         fig,
         meta,
@@ -670,6 +705,7 @@ pub(crate) fn render(
         run_dir,
         params_of,
         rounds_note.as_deref(),
+        lacking.as_deref(),
     );
     let panels = plot::panels(fig, grid, &ctx);
     let subtitle = format!("size {}, {}", s.size, meta.machine.cpu_model);
@@ -740,6 +776,10 @@ pub fn reproduce_command(args: &ReproduceArgs, allocator: &str) -> Result<i32, F
         not_impl,
         grid.points.len()
     );
+    outln!("runtime settings: {}", settings_note(&grid, &s.pinning));
+    for n in crate::grid::added_arms_notes(&fig.rows, &sel) {
+        outln!("note: {n}");
+    }
     let cpus = meta.machine.logical_cpus;
     if let Some(p) = s.workers.iter().find(|&&p| p > cpus) {
         outln!(
@@ -781,9 +821,13 @@ pub fn reproduce_command(args: &ReproduceArgs, allocator: &str) -> Result<i32, F
         stack_size: s.stack_size,
     };
     let raw = run_dir.join("raw.csv");
+    let recorded = results::read_raw(&raw)?;
+    if let Some(n) = grid.lacking_note(recorded.iter().map(|r| r.runtime.as_str())) {
+        outln!("note: {n}");
+    }
     // A resumed run must measure the inputs its recorded rows measured: an input file (or
     // the input generation) may have changed since.
-    for row in results::read_raw(&raw)? {
+    for row in recorded {
         if let Some(now) = params_of.get(row.workload.as_str()) {
             if *now != row.params {
                 return Err(Failure::Usage(format!(
@@ -863,6 +907,41 @@ mod tests {
             abs.display()
         )));
         assert!(c.ends_with("my figs'"), "{c}");
+    }
+
+    #[test]
+    fn the_notes_say_what_libforks_figures_ran() {
+        let fig = lookup_figure("libfork-fig5").unwrap();
+        let grid = Grid::build(fig.rows.clone(), &[1], &Selection::default());
+        let note = settings_note(&grid, "none");
+        assert!(
+            note.starts_with(
+                "`libfork/victim=numa/pin=scatter`, `libfork/idle=busy/victim=numa/pin=scatter` \
+                 with the settings their spellings give"
+            ),
+            "{note}"
+        );
+        assert!(note.contains("every other row on its runtime's defaults; pinning none"));
+        // Only the measured rows count.
+        let sel = Selection {
+            runtimes: Some(vec!["rayon".into()]),
+            workloads: None,
+        };
+        let grid = Grid::build(fig.rows.clone(), &[1], &sel);
+        assert!(
+            settings_note(&grid, "compact")
+                .starts_with("every runtime on its defaults; pinning compact")
+        );
+        // An arm named on the command line runs in their place.
+        let sel = Selection {
+            runtimes: Some(vec!["libfork/victim=uniform".into()]),
+            workloads: Some(vec!["fib".into()]),
+        };
+        let grid = Grid::build(fig.rows, &[1], &sel);
+        assert!(
+            settings_note(&grid, "none")
+                .starts_with("`libfork/victim=uniform` with the settings its spelling gives"),
+        );
     }
 
     #[test]

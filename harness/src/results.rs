@@ -550,9 +550,10 @@ impl Settings {
 pub struct Machine {
     /// `model name` of /proc/cpuinfo.
     pub cpu_model: String,
-    /// Physical cores.
+    /// Physical cores this process may run on (all of them unless its affinity, set by
+    /// `taskset`, a cgroup or Slurm, leaves some out).
     pub cores: usize,
-    /// Logical CPUs.
+    /// Logical CPUs this process may run on, as `cores`.
     pub logical_cpus: usize,
     /// NUMA nodes.
     pub numa_nodes: usize,

@@ -13,7 +13,7 @@
 use crate::suggest;
 use std::fmt;
 use stealbench_schedulers::record::Weights;
-use stealbench_schedulers::{IdlePolicy, PoolConfig, VictimPolicy};
+use stealbench_schedulers::{IdlePolicy, Pinning, PoolConfig, VictimPolicy};
 use stealbench_workloads::Variant;
 
 /// How a runtime takes its tasks (see `stealbench_schedulers::api`).
@@ -220,10 +220,12 @@ pub(crate) use {dispatch, with_async_runtime, with_closure_runtime};
 
 /// A runtime in one configuration: the registry entry and the pool settings its spelling
 /// `NAME[/key=value]...` gives. Keys: `idle` (busy, lazy), `victim` (uniform, numa,
-/// default) and `steals` (a number K: the forced schedule of `PoolConfig::steal_budget`, at
-/// most K steals while another worker runs); a setting left out stays at the runtime's
-/// default. Whether the runtime honours a setting is its own decision when the pool starts
-/// (rayon refuses `idle=busy`, say).
+/// default), `pin` (none, compact, scatter: the pool's pinning, in place of the run's
+/// `--pinning`; refused where there is no worker to pin, on the serial pool and on a
+/// simulation) and `steals` (a number K: the forced schedule of `PoolConfig::steal_budget`,
+/// at most K steals while another worker runs); a setting left out stays at the runtime's
+/// default (the pinning at the run's). Whether the runtime honours a setting is its own
+/// decision when the pool starts (rayon refuses `idle=busy`, say).
 ///
 /// `sim` (`unit`, `nanos`) makes the arm the runtime's *simulation*: the point records the
 /// program's DAG on the `record` runtime (strands of unit weight, or measured in
@@ -237,6 +239,8 @@ pub struct Arm {
     pub idle: Option<IdlePolicy>,
     /// `victim=`, if given.
     pub victim: Option<VictimPolicy>,
+    /// `pin=`, if given.
+    pub pin: Option<Pinning>,
     /// `steals=`: the steal budget of a forced schedule, if given.
     pub steals: Option<u64>,
     /// `sim=`: the weights of the simulated DAG's strands, if the arm is a simulation.
@@ -244,7 +248,7 @@ pub struct Arm {
 }
 
 /// The keys an arm's spelling may set, in their canonical order.
-pub const ARM_KEYS: &[&str] = &["idle", "victim", "steals", "sim"];
+pub const ARM_KEYS: &[&str] = &["idle", "victim", "pin", "steals", "sim"];
 
 /// The values of `sim=`.
 pub const SIM_WEIGHTS: &[&str] = &["unit", "nanos"];
@@ -254,6 +258,15 @@ pub const SIM_WEIGHTS: &[&str] = &["unit", "nanos"];
 pub fn has_fibers(name: &str) -> bool {
     with_closure_runtime!(name, S => <S as stealbench_schedulers::ForkJoin>::FUTURE_STACK_CHOICE)
         == Some(true)
+}
+
+/// Whether the runtime named `name` is the serial pool, on either front-end (`serial`,
+/// `serial-async`): it runs every task on the calling thread.
+fn is_serial_pool(name: &str) -> bool {
+    use stealbench_schedulers::Scheduler;
+    with_closure_runtime!(name, S => <S as Scheduler>::NAME)
+        .or_else(|| with_async_runtime!(name, S => <S as Scheduler>::NAME))
+        == Some(SERIAL)
 }
 
 /// Whether the arm spelt `spec` is a simulation (`sim=`): its points run no worker threads.
@@ -279,6 +292,7 @@ impl Arm {
             info,
             idle: None,
             victim: None,
+            pin: None,
             steals: None,
             sim: None,
         };
@@ -304,6 +318,14 @@ impl Arm {
                         suggest::unknown("victim policy", value, VictimPolicy::NAMES)
                     })?;
                     if arm.victim.replace(v).is_some() {
+                        return Err(twice());
+                    }
+                }
+                "pin" => {
+                    let v = value
+                        .parse()
+                        .map_err(|_| suggest::unknown("pinning", value, Pinning::NAMES))?;
+                    if arm.pin.replace(v).is_some() {
                         return Err(twice());
                     }
                 }
@@ -334,7 +356,36 @@ impl Arm {
                 _ => return Err(suggest::unknown("runtime setting", key, ARM_KEYS)),
             }
         }
+        if arm.pin.is_some() {
+            let why = if arm.sim.is_some() {
+                Some("a simulation runs no threads")
+            } else if is_serial_pool(name) {
+                Some("the serial pool runs every task on the calling thread")
+            } else {
+                None
+            };
+            if let Some(why) = why {
+                return Err(format!(
+                    "runtime '{spec}': {why}, so there is no worker to pin: drop pin="
+                ));
+            }
+        }
         Ok(arm)
+    }
+
+    /// How many settings this arm and `other` give differently (a setting left out differs
+    /// from one given): 0 for one spelling.
+    pub fn settings_apart(&self, other: &Arm) -> usize {
+        [
+            self.idle != other.idle,
+            self.victim != other.victim,
+            self.pin != other.pin,
+            self.steals != other.steals,
+            self.sim != other.sim,
+        ]
+        .into_iter()
+        .filter(|&d| d)
+        .count()
     }
 
     /// The canonical spelling: the name, then the settings given, in [`ARM_KEYS`] order.
@@ -345,6 +396,9 @@ impl Arm {
         }
         if let Some(v) = self.victim {
             s += &format!("/victim={v}");
+        }
+        if let Some(p) = self.pin {
+            s += &format!("/pin={p}");
         }
         if let Some(k) = self.steals {
             s += &format!("/steals={k}");
@@ -362,6 +416,7 @@ impl Arm {
         PoolConfig {
             idle: self.idle.unwrap_or(config.idle),
             victim: self.victim.unwrap_or(config.victim),
+            pinning: self.pin.unwrap_or(config.pinning),
             steal_budget: self.steals.or(config.steal_budget),
             ..config
         }
@@ -471,15 +526,30 @@ mod tests {
 
     #[test]
     fn arms_parse_to_one_spelling() {
-        let a = Arm::parse("libfork/victim=numa/idle=busy").unwrap();
+        let a = Arm::parse("libfork/pin=scatter/victim=numa/idle=busy").unwrap();
         assert_eq!(a.info.name, "libfork");
-        assert_eq!(a.spec(), "libfork/idle=busy/victim=numa");
+        assert_eq!(a.spec(), "libfork/idle=busy/victim=numa/pin=scatter");
         assert_eq!(Arm::parse(&a.spec()).unwrap(), a);
-        let c = a.configure(PoolConfig::with_workers(2));
+        let c = a.configure(PoolConfig {
+            pinning: Pinning::Compact,
+            ..PoolConfig::with_workers(2)
+        });
         assert_eq!(
-            (c.idle, c.victim),
-            (IdlePolicy::Busy, VictimPolicy::NumaWeighted)
+            (c.idle, c.victim, c.pinning),
+            (
+                IdlePolicy::Busy,
+                VictimPolicy::NumaWeighted,
+                Pinning::Scatter
+            )
         );
+        // Without `pin=`, the run's pinning stays.
+        let c = Arm::parse("libfork/victim=numa")
+            .unwrap()
+            .configure(PoolConfig {
+                pinning: Pinning::Compact,
+                ..PoolConfig::with_workers(2)
+            });
+        assert_eq!(c.pinning, Pinning::Compact);
         assert_eq!(Arm::parse("abp").unwrap().spec(), "abp");
         assert_eq!(
             Arm::parse("abp")
@@ -493,6 +563,15 @@ mod tests {
             ("libfork/idel=busy", "did you mean 'idle'"),
             ("libfork/busy", "not key=value"),
             ("libfork/idle=busy/idle=lazy", "set twice"),
+            ("libfork/pin=compat", "did you mean 'compact'"),
+            ("libfork/pin=none/pin=scatter", "set twice"),
+            // Nothing to pin: the serial pool and the simulations refuse pin=.
+            (
+                "serial/pin=compact",
+                "the serial pool runs every task on the calling thread",
+            ),
+            ("serial-async/pin=none", "no worker to pin: drop pin="),
+            ("abp/pin=scatter/sim=unit", "a simulation runs no threads"),
         ] {
             let e = Arm::parse(bad).unwrap_err();
             assert!(e.contains(says), "{bad}: {e}");

@@ -21,9 +21,9 @@ pub enum Pinning {
 pub enum VictimPolicy {
     /// Uniformly at random among the other workers (the papers' choice).
     Uniform,
-    /// libfork's NUMA-aware weighting ([`crate::victims`]): the other workers in levels by
-    /// topology distance, each worker of level i weighing 1 / (n_i i^2). `libfork` only; the
-    /// other runtimes refuse it.
+    /// libfork's NUMA-aware weighting, its paper's Eq. 6 ([`crate::victims`]): the other
+    /// workers in levels by topological distance r, each weighing 1 / (n r^2), n being how many
+    /// are at that distance. `libfork` only; the other runtimes refuse it.
     NumaWeighted,
     /// The runtime's own default: uniform for the papers' runtimes, whatever rayon and tokio
     /// do for them (their only choice).

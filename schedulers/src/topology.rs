@@ -1,11 +1,14 @@
-//! Machine topology (CPUs, cores, packages, NUMA nodes and their distances, shared caches),
-//! read from Linux sysfs or, with the `hwloc` feature, through hwloc; and thread pinning.
+//! Machine topology (CPUs, cores, packages, NUMA nodes and their distances, caches), read from
+//! Linux sysfs or, with the `hwloc` feature, through hwloc; and thread pinning.
 //!
 //! Both readers fill the same [`Topology`], and everything built on it (pinning orders, the
-//! [`CpuDistance`] that NUMA-weighted victim selection groups workers by) is computed from that
-//! one description, so the two agree wherever they read the same machine. Without sysfs (another
-//! OS, a container hiding it) the topology falls back to one node with `available_parallelism`
-//! CPUs, and pinning becomes a no-op that says so in its result.
+//! topology tree and its [`Ancestors`], whose distances NUMA-weighted victim selection weighs
+//! workers by) is computed from that one description, so the two agree wherever they read the
+//! same machine. [`Topology::detect`] keeps the CPUs the calling thread may run on (its
+//! affinity, which `taskset`, cgroups and Slurm set for the process), so pinning places workers
+//! on those only.
+//! Without sysfs (another OS, a container hiding it) the topology falls back to one node of
+//! those CPUs, and pinning off Linux is an error that says so.
 
 use crate::config::Pinning;
 use std::collections::HashMap;
@@ -25,13 +28,13 @@ pub struct Cpu {
     pub node: usize,
 }
 
-/// A data or unified cache shared by more than one CPU (instruction caches and private caches
-/// are left out: they tell nothing about which CPUs are close).
+/// A data or unified cache (instruction caches are left out, as hwloc leaves them out of its
+/// tree by default). Private caches are kept: each is a level of the topology tree.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Cache {
     /// 1 for L1, 2 for L2, ...
     pub level: u8,
-    /// The CPUs sharing it, in increasing order.
+    /// The CPUs sharing it (one for a private cache), in increasing order.
     pub cpus: Vec<usize>,
 }
 
@@ -60,34 +63,74 @@ pub const LOCAL_DISTANCE: u32 = 10;
 /// See [`LOCAL_DISTANCE`].
 pub const REMOTE_DISTANCE: u32 = 20;
 
-/// How far apart two CPUs are, ordered field by field: smaller is closer. Two pairs with equal
-/// distances are equally far; only this order (which pairs are closer, which are equally far)
-/// is used, never the numbers themselves.
+/// One CPU's place in the topology tree (hwloc's, with its default filters): the CPU sets of
+/// its ancestors below the machine (the root), smallest first. They are the CPU's core, each
+/// data or unified cache holding it (private ones too), and its package; and the groups hwloc
+/// adds where no such object has the same CPUs: the CPU's NUMA node, and the groups of nodes by
+/// distance. A group by distance is, for a distance d of the firmware's matrix (any two nodes'),
+/// the nodes within d of the CPU's node, kept only where every node of the group finds the
+/// same nodes within d of itself: so the groups nest into a tree, as hwloc's do (hwloc joins
+/// the nodes at the smallest distance, then the groups one level up, with more than 2 nodes).
+/// A matrix without such nested groups (a ring of nodes) gives none, and the nodes sit under
+/// their package. Levels this topology does not report (caches, where neither reader found
+/// them; dies and clusters, which neither reads) are missing from the tree.
 ///
-/// The order is the one of a topology tree such as hwloc's (the same CPU, SMT siblings, a
-/// shared cache, the NUMA node, the package, the machine), with NUMA nodes ordered by the
-/// firmware's distance matrix, as hwloc groups them: within a node every pair is closer than
-/// across nodes, and across nodes the node distance decides, then the package.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct CpuDistance {
-    /// The distance of the two CPUs' NUMA nodes ([`Topology::node_distance`]).
-    pub node: u32,
-    /// Whether they are on different NUMA nodes (decides if the firmware reports a remote
-    /// distance equal to the local one).
-    pub other_node: bool,
-    /// Whether they are in different packages.
-    pub other_package: bool,
-    /// The smallest thing they share: 0 the CPU itself, 1 a core (SMT siblings), 1 + L a cache
-    /// of level L, `u8::MAX` none of these.
-    pub shared: u8,
+/// Built by [`Topology::ancestors`]; [`Ancestors::distance`] is libfork's topological distance.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ancestors {
+    /// The CPU.
+    cpu: usize,
+    /// Its ancestors' CPU sets (each in increasing order), smallest first.
+    sets: Vec<Vec<usize>>,
 }
 
-/// The CPUs this process may run on.
+impl Ancestors {
+    /// The ancestors' CPU sets below the machine, smallest first.
+    #[cfg(test)]
+    pub(crate) fn sets(&self) -> &[Vec<usize>] {
+        &self.sets
+    }
+
+    /// How many levels up from this CPU the lowest ancestor holding CPU `other` is: 0 for the
+    /// CPU itself, else 1 + the number of its ancestors that do not hold `other` (the machine
+    /// holds every CPU).
+    fn levels_up_to(&self, other: usize) -> u32 {
+        if other == self.cpu {
+            return 0;
+        }
+        let below = self
+            .sets
+            .iter()
+            .filter(|s| s.binary_search(&other).is_err())
+            .count();
+        u32::try_from(below + 1).expect("a tree of fewer than 2^32 levels")
+    }
+
+    /// libfork's topological distance between two CPUs (its paper's r_ij, Section III-D, and
+    /// `distance_matrix` in its `numa.hpp`): the larger of the two climbs from each CPU to their
+    /// lowest common ancestor, counted in levels. The climb starts at the hardware thread, as
+    /// `numa.hpp`'s does (its leaves are hwloc's PUs): 0 for one CPU, 1 for SMT siblings (their
+    /// core), and two cores under one L3 with private L1d and L2 are 4 apart (core, L1d, L2,
+    /// L3). The paper's text puts the cores at the leaves, one level less: on its machine (an L3
+    /// and a NUMA node per socket) another core of the socket is at 4 here and another socket's
+    /// at 6, where the text's tree gives 3 and 5.
+    ///
+    /// A climb counts the CPU's own ancestors only. hwloc's depth difference (`numa.hpp`'s)
+    /// also counts a level that exists elsewhere in the tree but not above this CPU (a group
+    /// over some nodes only): the two differ on such uneven machines only.
+    pub fn distance(&self, other: &Ancestors) -> u32 {
+        self.levels_up_to(other.cpu)
+            .max(other.levels_up_to(self.cpu))
+    }
+}
+
+/// A machine's CPUs, caches and node distances: every online CPU as the readers find it, the
+/// CPUs this process may run on as [`Topology::detect`] gives it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Topology {
     /// Logical CPUs in increasing id order.
     pub cpus: Vec<Cpu>,
-    /// Data and unified caches shared by more than one CPU, each once.
+    /// Data and unified caches, private ones included, each once.
     pub caches: Vec<Cache>,
     /// NUMA node distances.
     pub distances: NodeDistances,
@@ -113,39 +156,81 @@ pub fn parse_cpu_list(s: &str) -> Vec<usize> {
     out
 }
 
-/// Adds a cache of `level` shared by `cpus` unless it is private to one CPU or already known.
+/// Adds a cache of `level` held by `cpus` unless it holds none or is already known.
 fn add_cache(caches: &mut Vec<Cache>, level: usize, mut cpus: Vec<usize>) {
     cpus.sort_unstable();
     cpus.dedup();
     let Ok(level) = u8::try_from(level) else {
         return;
     };
-    if cpus.len() > 1 && !caches.iter().any(|c| c.level == level && c.cpus == cpus) {
+    if !cpus.is_empty() && !caches.iter().any(|c| c.level == level && c.cpus == cpus) {
         caches.push(Cache { level, cpus });
     }
 }
 
 impl Topology {
-    /// Reads the topology of this machine: through hwloc with the `hwloc` feature (falling
-    /// back to sysfs if hwloc fails), else from sysfs; one node of `available_parallelism`
-    /// CPUs if neither works.
+    /// Reads the topology of this machine, restricted to the CPUs the calling thread may run on
+    /// ([`allowed_cpus`], [`Topology::restricted_to`]): through hwloc with the `hwloc` feature
+    /// (falling back to sysfs if hwloc fails), else from sysfs; [`Topology::fallback`] if
+    /// neither works. Every placement drawn from it is on CPUs the threads may take.
     pub fn detect() -> Topology {
         #[cfg(feature = "hwloc")]
-        if let Ok(t) = Topology::from_hwloc() {
-            return t;
+        let read = Topology::from_hwloc()
+            .ok()
+            .or_else(|| Topology::from_sysfs(Path::new("/sys/devices/system")));
+        #[cfg(not(feature = "hwloc"))]
+        let read = Topology::from_sysfs(Path::new("/sys/devices/system"));
+        match read {
+            Some(t) => t.restricted_to(&allowed_cpus()),
+            None => Topology::fallback(),
         }
-        Topology::from_sysfs(Path::new("/sys/devices/system")).unwrap_or_else(Topology::fallback)
     }
 
-    /// One node of `available_parallelism` CPUs, one core each, no shared cache.
+    /// One node of the CPUs the calling thread may run on ([`allowed_cpus`]; where the OS does
+    /// not say, `available_parallelism` CPUs numbered from 0), one core each, no cache known.
     pub fn fallback() -> Topology {
-        Topology::flat(std::thread::available_parallelism().map_or(1, |n| n.get()))
+        let allowed = allowed_cpus();
+        if allowed.is_empty() {
+            Topology::flat(std::thread::available_parallelism().map_or(1, |n| n.get()))
+        } else {
+            Topology::one_node(allowed)
+        }
     }
 
-    /// One node of `n` CPUs (ids `0..n`), one core each, one package, no shared cache.
-    pub fn flat(n: usize) -> Topology {
+    /// This topology with only the CPUs in `allowed`: each cache keeps the allowed CPUs it holds
+    /// (one that holds none goes), the node distances stay. Unchanged where `allowed` holds
+    /// none of its CPUs (an empty `allowed`: the OS did not say).
+    pub fn restricted_to(&self, allowed: &[usize]) -> Topology {
+        let keep = |id: &usize| allowed.contains(id);
+        if !self.cpus.iter().any(|c| keep(&c.id)) {
+            return self.clone();
+        }
+        let mut caches = Vec::new();
+        for c in &self.caches {
+            add_cache(
+                &mut caches,
+                usize::from(c.level),
+                c.cpus.iter().copied().filter(keep).collect(),
+            );
+        }
         Topology {
-            cpus: (0..n)
+            cpus: self.cpus.iter().copied().filter(|c| keep(&c.id)).collect(),
+            caches,
+            distances: self.distances.clone(),
+        }
+    }
+
+    /// One node of `n` CPUs (ids `0..n`), one core each, one package, no cache known.
+    pub fn flat(n: usize) -> Topology {
+        Topology::one_node(0..n)
+    }
+
+    /// One node of the CPUs `ids` (in increasing order), one core each, one package, no cache
+    /// known.
+    fn one_node(ids: impl IntoIterator<Item = usize>) -> Topology {
+        Topology {
+            cpus: ids
+                .into_iter()
                 .map(|id| Cpu {
                     id,
                     core: id,
@@ -236,8 +321,8 @@ impl Topology {
     /// `Package` ancestors' OS indices, its NUMA node (of the NUMA nodes whose CPU set holds
     /// it, the one with the fewest CPUs, then the lowest number: a CPU-less memory node such
     /// as HBM, whose CPU set is its locality, never wins over the node the CPU is in), the
-    /// data and unified caches (`L1Cache`..`L5Cache`) shared by more than one PU, and the
-    /// OS-provided latency matrix of the NUMA nodes (`NUMALatency`, the same numbers as sysfs).
+    /// data and unified caches (`L1Cache`..`L5Cache`), and the OS-provided latency matrix of
+    /// the NUMA nodes (`NUMALatency`, the same numbers as sysfs).
     #[cfg(feature = "hwloc")]
     pub fn from_hwloc() -> Result<Topology, String> {
         use hwlocality::object::TopologyObject;
@@ -337,29 +422,68 @@ impl Topology {
         })
     }
 
-    /// How far apart CPUs `a` and `b` are (see [`CpuDistance`]). Symmetric when the node
-    /// distance matrix is.
-    pub fn distance(&self, a: &Cpu, b: &Cpu) -> CpuDistance {
-        let shared = if a.id == b.id {
-            0
-        } else if (a.package, a.core) == (b.package, b.core) {
-            1
-        } else {
-            self.caches
-                .iter()
-                .filter(|c| {
-                    c.cpus.binary_search(&a.id).is_ok() && c.cpus.binary_search(&b.id).is_ok()
-                })
-                .map(|c| c.level.saturating_add(1))
-                .min()
-                .unwrap_or(u8::MAX)
+    /// The ancestors of CPU `id` in the topology tree (see [`Ancestors`]). A CPU this topology
+    /// does not list is a core of its own under the machine.
+    pub fn ancestors(&self, id: usize) -> Ancestors {
+        let Some(c) = self.cpu(id) else {
+            return Ancestors {
+                cpu: id,
+                sets: vec![vec![id]],
+            };
         };
-        CpuDistance {
-            node: self.node_distance(a.node, b.node),
-            other_node: a.node != b.node,
-            other_package: a.package != b.package,
-            shared,
+        let cpus_where = |keep: &dyn Fn(&Cpu) -> bool| -> Vec<usize> {
+            self.cpus.iter().filter(|x| keep(x)).map(|x| x.id).collect()
+        };
+        // hwloc's typed objects: each a level even where one has the same CPUs as another.
+        let mut typed = vec![cpus_where(&|x| (x.package, x.core) == (c.package, c.core))];
+        let mut caches: Vec<&Cache> = self
+            .caches
+            .iter()
+            .filter(|k| k.cpus.binary_search(&id).is_ok())
+            .collect();
+        caches.sort_by_key(|k| (k.level, k.cpus.len()));
+        typed.extend(caches.into_iter().map(|k| k.cpus.clone()));
+        typed.push(cpus_where(&|x| x.package == c.package));
+        // Its groups: a level only where no object has the same CPUs, and never the machine.
+        let mut sets = typed;
+        let mut nodes: Vec<usize> = self.cpus.iter().map(|x| x.node).collect();
+        nodes.sort_unstable();
+        nodes.dedup();
+        let mut reported: Vec<u32> = nodes
+            .iter()
+            .flat_map(|&a| nodes.iter().map(move |&b| (a, b)))
+            .map(|(a, b)| self.node_distance(a, b))
+            .collect();
+        reported.sort_unstable();
+        reported.dedup();
+        let within = |n: usize, d: u32| -> Vec<usize> {
+            nodes
+                .iter()
+                .copied()
+                .filter(|&m| m == n || self.node_distance(n, m) <= d)
+                .collect()
+        };
+        // The groups by distance that every node of theirs agrees on: these nest into a tree.
+        let by_distance = reported
+            .iter()
+            .map(|&d| within(c.node, d))
+            .zip(&reported)
+            .filter(|(g, d)| g.iter().all(|&m| within(m, **d) == *g))
+            .map(|(g, _)| cpus_where(&|x| g.contains(&x.node)));
+        let groups = std::iter::once(cpus_where(&|x| x.node == c.node)).chain(by_distance);
+        for g in groups {
+            if g.len() < self.cpus.len() && !sets.contains(&g) {
+                sets.push(g);
+            }
         }
+        sets.sort_by_key(Vec::len);
+        Ancestors { cpu: id, sets }
+    }
+
+    /// libfork's topological distance between CPUs `a` and `b` ([`Ancestors::distance`]).
+    #[cfg(test)]
+    pub(crate) fn distance(&self, a: usize, b: usize) -> u32 {
+        self.ancestors(a).distance(&self.ancestors(b))
     }
 
     /// Number of NUMA nodes.
@@ -441,15 +565,100 @@ pub fn pin_current_thread(cpu: usize) -> Result<(), String> {
     }
 }
 
-/// The CPUs the calling thread may run on, as Linux reports them (for tests of pinning).
+/// The CPUs the calling thread may run on: its affinity mask (`sched_getaffinity`), which the
+/// threads it starts inherit and which `taskset`, a cgroup's cpuset or a batch system (Slurm)
+/// sets for the whole process. Empty where the OS does not say (not Linux, or a mask of more
+/// than 65,536 CPUs).
+pub fn allowed_cpus() -> Vec<usize> {
+    #[cfg(target_os = "linux")]
+    {
+        let bits = libc::c_ulong::BITS as usize;
+        // 1,024 CPUs (glibc's `cpu_set_t`), doubled while the kernel's mask is larger.
+        let mut words = 1024 / bits;
+        while words * bits <= 65_536 {
+            let mut mask: Vec<libc::c_ulong> = vec![0; words];
+            // SAFETY: pid 0 is the calling thread; `mask` is valid for writes of the size
+            // given, and the kernel writes no more than that.
+            let rc = unsafe {
+                libc::sched_getaffinity(
+                    0,
+                    std::mem::size_of_val(&mask[..]),
+                    mask.as_mut_ptr().cast::<libc::cpu_set_t>(),
+                )
+            };
+            if rc == 0 {
+                return (0..words * bits)
+                    .filter(|&cpu| (mask[cpu / bits] >> (cpu % bits)) & 1 == 1)
+                    .collect();
+            }
+            if std::io::Error::last_os_error().raw_os_error() != Some(libc::EINVAL) {
+                break;
+            }
+            words *= 2;
+        }
+        Vec::new()
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        Vec::new()
+    }
+}
+
+/// Made-up machines for the tests of the topology tree and of the victims.
 #[cfg(test)]
-pub(crate) fn allowed_cpus() -> Vec<usize> {
-    let status = fs::read_to_string("/proc/thread-self/status").unwrap();
-    let line = status
-        .lines()
-        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
-        .unwrap();
-    parse_cpu_list(line.trim())
+pub(crate) mod fake {
+    use super::*;
+
+    /// `packages` packages of `nodes` NUMA nodes of `cores` cores each, `smt` hardware threads
+    /// per core numbered as Linux does (every core's first thread, then every core's second,
+    /// ...); each core's L1d and L2 shared by its threads, an L3 per node; node `a` to node
+    /// `b` at `distance(a, b)`, nodes numbered package by package.
+    pub(crate) fn machine(
+        packages: usize,
+        nodes: usize,
+        cores: usize,
+        smt: usize,
+        distance: impl Fn(usize, usize) -> u32,
+    ) -> Topology {
+        let all_cores = packages * nodes * cores;
+        let node_count = packages * nodes;
+        let cpus = (0..smt * all_cores)
+            .map(|id| {
+                let k = id % all_cores;
+                Cpu {
+                    id,
+                    core: k % (nodes * cores),
+                    package: k / (nodes * cores),
+                    node: k / cores,
+                }
+            })
+            .collect();
+        let threads = |k: usize| (0..smt).map(move |t| t * all_cores + k);
+        let mut caches = Vec::new();
+        for k in 0..all_cores {
+            for level in [1, 2] {
+                caches.push(Cache {
+                    level,
+                    cpus: threads(k).collect(),
+                });
+            }
+        }
+        for n in 0..node_count {
+            let mut cpus: Vec<usize> = (n * cores..(n + 1) * cores).flat_map(threads).collect();
+            cpus.sort_unstable();
+            caches.push(Cache { level: 3, cpus });
+        }
+        Topology {
+            cpus,
+            caches,
+            distances: NodeDistances {
+                nodes: (0..node_count).collect(),
+                matrix: (0..node_count * node_count)
+                    .map(|i| distance(i / node_count, i % node_count))
+                    .collect(),
+            },
+        }
+    }
 }
 
 #[cfg(test)]
@@ -559,9 +768,14 @@ mod tests {
             );
         }
         assert_eq!((t.nodes(), t.cores()), (4, 16));
-        // Only the four L3s are shared data caches.
-        assert_eq!(t.caches.len(), 4, "{:?}", t.caches);
-        assert!(t.caches.iter().all(|c| c.level == 3 && c.cpus.len() == 4));
+        // Every CPU's L1d and L2 (private) and the four L3s; the L1i pairs are left out.
+        assert_eq!(t.caches.len(), 36, "{:?}", t.caches);
+        assert_eq!(t.caches.iter().filter(|c| c.cpus.len() == 1).count(), 32);
+        assert!(
+            t.caches
+                .iter()
+                .all(|c| (c.level == 3) == (c.cpus.len() == 4))
+        );
         assert_eq!(t.distances.nodes, vec![0, 1, 2, 3]);
         assert_eq!(
             [
@@ -571,19 +785,29 @@ mod tests {
             ],
             [10, 12, 20]
         );
-        let d = |a: usize, b: usize| t.distance(&t.cpus[a], &t.cpus[b]);
-        assert!(d(0, 0) < d(0, 1), "the CPU itself is closest");
-        assert!(
-            d(0, 1) < d(0, 4),
-            "same node before the package's other node"
+        // The tree from CPU 0: core, L1d, L2, L3 (its node's CPUs: no group), package (the
+        // nodes within distance 12: no group either).
+        let want: Vec<Vec<usize>> = vec![
+            vec![0],
+            vec![0],
+            vec![0],
+            (0..4).collect(),
+            (0..8).collect(),
+        ];
+        assert_eq!(t.ancestors(0).sets(), &want[..]);
+        let d = |a: usize, b: usize| t.distance(a, b);
+        assert_eq!(
+            [
+                d(0, 0),
+                d(0, 1),
+                d(0, 3),
+                d(0, 4),
+                d(0, 7),
+                d(0, 8),
+                d(0, 15)
+            ],
+            [0, 4, 4, 5, 5, 6, 6]
         );
-        assert!(
-            d(0, 4) < d(0, 8),
-            "the package's other node before the other package"
-        );
-        assert_eq!(d(0, 1), d(0, 3));
-        assert_eq!(d(0, 4), d(0, 7));
-        assert_eq!(d(0, 8), d(0, 15));
         assert_eq!(d(5, 14), d(14, 5));
     }
 
@@ -595,14 +819,158 @@ mod tests {
             level: 2,
             cpus: vec![0, 1, 4, 5],
         });
-        let d = |a: usize, b: usize| t.distance(&t.cpus[a], &t.cpus[b]);
-        assert_eq!(d(0, 4).shared, 1);
-        assert_eq!(d(0, 1).shared, 3);
-        assert!(d(0, 4) < d(0, 1));
-        // No distance matrix: another node is REMOTE_DISTANCE away, and farther than any CPU
-        // of the node.
-        assert_eq!(d(0, 2).node, REMOTE_DISTANCE);
-        assert!(d(0, 1) < d(0, 2));
+        let d = |a: usize, b: usize| t.distance(a, b);
+        // Up to the core, to the L2, past the package (no distance matrix: the nodes are the
+        // packages).
+        assert_eq!([d(0, 4), d(0, 1), d(0, 5), d(0, 2)], [1, 2, 2, 4]);
+    }
+
+    #[test]
+    fn groups_are_levels_only_where_they_add_structure() {
+        // Two sockets of one node each (SLIT 10 / 21), 4 cores x 2 threads: the node is the
+        // package and the L3, so no group; siblings 1, the socket 4, the other socket 6.
+        let t = fake::machine(2, 1, 4, 2, |a, b| if a == b { 10 } else { 21 });
+        assert_eq!(t.ancestors(0).sets().len(), 5);
+        assert_eq!(
+            [t.distance(0, 8), t.distance(0, 1), t.distance(0, 4)],
+            [1, 4, 6]
+        );
+        // Four sockets, pairs of them close (SLIT 10 / 16 / 32): the pair is a group of hwloc's
+        // (by distance), one more level before the machine.
+        let pairs = |a: usize, b: usize| match (a == b, a / 2 == b / 2) {
+            (true, _) => 10,
+            (false, true) => 16,
+            (false, false) => 32,
+        };
+        let t = fake::machine(4, 1, 2, 1, pairs);
+        assert_eq!(t.ancestors(0).sets().last().unwrap(), &vec![0, 1, 2, 3]);
+        assert_eq!(
+            [t.distance(0, 1), t.distance(0, 2), t.distance(0, 4)],
+            [4, 6, 7]
+        );
+        // Two nodes in one package without a cache of their own: each node is a group.
+        let mut t = Topology::flat(4);
+        for c in &mut t.cpus {
+            c.node = c.id / 2;
+        }
+        assert_eq!(
+            t.ancestors(0).sets(),
+            [vec![0], vec![0, 1], vec![0, 1, 2, 3]]
+        );
+        assert_eq!([t.distance(0, 1), t.distance(0, 2)], [2, 3]);
+        // A CPU the topology does not list: a core of its own under the machine.
+        assert_eq!(t.ancestors(9).sets(), [vec![9]]);
+        assert_eq!(t.distance(0, 9), 4);
+    }
+
+    /// Whether `sets` (CPU sets, each in increasing order) nest: any two are disjoint or one
+    /// holds the other.
+    fn nested(sets: &[Vec<usize>]) -> bool {
+        sets.iter().all(|a| {
+            sets.iter().all(|b| {
+                let common = a.iter().filter(|x| b.binary_search(x).is_ok()).count();
+                common == 0 || common == a.len() || common == b.len()
+            })
+        })
+    }
+
+    #[test]
+    fn groups_by_distance_form_a_tree() {
+        // A ring of four nodes in one package (SLIT 10 / 16 to the neighbours / 22 across), 2
+        // cores each: node 0's neighbours 3 and 1 are not node 1's (0 and 2), so no group by
+        // distance; every node sits under the package, the others all at 5.
+        let ring = |a: usize, b: usize| match (a + 4 - b) % 4 {
+            0 => 10,
+            1 | 3 => 16,
+            _ => 22,
+        };
+        let t = fake::machine(1, 4, 2, 1, ring);
+        assert_eq!(
+            t.ancestors(0).sets(),
+            [vec![0], vec![0], vec![0], vec![0, 1], (0..8).collect()]
+        );
+        assert_eq!(
+            (1..8).map(|b| t.distance(0, b)).collect::<Vec<_>>(),
+            [4, 5, 5, 5, 5, 5, 5]
+        );
+        // Pairs of nodes (10 / 16 / 32) and a ring, each over every CPU: one tree.
+        let pairs = |a: usize, b: usize| match (a == b, a / 2 == b / 2) {
+            (true, _) => 10,
+            (false, true) => 16,
+            (false, false) => 32,
+        };
+        for t in [
+            fake::machine(1, 4, 2, 1, ring),
+            fake::machine(1, 4, 2, 1, pairs),
+            fake::machine(4, 1, 2, 2, pairs),
+        ] {
+            let mut all: Vec<Vec<usize>> = Vec::new();
+            for c in &t.cpus {
+                for s in t.ancestors(c.id).sets() {
+                    if !all.contains(s) {
+                        all.push(s.clone());
+                    }
+                }
+            }
+            assert!(nested(&all), "{all:?}");
+        }
+        // The pairs in one package: each pair a group, between the L3 and the package.
+        let t = fake::machine(1, 4, 2, 1, pairs);
+        assert_eq!(
+            t.ancestors(0).sets(),
+            [
+                vec![0],
+                vec![0],
+                vec![0],
+                vec![0, 1],
+                (0..4).collect(),
+                (0..8).collect()
+            ]
+        );
+        assert_eq!([t.distance(0, 2), t.distance(0, 4)], [5, 6]);
+    }
+
+    #[test]
+    fn a_restricted_topology_places_on_its_cpus_only() {
+        // CPU 1 (node 0), 2 and 6 (node 1) of 2 nodes x 2 cores x 2 threads.
+        let t = two_nodes().restricted_to(&[1, 2, 6, 40]);
+        assert_eq!(t.cpus.iter().map(|c| c.id).collect::<Vec<_>>(), [1, 2, 6]);
+        for pinning in [Pinning::Compact, Pinning::Scatter] {
+            let p = t.placement(pinning, 6).unwrap();
+            assert!(p.iter().all(|c| [1, 2, 6].contains(c)), "{pinning}: {p:?}");
+        }
+        // A cache keeps its allowed CPUs; one left with none goes.
+        let t = fake::machine(1, 2, 2, 1, |a, b| if a == b { 10 } else { 20 });
+        let r = t.restricted_to(&[0, 1]);
+        assert_eq!(r.caches.iter().filter(|c| c.level == 3).count(), 1);
+        assert_eq!(r.caches.len(), 2 * 2 + 1);
+        // Nothing allowed that the topology has: the OS said nothing of these CPUs.
+        assert_eq!(t.restricted_to(&[]), t);
+        assert_eq!(t.restricted_to(&[99]), t);
+    }
+
+    #[test]
+    fn detect_keeps_the_cpus_the_thread_may_run_on() {
+        let allowed = allowed_cpus();
+        let status = fs::read_to_string("/proc/thread-self/status").unwrap();
+        let listed = status
+            .lines()
+            .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+            .unwrap();
+        assert_eq!(allowed, parse_cpu_list(listed));
+        // A thread confined to one CPU (as by taskset) finds that CPU only, and places every
+        // worker there.
+        let last = *allowed.last().unwrap();
+        std::thread::spawn(move || {
+            pin_current_thread(last).unwrap();
+            assert_eq!(allowed_cpus(), [last]);
+            let t = Topology::detect();
+            assert_eq!(t.cpus.iter().map(|c| c.id).collect::<Vec<_>>(), [last]);
+            assert_eq!(t.placement(Pinning::Scatter, 3), Some(vec![last; 3]));
+            assert_eq!(Topology::fallback().cpus.len(), 1);
+        })
+        .join()
+        .unwrap();
     }
 
     #[test]
@@ -626,6 +994,32 @@ mod tests {
             (t.cpus.clone(), c, t.distances.clone())
         };
         assert_eq!(key(&h), key(&s));
+    }
+
+    /// On this machine the distance over the tree that hwloc's reading gives is hwloc's own:
+    /// the larger of two PUs' depths below their first common ancestor (libfork's
+    /// `distance_matrix`).
+    #[cfg(feature = "hwloc")]
+    #[test]
+    fn tree_distance_is_hwlocs_on_this_machine() {
+        use hwlocality::object::TopologyObject;
+        use hwlocality::object::types::ObjectType;
+        let h = hwlocality::Topology::new().unwrap();
+        let t = Topology::from_hwloc().unwrap();
+        let pus: Vec<&TopologyObject> = h.objects_with_type(ObjectType::PU).collect();
+        let depth = |o: &TopologyObject| usize::from(o.depth().expect_normal());
+        for a in &pus {
+            for b in &pus {
+                let want = if std::ptr::eq(*a, *b) {
+                    0
+                } else {
+                    let top = depth(a.first_common_ancestor(b).unwrap());
+                    (depth(a) - top).max(depth(b) - top)
+                };
+                let (i, j) = (a.os_index().unwrap(), b.os_index().unwrap());
+                assert_eq!(t.distance(i, j) as usize, want, "PUs {i} and {j}");
+            }
+        }
     }
 
     #[test]

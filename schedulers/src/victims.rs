@@ -1,4 +1,4 @@
-//! Victim selection: uniform, or NUMA-weighted as libfork.
+//! Victim selection: uniform, or NUMA-weighted as libfork's paper has it.
 //!
 //! Each worker gets a [`VictimTable`] at pool start: the other workers grouped into levels by
 //! distance, closest first, and the cumulative weight of each level. A thief walks it with a
@@ -7,25 +7,26 @@
 //!
 //! # libfork's NUMA weighting
 //!
-//! These are the facts of libfork's code (`include/libfork/schedule/ext/numa.hpp`, and
-//! `include/libfork/schedule/impl/numa_context.hpp` for the weights and the steal loop) and of
-//! its paper (Section III-D, Eq. 6):
+//! These are the facts of libfork's paper (Section III-D, Eq. 6) and of its code
+//! (`include/libfork/schedule/ext/numa.hpp`, and `include/libfork/schedule/impl/numa_context.hpp`
+//! for the weights and the steal loop):
 //!
 //! * **Distance.** Every worker is pinned to one processing unit (PU), placed by
 //!   `hwloc_distrib` (by default spread over the whole machine, its `numa_strategy::fan`), and
-//!   the distance of two PUs is the number of levels from a PU up to their lowest common
-//!   ancestor in hwloc's topology tree (PU, core, caches, dies, packages, groups of NUMA nodes,
-//!   machine). Workers on the same PU are at distance 0.
+//!   the distance r_ij of two PUs is the number of levels from a PU up to their lowest common
+//!   ancestor in hwloc's topology tree (PU, core, caches, groups of NUMA nodes, packages,
+//!   machine), the larger of the two climbs. Workers on the same PU are at distance 0.
 //! * **Levels.** For worker w, the distinct distances from w to the *other* workers, sorted
 //!   ascending, define its levels 1, 2, ...; level i holds every other worker at the i-th
 //!   smallest of those distances, and n_i is how many there are. Level 0 is w alone and is
 //!   never a victim. Without hwloc libfork has one level: every other worker.
-//! * **Weights.** Each worker of level i has weight 1 / (n_i * i^2), normalised over all the
-//!   other workers (`std::discrete_distribution`). i is the level's rank, not the distance
-//!   itself (the paper's Eq. 6 writes r_ij, the distance; the code uses the rank, and so do
-//!   we). So level i as a whole is chosen with probability proportional to 1 / i^2, whatever
-//!   its size, and uniformly within it: with levels of 3, 4 and 8 workers, a thief picks its
-//!   own level-1 group 73% of the time, level 2 18%, level 3 8%.
+//! * **Weights.** Eq. 6: victim j is drawn with probability proportional to
+//!   w_ij = 1 / (n_ij r_ij^2), n_ij being how many workers are at j's distance. So a level as a
+//!   whole weighs 1 / r^2, whatever its size, and its workers are equally likely. libfork's
+//!   code writes the level's rank i where the paper has r_ij (`1. / (n * I * I)`): the two
+//!   agree only where the distances are the ranks 1, 2, 3, ..., which hwloc's tree does not give
+//!   past SMT siblings (every level below the lowest shared one, a core's L1d and L2, adds to
+//!   every distance).
 //! * **The steal loop.** A call of libfork's `try_steal` first tries every level-1 worker
 //!   once, in a freshly shuffled order, then makes 1024 + 32 (P - 1) draws from the
 //!   distribution, one steal attempt each, and gives up (the pool's loop calls it again, or the
@@ -33,23 +34,41 @@
 //!
 //! # Ours
 //!
-//! The distance is [`Topology::distance`]: the same order as hwloc's tree (same CPU, SMT
-//! siblings, shared caches, NUMA node, then nodes by the firmware's distance matrix, then the
-//! package) computed from one [`Topology`] whether sysfs or hwloc read it. Only which workers
-//! are equally far and which are closer matters, so levels come out as libfork's wherever the
-//! two orders agree. The weights are libfork's. Sampling picks a level with one cumulative
-//! table (the upper 32 bits of the draw against thresholds out of 2^32) and a worker within
-//! it uniformly (the lower 32 bits, multiplied by the level's size and shifted), so every
-//! victim's probability is exact up to the table's 2^-32 steps. The pass ([`StealPass`]) is
-//! libfork's, with one difference: the level-1 sweep starts at a random member and goes round
-//! in order, instead of shuffling (no per-thief copy of the list to shuffle). Our `libfork`
-//! retries a steal that lost a race on the same victim (libfork's moves on). A uniform table
-//! has one level and no sweep: a uniform draw every time.
+//! The distance is [`Ancestors::distance`]: libfork's, over the topology tree that one
+//! [`Topology`] describes (whether sysfs or hwloc read it), with hwloc's levels (core, every
+//! data cache, the groups hwloc adds for NUMA nodes, package). The weights are the paper's:
+//! Eq. 6 with the distance itself. Two workers on one CPU (more workers than CPUs) are at
+//! distance 0, where Eq. 6 divides by zero: they weigh as distance 1, the closest there is.
+//!
+//! What the distance changes against the rank, with one worker per core:
+//!
+//! * the paper's machine (2 sockets x 56 cores, an L1d and an L2 per core, an L3 and a NUMA node
+//!   per socket): another core of the socket is at 4 (core, L1d, L2, then the L3 holds both),
+//!   a core of the other socket at 6. The socket weighs 1/16 against the other's 1/36: a draw
+//!   stays in the socket 69% of the time, where the rank (1 and 2) gives 80%;
+//! * two sockets of two NUMA nodes each, an L3 per node: the node at 4, the socket's other
+//!   node at 5, the other socket at 6, so 48%, 31% and 21% of the draws, where the rank gives
+//!   73%, 18% and 8%.
+//!
+//! Either way the levels, and so the sweep, are the same. On one NUMA node whose workers each
+//! have a core of their own under one shared cache (a machine of one node and one L3, at P up
+//! to its cores), every other worker is equally far: one level, with the uniform table's
+//! probabilities (a pass still sweeps it once before drawing, as libfork's does). SMT siblings
+//! (P past the cores under compact pinning), several L3s in a node, or workers sharing a CPU
+//! make levels there too.
+//!
+//! Sampling picks a level with one cumulative table (the upper 32 bits of the draw against
+//! thresholds out of 2^32) and a worker within it uniformly (the lower 32 bits, multiplied by
+//! the level's size and shifted), so every victim's probability is exact up to the table's
+//! 2^-32 steps. The pass ([`StealPass`]) is libfork's, with one difference: the level-1 sweep
+//! starts at a random member and goes round in order, instead of shuffling (no per-thief copy
+//! of the list to shuffle). Our `libfork` retries a steal that lost a race on the same victim
+//! (libfork's moves on). A uniform table has one level and no sweep: a uniform draw every time.
 //!
 //! Which CPU a worker sits on comes from the caller: the pool's pinning placement, or, where
 //! workers are not pinned, a nominal placement (see `libfork`'s module documentation).
 
-use crate::topology::{Cpu, Topology};
+use crate::topology::{Ancestors, Topology};
 
 /// libfork's draws per pass: `DRAWS_MIN + DRAWS_PER_VICTIM * (P - 1)` after the sweep
 /// (`k_min_steal_attempts`, `k_steal_attempts_per_target` in its `numa_context.hpp`).
@@ -92,36 +111,39 @@ impl VictimTable {
         }
     }
 
-    /// libfork's weighting for `worker` of `p`: the other workers grouped into levels by
-    /// `distance(worker, v)` (equal distances, one level; smaller, closer), level i's workers
-    /// weighing 1 / (n_i * i^2) each; a pass sweeps level 1 first.
-    pub fn by_distance<D: Ord>(
+    /// libfork's paper's weighting (Eq. 6) for `worker` of `p`: the other workers grouped into
+    /// levels by `distance(worker, v)` (equal distances, one level; smaller, closer), each
+    /// worker v weighing 1 / (n * r^2), r = `distance(worker, v)` (0 counts as 1) and n the
+    /// size of its level; a pass sweeps the closest level first.
+    pub fn by_distance(
         p: usize,
         worker: usize,
-        distance: impl Fn(usize, usize) -> D,
+        distance: impl Fn(usize, usize) -> u32,
     ) -> VictimTable {
-        let mut others: Vec<(D, usize)> = (0..p)
+        let mut others: Vec<(u32, usize)> = (0..p)
             .filter(|&v| v != worker)
             .map(|v| (distance(worker, v), v))
             .collect();
-        others.sort();
+        others.sort_unstable();
         let mut ends = Vec::new();
+        let mut level_weights = Vec::new();
         for (k, pair) in others.windows(2).enumerate() {
             if pair[0].0 != pair[1].0 {
                 ends.push(to_u32(k + 1));
+                level_weights.push(level_weight(pair[0].0));
             }
         }
-        if !others.is_empty() {
+        if let Some(&(r, _)) = others.last() {
             ends.push(to_u32(others.len()));
+            level_weights.push(level_weight(r));
         }
-        // Level i weighs n_i * 1 / (n_i * i^2) = 1 / i^2 in all.
-        let total: f64 = (1..=ends.len()).map(|i| 1.0 / (i * i) as f64).sum();
+        let total: f64 = level_weights.iter().sum();
         let mut cum = Vec::with_capacity(ends.len());
         let mut prefix = 0.0;
         let mut last = 0u64;
-        for i in 1..=ends.len() {
-            prefix += 1.0 / (i * i) as f64;
-            let c = if i == ends.len() {
+        for (i, w) in level_weights.iter().enumerate() {
+            prefix += w;
+            let c = if i + 1 == ends.len() {
                 ONE
             } else {
                 ((prefix / total * ONE as f64).round() as u64).clamp(last + 1, ONE - 1)
@@ -186,27 +208,19 @@ impl VictimTable {
     }
 }
 
-/// libfork's NUMA-weighted tables for `cpus.len()` workers, worker i on CPU `cpus[i]` of
-/// `topology` (a CPU it does not list counts as a core of its own on node 0).
+/// libfork's NUMA-weighted tables (Eq. 6) for `cpus.len()` workers, worker i on CPU `cpus[i]`
+/// of `topology` (a CPU it does not list counts as a core of its own under the machine).
 pub fn numa_tables(topology: &Topology, cpus: &[usize]) -> Vec<VictimTable> {
-    let placed: Vec<Cpu> = cpus
-        .iter()
-        .map(|&id| {
-            topology.cpu(id).copied().unwrap_or(Cpu {
-                id,
-                core: id,
-                package: 0,
-                node: 0,
-            })
-        })
-        .collect();
+    let placed: Vec<Ancestors> = cpus.iter().map(|&id| topology.ancestors(id)).collect();
     (0..placed.len())
-        .map(|w| {
-            VictimTable::by_distance(placed.len(), w, |a, b| {
-                topology.distance(&placed[a], &placed[b])
-            })
-        })
+        .map(|w| VictimTable::by_distance(placed.len(), w, |a, b| placed[a].distance(&placed[b])))
         .collect()
+}
+
+/// The weight of a level at distance `r` as a whole: n workers of 1 / (n r^2) each.
+fn level_weight(r: u32) -> f64 {
+    let r = f64::from(r.max(1));
+    1.0 / (r * r)
 }
 
 /// A thief's place in libfork's steal pass: first its table's sweep (level 1), each once,
@@ -258,89 +272,126 @@ fn to_u32(x: usize) -> u32 {
 mod tests {
     use super::*;
     use crate::config::Pinning;
-    use crate::topology::{Cache, NodeDistances};
+    use crate::topology::fake;
 
-    /// 2 packages x 2 NUMA nodes x 4 cores, no SMT: CPU c on node c / 4, package c / 8, an L3
-    /// per node; node distances 10 (own), 12 (the package's other node), 20 (other package).
+    /// 2 packages x 2 NUMA nodes x 4 cores, no SMT: CPU c on node c / 4, package c / 8, an L1d
+    /// and an L2 per core, an L3 per node; node distances (SLIT) 10 (own), 12 (the package's
+    /// other node), 21 (other package).
     fn two_by_two_by_four() -> Topology {
-        let cpus = (0..16)
-            .map(|id| Cpu {
-                id,
-                core: id % 8,
-                package: id / 8,
-                node: id / 4,
-            })
-            .collect();
-        let caches = (0..4)
-            .map(|n| Cache {
-                level: 3,
-                cpus: (4 * n..4 * n + 4).collect(),
-            })
-            .collect();
-        let matrix = (0..16)
-            .map(|k| {
-                let (a, b) = (k / 4, k % 4);
-                match (a == b, a / 2 == b / 2) {
-                    (true, _) => 10,
-                    (false, true) => 12,
-                    (false, false) => 20,
-                }
-            })
-            .collect();
-        Topology {
-            cpus,
-            caches,
-            distances: NodeDistances {
-                nodes: vec![0, 1, 2, 3],
-                matrix,
-            },
-        }
+        fake::machine(2, 2, 4, 1, |a, b| match (a == b, a / 2 == b / 2) {
+            (true, _) => 10,
+            (false, true) => 12,
+            (false, false) => 21,
+        })
     }
 
-    /// One node of `n` cores sharing an L3, no SMT.
-    fn one_node(n: usize) -> Topology {
-        Topology {
-            caches: vec![Cache {
-                level: 3,
-                cpus: (0..n).collect(),
-            }],
-            ..Topology::flat(n)
-        }
+    /// Two sockets as the paper's machine, scaled down: one NUMA node each (SLIT 10 / 21), 4
+    /// cores of 2 hardware threads, an L1d and an L2 per core, an L3 per socket.
+    fn two_sockets() -> Topology {
+        fake::machine(2, 1, 4, 2, |a, b| if a == b { 10 } else { 21 })
     }
 
     fn levels(t: &VictimTable) -> Vec<Vec<u32>> {
         t.levels().map(<[u32]>::to_vec).collect()
     }
 
-    /// libfork's weight of a victim at level i (1-based) of `sizes`, normalised.
-    fn libfork_weight(sizes: &[usize], i: usize) -> f64 {
-        let w = |i: usize| 1.0 / (sizes[i - 1] * i * i) as f64;
-        let total: f64 = (1..=sizes.len()).map(|k| sizes[k - 1] as f64 * w(k)).sum();
-        w(i) / total
+    /// Eq. 6 for `worker` of `p` at `distance`: victim v weighs 1 / (n_v r_v^2), r_v its
+    /// distance (0 counting as 1), n_v how many others are that far; normalised.
+    fn eq6(p: usize, worker: usize, distance: impl Fn(usize) -> u32) -> Vec<f64> {
+        let others = || (0..p).filter(|&v| v != worker);
+        let w = |v: usize| {
+            let n = others().filter(|&u| distance(u) == distance(v)).count() as f64;
+            let r = f64::from(distance(v).max(1));
+            1.0 / (n * r * r)
+        };
+        let total: f64 = others().map(w).sum();
+        (0..p)
+            .map(|v| if v == worker { 0.0 } else { w(v) / total })
+            .collect()
     }
 
-    /// Every victim's probability is libfork's 1 / (n_i i^2), normalised, to the table's
-    /// 2^-32 resolution; the worker itself has none.
-    fn assert_libfork_weights(t: &VictimTable, worker: usize, p: usize) {
-        let lv = levels(t);
-        let sizes: Vec<usize> = lv.iter().map(Vec::len).collect();
-        let mut seen = 0;
-        for (i, level) in lv.iter().enumerate() {
-            for &v in level {
-                let want = libfork_weight(&sizes, i + 1);
-                let got = t.probability(v as usize);
-                assert!((got - want).abs() < 1e-8, "victim {v}: {got} vs {want}");
-                seen += 1;
-            }
+    /// Every victim's probability in `t` is `want`'s, to the table's 2^-32 resolution, and they
+    /// sum to 1.
+    fn assert_probabilities(t: &VictimTable, want: &[f64]) {
+        for (v, &q) in want.iter().enumerate() {
+            let got = t.probability(v);
+            assert!((got - q).abs() < 1e-8, "victim {v}: {got} vs {q}");
         }
-        assert_eq!(seen, p - 1);
-        assert_eq!(t.probability(worker), 0.0);
-        let sum: f64 = (0..p).map(|v| t.probability(v)).sum();
+        let sum: f64 = (0..want.len()).map(|v| t.probability(v)).sum();
         assert!((sum - 1.0).abs() < 1e-8, "{sum}");
     }
 
+    /// `t`'s levels as a whole: the probability of each.
+    fn level_shares(t: &VictimTable) -> Vec<f64> {
+        t.levels()
+            .map(|l| l.iter().map(|&v| t.probability(v as usize)).sum())
+            .collect()
+    }
+
+    fn assert_close(got: &[f64], want: &[f64]) {
+        assert_eq!(got.len(), want.len(), "{got:?} vs {want:?}");
+        for (g, w) in got.iter().zip(want) {
+            assert!((g - w).abs() < 1e-4, "{got:?} vs {want:?}");
+        }
+    }
+
     #[test]
-    fn fake_numa_topology_gives_libforks_levels_and_weights() {
+    fn two_sockets_weigh_by_the_distance() {
+        // One worker per core, spread over both sockets: worker w on socket w % 2.
+        let topo = two_sockets();
+        let cpus = topo.placement(Pinning::Scatter, 8).unwrap();
+        assert_eq!(cpus, [0, 4, 1, 5, 2, 6, 3, 7]);
+        let tables = numa_tables(&topo, &cpus);
+        for (w, t) in tables.iter().enumerate() {
+            let socket = |v: usize| v % 2;
+            // The socket's other cores at 4 (core, L1d, L2, then the L3), the other socket at 6.
+            let r = |v: usize| if socket(v) == socket(w) { 4 } else { 6 };
+            assert_probabilities(t, &eq6(8, w, r));
+            assert_eq!(t.sweep().len(), 3, "worker {w}: its socket first");
+        }
+        // The socket weighs 1/16 against the other's 1/36: 69% / 31% (the rank, 1 and 2,
+        // would give 80% / 20%); each of the 3 near workers 23.1%, each of the 4 far 7.7%.
+        assert_close(&level_shares(&tables[0]), &[9.0 / 13.0, 4.0 / 13.0]);
+        assert!((tables[0].probability(2) - 3.0 / 13.0).abs() < 1e-8);
+        assert!((tables[0].probability(1) - 1.0 / 13.0).abs() < 1e-8);
+        // Every hardware thread: the SMT sibling at 1 takes 92% of the draws, the socket's
+        // other 6 threads 5.7%, the other socket's 8 threads 2.5%.
+        let cpus = topo.placement(Pinning::Scatter, 16).unwrap();
+        let t = &numa_tables(&topo, &cpus)[0];
+        assert_eq!(
+            levels(t)[0],
+            [8],
+            "CPU 8 is CPU 0's sibling, worker 8's CPU"
+        );
+        let h = 1.0 + 1.0 / 16.0 + 1.0 / 36.0;
+        assert_close(&level_shares(t), &[1.0 / h, 1.0 / 16.0 / h, 1.0 / 36.0 / h]);
+    }
+
+    #[test]
+    fn four_sockets_in_pairs_give_three_levels() {
+        // SLIT 10 / 16 / 32: sockets 0 and 1 close, 2 and 3 close. hwloc groups the pairs, so
+        // the pair's other socket is one level nearer than the far pair.
+        let topo = fake::machine(4, 1, 2, 1, |a, b| match (a == b, a / 2 == b / 2) {
+            (true, _) => 10,
+            (false, true) => 16,
+            (false, false) => 32,
+        });
+        let cpus = topo.placement(Pinning::Scatter, 8).unwrap();
+        assert_eq!(cpus, [0, 2, 4, 6, 1, 3, 5, 7]);
+        let t = &numa_tables(&topo, &cpus)[0];
+        assert_eq!(levels(t), [vec![4], vec![1, 5], vec![2, 3, 6, 7]]);
+        let r = |v: usize| [0, 6, 7, 7, 4, 6, 7, 7][v];
+        assert_probabilities(t, &eq6(8, 0, r));
+        // Distances 4, 6, 7: 56% / 25% / 18% (the rank: 73% / 18% / 8%).
+        let h = 1.0 / 16.0 + 1.0 / 36.0 + 1.0 / 49.0;
+        assert_close(
+            &level_shares(t),
+            &[1.0 / 16.0 / h, 1.0 / 36.0 / h, 1.0 / 49.0 / h],
+        );
+    }
+
+    #[test]
+    fn nodes_within_sockets_give_libforks_levels_and_the_papers_weights() {
         let topo = two_by_two_by_four();
         let cpus = topo.placement(Pinning::Compact, 16).unwrap();
         assert_eq!(cpus, (0..16).collect::<Vec<_>>());
@@ -357,22 +408,19 @@ mod tests {
                     .collect();
             assert_eq!(levels(t), want, "worker {w}");
             assert_eq!(t.sweep(), &want[0][..]);
-            assert_libfork_weights(t, w, 16);
-            // n = 3, 4, 8: each level weighs 1 / i^2 in all.
-            let level = |i: usize| {
-                want[i]
-                    .iter()
-                    .map(|&v| t.probability(v as usize))
-                    .sum::<f64>()
+            // The node at 4, the package's other node at 5, the other package at 6.
+            let r = |v: usize| match (v / 4 == w / 4, v / 8 == w / 8) {
+                (true, _) => 4,
+                (false, true) => 5,
+                (false, false) => 6,
             };
-            let h = 1.0 + 1.0 / 4.0 + 1.0 / 9.0;
-            for (i, share) in [1.0 / h, 0.25 / h, 1.0 / 9.0 / h].into_iter().enumerate() {
-                assert!(
-                    (level(i) - share).abs() < 1e-8,
-                    "worker {w} level {}",
-                    i + 1
-                );
-            }
+            assert_probabilities(t, &eq6(16, w, r));
+            // 48% / 31% / 21% of the draws (the rank, 1 / 2 / 3: 73% / 18% / 8%).
+            let h = 1.0 / 16.0 + 1.0 / 25.0 + 1.0 / 36.0;
+            assert_close(
+                &level_shares(t),
+                &[1.0 / 16.0 / h, 1.0 / 25.0 / h, 1.0 / 36.0 / h],
+            );
         }
     }
 
@@ -384,13 +432,12 @@ mod tests {
         let tables = numa_tables(&topo, &cpus);
         assert_eq!(levels(&tables[0]), vec![vec![1, 2, 3], vec![4, 5]]);
         assert_eq!(levels(&tables[4]), vec![vec![5], vec![0, 1, 2, 3]]);
-        for (w, t) in tables.iter().enumerate() {
-            assert_libfork_weights(t, w, 6);
-        }
-        // Worker 4: its one neighbour weighs 1 / (1 * 1), each of node 0's 1 / (4 * 4).
-        assert!((tables[4].probability(5) - 0.8).abs() < 1e-8);
-        assert!((tables[4].probability(0) - 0.05).abs() < 1e-8);
-        // Scattered over the four nodes: one level per node distance.
+        // Worker 4: its one neighbour at 4 weighs 1 / (1 * 16), each of node 0's at 5
+        // 1 / (4 * 25).
+        let total = 1.0 / 16.0 + 1.0 / 25.0;
+        assert!((tables[4].probability(5) - 1.0 / 16.0 / total).abs() < 1e-8);
+        assert!((tables[4].probability(0) - 1.0 / 100.0 / total).abs() < 1e-8);
+        // Scattered over the four nodes: one level per distance.
         let cpus = topo.placement(Pinning::Scatter, 4).unwrap();
         let t = &numa_tables(&topo, &cpus)[0];
         let node_of = |v: u32| cpus[v as usize] / 4;
@@ -404,33 +451,50 @@ mod tests {
     }
 
     #[test]
-    fn levels_are_ranks_of_distances_not_distances() {
-        // libfork-style tree distances from worker 0: 5 (shared L3) to two workers, 7 (the
-        // machine) to three. The weights use the ranks 1 and 2.
+    fn weights_use_the_distance_not_its_rank() {
+        // libfork-style tree distances from worker 0: 5 to two workers, 7 to three. Eq. 6
+        // weighs the levels 1/25 and 1/49; the rank (1 and 2) would weigh them 1 and 1/4.
         let d = [0, 5, 5, 7, 7, 7];
         let t = VictimTable::by_distance(6, 0, |_, v| d[v]);
         assert_eq!(levels(&t), vec![vec![1, 2], vec![3, 4, 5]]);
-        let total = 2.0 * 1.0 / 2.0 + 3.0 * 1.0 / 12.0;
-        assert!((t.probability(1) - 0.5 / total).abs() < 1e-8);
-        assert!((t.probability(3) - 1.0 / 12.0 / total).abs() < 1e-8);
+        let total = 1.0 / 25.0 + 1.0 / 49.0;
+        assert!((t.probability(1) - 1.0 / 50.0 / total).abs() < 1e-8);
+        assert!((t.probability(3) - 1.0 / 147.0 / total).abs() < 1e-8);
+        // Workers on one CPU (distance 0) weigh as distance 1.
+        let t = VictimTable::by_distance(3, 0, |_, v| [0, 0, 4][v]);
+        assert_eq!(levels(&t), vec![vec![1], vec![2]]);
+        assert!((t.probability(1) - 16.0 / 17.0).abs() < 1e-8);
     }
 
     #[test]
-    fn one_node_degenerates_to_uniform() {
-        let topo = one_node(4);
-        let cpus = topo.placement(Pinning::Compact, 4).unwrap();
-        for (w, t) in numa_tables(&topo, &cpus).iter().enumerate() {
-            assert_eq!(t.levels().count(), 1);
-            for v in (0..4).filter(|&v| v != w) {
-                assert!((t.probability(v) - 1.0 / 3.0).abs() < 1e-9);
+    fn one_node_of_one_cache_is_uniform() {
+        // One node, one L3, private L1d and L2 (this 2-core machine's shape, at 4 cores): at P
+        // up to the cores, every table has the uniform table's one level and probabilities; a
+        // pass sweeps it once (as libfork's does) before drawing.
+        let topo = fake::machine(1, 1, 4, 1, |_, _| 10);
+        for pinning in [Pinning::Compact, Pinning::Scatter] {
+            for p in 1..=4 {
+                let cpus = topo.placement(pinning, p).unwrap();
+                for (w, t) in numa_tables(&topo, &cpus).iter().enumerate() {
+                    let u = VictimTable::uniform(p, w);
+                    assert_eq!(levels(t), levels(&u), "P={p} worker {w}");
+                    for v in 0..p {
+                        assert!((t.probability(v) - u.probability(v)).abs() < 1e-9);
+                    }
+                    assert_eq!(t.sweep().len(), p - 1);
+                }
             }
-            let u = VictimTable::uniform(4, w);
-            assert_eq!(levels(t), levels(&u));
-            assert_eq!(t.probability(w), 0.0);
         }
         // One worker: nobody to steal from.
         assert!(numa_tables(&topo, &[0])[0].is_empty());
         assert!(VictimTable::uniform(1, 0).is_empty());
+        // Past the cores it is not uniform: SMT siblings under compact pinning, workers
+        // sharing a CPU when there are more workers than CPUs.
+        let smt = fake::machine(1, 1, 2, 2, |_, _| 10);
+        let cpus = smt.placement(Pinning::Compact, 4).unwrap();
+        assert_eq!(levels(&numa_tables(&smt, &cpus)[0]), [vec![1], vec![2, 3]]);
+        let cpus = topo.placement(Pinning::Scatter, 8).unwrap();
+        assert_eq!(levels(&numa_tables(&topo, &cpus)[0]).len(), 2);
     }
 
     /// xorshift64*, as the libfork workers draw.

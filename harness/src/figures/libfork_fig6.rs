@@ -5,13 +5,15 @@
 //! Each row's workload is a spec of `uts` naming the tree (`uts/tree=T3L`); the size preset
 //! sets the rest: `small`, `quick` and `test` cut each tree at a depth of its own (the `uts`
 //! workload's `cut`, a table per tree: `quick` is 0.1 to 0.3 s serially). The paper plots
-//! the times (no numbers). Here Lazy-LF is `libfork`, Busy-LF `libfork/idle=busy` and TBB `rayon`;
-//! `abp`, `fibril` and `tokio` run beside them; OpenMP and taskflow have no counterpart. The
-//! paper's '*' rows (libfork's stack allocation API for the return values) have none either:
-//! our `uts` sums its counts on the way back up, with no heap allocation for them.
+//! the times (no numbers). Here Lazy-LF is [`LAZY_LF`](super::suites::LAZY_LF) and Busy-LF
+//! [`BUSY_LF`](super::suites::BUSY_LF) (libfork on its paper's settings) and TBB `rayon`;
+//! `abp`, `fibril` and `tokio` run beside them, all four on their defaults; OpenMP and taskflow
+//! have no counterpart. The paper's '*' rows (libfork's stack allocation API for the return
+//! values) have none either: our `uts` sums its counts on the way back up, with no heap
+//! allocation for them.
 
 use super::metric::Time;
-use super::suites::{LIBFORK_RUNTIMES, LIBFORK_UTS, rows};
+use super::suites::{LIBFORK_RUNTIMES, LIBFORK_UTS, libfork_runtimes_caption, rows};
 use super::{Figure, SpeedupBase, XAxis};
 
 /// The figure's id.
@@ -25,19 +27,20 @@ pub fn figure() -> Figure {
     Figure {
         id: ID,
         title: TITLE,
-        caption: "UTS benchmarks, Busy-LF and Lazy-LF being libfork's busy and lazy \
-                  schedulers: parallel speedup T_s/T_P and efficiency against the number of \
-                  cores; '*' marks libfork runs using its stack allocation API for the return \
-                  values; taskflow exhausted the 500 GiB of memory on T3L, T1XXL and T3XXL. \
-                  The text: T1 and T3 take 10 ms and 13 ms with libfork at 112 cores, too \
-                  little work to scale; on T3XXL libfork needs 13x less memory than TBB and \
-                  17x less than OpenMP while at least 3.6x faster than both. Paper machine: \
-                  2 x 56-core Xeon Platinum 8480+, medians of 5 runs. Here Lazy-LF is \
-                  `libfork`, Busy-LF `libfork/idle=busy`, TBB `rayon`; `abp`, `fibril` and \
-                  `tokio` are baselines the paper did not run; OpenMP, taskflow and the '*' \
-                  variant have no counterpart here. Each tree is the `uts` workload with \
-                  `tree=` set; the size preset sets its other parameters. The paper prints no \
-                  times: no paper value is beside ours.",
+        caption: concat!(
+            "UTS benchmarks, Busy-LF and Lazy-LF being libfork's busy and lazy schedulers: \
+             parallel speedup T_s/T_P and efficiency against the number of cores; '*' marks \
+             libfork runs using its stack allocation API for the return values; taskflow \
+             exhausted the 500 GiB of memory on T3L, T1XXL and T3XXL. The text: T1 and T3 take \
+             10 ms and 13 ms with libfork at 112 cores, too little work to scale; on T3XXL \
+             libfork needs 13x less memory than TBB and 17x less than OpenMP while at least 3.6x \
+             faster than both. Paper machine: 2 x 56-core Xeon Platinum 8480+, medians of 5 \
+             runs. ",
+            libfork_runtimes_caption!(),
+            "OpenMP, taskflow and the '*' variant have no counterpart here. Each tree is the \
+             `uts` workload with `tree=` set; the size preset sets its other parameters. The \
+             paper prints no times: no paper value is beside ours."
+        ),
         reference_path: "",
         reference: Default::default(),
         paper_workers: super::libfork_fig5::PAPER_WORKERS,

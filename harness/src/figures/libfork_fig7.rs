@@ -2,13 +2,17 @@
 //! P, fit to Eq. (17) (the fit is `libfork-table2`).
 //!
 //! As the paper, matmul is left out (its MRSS is the input and output matrices). Here Lazy-LF
-//! is `libfork`, Busy-LF `libfork/idle=busy`, TBB `rayon`, with `abp`, `fibril` and `tokio`;
-//! OpenMP and taskflow have no counterpart. The peak RSS is the point process's own (see
-//! [`super::memory`]). Memory does not need a core per worker, so the default P list goes past
-//! this machine's cores (oversubscribed points marked): the paper's went to 112.
+//! is [`LAZY_LF`](super::suites::LAZY_LF) and Busy-LF [`BUSY_LF`](super::suites::BUSY_LF)
+//! (libfork on its paper's settings), TBB `rayon`, with `abp`, `fibril` and `tokio`, all four
+//! on their defaults; OpenMP and taskflow have no counterpart. The peak RSS is the point
+//! process's own (see [`super::memory`]). Memory does not need a core per worker, so the
+//! default P list goes past this machine's cores (points past its logical CPUs, oversubscribed,
+//! marked): the paper's went to 112.
 
 use super::memory::PeakRss;
-use super::suites::{LIBFORK_CLASSIC, LIBFORK_RUNTIMES, LIBFORK_UTS, rows};
+use super::suites::{
+    LIBFORK_CLASSIC, LIBFORK_RUNTIMES, LIBFORK_UTS, libfork_runtimes_caption, rows,
+};
 use super::{Figure, XAxis};
 
 /// The figure's id.
@@ -36,18 +40,22 @@ pub fn figure() -> Figure {
     Figure {
         id: ID,
         title: TITLE,
-        caption: "Peak memory consumption (MRSS, GNU time, 4 KiB quanta) during the benchmarks \
-                  against the number of cores, fit to MRSS = a + b M_1 P^n (Eq. 17); matmul is \
-                  excluded, its MRSS being its matrices; taskflow exhausted 500 GiB on T3L, \
-                  T1XXL and T3XXL. The text: taskflow uses 2-4 orders of magnitude more memory \
-                  than libfork, OpenMP and TBB up to 12x and 3.1x more; on T3XXL TBB 13x and \
-                  OpenMP 17x more. Paper machine: 2 x 56-core Xeon Platinum 8480+, 500 GiB, P \
-                  up to 112, medians of 5 runs. Here Lazy-LF is `libfork`, Busy-LF \
-                  `libfork/idle=busy`, TBB `rayon`; `abp`, `fibril` and `tokio` are baselines \
-                  the paper did not run; OpenMP and taskflow have no counterpart here. The peak \
-                  RSS is the point process's own VmHWM after its last repetition (input, \
-                  libraries and pool included, as GNU time's), one process per point; P past \
-                  this machine's cores runs oversubscribed (memory, not time), marked.",
+        caption: concat!(
+            "Peak memory consumption (MRSS, GNU time, 4 KiB quanta) during the benchmarks \
+             against the number of cores, fit to MRSS = a + b M_1 P^n (Eq. 17); matmul is \
+             excluded, its MRSS being its matrices; taskflow exhausted 500 GiB on T3L, T1XXL \
+             and T3XXL. The text: taskflow uses 2-4 orders of magnitude more memory than \
+             libfork, OpenMP and TBB up to 12x and 3.1x more; on T3XXL TBB 13x and OpenMP 17x \
+             more. Paper machine: 2 x 56-core Xeon Platinum 8480+, 500 GiB, P up to 112, \
+             medians of 5 runs. ",
+            libfork_runtimes_caption!(),
+            "OpenMP and taskflow have no counterpart here. The peak RSS is the point process's \
+             own VmHWM after its last repetition (input, libraries and pool included, as GNU \
+             time's), one process per point. P past this machine's cores puts pinned workers \
+             on SMT siblings; P past its logical CPUs runs oversubscribed (memory, not time), \
+             marked, pinned workers sharing CPUs (libfork's victims weigh a worker on the same \
+             CPU as distance 1)."
+        ),
         reference_path: "",
         reference: Default::default(),
         paper_workers: MEMORY_WORKERS,
@@ -68,7 +76,11 @@ mod tests {
     fn no_matmul_and_memory_past_the_cores() {
         let f = figure();
         assert_eq!(f.rows.len(), 9 * 6);
-        assert!(f.rows.iter().all(|r| crate::grid::workload_name(&r.workload) != "mm"));
+        assert!(
+            f.rows
+                .iter()
+                .all(|r| crate::grid::workload_name(&r.workload) != "mm")
+        );
         assert_eq!(crate::reproduce::default_workers(&f), MEMORY_WORKERS);
         assert_eq!(f.reps, Some(1));
     }

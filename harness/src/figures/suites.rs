@@ -10,7 +10,7 @@
 //! | Fibril | `fibril` |
 //! | Intel Cilk Plus (Fibril's comparison) | `abp` (work stealing on stackful fibers, as Cilk) |
 //! | Intel TBB | `rayon` (a library work-stealing pool, as TBB) |
-//! | libfork lazy / busy (Lazy-LF, Busy-LF) | `libfork`, `libfork/idle=busy` |
+//! | libfork lazy / busy (Lazy-LF, Busy-LF) | [`LAZY_LF`], [`BUSY_LF`] in libfork's figures |
 //! | OpenMP (libomp), taskflow | none here |
 //!
 //! `tokio` runs as a baseline neither paper measured.
@@ -73,16 +73,85 @@ pub const LIBFORK_UTS: [(&str, &str); 6] = [
     ("T3XXL", "uts/tree=T3XXL"),
 ];
 
-/// The runtimes of libfork's figures here: Lazy-LF, Busy-LF, then `abp`, `fibril`, `rayon`
-/// (TBB) and `tokio`.
-pub const LIBFORK_RUNTIMES: [&str; 6] = [
-    "libfork",
-    "libfork/idle=busy",
-    "abp",
-    "fibril",
-    "rayon",
-    "tokio",
-];
+/// libfork's settings in its paper's runs, as arm settings (the one place they are spelt):
+/// victims by Eq. 6 (`victim=numa`: its NUMA-weighted victims, with the distance r_ij) and
+/// every worker pinned to a CPU, spread over the machine (`pin=scatter`: its pools'
+/// default `numa_strategy::fan`, `hwloc_distrib` over the whole machine, which the
+/// benchmarks keep; `scatter` deals the workers over the NUMA nodes as it does, then fills
+/// each node core by core where `hwloc_distrib` also spreads them over the node's caches).
+macro_rules! libfork_paper_settings {
+    () => {
+        "victim=numa/pin=scatter"
+    };
+}
+pub(crate) use libfork_paper_settings;
+
+/// Lazy-LF as libfork's figures run it, the lazy pool on the paper's settings: the arm's one
+/// spelling, for [`LAZY_LF`] and the captions.
+macro_rules! lazy_lf {
+    () => {
+        concat!(
+            "libfork/",
+            $crate::figures::suites::libfork_paper_settings!()
+        )
+    };
+}
+pub(crate) use lazy_lf;
+
+/// Busy-LF as libfork's figures run it, the busy pool on the paper's settings: the arm's one
+/// spelling, for [`BUSY_LF`] and the captions.
+macro_rules! busy_lf {
+    () => {
+        concat!(
+            "libfork/idle=busy/",
+            $crate::figures::suites::libfork_paper_settings!()
+        )
+    };
+}
+pub(crate) use busy_lf;
+
+/// Lazy-LF as libfork's figures run it (`lazy_lf!`).
+pub const LAZY_LF: &str = lazy_lf!();
+
+/// Busy-LF as libfork's figures run it (`busy_lf!`).
+pub const BUSY_LF: &str = busy_lf!();
+
+/// The name of `runtime` in a plot's legend: the paper's for libfork's two arms of its figures
+/// (Lazy-LF, Busy-LF: their spellings, long for a legend, are in the captions and tables), the
+/// arm's spelling for every other.
+pub fn legend_name(runtime: &str) -> &str {
+    match runtime {
+        LAZY_LF => "Lazy-LF",
+        BUSY_LF => "Busy-LF",
+        other => other,
+    }
+}
+
+/// The sentence of libfork's figures' captions that says what ran: Lazy-LF and Busy-LF on
+/// libfork's paper settings, the other runtimes on their defaults.
+macro_rules! libfork_runtimes_caption {
+    () => {
+        concat!(
+            "Here Lazy-LF is `",
+            $crate::figures::suites::lazy_lf!(),
+            "` and Busy-LF `",
+            $crate::figures::suites::busy_lf!(),
+            "`: libfork on its paper's settings, victims drawn by its Eq. 6 with the \
+             topological distance r_ij, and every worker pinned to a CPU, spread over the \
+             machine as libfork's default placement (hwloc_distrib) spreads them (on one NUMA \
+             node with one L3, at P up to its cores: uniform draws after one sweep of every \
+             other worker; pinned). TBB is `rayon`; `abp`, `fibril` and `tokio` are baselines \
+             the paper did not run; these four run on their own defaults, unpinned unless \
+             `--pinning` is given. "
+        )
+    };
+}
+pub(crate) use libfork_runtimes_caption;
+
+/// The runtimes of libfork's figures here: Lazy-LF and Busy-LF on libfork's paper settings,
+/// then `abp`, `fibril`, `rayon` (TBB) and `tokio` on their defaults (unpinned, unless
+/// `--pinning` says otherwise).
+pub const LIBFORK_RUNTIMES: [&str; 6] = [LAZY_LF, BUSY_LF, "abp", "fibril", "rayon", "tokio"];
 
 /// One fj row per benchmark and runtime, grouped by benchmark; `paper` gives a row its paper
 /// values (`None`: a runtime the paper did not run, or no number).
@@ -237,5 +306,50 @@ mod tests {
         );
         assert_eq!(r.iter().filter(|r| r.paper.is_some()).count(), 1);
         assert!(r.iter().all(|r| r.variant == Variant::Fj));
+    }
+
+    #[test]
+    fn libforks_arms_are_canonical_and_on_its_paper_settings() {
+        use crate::runtimes::Arm;
+        use stealbench_schedulers::{IdlePolicy, Pinning, PoolConfig, VictimPolicy};
+        for (arm, idle) in [(LAZY_LF, IdlePolicy::Lazy), (BUSY_LF, IdlePolicy::Busy)] {
+            let a = Arm::parse(arm).unwrap();
+            assert_eq!(a.spec(), arm, "the rows' spelling is the canonical one");
+            // Whatever the run's pinning, libfork's arms are pinned as the paper's runs.
+            let c = a.configure(PoolConfig::with_workers(4));
+            assert_eq!(
+                (c.idle, c.victim, c.pinning),
+                (idle, VictimPolicy::NumaWeighted, Pinning::Scatter)
+            );
+        }
+        // The legends name the two arms as the paper does, the table by their spellings.
+        use crate::figures::metric::Context;
+        use crate::grid::{Grid, Selection};
+        use crate::testutil::ok_point;
+        let fig = super::super::libfork_fig5::figure();
+        let grid = Grid::build(fig.rows.clone(), &[1], &Selection::default());
+        let summaries: Vec<_> = ["serial", LAZY_LF, BUSY_LF, "rayon"]
+            .into_iter()
+            .map(|rt| ok_point(rt, Variant::Fj, 1, 0.1))
+            .collect();
+        let ctx = Context {
+            summaries: &summaries,
+            cpus: 2,
+        };
+        let fib = crate::plot::panels(&fig, &grid, &ctx).remove(0);
+        let labels: Vec<&str> = fib.series.iter().map(|s| s.label.as_str()).collect();
+        assert_eq!(labels, ["fj Lazy-LF", "fj Busy-LF", "fj rayon"]);
+        assert!(
+            crate::table::build(&fig, &grid, &ctx)
+                .to_text()
+                .contains(BUSY_LF)
+        );
+        // The other runtimes of libfork's figures keep their defaults.
+        for rt in &LIBFORK_RUNTIMES[2..] {
+            let c = Arm::parse(rt)
+                .unwrap()
+                .configure(PoolConfig::with_workers(4));
+            assert_eq!(c, PoolConfig::with_workers(4), "{rt}");
+        }
     }
 }
