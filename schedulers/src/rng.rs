@@ -1,6 +1,20 @@
-//! A small seeded generator (SplitMix64): the workloads' inputs (bit-identical for every
-//! runtime) and the simulator's random choices (a seed fixes a whole simulated run). Not for
-//! cryptography; chosen for speed and a fixed, documented output sequence.
+//! Small seeded generators, not for cryptography: SplitMix64 for the workloads' inputs
+//! (bit-identical for every runtime) and the simulator's random choices (a seed fixes a whole
+//! simulated run), chosen for a fixed, documented output sequence; xorshift64* for the
+//! workers' victim draws, chosen for speed (a few instructions in a worker's own cell).
+
+use std::cell::Cell;
+
+/// The next number of the xorshift64* generator (Vigna 2016) whose state is `state` (never 0).
+#[inline]
+pub fn xorshift64star(state: &Cell<u64>) -> u64 {
+    let mut x = state.get();
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    state.set(x);
+    x.wrapping_mul(0x2545_F491_4F6C_DD1D)
+}
 
 /// SplitMix64 (Steele, Lea, Flood 2014).
 #[derive(Debug, Clone)]

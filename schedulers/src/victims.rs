@@ -499,13 +499,8 @@ mod tests {
 
     /// xorshift64*, as the libfork workers draw.
     fn rng(seed: u64) -> impl FnMut() -> u64 {
-        let mut x = seed;
-        move || {
-            x ^= x >> 12;
-            x ^= x << 25;
-            x ^= x >> 27;
-            x.wrapping_mul(0x2545_F491_4F6C_DD1D)
-        }
+        let state = std::cell::Cell::new(seed);
+        move || crate::rng::xorshift64star(&state)
     }
 
     /// 400,000 draws per worker with a fixed seed: every victim's frequency is within five

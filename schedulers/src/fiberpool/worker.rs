@@ -239,13 +239,7 @@ impl<P: Policy> Local<P> {
 
     /// The worker's next pseudo-random number.
     pub fn next_rand(&self) -> u64 {
-        // xorshift64*
-        let mut x = self.rng.get();
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        self.rng.set(x);
-        x.wrapping_mul(0x2545_F491_4F6C_DD1D)
+        crate::rng::xorshift64star(&self.rng)
     }
 
     /// A fiber to run a new task: an idle one if there is one, else a new one. The caller

@@ -109,12 +109,7 @@ impl WorkerState {
 
     /// The pseudo-random next victim (xorshift64*).
     pub(super) fn next_rand(&self) -> u64 {
-        let mut x = self.rng.get();
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        self.rng.set(x);
-        x.wrapping_mul(0x2545_F491_4F6C_DD1D)
+        crate::rng::xorshift64star(&self.rng)
     }
 
     /// Makes `s` (the stack of a frame about to be resumed) the current stack; the current
