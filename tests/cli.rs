@@ -168,7 +168,7 @@ fn bad_input_is_one_line_and_exit_code_2() {
         ),
         (
             &["bench", "--n", "10", "--rounds", "0"],
-            "rounds must be at least 1",
+            "0 is not in 1..=100",
         ),
     ];
     for (args, needle) in cases {
@@ -248,7 +248,62 @@ fn run_prints_times_and_json_lines() {
     assert_eq!(lines.len(), 5, "{stdout}");
     assert!(lines[0].contains("\"event\":\"start\"") && lines[0].contains("n=20"));
     assert!(lines[3].contains("\"rep\":3"));
+    for rep in &lines[1..4] {
+        assert!(
+            rep.contains("\"answer\":\"fib(20) = 6765; checked against the iterative fib(n)\""),
+            "{rep}"
+        );
+    }
     assert!(lines[4].contains("\"event\":\"done\"") && lines[4].contains("peak_rss_kb"));
+}
+
+/// `run` prints the workload's answer and what it was checked against, as the original
+/// benchmarks print theirs: UTS's node count, depth and leaves, of the tree the parameters give.
+#[test]
+fn run_prints_the_answer_and_what_it_was_checked_against() {
+    let dir = TempDir::new("answer");
+    let uts = |extra: &[&str]| {
+        let mut args = vec![
+            "run",
+            "--runtime",
+            "abp",
+            "--workload",
+            "uts",
+            "--variant",
+            "fj",
+            "--workers",
+            "2",
+            "--size",
+            "test",
+            "--reps",
+            "2",
+        ];
+        args.extend_from_slice(extra);
+        let out = stealbench(&args, &dir.0);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        text(&out.stdout)
+    };
+    let answer = |stdout: &str| -> Vec<String> {
+        stdout
+            .lines()
+            .filter_map(|l| l.strip_prefix("answer: "))
+            .map(str::to_string)
+            .collect()
+    };
+    // Printed once: both repetitions have the same answer.
+    let stdout = uts(&[]);
+    assert_eq!(
+        answer(&stdout),
+        ["3987 nodes, depth 5, 3232 leaves; checked against an iterative serial walk"],
+        "{stdout}"
+    );
+    // A tree of one's own: another root seed.
+    let stdout = uts(&["--param", "r=7"]);
+    assert_eq!(
+        answer(&stdout),
+        ["7949 nodes, depth 5, 6338 leaves; checked against an iterative serial walk"],
+        "{stdout}"
+    );
 }
 
 #[test]
@@ -281,8 +336,55 @@ fn run_param_overrides_the_preset_and_is_recorded() {
     assert!(start.contains("\"params\":\"n=23\""), "{start}");
     // A value the workload cannot use is one line, after the parameters were printed.
     let out = run(&["--param", "n=94"]);
-    assert!(!out.status.success());
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
     assert!(text(&out.stderr).contains("n=94: fib(n) fits 64 bits only up to n=93"));
+}
+
+#[test]
+fn unbounded_inputs_are_refused_with_one_line_before_anything_runs() {
+    let dir = TempDir::new("bounds");
+    let results = dir.0.join("results");
+    let run = |workload: &str, extra: &str| {
+        let point = "--variant fj --workers 1 --size test";
+        format!("run --runtime serial --workload {workload} {point} {extra}")
+    };
+    let huge = "18446744073709551615";
+    let memory = "of memory; the limit is";
+    let cases = [
+        (
+            run("sort", "--param n=10^18"),
+            "n=1000000000000000000: the input needs more than 16.0 EiB of memory; the limit is",
+        ),
+        (run("quicksort", "--param n=10^12"), memory),
+        (run("fft", "--param n=2^40"), memory),
+        (run("fib", &format!("--reps {huge}")), "is not in 1..=10000"),
+        (
+            format!(
+                "reproduce prows-fig3 --size test --rounds {huge} --out {}",
+                results.display()
+            ),
+            "is not in 1..=100",
+        ),
+        ("bench --n 200".to_string(), "200 is not in 0..=93"),
+        // A value the workload cannot use is bad input too, refused before or after the pool
+        // started.
+        (run("mm", "--param n=100"), "n=100: mm needs n = 32·2^k"),
+        (run("sort", "--param n=0"), "n=0: nothing to sort"),
+    ];
+    for (args, needle) in &cases {
+        let out = stealbench(&args.split(' ').collect::<Vec<_>>(), &dir.0);
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args}: {err}");
+        assert!(err.contains(needle), "{args}: {err}");
+    }
+    assert!(!results.exists(), "a refused reproduce made a directory");
+    // Integers take `2^k` wherever a parameter holds a number (mm's side: a number or `input`).
+    let args = run("mm", "--param n=2^6 --reps 1 --json");
+    let out = stealbench(&args.split(' ').collect::<Vec<_>>(), &dir.0);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let start = text(&out.stdout).lines().next().unwrap().to_string();
+    assert!(start.contains(" n=64 "), "{start}");
 }
 
 fn run_dirs(results: &Path) -> Vec<PathBuf> {
@@ -337,6 +439,13 @@ fn reproduce_fig3_end_to_end_then_resume() {
         "{raw}"
     );
     assert!(raw_lines[2].contains(",ok,ok,"), "{raw}");
+    // Each repetition's answer, and what it was checked against, in the last column.
+    for line in &raw_lines[1..] {
+        assert!(
+            line.ends_with(",1,fib(20) = 6765; checked against the iterative fib(n)"),
+            "{raw}"
+        );
+    }
     let summary = fs::read_to_string(run.join("summary.csv")).unwrap();
     assert!(
         summary
@@ -530,7 +639,7 @@ fn hw_video_is_checked_recorded_and_reaches_the_points() {
                 a[7] = "sw".into();
                 a
             },
-            "not run here",
+            "which is not run here (workloads: sw)",
         ),
     ];
     for (args, needle) in &cases {
@@ -950,18 +1059,21 @@ fn reproduce_the_memory_fit_end_to_end() {
         raw.replace("/victim=numa/pin=scatter,", ","),
     )
     .unwrap();
+    // The grid's own arms are then missing: merge refuses, and `--force` merges what there is
+    // (exit 1: incomplete).
     let merged = dir.0.join("merged");
-    let out = stealbench(
-        &[
-            "merge",
-            run.to_str().unwrap(),
-            "--out",
-            merged.to_str().unwrap(),
-            "--figures-dir",
-            figures.to_str().unwrap(),
-        ],
-        &dir.0,
-    );
+    let args = [
+        "merge",
+        run.to_str().unwrap(),
+        "--out",
+        merged.to_str().unwrap(),
+        "--figures-dir",
+        figures.to_str().unwrap(),
+    ];
+    let refused = stealbench(&args, &dir.0);
+    assert_eq!(refused.status.code(), Some(2), "{}", text(&refused.stderr));
+    let out = stealbench(&[&args[..], &["--force"]].concat(), &dir.0);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
     let stdout = text(&out.stdout);
     let said = "the run has points of arms this figure no longer runs, in none of its tables or \
                 plots: libfork (replaced by libfork/victim=numa/pin=scatter), libfork/idle=busy \
@@ -1028,5 +1140,436 @@ fn run_prints_the_pools_pinning() {
         text(&out.stderr).contains("no worker to pin: drop pin="),
         "{}",
         text(&out.stderr)
+    );
+}
+
+/// The children of process `pid` (from `/proc/PID/task/PID/children`, else every process's
+/// parent in `/proc/*/stat`).
+fn children_of(pid: u32) -> Vec<u32> {
+    if let Ok(list) = fs::read_to_string(format!("/proc/{pid}/task/{pid}/children")) {
+        return list
+            .split_whitespace()
+            .filter_map(|c| c.parse().ok())
+            .collect();
+    }
+    let Ok(entries) = fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|c| {
+            fs::read_to_string(format!("/proc/{c}/stat")).is_ok_and(|stat| {
+                // `pid (comm) state ppid ...`: comm may hold spaces and parentheses.
+                stat.rsplit_once(')')
+                    .and_then(|(_, rest)| rest.split_whitespace().nth(1)?.parse::<u32>().ok())
+                    == Some(pid)
+            })
+        })
+        .collect()
+}
+
+/// Whether process `pid` still runs (a zombie waiting to be reaped does not).
+fn alive(pid: u32) -> bool {
+    fs::read_to_string(format!("/proc/{pid}/status")).is_ok_and(|s| {
+        !s.lines()
+            .any(|l| l.starts_with("State:") && l.contains('Z'))
+    })
+}
+
+/// A `reproduce` SIGKILLed as soon as its child process exists (before the child could have
+/// set anything up) leaves no child running: every child hangs (`STEALBENCH_FAULT`), so one
+/// that did not die with its parent would still be there.
+#[test]
+fn children_die_with_a_killed_parent() {
+    let dir = TempDir::new("orphans");
+    let mut children = Vec::new();
+    for _ in 0..20 {
+        let mut parent = Command::new(BIN)
+            .args([
+                "reproduce",
+                "prows-fig3",
+                "--size",
+                "test",
+                "--runtimes",
+                "serial",
+                "--workloads",
+                "fib",
+                "--workers",
+                "1",
+                "--rounds",
+                "1",
+                "--out",
+                "r",
+                "--figures-dir",
+                "f",
+            ])
+            .env("STEALBENCH_FAULT", "serial@1=hang")
+            .current_dir(&dir.0)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        let child = loop {
+            if let Some(&c) = children_of(parent.id()).first() {
+                break c;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "reproduce started no child"
+            );
+        };
+        parent.kill().unwrap();
+        parent.wait().unwrap();
+        children.push(child);
+    }
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(3);
+    while children.iter().any(|&c| alive(c)) && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let survivors: Vec<u32> = children.into_iter().filter(|&c| alive(c)).collect();
+    for &c in &survivors {
+        let _ = Command::new("kill").args(["-9", &c.to_string()]).status();
+    }
+    assert!(
+        survivors.is_empty(),
+        "{} of 20 children outlived their parent",
+        survivors.len()
+    );
+}
+
+/// A child whose parent died before it could ask to die with it (its parent is not the one
+/// `STEALBENCH_PARENT_PID` names) exits at once instead of measuring.
+#[test]
+fn a_child_whose_parent_is_gone_exits_at_once() {
+    let dir = TempDir::new("parentgone");
+    let mut child = Command::new(BIN)
+        .args([
+            "run",
+            "--runtime",
+            "serial",
+            "--workload",
+            "fib",
+            "--variant",
+            "fj",
+            "--workers",
+            "1",
+            "--size",
+            "test",
+            "--json",
+        ])
+        .env("STEALBENCH_FAULT", "serial@1=hang")
+        .env(
+            "STEALBENCH_PARENT_PID",
+            (std::process::id() + 1).to_string(),
+        )
+        .current_dir(&dir.0)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(3);
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break Some(s);
+        }
+        if std::time::Instant::now() > deadline {
+            break None;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    };
+    if status.is_none() {
+        child.kill().unwrap();
+    }
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(status.and_then(|s| s.code()), Some(1), "still running");
+    assert!(out.stdout.is_empty(), "{}", text(&out.stdout));
+    assert!(
+        text(&out.stderr).contains("parent process (STEALBENCH_PARENT_PID="),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+/// Copies the files of run directory `from` to `to`.
+fn copy_run(from: &Path, to: &Path) {
+    fs::create_dir_all(to).unwrap();
+    for e in fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        if e.file_type().unwrap().is_file() {
+            fs::copy(e.path(), to.join(e.file_name())).unwrap();
+        }
+    }
+}
+
+/// `merge` refuses a shard whose raw.csv lost its last line, is empty, missing, cut short or
+/// has a row twice, and a set of shards that lacks one: one line naming what is wrong, exit
+/// code 2, the shards unchanged. `--force` merges the whole measurements and exits 1.
+#[test]
+fn merge_refuses_damaged_or_missing_shards() {
+    let dir = TempDir::new("damaged");
+    let mut shards = Vec::new();
+    for i in 1..=2 {
+        let out = stealbench(
+            &[
+                "reproduce",
+                "prows-fig3",
+                "--size",
+                "test",
+                "--runtimes",
+                "serial,abp",
+                "--workloads",
+                "fib",
+                "--workers",
+                "1,2",
+                "--rounds",
+                "1",
+                "--reps",
+                "2",
+                "--out",
+                "r",
+                "--figures-dir",
+                "f",
+                "--shard",
+                &format!("{i}/2"),
+            ],
+            &dir.0,
+        );
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        let d = fs::read_dir(dir.0.join("r/prows-fig3"))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .find(|p| p.to_str().unwrap().ends_with(&format!("-shard-{i}-of-2")))
+            .unwrap();
+        shards.push(d);
+    }
+    let second = shards[1].to_str().unwrap();
+    let merge = |first: &Path, extra: &[&str]| {
+        let mut args = vec!["merge", first.to_str().unwrap(), second];
+        args.extend_from_slice(&["--out", "m", "--figures-dir", "mf"]);
+        args.extend_from_slice(extra);
+        stealbench(&args, &dir.0)
+    };
+    let raw = fs::read_to_string(shards[0].join("raw.csv")).unwrap();
+    assert!(raw.lines().count() >= 3, "{raw}");
+    let lines: Vec<&str> = raw.lines().collect();
+    let last_lost = lines[..lines.len() - 1].join("\n") + "\n";
+    let twice = format!("{raw}{}\n", lines[lines.len() - 1]);
+    let cut = &raw[..raw.len() - 3];
+    let cases: [(&str, Option<&str>, &str); 5] = [
+        (
+            "lost",
+            Some(&last_lost),
+            "1 of 2 repetitions: resume the run",
+        ),
+        ("empty", Some(""), "raw.csv is empty: resume the run"),
+        ("missing", None, "raw.csv is missing: resume the run"),
+        ("twice", Some(&twice), "recorded twice: resume the run"),
+        (
+            "cut",
+            Some(cut),
+            "its last line is cut short: resume the run",
+        ),
+    ];
+    for (name, content, want) in cases {
+        let d = dir.0.join(name);
+        copy_run(&shards[0], &d);
+        match content {
+            Some(c) => fs::write(d.join("raw.csv"), c).unwrap(),
+            None => fs::remove_file(d.join("raw.csv")).unwrap(),
+        }
+        let out = merge(&d, &[]);
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{name}: {err}");
+        assert_eq!(err.lines().count(), 1, "{name}: {err}");
+        assert!(err.contains(want), "{name}: {err}");
+        if let Some(c) = content {
+            assert_eq!(fs::read_to_string(d.join("raw.csv")).unwrap(), c, "{name}");
+        }
+    }
+    assert!(!dir.0.join("m").exists(), "nothing merged");
+
+    // One of the two shards.
+    let out = stealbench(
+        &["merge", second, "--out", "m", "--figures-dir", "mf"],
+        &dir.0,
+    );
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("1 of 2 shards given (shard 1/2 missing)"),
+        "{err}"
+    );
+
+    // --force merges what is whole, says what is missing, and exits 1.
+    let out = merge(&dir.0.join("lost"), &["--force"]);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("incomplete: the merged run lacks 1 of"),
+        "{err}"
+    );
+    // The whole shards merge.
+    let out = merge(&shards[0], &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+}
+
+/// `--resume` of a missing directory, of one that is not a run, or of a run whose meta.json
+/// settings are invalid is one line and exit code 2, and leaves nothing behind; a `.lock`
+/// that is a symbolic link is refused, its target untouched; a row recorded twice is measured
+/// again, not counted twice.
+#[test]
+fn resume_checks_the_run_first() {
+    let dir = TempDir::new("resumecheck");
+    let resume = |d: &str| stealbench(&["reproduce", "prows-fig3", "--resume", d], &dir.0);
+    let out = resume("nowhere");
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("cannot resume nowhere: no such directory"),
+        "{err}"
+    );
+    fs::create_dir(dir.0.join("empty")).unwrap();
+    let out = resume("empty");
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("not a run directory (it has no meta.json)"),
+        "{err}"
+    );
+    assert_eq!(fs::read_dir(dir.0.join("empty")).unwrap().count(), 0);
+
+    let out = stealbench(
+        &[
+            "reproduce",
+            "prows-fig3",
+            "--size",
+            "test",
+            "--runtimes",
+            "serial",
+            "--workloads",
+            "fib",
+            "--workers",
+            "1",
+            "--rounds",
+            "1",
+            "--reps",
+            "2",
+            "--out",
+            "r",
+            "--figures-dir",
+            "f",
+        ],
+        &dir.0,
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let run = run_dirs(&dir.0.join("r")).remove(0);
+    let meta = fs::read_to_string(run.join("meta.json")).unwrap();
+    for (name, from, to, want) in [
+        (
+            "p0",
+            "\"workers\": [\n      1\n    ]",
+            "\"workers\": [0]",
+            "P=0",
+        ),
+        (
+            "reps0",
+            "\"reps\": 2",
+            "\"reps\": 0",
+            "reps 0: must be 1 to 10000",
+        ),
+        ("rt", "\"serial\"", "\"nosuch\"", "unknown runtime 'nosuch'"),
+    ] {
+        assert!(meta.contains(from), "{from}: {meta}");
+        let d = dir.0.join(name);
+        copy_run(&run, &d);
+        fs::write(d.join("meta.json"), meta.replace(from, to)).unwrap();
+        let out = resume(name);
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{name}: {err}");
+        assert!(err.contains("its meta.json is invalid: "), "{name}: {err}");
+        assert!(err.contains(want), "{name}: {err}");
+    }
+
+    // A planted .lock link (in place of the lock file the run left).
+    let target = dir.0.join("precious");
+    fs::write(&target, "keep me").unwrap();
+    let _ = fs::remove_file(run.join(".lock"));
+    std::os::unix::fs::symlink(&target, run.join(".lock")).unwrap();
+    let out = resume(run.to_str().unwrap());
+    let err = text(&out.stderr);
+    assert_ne!(out.status.code(), Some(0), "{err}");
+    assert!(err.contains(".lock is a symbolic link"), "{err}");
+    assert_eq!(fs::read_to_string(&target).unwrap(), "keep me");
+    fs::remove_file(run.join(".lock")).unwrap();
+
+    // Repetition 2 on two lines, repetition 1 lost: measured again.
+    let raw = fs::read_to_string(run.join("raw.csv")).unwrap();
+    let lines: Vec<&str> = raw.lines().collect();
+    assert_eq!(lines.len(), 3, "{raw}");
+    fs::write(
+        run.join("raw.csv"),
+        format!("{}\n{}\n{}\n", lines[0], lines[2], lines[2]),
+    )
+    .unwrap();
+    let out = resume(run.to_str().unwrap());
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(err.contains("(repetition 2 recorded twice)"), "{err}");
+    let raw = fs::read_to_string(run.join("raw.csv")).unwrap();
+    let reps: Vec<&str> = raw
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').nth(6).unwrap())
+        .collect();
+    assert_eq!(reps, ["1", "2"], "{raw}");
+}
+
+/// `slurm` checks its settings and the reproduce options before writing a script.
+#[test]
+fn slurm_checks_every_setting() {
+    let dir = TempDir::new("slurmcheck");
+    let slurm = |args: &[&str]| {
+        let mut a = vec!["slurm", "prows-fig3", "--dir", "s"];
+        a.extend_from_slice(args);
+        stealbench(&a, &dir.0)
+    };
+    for (args, want) in [
+        (
+            &["--shards", "2", "--time", "banana"][..],
+            "--time \"banana\": not a Slurm time limit",
+        ),
+        (&["--shards", "100000"], "--shards 100000: at most 1000"),
+        (&["--shards", "500"], "some shards would measure nothing"),
+        (
+            &["--shards", "2", "--", "--workers", "0"],
+            "the reproduce options after --: workers must be at least 1",
+        ),
+        (
+            &["--shards", "2", "--", "--size", "quik"],
+            "did you mean 'quick'",
+        ),
+        (
+            &["--shards", "2", "--partition", "cpu\n#SBATCH --mail-user=x"],
+            "a control character",
+        ),
+        (
+            &["--shards", "2", "--", "--runtimes", "serial\nrm -rf ~"],
+            "a control character",
+        ),
+    ] {
+        let out = slurm(args);
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(err.contains(want), "{args:?}: {err}");
+        assert!(!dir.0.join("s/prows-fig3.sbatch").exists(), "{args:?}");
+    }
+    let out = slurm(&["--shards", "2", "--time", "1-12:30", "--partition", "cpu"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let array = fs::read_to_string(dir.0.join("s/prows-fig3.sbatch")).unwrap();
+    assert!(
+        array.contains("#SBATCH --time=1-12:30\n#SBATCH --partition=cpu\n"),
+        "{array}"
     );
 }

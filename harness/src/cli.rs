@@ -2,6 +2,7 @@
 //! naming the nearest valid name, and exit code 2.
 
 use crate::suggest;
+use clap::builder::RangedU64ValueParser;
 use clap::{Args, Parser, Subcommand};
 use std::path::{Path, PathBuf};
 use stealbench_schedulers::Pinning;
@@ -63,8 +64,8 @@ pub struct RunArgs {
     /// Input size: paper, small, quick (or test).
     #[arg(long, default_value = "paper")]
     pub size: String,
-    /// Timed repetitions (default: 10 for paper, 5 small, 3 quick, 2 test).
-    #[arg(long)]
+    /// Timed repetitions, 1 to 10000 (default: 10 for paper, 5 small, 3 quick, 2 test).
+    #[arg(long, value_parser = count(MAX_REPS))]
     pub reps: Option<usize>,
     /// Thread pinning: none, compact, scatter (the runtime's `pin=`, if given, instead).
     #[arg(long, default_value = "none")]
@@ -112,18 +113,18 @@ pub struct ReproduceArgs {
     /// Only these workloads, comma-separated.
     #[arg(long, value_delimiter = ',')]
     pub workloads: Option<Vec<String>>,
-    /// Timed repetitions per point and round (default: 10 for paper, 5 small, 3 quick, 2
-    /// test, divided among the rounds, at least 1 a round).
-    #[arg(long)]
+    /// Timed repetitions per point and round, 1 to 10000 (default: 10 for paper, 5 small, 3
+    /// quick, 2 test, divided among the rounds, at least 1 a round).
+    #[arg(long, value_parser = count(MAX_REPS))]
     pub reps: Option<usize>,
     /// Rounds over the grid: every point runs once per round, each round in a shuffled order,
     /// so a machine whose speed drifts favours no runtime; the tables give the spread of each
-    /// point's round medians (default: the figure's, 3 for prows-fig3, else 1).
-    #[arg(long)]
+    /// point's round medians; 1 to 100 (default: the figure's, 3 for prows-fig3, else 1).
+    #[arg(long, value_parser = count(MAX_ROUNDS))]
     pub rounds: Option<usize>,
-    /// Seconds after which a point's process is killed and recorded as a timeout; 0 = never
-    /// (default: 3600 paper, 1200 small, 300 quick, 120 test).
-    #[arg(long)]
+    /// Seconds after which a point's process is killed and recorded as a timeout, at most
+    /// 604800 (a week); 0 = never (default: 3600 paper, 1200 small, 300 quick, 120 test).
+    #[arg(long, value_parser = seconds())]
     pub timeout: Option<u64>,
     /// Thread pinning: none (default), compact, scatter, for every arm without `pin=`.
     #[arg(long)]
@@ -203,26 +204,27 @@ pub struct SlurmArgs {
 /// Arguments of `bench`.
 #[derive(Debug, Args)]
 pub struct BenchArgs {
-    /// The Fibonacci number computed.
-    #[arg(long, default_value_t = 30)]
+    /// The Fibonacci number computed, 0 to 93 (the largest that fits 64 bits).
+    #[arg(long, default_value_t = 30, value_parser = fib_n())]
     pub n: u64,
     /// fib's variant: fj (a join per call), sf (a future per call, on its own fiber) or
     /// sf-nostack (a future per call without a stack of its own). T_s is always serial fj.
     #[arg(long, default_value = "fj")]
     pub variant: String,
-    /// Timed repetitions per runtime and round (their median is the round's time).
-    #[arg(long, default_value_t = 10)]
+    /// Timed repetitions per runtime and round (their median is the round's time), 1 to 10000.
+    #[arg(long, default_value_t = 10, value_parser = count(MAX_REPS))]
     pub reps: usize,
     /// Rounds over all the runtimes in turn, each with its own T_s: T1/Ts is the median of the
-    /// rounds' ratios, so a machine whose speed drifts during the run moves T_s with the rest.
-    #[arg(long, default_value_t = 3)]
+    /// rounds' ratios, so a machine whose speed drifts during the run moves T_s with the rest;
+    /// 1 to 100.
+    #[arg(long, default_value_t = 3, value_parser = count(MAX_ROUNDS))]
     pub rounds: usize,
     /// Usable size of every fiber stack of the fiber runtimes (abp, fibril, prows), in bytes
     /// or with K, M, G; default 16M.
     #[arg(long, value_name = "SIZE")]
     pub stack_size: Option<String>,
-    /// Seconds after which a runtime's process is killed; 0 = never.
-    #[arg(long, default_value_t = 300)]
+    /// Seconds after which a runtime's process is killed, at most 604800 (a week); 0 = never.
+    #[arg(long, default_value_t = 300, value_parser = seconds())]
     pub timeout: u64,
 }
 
@@ -236,13 +238,13 @@ pub struct BenchPointArgs {
     #[arg(long, value_name = "SIZE")]
     pub stack_size: Option<String>,
     /// The Fibonacci number computed.
-    #[arg(long)]
+    #[arg(long, value_parser = fib_n())]
     pub n: u64,
     /// fib's variant.
     #[arg(long, default_value = "fj")]
     pub variant: String,
     /// Timed repetitions.
-    #[arg(long)]
+    #[arg(long, value_parser = count(MAX_REPS))]
     pub reps: usize,
     /// Print one JSON object per line.
     #[arg(long)]
@@ -278,6 +280,32 @@ impl From<std::io::Error> for Failure {
     fn from(e: std::io::Error) -> Self {
         Failure::Runtime(e.to_string())
     }
+}
+
+/// The most timed repetitions of a point (`--reps`): the papers take 10.
+pub const MAX_REPS: usize = 10_000;
+
+/// The most rounds over a grid or over `bench`'s runtimes (`--rounds`).
+pub const MAX_ROUNDS: usize = 100;
+
+/// The longest timeout (`--timeout`), in seconds: a week.
+pub const MAX_TIMEOUT: u64 = 7 * 24 * 3600;
+
+/// The value parser of a count from 1 to `max`: anything else is refused by clap, before the
+/// command does anything.
+fn count(max: usize) -> RangedU64ValueParser<usize> {
+    RangedU64ValueParser::new().range(1..=max as u64)
+}
+
+/// The value parser of `--timeout`: 0 (never) to [`MAX_TIMEOUT`] seconds.
+fn seconds() -> RangedU64ValueParser<u64> {
+    RangedU64ValueParser::new().range(0..=MAX_TIMEOUT)
+}
+
+/// The value parser of `bench`'s `--n`: the Fibonacci numbers that fit 64 bits, as `run`
+/// takes them.
+fn fib_n() -> RangedU64ValueParser<u64> {
+    RangedU64ValueParser::new().range(0..=stealbench_workloads::fib::MAX_N)
 }
 
 /// Collapses a clap error into one line: its first line, without `error: `, plus its tip.
@@ -387,7 +415,8 @@ pub fn output_dir(flag: &str, path: &Path) -> Result<PathBuf, Failure> {
     }
     std::fs::create_dir_all(path).map_err(|e| bad(format!("cannot create it: {e}")))?;
     let probe = path.join(format!(".stealbench-probe-{}", std::process::id()));
-    std::fs::write(&probe, b"").map_err(|e| bad(format!("not writable: {e}")))?;
+    crate::files::create_fresh(&probe)
+        .map_err(|e| bad(format!("cannot write a file in it: {e}")))?;
     let _ = std::fs::remove_file(&probe);
     path.canonicalize().map_err(|e| bad(e.to_string()))
 }
@@ -473,7 +502,8 @@ pub fn check_inputs(
         if !workloads.iter().any(|(_, i, _)| i.name == w) {
             let running: Vec<&str> = workloads.iter().map(|(_, i, _)| i.name).collect();
             return Err(Failure::Usage(format!(
-                "--{w}-video/--{w}-points are inputs of workload '{w}', which is not run here                  (workloads: {})",
+                "--{w}-video/--{w}-points are inputs of workload '{w}', which is not run here \
+                 (workloads: {})",
                 if running.is_empty() {
                     "none".to_string()
                 } else {
@@ -559,6 +589,77 @@ mod tests {
         let line = one_line_clap_error(&e);
         assert!(!line.contains('\n'), "{line}");
         assert!(line.contains("not provided: --hw-video"), "{line}");
+    }
+
+    #[test]
+    fn counts_and_seconds_are_bounded_by_clap() {
+        let parse = |args: &[&str]| Cli::try_parse_from([&["stealbench"], args].concat());
+        let huge = "18446744073709551615";
+        let run = |extra: &[&str]| {
+            let point = "--runtime serial --workload fib --variant fj --workers 1";
+            parse(&[&["run"], &point.split(' ').collect::<Vec<_>>()[..], extra].concat())
+        };
+        let Command::Run(a) = run(&["--reps", "10000"]).unwrap().command else {
+            panic!("not run")
+        };
+        assert_eq!(a.reps, Some(MAX_REPS));
+        for (args, range) in [
+            (vec!["--reps", huge], "1..=10000"),
+            (vec!["--reps", "0"], "1..=10000"),
+        ] {
+            let e = one_line_clap_error(&run(&args).unwrap_err());
+            assert!(e.contains(&format!("is not in {range}")), "{args:?}: {e}");
+        }
+        let reproduce = |extra: &[&str]| parse(&[&["reproduce", "prows-fig3"], extra].concat());
+        let bench = |extra: &[&str]| parse(&[&["bench"], extra].concat());
+        for (e, range) in [
+            (reproduce(&["--rounds", huge]), "1..=100"),
+            (reproduce(&["--reps", "10001"]), "1..=10000"),
+            (reproduce(&["--timeout", huge]), "0..=604800"),
+            (bench(&["--n", "94"]), "0..=93"),
+            (bench(&["--rounds", "0"]), "1..=100"),
+            (bench(&["--reps", "0"]), "1..=10000"),
+            (bench(&["--timeout", "604801"]), "0..=604800"),
+        ] {
+            let e = one_line_clap_error(&e.unwrap_err());
+            assert!(e.contains(&format!("is not in {range}")), "{e}");
+        }
+        let most = bench(&["--n", "93", "--timeout", "604800"]).unwrap();
+        let Command::Bench(b) = most.command else {
+            panic!("not bench")
+        };
+        assert_eq!((b.n, b.timeout), (93, MAX_TIMEOUT));
+        // The help names the bounds the parsers hold.
+        let help = |sub: &str, arg: &str| {
+            let mut cmd = Cli::command();
+            let sub = cmd.find_subcommand_mut(sub).unwrap();
+            let arg = sub.get_arguments().find(|a| a.get_id() == arg).unwrap();
+            arg.get_help().unwrap().to_string()
+        };
+        for sub in ["run", "reproduce", "bench"] {
+            assert!(help(sub, "reps").contains(&MAX_REPS.to_string()), "{sub}");
+        }
+        for sub in ["reproduce", "bench"] {
+            for (arg, max) in [("rounds", MAX_ROUNDS as u64), ("timeout", MAX_TIMEOUT)] {
+                assert!(help(sub, arg).contains(&max.to_string()), "{sub} {arg}");
+            }
+        }
+        let max_n = stealbench_workloads::fib::MAX_N.to_string();
+        assert!(help("bench", "n").contains(&max_n));
+    }
+
+    #[test]
+    fn an_input_file_of_a_workload_not_run_is_one_plain_line() {
+        let options = InputOptions {
+            hw_video: Some(std::env::current_exe().unwrap()),
+            ..InputOptions::default()
+        };
+        let e = check_inputs(&["fib".to_string()], Size::Test, &options).unwrap_err();
+        assert_eq!(
+            e.message(),
+            "--hw-video/--hw-points are inputs of workload 'hw', which is not run here \
+             (workloads: fib)"
+        );
     }
 
     #[test]

@@ -12,11 +12,12 @@
 //! in `tests/cli.rs`).
 
 use crate::cli::{Failure, MergeArgs, SlurmArgs};
+use crate::figures::Figure;
 use crate::grid::{Grid, PointKey, Selection, Status};
-use crate::results::{self, Meta};
+use crate::results::{self, Meta, RawRow};
 use crate::{reproduce, runtimes};
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
@@ -134,14 +135,136 @@ fn differences(a: &Meta, b: &Meta) -> Vec<String> {
     d
 }
 
-/// `stealbench merge DIR...`: the rows of the runs of one figure, checked to agree and to
-/// measure disjoint points, in a new run directory (`ID/TIMESTAMP-merged`), summarised and
-/// rendered as `reproduce` renders. Exit code 0 when every point is ok, 1 otherwise.
+/// The measurements (point, round) a run with settings `s` of `fig` makes: its shard's part of
+/// the grid (all of it without a shard), every point once per round.
+fn measurements_of(fig: &Figure, s: &results::Settings) -> BTreeSet<(PointKey, usize)> {
+    let sel = Selection {
+        runtimes: s.runtimes.clone(),
+        workloads: s.workloads.clone(),
+    };
+    let mut grid = Grid::build(fig.rows.clone(), &s.workers, &sel);
+    grid.simulate_also(fig.sim_workers);
+    let points = match s.shard {
+        Some(shard) => shard_points(&grid.points, shard),
+        None => grid.points,
+    };
+    points
+        .into_iter()
+        .flat_map(|p| (1..=s.rounds).map(move |r| (p.clone(), r)))
+        .collect()
+}
+
+/// A measurement for a person: the point, and its round when there are several.
+fn measurement_name(p: &PointKey, round: usize, rounds: usize) -> String {
+    if rounds > 1 {
+        format!("{p} round {round}")
+    } else {
+        p.to_string()
+    }
+}
+
+/// The first few of `names`, and how many more there are.
+fn first_few(names: &[String]) -> String {
+    const SHOWN: usize = 3;
+    let mut s = names[..names.len().min(SHOWN)].join(", ");
+    if names.len() > SHOWN {
+        s.push_str(&format!(" and {} more", names.len() - SHOWN));
+    }
+    s
+}
+
+/// What a run directory gives a merge: the rows of its whole measurements, and what is wrong
+/// with the others (each one line naming the file).
+struct Part {
+    rows: Vec<RawRow>,
+    problems: Vec<String>,
+}
+
+/// Reads the `raw.csv` of the run `dir` (its meta `meta`) for a merge, without changing it:
+/// a file missing, empty or with its last line cut short, a measurement recorded twice or
+/// cut short ([`results::incomplete_measurements`]), or one of the run's measurements absent,
+/// is a problem; the rows of the whole measurements are kept.
+fn read_part(fig: &Figure, dir: &Path, meta: &Meta) -> Result<Part, Failure> {
+    let path = dir.join("raw.csv");
+    let mut problems = Vec::new();
+    let text = match std::fs::read(&path) {
+        Ok(bytes) => String::from_utf8(bytes)
+            .map_err(|_| Failure::Runtime(format!("{}: not UTF-8 text", path.display())))?,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            problems.push(format!("{} is missing", path.display()));
+            return Ok(Part {
+                rows: Vec::new(),
+                problems,
+            });
+        }
+        Err(e) => return Err(Failure::Runtime(format!("{}: {e}", path.display()))),
+    };
+    if text.is_empty() {
+        problems.push(format!("{} is empty", path.display()));
+        return Ok(Part {
+            rows: Vec::new(),
+            problems,
+        });
+    }
+    let whole_lines = match results::cut_last_line(&text) {
+        Some(keep) => {
+            problems.push(format!("{}: its last line is cut short", path.display()));
+            &text[..keep]
+        }
+        None => &text[..],
+    };
+    let rows =
+        results::parse_raw(&path, whole_lines).map_err(|e| Failure::Runtime(e.to_string()))?;
+    let s = &meta.settings;
+    let incomplete = results::incomplete_measurements(&rows, s.reps);
+    for (p, round, why) in &incomplete {
+        problems.push(format!(
+            "{}: {}: {why}",
+            path.display(),
+            measurement_name(p, *round, s.rounds)
+        ));
+    }
+    let expected = measurements_of(fig, s);
+    let recorded = results::recorded_rounds(&rows);
+    let missing: Vec<String> = expected
+        .iter()
+        .filter(|m| !recorded.contains(*m))
+        .map(|(p, r)| measurement_name(p, *r, s.rounds))
+        .collect();
+    if !missing.is_empty() {
+        problems.push(format!(
+            "{} lacks {} of the run's {} measurements ({})",
+            path.display(),
+            missing.len(),
+            expected.len(),
+            first_few(&missing)
+        ));
+    }
+    let cut: BTreeSet<(PointKey, usize)> = incomplete.into_iter().map(|(p, r, _)| (p, r)).collect();
+    let rows = rows
+        .into_iter()
+        .filter(|r| r.key().is_none_or(|k| !cut.contains(&(k, r.round))))
+        .collect();
+    Ok(Part { rows, problems })
+}
+
+/// `stealbench merge DIR...`: the rows of the runs of one figure, checked to agree, to measure
+/// disjoint points and to be whole, in a new run directory (`ID/TIMESTAMP-merged`),
+/// summarised and rendered as `reproduce` renders. A run that is damaged or unfinished (a
+/// `raw.csv` missing, empty, cut short, with a row twice or a measurement missing) or a shard
+/// that is not given is refused, naming what is wrong; `--force` merges the whole measurements
+/// of what is given instead and says what is missing. Exit code 0 when every point of the
+/// grid is there and ok, 1 otherwise.
 pub fn merge_command(args: &MergeArgs, allocator: &str) -> Result<i32, Failure> {
     let mut metas = Vec::new();
     for d in &args.dirs {
-        let m = Meta::read(d)
-            .map_err(|e| Failure::Usage(format!("{}: not a run directory ({e})", d.display())))?;
+        let not_a_run =
+            |why: String| Failure::Usage(format!("{}: not a run directory ({why})", d.display()));
+        let m = Meta::read(d).map_err(|e| not_a_run(e.to_string()))?;
+        if let Ok(fig) = reproduce::lookup_figure(&m.id) {
+            reproduce::check_stored_settings(&m.settings, &fig)
+                .map_err(|f| not_a_run(format!("its meta.json is invalid: {}", f.message())))?;
+        }
         metas.push(m);
     }
     let first = &metas[0];
@@ -176,30 +299,37 @@ pub fn merge_command(args: &MergeArgs, allocator: &str) -> Result<i32, Failure> 
         }
     }
     let shards: Vec<Shard> = metas.iter().filter_map(|m| m.settings.shard).collect();
-    if let Some(s) = shards.first() {
-        let mut seen: Vec<usize> = shards.iter().map(|x| x.index).collect();
-        seen.sort_unstable();
-        seen.dedup();
-        if seen.len() < shards.len() {
-            return Err(Failure::Usage(
-                "a shard is given twice: merge each shard's run directory once".to_string(),
-            ));
-        }
-        if seen.len() < s.count {
-            outln!(
-                "note: {} of {} shards merged: the points of the others are missing",
-                seen.len(),
-                s.count
-            );
-        }
+    let mut seen: Vec<usize> = shards.iter().map(|x| x.index).collect();
+    seen.sort_unstable();
+    seen.dedup();
+    if seen.len() < shards.len() {
+        return Err(Failure::Usage(
+            "a shard is given twice: merge each shard's run directory once".to_string(),
+        ));
+    }
+    if let Some(s) = shards.iter().find(|s| s.count != shards[0].count) {
+        return Err(Failure::Usage(format!(
+            "shard {} and shard {s} are parts of different cuts of the grid: merge the shards \
+             of one --shard run",
+            shards[0]
+        )));
     }
     let fig = reproduce::lookup_figure(&first.id)?;
     let mut rows = Vec::new();
     let mut owner: BTreeMap<PointKey, &Path> = BTreeMap::new();
-    for d in &args.dirs {
-        let raw = results::read_raw(&d.join("raw.csv"))
-            .map_err(|e| Failure::Runtime(format!("{}: {e}", d.join("raw.csv").display())))?;
-        for p in results::recorded_points(&raw) {
+    let mut problems = Vec::new();
+    for (d, m) in args.dirs.iter().zip(&metas) {
+        let part = read_part(&fig, d, m)?;
+        if let (Some(problem), false) = (part.problems.first(), args.force) {
+            return Err(Failure::Usage(format!(
+                "{problem}: resume the run (stealbench reproduce {} --resume {}) and merge \
+                 again, or --force to merge its whole measurements",
+                m.id,
+                d.display()
+            )));
+        }
+        problems.extend(part.problems);
+        for p in results::recorded_points(&part.rows) {
             if let Some(other) = owner.insert(p.clone(), d) {
                 return Err(Failure::Usage(format!(
                     "point {p} is in both {} and {}: merge disjoint runs (the shards of one \
@@ -209,7 +339,32 @@ pub fn merge_command(args: &MergeArgs, allocator: &str) -> Result<i32, Failure> 
                 )));
             }
         }
-        rows.extend(raw);
+        rows.extend(part.rows);
+    }
+    if let Some(s) = shards.first() {
+        let absent: Vec<String> = (1..=s.count)
+            .filter(|i| !seen.contains(i))
+            .map(|i| format!("{i}/{}", s.count))
+            .collect();
+        if !absent.is_empty() {
+            let what = format!(
+                "{} of {} shards given (shard {} missing)",
+                seen.len(),
+                s.count,
+                first_few(&absent)
+            );
+            if !args.force {
+                return Err(Failure::Usage(format!(
+                    "{what}: merge the run directories of all {} shards, or --force to merge \
+                     these alone",
+                    s.count
+                )));
+            }
+            problems.push(what);
+        }
+    }
+    for p in &problems {
+        errln!("note: {p}");
     }
 
     crate::cli::output_dir("--out", &args.out)?;
@@ -257,6 +412,12 @@ pub fn merge_command(args: &MergeArgs, allocator: &str) -> Result<i32, Failure> 
         .iter()
         .filter(|p| !owner.contains_key(*p))
         .count();
+    let recorded = results::recorded_rounds(&rows);
+    let absent: Vec<String> = measurements_of(&fig, &s)
+        .into_iter()
+        .filter(|m| !recorded.contains(m))
+        .map(|(p, r)| measurement_name(&p, r, s.rounds))
+        .collect();
     outln!(
         "{}: {} runs merged into {}, {} points ({} of the grid's missing)",
         fig.id,
@@ -281,7 +442,16 @@ pub fn merge_command(args: &MergeArgs, allocator: &str) -> Result<i32, Failure> 
         figures_dir.display(),
         fig.id
     );
-    Ok(i32::from(summaries.iter().any(|s| s.status != Status::Ok)))
+    if !absent.is_empty() {
+        errln!(
+            "incomplete: the merged run lacks {} of the grid's measurements ({})",
+            absent.len(),
+            first_few(&absent)
+        );
+    }
+    Ok(i32::from(
+        !absent.is_empty() || summaries.iter().any(|s| s.status != Status::Ok),
+    ))
 }
 
 /// Quotes `s` for a POSIX shell where it needs it.
@@ -296,6 +466,88 @@ fn sh(s: &str) -> String {
     }
 }
 
+/// The most array tasks `slurm` writes: Slurm's default `MaxArraySize` (1001) allows indices
+/// up to 1000.
+pub const MAX_SHARDS: usize = 1000;
+
+/// Checks a value written into a Slurm script: no control character (a newline would start a
+/// line of its own in the script).
+fn no_control(what: &str, value: &str) -> Result<(), Failure> {
+    if value.chars().any(char::is_control) {
+        return Err(Failure::Usage(format!(
+            "{what} {value:?}: a control character (newline, tab, ...) cannot go into a Slurm \
+             script"
+        )));
+    }
+    Ok(())
+}
+
+/// Checks `--time` against Slurm's formats: `M`, `M:S`, `H:M:S`, `D-H`, `D-H:M`, `D-H:M:S`
+/// (numbers; minutes and seconds after the first field below 60, hours after days below 24),
+/// or `INFINITE` / `UNLIMITED`.
+pub fn check_slurm_time(t: &str) -> Result<(), Failure> {
+    let bad = || {
+        Failure::Usage(format!(
+            "--time {t:?}: not a Slurm time limit (minutes, minutes:seconds, \
+             hours:minutes:seconds, days-hours, days-hours:minutes or \
+             days-hours:minutes:seconds, e.g. 04:00:00 or 1-12:00:00)"
+        ))
+    };
+    if ["infinite", "unlimited"].contains(&t.to_ascii_lowercase().as_str()) {
+        return Ok(());
+    }
+    let number = |f: &str| -> Result<u64, Failure> {
+        if f.is_empty() || f.len() > 9 || !f.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(bad());
+        }
+        f.parse().map_err(|_| bad())
+    };
+    let (days, clock) = match t.split_once('-') {
+        Some((d, c)) => (Some(number(d)?), c),
+        None => (None, t),
+    };
+    let fields = clock
+        .split(':')
+        .map(number)
+        .collect::<Result<Vec<u64>, _>>()?;
+    let below = |v: u64, limit: u64| if v < limit { Ok(()) } else { Err(bad()) };
+    match (days, fields.as_slice()) {
+        // minutes, minutes:seconds, hours:minutes:seconds
+        (None, [_]) => Ok(()),
+        (None, [_, s]) => below(*s, 60),
+        (None, [_, m, s]) => below(*m, 60).and(below(*s, 60)),
+        // days-hours, days-hours:minutes, days-hours:minutes:seconds
+        (Some(_), [h]) => below(*h, 24),
+        (Some(_), [h, m]) => below(*h, 24).and(below(*m, 60)),
+        (Some(_), [h, m, s]) => below(*h, 24).and(below(*m, 60)).and(below(*s, 60)),
+        _ => Err(bad()),
+    }
+}
+
+/// The reproduce options `slurm` passes to every shard, checked as `reproduce` checks them
+/// (by its parser, then its settings), with the number of points of the grid they give.
+fn check_reproduce_args(fig: &Figure, args: &[String]) -> Result<usize, Failure> {
+    use clap::Parser;
+    let bad = |why: &str| Failure::Usage(format!("the reproduce options after --: {why}"));
+    let line = ["stealbench", "reproduce", fig.id]
+        .into_iter()
+        .map(str::to_string)
+        .chain(args.iter().cloned());
+    let cli = crate::cli::Cli::try_parse_from(line)
+        .map_err(|e| bad(&crate::cli::one_line_clap_error(&e)))?;
+    let crate::cli::Command::Reproduce(r) = cli.command else {
+        unreachable!("the line starts with `reproduce`")
+    };
+    let s = reproduce::settings_from_args(&r, fig).map_err(|f| bad(f.message()))?;
+    let sel = Selection {
+        runtimes: s.runtimes,
+        workloads: s.workloads,
+    };
+    let mut grid = Grid::build(fig.rows.clone(), &s.workers, &sel);
+    grid.simulate_also(fig.sim_workers);
+    Ok(grid.points.len())
+}
+
 /// `stealbench slurm ID --shards N`: writes `ID.sbatch` (a job array of N tasks, one exclusive
 /// node each, task i running `reproduce ID --shard i/N`), `ID-merge.sbatch` (the merge of the
 /// shards' run directories) and `ID-submit.sh` (submits the array, then the merge to run after
@@ -305,7 +557,25 @@ pub fn slurm_command(args: &SlurmArgs) -> Result<(), Failure> {
     if args.shards == 0 {
         return Err(Failure::Usage("--shards must be at least 1".to_string()));
     }
+    if args.shards > MAX_SHARDS {
+        return Err(Failure::Usage(format!(
+            "--shards {}: at most {MAX_SHARDS} (the array indices Slurm's default MaxArraySize \
+             allows)",
+            args.shards
+        )));
+    }
+    no_control("--time", &args.time)?;
+    check_slurm_time(&args.time)?;
+    if let Some(p) = &args.partition {
+        no_control("--partition", p)?;
+        if p.is_empty() || p.chars().any(char::is_whitespace) {
+            return Err(Failure::Usage(format!(
+                "--partition {p:?}: a partition name (or a comma-separated list), without spaces"
+            )));
+        }
+    }
     for a in &args.reproduce_args {
+        no_control("the reproduce option", a)?;
         let flag = a.split('=').next().unwrap_or_default();
         if ["--shard", "--out", "--resume", "--figures-dir"].contains(&flag) {
             return Err(Failure::Usage(format!(
@@ -313,9 +583,19 @@ pub fn slurm_command(args: &SlurmArgs) -> Result<(), Failure> {
             )));
         }
     }
+    let points = check_reproduce_args(&fig, &args.reproduce_args)?;
+    if args.shards > points {
+        return Err(Failure::Usage(format!(
+            "--shards {}: {} has {points} points with these reproduce options, so some shards \
+             would measure nothing; use at most {points}",
+            args.shards, fig.id
+        )));
+    }
     let dir = crate::cli::output_dir("--dir", &args.dir)?;
     let exe = std::env::current_exe()?;
-    let exe = sh(&exe.display().to_string());
+    let exe = exe.display().to_string();
+    no_control("the stealbench binary's path", &exe)?;
+    let exe = sh(&exe);
     let (id, n) = (fig.id, args.shards);
     let shards_dir = format!("results-{id}-shards");
     let partition = args
@@ -421,6 +701,50 @@ mod tests {
                 .fold((f64::MAX, 0.0f64), |(l, h), &x| (l.min(x), h.max(x)));
             // LPT: no shard exceeds another by more than the largest single point.
             assert!(hi - lo <= 1.0 + 1e-12, "{n} shards: loads {loads:?}");
+        }
+    }
+
+    #[test]
+    fn slurm_times_are_slurms_formats() {
+        for good in [
+            "30",
+            "0",
+            "90:00",
+            "04:00:00",
+            "100:00:00",
+            "2-0",
+            "1-12",
+            "1-12:30",
+            "7-23:59:59",
+            "UNLIMITED",
+            "infinite",
+        ] {
+            assert!(check_slurm_time(good).is_ok(), "{good}");
+        }
+        for bad in [
+            "banana",
+            "",
+            "1:2:3:4",
+            "4h",
+            "1-24",
+            "1-12:60",
+            "00:60:00",
+            "00:00:60",
+            "-1",
+            "1-",
+            ":30",
+            "1 2",
+            "1-2-3",
+            "+5",
+            "12345678901",
+        ] {
+            let e = check_slurm_time(bad).unwrap_err();
+            assert!(e.message().contains("not a Slurm time limit"), "{bad}");
+        }
+        assert!(no_control("--partition", "cpu,gpu").is_ok());
+        for bad in ["cpu\n#SBATCH x", "a\tb", "x\u{7f}"] {
+            let e = no_control("--partition", bad).unwrap_err();
+            assert!(e.message().contains("control character"), "{bad:?}");
         }
     }
 

@@ -7,7 +7,8 @@
 //! * [`point`]: one point measured in this process (`stealbench run`).
 //! * [`grid`]: a figure's rows and points; [`runner`]: points in child processes;
 //!   [`reproduce`]: the `reproduce` command; [`bench`](mod@bench): the `bench` command.
-//! * [`results`]: raw.csv, summary.csv, meta.json; [`stats`]: median and friends.
+//! * [`results`]: raw.csv, summary.csv, meta.json; [`stats`]: median and friends; [`files`]:
+//!   helper files that never follow a symbolic link.
 //! * [`figures`]: the papers' figures; [`table`] and [`plot`] (with [`pixel_font`]) render them.
 //!
 //! The binary `stealbench` (root package) calls [`main`] with the name of its allocator.
@@ -43,6 +44,7 @@ pub mod bench;
 pub mod cli;
 pub mod cluster;
 pub mod figures;
+pub mod files;
 pub mod grid;
 pub mod pixel_font;
 pub mod plot;
@@ -64,8 +66,10 @@ use std::ffi::OsString;
 use stealbench_workloads::Size;
 
 /// Runs the command line of this process; returns the exit code. `allocator` (`jemalloc` or
-/// `system`) is recorded in every result's `meta.json`.
+/// `system`) is recorded in every result's `meta.json`. A child process of `reproduce` or
+/// `bench` first ties its life to its parent's ([`runner::die_with_parent`]).
 pub fn main(allocator: &'static str) -> i32 {
+    runner::die_with_parent();
     run(std::env::args_os(), allocator)
 }
 

@@ -1,7 +1,9 @@
 //! In-process measurement of one point (`stealbench run`): start the pool, generate the input
 //! (untimed), one checked warm-up, then per repetition prepare (untimed), the timed computation,
 //! check (untimed) and read-and-reset the pool's statistics. A failed check is an error, never a
-//! timing. With `--json` every event is one JSON line on stdout, read by the parent's runner.
+//! timing; a passed one gives the repetition's answer and what it was checked against, which
+//! the text output prints (once, and again when it changes). With `--json` every event is one
+//! JSON line on stdout, read by the parent's runner.
 
 use crate::cli::{self, BenchPointArgs, Failure, RunArgs};
 use crate::runtimes::{self, FrontEnd, with_async_runtime, with_closure_runtime};
@@ -27,6 +29,9 @@ pub enum Event {
         rep: usize,
         /// Wall-clock seconds of the computation alone.
         seconds: f64,
+        /// The answer and what it was checked against, one line
+        /// ([`stealbench_workloads::Checked`]).
+        answer: String,
         /// The pool's counters during this repetition (`None` = cannot count).
         stats: Vec<(String, Option<u64>)>,
     },
@@ -185,13 +190,16 @@ where
         let after = self_rss_kb();
         let stats: Stats = pool.stats();
         pool.reset_stats();
-        if let Err(message) = W::check(input, &work, &answer) {
-            sink(Event::CheckFailed {
-                rep,
-                message: message.clone(),
-            });
-            return Err(MeasureError::CheckFailed { rep, message });
-        }
+        let checked = match W::check(input, &work, &answer) {
+            Ok(checked) => checked,
+            Err(message) => {
+                sink(Event::CheckFailed {
+                    rep,
+                    message: message.clone(),
+                });
+                return Err(MeasureError::CheckFailed { rep, message });
+            }
+        };
         drop((answer, work));
         times.push(seconds);
         let mut stats = stats.named();
@@ -200,6 +208,7 @@ where
         sink(Event::Rep {
             rep,
             seconds,
+            answer: checked.to_string(),
             stats,
         });
     }
@@ -209,16 +218,27 @@ where
 /// Where the events of a point go: JSON lines, or text for a person.
 struct Printer {
     json: bool,
+    /// The answer last printed as text: a repetition's answer is printed when it differs.
+    answer: std::cell::RefCell<String>,
 }
 
 impl Printer {
-    /// `r`'s value, or its error reported as an error event and returned as a failure.
+    /// A printer of JSON lines (`json`) or of text.
+    fn new(json: bool) -> Self {
+        Printer {
+            json,
+            answer: Default::default(),
+        }
+    }
+
+    /// The input `r`, or its error (a parameter value or an input file the workload cannot
+    /// use) reported as an error event and returned as bad input.
     fn or_error<T>(&self, r: Result<T, String>) -> Result<T, Failure> {
         r.map_err(|message| {
             self.emit(&Event::Error {
                 message: message.clone(),
             });
-            Failure::Runtime(message)
+            Failure::Usage(message)
         })
     }
 
@@ -233,12 +253,21 @@ impl Printer {
                 Event::Rep {
                     rep,
                     seconds,
+                    answer,
                     stats,
                 } => writeln!(
                     out,
                     "rep {rep:>3}: {seconds:.6} s  check ok  {}",
                     format_stats(stats)
-                ),
+                )
+                .and_then(|()| {
+                    let mut last = self.answer.borrow_mut();
+                    if *last == *answer {
+                        return Ok(());
+                    }
+                    last.clone_from(answer);
+                    writeln!(out, "answer: {answer}")
+                }),
                 Event::CheckFailed { rep: 0, message } => {
                     writeln!(out, "warm-up: CHECK FAILED: {message}")
                 }
@@ -265,19 +294,10 @@ impl Printer {
     }
 }
 
-/// Makes the kernel kill this process when its parent dies, so a point's process never
-/// outlives an interrupted `reproduce` or `bench`.
-fn die_with_parent() {
-    #[cfg(target_os = "linux")]
-    {
-        // SAFETY: PR_SET_PDEATHSIG takes a signal number and touches no memory of ours.
-        unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) };
-    }
-}
-
 /// Starts `S`, measures, reports. `input` runs after the pool started (so a refused
-/// configuration costs no input generation); its `Err` (an input file that became unusable
-/// after the parameters were checked) is reported as an error event.
+/// configuration costs no input generation); its `Err` (a parameter value the workload cannot
+/// use, an input that would not fit in memory, an input file that became unusable after the
+/// parameters were checked) is reported as an error event and is bad input.
 fn execute<S, W, I, R>(
     config: &PoolConfig,
     params: String,
@@ -357,15 +377,18 @@ fn simulate_point<W: Workload>(
     let recorder = Recorder::new(weights);
     let mut work = W::prepare(&input);
     let answer = W::run(&recorder, variant, &input, &mut work);
-    if let Err(message) = W::check(&input, &work, &answer) {
-        printer.emit(&Event::CheckFailed {
-            rep: 0,
-            message: message.clone(),
-        });
-        return Err(Failure::Runtime(format!(
-            "check failed on the recorded run: {message}"
-        )));
-    }
+    let checked = match W::check(&input, &work, &answer) {
+        Ok(checked) => checked.to_string(),
+        Err(message) => {
+            printer.emit(&Event::CheckFailed {
+                rep: 0,
+                message: message.clone(),
+            });
+            return Err(Failure::Runtime(format!(
+                "check failed on the recorded run: {message}"
+            )));
+        }
+    };
     drop((answer, work));
     let dag = recorder.take_dag();
     let depth = fork_depth(&dag);
@@ -384,6 +407,7 @@ fn simulate_point<W: Workload>(
         printer.emit(&Event::Rep {
             rep,
             seconds,
+            answer: checked.clone(),
             stats,
         });
     }
@@ -509,9 +533,6 @@ pub fn run_command(args: &RunArgs) -> Result<(), Failure> {
     let size = cli::parse_size(&args.size)?;
     let pinning = cli::parse_pinning(&args.pinning)?;
     let reps = args.reps.unwrap_or_else(|| cli::default_reps(size));
-    if reps == 0 {
-        return Err(Failure::Usage("reps must be at least 1".to_string()));
-    }
     let mut options = cli::input_options(args.hw_video.as_deref(), args.hw_points.as_deref())?;
     // The spec's overrides, then `--param`'s: a later value of a key wins.
     options.params = spec_overrides;
@@ -530,10 +551,8 @@ pub fn run_command(args: &RunArgs) -> Result<(), Failure> {
             .transpose()?,
         ..PoolConfig::with_workers(workers)
     });
-    let printer = Printer { json: args.json };
-    if args.json {
-        die_with_parent();
-    } else {
+    let printer = Printer::new(args.json);
+    if !args.json {
         outln!(
             "{} {} {variant} P={workers} size={size} pinning={} reps={reps}",
             arm.spec(),
@@ -612,9 +631,6 @@ pub fn bench_point_command(args: &BenchPointArgs) -> Result<(), Failure> {
     use stealbench_workloads::fib::Fib;
     let arm = runtimes::lookup_arm(&args.runtime).map_err(Failure::Usage)?;
     let runtime = arm.info;
-    if args.reps == 0 {
-        return Err(Failure::Usage("reps must be at least 1".to_string()));
-    }
     let variant = cli::parse_variant(&args.variant)?;
     check_variant(&lookup_workload("fib")?, variant, runtime.front_end)?;
     if let Some(why) = runtimes::unsupported(runtime.name, variant) {
@@ -633,10 +649,7 @@ pub fn bench_point_command(args: &BenchPointArgs) -> Result<(), Failure> {
             .transpose()?,
         ..PoolConfig::with_workers(1)
     });
-    let printer = Printer { json: args.json };
-    if args.json {
-        die_with_parent();
-    }
+    let printer = Printer::new(args.json);
     let n = args.n;
     let params = format!("n={n}");
     let name = runtime.name;
@@ -674,6 +687,15 @@ mod tests {
         assert_eq!(times.len(), 3);
         assert_eq!(events.len(), 3);
         assert!(matches!(&events[2], Event::Rep { rep: 3, stats, .. } if stats[0].0 == "steals"));
+        for e in &events {
+            let Event::Rep { answer, .. } = e else {
+                panic!("a repetition: {e:?}")
+            };
+            assert_eq!(
+                answer,
+                "fib(15) = 610; checked against the iterative fib(n)"
+            );
+        }
     }
 
     #[test]
@@ -702,10 +724,12 @@ mod tests {
         let e = Event::Rep {
             rep: 2,
             seconds: 0.125,
+            answer: "fib(3) = 2; checked against the iterative fib(n)".into(),
             stats: vec![("steals".into(), None), ("x".into(), Some(4))],
         };
         let line = serde_json::to_string(&e).unwrap();
         assert!(line.contains("\"event\":\"rep\""), "{line}");
+        assert!(line.contains("\"answer\":\"fib(3) = 2; checked"), "{line}");
         assert_eq!(serde_json::from_str::<Event>(&line).unwrap(), e);
         assert_eq!(
             format_stats(&[("steals".into(), None), ("x".into(), Some(4))]),

@@ -55,7 +55,7 @@ pub fn default_workers(fig: &Figure) -> Vec<usize> {
 }
 
 /// Checks the explicit options and fills in the defaults.
-fn settings_from_args(args: &ReproduceArgs, fig: &Figure) -> Result<Settings, Failure> {
+pub(crate) fn settings_from_args(args: &ReproduceArgs, fig: &Figure) -> Result<Settings, Failure> {
     let size = cli::parse_size(args.size.as_deref().unwrap_or("paper"))?;
     let mut workers = match &args.workers {
         Some(w) => {
@@ -84,28 +84,7 @@ fn settings_from_args(args: &ReproduceArgs, fig: &Figure) -> Result<Settings, Fa
         None => None,
     };
     if let Some(ws) = &args.workloads {
-        // A selection names workloads (`uts`: every tree) or specs (`uts/tree=T3L`).
-        let known: Vec<String> = {
-            let mut k: Vec<String> = Vec::new();
-            for r in &fig.rows {
-                for w in [workload_name(&r.workload), &r.workload] {
-                    if !k.iter().any(|x| x == w) {
-                        k.push(w.to_string());
-                    }
-                }
-            }
-            k
-        };
-        let known: Vec<&str> = known.iter().map(String::as_str).collect();
-        for w in ws {
-            if !known.contains(&w.as_str()) {
-                return Err(Failure::Usage(format!(
-                    "{} in {}",
-                    suggest::unknown("workload", w, &known),
-                    fig.id
-                )));
-            }
-        }
+        check_workload_selection(fig, ws)?;
     }
     let pinning = cli::parse_pinning(args.pinning.as_deref().unwrap_or("none"))?;
     let rounds = args.rounds.unwrap_or(fig.rounds);
@@ -148,6 +127,95 @@ fn settings_from_args(args: &ReproduceArgs, fig: &Figure) -> Result<Settings, Fa
         },
         shard: args.shard.as_deref().map(str::parse).transpose()?,
     })
+}
+
+/// Checks a workload selection of `fig`: each a workload name of its rows (`uts`: every tree)
+/// or one of their specs (`uts/tree=T3L`).
+fn check_workload_selection(fig: &Figure, selection: &[String]) -> Result<(), Failure> {
+    let mut known: Vec<&str> = Vec::new();
+    for r in &fig.rows {
+        for w in [workload_name(&r.workload), &r.workload] {
+            if !known.contains(&w) {
+                known.push(w);
+            }
+        }
+    }
+    for w in selection {
+        if !known.contains(&w.as_str()) {
+            return Err(Failure::Usage(format!(
+                "{} in {}",
+                suggest::unknown("workload", w, &known),
+                fig.id
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Checks settings read from a run's `meta.json` as the command line's are checked (a file
+/// edited or damaged since would otherwise run points with P = 0, no repetition or a runtime
+/// that does not exist). The input files are checked when the run starts (`check_inputs`).
+pub(crate) fn check_stored_settings(s: &Settings, fig: &Figure) -> Result<(), Failure> {
+    cli::parse_size(&s.size)?;
+    if s.workers.is_empty() {
+        return Err(Failure::Usage("workers: none listed".to_string()));
+    }
+    for &p in &s.workers {
+        cli::check_workers(p)?;
+    }
+    let within = |what: &str, v: u64, lo: u64, hi: u64| {
+        if (lo..=hi).contains(&v) {
+            Ok(())
+        } else {
+            Err(Failure::Usage(format!("{what} {v}: must be {lo} to {hi}")))
+        }
+    };
+    within("reps", s.reps as u64, 1, cli::MAX_REPS as u64)?;
+    within("rounds", s.rounds as u64, 1, cli::MAX_ROUNDS as u64)?;
+    within("timeout_secs", s.timeout_secs, 0, cli::MAX_TIMEOUT)?;
+    for r in s.runtimes.iter().flatten() {
+        runtimes::Arm::parse(r).map_err(Failure::Usage)?;
+    }
+    if let Some(ws) = &s.workloads {
+        check_workload_selection(fig, ws)?;
+    }
+    cli::parse_pinning(&s.pinning)?;
+    if let Some(b) = s.stack_size {
+        cli::parse_stack_size(&b.to_string())?;
+    }
+    if let Some(shard) = s.shard {
+        shard.to_string().parse::<crate::cluster::Shard>()?;
+    }
+    Ok(())
+}
+
+/// The `meta.json` of the run directory `dir` that `--resume` continues: `dir` must exist and
+/// be a run of `fig` whose stored settings pass [`check_stored_settings`].
+fn resumable_meta(dir: &Path, fig: &Figure) -> Result<Meta, Failure> {
+    let cannot = |why: String| Failure::Usage(format!("cannot resume {}: {why}", dir.display()));
+    if !dir.exists() {
+        return Err(cannot("no such directory".to_string()));
+    }
+    if !dir.is_dir() {
+        return Err(cannot("not a directory".to_string()));
+    }
+    if !dir.join("meta.json").exists() {
+        return Err(cannot(
+            "not a run directory (it has no meta.json)".to_string(),
+        ));
+    }
+    let meta = Meta::read(dir).map_err(|e| cannot(e.to_string()))?;
+    if meta.id != fig.id {
+        return Err(Failure::Usage(format!(
+            "{} is a run of {}, not {}",
+            dir.display(),
+            meta.id,
+            fig.id
+        )));
+    }
+    check_stored_settings(&meta.settings, fig)
+        .map_err(|f| cannot(format!("its meta.json is invalid: {}", f.message())))?;
+    Ok(meta)
 }
 
 /// The implemented workload specs of `fig` that a selection (`None` = all; workload names
@@ -392,17 +460,11 @@ fn open_run(
                     ))
                 })?,
             };
+            // A directory that is not a run is refused before anything is written in it.
+            resumable_meta(&dir, fig)?;
             let lock = results::RunLock::acquire(&dir).map_err(Failure::Runtime)?;
-            let mut meta = Meta::read(&dir)
-                .map_err(|e| Failure::Usage(format!("cannot resume {}: {e}", dir.display())))?;
-            if meta.id != fig.id {
-                return Err(Failure::Usage(format!(
-                    "{} is a run of {}, not {}",
-                    dir.display(),
-                    meta.id,
-                    fig.id
-                )));
-            }
+            // Read again under the lock: another process may have changed it meanwhile.
+            let mut meta = resumable_meta(&dir, fig)?;
             check_resume_conflicts(args, &given, &meta.settings, &dir)?;
             if let Some(t) = args.timeout {
                 meta.settings.timeout_secs = t;
@@ -942,6 +1004,54 @@ mod tests {
             settings_note(&grid, "none")
                 .starts_with("`libfork/victim=uniform` with the settings its spelling gives"),
         );
+    }
+
+    #[test]
+    fn stored_settings_are_checked_as_the_command_lines() {
+        let fig = lookup_figure("prows-fig3").unwrap();
+        let good = Settings {
+            size: "test".into(),
+            reps: 2,
+            workers: vec![1, 2],
+            runtimes: Some(vec!["serial".into(), "libfork/idle=busy".into()]),
+            workloads: Some(vec!["fib".into()]),
+            timeout_secs: 0,
+            pinning: "none".into(),
+            hw_video: None,
+            hw_points: None,
+            rounds: 1,
+            stack_size: Some(1 << 20),
+            figures_dir: None,
+            shard: Some(crate::cluster::Shard { index: 2, count: 3 }),
+        };
+        check_stored_settings(&good, &fig).unwrap();
+        type Spoil = fn(&mut Settings);
+        let bad: [(Spoil, &str); 12] = [
+            (|s| s.size = "huge".into(), "unknown size 'huge'"),
+            (|s| s.workers = vec![1, 0], "P=0"),
+            (|s| s.workers = Vec::new(), "none listed"),
+            (|s| s.reps = 0, "reps 0: must be 1 to 10000"),
+            (|s| s.rounds = 0, "rounds 0: must be 1 to 100"),
+            (|s| s.rounds = 101, "rounds 101: must be 1 to 100"),
+            (
+                |s| s.timeout_secs = u64::MAX,
+                "timeout_secs 18446744073709551615",
+            ),
+            (|s| s.runtimes = Some(vec!["nosuch".into()]), "nosuch"),
+            (|s| s.workloads = Some(vec!["mm".into()]), "workload 'mm'"),
+            (|s| s.pinning = "diagonal".into(), "pinning 'diagonal'"),
+            (|s| s.stack_size = Some(1), "between 16K and 4G"),
+            (
+                |s| s.shard = Some(crate::cluster::Shard { index: 4, count: 3 }),
+                "--shard 4/3",
+            ),
+        ];
+        for (spoil, want) in bad {
+            let mut s = good.clone();
+            spoil(&mut s);
+            let e = check_stored_settings(&s, &fig).unwrap_err();
+            assert!(e.message().contains(want), "{want}: {}", e.message());
+        }
     }
 
     #[test]

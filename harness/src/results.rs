@@ -13,9 +13,10 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use stealbench_schedulers::topology::Topology;
 use stealbench_workloads::{InputOptions, Variant};
 
-/// The columns of `raw.csv`, in order. Files written before `round` existed (its first 13
-/// columns) are read as round 1 and given the column before anything is appended.
-pub const RAW_HEADER: [&str; 14] = [
+/// The columns of `raw.csv`, in order. Files written before later columns existed (the first
+/// [`OLDER_COLUMNS`] of them) are read with those columns' defaults and given them before
+/// anything is appended ([`upgrade_raw`]).
+pub const RAW_HEADER: [&str; 15] = [
     "runtime",
     "workload",
     "variant",
@@ -30,7 +31,12 @@ pub const RAW_HEADER: [&str; 14] = [
     "stats",
     "note",
     "round",
+    "answer",
 ];
+
+/// The column counts of older `raw.csv` files, each a first part of [`RAW_HEADER`]: before
+/// `round` (13 columns: every row is round 1), before `answer` (14: no row has an answer).
+pub const OLDER_COLUMNS: [usize; 2] = [13, 14];
 
 /// One row of `raw.csv`: one timed repetition, or the one row of a point that produced none
 /// (timeout, crash, failed warm-up check). A repetition whose check failed has a row with no
@@ -67,6 +73,10 @@ pub struct RawRow {
     /// `reproduce --rounds`).
     #[serde(default = "first_round")]
     pub round: usize,
+    /// The repetition's answer and what it was checked against
+    /// ([`stealbench_workloads::Checked`]); empty for a row with no checked answer.
+    #[serde(default)]
+    pub answer: String,
 }
 
 /// The round of rows written before rounds existed.
@@ -114,19 +124,35 @@ pub fn read_raw(path: &Path) -> io::Result<Vec<RawRow>> {
     if !path.exists() {
         return Ok(Vec::new());
     }
-    let mut text = fs::read_to_string(path)?;
-    if !text.is_empty() && !text.ends_with('\n') {
-        let keep = text.rfind('\n').map_or(0, |i| i + 1);
+    let mut text = fs::read_to_string(path).map_err(|e| with_path(path, e))?;
+    if let Some(keep) = cut_last_line(&text) {
         text.truncate(keep);
-        let f = OpenOptions::new().write(true).open(path)?;
-        f.set_len(keep as u64)?;
-        f.sync_data()?;
+        let cut = |f: fs::File| f.set_len(keep as u64).and_then(|()| f.sync_data());
+        OpenOptions::new()
+            .write(true)
+            .open(path)
+            .and_then(cut)
+            .map_err(|e| with_path(path, e))?;
     }
+    parse_raw(path, &text)
+}
+
+/// Where the whole lines of `text` end when its last line is cut short (no final newline).
+pub fn cut_last_line(text: &str) -> Option<usize> {
+    (!text.is_empty() && !text.ends_with('\n')).then(|| text.rfind('\n').map_or(0, |i| i + 1))
+}
+
+/// The rows of `text`, the content of the `raw.csv` at `path` (named in the errors).
+pub fn parse_raw(path: &Path, text: &str) -> io::Result<Vec<RawRow>> {
     let mut r = csv::ReaderBuilder::new().from_reader(text.as_bytes());
-    let headers = r.headers().map_err(io::Error::other)?.clone();
-    let current = headers.iter().eq(RAW_HEADER.iter().copied());
-    let before_rounds = headers.iter().eq(RAW_HEADER[..13].iter().copied());
-    if !headers.is_empty() && !current && !before_rounds {
+    let headers = r
+        .headers()
+        .map_err(|e| io::Error::other(format!("{}: {e}", path.display())))?
+        .clone();
+    let known = std::iter::once(RAW_HEADER.len())
+        .chain(OLDER_COLUMNS)
+        .any(|columns| headers.iter().eq(RAW_HEADER[..columns].iter().copied()));
+    if !headers.is_empty() && !known {
         return Err(io::Error::other(format!(
             "{}: unexpected header {:?}",
             path.display(),
@@ -147,11 +173,29 @@ pub fn recorded_points(rows: &[RawRow]) -> BTreeSet<PointKey> {
 
 /// Why a recorded point must run again, if it must: its status is not `ok` (a crash, a
 /// timeout, a failed check: a resumed run retries it, perhaps with a larger `--timeout`), or
-/// it has fewer than `reps` timed repetitions (its rows were cut short).
+/// its rows are not a whole record ([`incomplete_reason`]).
 pub fn rerun_reason(rows: &[&RawRow], reps: usize) -> Option<String> {
-    let first = rows.first()?;
-    if first.status != Status::Ok {
-        return Some(first.status.name().to_string());
+    if let Some(failed) = rows.iter().find(|r| r.status != Status::Ok) {
+        return Some(failed.status.name().to_string());
+    }
+    incomplete_reason(rows, reps)
+}
+
+/// Why the rows of one measurement (point, round) are not a whole record, if they are not: a
+/// row recorded twice (the same repetition, or the point's row, on two lines), or an `ok`
+/// measurement with fewer than `reps` timed repetitions (rows cut short or lost).
+pub fn incomplete_reason(rows: &[&RawRow], reps: usize) -> Option<String> {
+    let mut seen = BTreeSet::new();
+    for r in rows {
+        if !seen.insert(r.rep) {
+            return Some(match r.rep {
+                Some(rep) => format!("repetition {rep} recorded twice"),
+                None => "its row recorded twice".to_string(),
+            });
+        }
+    }
+    if rows.iter().any(|r| r.status != Status::Ok) {
+        return None;
     }
     let timed = rows
         .iter()
@@ -160,9 +204,9 @@ pub fn rerun_reason(rows: &[&RawRow], reps: usize) -> Option<String> {
     (timed < reps).then(|| format!("{timed} of {reps} repetitions"))
 }
 
-/// The measurements (point, round) of `rows` that must run again ([`rerun_reason`]), with the
-/// reason, in order of first appearance.
-pub fn points_to_rerun(rows: &[RawRow], reps: usize) -> Vec<(PointKey, usize, String)> {
+/// The rows of each measurement (point, round) of `rows`, points in order of first
+/// appearance, rounds in order.
+fn measurements(rows: &[RawRow]) -> Vec<(PointKey, usize, Vec<&RawRow>)> {
     by_point(rows)
         .into_iter()
         .flat_map(|(k, rs)| {
@@ -171,14 +215,31 @@ pub fn points_to_rerun(rows: &[RawRow], reps: usize) -> Vec<(PointKey, usize, St
             rounds.dedup();
             rounds
                 .into_iter()
-                .filter_map(|round| {
+                .map(|round| {
                     let of_round: Vec<&RawRow> =
                         rs.iter().copied().filter(|r| r.round == round).collect();
-                    let why = rerun_reason(&of_round, reps)?;
-                    Some((k.clone(), round, why))
+                    (k.clone(), round, of_round)
                 })
                 .collect::<Vec<_>>()
         })
+        .collect()
+}
+
+/// The measurements (point, round) of `rows` that must run again ([`rerun_reason`]), with the
+/// reason, in order of first appearance.
+pub fn points_to_rerun(rows: &[RawRow], reps: usize) -> Vec<(PointKey, usize, String)> {
+    measurements(rows)
+        .into_iter()
+        .filter_map(|(k, round, rs)| Some((k, round, rerun_reason(&rs, reps)?)))
+        .collect()
+}
+
+/// The measurements (point, round) of `rows` that are not whole records
+/// ([`incomplete_reason`]), with the reason, in order of first appearance.
+pub fn incomplete_measurements(rows: &[RawRow], reps: usize) -> Vec<(PointKey, usize, String)> {
+    measurements(rows)
+        .into_iter()
+        .filter_map(|(k, round, rs)| Some((k, round, incomplete_reason(&rs, reps)?)))
         .collect()
 }
 
@@ -224,24 +285,29 @@ pub fn set_aside(raw: &Path, attempts: &Path, set: &BTreeSet<(PointKey, usize)>)
 /// then renamed over it, so an interruption leaves either the old file or the new one.
 pub fn rewrite_raw(raw: &Path, rows: &[RawRow]) -> io::Result<()> {
     let tmp = raw.with_extension("csv.tmp");
-    let _ = fs::remove_file(&tmp);
-    // A new file gets the header, with or without rows.
+    // A new file (a stale one removed, a symbolic link refused) gets the header, with or
+    // without rows.
+    drop(crate::files::create_fresh(&tmp)?);
     append_rows(&tmp, rows).map_err(|e| with_path(&tmp, e))?;
     fs::rename(&tmp, raw).map_err(|e| with_path(raw, e))
 }
 
-/// Gives a `raw.csv` written before rounds existed the `round` column (its rows are round 1),
-/// so rows appended now line up.
+/// Gives a `raw.csv` of an older header ([`OLDER_COLUMNS`]) the columns it lacks, with their
+/// defaults, so rows appended now line up.
 pub fn upgrade_raw(raw: &Path) -> io::Result<()> {
     if !raw.exists() {
         return Ok(());
     }
-    let first = fs::read_to_string(raw)?
+    let first = fs::read_to_string(raw)
+        .map_err(|e| with_path(raw, e))?
         .lines()
         .next()
         .unwrap_or_default()
         .to_string();
-    if first == RAW_HEADER[..13].join(",") {
+    if OLDER_COLUMNS
+        .iter()
+        .any(|&columns| first == RAW_HEADER[..columns].join(","))
+    {
         let rows = read_raw(raw)?;
         rewrite_raw(raw, &rows)?;
     }
@@ -318,11 +384,14 @@ fn counters_of(rows: &[&RawRow]) -> Vec<(String, Vec<u64>)> {
     out
 }
 
-/// Groups raw rows into points (in order of first appearance) and summarises each.
+/// Groups raw rows into points (in order of first appearance) and summarises each. A row
+/// recorded twice (a repetition of a round on two lines) counts once.
 pub fn summarize(rows: &[RawRow]) -> Vec<PointSummary> {
     by_point(rows)
         .into_iter()
-        .map(|(k, rs)| {
+        .map(|(k, mut rs)| {
+            let mut seen = BTreeSet::new();
+            rs.retain(|r| seen.insert((r.round, r.rep)));
             // Every round must have finished ok for the point to be ok.
             let status = rs
                 .iter()
@@ -611,15 +680,16 @@ pub struct Meta {
 impl Meta {
     /// Reads `meta.json` of `dir`.
     pub fn read(dir: &Path) -> io::Result<Meta> {
-        let text = fs::read_to_string(dir.join("meta.json"))?;
+        let path = dir.join("meta.json");
+        let text = fs::read_to_string(&path).map_err(|e| with_path(&path, e))?;
         serde_json::from_str(&text)
-            .map_err(|e| io::Error::other(format!("{}: {e}", dir.join("meta.json").display())))
+            .map_err(|e| io::Error::other(format!("{}: {e}", path.display())))
     }
 
     /// Writes `meta.json` of `dir` (through a temporary file, so a crash leaves the old one).
     pub fn write(&self, dir: &Path) -> io::Result<()> {
         let tmp = dir.join("meta.json.tmp");
-        let mut f = File::create(&tmp)?;
+        let mut f = crate::files::create_fresh(&tmp)?;
         f.write_all(serde_json::to_string_pretty(self)?.as_bytes())?;
         f.write_all(b"\n")?;
         f.sync_data()?;
@@ -731,13 +801,8 @@ impl RunLock {
     pub fn acquire(dir: &Path) -> Result<RunLock, String> {
         use std::os::fd::AsRawFd;
         let path = dir.join(".lock");
-        let mut file = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .read(true)
-            .write(true)
-            .open(&path)
-            .map_err(|e| format!("cannot open {}: {e}", path.display()))?;
+        let mut file =
+            crate::files::open_regular(&path).map_err(|e| format!("cannot lock the run: {e}"))?;
         // SAFETY: `file` is open for the whole call, so its descriptor is valid; flock reads
         // and writes no memory of ours.
         let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
@@ -825,6 +890,7 @@ mod tests {
             stats: stats.into(),
             note: String::new(),
             round: 1,
+            answer: String::new(),
         };
         let s = summarize(&[
             row(Some(1), "steals=3;deviations=n/a"),
@@ -860,6 +926,11 @@ mod tests {
                 "killed, \"quoted\"\nnewline".into()
             },
             round: 1,
+            answer: if s.is_some() {
+                "3987 nodes, depth 5, 3232 leaves; checked against \"a walk\"".into()
+            } else {
+                String::new()
+            },
         }
     }
 
@@ -891,6 +962,54 @@ mod tests {
         let back = read_raw(&path).unwrap();
         assert_eq!(back, [a, b].concat());
         assert_eq!(recorded_points(&back).len(), 2);
+    }
+
+    #[test]
+    fn an_unreadable_raw_csv_or_meta_json_is_named() {
+        let dir = TempDir::new("raw-not-utf8");
+        let raw = dir.path().join("raw.csv");
+        fs::write(&raw, b"runtime,\xff\xfe\n").unwrap();
+        for e in [read_raw(&raw).unwrap_err(), upgrade_raw(&raw).unwrap_err()] {
+            assert_eq!(
+                e.to_string(),
+                format!("{}: stream did not contain valid UTF-8", raw.display())
+            );
+        }
+        let meta = dir.path().join("meta.json");
+        fs::write(&meta, b"\xff").unwrap();
+        let e = Meta::read(dir.path()).unwrap_err().to_string();
+        assert!(e.starts_with(&meta.display().to_string()), "{e}");
+    }
+
+    #[test]
+    fn a_row_recorded_twice_counts_once_and_marks_the_measurement() {
+        let rep = |n, t| row("serial", 1, Some(n), Some(t), Status::Ok);
+        let whole = vec![rep(1, 0.1), rep(2, 0.3)];
+        assert!(points_to_rerun(&whole, 2).is_empty());
+        assert!(incomplete_measurements(&whole, 2).is_empty());
+        // Repetition 2 twice, repetition 1 lost: two rows, but not two repetitions.
+        let twice = vec![rep(2, 0.3), rep(2, 0.3)];
+        let why = points_to_rerun(&twice, 2);
+        assert_eq!(why.len(), 1);
+        assert_eq!(why[0].2, "repetition 2 recorded twice");
+        assert_eq!(incomplete_measurements(&twice, 2)[0].2, why[0].2);
+        assert_eq!(summarize(&twice)[0].summary.unwrap().n, 1);
+        // A point's row twice.
+        let timeout = row("serial", 1, None, None, Status::Timeout);
+        let rows = vec![timeout.clone(), timeout];
+        assert_eq!(
+            incomplete_measurements(&rows, 2)[0].2,
+            "its row recorded twice"
+        );
+        // Cut short: fewer repetitions than asked.
+        assert_eq!(
+            incomplete_measurements(&whole[..1], 2)[0].2,
+            "1 of 2 repetitions"
+        );
+        // A failed measurement is whole, and run again.
+        let failed = vec![row("serial", 1, None, None, Status::Crashed)];
+        assert!(incomplete_measurements(&failed, 2).is_empty());
+        assert_eq!(points_to_rerun(&failed, 2)[0].2, "crashed");
     }
 
     #[test]

@@ -80,7 +80,41 @@ fn tail(text: &str, keep: usize) -> String {
     lines[lines.len().saturating_sub(keep)..].join(" | ")
 }
 
-/// Runs `exe args`, reading JSON events from its stdout, killing it after `timeout`.
+/// The environment variable through which a parent gives its child process its own pid: the
+/// child ([`die_with_parent`]) dies with that parent.
+pub const PARENT_ENV: &str = "STEALBENCH_PARENT_PID";
+
+/// In a child process started by [`run_child`] (one with [`PARENT_ENV`] set), makes the kernel
+/// kill this process when its parent dies (`PR_SET_PDEATHSIG`), then exits at once if the
+/// parent is already gone (the process's parent is no longer the pid [`PARENT_ENV`] gives: it
+/// died between the spawn and the `prctl`). `main` calls it before anything else, so a point's
+/// process never outlives an interrupted or killed `reproduce` or `bench`. Does nothing when
+/// [`PARENT_ENV`] is unset.
+pub fn die_with_parent() {
+    let Some(expected) = std::env::var_os(PARENT_ENV) else {
+        return;
+    };
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: PR_SET_PDEATHSIG takes a signal number and touches no memory of ours.
+        unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) };
+    }
+    // SAFETY: getppid has no preconditions and touches no memory of ours.
+    let parent = unsafe { libc::getppid() };
+    let expected = expected
+        .to_str()
+        .and_then(|s| s.parse::<libc::pid_t>().ok());
+    if expected != Some(parent) {
+        errln!(
+            "stealbench: the parent process ({PARENT_ENV}={}) is gone; exiting",
+            expected.map_or_else(|| "not a pid".to_string(), |p| p.to_string())
+        );
+        std::process::exit(1);
+    }
+}
+
+/// Runs `exe args`, reading JSON events from its stdout, killing it after `timeout`. The child
+/// gets this process's pid in [`PARENT_ENV`], so it dies with this process.
 pub fn run_child(
     exe: &Path,
     args: &[String],
@@ -89,6 +123,7 @@ pub fn run_child(
     let start = Instant::now();
     let mut child = Command::new(exe)
         .args(args)
+        .env(PARENT_ENV, std::process::id().to_string())
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -178,6 +213,8 @@ pub struct RepRecord {
     pub rep: usize,
     /// Seconds.
     pub seconds: f64,
+    /// The answer and what it was checked against.
+    pub answer: String,
     /// Scheduler statistics.
     pub stats: Vec<(String, Option<u64>)>,
 }
@@ -224,10 +261,12 @@ pub fn outcome_of(child: ChildResult, timeout: Option<Duration>) -> Option<Point
             Event::Rep {
                 rep,
                 seconds,
+                answer,
                 stats,
             } => reps.push(RepRecord {
                 rep,
                 seconds,
+                answer,
                 stats,
             }),
             Event::CheckFailed { rep, message } => failed_check = Some((rep, message)),
@@ -375,6 +414,7 @@ pub fn rows_of(
         stats: String::new(),
         note: o.note.clone(),
         round,
+        answer: String::new(),
     };
     let mut rows: Vec<RawRow> = o
         .reps
@@ -384,6 +424,7 @@ pub fn rows_of(
             seconds: Some(r.seconds),
             check: "ok".to_string(),
             stats: format_stats(&r.stats),
+            answer: r.answer.clone(),
             ..base.clone()
         })
         .collect();
@@ -532,11 +573,13 @@ mod tests {
                     RepRecord {
                         rep: 1,
                         seconds: 0.5,
+                        answer: "fib(20) = 6765; checked against the iterative fib(n)".into(),
                         stats: vec![],
                     },
                     RepRecord {
                         rep: 2,
                         seconds: 0.25,
+                        answer: "fib(20) = 6765; checked against the iterative fib(n)".into(),
                         stats: vec![],
                     },
                 ],
@@ -687,29 +730,40 @@ mod tests {
     }
 
     #[test]
-    fn a_raw_csv_from_before_rounds_is_read_and_upgraded() {
-        let dir = TempDir::new("old-raw");
-        let raw = dir.path().join("raw.csv");
-        let points = vec![key("serial", 1), key("abp", 2)];
-        assert_eq!(run_all_rounds(&points, &raw, 1), points);
-        // Drop the `round` column, as files written before it.
-        let text = std::fs::read_to_string(&raw).unwrap();
-        let old: String = text
-            .lines()
-            .map(|l| format!("{}\n", &l[..l.rfind(',').unwrap()]))
-            .collect();
-        std::fs::write(&raw, old).unwrap();
-        assert!(
-            results::read_raw(&raw)
-                .unwrap()
-                .iter()
-                .all(|r| r.round == 1)
-        );
-        // A second round appends to it, after the upgrade.
-        assert_eq!(run_all_rounds(&points, &raw, 2).len(), 2);
-        let rows = results::read_raw(&raw).unwrap();
-        assert_eq!(rows.len(), 8);
-        assert_eq!(rows.iter().filter(|r| r.round == 2).count(), 4);
+    fn a_raw_csv_of_an_older_header_is_read_and_upgraded() {
+        for columns in results::OLDER_COLUMNS {
+            let dir = TempDir::new("old-raw");
+            let raw = dir.path().join("raw.csv");
+            let points = vec![key("serial", 1), key("abp", 2)];
+            assert_eq!(run_all_rounds(&points, &raw, 1), points);
+            // Keep the first `columns` columns, as files written before the others.
+            let mut reader = csv::Reader::from_path(&raw).unwrap();
+            let mut writer = csv::Writer::from_writer(Vec::new());
+            writer
+                .write_record(reader.headers().unwrap().iter().take(columns))
+                .unwrap();
+            for record in reader.records() {
+                writer
+                    .write_record(record.unwrap().iter().take(columns))
+                    .unwrap();
+            }
+            std::fs::write(&raw, writer.into_inner().unwrap()).unwrap();
+            let old = results::read_raw(&raw).unwrap();
+            assert_eq!(old.len(), 4);
+            assert!(
+                old.iter().all(|r| r.round == 1 && r.answer.is_empty()),
+                "{columns} columns"
+            );
+            // A second round appends to it, after the upgrade.
+            assert_eq!(run_all_rounds(&points, &raw, 2).len(), 2);
+            let text = std::fs::read_to_string(&raw).unwrap();
+            assert!(text.starts_with(&results::RAW_HEADER.join(",")), "{text}");
+            let rows = results::read_raw(&raw).unwrap();
+            assert_eq!(rows.len(), 8);
+            let new: Vec<_> = rows.iter().filter(|r| r.round == 2).collect();
+            assert_eq!(new.len(), 4);
+            assert!(new.iter().all(|r| r.answer.starts_with("fib(20) = 6765")));
+        }
     }
 
     #[test]
@@ -759,6 +813,7 @@ mod tests {
         let rep = Event::Rep {
             rep: 1,
             seconds: 0.1,
+            answer: "fib(20) = 6765; checked against the iterative fib(n)".into(),
             stats: vec![],
         };
         let done = Event::Done {
@@ -768,6 +823,11 @@ mod tests {
         };
         let ok = outcome_of(child(vec![rep.clone(), done], ChildEnd::Exited(0)), None).unwrap();
         assert_eq!((ok.status, ok.reps.len()), (Status::Ok, 1));
+        let ok_rows = rows_of(&key("rayon", 2), 1, Size::Test, "n=20", &ok);
+        assert_eq!(
+            ok_rows[0].answer,
+            "fib(20) = 6765; checked against the iterative fib(n)"
+        );
         let crash = outcome_of(child(vec![rep.clone()], ChildEnd::Exited(101)), None).unwrap();
         assert_eq!(crash.status, Status::Crashed);
         assert!(crash.note.contains("panicked"), "{}", crash.note);
@@ -787,6 +847,7 @@ mod tests {
         assert_eq!(rows.len(), 2);
         assert_eq!(rows[1].seconds, None, "a failed check is never a time");
         assert_eq!(rows[1].check, "failed: wrong");
+        assert_eq!(rows[1].answer, "", "a failed check has no answer");
         assert!(outcome_of(child(vec![], ChildEnd::Signaled(libc::SIGINT)), None).is_none());
     }
 

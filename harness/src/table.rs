@@ -1,6 +1,6 @@
 //! The figure's table in the paper's layout (bench, variant, runtime, the metric's lead
 //! columns, one column per P, status), each cell ours with the paper's value beside it, for the
-//! terminal and for Markdown. What a cell holds is the figure's [`Metric`]'s to say.
+//! terminal and for Markdown. What a cell holds is the figure's [`Metric`](crate::figures::metric::Metric)'s to say.
 
 use crate::figures::Figure;
 use crate::figures::metric::{Context, key};

@@ -59,8 +59,9 @@
 //! so a cycle or a lost node is caught) must equal the sorted keys of both inputs, computed in
 //! `input`: that makes it a valid BST of exactly the input nodes.
 
+use crate::params::check_memory;
 use crate::rng::SplitMix64;
-use crate::{Params, Size, Variant, Workload};
+use crate::{Checked, Params, Size, Variant, Workload};
 use std::future::Future;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
@@ -686,33 +687,37 @@ impl BstInput {
     }
 }
 
-/// The in-order keys of the tree at `root`, failing on more than `limit` nodes (a cycle).
-pub fn in_order(a: &Arena, root: u32, limit: usize) -> Result<Vec<u64>, String> {
+/// The in-order keys of the tree at `root` and its height (the most nodes on a path from the
+/// root, 0 for an empty tree), failing on more than `limit` nodes (a cycle).
+pub fn in_order(a: &Arena, root: u32, limit: usize) -> Result<(Vec<u64>, u32), String> {
     let mut out = Vec::with_capacity(limit);
+    // The nodes whose right subtree is still to walk, with their depths (the root's is 1).
     let mut stack = Vec::new();
-    let mut t = root;
+    let (mut t, mut depth, mut height) = (root, 1, 0);
     loop {
         while t != NIL {
             if t as usize >= a.len() {
                 return Err(format!("link to node {t} outside the arena of {}", a.len()));
             }
-            stack.push(t);
+            height = height.max(depth);
+            stack.push((t, depth));
             t = a.left(t);
+            depth += 1;
         }
-        let Some(n) = stack.pop() else {
-            return Ok(out);
+        let Some((n, d)) = stack.pop() else {
+            return Ok((out, height));
         };
         if out.len() == limit {
             return Err(format!("more than {limit} nodes reachable (a cycle?)"));
         }
         out.push(a.key(n));
-        t = a.right(n);
+        (t, depth) = (a.right(n), d + 1);
     }
 }
 
 /// Checks that the tree at `root` is a BST holding exactly the keys `sorted`.
-pub fn check_tree(a: &Arena, root: u32, sorted: &[u64]) -> Result<(), String> {
-    let keys = in_order(a, root, sorted.len())?;
+pub fn check_tree(a: &Arena, root: u32, sorted: &[u64]) -> Result<Checked, String> {
+    let (keys, height) = in_order(a, root, sorted.len())?;
     if let Some(i) = (1..keys.len()).find(|&i| keys[i] < keys[i - 1]) {
         return Err(format!(
             "not a search tree: in-order key {i} ({}) is below key {} ({})",
@@ -734,7 +739,10 @@ pub fn check_tree(a: &Arena, root: u32, sorted: &[u64]) -> Result<(), String> {
             keys[i], sorted[i]
         ));
     }
-    Ok(())
+    Ok(Checked::new(
+        format!("a search tree of {} keys, height {height}", keys.len()),
+        "the sorted keys of both input trees",
+    ))
 }
 
 impl Workload for Bst {
@@ -761,6 +769,15 @@ impl Workload for Bst {
         if s1 == 0 || s2 == 0 {
             return Err(format!("s1={s1} s2={s2}: both trees need a key"));
         }
+        let max = NIL as usize - 1;
+        if s1.checked_add(s2).is_none_or(|s| s > max) {
+            return Err(format!(
+                "s1={s1} s2={s2}: the trees hold at most {max} nodes together (a link is a u32)"
+            ));
+        }
+        // Per node: the keys, the arena and a repetition's copy, the build's order, the sorted
+        // keys and the check's in-order sequence.
+        check_memory(&format!("s1={s1} s2={s2}"), 64.0 * (s1 as f64 + s2 as f64))?;
         Ok(BstInput::random(s1, s2, params.get_int("seed")))
     }
 
@@ -791,7 +808,7 @@ impl Workload for Bst {
         }
     }
 
-    fn check(input: &BstInput, work: &Arena, root: &u32) -> Result<(), String> {
+    fn check(input: &BstInput, work: &Arena, root: &u32) -> Result<Checked, String> {
         check_tree(work, *root, &input.sorted)
     }
 }
@@ -844,8 +861,8 @@ mod tests {
         let a = input.arena.clone();
         let k = input.sorted[input.sorted.len() / 2];
         let (l, r) = split(&a, input.root1, k);
-        let lk = in_order(&a, l, 3000).unwrap();
-        let rk = in_order(&a, r, 3000).unwrap();
+        let (lk, _) = in_order(&a, l, 3000).unwrap();
+        let (rk, _) = in_order(&a, r, 3000).unwrap();
         assert!(lk.iter().all(|&x| x < k) && rk.iter().all(|&x| x >= k));
         assert_eq!([lk, rk].concat(), k1);
         // The serial merge against the sorted union.
@@ -893,7 +910,21 @@ mod tests {
         );
         let mut a = Bst::prepare(&input);
         let root = Bst::run(&testing::serial(), Variant::Fj, &input, &mut a);
-        Bst::check(&input, &a, &root).unwrap();
+        fn height(a: &Arena, t: u32) -> u32 {
+            if t == NIL {
+                0
+            } else {
+                1 + height(a, a.left(t)).max(height(a, a.right(t)))
+            }
+        }
+        assert_eq!(
+            Bst::check(&input, &a, &root).unwrap().to_string(),
+            format!(
+                "a search tree of 4500 keys, height {}; checked against the sorted keys of both \
+                 input trees",
+                height(&a, root)
+            )
+        );
         // The unmerged trees.
         let fresh = Bst::prepare(&input);
         assert!(Bst::check(&input, &fresh, &input.root1).is_err());

@@ -67,8 +67,9 @@
 //! `[`TOLERANCE`]`·‖A·x‖₂`, in `O(blocks·b²)`. Every stored value of `L` enters, the upper
 //! triangles of its diagonal blocks too (which must stay zero).
 
+use crate::params::check_memory;
 use crate::rng::SplitMix64;
-use crate::{Params, Size, Variant, Workload, parfor};
+use crate::{Checked, Params, Size, Variant, Workload, parfor};
 use std::collections::HashSet;
 use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
@@ -710,6 +711,12 @@ impl CholeskyInput {
                  n + n(n−1)/4 = {max} (half the positions below the diagonal)"
             ));
         }
+        // Per entry: its position and value twice (sampled, then with the diagonal), its place
+        // in the tree, and the set of positions seen.
+        check_memory(
+            &format!("n={n} nonzeros={nonzeros}"),
+            100.0 * nonzeros as f64,
+        )?;
         // The off-diagonal positions, distinct, below the diagonal.
         let mut rng = SplitMix64::new(p.seed);
         let mut seen = HashSet::with_capacity(nonzeros - n);
@@ -745,6 +752,12 @@ impl CholeskyInput {
         }
         builder.factor(levels, root);
         let (tree, leaf_map) = builder.finish(root);
+        // The values of L's blocks, fill-in included: A's and a repetition's copy. (The tree
+        // itself, built above, is a fraction of them.)
+        check_memory(
+            &format!("n={n} nonzeros={nonzeros} b={b}"),
+            2.0 * 8.0 * (tree.leaves() * b * b) as f64,
+        )?;
         let mut a = vec![0.0; tree.leaves() * b * b];
         for ((leaf, i), v) in placed {
             a[leaf_map[leaf as usize] as usize * b * b + i] = v;
@@ -789,7 +802,7 @@ fn block_mul(
 
 /// Checks that `l` (the blocks of `input.tree` after the factorisation) is the Cholesky factor
 /// of the input (see the module documentation).
-pub fn check_factor(input: &CholeskyInput, l: &[f64]) -> Result<(), String> {
+pub fn check_factor(input: &CholeskyInput, l: &[f64]) -> Result<Checked, String> {
     let tree = &input.tree;
     let (b, side) = (tree.b, tree.side());
     if l.len() != input.a.len() {
@@ -801,6 +814,8 @@ pub fn check_factor(input: &CholeskyInput, l: &[f64]) -> Result<(), String> {
         return Err(format!("L[{r}][{c}] = {} is not finite", l[i]));
     }
     let mut rng = SplitMix64::new(CHECK_SEED);
+    // The largest relative residual of the two vectors.
+    let mut residual = 0.0f64;
     for round in 0..2 {
         let x: Vec<f64> = (0..side)
             .map(|_| (rng.next_u64() >> 11) as f64 * (2.0 / (1u64 << 53) as f64) - 1.0)
@@ -850,8 +865,12 @@ pub fn check_factor(input: &CholeskyInput, l: &[f64]) -> Result<(), String> {
                 TOLERANCE * scale
             ));
         }
+        residual = residual.max(err / scale);
     }
-    Ok(())
+    Ok(Checked::new(
+        format!("relative residual ‖L·Lᵀ·x − A·x‖₂ / ‖A·x‖₂ = {residual:.3e}"),
+        format!("the bound {TOLERANCE:e}"),
+    ))
 }
 
 /// The values of a factorisation's blocks.
@@ -913,7 +932,7 @@ impl Workload for Cholesky {
         }
     }
 
-    fn check(input: &CholeskyInput, work: &Vec<Line>, _answer: &()) -> Result<(), String> {
+    fn check(input: &CholeskyInput, work: &Vec<Line>, _answer: &()) -> Result<Checked, String> {
         check_factor(input, &values(work))
     }
 }
@@ -1132,7 +1151,14 @@ mod tests {
     fn check_rejects_wrong_answers() {
         let inp = Cholesky::input_at(Size::Test);
         let good = serial_factor(&inp);
-        check_factor(&inp, &good).unwrap();
+        let checked = check_factor(&inp, &good).unwrap();
+        let residual: f64 = checked
+            .answer
+            .strip_prefix("relative residual ‖L·Lᵀ·x − A·x‖₂ / ‖A·x‖₂ = ")
+            .and_then(|r| r.parse().ok())
+            .unwrap_or_else(|| panic!("{checked}"));
+        assert!(residual < TOLERANCE, "{checked}");
+        assert_eq!(checked.against, format!("the bound {TOLERANCE:e}"));
         let b2 = inp.tree.b * inp.tree.b;
         let corrupt = |f: &dyn Fn(&mut Vec<f64>)| {
             let mut l = good.clone();

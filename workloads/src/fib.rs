@@ -6,7 +6,7 @@
 //! with [`FutureStack::Current`](stealbench_schedulers::FutureStack::Current), so no future
 //! gets a stack of its own (only the fiber runtimes offer that choice).
 
-use crate::{Params, Size, Variant, Workload};
+use crate::{Checked, Params, Size, Variant, Workload};
 use std::future::Future;
 use stealbench_schedulers::{AsyncForkJoin, AsyncWorker, ForkJoin, FutureHandle, Scope, Worker};
 
@@ -131,10 +131,13 @@ impl Workload for Fib {
         }
     }
 
-    fn check(n: &u64, _work: &(), answer: &u64) -> Result<(), String> {
+    fn check(n: &u64, _work: &(), answer: &u64) -> Result<Checked, String> {
         let want = expected(*n);
         if *answer == want {
-            Ok(())
+            Ok(Checked::new(
+                format!("fib({n}) = {answer}"),
+                "the iterative fib(n)",
+            ))
         } else {
             Err(format!("fib({n}) = {answer}, expected {want}"))
         }
@@ -155,7 +158,10 @@ mod tests {
     #[test]
     fn check_rejects_a_wrong_answer() {
         let n = Fib::input_at(Size::Test);
-        Fib::check(&n, &(), &expected(n)).unwrap();
+        assert_eq!(
+            Fib::check(&n, &(), &expected(n)).unwrap().to_string(),
+            "fib(20) = 6765; checked against the iterative fib(n)"
+        );
         assert!(Fib::check(&n, &(), &1).is_err());
     }
 

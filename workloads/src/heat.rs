@@ -63,7 +63,8 @@
 //! grid but dominates on the small grids of the tests. A row missed in the last step is off by
 //! about `4·10⁻⁹` relative.
 
-use crate::{Params, Size, Variant, Workload, parfor};
+use crate::params::check_memory;
+use crate::{Checked, Params, Size, Variant, Workload, parfor};
 use std::future::Future;
 use std::ops::Range;
 use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard, TryLockError};
@@ -314,7 +315,7 @@ impl HeatInput {
 
 /// Compares a final grid (its rows) with the serial run's, bit for bit, then with the exact
 /// solution by the three criteria of Fibril's `verify`.
-pub fn check_grid(input: &HeatInput, rows: &[&[f64]]) -> Result<(), String> {
+pub fn check_grid(input: &HeatInput, rows: &[&[f64]]) -> Result<Checked, String> {
     let g = &input.grid;
     if rows.len() != g.nx || rows.iter().any(|r| r.len() != g.ny) {
         return Err(format!("the grid is not {} × {}", g.nx, g.ny));
@@ -359,7 +360,13 @@ pub fn check_grid(input: &HeatInput, rows: &[&[f64]]) -> Result<(), String> {
             ));
         }
     }
-    Ok(())
+    Ok(Checked::new(
+        format!(
+            "errors against the exact solution at t = {t:e}: largest absolute {max_abs:.3e}, \
+             largest relative {max_rel:.3e}, mean absolute {mean:.3e}"
+        ),
+        format!("the serial run's grid, bit for bit, and {tolerance:.3e} for each error"),
+    ))
 }
 
 impl Workload for Heat {
@@ -386,7 +393,13 @@ impl Workload for Heat {
 
     fn input(params: &Params) -> Result<HeatInput, String> {
         let [nx, ny, nt] = ["nx", "ny", "nt"].map(|k| params.get_usize(k));
-        HeatInput::new(nx?, ny?, nt?)
+        let (nx, ny) = (nx?, ny?);
+        // Four grids of f64: the initial one, the serial run's and a repetition's two.
+        check_memory(
+            &format!("nx={nx} ny={ny}"),
+            4.0 * 8.0 * nx as f64 * ny as f64,
+        )?;
+        HeatInput::new(nx, ny, nt?)
     }
 
     /// Grid 0 is the initial grid; grid 1 is filled with NaN (every page written before the
@@ -435,7 +448,7 @@ impl Workload for Heat {
         }
     }
 
-    fn check(input: &HeatInput, work: &[Vec<Row>; 2], _answer: &()) -> Result<(), String> {
+    fn check(input: &HeatInput, work: &[Vec<Row>; 2], _answer: &()) -> Result<Checked, String> {
         let guards: Vec<_> = work[input.last()]
             .iter()
             .map(|r| r.read().unwrap_or_else(|e| e.into_inner()))
@@ -517,7 +530,14 @@ mod tests {
         let input = Heat::input_at(Size::Test);
         let (nx, ny) = (input.grid.nx, input.grid.ny);
         let good: Vec<&[f64]> = input.expected.chunks_exact(ny).collect();
-        check_grid(&input, &good).unwrap();
+        let checked = check_grid(&input, &good).unwrap();
+        assert!(
+            checked
+                .answer
+                .starts_with("errors against the exact solution at t = "),
+            "{checked}"
+        );
+        assert!(checked.against.contains("bit for bit"), "{checked}");
         let with = |i: usize, j: usize, f: &dyn Fn(f64) -> f64| {
             let mut m = input.expected.clone();
             m[i * ny + j] = f(m[i * ny + j]);

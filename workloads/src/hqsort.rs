@@ -36,7 +36,7 @@
 //! (`sort_unstable`, computed in `input`, outside the timed region).
 
 use crate::rng::SplitMix64;
-use crate::{Params, Size, Variant, Workload};
+use crate::{Checked, Params, Size, Variant, Workload};
 use std::sync::Arc;
 use stealbench_schedulers::{AsyncForkJoin, ForkJoin, Scope, SharedHandle, Worker};
 
@@ -230,7 +230,7 @@ impl Workload for Hqsort {
         panic!("hqsort has no async {variant} variant")
     }
 
-    fn check(input: &HqsortInput, work: &Vec<u32>, _: &()) -> Result<(), String> {
+    fn check(input: &HqsortInput, work: &Vec<u32>, _: &()) -> Result<Checked, String> {
         if work.len() != input.sorted.len() {
             return Err(format!(
                 "the result has {} keys, the input {}",
@@ -239,7 +239,15 @@ impl Workload for Hqsort {
             ));
         }
         match work.iter().zip(&input.sorted).position(|(a, b)| a != b) {
-            None => Ok(()),
+            None => Ok(Checked::new(
+                format!(
+                    "{} keys in ascending order, from {} to {}",
+                    work.len(),
+                    work.first().copied().unwrap_or(0),
+                    work.last().copied().unwrap_or(0)
+                ),
+                "the input sorted serially (sort_unstable)",
+            )),
             Some(i) => Err(format!(
                 "key {i} of the result is {}, the sorted input has {}",
                 work[i], input.sorted[i]
@@ -273,6 +281,14 @@ mod tests {
     #[test]
     fn a_wrong_result_fails_the_check() {
         let input = HqsortInput::random(50, 9);
+        let checked = Hqsort::check(&input, &input.sorted, &()).unwrap();
+        assert_eq!(
+            checked.answer,
+            format!(
+                "50 keys in ascending order, from {} to {}",
+                input.sorted[0], input.sorted[49]
+            )
+        );
         let mut out = input.sorted.clone();
         out[3] = out[3].wrapping_add(1);
         assert!(Hqsort::check(&input, &out, &()).is_err());

@@ -41,7 +41,7 @@
 //! depth (under 64) of levels need. Measured: 0 at the paper's input, 7·10^-16·|I| at
 //! `n = 2000`.
 
-use crate::{Params, Size, Variant, Workload};
+use crate::{Checked, Params, Size, Variant, Workload};
 use std::future::Future;
 use stealbench_schedulers::{AsyncForkJoin, AsyncWorker, ForkJoin, Worker};
 
@@ -263,7 +263,7 @@ impl Reference {
 
 /// Checks `answer`: bit for bit the serial recursion's, and within [`tolerance`] of the exact
 /// integral.
-pub fn check_area(n: f64, eps: f64, reference: &Reference, answer: f64) -> Result<(), String> {
+pub fn check_area(n: f64, eps: f64, reference: &Reference, answer: f64) -> Result<Checked, String> {
     if answer.to_bits() != reference.area.to_bits() {
         return Err(format!(
             "integral {answer:e} differs from the serial recursion's {:e} (bits {:#x} vs {:#x})",
@@ -274,13 +274,20 @@ pub fn check_area(n: f64, eps: f64, reference: &Reference, answer: f64) -> Resul
     }
     let want = exact(n);
     let tol = tolerance(want, reference.leaves, eps);
-    if (answer - want).abs() > tol {
+    let error = (answer - want).abs();
+    if error > tol {
         return Err(format!(
-            "integral {answer:e} is {:e} from the exact {want:e} (tolerance {tol:e})",
-            (answer - want).abs()
+            "integral {answer:e} is {error:e} from the exact {want:e} (tolerance {tol:e})"
         ));
     }
-    Ok(())
+    Ok(Checked::new(
+        format!("integral over [0, {n}] = {answer:e}, {error:.3e} from the exact {want:e}"),
+        format!(
+            "the serial recursion's, bit for bit, and the exact value within {tol:.3e} ({} \
+             leaves)",
+            reference.leaves
+        ),
+    ))
 }
 
 /// The input: the interval's end, the tolerance, the grain, and the reference.
@@ -373,7 +380,7 @@ impl Workload for Integrate {
         }
     }
 
-    fn check(input: &IntegrateInput, _work: &(), answer: &f64) -> Result<(), String> {
+    fn check(input: &IntegrateInput, _work: &(), answer: &f64) -> Result<Checked, String> {
         check_area(input.n, input.eps, &input.reference, *answer)
     }
 }
@@ -439,7 +446,12 @@ mod tests {
     fn check_rejects_wrong_answers() {
         let (n, eps) = (20.0, 1e-6);
         let r = Reference::of(n, eps);
-        check_area(n, eps, &r, r.area).unwrap();
+        let checked = check_area(n, eps, &r, r.area).unwrap();
+        assert!(
+            checked.answer.starts_with("integral over [0, 20] = 4.02"),
+            "{checked}"
+        );
+        assert!(checked.against.contains("bit for bit"), "{checked}");
         // One ulp off the serial recursion.
         let next = f64::from_bits(r.area.to_bits() + 1);
         assert!(check_area(n, eps, &r, next).unwrap_err().contains("serial"));

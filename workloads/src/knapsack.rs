@@ -44,7 +44,7 @@
 //! ([`optimum`], `O(items·capacity)`, untimed, with the input); for the paper's input that is
 //! 733, Fibril's expected value.
 
-use crate::{Params, Size, Variant, Workload};
+use crate::{Checked, Params, Size, Variant, Workload};
 use std::future::Future;
 use std::sync::atomic::{AtomicI64, Ordering::Relaxed};
 use stealbench_schedulers::{AsyncForkJoin, AsyncWorker, ForkJoin, Worker};
@@ -242,9 +242,12 @@ pub fn optimum(items: &[Item], capacity: usize) -> i64 {
 }
 
 /// Checks an answer against the optimum.
-pub fn check_value(optimum: i64, answer: i64) -> Result<(), String> {
+pub fn check_value(optimum: i64, answer: i64) -> Result<Checked, String> {
     if answer == optimum {
-        Ok(())
+        Ok(Checked::new(
+            format!("best value {answer}"),
+            "the optimum by dynamic programming over the capacities",
+        ))
     } else {
         Err(format!(
             "best value {answer}, expected the optimum {optimum}"
@@ -341,7 +344,7 @@ impl Workload for Knapsack {
         }
     }
 
-    fn check(input: &KnapsackInput, _best: &AtomicI64, answer: &i64) -> Result<(), String> {
+    fn check(input: &KnapsackInput, _best: &AtomicI64, answer: &i64) -> Result<Checked, String> {
         check_value(input.optimum, *answer)
     }
 }
@@ -442,7 +445,10 @@ mod tests {
 
     #[test]
     fn check_rejects_wrong_answers() {
-        assert!(check_value(OPTIMUM, 733).is_ok());
+        assert_eq!(
+            check_value(OPTIMUM, 733).unwrap().to_string(),
+            "best value 733; checked against the optimum by dynamic programming over the capacities"
+        );
         assert!(check_value(OPTIMUM, 732).is_err());
         assert!(check_value(OPTIMUM, NONE).is_err());
     }

@@ -27,17 +27,22 @@
 //!
 //! The answer is `H[n][n]` (the LCS length) and a hash of the table's last row and last
 //! column, compared exactly with the same computed serially (row-major tile order, no runtime)
-//! in [`Workload::input`]; the check also hashes every tile's boundary against the serial
-//! ones (untimed). The tests check the kernel against an untiled full-table DP.
+//! in [`Workload::input`](crate::Workload::input); the check also hashes every tile's boundary
+//! against the serial ones (untimed). The tests check the kernel against an untiled
+//! full-table DP.
 
-use crate::rng::SplitMix64;
-use crate::wavefront::{self, Grid, TileKernel, hash_cells, random_string};
-use crate::{Params, Size, Variant, Workload};
-use stealbench_schedulers::{AsyncForkJoin, ForkJoin};
+use crate::Size;
+use crate::wavefront::{Grid, StringTable, Strings, TableInput, TableWorkload, hash_cells};
 
-/// The workload marker type.
+/// The workload.
+pub type Lcs = TableWorkload<LcsTable>;
+
+/// The input: the two strings and the serial answer.
+pub type LcsInput = TableInput<LcsTable>;
+
+/// The LCS table: the kernel, the answer and the check's hash.
 #[derive(Debug)]
-pub struct Lcs;
+pub struct LcsTable;
 
 /// What a finished tile keeps: its boundary.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -46,23 +51,6 @@ pub struct LcsTile {
     pub bottom: Box<[u32]>,
     /// `H[r0 ..= r1][c1]`: the tile's last column.
     pub right: Box<[u32]>,
-}
-
-/// The input: the two strings, the tiling and the serial answer.
-#[derive(Debug, Clone)]
-pub struct LcsInput {
-    /// String length.
-    pub n: usize,
-    /// Tile side (divides `n`).
-    pub b: usize,
-    /// The first string (row letters), values in `0..ALPHABET`.
-    pub x: Vec<u8>,
-    /// The second string (column letters).
-    pub y: Vec<u8>,
-    /// The answer of the serial computation.
-    pub expected: LcsAnswer,
-    /// [`boundary_hash`] of the serial computation's grid.
-    pub expected_boundary_hash: u64,
 }
 
 /// The answer: the LCS length and a hash of the last row and column of the table.
@@ -74,22 +62,35 @@ pub struct LcsAnswer {
     pub edge_hash: u64,
 }
 
-/// The tile kernel over borrowed strings.
-#[derive(Debug, Clone, Copy)]
-pub struct LcsKernel<'a> {
-    /// Row letters.
-    pub x: &'a [u8],
-    /// Column letters.
-    pub y: &'a [u8],
-    /// Tile side.
-    pub b: usize,
-}
-
-impl TileKernel for LcsKernel<'_> {
+impl StringTable for LcsTable {
+    const NAME: &'static str = "lcs";
+    const DESCRIPTION: &'static str =
+        "longest common subsequence, tiled wavefront DP over 4-letter random strings";
+    const SEED: u64 = 0x1C5_0001;
+    const HASHED: &'static str = "every tile's boundary";
     type Tile = LcsTile;
+    type Answer = LcsAnswer;
 
-    fn compute(&self, g: &Grid<LcsTile>, i: usize, j: usize) -> LcsTile {
-        let b = self.b;
+    /// Every size keeps the paper's tile side `b = 512` (the task grain) and shrinks `n`;
+    /// serial times (release, 2-core x86-64 machine, CPU time of the `serial` runtime's fj):
+    /// paper about 0.69 s, small about 0.51 s, quick about 0.27 s (the paper's input is already
+    /// short for our kernel, so small and quick are only somewhat smaller).
+    fn dims(size: Size) -> (usize, usize) {
+        match size {
+            Size::Paper => (32768, 512),
+            Size::Small => (28672, 512),
+            Size::Quick => (20480, 512),
+            Size::Test => (60, 6),
+        }
+    }
+
+    /// The last row with the cell to its left, and the last column.
+    fn tile_cells(b: usize) -> f64 {
+        2.0 * b as f64 + 1.0
+    }
+
+    fn tile(s: &Strings, g: &Grid<LcsTile>, i: usize, j: usize) -> LcsTile {
+        let b = s.b;
         // prev = H[r0-1][c0-1 ..= c1]; left = H[r0 ..= r1][c0-1].
         let mut prev: Vec<u32> = if i == 0 {
             vec![0; b + 1]
@@ -105,8 +106,8 @@ impl TileKernel for LcsKernel<'_> {
         };
         let mut cur = vec![0u32; b + 1];
         let mut right = vec![0u32; b];
-        let xs = &self.x[i * b..(i + 1) * b];
-        let ys = &self.y[j * b..(j + 1) * b];
+        let xs = &s.x[i * b..(i + 1) * b];
+        let ys = &s.y[j * b..(j + 1) * b];
         for ((&xr, &l), out) in xs.iter().zip(left).zip(right.iter_mut()) {
             *out = row(xr, ys, l, &prev, &mut cur);
             std::mem::swap(&mut prev, &mut cur);
@@ -115,6 +116,18 @@ impl TileKernel for LcsKernel<'_> {
             bottom: prev.into_boxed_slice(),
             right: right.into_boxed_slice(),
         }
+    }
+
+    fn answer(g: &Grid<LcsTile>) -> LcsAnswer {
+        answer(g)
+    }
+
+    fn hash(g: &Grid<LcsTile>) -> u64 {
+        boundary_hash(g)
+    }
+
+    fn describe(answer: &LcsAnswer) -> String {
+        format!("LCS length {}", answer.length)
     }
 }
 
@@ -181,123 +194,11 @@ pub fn full_table(x: &[u8], y: &[u8]) -> Vec<u32> {
     h
 }
 
-/// `(n, b)` of a size. Every size keeps the paper's tile side `b = 512` (the task grain) and
-/// shrinks `n`; serial times (release, 2-core x86-64 machine, CPU time of the `serial`
-/// runtime's fj): paper about 0.69 s, small about 0.51 s, quick about 0.27 s (the paper's
-/// input is already short for our kernel, so small and quick are only somewhat smaller).
-pub fn dims(size: Size) -> (usize, usize) {
-    match size {
-        Size::Paper => (32768, 512),
-        Size::Small => (28672, 512),
-        Size::Quick => (20480, 512),
-        Size::Test => (60, 6),
-    }
-}
-
-impl LcsInput {
-    /// Seeded strings of length `n` tiled by `b`, with the serial answer.
-    pub fn new(n: usize, b: usize, seed: u64) -> Self {
-        assert!(
-            b >= 1 && n >= b && n % b == 0,
-            "n={n} must be a multiple of b={b}"
-        );
-        let mut rng = SplitMix64::new(seed);
-        let x = random_string(&mut rng, n);
-        let y = random_string(&mut rng, n);
-        let mut input = LcsInput {
-            n,
-            b,
-            x,
-            y,
-            expected: LcsAnswer {
-                length: 0,
-                edge_hash: 0,
-            },
-            expected_boundary_hash: 0,
-        };
-        let g = Grid::new(n / b);
-        wavefront::serial(&input.kernel(), &g);
-        input.expected = answer(&g);
-        input.expected_boundary_hash = boundary_hash(&g);
-        input
-    }
-
-    /// The tile kernel over this input.
-    pub fn kernel(&self) -> LcsKernel<'_> {
-        LcsKernel {
-            x: &self.x,
-            y: &self.y,
-            b: self.b,
-        }
-    }
-}
-
-impl Workload for Lcs {
-    const NAME: &'static str = "lcs";
-    const DESCRIPTION: &'static str =
-        "longest common subsequence, tiled wavefront DP over 4-letter random strings";
-    const VARIANTS: &'static [Variant] = &[Variant::Fj, Variant::Sf, Variant::Gf];
-    const ASYNC_VARIANTS: &'static [Variant] = &[Variant::Fj, Variant::Sf, Variant::Gf];
-
-    type Input = LcsInput;
-    type Work = Grid<LcsTile>;
-    type Answer = LcsAnswer;
-
-    fn preset(size: Size) -> Params {
-        let (n, b) = dims(size);
-        wavefront::tiling_params(n, b, 0x1C5_0001)
-    }
-
-    fn input(params: &Params) -> Result<LcsInput, String> {
-        let (n, b) = wavefront::tiling(params)?;
-        Ok(LcsInput::new(n, b, params.get_int("seed")))
-    }
-
-    fn prepare(input: &LcsInput) -> Grid<LcsTile> {
-        Grid::new(input.n / input.b)
-    }
-
-    fn run<S: ForkJoin>(
-        pool: &S,
-        variant: Variant,
-        input: &LcsInput,
-        g: &mut Grid<LcsTile>,
-    ) -> LcsAnswer {
-        wavefront::run_variant(pool, Self::NAME, variant, &input.kernel(), g);
-        answer(g)
-    }
-
-    fn run_async<S: AsyncForkJoin>(
-        pool: &S,
-        variant: Variant,
-        input: &LcsInput,
-        g: &mut Grid<LcsTile>,
-    ) -> LcsAnswer {
-        wavefront::run_variant_async(pool, Self::NAME, variant, &input.kernel(), g);
-        answer(g)
-    }
-
-    fn check(input: &LcsInput, g: &Grid<LcsTile>, answer: &LcsAnswer) -> Result<(), String> {
-        if *answer != input.expected {
-            return Err(format!(
-                "lcs n={} b={}: {answer:?}, expected {:?}",
-                input.n, input.b, input.expected
-            ));
-        }
-        if !g.is_complete() || boundary_hash(g) != input.expected_boundary_hash {
-            return Err(format!(
-                "lcs n={} b={}: the tiles' boundaries differ from the serial ones",
-                input.n, input.b
-            ));
-        }
-        Ok(())
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing;
+    use crate::wavefront::{self, TileKernel};
+    use crate::{Variant, Workload, testing};
 
     /// The answer of the full table.
     fn from_table(n: usize, h: &[u32]) -> LcsAnswer {
@@ -320,7 +221,7 @@ mod tests {
             (96, 16, 6),
         ] {
             let input = LcsInput::new(n, b, seed);
-            let h = full_table(&input.x, &input.y);
+            let h = full_table(&input.strings.x, &input.strings.y);
             assert_eq!(input.expected, from_table(n, &h), "n={n} b={b}");
             // Every tile's boundary, not only the edges.
             let g = Grid::new(n / b);
@@ -350,7 +251,7 @@ mod tests {
     #[test]
     fn every_variant_fills_the_grid() {
         let input = Lcs::input_at(Size::Test);
-        assert_eq!(input.n / input.b, 10);
+        assert_eq!(input.strings.tiles(), 10);
         let serial = testing::serial();
         testing::check_every_variant::<Lcs>(&serial, &serial, &input, |what, g, _| {
             assert!(g.is_complete(), "{what}");
@@ -363,7 +264,16 @@ mod tests {
         let serial = testing::serial();
         let mut g = Lcs::prepare(&input);
         let good = Lcs::run(&serial, Variant::Fj, &input, &mut g);
-        Lcs::check(&input, &g, &good).unwrap();
+        assert_eq!(
+            Lcs::check(&input, &g, &good).unwrap().to_string(),
+            format!(
+                "LCS length {}; checked against the serial computation's answer and hash of \
+                 every tile's boundary",
+                good.length
+            )
+        );
+        let h = full_table(&input.strings.x, &input.strings.y);
+        assert_eq!(good.length, h[61 * 61 - 1]);
         let longer = LcsAnswer {
             length: good.length + 1,
             ..good

@@ -3,7 +3,8 @@
 //! them, on the async front-end ([`AsyncForkJoin`]), and the check of its answer.
 //!
 //! Every run checks its answer against the serial version or a known value
-//! ([`Workload::check`]); the harness refuses a timing whose check failed.
+//! ([`Workload::check`]), which says what the answer is and what it was checked against
+//! ([`Checked`]); the harness refuses a timing whose check failed.
 
 // The async workload functions return `impl Future<Output = T> + Send + 's` from an
 // `async move` block rather than being `async fn`s: the compiler cannot infer `Send` of a
@@ -276,8 +277,42 @@ pub trait Workload {
         input: &Self::Input,
         work: &mut Self::Work,
     ) -> Self::Answer;
-    /// Checks the answer against the serial version or a known value; `Err` says what is wrong.
-    fn check(input: &Self::Input, work: &Self::Work, answer: &Self::Answer) -> Result<(), String>;
+    /// Checks the answer against the serial version or a known value: `Ok` says what the
+    /// answer is and what it was checked against (`run` prints it, `raw.csv` records it), `Err`
+    /// what is wrong.
+    fn check(
+        input: &Self::Input,
+        work: &Self::Work,
+        answer: &Self::Answer,
+    ) -> Result<Checked, String>;
+}
+
+/// What a checked answer is, as the original benchmark prints it (UTS's node count, depth and
+/// leaves; nqueens' solutions; a residual), and what it was checked against (a published
+/// count, the serial version's answer, a bound).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Checked {
+    /// The answer (`4130071 nodes, depth 13, 3305118 leaves`).
+    pub answer: String,
+    /// What the check compared it with (`UTS's published counts of T1`).
+    pub against: String,
+}
+
+impl Checked {
+    /// The answer `answer`, checked against `against`.
+    pub fn new(answer: impl Into<String>, against: impl Into<String>) -> Self {
+        Checked {
+            answer: answer.into(),
+            against: against.into(),
+        }
+    }
+}
+
+impl fmt::Display for Checked {
+    /// `answer; checked against against`, one line.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}; checked against {}", self.answer, self.against)
+    }
 }
 
 /// Name, description and variants of a workload, for listings and argument checks.

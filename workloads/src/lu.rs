@@ -51,9 +51,10 @@
 //! matrix). At `n = 4096` the factors computed here have `6.7·10⁻¹⁵` (the tolerance is
 //! `9.1·10⁻¹³`); one element of U off by 1 gives `1.2·10⁻⁴`.
 
+use crate::params::check_memory;
 use crate::rng::SplitMix64;
 use crate::zorder::{self, exclusive, product_phases};
-use crate::{Params, Size, Variant, Workload, quarters};
+use crate::{Checked, Params, Size, Variant, Workload, quarters};
 use std::future::Future;
 use std::sync::{Mutex, OnceLock, PoisonError};
 use stealbench_schedulers::{AsyncForkJoin, AsyncWorker, ForkJoin, Worker};
@@ -472,7 +473,7 @@ pub fn residual(n: usize, a: &[Block], lu: &[&Block]) -> f64 {
 
 /// Checks that every block is final and that the factors' relative residual is at most
 /// [`tolerance`] (a NaN residual fails).
-pub fn check_factors(input: &LuInput, blocks: &[LuBlock]) -> Result<(), String> {
+pub fn check_factors(input: &LuInput, blocks: &[LuBlock]) -> Result<Checked, String> {
     if blocks.len() != input.a.len() {
         return Err(format!(
             "expected {} blocks, got {}",
@@ -493,7 +494,10 @@ pub fn check_factors(input: &LuInput, blocks: &[LuBlock]) -> Result<(), String> 
     let r = residual(input.n, &input.a, &lu);
     let tol = tolerance(input.n);
     if r <= tol {
-        Ok(())
+        Ok(Checked::new(
+            format!("relative residual ‖L·U·x − A·x‖ / (‖A‖·‖x‖) = {r:.3e}"),
+            format!("the bound n·ε = {tol:.3e}"),
+        ))
     } else {
         Err(format!(
             "relative residual ‖L·U·x − A·x‖ / (‖A‖·‖x‖) = {r:e} > {tol:e}"
@@ -528,7 +532,11 @@ impl Workload for Lu {
 
     fn input(params: &Params) -> Result<LuInput, String> {
         params.fixed("b", B as u64)?;
-        LuInput::random(params.get_usize("n")?, params.get_int("seed"))
+        let n = params.get_usize("n")?;
+        // Three matrices of f64: A, and a repetition's blocks (each its changing and its final
+        // value).
+        check_memory(&format!("n={n}"), 3.0 * 8.0 * n as f64 * n as f64)?;
+        LuInput::random(n, params.get_int("seed"))
     }
 
     /// A copy of A, every block not final.
@@ -557,7 +565,7 @@ impl Workload for Lu {
         }
     }
 
-    fn check(input: &LuInput, m: &Vec<LuBlock>, _answer: &()) -> Result<(), String> {
+    fn check(input: &LuInput, m: &Vec<LuBlock>, _answer: &()) -> Result<Checked, String> {
         check_factors(input, m)
     }
 }
@@ -688,8 +696,16 @@ mod tests {
                 })
                 .collect()
         };
-        Lu::check(&input, &finished(good.clone()), &()).unwrap();
+        let checked = Lu::check(&input, &finished(good.clone()), &()).unwrap();
         let r = residual(input.n, &input.a, &good.iter().collect::<Vec<_>>());
+        assert_eq!(
+            checked.to_string(),
+            format!(
+                "relative residual ‖L·U·x − A·x‖ / (‖A‖·‖x‖) = {r:.3e}; checked against the \
+                 bound n·ε = {:.3e}",
+                tolerance(input.n)
+            )
+        );
         assert!(r < tolerance(input.n) / 4.0, "residual {r:e}");
         let corrupt = |t: usize, i: usize, f: &dyn Fn(f64) -> f64| {
             let mut v = good.clone();

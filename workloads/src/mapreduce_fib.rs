@@ -19,7 +19,7 @@
 //! `latency + items·T(fib(n)) / P`, classic ones in about `items·(latency + T(fib(n))) / P`,
 //! and classic gains from more threads than cores (sleeping threads use none).
 
-use crate::{Params, Size, Variant, Workload, fib};
+use crate::{Checked, Params, Size, Variant, Workload, fib};
 use std::future::Future;
 use std::time::Duration;
 use stealbench_schedulers::io::sleep;
@@ -206,10 +206,13 @@ impl Workload for MapReduceFib {
         pool.run_async(move |c| map_async(c, x, 0, x.items, lh))
     }
 
-    fn check(x: &Input, _work: &(), answer: &u64) -> Result<(), String> {
+    fn check(x: &Input, _work: &(), answer: &u64) -> Result<Checked, String> {
         let want = expected(x);
         if *answer == want {
-            Ok(())
+            Ok(Checked::new(
+                format!("sum {answer} over {} items", x.items),
+                format!("items·fib({}) + items·(items-1)/2", x.n),
+            ))
         } else {
             Err(format!(
                 "mapreduce-fib items={} n={}: sum {answer}, expected {want}",
@@ -227,7 +230,12 @@ mod tests {
     fn check_rejects_a_wrong_answer() {
         let x = MapReduceFib::input_at(Size::Test);
         assert_eq!(expected(&x), 8 * 144 + 28);
-        MapReduceFib::check(&x, &(), &expected(&x)).unwrap();
+        assert_eq!(
+            MapReduceFib::check(&x, &(), &expected(&x))
+                .unwrap()
+                .to_string(),
+            "sum 1180 over 8 items; checked against items·fib(12) + items·(items-1)/2"
+        );
         assert!(MapReduceFib::check(&x, &(), &0).is_err());
     }
 

@@ -19,7 +19,8 @@
 //! quadrant 00, 01, 10, 11, recursively, the layout of [`crate::zorder`]. Every quadrant at
 //! every level is then a contiguous quarter of the block slice, so the recursion splits slices
 //! and never computes an index. The conversion from and to row-major order
-//! ([`from_row_major`], [`to_row_major`]) is input generation and checking, never timed.
+//! ([`zorder::from_row_major`], [`zorder::to_row_major`]) is input generation and checking,
+//! never timed.
 //!
 //! # Why C is a slice of `Mutex<Block>`
 //!
@@ -35,14 +36,15 @@
 //!
 //! # Check
 //!
-//! Elements are small integers (`0..8`) stored as `f64`, so every product and partial sum is
-//! exact and the answer has exactly one correct value. [`freivalds`] checks it in `O(n²)`.
+//! Elements are small integers ([`zorder::FACTOR_VALUES`]) stored as `f64`, so every product
+//! and partial sum is exact and the answer has exactly one correct value.
+//! [`zorder::Factors::check_locked_product`] checks it in `O(n²)` (Freivalds).
 
-use crate::rng::SplitMix64;
-use crate::zorder::{self, exclusive, freivalds_blocks, product_phases, random_blocks};
-use crate::{InputOptions, Params, Size, Variant, Workload, quarters};
+use crate::params::check_memory;
+use crate::zorder::{self, exclusive, product_phases};
+use crate::{Checked, InputOptions, Params, Size, Variant, Workload, quarters};
 use std::future::Future;
-use std::sync::{Mutex, PoisonError};
+use std::sync::Mutex;
 use stealbench_schedulers::{AsyncForkJoin, AsyncWorker, ForkJoin, FutureHandle, Scope, Worker};
 
 pub use crate::zorder::block_position;
@@ -64,8 +66,8 @@ pub const FROM_INPUT: &str = "input";
 /// 32·2^k).
 fn side(params: &Params) -> Result<usize, String> {
     params.fixed("b", B as u64)?;
-    let n = match params.get_text("n") {
-        FROM_INPUT => {
+    let n = match params.get_int_or("n", FROM_INPUT)? {
+        None => {
             let name = params.get_text("input");
             let Some(&(_, paper_n)) = PAPER_INPUTS.iter().find(|(p, _)| *p == name) else {
                 let names: Vec<_> = PAPER_INPUTS.iter().map(|(p, _)| *p).collect();
@@ -77,9 +79,7 @@ fn side(params: &Params) -> Result<usize, String> {
             }
             paper_n / shrink
         }
-        v => v
-            .parse()
-            .map_err(|_| format!("n={v}: a number or '{FROM_INPUT}'"))?,
+        Some(n) => usize::try_from(n).map_err(|_| format!("n={n}: mm needs n = 32·2^k"))?,
     };
     if n < B || n % B != 0 || !(n / B).is_power_of_two() {
         return Err(format!("n={n}: mm needs n = 32·2^k"));
@@ -90,9 +90,6 @@ fn side(params: &Params) -> Result<usize, String> {
 /// The side of a base-case block (the paper's base case 32 × 32).
 pub const B: usize = 32;
 
-/// Elements of a matrix entry: uniform in `0..VALUES`.
-pub const VALUES: u64 = 8;
-
 /// A 32 × 32 block of a matrix, row-major; aligned to a cache line.
 pub type Block = zorder::Block<{ B * B }>;
 
@@ -100,68 +97,8 @@ pub type Block = zorder::Block<{ B * B }>;
 /// module documentation).
 pub type CBlock = Mutex<Block>;
 
-/// The input: `n` and the two factors in blocked Z-order.
-#[derive(Debug, Clone)]
-pub struct MmInput {
-    /// The matrix side, `32·2^k`.
-    pub n: usize,
-    /// A, `(n/32)²` blocks in Z-order.
-    pub a: Vec<Block>,
-    /// B, `(n/32)²` blocks in Z-order.
-    pub b: Vec<Block>,
-}
-
-impl MmInput {
-    /// Random A and B of side `n` (entries uniform in `0..VALUES`), from `seed`.
-    ///
-    /// # Panics
-    /// If `n` is not `32·2^k`.
-    pub fn random(n: usize, seed: u64) -> Self {
-        let blocks = block_count(n);
-        let mut rng = SplitMix64::new(seed);
-        let a = random_blocks(blocks, &mut rng, VALUES);
-        let b = random_blocks(blocks, &mut rng, VALUES);
-        MmInput { n, a, b }
-    }
-
-    /// The input of given row-major factors.
-    ///
-    /// # Panics
-    /// If `n` is not `32·2^k` or a slice is not `n²` long.
-    pub fn from_row_major(n: usize, a: &[f64], b: &[f64]) -> Self {
-        MmInput {
-            n,
-            a: from_row_major(n, a),
-            b: from_row_major(n, b),
-        }
-    }
-}
-
-/// The number of blocks of an `n × n` matrix.
-///
-/// # Panics
-/// If `n` is not `32·2^k`.
-pub fn block_count(n: usize) -> usize {
-    zorder::block_count::<{ B * B }>(n).unwrap_or_else(|| panic!("mm needs n = 32·2^k, not {n}"))
-}
-
-/// Converts a row-major `n × n` matrix to blocked Z-order.
-///
-/// # Panics
-/// If `n` is not `32·2^k` or `m.len() != n²`.
-pub fn from_row_major(n: usize, m: &[f64]) -> Vec<Block> {
-    block_count(n);
-    zorder::from_row_major(n, m)
-}
-
-/// Converts a matrix in blocked Z-order to row-major.
-///
-/// # Panics
-/// If `blocks.len()` is not `(n/32)²`.
-pub fn to_row_major(n: usize, blocks: &[Block]) -> Vec<f64> {
-    block_count(n);
-    zorder::to_row_major(n, blocks)
-}
+/// The input: `n` (`32·2^k`) and the two factors in blocked Z-order.
+pub type MmInput = zorder::Factors<{ B * B }>;
 
 /// The base case: locks the C block (never contended, see the module documentation) and runs
 /// the kernel.
@@ -277,18 +214,6 @@ pub fn sf_async<'s, C: AsyncWorker<'s>>(
 const INPUT_SEED: u64 = 0x6d6d_5eed_0000_0001;
 const CHECK_SEED: u64 = 0x6d6d_c4ec_0000_0002;
 
-/// Checks `C = A·B` for `mm`'s matrices: [`freivalds_blocks`] (whose doc states its strength)
-/// on the 32 × 32 blocks.
-pub fn freivalds(n: usize, a: &[Block], b: &[Block], c: &[CBlock]) -> Result<(), String> {
-    let guards: Vec<_> = c
-        .iter()
-        .map(|m| m.lock().unwrap_or_else(PoisonError::into_inner))
-        .collect();
-    let (a, b) = (zorder::element_slices(a), zorder::element_slices(b));
-    let c: Vec<&[f64]> = guards.iter().map(|g| &g.0[..]).collect();
-    freivalds_blocks(n, B, CHECK_SEED, VALUES - 1, [&a, &b, &c])
-}
-
 impl Workload for Mm {
     const NAME: &'static str = "mm";
     const DESCRIPTION: &'static str =
@@ -320,7 +245,10 @@ impl Workload for Mm {
     }
 
     fn input(params: &Params) -> Result<MmInput, String> {
-        Ok(MmInput::random(side(params)?, params.get_int("seed")))
+        let n = side(params)?;
+        // Three matrices of f64: A, B and a repetition's C.
+        check_memory(&format!("n={n}"), 3.0 * 8.0 * n as f64 * n as f64)?;
+        MmInput::random(n, params.get_int("seed"))
     }
 
     /// The parameters with `n` resolved: a row records the side it ran.
@@ -332,9 +260,7 @@ impl Workload for Mm {
 
     fn prepare(input: &MmInput) -> Vec<CBlock> {
         // Writes every block, so the pages are mapped before the timed run.
-        (0..block_count(input.n))
-            .map(|_| Mutex::new(Block::ZERO))
-            .collect()
+        input.a.iter().map(|_| Mutex::new(Block::ZERO)).collect()
     }
 
     fn run<S: ForkJoin>(pool: &S, variant: Variant, input: &MmInput, c: &mut Vec<CBlock>) {
@@ -360,25 +286,16 @@ impl Workload for Mm {
         }
     }
 
-    fn check(input: &MmInput, c: &Vec<CBlock>, _answer: &()) -> Result<(), String> {
-        freivalds(input.n, &input.a, &input.b, c)
+    fn check(input: &MmInput, c: &Vec<CBlock>, _answer: &()) -> Result<Checked, String> {
+        input.check_locked_product(c, CHECK_SEED)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing;
-
-    fn naive(n: usize, a: &[f64], b: &[f64]) -> Vec<f64> {
-        let mut c = vec![0.0; n * n];
-        for i in 0..n {
-            for j in 0..n {
-                c[i * n + j] = (0..n).map(|k| a[i * n + k] * b[k * n + j]).sum();
-            }
-        }
-        c
-    }
+    use crate::testing::{self, naive_product};
+    use crate::zorder::{from_row_major, to_row_major};
 
     fn result(c: &[CBlock]) -> Vec<Block> {
         c.iter().map(|m| m.lock().unwrap().clone()).collect()
@@ -388,7 +305,7 @@ mod tests {
     fn layout_round_trips_and_quadrants_are_contiguous() {
         let n = 128;
         let m: Vec<f64> = (0..n * n).map(|x| x as f64).collect();
-        let blocks = from_row_major(n, &m);
+        let blocks: Vec<Block> = from_row_major(n, &m);
         assert_eq!(to_row_major(n, &blocks), m);
         // The second quarter of the blocks is the top-right quadrant.
         let q = quarters(&blocks[..])[1];
@@ -398,11 +315,11 @@ mod tests {
 
     #[test]
     fn kernel_matches_naive() {
-        let input = MmInput::random(B, 1);
+        let input = MmInput::random(B, 1).unwrap();
         let mut c = Block::ZERO;
         kernel(&mut c, &input.a[0], &input.b[0]);
         kernel(&mut c, &input.a[0], &input.b[0]);
-        let want = naive(B, &input.a[0].0, &input.b[0].0);
+        let want = naive_product(B, &input.a[0].0, &input.b[0].0);
         let twice: Vec<f64> = want.iter().map(|x| 2.0 * x).collect();
         assert_eq!(c.0.to_vec(), twice);
     }
@@ -411,8 +328,8 @@ mod tests {
     fn every_variant_matches_naive_on_serial() {
         let pool = testing::serial();
         for n in [B, 128] {
-            let input = MmInput::random(n, 7);
-            let want = naive(n, &to_row_major(n, &input.a), &to_row_major(n, &input.b));
+            let input = MmInput::random(n, 7).unwrap();
+            let want = naive_product(n, &to_row_major(n, &input.a), &to_row_major(n, &input.b));
             testing::check_every_variant::<Mm>(&pool, &pool, &input, |what, c, _| {
                 assert_eq!(to_row_major(n, &result(c)), want, "{what} n={n}");
             });
@@ -466,7 +383,14 @@ mod tests {
         let input = Mm::input_at(Size::Test);
         let mut c = Mm::prepare(&input);
         Mm::run(&testing::serial(), Variant::Fj, &input, &mut c);
-        Mm::check(&input, &c, &()).unwrap();
+        let sum: f64 = result(&c).iter().flat_map(|blk| blk.0).sum();
+        assert_eq!(
+            Mm::check(&input, &c, &()).unwrap().to_string(),
+            format!(
+                "C = A·B of side 64, element sum {sum}; checked against A·(B·x) for two random \
+                 vectors x (Freivalds)"
+            )
+        );
         let corrupt = |t: usize, i: usize, f: fn(f64) -> f64| {
             let c: Vec<CBlock> = result(&c).into_iter().map(Mutex::new).collect();
             let old = c[t].lock().unwrap().0[i];
@@ -494,8 +418,8 @@ mod tests {
     }
 
     #[test]
-    #[should_panic(expected = "mm needs n = 32")]
     fn rejects_bad_sides() {
-        MmInput::random(96, 1);
+        let e = MmInput::random(96, 1).unwrap_err();
+        assert_eq!(e, "n=96: needs n = 32·2^k");
     }
 }

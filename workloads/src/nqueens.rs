@@ -34,7 +34,7 @@
 //! The count must equal the known number of solutions ([`SOLUTIONS`], OEIS A000170, the
 //! table Fibril's test checks against), known for every `n` the workload accepts.
 
-use crate::{Params, Size, Variant, Workload};
+use crate::{Checked, Params, Size, Variant, Workload};
 use std::future::Future;
 use stealbench_schedulers::{AsyncForkJoin, AsyncWorker, ForkJoin, Scope, Worker};
 
@@ -185,10 +185,13 @@ pub fn fj_async<'s, C: AsyncWorker<'s>>(
 }
 
 /// Checks a count against the known number of solutions of side `n`.
-pub fn check_count(n: usize, count: u64) -> Result<(), String> {
+pub fn check_count(n: usize, count: u64) -> Result<Checked, String> {
     let want = expected(n);
     if count == want {
-        Ok(())
+        Ok(Checked::new(
+            format!("{count} solutions of {n} queens"),
+            format!("the known count for n={n} (OEIS A000170)"),
+        ))
     } else {
         Err(format!("nqueens({n}) = {count}, expected {want}"))
     }
@@ -263,7 +266,7 @@ impl Workload for Nqueens {
         }
     }
 
-    fn check(input: &NqueensInput, _work: &(), answer: &u64) -> Result<(), String> {
+    fn check(input: &NqueensInput, _work: &(), answer: &u64) -> Result<Checked, String> {
         check_count(input.n, *answer)
     }
 }
@@ -316,7 +319,10 @@ mod tests {
 
     #[test]
     fn check_rejects_wrong_counts() {
-        assert!(check_count(8, 92).is_ok());
+        assert_eq!(
+            check_count(8, 92).unwrap().to_string(),
+            "92 solutions of 8 queens; checked against the known count for n=8 (OEIS A000170)"
+        );
         assert!(check_count(8, 91).is_err());
         assert!(check_count(14, 365_597).is_err());
     }

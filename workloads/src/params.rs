@@ -6,9 +6,15 @@
 //! never add a key or change its kind, so a misspelt key or a malformed value is refused with
 //! one line instead of being ignored.
 //!
+//! A value that sizes the input's memory is bounded too: the workload estimates the memory the
+//! input and one repetition's state need and refuses, before allocating, an estimate above
+//! [`memory_limit`] ([`check_memory`]).
+//!
 //! [`Workload::preset`]: crate::Workload::preset
 
+use bytesize::ByteSize;
 use std::fmt;
+use std::sync::OnceLock;
 
 /// One parameter's value.
 #[derive(Debug, Clone, PartialEq)]
@@ -92,6 +98,18 @@ impl Params {
         }
     }
 
+    /// The text `key` read as an integer (written as [`Params::set`] reads integers: `123`,
+    /// `2^26`, ...), or `None` when it is `word`: a parameter whose preset value is derived
+    /// from another one (mm's side from its paper, a UTS value from the named tree).
+    pub fn get_int_or(&self, key: &str, word: &str) -> Result<Option<u64>, String> {
+        match self.get_text(key) {
+            v if v == word => Ok(None),
+            v => parse_int(v).map(Some).ok_or_else(|| {
+                format!("{key}={v}: expected a non-negative integer (123, 2^26, 10^8) or '{word}'")
+            }),
+        }
+    }
+
     /// `Err` unless the integer `key` is `value`: a parameter fixed at compile time (a block
     /// type's side), recorded so that the reader sees it.
     pub fn fixed(&self, key: &str, value: u64) -> Result<(), String> {
@@ -162,6 +180,60 @@ fn parse_int(s: &str) -> Option<u64> {
         None => plain(s),
         Some((base, exp)) => plain(base)?.checked_pow(u32::try_from(plain(exp)?).ok()?),
     }
+}
+
+/// The share of this machine's physical memory an input may need: the rest is left to the
+/// system, the runtime's stacks and the harness.
+pub const MEMORY_SHARE: (u64, u64) = (3, 4);
+
+/// The most memory a workload's input and one repetition's state may need:
+/// [`MEMORY_SHARE`] of this machine's physical memory, read once.
+pub fn memory_limit() -> u64 {
+    static LIMIT: OnceLock<u64> = OnceLock::new();
+    *LIMIT.get_or_init(|| physical_memory() / MEMORY_SHARE.1 * MEMORY_SHARE.0)
+}
+
+/// The physical memory of this machine, in bytes.
+fn physical_memory() -> u64 {
+    // SAFETY: sysconf reads a configuration value and touches no memory of ours.
+    let (pages, page) = unsafe {
+        (
+            libc::sysconf(libc::_SC_PHYS_PAGES),
+            libc::sysconf(libc::_SC_PAGESIZE),
+        )
+    };
+    match (u64::try_from(pages), u64::try_from(page)) {
+        (Ok(pages), Ok(page)) if pages > 0 && page > 0 => pages.saturating_mul(page),
+        _ => panic!("sysconf does not tell this machine's physical memory"),
+    }
+}
+
+/// `Err` (one line) when `bytes`, the memory that the input sized by `values` (`n=1000`) needs
+/// with one repetition's state, is above [`memory_limit`]; the message names the values, the
+/// memory and the limit. `bytes` is an estimate computed in `f64`, so that no product of
+/// parameters overflows; a workload calls this before it allocates.
+pub fn check_memory(values: &str, bytes: f64) -> Result<(), String> {
+    check_memory_within(values, bytes, memory_limit())
+}
+
+/// [`check_memory`] against `limit`.
+fn check_memory_within(values: &str, bytes: f64, limit: u64) -> Result<(), String> {
+    if bytes <= limit as f64 {
+        return Ok(());
+    }
+    // Above 2^64 bytes `as` saturates: the need is shown as at least 16 EiB.
+    let need = ByteSize(bytes as u64);
+    let need = if bytes >= u64::MAX as f64 {
+        format!("more than {need}")
+    } else {
+        need.to_string()
+    };
+    let (share, of) = MEMORY_SHARE;
+    Err(format!(
+        "{values}: the input needs {need} of memory; the limit is {} ({share}/{of} of this \
+         machine's physical memory)",
+        ByteSize(limit)
+    ))
 }
 
 impl fmt::Display for Params {
@@ -268,6 +340,89 @@ mod tests {
             )
         );
         assert!(split_spec("uts/tree").unwrap_err().contains("key=value"));
+    }
+
+    #[test]
+    fn a_number_or_a_word_reads_integers_as_set_does() {
+        let p = Params::new().text("n", "input");
+        assert_eq!(p.get_int_or("n", "input"), Ok(None));
+        for (v, want) in [("2^6", 64), ("10^3", 1000), ("1_024", 1024), ("77", 77)] {
+            let mut q = p.clone();
+            q.set("n", v).unwrap();
+            assert_eq!(q.get_int_or("n", "input"), Ok(Some(want)), "{v}");
+        }
+        let mut q = p.clone();
+        q.set("n", "2^64").unwrap();
+        let e = q.get_int_or("n", "input").unwrap_err();
+        assert_eq!(
+            e,
+            "n=2^64: expected a non-negative integer (123, 2^26, 10^8) or 'input'"
+        );
+    }
+
+    #[test]
+    fn memory_above_the_limit_is_one_line_naming_both() {
+        let gib = 1u64 << 30;
+        assert_eq!(
+            check_memory_within("n=8", 3.0 * gib as f64, 3 * gib),
+            Ok(())
+        );
+        let e = check_memory_within("n=10^9", 24e9, 12 * gib).unwrap_err();
+        assert_eq!(
+            e,
+            "n=10^9: the input needs 22.4 GiB of memory; the limit is 12.0 GiB (3/4 of this \
+             machine's physical memory)"
+        );
+        let e = check_memory_within("n=2^40", 1e30, gib).unwrap_err();
+        assert!(e.contains("needs more than 16.0 EiB of memory"), "{e}");
+        // The machine's own limit: some memory, less than all of it.
+        let limit = memory_limit();
+        assert!(0 < limit && limit < physical_memory(), "{limit}");
+        let e = check_memory("n=10^18", 8e18).unwrap_err();
+        assert!(
+            e.starts_with("n=10^18: the input needs 6.9 EiB of memory"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn every_size_parameter_is_refused_before_it_allocates() {
+        use crate::{Size, Workload};
+        // Values whose input would need more memory than any machine has: each is one line
+        // naming the memory (an allocation would abort the test instead). smm, bst and
+        // cholesky also have caps of their own, below that (tens to hundreds of GiB).
+        let memory = "of memory; the limit is";
+        let cases = [
+            ("sort", "n=10^18", memory),
+            ("quicksort", "n=10^15", memory),
+            ("fft", "n=2^50", memory),
+            ("mm", "n=2^40", memory),
+            ("lu", "n=2^30", memory),
+            ("rectmul", "n=2^30", memory),
+            ("heat", "nx=2^30 ny=2^30", memory),
+            ("ferret", "db=10^15", memory),
+            ("hw", "frames=10^12", memory),
+            ("lcs", "n=2^40 b=1", memory),
+            ("sw", "n=2^30 b=2^30", memory),
+            ("bst", "s1=2^32", "at most 4294967294 nodes"),
+            ("smm", "n=2^16", "n = 64·2^k <= 32768"),
+        ];
+        for (name, values, needle) in cases {
+            let overrides: Overrides = values
+                .split(' ')
+                .map(|v| parse_override(v).unwrap())
+                .collect();
+            let e = crate::with_workload!(name, W => {
+                W::input(&W::preset(Size::Test).apply(&overrides).unwrap()).err()
+            })
+            .expect("a workload");
+            let e = e.unwrap_or_else(|| panic!("{name} {values} was accepted"));
+            assert!(e.contains(needle) && !e.contains('\n'), "{name}: {e}");
+        }
+        // mm's side is a number or `input`, the number written as integers are.
+        use crate::mm::Mm;
+        let side = Mm::preset(Size::Test).apply(&[("n".into(), "2^6".into())]);
+        assert_eq!(Mm::input(&side.unwrap()).unwrap().n, 64);
     }
 
     #[test]

@@ -24,11 +24,12 @@
 //! # Check
 //!
 //! The output must be sorted and have the input's [`Fingerprint`] (the multiset fingerprint
-//! of `sort`), so it is the sorted input.
+//! of `sort`, checked by [`check_sorted`], `sort`'s check), so it is the sorted input.
 
+use crate::params::check_memory;
 use crate::rng::SplitMix64;
-use crate::sort::Fingerprint;
-use crate::{Params, Size, Variant, Workload};
+use crate::sort::{Fingerprint, check_sorted};
+use crate::{Checked, Params, Size, Variant, Workload};
 use std::future::Future;
 use stealbench_schedulers::{AsyncForkJoin, AsyncWorker, ForkJoin, Worker};
 
@@ -150,25 +151,6 @@ impl QuicksortInput {
     }
 }
 
-/// Checks that `output` is sorted and has the fingerprint `want`.
-pub fn check_sorted(output: &[u32], want: &Fingerprint) -> Result<(), String> {
-    if let Some(i) = output.windows(2).position(|p| p[0] > p[1]) {
-        return Err(format!(
-            "not sorted: element {i} = {} > element {} = {}",
-            output[i],
-            i + 1,
-            output[i + 1]
-        ));
-    }
-    let got = Fingerprint::of(output.iter().map(|&x| u64::from(x)));
-    if got != *want {
-        return Err(format!(
-            "sorted, but not a permutation of the input: fingerprint {got:?}, input's {want:?}"
-        ));
-    }
-    Ok(())
-}
-
 impl Workload for Quicksort {
     const NAME: &'static str = "quicksort";
     const DESCRIPTION: &'static str =
@@ -199,6 +181,8 @@ impl Workload for Quicksort {
             0 => return Err("n=0: nothing to sort".into()),
             n => n,
         };
+        // The input and a repetition's copy.
+        check_memory(&format!("n={n}"), 2.0 * 4.0 * n as f64)?;
         let mut input = QuicksortInput::random(n, params.get_int("seed"));
         input.cutoff = params.get_usize("cutoff")?;
         Ok(input)
@@ -229,8 +213,8 @@ impl Workload for Quicksort {
         }
     }
 
-    fn check(input: &QuicksortInput, work: &Vec<u32>, _answer: &()) -> Result<(), String> {
-        check_sorted(work, &input.fingerprint)
+    fn check(input: &QuicksortInput, work: &Vec<u32>, _answer: &()) -> Result<Checked, String> {
+        check_sorted(work.iter().map(|&x| u64::from(x)), &input.fingerprint)
     }
 }
 
@@ -314,19 +298,18 @@ mod tests {
         let input = QuicksortInput::random(1000, 6);
         let mut sorted = input.data.clone();
         serial(&mut sorted);
-        check_sorted(&sorted, &input.fingerprint).unwrap();
-        assert!(
-            check_sorted(&input.data, &input.fingerprint)
-                .unwrap_err()
-                .contains("not sorted")
+        let check = |v: &[u32]| Quicksort::check(&input, &v.to_vec(), &());
+        assert_eq!(
+            check(&sorted).unwrap().answer,
+            format!(
+                "1000 keys in ascending order, from {} to {}",
+                sorted[0], sorted[999]
+            )
         );
+        assert!(check(&input.data).unwrap_err().contains("not sorted"));
         let mut v = sorted.clone();
         v[500] = v[499];
-        assert!(
-            check_sorted(&v, &input.fingerprint)
-                .unwrap_err()
-                .contains("permutation")
-        );
-        assert!(check_sorted(&sorted[1..], &input.fingerprint).is_err());
+        assert!(check(&v).unwrap_err().contains("permutation"));
+        assert!(check(&sorted[1..]).is_err());
     }
 }

@@ -45,13 +45,13 @@
 //!
 //! Entries of A and B are integers in `0..8` (Cilk's are all ones) stored as `f64`: every value
 //! is an exact integer, and C has exactly one correct value, checked by Freivalds' algorithm as
-//! in `mm` ([`zorder::freivalds_blocks`]).
+//! in `mm` ([`zorder::Factors::check_locked_product`]).
 
-use crate::rng::SplitMix64;
-use crate::zorder::{self, Part, exclusive, random_blocks};
-use crate::{Params, Size, Variant, Workload, quarters};
+use crate::params::check_memory;
+use crate::zorder::{self, Part, exclusive};
+use crate::{Checked, Params, Size, Variant, Workload, quarters};
 use std::future::Future;
-use std::sync::{Mutex, PoisonError};
+use std::sync::Mutex;
 use stealbench_schedulers::{AsyncForkJoin, AsyncWorker, ForkJoin, Worker};
 
 /// The workload marker type.
@@ -60,9 +60,6 @@ pub struct Rectmul;
 
 /// The side of a block (Cilk's `BLOCK_EDGE`).
 pub const B: usize = 16;
-
-/// Elements of A and B: uniform in `0..VALUES`.
-pub const VALUES: u64 = 8;
 
 /// A 16 × 16 block, row-major.
 pub type Block = zorder::Block<{ B * B }>;
@@ -313,52 +310,12 @@ pub fn add_async<'s, C: AsyncWorker<'s>>(
     }
 }
 
-/// The input: `n` and the two factors in blocked Z-order.
-#[derive(Debug, Clone)]
-pub struct RectmulInput {
-    /// The matrix side, `16·2^k`.
-    pub n: usize,
-    /// A, `(n/16)²` blocks in Z-order.
-    pub a: Vec<Block>,
-    /// B, `(n/16)²` blocks in Z-order.
-    pub b: Vec<Block>,
-}
-
-impl RectmulInput {
-    /// Random A and B of side `n` (entries uniform in `0..VALUES`), from `seed`; `Err` if `n`
-    /// is not `16·2^k`.
-    pub fn random(n: usize, seed: u64) -> Result<Self, String> {
-        let blocks = block_count(n)?;
-        let mut rng = SplitMix64::new(seed);
-        let a = random_blocks(blocks, &mut rng, VALUES);
-        let b = random_blocks(blocks, &mut rng, VALUES);
-        Ok(RectmulInput { n, a, b })
-    }
-}
-
-/// The number of blocks of an `n × n` matrix, or `Err` if `n` is not `16·2^k`.
-pub fn block_count(n: usize) -> Result<usize, String> {
-    zorder::block_count::<{ B * B }>(n).ok_or_else(|| format!("rectmul needs n = 16·2^k, not {n}"))
-}
+/// The input: `n` (`16·2^k`) and the two factors in blocked Z-order.
+pub type RectmulInput = zorder::Factors<{ B * B }>;
 
 /// The seeds of the input and of the check's vectors.
 const INPUT_SEED: u64 = 0x7265_5eed_0000_0001;
 const CHECK_SEED: u64 = 0x7265_c4ec_0000_0002;
-
-/// Checks `C = A·B` by Freivalds' algorithm ([`zorder::freivalds_blocks`], whose doc states its
-/// strength).
-pub fn freivalds(input: &RectmulInput, c: &[CBlock]) -> Result<(), String> {
-    let guards: Vec<_> = c
-        .iter()
-        .map(|m| m.lock().unwrap_or_else(PoisonError::into_inner))
-        .collect();
-    let c: Vec<&[f64]> = guards.iter().map(|g| &g.0[..]).collect();
-    let (a, b) = (
-        zorder::element_slices(&input.a),
-        zorder::element_slices(&input.b),
-    );
-    zorder::freivalds_blocks(input.n, B, CHECK_SEED, VALUES - 1, [&a, &b, &c])
-}
 
 /// The whole product of the input into `c`.
 fn root<'s>(input: &'s RectmulInput, c: &'s [CBlock]) -> Product<'s> {
@@ -395,7 +352,10 @@ impl Workload for Rectmul {
 
     fn input(params: &Params) -> Result<RectmulInput, String> {
         params.fixed("b", B as u64)?;
-        RectmulInput::random(params.get_usize("n")?, params.get_int("seed"))
+        let n = params.get_usize("n")?;
+        // Three matrices of f64: A, B and a repetition's C.
+        check_memory(&format!("n={n}"), 3.0 * 8.0 * n as f64 * n as f64)?;
+        RectmulInput::random(n, params.get_int("seed"))
     }
 
     /// A zero C (every block written, so its pages are mapped before the timed run).
@@ -426,27 +386,15 @@ impl Workload for Rectmul {
         }
     }
 
-    fn check(input: &RectmulInput, c: &Vec<CBlock>, _answer: &()) -> Result<(), String> {
-        freivalds(input, c)
+    fn check(input: &RectmulInput, c: &Vec<CBlock>, _answer: &()) -> Result<Checked, String> {
+        input.check_locked_product(c, CHECK_SEED)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing;
-
-    fn naive(n: usize, a: &[f64], b: &[f64]) -> Vec<f64> {
-        let mut c = vec![0.0; n * n];
-        for i in 0..n {
-            for k in 0..n {
-                for j in 0..n {
-                    c[i * n + j] += a[i * n + k] * b[k * n + j];
-                }
-            }
-        }
-        c
-    }
+    use crate::testing::{self, naive_product};
 
     fn result(c: &[CBlock]) -> Vec<Block> {
         c.iter().map(|m| m.lock().unwrap().clone()).collect()
@@ -493,7 +441,7 @@ mod tests {
             let c = multiply(&pool, &input);
             assert_eq!(
                 zorder::to_row_major(n, &result(&c)),
-                naive(n, &a, &b),
+                naive_product(n, &a, &b),
                 "n={n}"
             );
         }
@@ -519,7 +467,13 @@ mod tests {
         let pool = testing::serial();
         let good = result(&multiply(&pool, &input));
         let shared = |v: Vec<Block>| -> Vec<CBlock> { v.into_iter().map(Mutex::new).collect() };
-        Rectmul::check(&input, &shared(good.clone()), &()).unwrap();
+        let sum: f64 = good.iter().flat_map(|blk| blk.0).sum();
+        assert_eq!(
+            Rectmul::check(&input, &shared(good.clone()), &())
+                .unwrap()
+                .answer,
+            format!("C = A·B of side {}, element sum {sum}", input.n)
+        );
         let corrupt = |t: usize, i: usize, f: fn(f64) -> f64| {
             let mut v = good.clone();
             v[t].0[i] = f(v[t].0[i]);

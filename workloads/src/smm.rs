@@ -52,11 +52,12 @@
 //! the final additions (at most four products) and the partial sums of [`dc`] stay below four
 //! times the deepest product: `4·49·n·(n/64)³ = 196·n⁴/2^18`. For `n = 4096` that is below
 //! `2^38`; up to `n = 2^15` ([`MAX_SIDE`]) below `2^53`, so every `f64` operation is exact and
-//! C has exactly one correct value, checked by Freivalds' algorithm ([`freivalds`]).
+//! C has exactly one correct value, checked by Freivalds' algorithm
+//! ([`zorder::Factors::check_product`]).
 
-use crate::rng::SplitMix64;
-use crate::zorder::{self, Part, quarters_mut, random_blocks};
-use crate::{Params, Size, Variant, Workload, quarters};
+use crate::params::check_memory;
+use crate::zorder::{self, Part, quarters_mut};
+use crate::{Checked, Params, Size, Variant, Workload, quarters};
 use std::future::Future;
 use stealbench_schedulers::{AsyncForkJoin, AsyncWorker, ForkJoin, FutureHandle, Scope, Worker};
 
@@ -77,81 +78,14 @@ pub const CUTOFF: usize = 64;
 /// The largest side for which every intermediate value is exact (see the module docs).
 pub const MAX_SIDE: usize = 1 << 15;
 
-/// Elements of a matrix entry: uniform in `0..VALUES`.
-pub const VALUES: u64 = 8;
-
 /// Blocks of a `CUTOFF × CUTOFF` matrix.
 const CUTOFF_BLOCKS: usize = (CUTOFF / B) * (CUTOFF / B);
 
 /// A 16 × 16 block of a matrix, row-major; aligned to a cache line.
 pub type Block = zorder::Block<{ B * B }>;
 
-/// The input: `n` and the two factors in blocked Z-order.
-#[derive(Debug, Clone)]
-pub struct SmmInput {
-    /// The matrix side, `64·2^k`.
-    pub n: usize,
-    /// A, `(n/16)²` blocks in Z-order.
-    pub a: Vec<Block>,
-    /// B, `(n/16)²` blocks in Z-order.
-    pub b: Vec<Block>,
-}
-
-impl SmmInput {
-    /// Random A and B of side `n` (entries uniform in `0..VALUES`), from `seed`.
-    ///
-    /// # Panics
-    /// If `n` is not `64·2^k` or exceeds [`MAX_SIDE`].
-    pub fn random(n: usize, seed: u64) -> Self {
-        let blocks = block_count(n);
-        let mut rng = SplitMix64::new(seed);
-        let a = random_blocks(blocks, &mut rng, VALUES);
-        let b = random_blocks(blocks, &mut rng, VALUES);
-        SmmInput { n, a, b }
-    }
-
-    /// The input of given row-major factors.
-    ///
-    /// # Panics
-    /// If `n` is not `64·2^k` or a slice is not `n²` long.
-    pub fn from_row_major(n: usize, a: &[f64], b: &[f64]) -> Self {
-        SmmInput {
-            n,
-            a: from_row_major(n, a),
-            b: from_row_major(n, b),
-        }
-    }
-}
-
-/// The number of 16 × 16 blocks of an `n × n` matrix.
-///
-/// # Panics
-/// If `n` is not `64·2^k` or exceeds [`MAX_SIDE`].
-pub fn block_count(n: usize) -> usize {
-    assert!(
-        (CUTOFF..=MAX_SIDE).contains(&n) && n % CUTOFF == 0 && (n / CUTOFF).is_power_of_two(),
-        "smm needs n = 64·2^k <= {MAX_SIDE}, not {n}"
-    );
-    (n / B) * (n / B)
-}
-
-/// Converts a row-major `n × n` matrix to blocked Z-order.
-///
-/// # Panics
-/// If `n` is not `64·2^k` or `m.len() != n²`.
-pub fn from_row_major(n: usize, m: &[f64]) -> Vec<Block> {
-    block_count(n);
-    zorder::from_row_major(n, m)
-}
-
-/// Converts a matrix in blocked Z-order to row-major.
-///
-/// # Panics
-/// If `blocks.len()` is not `(n/16)²`.
-pub fn to_row_major(n: usize, blocks: &[Block]) -> Vec<f64> {
-    block_count(n);
-    zorder::to_row_major(n, blocks)
-}
+/// The input: `n` (`64·2^k`, at most [`MAX_SIDE`]) and the two factors in blocked Z-order.
+pub type SmmInput = zorder::Factors<{ B * B }>;
 
 /// The serial divide-and-conquer multiply `c += a·b` below the cutoff: the eight quadrant
 /// products in two phases, down to one block.
@@ -416,19 +350,6 @@ pub fn sf_async<'s, C: AsyncWorker<'s>>(
 const INPUT_SEED: u64 = 0x736d_6d5e_ed00_0001;
 const CHECK_SEED: u64 = 0x736d_6dc4_ec00_0002;
 
-/// Checks `C = A·B` for `smm`'s matrices: the shared Freivalds check
-/// ([`zorder::freivalds_blocks`], whose doc states its strength) on the 16 × 16 blocks.
-pub fn freivalds(n: usize, a: &[Block], b: &[Block], c: &[Block]) -> Result<(), String> {
-    let slices = zorder::element_slices;
-    zorder::freivalds_blocks(
-        n,
-        B,
-        CHECK_SEED,
-        VALUES - 1,
-        [&slices(a), &slices(b), &slices(c)],
-    )
-}
-
 impl Workload for Smm {
     const NAME: &'static str = "smm";
     const DESCRIPTION: &'static str =
@@ -461,7 +382,10 @@ impl Workload for Smm {
         if !(CUTOFF..=MAX_SIDE).contains(&n) || n % CUTOFF != 0 || !(n / CUTOFF).is_power_of_two() {
             return Err(format!("n={n}: smm needs n = 64·2^k <= {MAX_SIDE}"));
         }
-        Ok(SmmInput::random(n, params.get_int("seed")))
+        // Matrices of f64: A, B, the product and Strassen's sums and products, about n² a
+        // level (measured: 8.3 matrices in all at n = 2048, run serially).
+        check_memory(&format!("n={n}"), 10.0 * 8.0 * n as f64 * n as f64)?;
+        SmmInput::random(n, params.get_int("seed"))
     }
 
     fn prepare(_input: &SmmInput) {}
@@ -494,30 +418,21 @@ impl Workload for Smm {
         }
     }
 
-    fn check(input: &SmmInput, _work: &(), c: &Vec<Block>) -> Result<(), String> {
-        freivalds(input.n, &input.a, &input.b, c)
+    fn check(input: &SmmInput, _work: &(), c: &Vec<Block>) -> Result<Checked, String> {
+        input.check_product(&c.iter().collect::<Vec<_>>(), CHECK_SEED)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing;
-
-    fn naive(n: usize, a: &[f64], b: &[f64]) -> Vec<f64> {
-        let mut c = vec![0.0; n * n];
-        for i in 0..n {
-            for j in 0..n {
-                c[i * n + j] = (0..n).map(|k| a[i * n + k] * b[k * n + j]).sum();
-            }
-        }
-        c
-    }
+    use crate::testing::{self, naive_product};
+    use crate::zorder::to_row_major;
 
     #[test]
     fn kernel_and_dc_match_naive() {
-        let input = SmmInput::random(64, 3);
-        let want = naive(64, &to_row_major(64, &input.a), &to_row_major(64, &input.b));
+        let input = SmmInput::random(64, 3).unwrap();
+        let want = naive_product(64, &to_row_major(64, &input.a), &to_row_major(64, &input.b));
         assert_eq!(to_row_major(64, &leaf(&input.a, &input.b)), want);
         let mut c = Block::ZERO;
         kernel(&mut c, &input.a[0], &input.b[0]);
@@ -531,7 +446,7 @@ mod tests {
             }
             p
         };
-        let full = naive(64, &pad(&a0), &pad(&b0));
+        let full = naive_product(64, &pad(&a0), &pad(&b0));
         for r in 0..B {
             assert_eq!(&c.0[r * B..(r + 1) * B], &full[r * 64..r * 64 + B]);
         }
@@ -542,8 +457,8 @@ mod tests {
         let pool = testing::serial();
         // 64: the leaf only; 128, 256: one and two Strassen levels.
         for n in [64, 128, 256] {
-            let input = SmmInput::random(n, 11);
-            let want = naive(n, &to_row_major(n, &input.a), &to_row_major(n, &input.b));
+            let input = SmmInput::random(n, 11).unwrap();
+            let want = naive_product(n, &to_row_major(n, &input.a), &to_row_major(n, &input.b));
             assert_eq!(
                 to_row_major(n, &serial(&input.a, &input.b)),
                 want,
@@ -563,7 +478,10 @@ mod tests {
         let input = SmmInput::from_row_major(n, &sevens, &sevens);
         let c = serial(&input.a, &input.b);
         assert!(to_row_major(n, &c).iter().all(|&x| x == 49.0 * n as f64));
-        Smm::check(&input, &(), &c).unwrap();
+        assert_eq!(
+            Smm::check(&input, &(), &c).unwrap().answer,
+            format!("C = A·B of side 512, element sum {}", 49 * 512u64.pow(3))
+        );
     }
 
     #[test]
@@ -602,8 +520,14 @@ mod tests {
     }
 
     #[test]
-    #[should_panic(expected = "smm needs n = 64")]
     fn rejects_bad_sides() {
-        SmmInput::random(96, 1);
+        let n = |n: &str| {
+            Smm::preset(Size::Test)
+                .apply(&[("n".into(), n.into())])
+                .unwrap()
+        };
+        for bad in ["96", "32", "65536"] {
+            assert!(Smm::input(&n(bad)).unwrap_err().contains("64·2^k"), "{bad}");
+        }
     }
 }

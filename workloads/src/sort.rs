@@ -36,8 +36,9 @@
 //! The output must be sorted and have the input's [`Fingerprint`] (an order-independent hash
 //! of the multiset of elements), so it is the sorted input.
 
+use crate::params::check_memory;
 use crate::rng::SplitMix64;
-use crate::{Params, Size, Variant, Workload, quarters};
+use crate::{Checked, Params, Size, Variant, Workload, quarters};
 use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use stealbench_schedulers::{AsyncForkJoin, AsyncWorker, ForkJoin, FutureHandle, Scope, Worker};
@@ -482,11 +483,14 @@ impl SortWork {
     }
 }
 
-/// Checks that `output` is sorted and has the fingerprint `want`.
-pub fn check_sorted(output: &[AtomicU64], want: &Fingerprint) -> Result<(), String> {
+/// Checks that `output` (the keys in the output's order) is sorted and has the fingerprint
+/// `want`: the check of `sort` and `quicksort`.
+pub fn check_sorted(
+    output: impl Iterator<Item = u64> + Clone,
+    want: &Fingerprint,
+) -> Result<Checked, String> {
     let mut prev = 0u64;
-    for (i, x) in output.iter().enumerate() {
-        let x = x.load(Relaxed);
+    for (i, x) in output.clone().enumerate() {
         if i > 0 && x < prev {
             return Err(format!(
                 "not sorted: element {} = {prev} > element {i} = {x}",
@@ -495,14 +499,21 @@ pub fn check_sorted(output: &[AtomicU64], want: &Fingerprint) -> Result<(), Stri
         }
         prev = x;
     }
-    let got = Fingerprint::of(output.iter().map(|x| x.load(Relaxed)));
+    let got = Fingerprint::of(output.clone());
     if got != *want {
         return Err(format!(
             "sorted, but not a permutation of the input: fingerprint {got:?}, \
              input's {want:?}"
         ));
     }
-    Ok(())
+    let first = output.clone().next().unwrap_or(0);
+    Ok(Checked::new(
+        format!(
+            "{} keys in ascending order, from {first} to {prev}",
+            got.len
+        ),
+        "the input's keys (their count, and the sum and xor of their hashes)",
+    ))
 }
 
 /// The seed of the input.
@@ -538,7 +549,11 @@ impl Workload for Sort {
     fn input(params: &Params) -> Result<SortInput, String> {
         match params.get_usize("n")? {
             0 => Err("n=0: nothing to sort".into()),
-            n => Ok(SortInput::random(n, params.get_int("seed"))),
+            n => {
+                // The input, and a repetition's copy and scratch buffer.
+                check_memory(&format!("n={n}"), 3.0 * 8.0 * n as f64)?;
+                Ok(SortInput::random(n, params.get_int("seed")))
+            }
         }
     }
 
@@ -569,8 +584,11 @@ impl Workload for Sort {
         }
     }
 
-    fn check(input: &SortInput, work: &SortWork, _answer: &()) -> Result<(), String> {
-        check_sorted(&work.data, &input.fingerprint)
+    fn check(input: &SortInput, work: &SortWork, _answer: &()) -> Result<Checked, String> {
+        check_sorted(
+            work.data.iter().map(|x| x.load(Relaxed)),
+            &input.fingerprint,
+        )
     }
 }
 
@@ -684,8 +702,14 @@ mod tests {
         let input = SortInput::random(5000, 14);
         let mut work = Sort::prepare(&input);
         Sort::run(&testing::serial(), Variant::Fj, &input, &mut work);
-        Sort::check(&input, &work, &()).unwrap();
         let sorted = values(&work.data);
+        assert_eq!(
+            Sort::check(&input, &work, &()).unwrap().answer,
+            format!(
+                "5000 keys in ascending order, from {} to {}",
+                sorted[0], sorted[4999]
+            )
+        );
         let verdict = |v: &[u64]| {
             let w = SortWork {
                 data: cells(v),

@@ -43,17 +43,22 @@
 //!
 //! The answer is the best score and a hash of the table's last row, computed in the run; the
 //! check compares them exactly with the serial computation (row-major tile order, no runtime)
-//! done in [`Workload::input`], and also hashes every cell of the run's table against the
-//! serial table's hash. The tests check the kernel against an untiled full-table DP.
+//! done in [`Workload::input`](crate::Workload::input), and also hashes every cell of the run's
+//! table against the serial table's hash. The tests check the kernel against an untiled
+//! full-table DP.
 
-use crate::rng::SplitMix64;
-use crate::wavefront::{self, Grid, TileKernel, hash_cells, random_string};
-use crate::{Params, Size, Variant, Workload};
-use stealbench_schedulers::{AsyncForkJoin, ForkJoin};
+use crate::Size;
+use crate::wavefront::{Grid, StringTable, Strings, TableInput, TableWorkload, hash_cells};
 
-/// The workload marker type.
+/// The workload.
+pub type Sw = TableWorkload<SwTable>;
+
+/// The input: the two strings and the serial answer.
+pub type SwInput = TableInput<SwTable>;
+
+/// The Smith-Waterman table: the kernel, the answer and the check's hash.
 #[derive(Debug)]
-pub struct Sw;
+pub struct SwTable;
 
 /// Score of a pair of equal letters.
 pub const MATCH: i32 = 2;
@@ -85,23 +90,6 @@ pub struct SwTile {
     pub best: i32,
 }
 
-/// The input: the two strings, the tiling and the serial answer.
-#[derive(Debug, Clone)]
-pub struct SwInput {
-    /// String length.
-    pub n: usize,
-    /// Tile side (divides `n`).
-    pub b: usize,
-    /// The first string (row letters), values in `0..4`.
-    pub x: Vec<u8>,
-    /// The second string (column letters).
-    pub y: Vec<u8>,
-    /// The answer of the serial computation.
-    pub expected: SwAnswer,
-    /// [`table_hash`] of the serial computation's table.
-    pub expected_table_hash: u64,
-}
-
 /// The answer: the best local alignment score and a hash of the table's last row.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SwAnswer {
@@ -111,22 +99,34 @@ pub struct SwAnswer {
     pub last_row_hash: u64,
 }
 
-/// The tile kernel over borrowed strings.
-#[derive(Debug, Clone, Copy)]
-pub struct SwKernel<'a> {
-    /// Row letters.
-    pub x: &'a [u8],
-    /// Column letters.
-    pub y: &'a [u8],
-    /// Tile side.
-    pub b: usize,
-}
-
-impl TileKernel for SwKernel<'_> {
+impl StringTable for SwTable {
+    const NAME: &'static str = "sw";
+    const DESCRIPTION: &'static str =
+        "Smith-Waterman, O(n) per cell (whole row and column), tiled wavefront DP";
+    const SEED: u64 = 0x5_3301;
+    const HASHED: &'static str = "every cell";
     type Tile = SwTile;
+    type Answer = SwAnswer;
 
-    fn compute(&self, g: &Grid<SwTile>, i: usize, j: usize) -> SwTile {
-        let b = self.b;
+    /// Every size keeps the paper's tile side `b = 32` (the task grain) and shrinks `n` (work
+    /// `∝ n³`); serial times (release, 2-core x86-64 machine, CPU time of the `serial`
+    /// runtime's fj): paper about 1.85 s, small about 1.3 s, quick about 0.23 s.
+    fn dims(size: Size) -> (usize, usize) {
+        match size {
+            Size::Paper => (2048, 32),
+            Size::Small => (1792, 32),
+            Size::Quick => (1024, 32),
+            Size::Test => (40, 4),
+        }
+    }
+
+    /// Every cell.
+    fn tile_cells(b: usize) -> f64 {
+        b as f64 * b as f64
+    }
+
+    fn tile(s: &Strings, g: &Grid<SwTile>, i: usize, j: usize) -> SwTile {
+        let b = s.b;
         // The tiles above in this tile column and to the left in this tile row.
         let above: Vec<&[i32]> = (0..i).map(|t| &*g.get(t, j).cells).collect();
         let lefts: Vec<&[i32]> = (0..j).map(|t| &*g.get(i, t).cells).collect();
@@ -142,8 +142,8 @@ impl TileKernel for SwKernel<'_> {
             Some(l) => (0..b).map(|r| l[r * b + b - 1]).collect(),
             None => vec![0; b],
         };
-        let xs = &self.x[i * b..(i + 1) * b];
-        let ys = &self.y[j * b..(j + 1) * b];
+        let xs = &s.x[i * b..(i + 1) * b];
+        let ys = &s.y[j * b..(j + 1) * b];
         let mut t = vec![0i32; b * b];
         let mut colmax = vec![0i32; b];
         let mut row: Vec<i32> = Vec::with_capacity((j + 1) * b);
@@ -187,6 +187,18 @@ impl TileKernel for SwKernel<'_> {
             cells: t.into_boxed_slice(),
             best,
         }
+    }
+
+    fn answer(g: &Grid<SwTile>) -> SwAnswer {
+        answer(g)
+    }
+
+    fn hash(g: &Grid<SwTile>) -> u64 {
+        table_hash(g)
+    }
+
+    fn describe(answer: &SwAnswer) -> String {
+        format!("best local alignment score {}", answer.best)
     }
 }
 
@@ -254,128 +266,17 @@ pub fn full_table(x: &[u8], y: &[u8]) -> Vec<i32> {
     h
 }
 
-/// `(n, b)` of a size. Every size keeps the paper's tile side `b = 32` (the task grain) and
-/// shrinks `n` (work `∝ n³`); serial times (release, 2-core x86-64 machine, CPU time of the
-/// `serial` runtime's fj): paper about 1.85 s, small about 1.3 s, quick about 0.23 s.
-pub fn dims(size: Size) -> (usize, usize) {
-    match size {
-        Size::Paper => (2048, 32),
-        Size::Small => (1792, 32),
-        Size::Quick => (1024, 32),
-        Size::Test => (40, 4),
-    }
-}
-
-impl SwInput {
-    /// Seeded strings of length `n` tiled by `b`, with the serial answer.
-    pub fn new(n: usize, b: usize, seed: u64) -> Self {
-        assert!(
-            b >= 1 && n >= b && n % b == 0,
-            "n={n} must be a multiple of b={b}"
-        );
-        let mut rng = SplitMix64::new(seed);
-        let x = random_string(&mut rng, n);
-        let y = random_string(&mut rng, n);
-        let mut input = SwInput {
-            n,
-            b,
-            x,
-            y,
-            expected: SwAnswer {
-                best: 0,
-                last_row_hash: 0,
-            },
-            expected_table_hash: 0,
-        };
-        let g = Grid::new(n / b);
-        wavefront::serial(&input.kernel(), &g);
-        input.expected = answer(&g);
-        input.expected_table_hash = table_hash(&g);
-        input
-    }
-
-    /// The tile kernel over this input.
-    pub fn kernel(&self) -> SwKernel<'_> {
-        SwKernel {
-            x: &self.x,
-            y: &self.y,
-            b: self.b,
-        }
-    }
-}
-
-impl Workload for Sw {
-    const NAME: &'static str = "sw";
-    const DESCRIPTION: &'static str =
-        "Smith-Waterman, O(n) per cell (whole row and column), tiled wavefront DP";
-    const VARIANTS: &'static [Variant] = &[Variant::Fj, Variant::Sf, Variant::Gf];
-    const ASYNC_VARIANTS: &'static [Variant] = &[Variant::Fj, Variant::Sf, Variant::Gf];
-
-    type Input = SwInput;
-    type Work = Grid<SwTile>;
-    type Answer = SwAnswer;
-
-    fn preset(size: Size) -> Params {
-        let (n, b) = dims(size);
-        wavefront::tiling_params(n, b, 0x5_3301)
-    }
-
-    fn input(params: &Params) -> Result<SwInput, String> {
-        let (n, b) = wavefront::tiling(params)?;
-        Ok(SwInput::new(n, b, params.get_int("seed")))
-    }
-
-    fn prepare(input: &SwInput) -> Grid<SwTile> {
-        Grid::new(input.n / input.b)
-    }
-
-    fn run<S: ForkJoin>(
-        pool: &S,
-        variant: Variant,
-        input: &SwInput,
-        g: &mut Grid<SwTile>,
-    ) -> SwAnswer {
-        wavefront::run_variant(pool, Self::NAME, variant, &input.kernel(), g);
-        answer(g)
-    }
-
-    fn run_async<S: AsyncForkJoin>(
-        pool: &S,
-        variant: Variant,
-        input: &SwInput,
-        g: &mut Grid<SwTile>,
-    ) -> SwAnswer {
-        wavefront::run_variant_async(pool, Self::NAME, variant, &input.kernel(), g);
-        answer(g)
-    }
-
-    fn check(input: &SwInput, g: &Grid<SwTile>, answer: &SwAnswer) -> Result<(), String> {
-        if *answer != input.expected {
-            return Err(format!(
-                "sw n={} b={}: {answer:?}, expected {:?}",
-                input.n, input.b, input.expected
-            ));
-        }
-        if !g.is_complete() || table_hash(g) != input.expected_table_hash {
-            return Err(format!(
-                "sw n={} b={}: the table differs from the serial one",
-                input.n, input.b
-            ));
-        }
-        Ok(())
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing;
+    use crate::wavefront::{self, TileKernel};
+    use crate::{Variant, Workload, testing};
 
     #[test]
     fn kernel_matches_the_full_table() {
         for (n, b, seed) in [(1, 1, 1), (12, 4, 2), (30, 5, 3), (48, 8, 4), (32, 32, 5)] {
             let input = SwInput::new(n, b, seed);
-            let h = full_table(&input.x, &input.y);
+            let h = full_table(&input.strings.x, &input.strings.y);
             let g = Grid::new(n / b);
             wavefront::serial(&input.kernel(), &g);
             for r in 1..=n {
@@ -410,12 +311,22 @@ mod tests {
     fn check_rejects_wrong_answers() {
         let input = Sw::input_at(Size::Test);
         // The grid below is 10 tiles a side.
-        assert_eq!(input.n / input.b, 10);
+        assert_eq!(input.strings.tiles(), 10);
         assert!(input.expected.best > 0);
         let serial = testing::serial();
         let mut g = Sw::prepare(&input);
         let good = Sw::run(&serial, Variant::Fj, &input, &mut g);
-        Sw::check(&input, &g, &good).unwrap();
+        assert_eq!(
+            Sw::check(&input, &g, &good).unwrap().to_string(),
+            format!(
+                "best local alignment score {}; checked against the serial computation's answer \
+                 and hash of every cell",
+                *full_table(&input.strings.x, &input.strings.y)
+                    .iter()
+                    .max()
+                    .unwrap()
+            )
+        );
         let better = SwAnswer {
             best: good.best + 1,
             ..good

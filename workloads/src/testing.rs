@@ -1,5 +1,6 @@
-//! What the workloads' unit tests share: the pools they run on, and the run of every variant
-//! of a workload on an input of the test's choosing, each answer checked.
+//! What the workloads' unit tests share: the pools they run on, the run of every variant of a
+//! workload on an input of the test's choosing, each answer checked, and the textbook matrix
+//! product the matrix multiplications are compared with.
 //!
 //! `tests/every_runtime.rs` runs every variant of every workload on its `test` preset on
 //! every runtime; a unit test runs the variants on inputs of its own (edge cases, other
@@ -77,4 +78,16 @@ pub(crate) fn check_every_variant<W: Workload>(
         let answer = W::run_async(async_pool, v, input, &mut work);
         checked(format!("async {v} on {}", name(async_pool)), work, answer);
     }
+}
+
+/// The product `A·B` of two row-major `n × n` matrices by the textbook triple loop: the
+/// reference of the matrix multiplications' tests.
+pub(crate) fn naive_product(n: usize, a: &[f64], b: &[f64]) -> Vec<f64> {
+    let mut c = vec![0.0; n * n];
+    for i in 0..n {
+        for j in 0..n {
+            c[i * n + j] = (0..n).map(|k| a[i * n + k] * b[k * n + j]).sum();
+        }
+    }
+    c
 }

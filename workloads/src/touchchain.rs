@@ -33,7 +33,7 @@
 //!
 //! The answer is `1 + d` (the future's 1 and one per join).
 
-use crate::{Params, Size, Variant, Workload};
+use crate::{Checked, Params, Size, Variant, Workload};
 use std::time::{Duration, Instant};
 use stealbench_schedulers::{AsyncForkJoin, ForkJoin, FutureHandle, Scope, Worker};
 
@@ -129,10 +129,13 @@ impl Workload for Touchchain {
         panic!("touchchain has no async {v} variant")
     }
 
-    fn check(input: &ChainInput, _work: &(), answer: &u64) -> Result<(), String> {
+    fn check(input: &ChainInput, _work: &(), answer: &u64) -> Result<Checked, String> {
         let want = 1 + u64::from(input.d);
         if *answer == want {
-            Ok(())
+            Ok(Checked::new(
+                format!("sum {answer} over {} joins and the future", input.d),
+                "1 + d",
+            ))
         } else {
             Err(format!(
                 "touchchain(d={}) = {answer}, expected {want}",
@@ -165,7 +168,10 @@ mod tests {
         let i = Touchchain::input_at(Size::Test);
         let a = Touchchain::run(&pool, Variant::Sf, &i, &mut ());
         assert_eq!(a, 17);
-        Touchchain::check(&i, &(), &a).unwrap();
+        assert_eq!(
+            Touchchain::check(&i, &(), &a).unwrap().to_string(),
+            "sum 17 over 16 joins and the future; checked against 1 + d"
+        );
         assert!(Touchchain::check(&i, &(), &16).is_err());
         let too_deep = Touchchain::preset(Size::Test)
             .apply(&[("d".into(), "2^17".into())])

@@ -81,7 +81,7 @@
 //! The answer is the sum of the node indices, `t(t − 1)/2`.
 
 use crate::touchchain::spin;
-use crate::{Params, Size, Variant, Workload};
+use crate::{Checked, Params, Size, Variant, Workload};
 use std::time::Duration;
 use stealbench_schedulers::{AsyncForkJoin, ForkJoin, Scope, SharedHandle, Worker};
 
@@ -215,11 +215,14 @@ impl Workload for Touchtree {
         panic!("touchtree has no async {v} variant")
     }
 
-    fn check(input: &TreeInput, _work: &(), answer: &u64) -> Result<(), String> {
+    fn check(input: &TreeInput, _work: &(), answer: &u64) -> Result<Checked, String> {
         let t = input.t as u64;
         let want = t * (t - 1) / 2;
         if *answer == want {
-            Ok(())
+            Ok(Checked::new(
+                format!("sum {answer} of the {t} nodes' indices"),
+                "t·(t-1)/2",
+            ))
         } else {
             Err(format!("touchtree(t={t}) = {answer}, expected {want}"))
         }
@@ -242,7 +245,10 @@ mod tests {
         let serial = crate::testing::serial();
         let a = Touchtree::run(&serial, Variant::Gf, &i, &mut ());
         assert_eq!(a, 31 * 30 / 2);
-        Touchtree::check(&i, &(), &a).unwrap();
+        assert_eq!(
+            Touchtree::check(&i, &(), &a).unwrap().to_string(),
+            "sum 465 of the 31 nodes' indices; checked against t·(t-1)/2"
+        );
         assert!(Touchtree::check(&i, &(), &(a + 1)).is_err());
         for t in [1, 2, 6, 31] {
             let i = TreeInput {

@@ -101,7 +101,7 @@
 //! walks T1L, T1XXL and T3XXL whole against the published counts (ignored: seconds for T1L,
 //! minutes for the other two).
 
-use crate::{InputOptions, Params, Size, Variant, Workload};
+use crate::{Checked, InputOptions, Params, Size, Variant, Workload};
 use sha1::{Digest, Sha1};
 use std::future::Future;
 use std::sync::OnceLock;
@@ -524,7 +524,7 @@ impl std::fmt::Display for Count {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "nodes={} depth={} leaves={}",
+            "{} nodes, depth {}, {} leaves",
             self.nodes, self.depth, self.leaves
         )
     }
@@ -648,12 +648,7 @@ pub fn resolve(params: &Params) -> Result<Resolved, String> {
     })?;
     let (t, a, d, b, r, q, m) = base.uts;
     let int = |key: &str, default: u64| -> Result<u64, String> {
-        match params.get_text(key) {
-            FROM_TREE => Ok(default),
-            v => v.parse().map_err(|_| {
-                format!("{key}={v}: expected a non-negative integer or '{FROM_TREE}'")
-            }),
-        }
+        Ok(params.get_int_or(key, FROM_TREE)?.unwrap_or(default))
     };
     let real = |key: &str, default: f64| -> Result<f64, String> {
         match params.get_text(key) {
@@ -798,12 +793,12 @@ impl Workload for Uts {
         }
     }
 
-    fn check(input: &UtsInput, _work: &(), answer: &Count) -> Result<(), String> {
+    fn check(input: &UtsInput, _work: &(), answer: &Count) -> Result<Checked, String> {
         let (want, source) = input.expected();
         if *answer == want {
-            Ok(())
+            Ok(Checked::new(answer.to_string(), source))
         } else {
-            Err(format!("counted {answer}, expected {want} ({source})"))
+            Err(format!("counted {answer}; expected {want} ({source})"))
         }
     }
 }
@@ -990,7 +985,10 @@ mod tests {
     fn check_rejects_wrong_counts() {
         let input = Uts::input_at(Size::Test);
         let right = count(3987, 5, 3232);
-        Uts::check(&input, &(), &right).unwrap();
+        assert_eq!(
+            Uts::check(&input, &(), &right).unwrap().to_string(),
+            "3987 nodes, depth 5, 3232 leaves; checked against an iterative serial walk"
+        );
         for wrong in [
             count(3986, 5, 3232),
             count(3987, 6, 3232),
@@ -1004,7 +1002,8 @@ mod tests {
         let e = Uts::check(&t3, &(), &right).unwrap_err();
         assert!(e.contains("published counts of T3"), "{e}");
         assert!(t3.walked.get().is_none());
-        Uts::check(&t3, &(), &named("T3").unwrap().count).unwrap();
+        let published = Uts::check(&t3, &(), &named("T3").unwrap().count).unwrap();
+        assert_eq!(published.against, "UTS's published counts of T3");
     }
 
     #[test]
@@ -1020,9 +1019,11 @@ mod tests {
         assert!(at(&[("r", "20")]).unwrap().named.is_none());
         assert!(at(&[("tree", "T3"), ("m", "7")]).unwrap().named.is_none());
         assert_eq!(at(&[("q", "0.5")]).unwrap().named.unwrap().name, "T1");
-        // Spelling the named values out is the named tree.
+        // Spelling the named values out is the named tree (integers as every integer
+        // parameter takes them).
         let spelt = [("d", "10"), ("b", "4"), ("r", "19"), ("t", "1"), ("a", "3")];
         assert_eq!(at(&spelt).unwrap().named.unwrap().name, "T1");
+        assert_eq!(at(&[("d", "10^1")]).unwrap().named.unwrap().name, "T1");
         assert_eq!(
             Uts::preset(Size::Quick).to_string(),
             "tree=T1L t=tree a=tree d=tree b=tree r=tree q=tree m=tree cut=quick"

@@ -1,7 +1,10 @@
 //! The tiled wavefront driver shared by `lcs` and `sw`: the fj, sf and gf schedules over a
 //! square grid of tiles, on both front-ends, generic over the tile kernel ([`TileKernel`]).
-//! Also what their inputs share: random strings over a 4-letter alphabet ([`random_string`])
-//! and the hash of table cells their answers and checks use ([`hash_cells`]).
+//! Also the rest of what the two workloads share: a dynamic program over the table of two
+//! random strings ([`StringTable`]: each workload's own tile kernel, answer and check hash) is a
+//! workload ([`TableWorkload`]) whose input ([`TableInput`]) is the strings ([`Strings`], over a
+//! 4-letter alphabet) and the serial computation's answer, and whose check compares a run's
+//! answer and [`hash_cells`] of its table with the serial ones.
 //!
 //! # The grid
 //!
@@ -48,9 +51,12 @@
 //! has no futures, and in sf only the parent touches, and only futures it created itself,
 //! whose tasks never wait. `tests/every_runtime.rs` skips (rayon, gf); the harness must too.
 
+use crate::params::check_memory;
 use crate::rng::SplitMix64;
-use crate::{Params, Variant, parfor};
+use crate::{Checked, Params, Size, Variant, Workload, parfor};
+use std::fmt::Debug;
 use std::future::Future;
+use std::marker::PhantomData;
 use std::sync::{Arc, OnceLock};
 use stealbench_schedulers::{
     AsyncForkJoin, AsyncShared, AsyncWorker, ForkJoin, FutureHandle, Scope, SharedHandle, Worker,
@@ -395,17 +401,220 @@ pub fn hash_cells(cells: impl IntoIterator<Item = u64>) -> u64 {
     h
 }
 
-/// The parameters of a tiled `n × n` input of strings drawn from `seed`: `n`, the tile side
-/// `b`, and `seed` (as `lcs` and `sw` name them).
-pub fn tiling_params(n: usize, b: usize, seed: u64) -> Params {
-    Params::new()
-        .int("n", n as u64)
-        .int("b", b as u64)
-        .int("seed", seed)
+/// A dynamic program over the `(n+1) × (n+1)` table of two strings, computed in `b × b` tiles
+/// by the wavefront: what a workload of [`TableWorkload`] has of its own.
+pub trait StringTable: 'static {
+    /// As [`Workload::NAME`].
+    const NAME: &'static str;
+    /// As [`Workload::DESCRIPTION`].
+    const DESCRIPTION: &'static str;
+    /// The seed of the presets' strings.
+    const SEED: u64;
+    /// What [`StringTable::hash`] covers, for messages (`every cell`).
+    const HASHED: &'static str;
+    /// What a finished tile keeps for the tiles after it.
+    type Tile: Send + Sync;
+    /// The answer, read from a complete grid.
+    type Answer: Copy + Eq + Debug + Send + Sync;
+
+    /// `(n, b)` of a size preset.
+    fn dims(size: Size) -> (usize, usize);
+    /// The cells (4 bytes each) that a finished tile of side `b` keeps on the heap: with the
+    /// tile count, the memory of a grid. A real number, so that no product overflows.
+    fn tile_cells(b: usize) -> f64;
+    /// Computes tile `(i, j)` of the table of `strings` ([`TileKernel::compute`]).
+    fn tile(strings: &Strings, grid: &Grid<Self::Tile>, i: usize, j: usize) -> Self::Tile;
+    /// The answer read from a complete grid: the last step of the timed run.
+    fn answer(grid: &Grid<Self::Tile>) -> Self::Answer;
+    /// The hash of a complete grid (of [`StringTable::HASHED`]) that the check compares with
+    /// the serial computation's.
+    fn hash(grid: &Grid<Self::Tile>) -> u64;
+    /// The answer in words (`LCS length 9876`).
+    fn describe(answer: &Self::Answer) -> String;
 }
 
-/// `(n, b)` of [`tiling_params`]; `Err` unless `b ≥ 1` divides `n`.
-pub fn tiling(params: &Params) -> Result<(usize, usize), String> {
+/// Two random strings of length `n` tiled by `b` (`b` divides `n`).
+#[derive(Debug, Clone)]
+pub struct Strings {
+    /// String length.
+    pub n: usize,
+    /// Tile side (divides `n`).
+    pub b: usize,
+    /// The first string (row letters), values in `0..ALPHABET`.
+    pub x: Vec<u8>,
+    /// The second string (column letters).
+    pub y: Vec<u8>,
+}
+
+impl Strings {
+    /// Seeded strings of length `n` tiled by `b`.
+    ///
+    /// # Panics
+    /// Unless `b ≥ 1` divides `n`.
+    pub fn random(n: usize, b: usize, seed: u64) -> Self {
+        assert!(
+            b >= 1 && n >= b && n % b == 0,
+            "n={n} must be a multiple of b={b}"
+        );
+        let mut rng = SplitMix64::new(seed);
+        let x = random_string(&mut rng, n);
+        let y = random_string(&mut rng, n);
+        Strings { n, b, x, y }
+    }
+
+    /// Tiles per side.
+    pub fn tiles(&self) -> usize {
+        self.n / self.b
+    }
+}
+
+/// The tile kernel of table `T` over borrowed strings.
+#[derive(Debug)]
+pub struct Kernel<'a, T> {
+    strings: &'a Strings,
+    table: PhantomData<fn() -> T>,
+}
+
+impl<T: StringTable> TileKernel for Kernel<'_, T> {
+    type Tile = T::Tile;
+
+    fn compute(&self, grid: &Grid<T::Tile>, i: usize, j: usize) -> T::Tile {
+        T::tile(self.strings, grid, i, j)
+    }
+}
+
+/// The input of table `T`: the strings, and the serial computation's answer and hash.
+#[derive(Debug)]
+pub struct TableInput<T: StringTable> {
+    /// The strings.
+    pub strings: Strings,
+    /// The answer of the serial computation.
+    pub expected: T::Answer,
+    /// [`StringTable::hash`] of the serial computation's grid.
+    pub expected_hash: u64,
+}
+
+impl<T: StringTable> TableInput<T> {
+    /// Seeded strings of length `n` tiled by `b`, with the serial answer (row-major tile
+    /// order, no runtime).
+    ///
+    /// # Panics
+    /// Unless `b ≥ 1` divides `n`.
+    pub fn new(n: usize, b: usize, seed: u64) -> Self {
+        let strings = Strings::random(n, b, seed);
+        let g = Grid::new(strings.tiles());
+        serial(&Kernel::<T>::over(&strings), &g);
+        TableInput {
+            expected: T::answer(&g),
+            expected_hash: T::hash(&g),
+            strings,
+        }
+    }
+
+    /// The tile kernel over this input.
+    pub fn kernel(&self) -> Kernel<'_, T> {
+        Kernel::over(&self.strings)
+    }
+}
+
+impl<'a, T> Kernel<'a, T> {
+    /// The kernel over `strings`.
+    fn over(strings: &'a Strings) -> Self {
+        Kernel {
+            strings,
+            table: PhantomData,
+        }
+    }
+}
+
+/// The workload of table `T`: the fj, sf and gf wavefronts on both front-ends; the check
+/// compares the answer and [`StringTable::hash`] with the serial computation's.
+#[derive(Debug)]
+pub struct TableWorkload<T>(PhantomData<fn() -> T>);
+
+impl<T: StringTable> Workload for TableWorkload<T> {
+    const NAME: &'static str = T::NAME;
+    const DESCRIPTION: &'static str = T::DESCRIPTION;
+    const VARIANTS: &'static [Variant] = &[Variant::Fj, Variant::Sf, Variant::Gf];
+    const ASYNC_VARIANTS: &'static [Variant] = &[Variant::Fj, Variant::Sf, Variant::Gf];
+
+    type Input = TableInput<T>;
+    type Work = Grid<T::Tile>;
+    type Answer = T::Answer;
+
+    fn preset(size: Size) -> Params {
+        let (n, b) = T::dims(size);
+        Params::new()
+            .int("n", n as u64)
+            .int("b", b as u64)
+            .int("seed", T::SEED)
+    }
+
+    fn input(params: &Params) -> Result<TableInput<T>, String> {
+        let (n, b) = tiling(params)?;
+        // The strings, and one grid at a time: the serial computation's, then a repetition's.
+        let tiles = (n / b) as f64;
+        let tile = size_of::<OnceLock<T::Tile>>() as f64 + 4.0 * T::tile_cells(b);
+        check_memory(
+            &format!("n={n} b={b}"),
+            2.0 * n as f64 + tiles * tiles * tile,
+        )?;
+        Ok(TableInput::new(n, b, params.get_int("seed")))
+    }
+
+    fn prepare(input: &TableInput<T>) -> Grid<T::Tile> {
+        Grid::new(input.strings.tiles())
+    }
+
+    fn run<S: ForkJoin>(
+        pool: &S,
+        variant: Variant,
+        input: &TableInput<T>,
+        g: &mut Grid<T::Tile>,
+    ) -> T::Answer {
+        run_variant(pool, T::NAME, variant, &input.kernel(), g);
+        T::answer(g)
+    }
+
+    fn run_async<S: AsyncForkJoin>(
+        pool: &S,
+        variant: Variant,
+        input: &TableInput<T>,
+        g: &mut Grid<T::Tile>,
+    ) -> T::Answer {
+        run_variant_async(pool, T::NAME, variant, &input.kernel(), g);
+        T::answer(g)
+    }
+
+    fn check(
+        input: &TableInput<T>,
+        g: &Grid<T::Tile>,
+        answer: &T::Answer,
+    ) -> Result<Checked, String> {
+        let Strings { n, b, .. } = input.strings;
+        if *answer != input.expected {
+            return Err(format!(
+                "{} n={n} b={b}: {answer:?}, expected {:?}",
+                T::NAME,
+                input.expected
+            ));
+        }
+        if !g.is_complete() || T::hash(g) != input.expected_hash {
+            return Err(format!(
+                "{} n={n} b={b}: the hash of {} differs from the serial computation's",
+                T::NAME,
+                T::HASHED
+            ));
+        }
+        Ok(Checked::new(
+            T::describe(answer),
+            format!("the serial computation's answer and hash of {}", T::HASHED),
+        ))
+    }
+}
+
+/// `(n, b)` of a table's parameters; `Err` unless `b ≥ 1` divides `n`.
+fn tiling(params: &Params) -> Result<(usize, usize), String> {
     let (n, b) = (params.get_usize("n")?, params.get_usize("b")?);
     if b >= 1 && n >= b && n % b == 0 {
         Ok((n, b))

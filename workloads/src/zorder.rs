@@ -1,6 +1,6 @@
 //! Square matrices stored as square blocks in Z-order: the layout of `mm`, `smm`, `lu` and
 //! `rectmul`, and what they share (the block type, conversions, the block kernel, the quadrant
-//! products, Freivalds' check).
+//! products; the factors of a product, [`Factors`], and their check by Freivalds' algorithm).
 //!
 //! # Layout
 //!
@@ -15,8 +15,9 @@
 //! stable Rust cannot write the array type `[f64; S * S]` of a generic side. [`Block::SIDE`]
 //! is `√L`, checked when the block type is used.
 
+use crate::Checked;
 use crate::rng::SplitMix64;
-use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, TryLockError};
 
 /// A square block of `L = S²` elements (side `S`), row-major; aligned to a cache line.
 #[derive(Debug, Clone, PartialEq)]
@@ -325,7 +326,8 @@ fn block_mat_vec(
 /// `side × side` blocks (row-major slices) in Z-order, with entries of A and B integers in
 /// `0..=max_ab`: for two random vectors `x` drawn from `seed`, compares `A·(B·x)` with `C·x`
 /// exactly, in wrapping 64-bit integer arithmetic, after checking that every element of C is
-/// an integer in its possible range `0..=max_ab²·n`. The check of `mm`, `smm` and `rectmul`.
+/// an integer in its possible range `0..=max_ab²·n`. The check of [`Factors`]; `Ok` gives the
+/// sum of C's elements.
 ///
 /// Strength: if `C ≠ A·B`, the difference `D = C − A·B` has a nonzero entry `d` with
 /// `|d| ≤ max_ab²·n`; for a uniformly random `x`, `(D·x)` vanishes modulo `2^64` in that row
@@ -339,7 +341,7 @@ pub fn freivalds_blocks(
     seed: u64,
     max_ab: u64,
     [a, b, c]: [&[&[f64]]; 3],
-) -> Result<(), String> {
+) -> Result<Checked, String> {
     let blocks = (n / side) * (n / side);
     if a.len() != blocks || b.len() != blocks || c.len() != blocks {
         return Err(format!(
@@ -373,11 +375,88 @@ pub fn freivalds_blocks(
             ));
         }
     }
-    Ok(())
+    // Every element is an integer of at most max_ab²·n (checked above): the sum, at most
+    // max_ab²·n³, fits 64 bits for every side a workload allows.
+    let sum: u64 = c.iter().flat_map(|blk| blk.iter()).map(|&v| v as u64).sum();
+    Ok(Checked::new(
+        format!("C = A·B of side {n}, element sum {sum}"),
+        "A·(B·x) for two random vectors x (Freivalds)",
+    ))
+}
+
+/// The entries of [`Factors`]: integers uniform in `0..FACTOR_VALUES`, stored as `f64`, so
+/// that every product and partial sum of `A·B` is exact and the product has exactly one
+/// correct value.
+pub const FACTOR_VALUES: u64 = 8;
+
+/// The factors `A` and `B` of a product `C = A·B`, `n × n` each, in blocked Z-order (blocks of
+/// side `S = √L`), with entries integers in `0..FACTOR_VALUES`: the input of `mm`, `smm` and
+/// `rectmul`.
+#[derive(Debug, Clone)]
+pub struct Factors<const L: usize> {
+    /// The matrix side, `S·2^k`.
+    pub n: usize,
+    /// A, `(n/S)²` blocks in Z-order.
+    pub a: Vec<Block<L>>,
+    /// B, `(n/S)²` blocks in Z-order.
+    pub b: Vec<Block<L>>,
+}
+
+impl<const L: usize> Factors<L> {
+    /// Random A and B of side `n` (entries uniform in `0..FACTOR_VALUES`), drawn from `seed`;
+    /// `Err` if `n` is not `S·2^k`.
+    pub fn random(n: usize, seed: u64) -> Result<Self, String> {
+        let s = Block::<L>::SIDE;
+        let blocks = block_count::<L>(n).ok_or_else(|| format!("n={n}: needs n = {s}·2^k"))?;
+        let mut rng = SplitMix64::new(seed);
+        let a = random_blocks(blocks, &mut rng, FACTOR_VALUES);
+        let b = random_blocks(blocks, &mut rng, FACTOR_VALUES);
+        Ok(Factors { n, a, b })
+    }
+
+    /// The factors of given row-major matrices.
+    ///
+    /// # Panics
+    /// If `n` is not `S·2^k` or a slice is not `n²` long.
+    pub fn from_row_major(n: usize, a: &[f64], b: &[f64]) -> Self {
+        Factors {
+            n,
+            a: from_row_major(n, a),
+            b: from_row_major(n, b),
+        }
+    }
+
+    /// Checks that `c`, the blocks of C in Z-order, is `A·B` ([`freivalds_blocks`], whose doc
+    /// states its strength), the vectors drawn from `seed`.
+    pub fn check_product(&self, c: &[&Block<L>], seed: u64) -> Result<Checked, String> {
+        let c: Vec<&[f64]> = c.iter().map(|blk| &blk.0[..]).collect();
+        let (a, b) = (element_slices(&self.a), element_slices(&self.b));
+        freivalds_blocks(
+            self.n,
+            Block::<L>::SIDE,
+            seed,
+            FACTOR_VALUES - 1,
+            [&a, &b, &c],
+        )
+    }
+
+    /// [`Factors::check_product`] of a C whose blocks the tasks share behind locks.
+    pub fn check_locked_product(
+        &self,
+        c: &[Mutex<Block<L>>],
+        seed: u64,
+    ) -> Result<Checked, String> {
+        let guards: Vec<_> = c
+            .iter()
+            .map(|m| m.lock().unwrap_or_else(PoisonError::into_inner))
+            .collect();
+        let blocks: Vec<&Block<L>> = guards.iter().map(|g| &**g).collect();
+        self.check_product(&blocks, seed)
+    }
 }
 
 /// The element slices of blocks, for [`freivalds_blocks`].
-pub fn element_slices<const L: usize>(m: &[Block<L>]) -> Vec<&[f64]> {
+fn element_slices<const L: usize>(m: &[Block<L>]) -> Vec<&[f64]> {
     m.iter().map(|blk| &blk.0[..]).collect()
 }
 

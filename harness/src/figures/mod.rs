@@ -3,7 +3,7 @@
 //! runtime mapping). A figure is one module: its rows (runtime arm, workload, variant, with the
 //! paper's values), its [`Metric`] (what its table's cells and plot's lines show) and its
 //! caption; the table, the plot and the Markdown page are rendered by shared code. Adding a
-//! figure is adding its module and one line in [`figures!`]'s list below.
+//! figure is adding its module and one line in `figures!`'s list below.
 
 use crate::grid::{PaperValues, Row, workload_info};
 use crate::runtimes;

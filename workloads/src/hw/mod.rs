@@ -116,7 +116,8 @@ pub mod avi;
 pub mod steps;
 pub mod video;
 
-use crate::{InputOptions, Params, Size, Variant, Workload};
+use crate::params::check_memory;
+use crate::{Checked, InputOptions, Params, Size, Variant, Workload};
 pub use avi::AviInfo;
 use std::future::Future;
 use std::path::{Path, PathBuf};
@@ -564,7 +565,7 @@ pub struct HwWork {
 }
 
 /// Compares a run's answer with the serial one: tracks exactly, templates bit for bit.
-pub fn check_answer(want: &Reference, got: &Reference) -> Result<(), String> {
+pub fn check_answer(want: &Reference, got: &Reference) -> Result<Checked, String> {
     if got.tracks.len() != want.tracks.len() {
         return Err(format!(
             "{} points tracked, expected {}",
@@ -595,7 +596,18 @@ pub fn check_answer(want: &Reference, got: &Reference) -> Result<(), String> {
             ));
         }
     }
-    Ok(())
+    let frames = got.tracks.first().map_or(0, Vec::len);
+    let last = match got.tracks.first().and_then(|t| t.last()) {
+        Some(p) => format!(", point 0 last at row {}, column {}", p.row, p.col),
+        None => String::new(),
+    };
+    Ok(Checked::new(
+        format!(
+            "{} points tracked through {frames} frames{last}",
+            got.tracks.len()
+        ),
+        "the serial version's tracks, and its final templates bit for bit",
+    ))
 }
 
 /// The parameters of a size: `frames` of the video and the `scale` of the synthetic video and
@@ -808,7 +820,12 @@ impl Workload for Hw {
     }
 
     fn input(params: &Params) -> Result<HwInput, String> {
-        let (_, v, g) = setup(params)?;
+        let (frames, v, g) = setup(params)?;
+        // The synthetic video's pixels, an f32 each (a real video is as large as its file).
+        check_memory(
+            &format!("frames={frames}"),
+            4.0 * frames as f64 * (v.rows * v.cols) as f64,
+        )?;
         Ok(HwInput::new(v, g))
     }
 
@@ -891,7 +908,7 @@ impl Workload for Hw {
         });
     }
 
-    fn check(input: &HwInput, work: &HwWork, _answer: &()) -> Result<(), String> {
+    fn check(input: &HwInput, work: &HwWork, _answer: &()) -> Result<Checked, String> {
         check_answer(&input.reference, &Reference::of(&work.states))
     }
 }

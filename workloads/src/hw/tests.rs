@@ -241,7 +241,16 @@ fn the_dag_is_the_artifacts() {
 fn check_rejects_wrong_answers() {
     let input = test_input();
     let good = input.reference.clone();
-    assert!(check_answer(&input.reference, &good).is_ok());
+    let (frames, last) = (good.tracks[0].len(), *good.tracks[0].last().unwrap());
+    assert_eq!(
+        check_answer(&input.reference, &good).unwrap().answer,
+        format!(
+            "{} points tracked through {frames} frames, point 0 last at row {}, column {}",
+            good.tracks.len(),
+            last.row,
+            last.col
+        )
+    );
     let mut moved = good.clone();
     moved.tracks[3][7].col += 1;
     let e = check_answer(&input.reference, &moved).unwrap_err();
