@@ -163,7 +163,8 @@ fn abp_and_fibril_without_unmap_keep_them() {
 /// back (ours, `unmaps_resident`): on 2 workers, a loop of joins whose stolen `b` waits until
 /// the parent has suspended. In the first, `a` recurses deep, so its suspension has pages
 /// below the join to release; in the others `a` only spins (no call), so the suspensions park
-/// at the same stack pointer as the first with nothing touched below it since its release.
+/// at the same stack pointer as the first, with little or nothing touched below it since its
+/// release.
 #[test]
 fn every_suspension_is_an_unmap_whether_or_not_it_releases_pages() {
     const JOINS: u64 = 6;
@@ -198,9 +199,12 @@ fn every_suspension_is_an_unmap_whether_or_not_it_releases_pages() {
     eprintln!("{s:?}");
     assert_eq!(extra(&s, "suspensions"), JOINS, "{s:?}");
     assert_eq!(extra(&s, "unmaps"), JOINS, "{s:?}");
+    // Whether the later suspensions find a page to release depends on how deep the spinning
+    // `a` and the steal path reach below the join (on the membarrier path, usually none; on
+    // the fence fallback, a page each): `unmaps` counts them all the same.
     let resident = extra(&s, "unmaps_resident");
     assert!(
-        (1..JOINS).contains(&resident),
+        (1..=JOINS).contains(&resident),
         "{resident} of {JOINS} unmaps released pages: {s:?}"
     );
     assert!(
