@@ -128,43 +128,14 @@ mod tests {
         assert!(e.contains(".lock is a symbolic link"), "{e}");
         // The temporary meta.json and raw.csv.
         plant("meta.json.tmp").unwrap();
-        let e = crate::results::Meta::write(&sample_meta(), dir.path()).unwrap_err();
+        let e =
+            crate::results::Meta::write(&crate::results::Meta::sample("prows-fig3", 1), dir.path())
+                .unwrap_err();
         assert!(e.to_string().contains("is a symbolic link"), "{e}");
         plant("raw.csv.tmp").unwrap();
         let e = crate::results::rewrite_raw(&dir.path().join("raw.csv"), &[]).unwrap_err();
         assert!(e.to_string().contains("is a symbolic link"), "{e}");
         assert_eq!(fs::read(&target).unwrap(), b"precious");
-    }
-
-    fn sample_meta() -> crate::results::Meta {
-        use crate::results::{Meta, Settings};
-        Meta {
-            id: "prows-fig3".into(),
-            title: String::new(),
-            timestamp: String::new(),
-            command_line: String::new(),
-            resumed: Vec::new(),
-            finished: false,
-            finished_at: None,
-            settings: Settings {
-                size: "test".into(),
-                reps: 1,
-                workers: vec![1],
-                runtimes: None,
-                workloads: None,
-                timeout_secs: 0,
-                pinning: "none".into(),
-                hw_video: None,
-                hw_points: None,
-                rounds: 1,
-                stack_size: None,
-                figures_dir: None,
-                shard: None,
-            },
-            machine: crate::results::this_machine(),
-            build: crate::results::this_build("system"),
-            merged_from: Vec::new(),
-        }
     }
 
     #[test]

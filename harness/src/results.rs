@@ -677,6 +677,41 @@ pub struct Meta {
     pub merged_from: Vec<String>,
 }
 
+#[cfg(test)]
+impl Meta {
+    /// A run's metadata for the tests: figure `id`, size `test`, P = 1, `reps` repetitions,
+    /// this machine and build.
+    pub(crate) fn sample(id: &str, reps: usize) -> Meta {
+        Meta {
+            id: id.into(),
+            title: String::new(),
+            timestamp: String::new(),
+            command_line: String::new(),
+            resumed: Vec::new(),
+            finished: false,
+            finished_at: None,
+            settings: Settings {
+                size: "test".into(),
+                reps,
+                workers: vec![1],
+                runtimes: None,
+                workloads: None,
+                timeout_secs: 0,
+                pinning: "none".into(),
+                hw_video: None,
+                hw_points: None,
+                rounds: 1,
+                stack_size: None,
+                figures_dir: None,
+                shard: None,
+            },
+            machine: this_machine(),
+            build: this_build("system"),
+            merged_from: Vec::new(),
+        }
+    }
+}
+
 impl Meta {
     /// Reads `meta.json` of `dir`.
     pub fn read(dir: &Path) -> io::Result<Meta> {
@@ -1098,33 +1133,7 @@ mod tests {
         let b = create_run_dir(dir.path(), "fig", "2020-01-01T00-00-00Z").unwrap();
         assert_ne!(a, b);
         assert!(latest_unfinished(dir.path(), "fig").unwrap().is_none());
-        let mut meta = Meta {
-            id: "fig".into(),
-            title: "t".into(),
-            timestamp: "x".into(),
-            command_line: "c".into(),
-            resumed: vec![],
-            finished: false,
-            finished_at: None,
-            settings: Settings {
-                size: "test".into(),
-                reps: 2,
-                workers: vec![1],
-                runtimes: None,
-                workloads: None,
-                timeout_secs: 0,
-                pinning: "none".into(),
-                hw_video: None,
-                hw_points: None,
-                rounds: 1,
-                stack_size: None,
-                figures_dir: None,
-                shard: None,
-            },
-            machine: this_machine(),
-            build: this_build("system"),
-            merged_from: Vec::new(),
-        };
+        let mut meta = Meta::sample("fig", 2);
         meta.write(&a).unwrap();
         assert_eq!(
             latest_unfinished(dir.path(), "fig").unwrap(),
