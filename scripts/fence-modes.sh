@@ -20,7 +20,7 @@ one() { # setting runtime workload variant size P extra...
   local out; out=$(env "${e[@]}" timeout 120 "$B" run --runtime "$rt" --workload "$wl" --variant "$var" --workers "$P" --size "$size" --reps 3 "$@" 2>&1)
   local med; med=$(grep -o '^median [0-9.e-]* s' <<<"$out" | awk '{print $2}')
   local st; st=$(grep '^rep' <<<"$out" | grep -oE '(steals|heavy_fences|fence_switches|symmetric_pops)=[0-9]+' | awk -F= '{s[$1]+=$2} END {for (k in s) printf "%s=%d ", k, s[k]}')
-  printf '%-8s %-18s %-28s P=%-3s %10s s  %s\n' "$mode" "$rt" "$wl-$var-$size $*" "$P" "${med:-FAILED}" "$st"
+  printf '%-8s %-24s %-28s P=%-3s %10s s  %s\n' "$mode" "$rt" "$wl-$var-$size $*" "$P" "${med:-FAILED}" "$st"
 }
 {
   echo "# $(nproc) cpus;$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2); $(date -u)"
@@ -30,7 +30,7 @@ one() { # setting runtime workload variant size P extra...
   done
   for wl in lcs sw; do for P in "${PS[@]}"; do
     for m in adaptive asym fences; do one $m prows $wl sf quick "$P"; done
-    one adaptive prows-artifact $wl sf quick "$P"
+    one adaptive prows/placement=artifact $wl sf quick "$P"
     one adaptive rayon $wl sf quick "$P"
   done; done
   for P in 1 "${PS[@]}"; do

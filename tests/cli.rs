@@ -195,13 +195,13 @@ fn bench_measures_a_variant_where_it_can() {
             "--rounds",
             "2",
             "--variant",
-            "sf-nostack",
+            "sf",
         ],
         &dir.0,
     );
     let stdout = text(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{stdout}{}", text(&out.stderr));
-    assert!(stdout.contains("fib(12) sf-nostack at P=1"), "{stdout}");
+    assert!(stdout.contains("fib(12) sf at P=1"), "{stdout}");
     let row = |name: &str| {
         stdout
             .lines()
@@ -209,7 +209,7 @@ fn bench_measures_a_variant_where_it_can() {
             .unwrap_or_else(|| panic!("no {name} row: {stdout}"))
             .to_string()
     };
-    assert!(row("rayon").contains("not supported"), "{stdout}");
+    assert!(row("libfork").contains("not supported"), "{stdout}");
     assert!(row("prows").ends_with(" ok"), "{stdout}");
     assert!(row("serial").ends_with(" 1.00-1.00  ok"), "{stdout}");
     // Two rounds: every measured runtime shows the range of its two ratios.
@@ -1025,14 +1025,14 @@ fn reproduce_the_memory_fit_end_to_end() {
     // libfork runs on its paper's settings, and the notes say so.
     assert!(
         md.contains(
-            "- Runtime settings: `libfork/victim=numa/pin=scatter`, \
-             `libfork/idle=busy/victim=numa/pin=scatter` with the settings their spellings give"
+            "- Runtime settings: `libfork/victim=numa/pinning=scatter`, \
+             `libfork/idle=busy/victim=numa/pinning=scatter` with the settings their spellings give"
         ),
         "{md}"
     );
     let row = md
         .lines()
-        .find(|l| l.starts_with("| fib | fj | libfork/victim=numa/pin=scatter |"))
+        .find(|l| l.starts_with("| fib | fj | libfork/victim=numa/pinning=scatter |"))
         .unwrap();
     // n ± its error, the paper's beside, four points.
     assert!(
@@ -1056,7 +1056,7 @@ fn reproduce_the_memory_fit_end_to_end() {
     // says which arms of the figure replaced them, here and in the notes.
     fs::write(
         run.join("raw.csv"),
-        raw.replace("/victim=numa/pin=scatter,", ","),
+        raw.replace("/victim=numa/pinning=scatter,", ","),
     )
     .unwrap();
     // The grid's own arms are then missing: merge refuses, and `--force` merges what there is
@@ -1076,8 +1076,8 @@ fn reproduce_the_memory_fit_end_to_end() {
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
     let stdout = text(&out.stdout);
     let said = "the run has points of arms this figure no longer runs, in none of its tables or \
-                plots: libfork (replaced by libfork/victim=numa/pin=scatter), libfork/idle=busy \
-                (replaced by libfork/idle=busy/victim=numa/pin=scatter)";
+                plots: libfork (replaced by libfork/victim=numa/pinning=scatter), libfork/idle=busy \
+                (replaced by libfork/idle=busy/victim=numa/pinning=scatter)";
     assert!(
         stdout.contains(&format!("note: {said}\n")),
         "{stdout}\n{}",
@@ -1089,13 +1089,13 @@ fn reproduce_the_memory_fit_end_to_end() {
 
 #[test]
 fn run_prints_the_pools_pinning() {
-    // The arm's pin= replaces --pinning, and the header says what the pool got.
+    // The arm's pinning= replaces --pinning, and the header says what the pool got.
     let dir = TempDir::new("runpin");
     let out = stealbench(
         &[
             "run",
             "--runtime",
-            "libfork/pin=compact",
+            "libfork/pinning=compact",
             "--workload",
             "fib",
             "--variant",
@@ -1115,7 +1115,7 @@ fn run_prints_the_pools_pinning() {
     assert!(out.status.success(), "{stdout}\n{}", text(&out.stderr));
     let header = stdout.lines().next().unwrap();
     assert!(
-        header.starts_with("libfork/pin=compact fib fj P=1 size=test pinning=compact "),
+        header.starts_with("libfork/pinning=compact fib fj P=1 size=test pinning=compact "),
         "{header}"
     );
     // Nothing to pin on the serial pool: refused, one line.
@@ -1123,7 +1123,7 @@ fn run_prints_the_pools_pinning() {
         &[
             "run",
             "--runtime",
-            "serial/pin=compact",
+            "serial/pinning=compact",
             "--workload",
             "fib",
             "--variant",
@@ -1137,7 +1137,7 @@ fn run_prints_the_pools_pinning() {
     );
     assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
     assert!(
-        text(&out.stderr).contains("no worker to pin: drop pin="),
+        text(&out.stderr).contains("no worker to pin: drop pinning="),
         "{}",
         text(&out.stderr)
     );

@@ -1,10 +1,10 @@
 //! `stealbench bench`: fib(n) at P = 1 on every implemented runtime (in each of its registered
-//! arms: libfork lazy and busy), each in its own process,
-//! and T_1 / T_s per runtime (T_s = the `serial` runtime's fork-join time, the serial elision):
-//! the cost of a fork (`--variant fj`) or of a future (`sf`, `sf-nostack`). The runtimes are
+//! arms: libfork lazy and busy, prows's two placements, serial on both front-ends), each in its
+//! own process, and T_1 / T_s per runtime (T_s = the `serial` runtime's fork-join time, the
+//! serial elision): the cost of a fork (`--variant fj`) or of a future (`sf`). The runtimes are
 //! measured in turn, `--rounds` times over; each round's ratios use that round's T_s.
 
-use crate::cli::{self, BenchArgs, Failure};
+use crate::cli::{BenchArgs, Failure};
 use crate::grid::Status;
 use crate::runner::{outcome_of, run_child};
 use crate::runtimes::{self, RUNTIMES};
@@ -15,6 +15,8 @@ use stealbench_workloads::{Variant, Workload, fib::Fib};
 
 /// One runtime's line of the table, filled in round by round.
 struct Line {
+    /// The arm.
+    arm: runtimes::Arm,
     /// The arm's spelling.
     name: String,
     front: &'static str,
@@ -28,7 +30,7 @@ struct Line {
 
 /// Runs the benchmark; returns the exit code (1 if a runtime failed).
 pub fn bench_command(args: &BenchArgs) -> Result<i32, Failure> {
-    let variant = cli::parse_variant(&args.variant)?;
+    let variant = args.variant;
     if !Fib::VARIANTS.contains(&variant) {
         let names: Vec<&str> = Fib::VARIANTS.iter().map(|v| v.name()).collect();
         return Err(Failure::Usage(format!(
@@ -36,11 +38,7 @@ pub fn bench_command(args: &BenchArgs) -> Result<i32, Failure> {
             names.join(", ")
         )));
     }
-    let stack_size = args
-        .stack_size
-        .as_deref()
-        .map(cli::parse_stack_size)
-        .transpose()?;
+    let stack_size = args.stack_size;
     let exe = std::env::current_exe()?;
     crate::runner::catch_interrupts();
     let timeout = (args.timeout > 0).then(|| Duration::from_secs(args.timeout));
@@ -51,28 +49,45 @@ pub fn bench_command(args: &BenchArgs) -> Result<i32, Failure> {
         args.rounds,
         args.reps
     );
-    let mut lines: Vec<Line> = RUNTIMES
-        .iter()
-        .filter(|r| r.implemented())
-        .flat_map(|r| r.arm_specs().into_iter().map(move |arm| (r, arm)))
-        .map(|(r, name)| {
+    let arms: Vec<runtimes::Arm> = match &args.runtimes {
+        None => RUNTIMES
+            .iter()
+            .filter(|r| r.implemented())
+            .flat_map(|r| r.arm_specs())
+            .map(|spec| runtimes::Arm::parse(&spec).expect("a registered arm parses"))
+            .collect(),
+        Some(selected) => {
+            let mut arms = vec![runtimes::lookup_arm(runtimes::SERIAL).map_err(Failure::Usage)?];
+            for &arm in selected {
+                if !arms.contains(&arm) {
+                    arms.push(arm);
+                }
+            }
+            arms
+        }
+    };
+    let mut lines: Vec<Line> = arms
+        .into_iter()
+        .map(|arm| {
+            let name = arm.spec();
             // The serial elision is T_s whatever the variant; the others run the variant if
             // they can.
-            let v = if r.name == runtimes::SERIAL {
+            let v = if name == runtimes::SERIAL {
                 Variant::Fj
             } else {
                 variant
             };
-            let offered = match r.front_end {
+            let offered = match arm.front_end() {
                 runtimes::FrontEnd::Closure => Fib::VARIANTS,
                 runtimes::FrontEnd::Async => Fib::ASYNC_VARIANTS,
             };
-            let refused = runtimes::unsupported(r.name, v).or_else(|| {
+            let refused = runtimes::unsupported(&arm, v).or_else(|| {
                 (!offered.contains(&v)).then_some("fib has no such variant on this front-end")
             });
             Line {
+                arm,
                 name,
-                front: r.front_end.name(),
+                front: arm.front_end().name(),
                 runs: refused.map_or(Ok(v), |why| Err(format!("not supported: {why}"))),
                 medians: Vec::new(),
                 failed: None,
@@ -100,9 +115,7 @@ pub fn bench_command(args: &BenchArgs) -> Result<i32, Failure> {
             .iter()
             .map(|s| s.to_string())
             .collect();
-            let fibers =
-                runtimes::Arm::parse(&line.name).is_ok_and(|a| runtimes::has_fibers(a.info.name));
-            if let (Some(s), true) = (stack_size, fibers) {
+            if let (Some(s), true) = (stack_size, line.arm.has_fibers()) {
                 child_args.extend(["--stack-size".to_string(), s.to_string()]);
             }
             let child = run_child(&exe, &child_args, timeout)?;

@@ -1,12 +1,14 @@
 //! The command line (clap derive) and its checks: every bad value becomes one line on stderr
 //! naming the nearest valid name, and exit code 2.
 
-use crate::suggest;
-use clap::builder::RangedU64ValueParser;
+use crate::runtimes::Arm;
+use crate::spec::{
+    MAX_REPS, MAX_ROUNDS, Measure, PointSpec, count, fib_n, parse_arm, parse_pinning, parse_size,
+    parse_stack_size, parse_variant, parse_workers, seconds,
+};
 use clap::{Args, Parser, Subcommand};
 use std::path::{Path, PathBuf};
 use stealbench_schedulers::Pinning;
-use stealbench_workloads::params::split_spec;
 use stealbench_workloads::{InputOptions, Size, Variant};
 
 /// Work-stealing schedulers from five research papers behind one trait, with the papers'
@@ -41,55 +43,18 @@ pub enum Command {
     BenchPoint(BenchPointArgs),
 }
 
-/// Arguments of `run`.
+/// Arguments of `run`: a point, how it is measured, and the output's form.
 #[derive(Debug, Args)]
 pub struct RunArgs {
-    /// Runtime name (see `stealbench list`), optionally with settings, `NAME[/key=value]...`:
-    /// idle=busy|lazy, victim=uniform|numa|default, pin=none|compact|scatter (in place of
-    /// --pinning), steals=K, sim=unit|nanos (e.g. libfork/idle=busy/victim=numa/pin=scatter,
-    /// Busy-LF as libfork's figures run it).
-    #[arg(long)]
-    pub runtime: String,
-    /// Workload name (see `stealbench list`), or a spec `NAME/key=value...` with parameters
-    /// set (`uts/tree=T3L`), as figures' rows and result files name it.
-    #[arg(long)]
-    pub workload: String,
-    /// Variant: fj, sf, sf-nostack, gf, lp (the workload must offer it on the runtime's
-    /// front-end).
-    #[arg(long)]
-    pub variant: String,
-    /// Number of workers P (at least 1).
-    #[arg(long)]
-    pub workers: usize,
-    /// Input size: paper, small, quick (or test).
-    #[arg(long, default_value = "paper")]
-    pub size: String,
-    /// Timed repetitions, 1 to 10000 (default: 10 for paper, 5 small, 3 quick, 2 test).
-    #[arg(long, value_parser = count(MAX_REPS))]
-    pub reps: Option<usize>,
-    /// Thread pinning: none, compact, scatter (the runtime's `pin=`, if given, instead).
-    #[arg(long, default_value = "none")]
-    pub pinning: String,
-    /// Usable size of every fiber stack of a fiber runtime (abp, fibril, prows), in bytes or
-    /// with K, M, G (KiB, MiB, GiB); default 16M. Other runtimes refuse it.
-    #[arg(long, value_name = "SIZE")]
-    pub stack_size: Option<String>,
+    /// The point.
+    #[command(flatten)]
+    pub point: PointSpec,
+    /// How it is measured.
+    #[command(flatten)]
+    pub measure: Measure,
     /// Print one JSON object per line (for the parent process of `reproduce`).
     #[arg(long)]
     pub json: bool,
-    /// Workload hw: track this uncompressed AVI (e.g. Rodinia's test.avi) instead of the
-    /// synthetic video.
-    #[arg(long, value_name = "PATH")]
-    pub hw_video: Option<PathBuf>,
-    /// Workload hw: the initial points for --hw-video, one `row col` per line (0-based, row 0
-    /// at the top). Default: Rodinia's points for a 609x590 video, else two rings.
-    #[arg(long, value_name = "PATH", requires = "hw_video")]
-    pub hw_points: Option<PathBuf>,
-    /// Override one input parameter of the size's preset (repeatable, applied in order; e.g.
-    /// `--param n=30`, `--param tree=T3`). `list` shows every workload's parameters.
-    /// The row's params record the values used.
-    #[arg(long = "param", value_name = "KEY=VALUE")]
-    pub params: Vec<String>,
 }
 
 /// Arguments of `reproduce`.
@@ -98,18 +63,19 @@ pub struct ReproduceArgs {
     /// Figure or table id (see `stealbench list`), e.g. prows-fig3.
     pub id: String,
     /// Input size: paper (default), small, quick (or test).
-    #[arg(long)]
-    pub size: Option<String>,
-    /// Worker counts, comma-separated (default: the paper's, capped at this machine's cores).
-    #[arg(long, value_delimiter = ',')]
+    #[arg(long, value_parser = parse_size)]
+    pub size: Option<Size>,
+    /// Worker counts, comma-separated, each 1 to 1024 (default: the paper's, capped at this
+    /// machine's cores).
+    #[arg(long, value_delimiter = ',', value_parser = parse_workers)]
     pub workers: Option<Vec<usize>>,
     /// Only these runtimes, comma-separated (T_s on `serial` is always measured): a name
     /// selects every arm of the runtime, `NAME/key=value` one arm (e.g.
-    /// libfork/idle=busy/victim=numa/pin=scatter, Busy-LF in libfork's figures); an arm the
+    /// libfork/idle=busy/victim=numa/pinning=scatter, Busy-LF in libfork's figures); an arm the
     /// figure lacks is added where the figure runs its runtime, in place of the figure's
     /// nearest arm of it unless that one is selected too (the run says which).
-    #[arg(long, value_delimiter = ',')]
-    pub runtimes: Option<Vec<String>>,
+    #[arg(long, value_delimiter = ',', value_parser = parse_arm)]
+    pub runtimes: Option<Vec<Arm>>,
     /// Only these workloads, comma-separated.
     #[arg(long, value_delimiter = ',')]
     pub workloads: Option<Vec<String>>,
@@ -126,13 +92,14 @@ pub struct ReproduceArgs {
     /// 604800 (a week); 0 = never (default: 3600 paper, 1200 small, 300 quick, 120 test).
     #[arg(long, value_parser = seconds())]
     pub timeout: Option<u64>,
-    /// Thread pinning: none (default), compact, scatter, for every arm without `pin=`.
-    #[arg(long)]
-    pub pinning: Option<String>,
+    /// Thread pinning: none (default), compact, scatter, for every arm without `pinning=`.
+    #[arg(long, value_parser = parse_pinning)]
+    pub pinning: Option<Pinning>,
     /// Usable size of every fiber stack of the fiber runtimes' points (abp, fibril, prows), in
-    /// bytes or with K, M, G; default 16M. The other runtimes' points are not affected.
-    #[arg(long, value_name = "SIZE")]
-    pub stack_size: Option<String>,
+    /// bytes or with K, M, G, 16K to 4G; default 16M. The other runtimes' points are not
+    /// affected.
+    #[arg(long, value_name = "SIZE", value_parser = parse_stack_size)]
+    pub stack_size: Option<usize>,
     /// Continue an interrupted run: the latest unfinished run of this id, or the run
     /// directory given; points its raw.csv holds finished ok with every repetition are
     /// skipped, the others (failed, timed out, cut short) run again whole.
@@ -207,10 +174,15 @@ pub struct BenchArgs {
     /// The Fibonacci number computed, 0 to 93 (the largest that fits 64 bits).
     #[arg(long, default_value_t = 30, value_parser = fib_n())]
     pub n: u64,
-    /// fib's variant: fj (a join per call), sf (a future per call, on its own fiber) or
-    /// sf-nostack (a future per call without a stack of its own). T_s is always serial fj.
-    #[arg(long, default_value = "fj")]
-    pub variant: String,
+    /// fib's variant: fj (a join per call) or sf (a future per call, on its own fiber where
+    /// the runtime has fibers). T_s is always serial fj.
+    #[arg(long, default_value = "fj", value_parser = parse_variant)]
+    pub variant: Variant,
+    /// Only these runtime arms, comma-separated (default: every registered arm; `serial`, T_s,
+    /// is always measured), e.g. `abp/futures=nostack,prows/futures=nostack` with `--variant
+    /// sf`: a future without a stack of its own.
+    #[arg(long, value_delimiter = ',', value_parser = parse_arm)]
+    pub runtimes: Option<Vec<Arm>>,
     /// Timed repetitions per runtime and round (their median is the round's time), 1 to 10000.
     #[arg(long, default_value_t = 10, value_parser = count(MAX_REPS))]
     pub reps: usize,
@@ -220,9 +192,9 @@ pub struct BenchArgs {
     #[arg(long, default_value_t = 3, value_parser = count(MAX_ROUNDS))]
     pub rounds: usize,
     /// Usable size of every fiber stack of the fiber runtimes (abp, fibril, prows), in bytes
-    /// or with K, M, G; default 16M.
-    #[arg(long, value_name = "SIZE")]
-    pub stack_size: Option<String>,
+    /// or with K, M, G, 16K to 4G; default 16M.
+    #[arg(long, value_name = "SIZE", value_parser = parse_stack_size)]
+    pub stack_size: Option<usize>,
     /// Seconds after which a runtime's process is killed, at most 604800 (a week); 0 = never.
     #[arg(long, default_value_t = 300, value_parser = seconds())]
     pub timeout: u64,
@@ -232,17 +204,17 @@ pub struct BenchArgs {
 #[derive(Debug, Args)]
 pub struct BenchPointArgs {
     /// Runtime name, or an arm (`NAME/key=value`).
-    #[arg(long)]
-    pub runtime: String,
+    #[arg(long = "runtime", value_name = "ARM", value_parser = parse_arm)]
+    pub arm: Arm,
     /// Fiber stack size (bytes, or with K, M, G).
-    #[arg(long, value_name = "SIZE")]
-    pub stack_size: Option<String>,
+    #[arg(long, value_name = "SIZE", value_parser = parse_stack_size)]
+    pub stack_size: Option<usize>,
     /// The Fibonacci number computed.
     #[arg(long, value_parser = fib_n())]
     pub n: u64,
     /// fib's variant.
-    #[arg(long, default_value = "fj")]
-    pub variant: String,
+    #[arg(long, default_value = "fj", value_parser = parse_variant)]
+    pub variant: Variant,
     /// Timed repetitions.
     #[arg(long, value_parser = count(MAX_REPS))]
     pub reps: usize,
@@ -282,32 +254,6 @@ impl From<std::io::Error> for Failure {
     }
 }
 
-/// The most timed repetitions of a point (`--reps`): the papers take 10.
-pub const MAX_REPS: usize = 10_000;
-
-/// The most rounds over a grid or over `bench`'s runtimes (`--rounds`).
-pub const MAX_ROUNDS: usize = 100;
-
-/// The longest timeout (`--timeout`), in seconds: a week.
-pub const MAX_TIMEOUT: u64 = 7 * 24 * 3600;
-
-/// The value parser of a count from 1 to `max`: anything else is refused by clap, before the
-/// command does anything.
-fn count(max: usize) -> RangedU64ValueParser<usize> {
-    RangedU64ValueParser::new().range(1..=max as u64)
-}
-
-/// The value parser of `--timeout`: 0 (never) to [`MAX_TIMEOUT`] seconds.
-fn seconds() -> RangedU64ValueParser<u64> {
-    RangedU64ValueParser::new().range(0..=MAX_TIMEOUT)
-}
-
-/// The value parser of `bench`'s `--n`: the Fibonacci numbers that fit 64 bits, as `run`
-/// takes them.
-fn fib_n() -> RangedU64ValueParser<u64> {
-    RangedU64ValueParser::new().range(0..=stealbench_workloads::fib::MAX_N)
-}
-
 /// Collapses a clap error into one line: its first line, without `error: `, plus its tip.
 pub fn one_line_clap_error(e: &clap::Error) -> String {
     let text = e.render().to_string();
@@ -338,72 +284,6 @@ pub fn one_line_clap_error(e: &clap::Error) -> String {
         format!("{first} ({})", tips.join("; "))
     }
 }
-
-/// Parses a size, with the nearest valid name in the error.
-pub fn parse_size(s: &str) -> Result<Size, Failure> {
-    s.parse::<Size>()
-        .map_err(|_| Failure::Usage(suggest::unknown("size", s, &Size::NAMES)))
-}
-
-/// Parses a variant, with the nearest valid name in the error.
-pub fn parse_variant(s: &str) -> Result<Variant, Failure> {
-    s.parse::<Variant>().map_err(|_| {
-        let names: Vec<&str> = Variant::ALL.iter().map(|v| v.name()).collect();
-        Failure::Usage(suggest::unknown("variant", s, &names))
-    })
-}
-
-/// Parses a pinning policy, with the nearest valid name in the error.
-pub fn parse_pinning(s: &str) -> Result<Pinning, Failure> {
-    s.parse::<Pinning>()
-        .map_err(|_| Failure::Usage(suggest::unknown("pinning", s, Pinning::NAMES)))
-}
-
-/// The smallest and largest fiber stack `--stack-size` accepts.
-pub const STACK_SIZE_RANGE: (usize, usize) = (16 << 10, 4 << 30);
-
-/// Parses `--stack-size`: bytes, or a number with `K`, `M`, `G` (powers of 1024, `KiB`,
-/// `MiB`, `GiB` also accepted), between [`STACK_SIZE_RANGE`]'s bounds.
-pub fn parse_stack_size(s: &str) -> Result<usize, Failure> {
-    let t = s.trim();
-    let bad = |why: &str| Failure::Usage(format!("--stack-size {s}: {why}"));
-    let digits = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
-    let (n, unit) = t.split_at(digits);
-    let n: usize = n
-        .parse()
-        .map_err(|_| bad("expected bytes, or a number with K, M or G (16M)"))?;
-    let shift = match unit.to_ascii_uppercase().as_str() {
-        "" | "B" => 0,
-        "K" | "KB" | "KIB" => 10,
-        "M" | "MB" | "MIB" => 20,
-        "G" | "GB" | "GIB" => 30,
-        _ => return Err(bad("unknown unit (use K, M or G)")),
-    };
-    let bytes = n.checked_shl(shift).filter(|b| b >> shift == n);
-    match bytes {
-        Some(b) if (STACK_SIZE_RANGE.0..=STACK_SIZE_RANGE.1).contains(&b) => Ok(b),
-        _ => Err(bad("must be between 16K and 4G")),
-    }
-}
-
-/// Checks a worker count: at least 1, at most [`MAX_WORKERS`].
-pub fn check_workers(p: usize) -> Result<usize, Failure> {
-    if p == 0 {
-        Err(Failure::Usage(
-            "workers must be at least 1 (P=0 given)".to_string(),
-        ))
-    } else if p > MAX_WORKERS {
-        Err(Failure::Usage(format!(
-            "workers must be at most {MAX_WORKERS} (P={p} given): every worker is a thread of \
-             this machine; larger P is the simulator's"
-        )))
-    } else {
-        Ok(p)
-    }
-}
-
-/// The most workers a measured point may have (each is an OS thread).
-pub const MAX_WORKERS: usize = 1024;
 
 /// The directory named by option `flag`, made if missing and checked writable before anything
 /// runs; returned absolute (so a stored setting or a printed command names it wherever it is
@@ -438,7 +318,7 @@ fn input_file(flag: &str, path: &Path) -> Result<PathBuf, Failure> {
 
 /// The user's input files (`--hw-video`, `--hw-points`) as [`InputOptions`], each checked to
 /// be a file and made absolute. Their content is checked by the workload that reads them
-/// ([`check_inputs`]).
+/// (`point::check_inputs`).
 pub fn input_options(
     hw_video: Option<&Path>,
     hw_points: Option<&Path>,
@@ -453,76 +333,10 @@ pub fn input_options(
 }
 
 /// The `--param key=value` arguments as overrides ([`InputOptions::params`]); the keys are
-/// checked by the workload's preset ([`check_inputs`]).
+/// checked by the workload's preset (`point::check_inputs`).
 pub fn param_overrides(args: &[String]) -> Result<Vec<(String, String)>, Failure> {
     args.iter()
         .map(|a| stealbench_workloads::params::parse_override(a).map_err(Failure::Usage))
-        .collect()
-}
-
-/// The command-line arguments that give `options` to a `stealbench run` of `workload` (none
-/// when no option set concerns that workload). The inverse of [`input_options`].
-pub fn input_args(options: &InputOptions, workload: &str) -> Vec<String> {
-    let mut args = Vec::new();
-    if crate::grid::workload_name(workload) == "hw" {
-        for (flag, path) in [
-            ("--hw-video", &options.hw_video),
-            ("--hw-points", &options.hw_points),
-        ] {
-            if let Some(p) = path {
-                args.push(flag.to_string());
-                args.push(p.to_string_lossy().into_owned());
-            }
-        }
-    }
-    args
-}
-
-/// Checks that every input option set concerns one of the workloads that will run (`specs`,
-/// `NAME[/key=value]...`) and that each can use its files and parameter overrides (the
-/// spec's, then `options.params`) at `size`. Returns every spec with its parameters at `size`
-/// ([`Workload::params_with`]), in the order given.
-///
-/// [`Workload::params_with`]: stealbench_workloads::Workload::params_with
-pub fn check_inputs(
-    specs: &[String],
-    size: Size,
-    options: &InputOptions,
-) -> Result<Vec<(String, String)>, Failure> {
-    let workloads = specs
-        .iter()
-        .map(|spec| {
-            let (name, mut overrides) = split_spec(spec).map_err(Failure::Usage)?;
-            let info = crate::point::lookup_workload(name)?;
-            overrides.extend(options.params.iter().cloned());
-            Ok((spec, info, overrides))
-        })
-        .collect::<Result<Vec<_>, Failure>>()?;
-    for w in options.workloads() {
-        if !workloads.iter().any(|(_, i, _)| i.name == w) {
-            let running: Vec<&str> = workloads.iter().map(|(_, i, _)| i.name).collect();
-            return Err(Failure::Usage(format!(
-                "--{w}-video/--{w}-points are inputs of workload '{w}', which is not run here \
-                 (workloads: {})",
-                if running.is_empty() {
-                    "none".to_string()
-                } else {
-                    running.join(", ")
-                }
-            )));
-        }
-    }
-    workloads
-        .into_iter()
-        .map(|(spec, w, overrides)| {
-            let options = InputOptions {
-                params: overrides,
-                ..options.clone()
-            };
-            (w.describe)(size, &options)
-                .map(|p| (spec.clone(), p))
-                .map_err(|e| Failure::Usage(format!("{spec} input: {e}")))
-        })
         .collect()
 }
 
@@ -549,6 +363,7 @@ pub fn default_timeout(size: Size) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::spec::MAX_TIMEOUT;
     use clap::CommandFactory;
 
     #[test]
@@ -574,7 +389,7 @@ mod tests {
         };
         assert_eq!(a.workers, Some(vec![1, 2, 4]));
         assert_eq!(a.resume, Some(None));
-        assert_eq!(a.size.as_deref(), Some("quick"));
+        assert_eq!(a.size, Some(Size::Quick));
     }
 
     #[test]
@@ -602,7 +417,7 @@ mod tests {
         let Command::Run(a) = run(&["--reps", "10000"]).unwrap().command else {
             panic!("not run")
         };
-        assert_eq!(a.reps, Some(MAX_REPS));
+        assert_eq!(a.measure.reps, Some(MAX_REPS));
         for (args, range) in [
             (vec!["--reps", huge], "1..=10000"),
             (vec!["--reps", "0"], "1..=10000"),
@@ -649,21 +464,7 @@ mod tests {
     }
 
     #[test]
-    fn an_input_file_of_a_workload_not_run_is_one_plain_line() {
-        let options = InputOptions {
-            hw_video: Some(std::env::current_exe().unwrap()),
-            ..InputOptions::default()
-        };
-        let e = check_inputs(&["fib".to_string()], Size::Test, &options).unwrap_err();
-        assert_eq!(
-            e.message(),
-            "--hw-video/--hw-points are inputs of workload 'hw', which is not run here \
-             (workloads: fib)"
-        );
-    }
-
-    #[test]
-    fn input_options_are_absolute_files_and_go_to_hw_points_only() {
+    fn input_options_are_absolute_files() {
         let e = input_options(Some(Path::new("no/such.avi")), None).unwrap_err();
         assert_eq!(e.exit_code(), 2);
         assert!(
@@ -677,34 +478,76 @@ mod tests {
         let file = std::env::current_exe().unwrap();
         let o = input_options(Some(&file), None).unwrap();
         assert!(o.hw_video.as_ref().unwrap().is_absolute());
-        let args = input_args(&o, "hw");
-        assert_eq!(args[0], "--hw-video");
-        assert_eq!(Path::new(&args[1]), o.hw_video.as_deref().unwrap());
-        assert!(input_args(&o, "fib").is_empty());
-        assert!(input_args(&InputOptions::default(), "hw").is_empty());
     }
 
     #[test]
-    fn bad_values_name_the_nearest() {
-        let e = parse_size("quik").unwrap_err();
-        assert_eq!(e.exit_code(), 2);
-        assert!(e.message().contains("did you mean 'quick'"));
+    fn the_probe_of_an_output_dir_refuses_a_planted_link() {
+        let dir = crate::tempdir::TempDir::new("cli-planted");
+        let target = dir.path().join("target");
+        std::fs::write(&target, b"precious").unwrap();
+        let probe = dir
+            .path()
+            .join(format!(".stealbench-probe-{}", std::process::id()));
+        std::os::unix::fs::symlink(&target, probe).unwrap();
+        let e = output_dir("--out", dir.path()).unwrap_err();
         assert!(
-            parse_variant("sf-nostak")
-                .unwrap_err()
-                .message()
-                .contains("'sf-nostack'")
+            e.message().contains("is a symbolic link"),
+            "{}",
+            e.message()
         );
-        assert!(check_workers(0).is_err());
-        assert_eq!(parse_stack_size("1M").unwrap(), 1 << 20);
-        assert_eq!(parse_stack_size("64KiB").unwrap(), 64 << 10);
-        assert_eq!(parse_stack_size("1048576").unwrap(), 1 << 20);
-        for bad in ["1", "8G", "12Q", "M", ""] {
-            assert!(parse_stack_size(bad).is_err(), "{bad}");
-        }
-        assert_eq!(check_workers(MAX_WORKERS).unwrap(), MAX_WORKERS);
-        let e = check_workers(MAX_WORKERS + 1).unwrap_err();
-        assert!(e.message().contains("at most 1024"), "{}", e.message());
-        assert_eq!(parse_pinning("compact").unwrap(), Pinning::Compact);
+        assert_eq!(std::fs::read(&target).unwrap(), b"precious");
+    }
+
+    #[test]
+    fn a_childs_argv_reads_back_as_the_same_point_and_settings() {
+        let point = PointSpec {
+            arm: parse_arm("prows/placement=artifact").unwrap(),
+            workload: "hw".to_string(),
+            variant: Variant::Gf,
+            workers: 3,
+        };
+        let file = std::env::current_exe().unwrap();
+        let measure = Measure {
+            size: Size::Quick,
+            reps: Some(4),
+            pinning: Pinning::Scatter,
+            stack_size: Some(1 << 20),
+            hw_video: Some(file.clone()),
+            hw_points: Some(file),
+            params: vec!["frames=3".to_string()],
+        };
+        let argv = [
+            vec!["stealbench".to_string(), "run".to_string()],
+            point.to_args(),
+            measure.to_args(&point),
+        ]
+        .concat();
+        let Command::Run(back) = Cli::try_parse_from(&argv).unwrap().command else {
+            panic!("not run: {argv:?}")
+        };
+        assert_eq!((back.point, back.measure), (point.clone(), measure.clone()));
+        // The stack size goes to fiber runtimes only, the hw files to hw only.
+        let rayon = PointSpec {
+            arm: parse_arm("rayon").unwrap(),
+            workload: "fib".to_string(),
+            ..point.clone()
+        };
+        let args = measure.to_args(&rayon);
+        assert!(
+            !args
+                .iter()
+                .any(|a| a == "--stack-size" || a == "--hw-video"),
+            "{args:?}"
+        );
+        let simulated = PointSpec {
+            arm: parse_arm("prows/sim=unit").unwrap(),
+            ..point
+        };
+        assert!(
+            !measure
+                .to_args(&simulated)
+                .iter()
+                .any(|a| a == "--stack-size")
+        );
     }
 }

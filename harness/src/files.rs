@@ -85,7 +85,7 @@ pub fn open_regular(path: &Path) -> io::Result<File> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testutil::TempDir;
+    use crate::tempdir::TempDir;
     use std::io::Write;
 
     #[test]
@@ -106,36 +106,6 @@ mod tests {
         assert!(create_fresh(&dangling).is_err());
         assert!(open_regular(&dangling).is_err());
         assert!(!dir.path().join("nowhere").exists());
-    }
-
-    #[test]
-    fn the_helper_files_refuse_planted_links() {
-        let dir = TempDir::new("files-planted");
-        let target = dir.path().join("target");
-        fs::write(&target, b"precious").unwrap();
-        let plant = |name: &str| std::os::unix::fs::symlink(&target, dir.path().join(name));
-        // The probe of an output directory.
-        plant(&format!(".stealbench-probe-{}", std::process::id())).unwrap();
-        let e = crate::cli::output_dir("--out", dir.path()).unwrap_err();
-        assert!(
-            e.message().contains("is a symbolic link"),
-            "{}",
-            e.message()
-        );
-        // The lock of a run directory.
-        plant(".lock").unwrap();
-        let e = crate::results::RunLock::acquire(dir.path()).unwrap_err();
-        assert!(e.contains(".lock is a symbolic link"), "{e}");
-        // The temporary meta.json and raw.csv.
-        plant("meta.json.tmp").unwrap();
-        let e =
-            crate::results::Meta::write(&crate::results::Meta::sample("prows-fig3", 1), dir.path())
-                .unwrap_err();
-        assert!(e.to_string().contains("is a symbolic link"), "{e}");
-        plant("raw.csv.tmp").unwrap();
-        let e = crate::results::rewrite_raw(&dir.path().join("raw.csv"), &[]).unwrap_err();
-        assert!(e.to_string().contains("is a symbolic link"), "{e}");
-        assert_eq!(fs::read(&target).unwrap(), b"precious");
     }
 
     #[test]

@@ -183,28 +183,29 @@ pub fn offers(info: &WorkloadInfo, variant: Variant, front_end: FrontEnd) -> boo
 /// Whether `row` can be measured by this build under `sel`.
 pub fn availability(row: &Row, sel: &Selection) -> Availability {
     let mut missing = Vec::new();
-    let rt = runtimes::Arm::parse(&row.runtime).ok().map(|a| a.info);
-    if !rt.is_some_and(|r| r.implemented()) {
+    let arm = runtimes::Arm::parse(&row.runtime).ok();
+    if !arm.is_some_and(|a| a.info.implemented()) {
         missing.push(format!("runtime {}", row.runtime));
     }
     match workload_info(&row.workload) {
         None => missing.push(format!("workload {}", row.workload)),
         Some(info) => {
-            if let Some(rt) = rt {
-                if !offers(&info, row.variant, rt.front_end) {
+            if let Some(a) = arm {
+                if !offers(&info, row.variant, a.front_end()) {
                     missing.push(format!(
                         "{} has no {} variant on the {} front-end",
-                        row.workload, row.variant, rt.front_end
+                        row.workload,
+                        row.variant,
+                        a.front_end()
                     ));
                 }
             }
         }
     }
-    if !missing.is_empty() {
+    let Some(arm) = arm.filter(|_| missing.is_empty()) else {
         return Availability::NotImplemented(missing.join(", "));
-    }
-    let name = rt.map_or(row.runtime.as_str(), |r| r.name);
-    if let Some(why) = runtimes::unsupported(name, row.variant) {
+    };
+    if let Some(why) = runtimes::unsupported(&arm, row.variant) {
         return Availability::Unsupported(why.to_string());
     }
     if !sel.workload_selected(&row.workload) {
@@ -525,8 +526,8 @@ mod tests {
 
     #[test]
     fn arms_the_figure_lacks_are_named_with_the_arm_that_replaced_them() {
-        const LAZY: &str = "libfork/victim=numa/pin=scatter";
-        const BUSY: &str = "libfork/idle=busy/victim=numa/pin=scatter";
+        const LAZY: &str = "libfork/victim=numa/pinning=scatter";
+        const BUSY: &str = "libfork/idle=busy/victim=numa/pinning=scatter";
         let rows: Vec<Row> = [LAZY, BUSY, "rayon"]
             .into_iter()
             .map(|rt| row("fib", Variant::Fj, rt))
@@ -563,18 +564,18 @@ mod tests {
             workloads: None,
         };
         assert_eq!(
-            added_arms_notes(&rows, &sel(&["libfork/idle=busy", "rayon/steals=1"])),
+            added_arms_notes(&rows, &sel(&["libfork/idle=busy", "rayon/victim=default"])),
             [
                 format!(
                     "--runtimes libfork/idle=busy is not an arm of this figure: it runs \
                      wherever the figure runs libfork, in place of the figure's {BUSY}"
                 ),
-                "--runtimes rayon/steals=1 is not an arm of this figure: it runs wherever the \
+                "--runtimes rayon/victim=default is not an arm of this figure: it runs wherever the \
                  figure runs rayon, in place of the figure's rayon"
                     .to_string(),
             ]
         );
-        let notes = added_arms_notes(&rows, &sel(&["libfork", "libfork/pin=none"]));
+        let notes = added_arms_notes(&rows, &sel(&["libfork", "libfork/pinning=none"]));
         assert_eq!(notes.len(), 1);
         assert!(
             notes[0].ends_with(&format!("beside the figure's {LAZY}")),

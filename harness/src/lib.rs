@@ -1,12 +1,14 @@
 //! The stealbench harness: the command line, the experiment grid, the runner of child
 //! processes, result files, tables and plots.
 //!
-//! * [`cli`]: commands and argument checks; [`suggest`]: nearest valid names.
+//! * [`cli`]: commands and argument checks; [`spec`]: the typed model of a point and how it is
+//!   measured, with the value parsers of every setting; [`suggest`]: nearest valid names.
 //! * [`runtimes`]: the runtime registry and dispatch; workloads come from
 //!   `stealbench_workloads::with_workload!`.
 //! * [`point`]: one point measured in this process (`stealbench run`).
 //! * [`grid`]: a figure's rows and points; [`runner`]: points in child processes;
 //!   [`reproduce`]: the `reproduce` command; [`bench`](mod@bench): the `bench` command.
+//! * [`shard`]: a grid's part for one machine; [`cluster`]: the `merge` and `slurm` commands.
 //! * [`results`]: raw.csv, summary.csv, meta.json; [`stats`]: median and friends; [`files`]:
 //!   helper files that never follow a symbolic link.
 //! * [`figures`]: the papers' figures; [`table`] and [`plot`] (with [`pixel_font`]) render them.
@@ -53,9 +55,13 @@ pub mod reproduce;
 pub mod results;
 pub mod runner;
 pub mod runtimes;
+pub mod shard;
+pub mod spec;
 pub mod stats;
 pub mod suggest;
 pub mod table;
+#[cfg(test)]
+mod tempdir;
 #[cfg(test)]
 mod testutil;
 
@@ -143,7 +149,11 @@ fn list() {
         outln!(
             "  {:<14} {:<8} {:<12} {}",
             r.name,
-            r.front_end.name(),
+            r.front_ends
+                .iter()
+                .map(|f| f.name())
+                .collect::<Vec<_>>()
+                .join(","),
             state(r.implemented()),
             r.description
         );

@@ -876,7 +876,8 @@ mod tests {
     use crate::figures::metric::{Count, Reduce};
     use crate::figures::{prows_fig2, prows_fig3};
     use crate::grid::{PaperValues, Selection};
-    use crate::testutil::{TempDir, ok_point};
+    use crate::tempdir::TempDir;
+    use crate::testutil::ok_point;
     use stealbench_workloads::Variant;
 
     #[test]
@@ -895,12 +896,12 @@ mod tests {
         assert_eq!(fj_paper.points[0], (1, 1.0));
         assert_eq!(fj_paper.points[1].0, 2);
         assert!((fj_paper.points[1].1 - 22.05 / 10.84).abs() < 1e-12);
-        // fib-sf has no legible T1: no paper scalability at all.
+        // fib-sf has no legible T1: no paper scalability at all (its "-stack" row has).
         assert!(
             ps[0]
                 .series
                 .iter()
-                .all(|s| !s.label.starts_with("sf prows"))
+                .all(|s| !s.label.starts_with("sf prows") || s.label.contains("nostack"))
         );
 
         let dir = TempDir::new("plot");
@@ -911,6 +912,24 @@ mod tests {
         assert!(svg.contains("ideal"));
         let png = std::fs::read(dir.path().join("p.png")).unwrap();
         assert_eq!(&png[1..4], b"PNG");
+    }
+
+    #[test]
+    fn the_legends_name_libforks_arms_as_the_paper_does() {
+        use crate::figures::suites::{BUSY_LF, LAZY_LF};
+        let fig = crate::figures::libfork_fig5::figure();
+        let grid = Grid::build(fig.rows.clone(), &[1], &Selection::default());
+        let summaries: Vec<_> = ["serial", LAZY_LF, BUSY_LF, "rayon"]
+            .into_iter()
+            .map(|rt| ok_point(rt, Variant::Fj, 1, 0.1))
+            .collect();
+        let ctx = Context {
+            summaries: &summaries,
+            cpus: 2,
+        };
+        let fib = panels(&fig, &grid, &ctx).remove(0);
+        let labels: Vec<&str> = fib.series.iter().map(|s| s.label.as_str()).collect();
+        assert_eq!(labels, ["fj Lazy-LF", "fj Busy-LF", "fj rayon"]);
     }
 
     #[test]

@@ -4,6 +4,9 @@
 //! timing; a passed one gives the repetition's answer and what it was checked against, which
 //! the text output prints (once, and again when it changes). With `--json` every event is one
 //! JSON line on stdout, read by the parent's runner.
+//!
+//! The checks of the workloads a command names (the name, the variant, the input files and
+//! parameters) are here too; `reproduce` checks its figure's workloads with them.
 
 use crate::cli::{self, BenchPointArgs, Failure, RunArgs};
 use crate::runtimes::{self, FrontEnd, with_async_runtime, with_closure_runtime};
@@ -11,8 +14,11 @@ use crate::stats;
 use serde::{Deserialize, Serialize};
 use std::io::Write;
 use std::time::Instant;
-use stealbench_schedulers::{FutureStack, Pinning, PoolConfig, Scheduler, StartError, Stats};
-use stealbench_workloads::{Variant, Workload, WorkloadInfo, resolve, with_workload};
+use stealbench_schedulers::{Pinning, PoolConfig, Scheduler, StartError, Stats};
+use stealbench_workloads::params::split_spec;
+use stealbench_workloads::{
+    InputOptions, Size, Variant, Workload, WorkloadInfo, resolve, with_workload,
+};
 
 /// One message of the child-to-parent protocol (one JSON object per line).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -504,51 +510,80 @@ pub fn check_variant(
     )))
 }
 
-/// The pool's future stack for `variant`: `sf-nostack` is the `sf` code on a pool whose
-/// futures get no stack of their own.
-pub fn future_stack_for(variant: Variant) -> FutureStack {
-    if variant == Variant::SfNostack {
-        FutureStack::Current
-    } else {
-        FutureStack::New
+/// Checks that every input option set concerns one of the workloads that will run (`specs`,
+/// `NAME[/key=value]...`) and that each can use its files and parameter overrides (the
+/// spec's, then `options.params`) at `size`. Returns every spec with its parameters at `size`
+/// ([`Workload::params_with`]), in the order given.
+///
+/// [`Workload::params_with`]: stealbench_workloads::Workload::params_with
+pub fn check_inputs(
+    specs: &[String],
+    size: Size,
+    options: &InputOptions,
+) -> Result<Vec<(String, String)>, Failure> {
+    let workloads = specs
+        .iter()
+        .map(|spec| {
+            let (name, mut overrides) = split_spec(spec).map_err(Failure::Usage)?;
+            let info = lookup_workload(name)?;
+            overrides.extend(options.params.iter().cloned());
+            Ok((spec, info, overrides))
+        })
+        .collect::<Result<Vec<_>, Failure>>()?;
+    for w in options.workloads() {
+        if !workloads.iter().any(|(_, i, _)| i.name == w) {
+            let running: Vec<&str> = workloads.iter().map(|(_, i, _)| i.name).collect();
+            return Err(Failure::Usage(format!(
+                "--{w}-video/--{w}-points are inputs of workload '{w}', which is not run here \
+                 (workloads: {})",
+                if running.is_empty() {
+                    "none".to_string()
+                } else {
+                    running.join(", ")
+                }
+            )));
+        }
     }
+    workloads
+        .into_iter()
+        .map(|(spec, w, overrides)| {
+            let options = InputOptions {
+                params: overrides,
+                ..options.clone()
+            };
+            (w.describe)(size, &options)
+                .map(|p| (spec.clone(), p))
+                .map_err(|e| Failure::Usage(format!("{spec} input: {e}")))
+        })
+        .collect()
 }
 
 /// `stealbench run`: one point in this process.
 pub fn run_command(args: &RunArgs) -> Result<(), Failure> {
-    let arm = runtimes::lookup_arm(&args.runtime).map_err(Failure::Usage)?;
+    let (point, m) = (&args.point, &args.measure);
+    let (arm, variant, workers, size) = (point.arm, point.variant, point.workers, m.size);
     let runtime = arm.info;
-    let (name, spec_overrides) =
-        stealbench_workloads::params::split_spec(&args.workload).map_err(Failure::Usage)?;
+    let (name, spec_overrides) = split_spec(&point.workload).map_err(Failure::Usage)?;
     let workload = lookup_workload(name)?;
-    let variant = cli::parse_variant(&args.variant)?;
-    check_variant(&workload, variant, runtime.front_end)?;
-    if let Some(why) = runtimes::unsupported(runtime.name, variant) {
+    check_variant(&workload, variant, arm.front_end())?;
+    if let Some(why) = runtimes::unsupported(&arm, variant) {
         return Err(Failure::Usage(format!(
             "runtime '{}' does not run {variant} variants: {why}",
             runtime.name
         )));
     }
-    let workers = cli::check_workers(args.workers)?;
-    let size = cli::parse_size(&args.size)?;
-    let pinning = cli::parse_pinning(&args.pinning)?;
-    let reps = args.reps.unwrap_or_else(|| cli::default_reps(size));
-    let mut options = cli::input_options(args.hw_video.as_deref(), args.hw_points.as_deref())?;
+    let reps = m.reps.unwrap_or_else(|| cli::default_reps(size));
+    let mut options = cli::input_options(m.hw_video.as_deref(), m.hw_points.as_deref())?;
     // The spec's overrides, then `--param`'s: a later value of a key wins.
     options.params = spec_overrides;
-    options.params.extend(cli::param_overrides(&args.params)?);
+    options.params.extend(cli::param_overrides(&m.params)?);
     // Checks the input files and parameters before anything starts; the parameters name them.
-    let params = cli::check_inputs(&[workload.name.to_string()], size, &options)?
+    let params = check_inputs(&[workload.name.to_string()], size, &options)?
         .remove(0)
         .1;
     let config = arm.configure(PoolConfig {
-        pinning,
-        future_stack: future_stack_for(variant),
-        stack_size: args
-            .stack_size
-            .as_deref()
-            .map(cli::parse_stack_size)
-            .transpose()?,
+        pinning: m.pinning,
+        stack_size: m.stack_size,
         ..PoolConfig::with_workers(workers)
     });
     let printer = Printer::new(args.json);
@@ -556,23 +591,16 @@ pub fn run_command(args: &RunArgs) -> Result<(), Failure> {
         outln!(
             "{} {} {variant} P={workers} size={size} pinning={} reps={reps}",
             arm.spec(),
-            args.workload,
+            point.workload,
             config.pinning
         );
     }
     let name = runtime.name;
     let options = &options;
     fault_hook(&arm.spec(), workers);
-    if let (Some(weights), Some(model)) = (arm.sim, runtimes::simulated(name)) {
-        if variant == Variant::SfNostack {
-            return Err(Failure::Usage(
-                "the simulator replays futures work-first (each on a stack of its own): no \
-                 sf-nostack"
-                    .to_string(),
-            ));
-        }
+    if let (Some(weights), Some(model)) = (arm.sim, arm.model()) {
         let sim = stealbench_sim::SimConfig {
-            steal_budget: arm.steals,
+            steals: arm.steals,
             ..stealbench_sim::SimConfig::new(model, workers, 0)
         };
         return with_workload!(workload.name, W => {
@@ -581,7 +609,7 @@ pub fn run_command(args: &RunArgs) -> Result<(), Failure> {
         })
         .expect("a registered workload dispatches");
     }
-    let done = match runtime.front_end {
+    let done = match arm.front_end() {
         FrontEnd::Closure => with_closure_runtime!(name, S => with_workload!(workload.name, W => {
             execute::<S, W, _, _>(&config, params,
                 || W::input_with(&resolve::<W>(size, options)?, options), reps,
@@ -629,11 +657,10 @@ fn fault_hook(arm: &str, workers: usize) {
 /// `stealbench bench-point`: fib(n), one variant, P = 1, on one runtime.
 pub fn bench_point_command(args: &BenchPointArgs) -> Result<(), Failure> {
     use stealbench_workloads::fib::Fib;
-    let arm = runtimes::lookup_arm(&args.runtime).map_err(Failure::Usage)?;
+    let (arm, variant) = (args.arm, args.variant);
     let runtime = arm.info;
-    let variant = cli::parse_variant(&args.variant)?;
-    check_variant(&lookup_workload("fib")?, variant, runtime.front_end)?;
-    if let Some(why) = runtimes::unsupported(runtime.name, variant) {
+    check_variant(&lookup_workload("fib")?, variant, arm.front_end())?;
+    if let Some(why) = runtimes::unsupported(&arm, variant) {
         return Err(Failure::Usage(format!(
             "runtime '{}' does not run {variant} variants: {why}",
             runtime.name
@@ -641,19 +668,14 @@ pub fn bench_point_command(args: &BenchPointArgs) -> Result<(), Failure> {
     }
     let config = arm.configure(PoolConfig {
         pinning: Pinning::None,
-        future_stack: future_stack_for(variant),
-        stack_size: args
-            .stack_size
-            .as_deref()
-            .map(cli::parse_stack_size)
-            .transpose()?,
+        stack_size: args.stack_size,
         ..PoolConfig::with_workers(1)
     });
     let printer = Printer::new(args.json);
     let n = args.n;
     let params = format!("n={n}");
     let name = runtime.name;
-    let done = match runtime.front_end {
+    let done = match arm.front_end() {
         FrontEnd::Closure => with_closure_runtime!(name, S => {
             execute::<S, Fib, _, _>(&config, params, || Ok(n), args.reps,
                 |p: &S, i: &u64, w: &mut ()| Fib::run(p, variant, i, w), &printer)
@@ -765,6 +787,20 @@ mod tests {
                 e.message()
             );
         }
+    }
+
+    #[test]
+    fn an_input_file_of_a_workload_not_run_is_one_plain_line() {
+        let options = InputOptions {
+            hw_video: Some(std::env::current_exe().unwrap()),
+            ..InputOptions::default()
+        };
+        let e = check_inputs(&["fib".to_string()], Size::Test, &options).unwrap_err();
+        assert_eq!(
+            e.message(),
+            "--hw-video/--hw-points are inputs of workload 'hw', which is not run here \
+             (workloads: fib)"
+        );
     }
 
     #[test]

@@ -7,7 +7,7 @@ use crate::figures::{self, Figure};
 use crate::grid::{Availability, Grid, PointKey, Selection, Status, workload_info, workload_name};
 use crate::results::{self, Meta, Settings};
 use crate::runner::{ChildExecutor, ExecError, PointOutcome, Progress, run_missing};
-use crate::{plot, runtimes, suggest, table};
+use crate::{plot, point, runtimes, spec, suggest, table};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::collections::HashMap;
 use std::io::IsTerminal;
@@ -56,14 +56,9 @@ pub fn default_workers(fig: &Figure) -> Vec<usize> {
 
 /// Checks the explicit options and fills in the defaults.
 pub(crate) fn settings_from_args(args: &ReproduceArgs, fig: &Figure) -> Result<Settings, Failure> {
-    let size = cli::parse_size(args.size.as_deref().unwrap_or("paper"))?;
+    let size = args.size.unwrap_or(Size::Paper);
     let mut workers = match &args.workers {
-        Some(w) => {
-            for &p in w {
-                cli::check_workers(p)?;
-            }
-            w.clone()
-        }
+        Some(w) => w.clone(),
         None => default_workers(fig),
     };
     workers.sort_unstable();
@@ -74,19 +69,14 @@ pub(crate) fn settings_from_args(args: &ReproduceArgs, fig: &Figure) -> Result<S
         ));
     }
     // Each runtime or arm in its canonical spelling, the one the rows are keyed by.
-    let selected_runtimes = match &args.runtimes {
-        Some(rs) => Some(
-            rs.iter()
-                .map(|r| runtimes::Arm::parse(r).map(|a| a.spec()))
-                .collect::<Result<Vec<_>, _>>()
-                .map_err(Failure::Usage)?,
-        ),
-        None => None,
-    };
+    let selected_runtimes = args
+        .runtimes
+        .as_ref()
+        .map(|arms| arms.iter().map(|a| a.spec()).collect());
     if let Some(ws) = &args.workloads {
         check_workload_selection(fig, ws)?;
     }
-    let pinning = cli::parse_pinning(args.pinning.as_deref().unwrap_or("none"))?;
+    let pinning = args.pinning.unwrap_or_default();
     let rounds = args.rounds.unwrap_or(fig.rounds);
     if rounds == 0 {
         return Err(Failure::Usage("rounds must be at least 1".to_string()));
@@ -100,7 +90,7 @@ pub(crate) fn settings_from_args(args: &ReproduceArgs, fig: &Figure) -> Result<S
     }
     let options = cli::input_options(args.hw_video.as_deref(), args.hw_points.as_deref())?;
     // The input files are checked now, before a run directory exists or a point runs.
-    cli::check_inputs(
+    point::check_inputs(
         &selected_workloads(fig, args.workloads.as_deref()),
         size,
         &options,
@@ -116,11 +106,7 @@ pub(crate) fn settings_from_args(args: &ReproduceArgs, fig: &Figure) -> Result<S
         pinning: pinning.name().to_string(),
         hw_video: options.hw_video,
         hw_points: options.hw_points,
-        stack_size: args
-            .stack_size
-            .as_deref()
-            .map(cli::parse_stack_size)
-            .transpose()?,
+        stack_size: args.stack_size,
         figures_dir: match &args.figures_dir {
             Some(d) => Some(cli::output_dir("--figures-dir", d)?),
             None => None,
@@ -156,12 +142,12 @@ fn check_workload_selection(fig: &Figure, selection: &[String]) -> Result<(), Fa
 /// edited or damaged since would otherwise run points with P = 0, no repetition or a runtime
 /// that does not exist). The input files are checked when the run starts (`check_inputs`).
 pub(crate) fn check_stored_settings(s: &Settings, fig: &Figure) -> Result<(), Failure> {
-    cli::parse_size(&s.size)?;
+    spec::parse_size(&s.size).map_err(Failure::Usage)?;
     if s.workers.is_empty() {
         return Err(Failure::Usage("workers: none listed".to_string()));
     }
     for &p in &s.workers {
-        cli::check_workers(p)?;
+        spec::check_workers(p).map_err(Failure::Usage)?;
     }
     let within = |what: &str, v: u64, lo: u64, hi: u64| {
         if (lo..=hi).contains(&v) {
@@ -170,21 +156,21 @@ pub(crate) fn check_stored_settings(s: &Settings, fig: &Figure) -> Result<(), Fa
             Err(Failure::Usage(format!("{what} {v}: must be {lo} to {hi}")))
         }
     };
-    within("reps", s.reps as u64, 1, cli::MAX_REPS as u64)?;
-    within("rounds", s.rounds as u64, 1, cli::MAX_ROUNDS as u64)?;
-    within("timeout_secs", s.timeout_secs, 0, cli::MAX_TIMEOUT)?;
+    within("reps", s.reps as u64, 1, spec::MAX_REPS as u64)?;
+    within("rounds", s.rounds as u64, 1, spec::MAX_ROUNDS as u64)?;
+    within("timeout_secs", s.timeout_secs, 0, spec::MAX_TIMEOUT)?;
     for r in s.runtimes.iter().flatten() {
         runtimes::Arm::parse(r).map_err(Failure::Usage)?;
     }
     if let Some(ws) = &s.workloads {
         check_workload_selection(fig, ws)?;
     }
-    cli::parse_pinning(&s.pinning)?;
+    spec::parse_pinning(&s.pinning).map_err(Failure::Usage)?;
     if let Some(b) = s.stack_size {
-        cli::parse_stack_size(&b.to_string())?;
+        spec::parse_stack_size(&b.to_string()).map_err(Failure::Usage)?;
     }
     if let Some(shard) = s.shard {
-        shard.to_string().parse::<crate::cluster::Shard>()?;
+        shard.to_string().parse::<crate::shard::Shard>()?;
     }
     Ok(())
 }
@@ -298,8 +284,7 @@ fn check_resume_conflicts(
         ));
     }
     if args.shard.is_some() && given.shard != stored.shard {
-        let show =
-            |s: Option<crate::cluster::Shard>| s.map_or("none".to_string(), |s| s.to_string());
+        let show = |s: Option<crate::shard::Shard>| s.map_or("none".to_string(), |s| s.to_string());
         return Err(conflict("--shard", show(stored.shard), show(given.shard)));
     }
     if args.pinning.is_some() && given.pinning != stored.pinning {
@@ -625,7 +610,7 @@ fn markdown(
 }
 
 /// What the measured rows ran with: the arms whose spelling gives settings, and what every
-/// other setting is (the runtime's default; the run's `pinning` where no `pin=` says).
+/// other setting is (the runtime's default; the run's `pinning` where no `pinning=` says).
 pub fn settings_note(grid: &Grid, pinning: &str) -> String {
     let mut arms: Vec<String> = Vec::new();
     for (row, a) in &grid.rows {
@@ -633,7 +618,7 @@ pub fn settings_note(grid: &Grid, pinning: &str) -> String {
             arms.push(row.runtime.clone());
         }
     }
-    let pinned = format!("pinning {pinning} (`--pinning`) wherever no `pin=` is given");
+    let pinned = format!("pinning {pinning} (`--pinning`) wherever no `pinning=` is given");
     if arms.is_empty() {
         return format!("every runtime on its defaults; {pinned}");
     }
@@ -797,7 +782,7 @@ pub fn reproduce_command(args: &ReproduceArgs, allocator: &str) -> Result<i32, F
         .figures_dir
         .clone()
         .unwrap_or_else(|| PathBuf::from(DEFAULT_FIGURES_DIR));
-    let size: Size = cli::parse_size(&s.size)?;
+    let size: Size = spec::parse_size(&s.size).map_err(Failure::Usage)?;
     let sel = Selection {
         runtimes: s.runtimes.clone(),
         workloads: s.workloads.clone(),
@@ -806,7 +791,7 @@ pub fn reproduce_command(args: &ReproduceArgs, allocator: &str) -> Result<i32, F
     grid.simulate_also(fig.sim_workers);
     if let Some(shard) = s.shard {
         let all = grid.points.len();
-        grid.points = crate::cluster::shard_points(&grid.points, shard);
+        grid.points = crate::shard::shard_points(&grid.points, shard);
         outln!(
             "shard {shard}: {} of the grid's {all} points (merge the {} shards' run directories \
              with `stealbench merge`)",
@@ -860,7 +845,7 @@ pub fn reproduce_command(args: &ReproduceArgs, allocator: &str) -> Result<i32, F
         .into_iter()
         .filter(|w| workload_info(w).is_some())
         .collect();
-    let params_of: HashMap<String, String> = cli::check_inputs(&specs, size, &options)?
+    let params_of: HashMap<String, String> = point::check_inputs(&specs, size, &options)?
         .into_iter()
         .collect();
     if let Some(v) = &options.hw_video {
@@ -875,12 +860,16 @@ pub fn reproduce_command(args: &ReproduceArgs, allocator: &str) -> Result<i32, F
     let exe = std::env::current_exe()?;
     let mut executor = ChildExecutor {
         exe,
-        size,
-        reps: s.reps,
-        pinning: cli::parse_pinning(&s.pinning)?,
+        measure: spec::Measure {
+            size,
+            reps: Some(s.reps),
+            pinning: spec::parse_pinning(&s.pinning).map_err(Failure::Usage)?,
+            stack_size: s.stack_size,
+            hw_video: options.hw_video.clone(),
+            hw_points: options.hw_points.clone(),
+            params: Vec::new(),
+        },
         timeout: (s.timeout_secs > 0).then(|| Duration::from_secs(s.timeout_secs)),
-        options: options.clone(),
-        stack_size: s.stack_size,
     };
     let raw = run_dir.join("raw.csv");
     let recorded = results::read_raw(&raw)?;
@@ -955,7 +944,7 @@ pub fn reproduce_command(args: &ReproduceArgs, allocator: &str) -> Result<i32, F
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testutil::TempDir;
+    use crate::tempdir::TempDir;
 
     #[test]
     fn the_continue_command_names_the_output_absolutely() {
@@ -978,7 +967,7 @@ mod tests {
         let note = settings_note(&grid, "none");
         assert!(
             note.starts_with(
-                "`libfork/victim=numa/pin=scatter`, `libfork/idle=busy/victim=numa/pin=scatter` \
+                "`libfork/victim=numa/pinning=scatter`, `libfork/idle=busy/victim=numa/pinning=scatter` \
                  with the settings their spellings give"
             ),
             "{note}"
@@ -1022,7 +1011,7 @@ mod tests {
             rounds: 1,
             stack_size: Some(1 << 20),
             figures_dir: None,
-            shard: Some(crate::cluster::Shard { index: 2, count: 3 }),
+            shard: Some(crate::shard::Shard { index: 2, count: 3 }),
         };
         check_stored_settings(&good, &fig).unwrap();
         type Spoil = fn(&mut Settings);
@@ -1042,7 +1031,7 @@ mod tests {
             (|s| s.pinning = "diagonal".into(), "pinning 'diagonal'"),
             (|s| s.stack_size = Some(1), "between 16K and 4G"),
             (
-                |s| s.shard = Some(crate::cluster::Shard { index: 4, count: 3 }),
+                |s| s.shard = Some(crate::shard::Shard { index: 4, count: 3 }),
                 "--shard 4/3",
             ),
         ];

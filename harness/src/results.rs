@@ -142,8 +142,19 @@ pub fn cut_last_line(text: &str) -> Option<usize> {
     (!text.is_empty() && !text.ends_with('\n')).then(|| text.rfind('\n').map_or(0, |i| i + 1))
 }
 
-/// The rows of `text`, the content of the `raw.csv` at `path` (named in the errors).
+/// The rows of `text`, the content of the `raw.csv` at `path` (named in the errors), each
+/// runtime and variant in today's spelling ([`crate::runtimes::upgrade`]: an older build spelt
+/// some arm settings as runtimes or variants of their own).
 pub fn parse_raw(path: &Path, text: &str) -> io::Result<Vec<RawRow>> {
+    let mut rows = parse_as_written(path, text)?;
+    for row in &mut rows {
+        (row.runtime, row.variant) = crate::runtimes::upgrade(&row.runtime, &row.variant);
+    }
+    Ok(rows)
+}
+
+/// The rows of `text` as they are spelt in it.
+fn parse_as_written(path: &Path, text: &str) -> io::Result<Vec<RawRow>> {
     let mut r = csv::ReaderBuilder::new().from_reader(text.as_bytes());
     let headers = r
         .headers()
@@ -293,21 +304,18 @@ pub fn rewrite_raw(raw: &Path, rows: &[RawRow]) -> io::Result<()> {
 }
 
 /// Gives a `raw.csv` of an older header ([`OLDER_COLUMNS`]) the columns it lacks, with their
-/// defaults, so rows appended now line up.
+/// defaults, and rows of older spellings today's ([`parse_raw`]), so rows appended now line up
+/// and name their points alike.
 pub fn upgrade_raw(raw: &Path) -> io::Result<()> {
     if !raw.exists() {
         return Ok(());
     }
-    let first = fs::read_to_string(raw)
-        .map_err(|e| with_path(raw, e))?
-        .lines()
-        .next()
-        .unwrap_or_default()
-        .to_string();
-    if OLDER_COLUMNS
+    let text = fs::read_to_string(raw).map_err(|e| with_path(raw, e))?;
+    let first = text.lines().next().unwrap_or_default();
+    let old_header = OLDER_COLUMNS
         .iter()
-        .any(|&columns| first == RAW_HEADER[..columns].join(","))
-    {
+        .any(|&columns| first == RAW_HEADER[..columns].join(","));
+    if old_header || parse_as_written(raw, &text)? != parse_raw(raw, &text)? {
         let rows = read_raw(raw)?;
         rewrite_raw(raw, &rows)?;
     }
@@ -600,7 +608,7 @@ pub struct Settings {
     pub figures_dir: Option<PathBuf>,
     /// `--shard`: the part of the grid this run measures (absent: all of it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub shard: Option<crate::cluster::Shard>,
+    pub shard: Option<crate::shard::Shard>,
 }
 
 impl Settings {
@@ -717,8 +725,13 @@ impl Meta {
     pub fn read(dir: &Path) -> io::Result<Meta> {
         let path = dir.join("meta.json");
         let text = fs::read_to_string(&path).map_err(|e| with_path(&path, e))?;
-        serde_json::from_str(&text)
-            .map_err(|e| io::Error::other(format!("{}: {e}", path.display())))
+        let mut meta: Meta = serde_json::from_str(&text)
+            .map_err(|e| io::Error::other(format!("{}: {e}", path.display())))?;
+        // Runtimes selected in an older spelling select the same arms today.
+        for r in meta.settings.runtimes.iter_mut().flatten() {
+            *r = crate::runtimes::upgrade(r, "").0;
+        }
+        Ok(meta)
     }
 
     /// Writes `meta.json` of `dir` (through a temporary file, so a crash leaves the old one).
@@ -935,7 +948,7 @@ mod tests {
         assert_eq!(s[0].counter("deviations"), None);
         assert_eq!(s[0].counter("nope"), None);
     }
-    use crate::testutil::TempDir;
+    use crate::tempdir::TempDir;
 
     fn row(rt: &str, p: usize, rep: Option<usize>, s: Option<f64>, status: Status) -> RawRow {
         RawRow {
@@ -971,7 +984,7 @@ mod tests {
 
     #[test]
     fn a_run_directory_is_locked_while_in_use() {
-        let tmp = crate::testutil::TempDir::new("lock");
+        let tmp = TempDir::new("lock");
         let dir = tmp.path();
         let held = RunLock::acquire(dir).unwrap();
         let e = RunLock::acquire(dir).unwrap_err();
@@ -979,6 +992,26 @@ mod tests {
         assert!(e.contains(&std::process::id().to_string()), "{e}");
         drop(held);
         RunLock::acquire(dir).unwrap();
+    }
+
+    #[test]
+    fn the_lock_and_the_temporary_files_refuse_planted_links() {
+        let dir = TempDir::new("results-planted");
+        let target = dir.path().join("target");
+        fs::write(&target, b"precious").unwrap();
+        let plant = |name: &str| std::os::unix::fs::symlink(&target, dir.path().join(name));
+        // The lock of a run directory.
+        plant(".lock").unwrap();
+        let e = RunLock::acquire(dir.path()).unwrap_err();
+        assert!(e.contains(".lock is a symbolic link"), "{e}");
+        // The temporary meta.json and raw.csv.
+        plant("meta.json.tmp").unwrap();
+        let e = Meta::write(&Meta::sample("prows-fig3", 1), dir.path()).unwrap_err();
+        assert!(e.to_string().contains("is a symbolic link"), "{e}");
+        plant("raw.csv.tmp").unwrap();
+        let e = rewrite_raw(&dir.path().join("raw.csv"), &[]).unwrap_err();
+        assert!(e.to_string().contains("is a symbolic link"), "{e}");
+        assert_eq!(fs::read(&target).unwrap(), b"precious");
     }
 
     #[test]
@@ -997,6 +1030,49 @@ mod tests {
         let back = read_raw(&path).unwrap();
         assert_eq!(back, [a, b].concat());
         assert_eq!(recorded_points(&back).len(), 2);
+    }
+
+    #[test]
+    fn older_spellings_are_read_and_rewritten_as_arms() {
+        let dir = TempDir::new("raw-spellings");
+        let path = dir.path().join("raw.csv");
+        let old = |rt: &str, variant: &str| RawRow {
+            variant: variant.into(),
+            ..row(rt, 2, Some(1), Some(0.5), Status::Ok)
+        };
+        append_rows(
+            &path,
+            &[
+                old("prows-artifact", "gf"),
+                old("serial-async", "fj"),
+                old("abp", "sf-nostack"),
+                old("libfork/pin=scatter", "fj"),
+            ],
+        )
+        .unwrap();
+        let want = [
+            ("prows/placement=artifact", "gf"),
+            ("serial/front=async", "fj"),
+            ("abp/futures=nostack", "sf"),
+            ("libfork/pinning=scatter", "fj"),
+        ];
+        let spelt = |rows: &[RawRow]| -> Vec<(String, String)> {
+            rows.iter()
+                .map(|r| (r.runtime.clone(), r.variant.clone()))
+                .collect()
+        };
+        let want: Vec<(String, String)> = want
+            .iter()
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+            .collect();
+        assert_eq!(spelt(&read_raw(&path).unwrap()), want);
+        upgrade_raw(&path).unwrap();
+        let text = fs::read_to_string(&path).unwrap();
+        assert!(
+            !text.contains("prows-artifact") && !text.contains("pin="),
+            "{text}"
+        );
+        assert_eq!(spelt(&read_raw(&path).unwrap()), want);
     }
 
     #[test]

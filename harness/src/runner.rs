@@ -11,14 +11,14 @@
 use crate::grid::{PointKey, Status};
 use crate::point::{Event, format_stats};
 use crate::results::{self, RawRow};
+use crate::spec::{Measure, PointSpec};
 use std::io::{self, BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
-use stealbench_schedulers::Pinning;
-use stealbench_workloads::{InputOptions, Size};
+use stealbench_workloads::Size;
 
 /// How a child process ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -324,68 +324,41 @@ pub fn outcome_of(child: ChildResult, timeout: Option<Duration>) -> Option<Point
     })
 }
 
-/// Runs each point as `<exe> run ... --json`.
+/// Runs each point as `<exe> run ... --json`: the point and how it is measured, written as
+/// arguments by the typed model ([`PointSpec::to_args`], [`Measure::to_args`]).
 #[derive(Debug, Clone)]
 pub struct ChildExecutor {
     /// The stealbench binary (`std::env::current_exe()`).
     pub exe: PathBuf,
-    /// Input size.
-    pub size: Size,
-    /// Timed repetitions.
-    pub reps: usize,
-    /// Thread pinning.
-    pub pinning: Pinning,
+    /// How every point is measured (its repetitions given).
+    pub measure: Measure,
     /// Per-point timeout.
     pub timeout: Option<Duration>,
-    /// The user's input files, passed to the points of the workloads that read them.
-    pub options: InputOptions,
-    /// `--stack-size` in bytes, passed to the points of the fiber runtimes.
-    pub stack_size: Option<usize>,
 }
 
 impl ChildExecutor {
     /// The child's arguments for `p`.
-    pub fn args(&self, p: &PointKey) -> Vec<String> {
-        [
-            "run",
-            "--runtime",
-            &p.runtime,
-            "--workload",
-            &p.workload,
-            "--variant",
-            p.variant.name(),
-            "--workers",
-            &p.workers.to_string(),
-            "--size",
-            self.size.name(),
-            "--reps",
-            &self.reps.to_string(),
-            "--pinning",
-            self.pinning.name(),
-            "--json",
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .chain(crate::cli::input_args(&self.options, &p.workload))
-        .chain(self.stack_size_args(&p.runtime))
-        .collect()
-    }
-
-    /// `--stack-size N` for a point of a fiber runtime when a size is set (the others have no
-    /// fiber stacks, and a simulated point runs none).
-    fn stack_size_args(&self, runtime: &str) -> Vec<String> {
-        let fibers = crate::runtimes::Arm::parse(runtime)
-            .is_ok_and(|a| a.sim.is_none() && crate::runtimes::has_fibers(a.info.name));
-        match self.stack_size {
-            Some(s) if fibers => vec!["--stack-size".to_string(), s.to_string()],
-            _ => Vec::new(),
-        }
+    pub fn args(&self, p: &PointKey) -> Result<Vec<String>, String> {
+        let point = PointSpec {
+            arm: crate::runtimes::lookup_arm(&p.runtime)?,
+            workload: p.workload.clone(),
+            variant: p.variant,
+            workers: p.workers,
+        };
+        Ok(std::iter::once("run".to_string())
+            .chain(point.to_args())
+            .chain(self.measure.to_args(&point))
+            .chain(std::iter::once("--json".to_string()))
+            .collect())
     }
 }
 
 impl PointExecutor for ChildExecutor {
     fn execute(&mut self, p: &PointKey) -> Result<PointOutcome, ExecError> {
-        let child = run_child(&self.exe, &self.args(p), self.timeout).map_err(ExecError::Io)?;
+        let args = self
+            .args(p)
+            .map_err(|e| ExecError::Io(std::io::Error::other(e)))?;
+        let child = run_child(&self.exe, &args, self.timeout).map_err(ExecError::Io)?;
         outcome_of(child, self.timeout).ok_or(ExecError::Interrupted)
     }
 }
@@ -544,7 +517,7 @@ fn round_order(points: &[PointKey], round: usize, rounds: usize) -> Vec<&PointKe
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testutil::TempDir;
+    use crate::tempdir::TempDir;
     use stealbench_workloads::Variant;
 
     fn key(rt: &str, p: usize) -> PointKey {

@@ -6,14 +6,18 @@
 //! Whether a runtime is implemented is read from those two macros, never written twice.
 //!
 //! A runtime runs in a configuration: an [`Arm`], spelt `NAME[/key=value]...` (`libfork`,
-//! `libfork/idle=busy`). The arm's canonical spelling is the runtime of a point everywhere:
-//! `--runtime`, `--runtimes`, result files, tables and plots, so two configurations of one
-//! runtime are two rows, never two runtimes.
+//! `libfork/idle=busy`, `prows/placement=artifact`). The arm's canonical spelling is the
+//! runtime of a point everywhere: `--runtime`, `--runtimes`, result files, tables and plots, so
+//! two configurations of one runtime are two rows, never two runtimes. Which settings a runtime
+//! takes is read from its `Scheduler::CAPABILITIES`, the table its pool's `start` also obeys.
 
 use crate::suggest;
 use std::fmt;
 use stealbench_schedulers::record::Weights;
-use stealbench_schedulers::{IdlePolicy, Pinning, PoolConfig, VictimPolicy};
+use stealbench_schedulers::{
+    Capabilities, FutureStack, IdlePolicy, Pinning, Placement, PoolConfig, VictimPolicy,
+};
+use stealbench_sim::Model;
 use stealbench_workloads::Variant;
 
 /// How a runtime takes its tasks (see `stealbench_schedulers::api`).
@@ -35,6 +39,20 @@ impl FrontEnd {
     }
 }
 
+impl std::str::FromStr for FrontEnd {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "closure" => Ok(FrontEnd::Closure),
+            "async" => Ok(FrontEnd::Async),
+            _ => Err(suggest::unknown("front-end", s, FRONT_ENDS)),
+        }
+    }
+}
+
+/// The spellings of [`FrontEnd`].
+pub const FRONT_ENDS: &[&str] = &["closure", "async"];
+
 impl fmt::Display for FrontEnd {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
@@ -46,8 +64,9 @@ impl fmt::Display for FrontEnd {
 pub struct RuntimeInfo {
     /// Name on the command line and in result files.
     pub name: &'static str,
-    /// The front-end the harness runs it through.
-    pub front_end: FrontEnd,
+    /// The front-ends the harness can run it through; the first is its default (`front=`
+    /// chooses another).
+    pub front_ends: &'static [FrontEnd],
     /// One line for `stealbench list`.
     pub description: &'static str,
     /// The configurations the figures and `bench` measure besides the default one, as arm
@@ -66,51 +85,30 @@ impl RuntimeInfo {
 
     /// Whether this build has the runtime (it is dispatched by one of the `with_*` macros).
     pub fn implemented(&self) -> bool {
-        match self.front_end {
-            FrontEnd::Closure => {
-                with_closure_runtime!(self.name, S => std::any::type_name::<S>()).is_some()
-            }
-            FrontEnd::Async => {
-                with_async_runtime!(self.name, S => std::any::type_name::<S>()).is_some()
-            }
-        }
+        self.capabilities().is_some()
+    }
+
+    /// What the runtime honours (its `Scheduler::CAPABILITIES`), if this build has it.
+    pub fn capabilities(&self) -> Option<Capabilities> {
+        use stealbench_schedulers::Scheduler;
+        with_closure_runtime!(self.name, S => <S as Scheduler>::CAPABILITIES)
+            .or_else(|| with_async_runtime!(self.name, S => <S as Scheduler>::CAPABILITIES))
     }
 }
 
-/// Why `runtime` refuses `variant`, if it does: `gf` on a closure runtime whose
-/// `ForkJoin::GENERAL_FUTURES` is false (rayon: a touch helps instead of suspending, so general
-/// futures touched across tasks can deadlock; its measurements would be hangs, not times),
-/// `sf-nostack` on a closure runtime whose `ForkJoin::FUTURE_STACK_CHOICE` is false (only the
-/// fiber runtimes can run a future without a stack of its own), and every variant with futures
-/// on an async runtime whose `AsyncForkJoin::FUTURES` is false (libfork: fork-join only, as in
-/// its paper).
-pub fn unsupported(runtime: &str, variant: Variant) -> Option<&'static str> {
-    if fork_join_only(runtime) {
+/// Why the arm `arm` refuses `variant`, if it does, by its runtime's capabilities: every
+/// variant with futures where it has none (libfork, as in its paper), `gf` where a touch cannot
+/// suspend (rayon: a touch helps instead, so general futures touched across tasks can deadlock;
+/// its measurements would be hangs, not times).
+pub fn unsupported(arm: &Arm, variant: Variant) -> Option<&'static str> {
+    let caps = arm.info.capabilities()?;
+    if !caps.futures {
         return (variant != Variant::Fj)
             .then_some("a fork-join runtime without futures (as in its paper): fj variants only");
     }
-    let (general, stack_choice) = with_closure_runtime!(runtime, S => {
-        (
-            <S as stealbench_schedulers::ForkJoin>::GENERAL_FUTURES,
-            <S as stealbench_schedulers::ForkJoin>::FUTURE_STACK_CHOICE,
-        )
-    })?;
-    match variant {
-        Variant::Gf if !general => Some(
-            "a touch cannot suspend here (it helps), so general futures touched across tasks can deadlock",
-        ),
-        Variant::SfNostack if !stack_choice => {
-            Some("only the fiber runtimes choose where a future runs (no stack of its own)")
-        }
-        _ => None,
-    }
-}
-
-/// Whether `runtime` runs fork-join only, without futures (an async runtime whose
-/// `AsyncForkJoin::FUTURES` is false: libfork).
-pub fn fork_join_only(runtime: &str) -> bool {
-    with_async_runtime!(runtime, S => <S as stealbench_schedulers::AsyncForkJoin>::FUTURES)
-        == Some(false)
+    (variant == Variant::Gf && !caps.general_futures).then_some(
+        "a touch cannot suspend here (it helps), so general futures touched across tasks can deadlock",
+    )
 }
 
 /// The runtime whose fork-join time at P = 1 is T_s, the serial elision.
@@ -120,55 +118,43 @@ pub const SERIAL: &str = "serial";
 pub const RUNTIMES: &[RuntimeInfo] = &[
     RuntimeInfo {
         name: "serial",
-        front_end: FrontEnd::Closure,
-        description: "the serial elision: join runs a then b, a future runs where it is created (T_s)",
-        arms: &[],
-    },
-    RuntimeInfo {
-        name: "serial-async",
-        front_end: FrontEnd::Async,
-        description: "the serial pool on the async front-end: the cost of the async state machines alone",
-        arms: &[],
+        front_ends: &[FrontEnd::Closure, FrontEnd::Async],
+        description: "the serial elision: join runs a then b, a future runs where it is created (T_s); /front=async: the cost of the async state machines alone",
+        arms: &["front=async"],
     },
     RuntimeInfo {
         name: "rayon",
-        front_end: FrontEnd::Closure,
+        front_ends: &[FrontEnd::Closure],
         description: "rayon's work-stealing pool (baseline: join, scope; futures as scope spawns)",
         arms: &[],
     },
     RuntimeInfo {
         name: "tokio",
-        front_end: FrontEnd::Async,
+        front_ends: &[FrontEnd::Async],
         description: "tokio's multi-thread runtime, every fork a heap-allocated task (baseline)",
         arms: &[],
     },
     RuntimeInfo {
         name: "abp",
-        front_end: FrontEnd::Closure,
+        front_ends: &[FrontEnd::Closure],
         description: "work stealing on stackful fibers, eager futures suspending at get (stands in for Cilk Plus)",
         arms: &[],
     },
     RuntimeInfo {
         name: "prows",
-        front_end: FrontEnd::Closure,
-        description: "proactive work stealing for futures, ProWS (stands in for Cilk-F)",
-        arms: &[],
-    },
-    RuntimeInfo {
-        name: "prows-artifact",
-        front_end: FrontEnd::Closure,
-        description: "prows with the authors' artifact placement: less loaded of two random workers, no rebalancing",
-        arms: &[],
+        front_ends: &[FrontEnd::Closure],
+        description: "proactive work stealing for futures, ProWS (stands in for Cilk-F); /placement=artifact: the authors' artifact's placement (less loaded of two random workers, no rebalancing)",
+        arms: &["placement=artifact"],
     },
     RuntimeInfo {
         name: "fibril",
-        front_end: FrontEnd::Closure,
+        front_ends: &[FrontEnd::Closure],
         description: "Fibril's linear stacks: abp's join, suspended stacks' unused pages released, a small stack pool",
         arms: &[],
     },
     RuntimeInfo {
         name: "libfork",
-        front_end: FrontEnd::Async,
+        front_ends: &[FrontEnd::Async],
         description: "libfork: continuation stealing, task frames on segmented stacks (lazy pool; busy arm: /idle=busy)",
         arms: &["idle=busy"],
     },
@@ -185,7 +171,6 @@ macro_rules! with_closure_runtime {
             "abp" => stealbench_schedulers::abp::Abp,
             "fibril" => stealbench_schedulers::fibril::Fibril,
             "prows" => stealbench_schedulers::prows::Prows,
-            "prows-artifact" => stealbench_schedulers::prows::ProwsArtifact,
         )
     };
 }
@@ -196,7 +181,7 @@ macro_rules! with_closure_runtime {
 macro_rules! with_async_runtime {
     ($name:expr, $S:ident => $body:expr) => {
         $crate::runtimes::dispatch!($name, $S => $body;
-            "serial-async" => stealbench_schedulers::serial::Serial,
+            "serial" => stealbench_schedulers::serial::Serial,
             "tokio" => stealbench_schedulers::tokio::TokioPool,
             "libfork" => stealbench_schedulers::libfork::LibforkPool,
         )
@@ -218,19 +203,32 @@ macro_rules! dispatch {
 
 pub(crate) use {dispatch, with_async_runtime, with_closure_runtime};
 
-/// A runtime in one configuration: the registry entry and the pool settings its spelling
-/// `NAME[/key=value]...` gives. Keys: `idle` (busy, lazy), `victim` (uniform, numa,
-/// default), `pin` (none, compact, scatter: the pool's pinning, in place of the run's
-/// `--pinning`; refused where there is no worker to pin, on the serial pool and on a
-/// simulation) and `steals` (a number K: the forced schedule of `PoolConfig::steal_budget`,
-/// at most K steals while another worker runs); a setting left out stays at the runtime's
-/// default (the pinning at the run's). Whether the runtime honours a setting is its own
-/// decision when the pool starts (rayon refuses `idle=busy`, say).
+/// A runtime in one configuration: the registry entry and the settings its spelling
+/// `NAME[/key=value]...` gives, each a [`PoolConfig`] field of the same name or a setting of
+/// the harness:
 ///
-/// `sim` (`unit`, `nanos`) makes the arm the runtime's *simulation*: the point records the
-/// program's DAG on the `record` runtime (strands of unit weight, or measured in
-/// nanoseconds) and replays it in `stealbench-sim`'s model of that scheduler at P, one seed
-/// per repetition (`abp`, `prows`, `prows-artifact` only).
+/// | key | values | what it sets |
+/// |---|---|---|
+/// | `idle` | busy, lazy | `PoolConfig::idle` |
+/// | `victim` | uniform, numa, default | `PoolConfig::victim` |
+/// | `pinning` | none, compact, scatter | `PoolConfig::pinning`, in place of the run's `--pinning` |
+/// | `steals` | a number K | `PoolConfig::steals`: the forced schedule, at most K steals while another worker runs |
+/// | `placement` | paper, artifact | `PoolConfig::placement` (prows's stealable sets) |
+/// | `futures` | stack, nostack | `PoolConfig::futures`: whether a future gets a fiber of its own |
+/// | `front` | closure, async | the front-end the program is written for (`serial` has both) |
+/// | `sim` | unit, nanos | the point is the runtime's *simulation* |
+///
+/// A setting left out stays at the runtime's default (the pinning at the run's). A setting the
+/// runtime's capabilities lack is refused here, with the same table its pool's `start` obeys:
+/// `idle` and `victim` values it does not honour, `pinning` where there is no worker thread,
+/// `steals` without a forced schedule, `placement` without stealable sets, `futures` without
+/// fibers, a `front` it is not written for.
+///
+/// `sim=` makes the arm the runtime's simulation: the point records the program's DAG on the
+/// `record` runtime (strands of unit weight, or measured in nanoseconds) and replays it in
+/// `stealbench-sim`'s [`Model`] of that scheduler at P, one seed per repetition (`abp` and
+/// `prows`, either placement, only; no `pinning`, no `futures=nostack`: the model runs every
+/// future work-first on a stack of its own).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Arm {
     /// The runtime.
@@ -239,138 +237,193 @@ pub struct Arm {
     pub idle: Option<IdlePolicy>,
     /// `victim=`, if given.
     pub victim: Option<VictimPolicy>,
-    /// `pin=`, if given.
-    pub pin: Option<Pinning>,
+    /// `pinning=`, if given.
+    pub pinning: Option<Pinning>,
     /// `steals=`: the steal budget of a forced schedule, if given.
     pub steals: Option<u64>,
+    /// `placement=`, if given.
+    pub placement: Option<Placement>,
+    /// `futures=`, if given.
+    pub futures: Option<FutureStack>,
+    /// `front=`, if given.
+    pub front: Option<FrontEnd>,
     /// `sim=`: the weights of the simulated DAG's strands, if the arm is a simulation.
     pub sim: Option<Weights>,
 }
 
 /// The keys an arm's spelling may set, in their canonical order.
-pub const ARM_KEYS: &[&str] = &["idle", "victim", "pin", "steals", "sim"];
+pub const ARM_KEYS: &[&str] = &[
+    "idle",
+    "victim",
+    "pinning",
+    "steals",
+    "placement",
+    "futures",
+    "front",
+    "sim",
+];
 
 /// The values of `sim=`.
 pub const SIM_WEIGHTS: &[&str] = &["unit", "nanos"];
-
-/// Whether the runtime named `name` runs its tasks on fixed-size fiber stacks (the ones
-/// `--stack-size` sizes): the closure runtimes that choose where a future runs.
-pub fn has_fibers(name: &str) -> bool {
-    with_closure_runtime!(name, S => <S as stealbench_schedulers::ForkJoin>::FUTURE_STACK_CHOICE)
-        == Some(true)
-}
-
-/// Whether the runtime named `name` is the serial pool, on either front-end (`serial`,
-/// `serial-async`): it runs every task on the calling thread.
-fn is_serial_pool(name: &str) -> bool {
-    use stealbench_schedulers::Scheduler;
-    with_closure_runtime!(name, S => <S as Scheduler>::NAME)
-        .or_else(|| with_async_runtime!(name, S => <S as Scheduler>::NAME))
-        == Some(SERIAL)
-}
 
 /// Whether the arm spelt `spec` is a simulation (`sim=`): its points run no worker threads.
 pub fn is_simulated(spec: &str) -> bool {
     Arm::parse(spec).is_ok_and(|a| a.sim.is_some())
 }
 
-/// The simulator's model of the runtime named `name`, if it has one.
-pub fn simulated(name: &str) -> Option<stealbench_sim::Scheduler> {
-    stealbench_sim::Scheduler::ALL
-        .into_iter()
-        .find(|s| s.name() == name)
+/// Parses one arm setting's value with `FromStr`, naming the nearest valid one on error.
+fn value<T: std::str::FromStr>(what: &str, v: &str, names: &[&str]) -> Result<T, String> {
+    v.parse().map_err(|_| suggest::unknown(what, v, names))
 }
 
 impl Arm {
+    /// The runtime `info` with no setting given.
+    pub fn plain(info: &'static RuntimeInfo) -> Arm {
+        Arm {
+            info,
+            idle: None,
+            victim: None,
+            pinning: None,
+            steals: None,
+            placement: None,
+            futures: None,
+            front: None,
+            sim: None,
+        }
+    }
+
     /// Parses `NAME[/key=value]...`, implemented or planned; one line naming the nearest
-    /// valid name or value on error.
+    /// valid name or value, or the capability the runtime lacks, on error.
     pub fn parse(spec: &str) -> Result<Arm, String> {
         let mut parts = spec.split('/');
         let name = parts.next().unwrap_or_default();
         let info = find(name).ok_or_else(|| suggest::unknown("runtime", name, &names()))?;
-        let mut arm = Arm {
-            info,
-            idle: None,
-            victim: None,
-            pin: None,
-            steals: None,
-            sim: None,
-        };
+        let mut arm = Arm::plain(info);
         for part in parts {
-            let Some((key, value)) = part.split_once('=') else {
+            let Some((key, v)) = part.split_once('=') else {
                 return Err(format!(
                     "runtime '{spec}': '{part}' is not key=value (keys: {})",
                     ARM_KEYS.join(", ")
                 ));
             };
-            let twice = || format!("runtime '{spec}': {key} is set twice");
-            match key {
-                "idle" => {
-                    let v = value
-                        .parse()
-                        .map_err(|_| suggest::unknown("idle policy", value, IdlePolicy::NAMES))?;
-                    if arm.idle.replace(v).is_some() {
-                        return Err(twice());
-                    }
-                }
-                "victim" => {
-                    let v = value.parse().map_err(|_| {
-                        suggest::unknown("victim policy", value, VictimPolicy::NAMES)
-                    })?;
-                    if arm.victim.replace(v).is_some() {
-                        return Err(twice());
-                    }
-                }
-                "pin" => {
-                    let v = value
-                        .parse()
-                        .map_err(|_| suggest::unknown("pinning", value, Pinning::NAMES))?;
-                    if arm.pin.replace(v).is_some() {
-                        return Err(twice());
-                    }
-                }
+            let twice = match key {
+                "idle" => arm
+                    .idle
+                    .replace(value("idle policy", v, IdlePolicy::NAMES)?)
+                    .is_some(),
+                "victim" => arm
+                    .victim
+                    .replace(value("victim policy", v, VictimPolicy::NAMES)?)
+                    .is_some(),
+                "pinning" => arm
+                    .pinning
+                    .replace(value("pinning", v, Pinning::NAMES)?)
+                    .is_some(),
                 "steals" => {
-                    let k = value.parse().map_err(|_| {
-                        format!("runtime '{spec}': steals={value} is not a number of steals")
+                    let k = v.parse().map_err(|_| {
+                        format!("runtime '{spec}': steals={v} is not a number of steals")
                     })?;
-                    if arm.steals.replace(k).is_some() {
-                        return Err(twice());
-                    }
+                    arm.steals.replace(k).is_some()
                 }
+                "placement" => arm
+                    .placement
+                    .replace(value("placement", v, Placement::NAMES)?)
+                    .is_some(),
+                "futures" => arm
+                    .futures
+                    .replace(value("futures", v, FutureStack::NAMES)?)
+                    .is_some(),
+                "front" => arm
+                    .front
+                    .replace(value("front-end", v, FRONT_ENDS)?)
+                    .is_some(),
                 "sim" => {
-                    if simulated(name).is_none() {
-                        return Err(format!(
-                            "runtime '{spec}': the simulator models abp, prows and \
-                             prows-artifact only"
-                        ));
-                    }
-                    let w = match value {
+                    let w = match v {
                         "unit" => Weights::Unit,
                         "nanos" => Weights::Nanos,
-                        _ => return Err(suggest::unknown("sim weights", value, SIM_WEIGHTS)),
+                        _ => return Err(suggest::unknown("sim weights", v, SIM_WEIGHTS)),
                     };
-                    if arm.sim.replace(w).is_some() {
-                        return Err(twice());
-                    }
+                    arm.sim.replace(w).is_some()
                 }
                 _ => return Err(suggest::unknown("runtime setting", key, ARM_KEYS)),
-            }
-        }
-        if arm.pin.is_some() {
-            let why = if arm.sim.is_some() {
-                Some("a simulation runs no threads")
-            } else if is_serial_pool(name) {
-                Some("the serial pool runs every task on the calling thread")
-            } else {
-                None
             };
-            if let Some(why) = why {
-                return Err(format!(
-                    "runtime '{spec}': {why}, so there is no worker to pin: drop pin="
-                ));
+            if twice {
+                return Err(format!("runtime '{spec}': {key} is set twice"));
             }
         }
-        Ok(arm)
+        arm.refusal()
+            .map_or(Ok(arm), |why| Err(format!("runtime '{spec}': {why}")))
+    }
+
+    /// Why this arm's runtime cannot take its settings, if it cannot: read from the runtime's
+    /// capabilities (none for a runtime this build lacks: nothing to refuse yet) and, for a
+    /// simulation, from the simulator's models.
+    fn refusal(&self) -> Option<String> {
+        let name = self.info.name;
+        if let Some(f) = self.front.filter(|f| !self.info.front_ends.contains(f)) {
+            return Some(format!("{name} is not written for the {f} front-end"));
+        }
+        if self.sim.is_some() {
+            if self.model().is_none() {
+                return Some(
+                    "the simulator models abp and prows (either placement) only".to_string(),
+                );
+            }
+            if self.pinning.is_some() {
+                return Some(
+                    "a simulation runs no threads, so there is no worker to pin: \
+                             drop pinning="
+                        .to_string(),
+                );
+            }
+            if self.futures == Some(FutureStack::Current) {
+                return Some(
+                    "the simulator replays futures work-first, each on a stack of its own: \
+                     no futures=nostack"
+                        .to_string(),
+                );
+            }
+        }
+        let caps = self.info.capabilities()?;
+        let lacks = |what: &str| Some(format!("{name} {what}"));
+        if self.pinning.is_some() && !caps.threads {
+            return lacks(
+                "runs every task on the calling thread, so there is no worker to pin: drop \
+                 pinning=",
+            );
+        }
+        if let Some(v) = self.idle.filter(|v| !caps.idle.contains(v)) {
+            return lacks(&format!("cannot honour idle policy '{v}'"));
+        }
+        if let Some(v) = self.victim.filter(|v| !caps.victims.contains(v)) {
+            return lacks(&format!("cannot honour victim policy '{v}'"));
+        }
+        if self.steals.is_some() && !caps.steals {
+            return lacks("cannot hold its steals to force a schedule");
+        }
+        if self.placement.is_some() && !caps.placement {
+            return lacks("has no stealable sets to place (only prows has)");
+        }
+        if self.futures.is_some() && !caps.fiber_stacks {
+            return lacks("has no fibers to choose a future stack for (only abp, fibril, prows)");
+        }
+        None
+    }
+
+    /// The front-end the arm's programs are written for: `front=`, or the runtime's default.
+    pub fn front_end(&self) -> FrontEnd {
+        self.front.unwrap_or(self.info.front_ends[0])
+    }
+
+    /// The simulator's model of this arm's runtime in its placement, if it has one.
+    pub fn model(&self) -> Option<Model> {
+        Model::of(self.info.name, self.placement.unwrap_or_default())
+    }
+
+    /// Whether the arm's points run on fixed-size fiber stacks (the ones `--stack-size`
+    /// sizes): a fiber runtime, measured rather than simulated.
+    pub fn has_fibers(&self) -> bool {
+        self.sim.is_none() && self.info.capabilities().is_some_and(|c| c.fiber_stacks)
     }
 
     /// How many settings this arm and `other` give differently (a setting left out differs
@@ -379,8 +432,11 @@ impl Arm {
         [
             self.idle != other.idle,
             self.victim != other.victim,
-            self.pin != other.pin,
+            self.pinning != other.pinning,
             self.steals != other.steals,
+            self.placement != other.placement,
+            self.futures != other.futures,
+            self.front != other.front,
             self.sim != other.sim,
         ]
         .into_iter()
@@ -391,23 +447,28 @@ impl Arm {
     /// The canonical spelling: the name, then the settings given, in [`ARM_KEYS`] order.
     pub fn spec(&self) -> String {
         let mut s = self.info.name.to_string();
-        if let Some(v) = self.idle {
-            s += &format!("/idle={v}");
-        }
-        if let Some(v) = self.victim {
-            s += &format!("/victim={v}");
-        }
-        if let Some(p) = self.pin {
-            s += &format!("/pin={p}");
-        }
-        if let Some(k) = self.steals {
-            s += &format!("/steals={k}");
-        }
-        match self.sim {
-            Some(Weights::Unit) => s += "/sim=unit",
-            Some(Weights::Nanos) => s += "/sim=nanos",
-            None => {}
-        }
+        let mut set = |key: &str, v: Option<String>| {
+            if let Some(v) = v {
+                s += &format!("/{key}={v}");
+            }
+        };
+        set("idle", self.idle.map(|v| v.to_string()));
+        set("victim", self.victim.map(|v| v.to_string()));
+        set("pinning", self.pinning.map(|v| v.to_string()));
+        set("steals", self.steals.map(|v| v.to_string()));
+        set("placement", self.placement.map(|v| v.to_string()));
+        set("futures", self.futures.map(|v| v.to_string()));
+        set("front", self.front.map(|v| v.to_string()));
+        set(
+            "sim",
+            self.sim.map(|w| {
+                match w {
+                    Weights::Unit => "unit",
+                    Weights::Nanos => "nanos",
+                }
+                .to_string()
+            }),
+        );
         s
     }
 
@@ -416,11 +477,61 @@ impl Arm {
         PoolConfig {
             idle: self.idle.unwrap_or(config.idle),
             victim: self.victim.unwrap_or(config.victim),
-            pinning: self.pin.unwrap_or(config.pinning),
-            steal_budget: self.steals.or(config.steal_budget),
+            pinning: self.pinning.unwrap_or(config.pinning),
+            steals: self.steals.or(config.steals),
+            placement: self.placement.unwrap_or(config.placement),
+            futures: self.futures.unwrap_or(config.futures),
             ..config
         }
     }
+}
+
+impl fmt::Display for Arm {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.spec())
+    }
+}
+
+/// The canonical spelling of an arm written by an older build, which spelt some settings as
+/// runtimes or variants of their own: runtime `prows-artifact` (now `prows/placement=artifact`),
+/// `serial-async` (`serial/front=async`), the key `pin=` (`pinning=`), and variant
+/// `sf-nostack` (variant `sf` on `.../futures=nostack`). Returns the arm and the variant; text
+/// that names nothing older comes back as it is.
+pub fn upgrade(runtime: &str, variant: &str) -> (String, String) {
+    let (name, rest) = runtime
+        .split_once('/')
+        .map_or((runtime, ""), |(n, r)| (n, r));
+    let mut parts: Vec<String> = rest
+        .split('/')
+        .filter(|p| !p.is_empty())
+        .map(|p| match p.strip_prefix("pin=") {
+            Some(v) => format!("pinning={v}"),
+            None => p.to_string(),
+        })
+        .collect();
+    let name = match name {
+        "prows-artifact" => {
+            parts.push("placement=artifact".to_string());
+            "prows"
+        }
+        "serial-async" => {
+            parts.push("front=async".to_string());
+            "serial"
+        }
+        n => n,
+    };
+    let variant = if variant == "sf-nostack" {
+        parts.push("futures=nostack".to_string());
+        "sf"
+    } else {
+        variant
+    };
+    let spelt = std::iter::once(name.to_string())
+        .chain(parts)
+        .collect::<Vec<_>>()
+        .join("/");
+    let spelt = Arm::parse(&spelt).map_or(spelt, |a| a.spec());
+    (spelt, variant.to_string())
 }
 
 /// The implemented runtime of the arm spelt `spec`, or a one-line reason (a bad spelling,
@@ -467,7 +578,7 @@ mod tests {
     #[test]
     fn serial_is_implemented_on_the_closure_front_end() {
         let s = find(SERIAL).unwrap();
-        assert_eq!(s.front_end, FrontEnd::Closure);
+        assert_eq!(s.front_ends, [FrontEnd::Closure, FrontEnd::Async]);
         assert!(s.implemented());
         assert_eq!(
             with_closure_runtime!("serial", S => <S as Scheduler>::NAME),
@@ -481,13 +592,18 @@ mod tests {
         for r in RUNTIMES {
             let closure = with_closure_runtime!(r.name, S => std::any::type_name::<S>()).is_some();
             let asynch = with_async_runtime!(r.name, S => std::any::type_name::<S>()).is_some();
-            assert!(!(closure && asynch), "{} dispatched twice", r.name);
-            if closure {
-                assert_eq!(r.front_end, FrontEnd::Closure, "{}", r.name);
-            }
-            if asynch {
-                assert_eq!(r.front_end, FrontEnd::Async, "{}", r.name);
-            }
+            assert_eq!(
+                closure,
+                r.front_ends.contains(&FrontEnd::Closure),
+                "{}",
+                r.name
+            );
+            assert_eq!(
+                asynch,
+                r.front_ends.contains(&FrontEnd::Async),
+                "{}",
+                r.name
+            );
         }
         assert!(with_closure_runtime!("nope", S => std::any::type_name::<S>()).is_none());
     }
@@ -495,40 +611,42 @@ mod tests {
     #[test]
     fn every_dispatched_type_reports_its_registry_name() {
         for r in RUNTIMES {
-            let name = match r.front_end {
-                FrontEnd::Closure => with_closure_runtime!(r.name, S => <S as Scheduler>::NAME),
-                FrontEnd::Async => with_async_runtime!(r.name, S => <S as Scheduler>::NAME),
-            };
-            // serial-async is the serial pool on the other front-end: same type, same NAME.
-            if let Some(n) = name.filter(|_| r.name != "serial-async") {
-                assert_eq!(n, r.name);
+            for f in r.front_ends {
+                let name = match f {
+                    FrontEnd::Closure => {
+                        with_closure_runtime!(r.name, S => <S as Scheduler>::NAME)
+                    }
+                    FrontEnd::Async => with_async_runtime!(r.name, S => <S as Scheduler>::NAME),
+                };
+                assert_eq!(name, Some(r.name), "{} on {f}", r.name);
             }
         }
-        assert!(find("prows-artifact").unwrap().implemented());
     }
 
     #[test]
     fn rayon_refuses_general_futures_only() {
-        assert!(unsupported("rayon", Variant::Gf).is_some());
-        assert!(unsupported("rayon", Variant::Sf).is_none());
-        assert!(unsupported("tokio", Variant::Gf).is_none());
-        assert!(unsupported("serial", Variant::Gf).is_none());
+        let arm = |s: &str| Arm::parse(s).unwrap();
+        assert!(unsupported(&arm("rayon"), Variant::Gf).is_some());
+        assert!(unsupported(&arm("rayon"), Variant::Sf).is_none());
+        assert!(unsupported(&arm("tokio"), Variant::Gf).is_none());
+        assert!(unsupported(&arm("serial"), Variant::Gf).is_none());
     }
 
     #[test]
     fn libfork_runs_fork_join_only() {
-        assert!(unsupported("libfork", Variant::Fj).is_none());
+        let libfork = Arm::parse("libfork").unwrap();
+        assert!(unsupported(&libfork, Variant::Fj).is_none());
         for v in [Variant::Sf, Variant::Gf, Variant::Lp] {
-            assert!(unsupported("libfork", v).is_some(), "{v}");
+            assert!(unsupported(&libfork, v).is_some(), "{v}");
         }
-        assert!(unsupported("tokio", Variant::Sf).is_none());
+        assert!(unsupported(&Arm::parse("tokio").unwrap(), Variant::Sf).is_none());
     }
 
     #[test]
     fn arms_parse_to_one_spelling() {
-        let a = Arm::parse("libfork/pin=scatter/victim=numa/idle=busy").unwrap();
+        let a = Arm::parse("libfork/pinning=scatter/victim=numa/idle=busy").unwrap();
         assert_eq!(a.info.name, "libfork");
-        assert_eq!(a.spec(), "libfork/idle=busy/victim=numa/pin=scatter");
+        assert_eq!(a.spec(), "libfork/idle=busy/victim=numa/pinning=scatter");
         assert_eq!(Arm::parse(&a.spec()).unwrap(), a);
         let c = a.configure(PoolConfig {
             pinning: Pinning::Compact,
@@ -542,7 +660,7 @@ mod tests {
                 Pinning::Scatter
             )
         );
-        // Without `pin=`, the run's pinning stays.
+        // Without `pinning=`, the run's pinning stays.
         let c = Arm::parse("libfork/victim=numa")
             .unwrap()
             .configure(PoolConfig {
@@ -563,23 +681,62 @@ mod tests {
             ("libfork/idel=busy", "did you mean 'idle'"),
             ("libfork/busy", "not key=value"),
             ("libfork/idle=busy/idle=lazy", "set twice"),
-            ("libfork/pin=compat", "did you mean 'compact'"),
-            ("libfork/pin=none/pin=scatter", "set twice"),
-            // Nothing to pin: the serial pool and the simulations refuse pin=.
+            ("libfork/pinning=compat", "did you mean 'compact'"),
+            ("libfork/pinning=none/pinning=scatter", "set twice"),
+            // Nothing to pin: the serial pool and the simulations refuse pinning=.
             (
-                "serial/pin=compact",
-                "the serial pool runs every task on the calling thread",
+                "serial/pinning=compact",
+                "serial runs every task on the calling thread",
             ),
-            ("serial-async/pin=none", "no worker to pin: drop pin="),
-            ("abp/pin=scatter/sim=unit", "a simulation runs no threads"),
+            (
+                "serial/front=async/pinning=none",
+                "no worker to pin: drop pinning=",
+            ),
+            (
+                "abp/pinning=scatter/sim=unit",
+                "a simulation runs no threads",
+            ),
+            // The capabilities refuse what the pool's start would.
+            ("rayon/idle=busy", "rayon cannot honour idle policy 'busy'"),
+            (
+                "tokio/victim=numa",
+                "tokio cannot honour victim policy 'numa'",
+            ),
+            ("abp/victim=numa", "abp cannot honour victim policy 'numa'"),
+            ("libfork/steals=1", "libfork cannot hold its steals"),
+            ("abp/placement=artifact", "only prows has"),
+            (
+                "rayon/futures=nostack",
+                "no fibers to choose a future stack for",
+            ),
+            (
+                "prows/front=async",
+                "prows is not written for the async front-end",
+            ),
+            ("serial/front=asink", "did you mean 'async'"),
+            ("prows/placement=artefact", "did you mean 'artifact'"),
+            ("prows/futures=nostack/sim=unit", "no futures=nostack"),
         ] {
             let e = Arm::parse(bad).unwrap_err();
             assert!(e.contains(says), "{bad}: {e}");
         }
         assert!(lookup_arm("fibril/idle=busy").is_ok());
-        let s = Arm::parse("prows-artifact/sim=unit").unwrap();
-        assert_eq!(s.spec(), "prows-artifact/sim=unit");
+        let s = Arm::parse("prows/sim=unit/placement=artifact").unwrap();
+        assert_eq!(s.spec(), "prows/placement=artifact/sim=unit");
         assert_eq!(s.sim, Some(Weights::Unit));
+        assert_eq!(s.to_string(), s.model().unwrap().to_string() + "/sim=unit");
+        let c = Arm::parse("prows/futures=nostack/placement=artifact")
+            .unwrap()
+            .configure(PoolConfig::with_workers(2));
+        assert_eq!(
+            (c.placement, c.futures),
+            (Placement::Artifact, FutureStack::Current)
+        );
+        let a = Arm::parse("serial/front=async").unwrap();
+        assert_eq!(
+            (a.front_end(), Arm::parse("serial").unwrap().front_end()),
+            (FrontEnd::Async, FrontEnd::Closure)
+        );
         assert!(
             Arm::parse("rayon/sim=unit")
                 .unwrap_err()
@@ -593,7 +750,7 @@ mod tests {
         let forced = Arm::parse("prows/sim=nanos/steals=1").unwrap();
         assert_eq!(forced.spec(), "prows/steals=1/sim=nanos");
         assert_eq!(
-            forced.configure(PoolConfig::with_workers(2)).steal_budget,
+            forced.configure(PoolConfig::with_workers(2)).steals,
             Some(1)
         );
         assert!(
@@ -616,6 +773,39 @@ mod tests {
             find("libfork").unwrap().arm_specs(),
             ["libfork", "libfork/idle=busy"]
         );
+        assert_eq!(
+            find("prows").unwrap().arm_specs(),
+            ["prows", "prows/placement=artifact"]
+        );
+    }
+
+    #[test]
+    fn older_spellings_are_upgraded_to_the_arms() {
+        for (runtime, variant, arm, v) in [
+            ("prows-artifact", "gf", "prows/placement=artifact", "gf"),
+            (
+                "prows-artifact/sim=unit",
+                "sf",
+                "prows/placement=artifact/sim=unit",
+                "sf",
+            ),
+            ("serial-async", "fj", "serial/front=async", "fj"),
+            ("prows", "sf-nostack", "prows/futures=nostack", "sf"),
+            (
+                "libfork/victim=numa/pin=scatter",
+                "fj",
+                "libfork/victim=numa/pinning=scatter",
+                "fj",
+            ),
+            ("abp", "fj", "abp", "fj"),
+            ("nonesuch", "xx", "nonesuch", "xx"),
+        ] {
+            assert_eq!(
+                upgrade(runtime, variant),
+                (arm.to_string(), v.to_string()),
+                "{runtime} {variant}"
+            );
+        }
     }
 
     #[test]

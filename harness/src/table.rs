@@ -191,4 +191,20 @@ mod tests {
         assert!(t.to_text().contains("fib "));
         assert!(t.to_markdown().starts_with("| bench | variant |"));
     }
+
+    #[test]
+    fn the_table_spells_libforks_arms_out() {
+        use crate::figures::suites::{BUSY_LF, LAZY_LF};
+        let fig = crate::figures::libfork_fig5::figure();
+        let grid = Grid::build(fig.rows.clone(), &[1], &Selection::default());
+        let summaries: Vec<_> = ["serial", LAZY_LF, BUSY_LF, "rayon"]
+            .into_iter()
+            .map(|rt| ok_point(rt, Variant::Fj, 1, 0.1))
+            .collect();
+        let ctx = Context {
+            summaries: &summaries,
+            cpus: 2,
+        };
+        assert!(build(&fig, &grid, &ctx).to_text().contains(BUSY_LF));
+    }
 }

@@ -40,7 +40,7 @@
 //! assert_eq!(pool.run(|w| fib(w, 20)), 6765);
 //! ```
 
-use crate::config::PoolConfig;
+use crate::config::{Capabilities, PoolConfig};
 use crate::stats::Stats;
 use std::fmt;
 
@@ -70,6 +70,10 @@ pub trait Scheduler: Sized + Send + Sync + 'static {
     /// The runtime's name as the harness and the tables print it (`serial`, `rayon`, ...).
     const NAME: &'static str;
 
+    /// What the runtime can honour: its `start` refuses any other configuration
+    /// ([`Capabilities::admit`]), and the harness refuses settings and variants by it.
+    const CAPABILITIES: Capabilities;
+
     /// Starts a pool of `config.workers` workers.
     fn start(config: &PoolConfig) -> Result<Self, StartError>;
 
@@ -89,18 +93,6 @@ pub trait Scheduler: Sized + Send + Sync + 'static {
 pub trait ForkJoin: Scheduler {
     /// The handle every task receives.
     type Worker: Worker;
-
-    /// Whether general futures are safe on this runtime: futures touched by tasks outside
-    /// their creator's subtree, whose own tasks may wait. `false` where a touch of an
-    /// unfinished future runs other work on top of the toucher's stack instead of suspending
-    /// (rayon), since the toucher can then wait for a frame buried below it on its own stack.
-    /// The harness does not run `gf` variants where this is `false`.
-    const GENERAL_FUTURES: bool = true;
-
-    /// Does the pool honour [`FutureStack::Current`](crate::config::FutureStack::Current)
-    /// (futures without a stack of their own)? Only the fiber runtimes have the choice; the
-    /// others refuse a configuration that asks for it.
-    const FUTURE_STACK_CHOICE: bool = false;
 
     /// Runs `f` as the root task on the pool's workers and returns its value. A panic in any
     /// task of the computation is propagated to the caller; the pool stays usable.
@@ -245,11 +237,6 @@ pub trait AsyncForkJoin: Scheduler {
     /// The handle handed to the root future and, through the closures, to every child.
     type Worker<'scope>: AsyncWorker<'scope>;
 
-    /// Whether [`AsyncWorker::spawn`] and [`AsyncWorker::spawn_shared`] (futures) are
-    /// available. `false` for a pure fork-join runtime (`libfork`, as in its paper): the harness
-    /// does not run `sf` or `gf` variants on it, and a spawn panics saying so.
-    const FUTURES: bool = true;
-
     /// Runs the future made by `f` as the root task and returns its output. Every task started
     /// in it has finished when `run_async` returns. A runtime whose tasks run after their
     /// creation panics when a handle is used after that. A panic in any task is propagated to
@@ -301,7 +288,7 @@ pub trait AsyncWorker<'scope>: Clone + Send + Sync + 'scope {
     /// The iterator is advanced, and `child` and `reduce` are called, by whichever worker is
     /// running the parent at that point (one at a time). A panic in a child, the iterator or
     /// `reduce` reaches `run_async` as every task's panic does, and no child is started after
-    /// the parent has seen it. Where it climbs through the parent (`serial-async`: at once;
+    /// the parent has seen it. Where it climbs through the parent (`serial/front=async`: at once;
     /// `libfork`: at the join, once every child started has finished, the first in item order
     /// if several panic) the scope is its way up; `tokio` records it from the failed task.
     fn fork_reduce<I, F, Fut, G>(
@@ -354,7 +341,7 @@ pub trait AsyncWorker<'scope>: Clone + Send + Sync + 'scope {
     /// returned future's output is that of the Rust future `make` makes. `tokio` awaits it
     /// natively (its own timer and reactor: the task is suspended, its worker runs other
     /// tasks); the default, kept by the runtimes whose tasks cannot wait for an outside event
-    /// (`serial-async`, `libfork`), blocks the worker until the future is done
+    /// (`serial/front=async`, `libfork`), blocks the worker until the future is done
     /// ([`crate::io::block_on`]), the classic wait.
     fn latency_future<T, M, Fut>(
         &self,

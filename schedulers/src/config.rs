@@ -56,6 +56,38 @@ pub enum FutureStack {
     Current,
 }
 
+/// Where `prows` puts a deque that becomes stealable (suspended with ready nodes, or made
+/// resumable by a put while in no stealable set), and whether a removal from a stealable set
+/// calls `rebalanceStealables`. Only `prows` and its simulation have stealable sets; the
+/// others accept only the default.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Placement {
+    /// The paper's Algorithm 1: a uniformly random worker's stealable set, and
+    /// `rebalanceStealables` on every removal.
+    #[default]
+    Paper,
+    /// The authors' artifact (Cilk-F): the less loaded of two uniformly random workers (fewer
+    /// stealable deques; ties go to the first draw), and no rebalancing.
+    Artifact,
+}
+
+impl Placement {
+    /// How many uniformly random workers are drawn (independently, so possibly the same one
+    /// twice); the deque goes to the one whose stealable set is smallest, the first on ties.
+    /// 1 is a uniformly random worker.
+    pub fn choices(self) -> usize {
+        match self {
+            Placement::Paper => 1,
+            Placement::Artifact => 2,
+        }
+    }
+
+    /// Whether every removal from a stealable set calls `rebalanceStealables`.
+    pub fn rebalances(self) -> bool {
+        self == Placement::Paper
+    }
+}
+
 /// Everything a runtime needs to start a pool.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PoolConfig {
@@ -69,7 +101,7 @@ pub struct PoolConfig {
     pub idle: IdlePolicy,
     /// Where future tasks run (only the fiber runtimes have a choice; the others accept only
     /// the default).
-    pub future_stack: FutureStack,
+    pub futures: FutureStack,
     /// Usable bytes of every fiber stack (`None`: the runtime's default). Only the fiber
     /// runtimes (`abp`, `fibril`, `prows`) have fixed-size stacks; the others refuse a size.
     pub stack_size: Option<usize>,
@@ -81,7 +113,10 @@ pub struct PoolConfig {
     /// holds its steals. Exact at two workers, where one is idle at a time; with more, idle
     /// workers that check the budget together may all steal, a few past `k`. Only the fiber
     /// runtimes (`abp`, `fibril`, `prows`) and the simulator honour it; the others refuse it.
-    pub steal_budget: Option<u64>,
+    pub steals: Option<u64>,
+    /// Where `prows` puts a deque that becomes stealable ([`Placement`]); only `prows` and
+    /// its simulation have a choice, the others accept only the default.
+    pub placement: Placement,
 }
 
 impl PoolConfig {
@@ -92,64 +127,107 @@ impl PoolConfig {
             pinning: Pinning::default(),
             victim: VictimPolicy::default(),
             idle: IdlePolicy::default(),
-            future_stack: FutureStack::default(),
+            futures: FutureStack::default(),
             stack_size: None,
-            steal_budget: None,
+            steals: None,
+            placement: Placement::default(),
         }
     }
+}
 
-    /// Refuses a stack size for `runtime`, whose stacks are not fixed-size fibers, and a
-    /// steal budget, which only the fiber pools enforce.
-    pub(crate) fn refuse_fiber_settings(&self, runtime: &str) -> Result<(), StartError> {
-        if self.stack_size.is_some() {
-            return Err(StartError::Unsupported(format!(
-                "{runtime} has no fixed-size fiber stacks to size (only abp, fibril, prows do)"
-            )));
+/// What a runtime can honour, of a [`PoolConfig`] and of a program: declared once per runtime
+/// as [`Scheduler::CAPABILITIES`](crate::Scheduler::CAPABILITIES). Every pool's `start` refuses
+/// a configuration its capabilities lack with [`Capabilities::admit`], and the harness reads the
+/// same table to refuse a setting or a variant before anything starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Capabilities {
+    /// It runs `config.workers` worker threads (to pin, to steal between); `false`: the
+    /// serial elision, exactly one worker, the calling thread.
+    pub threads: bool,
+    /// Futures at all (`Scope::future`, `AsyncWorker::spawn`); `false`: fork-join only
+    /// (libfork, as in its paper).
+    pub futures: bool,
+    /// General futures are safe: a touch of an unfinished future suspends the toucher. `false`
+    /// where it runs other work on top of the toucher's stack instead (rayon), which can then
+    /// wait for a frame buried below it: the harness runs no `gf` variant there.
+    pub general_futures: bool,
+    /// Tasks run on fixed-size fiber stacks: [`PoolConfig::stack_size`] sizes them and
+    /// [`PoolConfig::futures`] chooses whether a future gets one of its own.
+    pub fiber_stacks: bool,
+    /// It can hold its steals to force a schedule ([`PoolConfig::steals`]).
+    pub steals: bool,
+    /// It has stealable sets whose [`PoolConfig::placement`] can be chosen.
+    pub placement: bool,
+    /// The victim policies it honours.
+    pub victims: &'static [VictimPolicy],
+    /// The idle policies it honours.
+    pub idle: &'static [IdlePolicy],
+}
+
+impl Capabilities {
+    /// Refuses what `config` asks of the runtime named `runtime` that these capabilities lack,
+    /// with one line naming the setting.
+    pub fn admit(&self, runtime: &str, config: &PoolConfig) -> Result<(), StartError> {
+        let refuse = |why: String| Err(StartError::Unsupported(format!("{runtime} {why}")));
+        if self.threads && config.workers == 0 {
+            return refuse("needs at least 1 worker".into());
         }
-        if self.steal_budget.is_some() {
-            return Err(StartError::Unsupported(format!(
-                "{runtime} cannot hold its steals to force a schedule (only abp, fibril, prows \
-                 and their simulations can)"
-            )));
+        if !self.threads && config.workers != 1 {
+            return refuse(format!(
+                "runs on exactly 1 worker, the calling thread, not {}",
+                config.workers
+            ));
+        }
+        if !self.victims.contains(&config.victim) {
+            return refuse(format!(
+                "cannot honour victim policy '{}' (it honours: {})",
+                config.victim,
+                names_of(self.victims)
+            ));
+        }
+        if !self.idle.contains(&config.idle) {
+            return refuse(format!(
+                "cannot honour idle policy '{}' (it honours: {})",
+                config.idle,
+                names_of(self.idle)
+            ));
+        }
+        if config.stack_size.is_some() && !self.fiber_stacks {
+            return refuse(
+                "has no fixed-size fiber stacks to size (only abp, fibril, prows do)".into(),
+            );
+        }
+        if config.futures != FutureStack::default() && !self.fiber_stacks {
+            return refuse(format!(
+                "has no fibers to choose a future stack for; futures '{}' cannot be honoured",
+                config.futures
+            ));
+        }
+        if config.steals.is_some() && !self.steals {
+            return refuse(
+                "cannot hold its steals to force a schedule (only abp, fibril, prows and their \
+                 simulations can)"
+                    .into(),
+            );
+        }
+        if config.placement != Placement::default() && !self.placement {
+            return refuse(format!(
+                "has no stealable sets to place; placement '{}' cannot be honoured (only prows \
+                 has)",
+                config.placement
+            ));
         }
         Ok(())
     }
 }
 
-impl PoolConfig {
-    /// For runtimes that only have their own policies (rayon, tokio): rejects zero workers, any
-    /// victim policy but [`VictimPolicy::RuntimeDefault`], and [`IdlePolicy::Busy`] (both
-    /// runtimes put idle workers to sleep). `runtime` names the runtime in the message.
-    pub(crate) fn require_runtime_policies(&self, runtime: &str) -> Result<(), StartError> {
-        if self.workers == 0 {
-            return Err(StartError::Unsupported(format!(
-                "{runtime} needs at least 1 worker"
-            )));
-        }
-        if self.victim != VictimPolicy::RuntimeDefault {
-            return Err(StartError::Unsupported(format!(
-                "{runtime} chooses its victims itself; victim policy '{}' cannot be honoured \
-                 (use '{}')",
-                self.victim,
-                VictimPolicy::RuntimeDefault
-            )));
-        }
-        if self.idle == IdlePolicy::Busy {
-            return Err(StartError::Unsupported(format!(
-                "{runtime} puts idle workers to sleep; idle policy '{}' cannot be honoured",
-                self.idle
-            )));
-        }
-        self.refuse_fiber_settings(runtime)?;
-        if self.future_stack != FutureStack::New {
-            return Err(StartError::Unsupported(format!(
-                "{runtime} has no fibers to choose a stack for; future stack '{}' cannot be \
-                 honoured",
-                self.future_stack
-            )));
-        }
-        Ok(())
-    }
+/// `a, b, c`.
+fn names_of<T: fmt::Display>(items: &[T]) -> String {
+    items
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 macro_rules! names {
@@ -185,31 +263,84 @@ macro_rules! names {
 names!(Pinning { None => "none", Compact => "compact", Scatter => "scatter" });
 names!(VictimPolicy { Uniform => "uniform", NumaWeighted => "numa", RuntimeDefault => "default" });
 names!(IdlePolicy { Busy => "busy", Lazy => "lazy" });
-names!(FutureStack { New => "new", Current => "current" });
+names!(FutureStack { New => "stack", Current => "nostack" });
+names!(Placement { Paper => "paper", Artifact => "artifact" });
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    /// The capabilities of a pool with its own policies only (as rayon's).
+    const OWN: Capabilities = Capabilities {
+        threads: true,
+        futures: true,
+        general_futures: false,
+        fiber_stacks: false,
+        steals: false,
+        placement: false,
+        victims: &[VictimPolicy::RuntimeDefault],
+        idle: &[IdlePolicy::Lazy],
+    };
+
     #[test]
-    fn only_fiber_runtimes_take_a_stack_size_or_a_steal_budget() {
-        let sized = PoolConfig {
-            stack_size: Some(1 << 20),
-            ..PoolConfig::with_workers(2)
+    fn admit_refuses_what_the_capabilities_lack() {
+        let two = PoolConfig::with_workers(2);
+        assert!(OWN.admit("rayon", &two).is_ok());
+        for (config, says) in [
+            (PoolConfig::with_workers(0), "needs at least 1 worker"),
+            (
+                PoolConfig {
+                    stack_size: Some(1 << 20),
+                    ..two.clone()
+                },
+                "no fixed-size fiber stacks",
+            ),
+            (
+                PoolConfig {
+                    steals: Some(1),
+                    ..two.clone()
+                },
+                "cannot hold its steals",
+            ),
+            (
+                PoolConfig {
+                    victim: VictimPolicy::Uniform,
+                    ..two.clone()
+                },
+                "victim policy 'uniform' (it honours: default)",
+            ),
+            (
+                PoolConfig {
+                    idle: IdlePolicy::Busy,
+                    ..two.clone()
+                },
+                "idle policy 'busy'",
+            ),
+            (
+                PoolConfig {
+                    futures: FutureStack::Current,
+                    ..two.clone()
+                },
+                "futures 'nostack'",
+            ),
+            (
+                PoolConfig {
+                    placement: Placement::Artifact,
+                    ..two.clone()
+                },
+                "placement 'artifact'",
+            ),
+        ] {
+            let e = OWN.admit("rayon", &config).unwrap_err().to_string();
+            assert!(e.contains(says), "{e}");
+        }
+        let serial = Capabilities {
+            threads: false,
+            ..OWN
         };
-        let e = sized.require_runtime_policies("rayon").unwrap_err();
-        assert!(e.to_string().contains("no fixed-size fiber stacks"), "{e}");
-        let budget = PoolConfig {
-            steal_budget: Some(1),
-            ..PoolConfig::with_workers(2)
-        };
-        let e = budget.require_runtime_policies("rayon").unwrap_err();
-        assert!(e.to_string().contains("cannot hold its steals"), "{e}");
-        assert!(
-            PoolConfig::with_workers(2)
-                .refuse_fiber_settings("serial")
-                .is_ok()
-        );
+        assert!(serial.admit("serial", &PoolConfig::with_workers(1)).is_ok());
+        let e = serial.admit("serial", &two).unwrap_err().to_string();
+        assert!(e.contains("exactly 1 worker"), "{e}");
     }
 
     #[test]
@@ -225,6 +356,9 @@ mod tests {
         }
         for n in FutureStack::NAMES {
             assert_eq!(n.parse::<FutureStack>().unwrap().name(), *n);
+        }
+        for n in Placement::NAMES {
+            assert_eq!(n.parse::<Placement>().unwrap().name(), *n);
         }
         assert!(
             "sideways"

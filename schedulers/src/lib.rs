@@ -7,14 +7,16 @@
 //!   scopes), [`tokio`] (tokio's multi-thread runtime, [`tokio::TokioPool`]; async front-end,
 //!   every fork a heap-allocated task), [`abp`] (parsimonious work stealing with futures on
 //!   stackful fibers), [`fibril`] (`abp`'s deques and join with Fibril's stacks: a
-//!   suspended stack's unused pages are given back to the OS), [`prows`] (proactive work stealing: whole deques suspend at a touch of
-//!   an unfinished future; [`prows::Prows`] with the paper's placement of stealable deques,
-//!   [`prows::ProwsArtifact`] with the authors' artifact's), [`libfork`] (stackless
+//!   suspended stack's unused pages are given back to the OS), [`prows`] (proactive work
+//!   stealing: whole deques suspend at a touch of an unfinished future; [`prows::Prows`],
+//!   whose stealable deques go where the [`Placement`] of its [`PoolConfig`] says: the
+//!   paper's or the authors' artifact's), [`libfork`] (stackless
 //!   continuation stealing: task frames on segmented stacks, polled by the worker directly;
 //!   async front-end, fork-join only), and [`record`] (not a scheduler to measure: a serial
 //!   run that records the computation's DAG for the simulator, `stealbench-sim`).
 //! * Shared pieces: [`io`] (the I/O threads of latency-hiding futures, tokio's driver on a
-//!   thread of its own, and the classic blocking wait), [`config`] (pool configuration), [`stats`] (counters), [`rng`] (the seeded
+//!   thread of its own, and the classic blocking wait), [`config`] (pool configuration, and
+//!   the [`Capabilities`] each runtime declares), [`stats`] (counters), [`rng`] (the seeded
 //!   generator of the inputs and the simulator), [`topology`]
 //!   (CPUs, caches, NUMA nodes and their distances, pinning), [`victims`] (uniform or
 //!   NUMA-weighted victim selection, as libfork), and for the fiber runtimes [`stack`] (mmap'd stacks with a
@@ -71,5 +73,7 @@ pub use api::{
     AsyncForkJoin, AsyncShared, AsyncWorker, ForkJoin, FutureHandle, Scheduler, Scope,
     SharedHandle, StartError, Worker,
 };
-pub use config::{FutureStack, IdlePolicy, Pinning, PoolConfig, VictimPolicy};
+pub use config::{
+    Capabilities, FutureStack, IdlePolicy, Pinning, Placement, PoolConfig, VictimPolicy,
+};
 pub use stats::Stats;

@@ -1,5 +1,5 @@
-//! Deviations from the serial order (Spoonhower et al., SPAA 2009, Definition 1), which `abp`,
-//! `prows` and `prows-artifact` count exactly (`deviations` in their statistics; the scheme and
+//! Deviations from the serial order (Spoonhower et al., SPAA 2009, Definition 1), which `abp`
+//! and `prows` (with either placement) count exactly (`deviations` in their statistics; the scheme and
 //! its proof are in `src/fiberpool/deviation.rs`).
 //!
 //! * One worker never deviates (with futures on their own fibers, the default): fork-join,
@@ -9,10 +9,10 @@
 //! * Hand-made DAGs run under a forced schedule on two workers, whose counts are worked out in
 //!   each test's comment. The schedules are forced by tasks that wait for what the other worker
 //!   does (flags, the pool's counters, its fiber stacks in use), and by a budget of one steal a
-//!   run (`PoolConfig::steal_budget`), which stops an idle worker from stealing a fiber that
+//!   run (`PoolConfig::steals`), which stops an idle worker from stealing a fiber that
 //!   the other worker is about to resume. Strand names: `s` the strand that forks, `a`/`b` a
 //!   join's branches, `k` a join's continuation, `c` the creator's continuation after a fork,
-//!   `t` a future's task. On all three runtimes: a stolen branch that ends first (2) or resumes
+//!   `t` a future's task. On `abp` and both `prows` placements: a stolen branch that ends first (2) or resumes
 //!   its join (1), and a chain of d joins above a touch of a stolen future (`abp` 2 + 2d,
 //!   `prows` 2: Spoonhower et al.'s Figure 5(a)). On `abp`: a touch whose worker ran other work
 //!   before resuming it (it deviates) or nothing (it does not), and, with queued futures
@@ -156,20 +156,31 @@ fn dag<W: Worker>(w: &W, seed: u64, depth: u32, futures: bool) -> u64 {
 /// suspending the whole deque (`prows`).
 macro_rules! deviation_tests {
     ($name:ident, $Pool:ty, $parsimonious:expr) => {
+        deviation_tests!($name, $Pool, $parsimonious, Placement::Paper);
+    };
+    ($name:ident, $Pool:ty, $parsimonious:expr, $placement:expr) => {
         mod $name {
             use super::*;
 
+            /// `p` workers with the suite's placement, every other setting at its default.
+            fn config(p: usize) -> PoolConfig {
+                PoolConfig {
+                    placement: $placement,
+                    ..PoolConfig::with_workers(p)
+                }
+            }
+
             fn pool(p: usize) -> $Pool {
-                <$Pool>::start(&PoolConfig::with_workers(p)).unwrap()
+                <$Pool>::start(&config(p)).unwrap()
             }
 
             /// Two workers under the forced schedule of `k` steals a run
-            /// ([`PoolConfig::steal_budget`]): after them, an idle worker steals nothing while
+            /// ([`PoolConfig::steals`]): after them, an idle worker steals nothing while
             /// the other runs a task.
             fn pool_budget(k: u64) -> $Pool {
                 <$Pool>::start(&PoolConfig {
-                    steal_budget: Some(k),
-                    ..PoolConfig::with_workers(2)
+                    steals: Some(k),
+                    ..config(2)
                 })
                 .unwrap()
             }
@@ -203,7 +214,7 @@ macro_rules! deviation_tests {
             /// a budget of 0 or 1 steals, random DAGs of joins, spawns and futures (whose
             /// touches suspend) end with the serial value.
             #[test]
-            fn a_steal_budget_stops_no_program() {
+            fn a_forced_schedule_stops_no_program() {
                 let serial = pool(1);
                 for k in [0, 1] {
                     let pool = pool_budget(k);
@@ -390,8 +401,8 @@ macro_rules! deviation_tests {
             #[test]
             fn current_stack_deviates_three_times_per_inline_future() {
                 let pool = <$Pool>::start(&PoolConfig {
-                    future_stack: FutureStack::Current,
-                    ..PoolConfig::with_workers(1)
+                    futures: FutureStack::Current,
+                    ..config(1)
                 })
                 .unwrap();
                 assert_eq!(run_counted(&pool, |w| fib_fj(w, 18)), (2584, (0, 0)));
@@ -408,8 +419,9 @@ deviation_tests!(abp, stealbench_schedulers::abp::Abp, true);
 deviation_tests!(prows, stealbench_schedulers::prows::Prows, false);
 deviation_tests!(
     prows_artifact,
-    stealbench_schedulers::prows::ProwsArtifact,
-    false
+    stealbench_schedulers::prows::Prows,
+    false,
+    Placement::Artifact
 );
 
 /// `abp`: whether a touch deviates depends on what its worker ran in between, not on who
@@ -485,7 +497,7 @@ fn abp_touch_resumed_by_its_own_worker() {
 /// that the other worker can then steal right after running its serial predecessor.
 fn abp_current_2() -> stealbench_schedulers::abp::Abp {
     stealbench_schedulers::abp::Abp::start(&PoolConfig {
-        future_stack: FutureStack::Current,
+        futures: FutureStack::Current,
         ..PoolConfig::with_workers(2)
     })
     .unwrap()

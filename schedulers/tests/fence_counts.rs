@@ -1,6 +1,6 @@
 //! The deques' fence counts as every deque runtime reports them: `heavy_fences`,
-//! `fence_switches` and `symmetric_pops` in the statistics of `abp`, `fibril`, `prows`,
-//! `prows-artifact` and `libfork`, and, on steal-heavy work with the default fence-mode
+//! `fence_switches` and `symmetric_pops` in the statistics of `abp`, `fibril`, `prows` (both
+//! placements) and `libfork`, and, on steal-heavy work with the default fence-mode
 //! switching, few heavy fences per successful steal (see `src/deque.rs`).
 
 #![allow(clippy::manual_async_fn)]
@@ -10,7 +10,7 @@ use stealbench_schedulers::abp::Abp;
 use stealbench_schedulers::deque::{self, Switching};
 use stealbench_schedulers::fibril::Fibril;
 use stealbench_schedulers::libfork::LibforkPool;
-use stealbench_schedulers::prows::{Prows, ProwsArtifact};
+use stealbench_schedulers::prows::Prows;
 use stealbench_schedulers::*;
 
 /// More workers than this machine's 2 cores: idle thieves hunt while others run.
@@ -94,8 +94,13 @@ fn measure<S: Scheduler>(name: &str, pool: &S, run: impl Fn()) {
     check(name, &pool.stats());
 }
 
-fn closure_pool<S: ForkJoin>(name: &str) {
-    let pool = S::start(&PoolConfig::with_workers(P)).unwrap();
+/// `S` on `P` workers with `placement`, the tree run forking only.
+fn closure_pool<S: ForkJoin>(name: &str, placement: Placement) {
+    let pool = S::start(&PoolConfig {
+        placement,
+        ..PoolConfig::with_workers(P)
+    })
+    .unwrap();
     let want = serial(0, LEAVES);
     measure(name, &pool, || {
         assert_eq!(pool.run(|w| tree_fj(w, 0, LEAVES)), want)
@@ -114,9 +119,9 @@ fn libfork_pool() {
 /// cores to themselves, as far as the other tests let them.
 #[test]
 fn every_deque_runtime_reports_its_fences() {
-    closure_pool::<Abp>("abp");
-    closure_pool::<Fibril>("fibril");
-    closure_pool::<Prows>("prows");
-    closure_pool::<ProwsArtifact>("prows-artifact");
+    closure_pool::<Abp>("abp", Placement::Paper);
+    closure_pool::<Fibril>("fibril", Placement::Paper);
+    closure_pool::<Prows>("prows", Placement::Paper);
+    closure_pool::<Prows>("prows/placement=artifact", Placement::Artifact);
     libfork_pool();
 }

@@ -1,6 +1,7 @@
-//! Tests of the fiber runtimes `abp`, `fibril`, `prows` and `prows-artifact`, the same cases for all: fork-join, scopes,
-//! futures, deep recursion, panics, idle sleep and wake-up, stack accounting, handles used off
-//! their fiber, and configurations each accepts or refuses.
+//! Tests of the fiber runtimes `abp`, `fibril` and `prows` (with both placements,
+//! `prows/placement=paper` and `prows/placement=artifact`), the same cases for all: fork-join,
+//! scopes, futures, deep recursion, panics, idle sleep and wake-up, stack accounting, handles
+//! used off their fiber, and configurations each accepts or refuses.
 
 #[path = "common/fib.rs"]
 mod fib;
@@ -9,15 +10,27 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 use stealbench_schedulers::*;
 
-/// The suite for the fiber runtime `$Pool`, whose worker handle is `$Worker`.
+/// The suite for the fiber runtime `$Pool`, whose worker handle is `$Worker`, started with
+/// `$placement` (the default, `Placement::Paper`, where it is not given).
 macro_rules! fiber_runtime_tests {
     ($name:ident, $Pool:ty, $Worker:ty) => {
+        fiber_runtime_tests!($name, $Pool, $Worker, Placement::Paper);
+    };
+    ($name:ident, $Pool:ty, $Worker:ty, $placement:expr) => {
         mod $name {
             use super::*;
             use fib::{fib_fj, fib_sf};
 
+            /// `p` workers, every other setting at its default.
+            fn config(p: usize) -> PoolConfig {
+                PoolConfig {
+                    placement: $placement,
+                    ..PoolConfig::with_workers(p)
+                }
+            }
+
             fn pool(p: usize) -> $Pool {
-                <$Pool>::start(&PoolConfig::with_workers(p)).unwrap()
+                <$Pool>::start(&config(p)).unwrap()
             }
 
             fn stat(s: &Stats, name: &str) -> u64 {
@@ -295,26 +308,39 @@ macro_rules! fiber_runtime_tests {
                     pinning: Pinning::Compact,
                     victim: VictimPolicy::Uniform,
                     idle: IdlePolicy::Busy,
-                    future_stack: FutureStack::Current,
+                    futures: FutureStack::Current,
                     // Small stacks, as `--stack-size 256K` gives them.
                     stack_size: Some(256 << 10),
                     // A forced schedule that never binds here (fib does not spin on others).
-                    steal_budget: Some(1 << 40),
+                    steals: Some(1 << 40),
+                    placement: $placement,
                 };
                 let pool = <$Pool>::start(&cfg).unwrap();
                 assert_eq!(pool.workers(), 2);
                 assert_eq!(pool.run(|w| fib_sf(w, 15)), 610);
                 assert_eq!(pool.run(|w| fib_fj(w, 20)), 6765);
                 drop(pool);
-                assert!(<$Pool>::start(&PoolConfig::with_workers(0)).is_err());
+                assert!(<$Pool>::start(&config(0)).is_err());
                 let numa = PoolConfig {
                     victim: VictimPolicy::NumaWeighted,
-                    ..PoolConfig::with_workers(2)
+                    ..config(2)
                 };
                 assert!(matches!(
                     <$Pool>::start(&numa),
                     Err(StartError::Unsupported(_))
                 ));
+                // Only a runtime with stealable sets has a placement to choose.
+                let artifact = PoolConfig {
+                    placement: Placement::Artifact,
+                    ..PoolConfig::with_workers(2)
+                };
+                match <$Pool>::start(&artifact) {
+                    Ok(_) => assert!(<$Pool>::CAPABILITIES.placement),
+                    Err(e) => {
+                        assert!(!<$Pool>::CAPABILITIES.placement);
+                        assert!(e.to_string().contains("placement 'artifact'"), "{e}");
+                    }
+                }
             }
         }
     };
@@ -337,6 +363,7 @@ fiber_runtime_tests!(
 );
 fiber_runtime_tests!(
     prows_artifact,
-    stealbench_schedulers::prows::ProwsArtifact,
-    stealbench_schedulers::prows::ProwsArtifactWorker
+    stealbench_schedulers::prows::Prows,
+    stealbench_schedulers::prows::ProwsWorker,
+    Placement::Artifact
 );

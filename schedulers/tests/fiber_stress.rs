@@ -1,9 +1,10 @@
-//! Randomized stress test of `abp`, `fibril`, `prows` and `prows-artifact`: random fork-join-future DAGs (joins, scopes with spawns,
-//! single-touch futures, multi-touch futures touched by several tasks, futures touched by
-//! another task, chained futures) run on 2 workers (and `prows`, `prows-artifact` also on 8,
-//! a quarter as many DAGs) and checked against the serial runtime;
-//! after every batch no fiber stack may remain in use. On `prows-artifact` the DAGs must also
-//! suspend deques and never rebalance.
+//! Randomized stress test of `abp`, `fibril` and `prows` (with both placements, `Paper` and
+//! `Artifact`): random fork-join-future DAGs (joins, scopes with spawns, single-touch futures,
+//! multi-touch futures touched by several tasks, futures touched by another task, chained
+//! futures) run on 2 workers (and `prows`, with both placements, also on 8, a quarter as many
+//! DAGs) and checked against the serial runtime; after every batch no fiber stack may remain
+//! in use. With the artifact placement (`prows/placement=artifact`) the DAGs must also suspend
+//! deques and never rebalance.
 //!
 //! `ABP_STRESS_RUNS=n` sets the number of DAGs per runtime (default 1,000); the `#[ignore]`d test runs 20,000.
 
@@ -11,7 +12,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 use stealbench_schedulers::abp::Abp;
 use stealbench_schedulers::fibril::Fibril;
-use stealbench_schedulers::prows::{Prows, ProwsArtifact};
+use stealbench_schedulers::prows::Prows;
 use stealbench_schedulers::serial::Serial;
 use stealbench_schedulers::*;
 
@@ -128,12 +129,6 @@ impl Stacks for Prows {
     }
 }
 
-impl Stacks for ProwsArtifact {
-    fn stacks_in_use(&self) -> usize {
-        ProwsArtifact::stacks_in_use(self)
-    }
-}
-
 fn wait_stacks_free<S: Stacks>(p: &S) {
     let t = Instant::now();
     while p.stacks_in_use() != 0 {
@@ -154,26 +149,46 @@ const PROWS_EXTRA: [&str; 5] = [
     "deques_created",
 ];
 
+/// `runs` random DAGs on 2 workers, every setting at its default.
 fn stress<S: Stacks>(runs: u64) {
-    stress_with::<S>(runs, FutureStack::New);
+    stress_on::<S>(runs, &PoolConfig::with_workers(2));
 }
 
-/// `runs` random DAGs on 2 workers whose futures run as `future_stack` says.
-fn stress_with<S: Stacks>(runs: u64, future_stack: FutureStack) {
-    stress_on::<S>(runs, future_stack, 2);
+/// `runs` random DAGs on 2 workers whose futures run as `futures` says.
+fn stress_with<S: Stacks>(runs: u64, futures: FutureStack) {
+    stress_on::<S>(
+        runs,
+        &PoolConfig {
+            futures,
+            ..PoolConfig::with_workers(2)
+        },
+    );
 }
 
-/// `runs` random DAGs on `workers` workers whose futures run as `future_stack` says.
-fn stress_on<S: Stacks>(runs: u64, future_stack: FutureStack, workers: usize) {
+/// `runs` random DAGs on `prows` with `placement` on `workers` workers.
+fn stress_prows(runs: u64, placement: Placement, workers: usize) {
+    stress_on::<Prows>(
+        runs,
+        &PoolConfig {
+            placement,
+            ..PoolConfig::with_workers(workers)
+        },
+    );
+}
+
+/// `runs` random DAGs on a pool started with `config`.
+fn stress_on<S: Stacks>(runs: u64, config: &PoolConfig) {
+    let workers = config.workers;
+    let name = if config.placement == Placement::default() {
+        S::NAME.to_string()
+    } else {
+        format!("{}/placement={}", S::NAME, config.placement)
+    };
     let serial = Serial::start(&PoolConfig::with_workers(1)).unwrap();
-    let pool = S::start(&PoolConfig {
-        future_stack,
-        ..PoolConfig::with_workers(workers)
-    })
-    .unwrap();
+    let pool = S::start(config).unwrap();
     let mut suspended = 0;
     let mut totals = [0u64; PROWS_EXTRA.len()];
-    let is_prows = S::NAME.starts_with("prows");
+    let is_prows = S::NAME == "prows";
     for i in 0..runs {
         let seed = splitmix(i ^ 0x5EED);
         let depth = 4 + (seed % 6) as u32;
@@ -197,14 +212,11 @@ fn stress_on<S: Stacks>(runs: u64, future_stack: FutureStack, workers: usize) {
             pool.reset_stats();
         }
     }
-    eprintln!(
-        "{} P={workers}: {runs} DAGs, {suspended} suspensions",
-        S::NAME
-    );
+    eprintln!("{name} P={workers}: {runs} DAGs, {suspended} suspensions");
     if is_prows {
-        eprintln!("{} P={workers}: {PROWS_EXTRA:?} = {totals:?}", S::NAME);
+        eprintln!("{name} P={workers}: {PROWS_EXTRA:?} = {totals:?}");
     }
-    if S::NAME == "prows-artifact" {
+    if is_prows && config.placement == Placement::Artifact {
         let total = |n: &str| totals[PROWS_EXTRA.iter().position(|x| *x == n).unwrap()];
         // On 2 workers the DAGs suspend deques (on 8, whose extra workers take the
         // continuations, they may not).
@@ -248,7 +260,7 @@ fn current_stack_random_dags_match_serial() {
 
 #[test]
 fn prows_artifact_random_dags_match_serial() {
-    stress::<ProwsArtifact>(runs());
+    stress_prows(runs(), Placement::Artifact, 2);
 }
 
 /// More workers than cores: thieves are preempted between reading a victim's active deque and
@@ -256,8 +268,8 @@ fn prows_artifact_random_dags_match_serial() {
 /// recycled deques.
 #[test]
 fn prows_oversubscribed_random_dags_match_serial() {
-    stress_on::<Prows>(runs() / 4, FutureStack::New, 8);
-    stress_on::<ProwsArtifact>(runs() / 4, FutureStack::New, 8);
+    stress_prows(runs() / 4, Placement::Paper, 8);
+    stress_prows(runs() / 4, Placement::Artifact, 8);
 }
 
 #[test]
@@ -266,5 +278,5 @@ fn random_dags_match_serial_long() {
     stress::<Abp>(20_000);
     stress::<Fibril>(20_000);
     stress::<Prows>(20_000);
-    stress::<ProwsArtifact>(20_000);
+    stress_prows(20_000, Placement::Artifact, 2);
 }

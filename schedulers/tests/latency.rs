@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use stealbench_schedulers::abp::Abp;
 use stealbench_schedulers::fibril::Fibril;
 use stealbench_schedulers::io::sleep;
-use stealbench_schedulers::prows::{Prows, ProwsArtifact};
+use stealbench_schedulers::prows::Prows;
 use stealbench_schedulers::rayon::RayonPool;
 use stealbench_schedulers::serial::Serial;
 use stealbench_schedulers::tokio::TokioPool;
@@ -25,6 +25,23 @@ use common::{leaf, mix, splitmix};
 
 fn ms(n: u64) -> Duration {
     Duration::from_millis(n)
+}
+
+/// 2 workers with `placement` (the others' only one is the default, `Placement::Paper`).
+fn two(placement: Placement) -> PoolConfig {
+    PoolConfig {
+        placement,
+        ..PoolConfig::with_workers(2)
+    }
+}
+
+/// The arm's name: the runtime's, and the placement where it is not the default.
+fn arm<S: Scheduler>(placement: Placement) -> String {
+    if placement == Placement::default() {
+        S::NAME.to_string()
+    } else {
+        format!("{}/placement={placement}", S::NAME)
+    }
 }
 
 /// `k` items, each a latency future of `wait` touched at once, then `spin` of computing; the
@@ -54,28 +71,28 @@ fn items<W: Worker>(w: &W, lo: u64, hi: u64, wait: Duration, spin: Duration) -> 
 
 /// 40 items of 50 ms latency and 1 ms of work on 2 workers: classic would take 40 x 51 / 2 ms
 /// = 1.02 s; hiding, about 50 ms + 40 x 1 / 2 ms = 70 ms. Allow 5x that for a loaded machine.
-fn hides_latency<S: ForkJoin>() {
-    let pool = S::start(&PoolConfig::with_workers(2)).unwrap();
+fn hides_latency<S: ForkJoin>(placement: Placement) {
+    let name = arm::<S>(placement);
+    let pool = S::start(&two(placement)).unwrap();
     let t = Instant::now();
     let v = pool.run(|w| items(w, 0, 40, ms(50), ms(1)));
     let took = t.elapsed();
     assert_eq!(v, 40 * 39 / 2);
     assert!(
         took < Duration::from_millis(400),
-        "{}: 40 waits of 50 ms on 2 workers took {took:?}",
-        S::NAME
+        "{name}: 40 waits of 50 ms on 2 workers took {took:?}"
     );
     let st = pool.stats();
-    assert_eq!(st.extra("latency_futures"), Some(40), "{}", S::NAME);
-    assert_eq!(st.extra("latency_waits"), Some(40), "{}", S::NAME);
+    assert_eq!(st.extra("latency_futures"), Some(40), "{name}");
+    assert_eq!(st.extra("latency_waits"), Some(40), "{name}");
 }
 
 #[test]
 fn fiber_runtimes_hide_latency() {
-    hides_latency::<Prows>();
-    hides_latency::<ProwsArtifact>();
-    hides_latency::<Abp>();
-    hides_latency::<Fibril>();
+    hides_latency::<Prows>(Placement::Paper);
+    hides_latency::<Prows>(Placement::Artifact);
+    hides_latency::<Abp>(Placement::Paper);
+    hides_latency::<Fibril>(Placement::Paper);
 }
 
 /// On `prows` a touch that waits suspends the whole deque (Figure 3.1), and the I/O thread's
@@ -180,21 +197,25 @@ fn stress_runs() -> u64 {
 
 /// Every random computation gives the serial value; a lost wake-up would hang (the watchdog
 /// fails the test after 60 s).
-fn stress<S: ForkJoin>() {
+fn stress<S: ForkJoin>(placement: Placement) {
+    let name = arm::<S>(placement);
     let serial = Serial::start(&PoolConfig::with_workers(1)).unwrap();
-    let pool = S::start(&PoolConfig::with_workers(2)).unwrap();
+    let pool = S::start(&two(placement)).unwrap();
     let (tx, rx) = std::sync::mpsc::channel::<()>();
-    let watchdog = std::thread::spawn(move || {
-        if rx.recv_timeout(Duration::from_secs(60)).is_err() {
-            eprintln!("{}: a latency stress run hung (lost wake-up?)", S::NAME);
-            std::process::abort();
-        }
-    });
+    let watchdog = {
+        let name = name.clone();
+        std::thread::spawn(move || {
+            if rx.recv_timeout(Duration::from_secs(60)).is_err() {
+                eprintln!("{name}: a latency stress run hung (lost wake-up?)");
+                std::process::abort();
+            }
+        })
+    };
     for i in 0..stress_runs() {
         let seed = splitmix(i ^ 0x5EED);
         let want = serial.run(|w| node(w, seed, 7));
         let got = pool.run(|w| node(w, seed, 7));
-        assert_eq!(got, want, "{} seed {seed:#x}", S::NAME);
+        assert_eq!(got, want, "{name} seed {seed:#x}");
     }
     let _ = tx.send(());
     watchdog.join().unwrap();
@@ -204,8 +225,7 @@ fn stress<S: ForkJoin>() {
     while pool.stats().gauge("stacks_in_use") != Some(0) {
         assert!(
             t.elapsed() < Duration::from_secs(5),
-            "{}: fiber stacks leaked",
-            S::NAME
+            "{name}: fiber stacks leaked"
         );
         std::thread::sleep(ms(1));
     }
@@ -213,18 +233,18 @@ fn stress<S: ForkJoin>() {
 
 #[test]
 fn no_lost_wakeup_prows() {
-    stress::<Prows>();
+    stress::<Prows>(Placement::Paper);
 }
 
 #[test]
 fn no_lost_wakeup_abp() {
-    stress::<Abp>();
+    stress::<Abp>(Placement::Paper);
 }
 
 #[test]
 fn no_lost_wakeup_prows_artifact_and_fibril() {
-    stress::<ProwsArtifact>();
-    stress::<Fibril>();
+    stress::<Prows>(Placement::Artifact);
+    stress::<Fibril>(Placement::Paper);
 }
 
 /// A panic in an I/O future (after its first poll, on the I/O thread) reaches the task that
@@ -378,7 +398,7 @@ fn pools_shut_down_with_waits_in_flight() {
     run::<Abp>();
 }
 
-/// The async front-end: tokio awaits natively (hiding), `serial-async` blocks; same values.
+/// The async front-end: tokio awaits natively (hiding), `serial/front=async` blocks; same values.
 #[test]
 fn async_front_end_latency() {
     // Recursive: `+ Send` must be written out (see `AsyncForkJoin`).

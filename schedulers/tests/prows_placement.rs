@@ -1,5 +1,6 @@
-//! The two placements of `prows` (`prows`: the paper's, `prows-artifact`: the authors'
-//! artifact's) and their statistics: the `stealable_high_water` gauge is 0 for pure fork-join
+//! The two placements of `prows` (`PoolConfig::placement`: `Placement::Paper`, the default,
+//! and `Placement::Artifact`, the authors' artifact's, spelt `prows/placement=artifact`) and
+//! their statistics: the `stealable_high_water` gauge is 0 for pure fork-join
 //! and at least 1 for a run that suspends a deque holding ready nodes, `reset_stats` lowers it to
 //! the current level, and the artifact placement never rebalances while completing futures
 //! whose touches suspend deques.
@@ -11,7 +12,7 @@ mod fib;
 use fib::fib_fj;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
-use stealbench_schedulers::prows::{Prows, ProwsArtifact};
+use stealbench_schedulers::prows::Prows;
 use stealbench_schedulers::*;
 
 fn extra(s: &Stats, name: &str) -> u64 {
@@ -61,10 +62,19 @@ fn suspend_with_ready_node<W: Worker>(w: &W) -> u64 {
     })
 }
 
+/// `prows` on 2 workers with `placement`.
+fn pool(placement: Placement) -> Prows {
+    Prows::start(&PoolConfig {
+        placement,
+        ..PoolConfig::with_workers(2)
+    })
+    .unwrap()
+}
+
 /// Both placements: fork-join leaves the gauge at 0, a suspension with a ready node raises it,
 /// a reset brings it down to the current level (0 between runs).
-fn high_water_counts_stealable_deques<S: ForkJoin>() {
-    let pool = S::start(&PoolConfig::with_workers(2)).unwrap();
+fn high_water_counts_stealable_deques(placement: Placement) {
+    let pool = pool(placement);
     assert_eq!(pool.run(|w| fib_fj(w, 20)), 6765);
     let s = pool.stats();
     assert_eq!(gauge(&s, "stealable_high_water"), 0, "fork-join: {s:?}");
@@ -73,11 +83,10 @@ fn high_water_counts_stealable_deques<S: ForkJoin>() {
         assert_eq!(pool.run(suspend_with_ready_node), 610 + 55);
     }
     let s = pool.stats();
-    assert!(extra(&s, "deque_suspensions") >= 3, "{}: {s:?}", S::NAME);
+    assert!(extra(&s, "deque_suspensions") >= 3, "{placement}: {s:?}");
     assert!(
         gauge(&s, "stealable_high_water") >= 1,
-        "{}: a deque with a ready node was suspended: {s:?}",
-        S::NAME
+        "{placement}: a deque with a ready node was suspended: {s:?}"
     );
     pool.reset_stats();
     let s = pool.stats();
@@ -87,12 +96,12 @@ fn high_water_counts_stealable_deques<S: ForkJoin>() {
 
 #[test]
 fn prows_stealable_high_water() {
-    high_water_counts_stealable_deques::<Prows>();
+    high_water_counts_stealable_deques(Placement::Paper);
 }
 
 #[test]
 fn prows_artifact_stealable_high_water() {
-    high_water_counts_stealable_deques::<ProwsArtifact>();
+    high_water_counts_stealable_deques(Placement::Artifact);
 }
 
 /// Futures each of whose tasks is touched, unfinished, by several other tasks: every touch of a
@@ -122,10 +131,10 @@ fn many_suspensions<W: Worker>(w: &W, round: u64) -> u64 {
     sum.load(Ordering::Relaxed)
 }
 
-/// 20 rounds of `many_suspensions` and `suspend_with_ready_node` on 2 workers, answers
-/// checked; the pool's statistics.
-fn suspending_rounds<S: ForkJoin>() -> Stats {
-    let pool = S::start(&PoolConfig::with_workers(2)).unwrap();
+/// 20 rounds of `many_suspensions` and `suspend_with_ready_node` on 2 workers with `placement`,
+/// answers checked; the pool's statistics.
+fn suspending_rounds(placement: Placement) -> Stats {
+    let pool = pool(placement);
     for round in 0..20 {
         let want = 3 * (0..8).map(|i| 144 + i + round + 21).sum::<u64>();
         assert_eq!(pool.run(|w| many_suspensions(w, round)), want);
@@ -139,15 +148,15 @@ fn suspending_rounds<S: ForkJoin>() -> Stats {
 /// there is the placement's doing.
 #[test]
 fn paper_placement_rebalances_on_the_same_runs() {
-    let s = suspending_rounds::<Prows>();
+    let s = suspending_rounds(Placement::Paper);
     eprintln!("prows: {s:?}");
     assert!(extra(&s, "rebalances") > 0, "{s:?}");
 }
 
 #[test]
 fn artifact_placement_never_rebalances() {
-    let s = suspending_rounds::<ProwsArtifact>();
-    eprintln!("prows-artifact: {s:?}");
+    let s = suspending_rounds(Placement::Artifact);
+    eprintln!("prows/placement=artifact: {s:?}");
     assert!(extra(&s, "deque_suspensions") >= 20, "{s:?}");
     assert!(gauge(&s, "stealable_high_water") >= 1, "{s:?}");
     assert_eq!(extra(&s, "rebalances"), 0, "{s:?}");

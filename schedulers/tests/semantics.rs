@@ -1,7 +1,7 @@
 //! The semantics of the `Scheduler` trait family: one generic suite, instantiated by macro for
 //! every runtime and front-end (closure front-end: serial, rayon, abp, fibril and prows at P = 1 and 2,
-//! prows-artifact at P = 2 (at P = 1 its placement has one worker to choose from, and it is
-//! prows); async front-end: serial, tokio at P = 1 and 2, libfork lazy at P = 1 and 2, busy at
+//! prows with the artifact placement at P = 2 (at P = 1 its placement has one worker to choose
+//! from, and it is the paper's); async front-end: serial, tokio at P = 1 and 2, libfork lazy at P = 1 and 2, busy at
 //! P = 2 and with NUMA-weighted victims at P = 2 (fork-join tests only: it has no futures)).
 //!
 //! Every test checks values (never only "it did not crash"). The suite stays within the rules
@@ -24,13 +24,13 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use stealbench_schedulers::abp::Abp;
 use stealbench_schedulers::fibril::Fibril;
 use stealbench_schedulers::libfork::LibforkPool;
-use stealbench_schedulers::prows::{Prows, ProwsArtifact};
+use stealbench_schedulers::prows::Prows;
 use stealbench_schedulers::rayon::RayonPool;
 use stealbench_schedulers::serial::Serial;
 use stealbench_schedulers::tokio::TokioPool;
 use stealbench_schedulers::{
     AsyncForkJoin, AsyncShared, AsyncWorker, ForkJoin, FutureHandle, FutureStack, IdlePolicy,
-    PoolConfig, Scheduler, Scope, SharedHandle, Stats, VictimPolicy, Worker,
+    Placement, PoolConfig, Scheduler, Scope, SharedHandle, Stats, VictimPolicy, Worker,
 };
 
 /// Recursion depth of the deep tests (nested joins, futures, spawns on one path).
@@ -594,7 +594,7 @@ mod fj {
 }
 
 /// The async front-end suite. Fork-join tests run on every async runtime; the tests of
-/// futures (`spawn`, `spawn_shared`) on those with `AsyncForkJoin::FUTURES`.
+/// futures (`spawn`, `spawn_shared`) on those whose `Scheduler::CAPABILITIES` has `futures`.
 mod af {
     use super::*;
     use std::future::Future;
@@ -1340,7 +1340,7 @@ macro_rules! async_suite {
     (@futures no, $pool:ty) => {
         #[test]
         fn declares_no_futures() {
-            assert!(!<$pool as AsyncForkJoin>::FUTURES);
+            assert!(!<$pool as Scheduler>::CAPABILITIES.futures);
         }
     };
     (@futures yes, $pool:ty) => {
@@ -1394,7 +1394,7 @@ closure_suite!(
     abp_current_stack_p2,
     Abp,
     PoolConfig {
-        future_stack: FutureStack::Current,
+        futures: FutureStack::Current,
         ..PoolConfig::with_workers(2)
     },
     FUTURE_DEPTH_ONE_STACK
@@ -1403,7 +1403,7 @@ closure_suite!(
     prows_current_stack_p1,
     Prows,
     PoolConfig {
-        future_stack: FutureStack::Current,
+        futures: FutureStack::Current,
         ..PoolConfig::with_workers(1)
     },
     FUTURE_DEPTH_ONE_STACK
@@ -1412,12 +1412,20 @@ closure_suite!(
     prows_current_stack_p2,
     Prows,
     PoolConfig {
-        future_stack: FutureStack::Current,
+        futures: FutureStack::Current,
         ..PoolConfig::with_workers(2)
     },
     FUTURE_DEPTH_ONE_STACK
 );
-closure_suite!(prows_artifact_p2, ProwsArtifact, 2);
+closure_suite!(
+    prows_artifact_p2,
+    Prows,
+    PoolConfig {
+        placement: Placement::Artifact,
+        ..PoolConfig::with_workers(2)
+    },
+    DEPTH
+);
 async_suite!(serial_async, Serial, 1);
 async_suite!(tokio_p1, TokioPool, 1);
 async_suite!(tokio_p2, TokioPool, 2);

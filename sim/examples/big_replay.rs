@@ -7,7 +7,7 @@
 
 use std::time::Instant;
 use stealbench_schedulers::record::{Recorder, Weights};
-use stealbench_sim::{Scheduler, simulate};
+use stealbench_sim::{Model, simulate};
 use stealbench_workloads::fib;
 
 fn main() {
@@ -32,7 +32,7 @@ fn main() {
         t0.elapsed().as_secs_f64()
     );
     println!("span T_inf {}", dag.span());
-    for s in Scheduler::ALL {
+    for s in Model::ALL {
         let t = Instant::now();
         let r = simulate(&dag, s, p, seed);
         let wall = t.elapsed().as_secs_f64();

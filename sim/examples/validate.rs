@@ -5,9 +5,9 @@
 //! (size `test`, `quick`, `small`; default `quick`; 5 seeds; 3 runs of each runtime; the
 //! simulator's steal attempt costs COST ns, default the simulator's default; `ONLY` names one
 //! workload). Each variant is
-//! recorded once with measured weights (nanoseconds) and replayed under `abp`, `prows` and
-//! `prows-artifact`; the runtimes `abp`, `prows` and `prows-artifact` run the same variant on
-//! a pool of P workers. A runtime column shows `n/a` for a counter the runtime does not
+//! recorded once with measured weights (nanoseconds) and replayed under every model (`abp`,
+//! `prows`, `prows/placement=artifact`); the runtime each model stands for (`abp`, or `prows`
+//! with that placement) runs the same variant on a pool of P workers. A runtime column shows `n/a` for a counter the runtime does not
 //! report.
 //!
 //! The simulator's thieves never sleep, so a pool runs with `idle=busy` where P does not
@@ -16,10 +16,10 @@
 //! (lazy) idle policy: its workers are descheduled at random, which no simulation models.
 
 use stealbench_schedulers::abp::Abp;
-use stealbench_schedulers::prows::{Prows, ProwsArtifact};
+use stealbench_schedulers::prows::Prows;
 use stealbench_schedulers::record::{Dag, Recorder, Weights};
 use stealbench_schedulers::{ForkJoin, IdlePolicy, PoolConfig};
-use stealbench_sim::{Scheduler, SimConfig, SimReport, simulate_with};
+use stealbench_sim::{Model, SimConfig, SimReport, simulate_with};
 use stealbench_workloads::{Size, Variant, Workload, with_workload};
 
 const PS: [usize; 2] = [2, 16];
@@ -33,15 +33,15 @@ fn record<W: Workload>(size: Size, v: Variant) -> Dag {
     rec.take_dag()
 }
 
-/// `[steals, deviations]` of `runs` runs of `W`'s variant on a pool `S` of `p` workers
+/// `[steals, deviations]` of `runs` runs of `W`'s variant on a pool `S` started with `config`
 /// (`None` for a counter it does not report).
 fn real<S: ForkJoin, W: Workload>(
     size: Size,
     v: Variant,
-    p: usize,
+    config: &PoolConfig,
     runs: u64,
 ) -> [Vec<Option<u64>>; 2] {
-    let pool = S::start(&PoolConfig::with_workers(p)).expect("the pool starts");
+    let pool = S::start(config).expect("the pool starts");
     let input = W::input_at(size);
     let (mut steals, mut devs) = (Vec::new(), Vec::new());
     for _ in 0..runs {
@@ -91,7 +91,7 @@ fn row<W: Workload>(size: Size, v: Variant, seeds: u64, runs: u64, cost: Option<
         dag.total_work(),
         dag.span()
     );
-    for s in Scheduler::ALL {
+    for s in Model::ALL {
         for p in PS {
             let rs: Vec<SimReport> = (0..seeds)
                 .map(|seed| {
@@ -103,14 +103,26 @@ fn row<W: Workload>(size: Size, v: Variant, seeds: u64, runs: u64, cost: Option<
             let sim = |f: fn(&SimReport) -> u64| {
                 range(&rs.iter().map(|r| Some(f(r))).collect::<Vec<_>>())
             };
-            let [rst, rdev] = match s.name() {
-                "abp" => real::<Abp, W>(size, v, p, runs),
-                "prows" => real::<Prows, W>(size, v, p, runs),
-                _ => real::<ProwsArtifact, W>(size, v, p, runs),
+            // The pool the model stands for, idling as `idle(p)` says.
+            let config = PoolConfig {
+                idle: idle(p),
+                ..PoolConfig::with_workers(p)
+            };
+            let [rst, rdev] = match s {
+                Model::Abp => real::<Abp, W>(size, v, &config, runs),
+                Model::Prows { placement } => real::<Prows, W>(
+                    size,
+                    v,
+                    &PoolConfig {
+                        placement,
+                        ..config
+                    },
+                    runs,
+                ),
             };
             println!(
-                "  {:<15} P={p:<2} {:<4}  sim steals {:>9}  deviations {:>9}  suspensions {:>8} | runtime steals {:>9}  deviations {:>9}",
-                s.name(),
+                "  {:<24} P={p:<2} {:<4}  sim steals {:>9}  deviations {:>9}  suspensions {:>8} | runtime steals {:>9}  deviations {:>9}",
+                s.to_string(),
                 idle(p).to_string(),
                 sim(|r| r.steals),
                 sim(|r| r.deviations),

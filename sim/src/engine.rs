@@ -18,7 +18,7 @@
 //! `cost` would do (those attempts find nothing, and the tie-break hash does not depend on the
 //! generator), without an event per attempt: a serial phase on 1024 workers costs nothing.
 //!
-//! **Steal budget** ([`SimConfig::steal_budget`]). Once the run has had its budget of steals,
+//! **Steal budget** ([`SimConfig::steals`]). Once the run has had its budget of steals,
 //! an attempt made while another worker runs a node fails without a victim (the thief holds
 //! its steals; it keeps attempting every `cost`), and one made while no worker runs succeeds
 //! as usual, so the replay always ends.
@@ -158,7 +158,7 @@ pub(crate) fn run<Pol: Policy>(
             if core.ready == 0 {
                 attempts += 1;
                 None
-            } else if cfg.steal_budget.is_some_and(held) {
+            } else if cfg.steals.is_some_and(held) {
                 None
             } else {
                 attempts += 1;

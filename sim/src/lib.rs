@@ -7,7 +7,7 @@
 //! ```
 //! use stealbench_schedulers::record::{Recorder, Weights};
 //! use stealbench_schedulers::Worker;
-//! use stealbench_sim::{Placement, Scheduler, simulate};
+//! use stealbench_sim::{Model, Placement, simulate};
 //!
 //! fn fib<W: Worker>(w: &W, n: u64) -> u64 {
 //!     if n < 2 { return n; }
@@ -16,9 +16,9 @@
 //! }
 //!
 //! let (_, dag) = Recorder::record(Weights::Unit, |w| fib(w, 16));
-//! let serial = simulate(&dag, Scheduler::Abp, 1, 0);
+//! let serial = simulate(&dag, Model::Abp, 1, 0);
 //! assert_eq!((serial.time, serial.deviations), (dag.total_work(), 0));
-//! let r = simulate(&dag, Scheduler::Prows { placement: Placement::Paper }, 64, 7);
+//! let r = simulate(&dag, Model::Prows { placement: Placement::Paper }, 64, 7);
 //! assert!(r.time < serial.time / 8 && r.deviations <= 2 * r.steals);
 //! ```
 //!
@@ -29,71 +29,65 @@ mod engine;
 mod prows;
 
 use std::fmt;
-use std::str::FromStr;
 use stealbench_schedulers::record::{Dag, Weights};
 
-/// Where ProWS puts a deque that becomes stealable.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Placement {
-    /// Algorithm 1: a uniformly random worker, and `rebalanceStealables` on every removal
-    /// (runtime `prows`).
-    Paper,
-    /// The authors' artifact (Cilk-F): the less loaded of two uniformly random workers, no
-    /// rebalancing (runtime `prows-artifact`).
-    Artifact,
-}
+/// Where ProWS puts a deque that becomes stealable: the runtime's own setting
+/// (`PoolConfig::placement`), modelled by [`Model::Prows`].
+pub use stealbench_schedulers::Placement;
 
-/// The scheduler to simulate.
+/// The scheduler a simulation models.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Scheduler {
-    /// Parsimonious work stealing with futures (Spoonhower et al., Figure 2).
+pub enum Model {
+    /// Parsimonious work stealing with futures (Spoonhower et al., Figure 2): runtime `abp`.
     Abp,
-    /// Proactive work stealing (Singer et al., Algorithms 1 and 2).
+    /// Proactive work stealing (Singer et al., Algorithms 1 and 2): runtime `prows`.
     Prows {
-        /// Where stealable deques go.
+        /// Where stealable deques go (`prows/placement=...`).
         placement: Placement,
     },
 }
 
-impl Scheduler {
-    /// Every scheduler, in the order of the runtimes' table.
-    pub const ALL: [Scheduler; 3] = [
-        Scheduler::Abp,
-        Scheduler::Prows {
+impl Model {
+    /// Every model: `abp`, then `prows` with each placement.
+    pub const ALL: [Model; 3] = [
+        Model::Abp,
+        Model::Prows {
             placement: Placement::Paper,
         },
-        Scheduler::Prows {
+        Model::Prows {
             placement: Placement::Artifact,
         },
     ];
 
-    /// The name of the runtime that implements it: `abp`, `prows`, `prows-artifact`.
-    pub fn name(self) -> &'static str {
+    /// The name of the runtime it models: `abp` or `prows`.
+    pub fn runtime(self) -> &'static str {
         match self {
-            Scheduler::Abp => "abp",
-            Scheduler::Prows {
-                placement: Placement::Paper,
-            } => "prows",
-            Scheduler::Prows {
-                placement: Placement::Artifact,
-            } => "prows-artifact",
+            Model::Abp => "abp",
+            Model::Prows { .. } => "prows",
+        }
+    }
+
+    /// The model of the runtime named `runtime` in the configuration `placement`, if there is
+    /// one.
+    pub fn of(runtime: &str, placement: Placement) -> Option<Model> {
+        match runtime {
+            "abp" if placement == Placement::default() => Some(Model::Abp),
+            "prows" => Some(Model::Prows { placement }),
+            _ => None,
         }
     }
 }
 
-impl fmt::Display for Scheduler {
+/// The runtime's arm as the harness spells it: `abp`, `prows`, `prows/placement=artifact`.
+impl fmt::Display for Model {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for Scheduler {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        Scheduler::ALL
-            .into_iter()
-            .find(|x| x.name() == s)
-            .ok_or_else(|| format!("unknown scheduler '{s}' (expected abp, prows, prows-artifact)"))
+        f.write_str(self.runtime())?;
+        match self {
+            Model::Prows { placement } if *placement != Placement::default() => {
+                write!(f, "/placement={placement}")
+            }
+            _ => Ok(()),
+        }
     }
 }
 
@@ -106,8 +100,8 @@ pub const DEFAULT_STEAL_COST_NANOS: u64 = 100;
 /// A simulation's parameters.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SimConfig {
-    /// The scheduler.
-    pub scheduler: Scheduler,
+    /// The scheduler modelled.
+    pub model: Model,
     /// Workers P (at least 1).
     pub workers: usize,
     /// Seeds every random choice (victims, deques, placements) and the tie-break between
@@ -118,23 +112,23 @@ pub struct SimConfig {
     pub steal_cost: Option<u64>,
     /// Whether to return every node's worker and start time ([`SimReport::trace`]).
     pub trace: bool,
-    /// A forced schedule, as the runtimes' `PoolConfig::steal_budget`: after the first `k`
+    /// A forced schedule, as the runtimes' `PoolConfig::steals`: after the first `k`
     /// steals (muggings included), a worker out of work steals nothing while another worker
     /// runs a node, and steals again when none does; a held worker makes no attempt, so none
     /// is counted. `None`: no budget.
-    pub steal_budget: Option<u64>,
+    pub steals: Option<u64>,
 }
 
 impl SimConfig {
-    /// `scheduler` on `workers` workers with `seed`, the default steal cost, no trace.
-    pub fn new(scheduler: Scheduler, workers: usize, seed: u64) -> SimConfig {
+    /// `model` on `workers` workers with `seed`, the default steal cost, no trace.
+    pub fn new(model: Model, workers: usize, seed: u64) -> SimConfig {
         SimConfig {
-            scheduler,
+            model,
             workers,
             seed,
             steal_cost: None,
             trace: false,
-            steal_budget: None,
+            steals: None,
         }
     }
 }
@@ -153,8 +147,8 @@ pub struct Step {
 /// What a simulation counted. Times are in the DAG's units ([`Weights`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SimReport {
-    /// The scheduler simulated.
-    pub scheduler: Scheduler,
+    /// The scheduler modelled.
+    pub model: Model,
     /// Workers P.
     pub workers: usize,
     /// The seed.
@@ -198,7 +192,7 @@ pub struct SimReport {
 impl SimReport {
     fn empty(cfg: &SimConfig, steal_cost: u64, dag: &Dag) -> SimReport {
         SimReport {
-            scheduler: cfg.scheduler,
+            model: cfg.model,
             workers: cfg.workers,
             seed: cfg.seed,
             steal_cost,
@@ -242,10 +236,10 @@ impl SimReport {
     }
 }
 
-/// Simulates `dag` under `scheduler` on `workers` workers with `seed` and the default steal
+/// Simulates `dag` under `model` on `workers` workers with `seed` and the default steal
 /// cost. Panics if `workers` is 0.
-pub fn simulate(dag: &Dag, scheduler: Scheduler, workers: usize, seed: u64) -> SimReport {
-    simulate_with(dag, &SimConfig::new(scheduler, workers, seed))
+pub fn simulate(dag: &Dag, model: Model, workers: usize, seed: u64) -> SimReport {
+    simulate_with(dag, &SimConfig::new(model, workers, seed))
 }
 
 /// Simulates `dag` as `config` says. Panics if `config.workers` or `config.steal_cost` is 0,
@@ -262,9 +256,9 @@ pub fn simulate_with(dag: &Dag, config: &SimConfig) -> SimReport {
     });
     assert!(cost >= 1, "a steal attempt takes at least 1 unit");
     let p = config.workers;
-    match config.scheduler {
-        Scheduler::Abp => engine::run(dag, config, cost, abp::Abp::new(p)),
-        Scheduler::Prows { placement } => {
+    match config.model {
+        Model::Abp => engine::run(dag, config, cost, abp::Abp::new(p)),
+        Model::Prows { placement } => {
             engine::run(dag, config, cost, prows::Prows::new(p, placement))
         }
     }

@@ -76,13 +76,9 @@ pub(crate) struct Prows {
 
 impl Prows {
     pub(crate) fn new(p: usize, placement: Placement) -> Prows {
-        let (choices, rebalance) = match placement {
-            Placement::Paper => (1, true),
-            Placement::Artifact => (2, false),
-        };
         let mut s = Prows {
-            choices,
-            rebalance,
+            choices: placement.choices(),
+            rebalance: placement.rebalances(),
             dqs: Vec::new(),
             free: Vec::new(),
             active: vec![NONE; p],

@@ -19,7 +19,7 @@
 
 mod common;
 
-use stealbench_sim::{Scheduler, SimReport, simulate};
+use stealbench_sim::{Model, SimReport, simulate};
 use stealbench_workloads::Variant;
 
 const PS: [usize; 3] = [2, 16, 64];
@@ -31,7 +31,7 @@ fn the_papers_bounds_hold_on_every_workload() {
     for (name, variant, dag) in common::every_variant() {
         let (work, span) = (dag.total_work(), dag.span());
         let touches = dag.touches() as u64;
-        for s in Scheduler::ALL {
+        for s in Model::ALL {
             for p in PS {
                 for seed in 0..SEEDS {
                     let r = simulate(&dag, s, p, seed);
@@ -40,7 +40,7 @@ fn the_papers_bounds_hold_on_every_workload() {
                     assert!(r.time >= work.div_ceil(p64).max(span), "{ctx}");
                     if touches == 0 {
                         fork_join(&r, p64, &ctx);
-                    } else if s == Scheduler::Abp {
+                    } else if s == Model::Abp {
                         assert!(r.deviations <= (p64 + touches) * span, "{ctx}");
                         assert!(r.suspensions <= touches, "{ctx}");
                     } else {

@@ -3,16 +3,16 @@
 
 use stealbench_schedulers::record::{RecordWorker, Recorder, Weights};
 use stealbench_schedulers::{FutureHandle, Scope, Worker};
-use stealbench_sim::{Placement, Scheduler, SimConfig, Step, simulate, simulate_with};
+use stealbench_sim::{Model, Placement, SimConfig, Step, simulate, simulate_with};
 
-const PROWS: Scheduler = Scheduler::Prows {
+const PROWS: Model = Model::Prows {
     placement: Placement::Paper,
 };
-const ARTIFACT: Scheduler = Scheduler::Prows {
+const ARTIFACT: Model = Model::Prows {
     placement: Placement::Artifact,
 };
 
-fn traced(s: Scheduler, p: usize, seed: u64) -> SimConfig {
+fn traced(s: Model, p: usize, seed: u64) -> SimConfig {
     let mut c = SimConfig::new(s, p, seed);
     c.trace = true;
     c.steal_cost = Some(1);
@@ -33,7 +33,7 @@ fn a_stolen_join_branch_costs_two_deviations() {
     });
     assert_eq!(dag.len(), 4);
     for seed in 0..8 {
-        let r = simulate_with(&dag, &traced(Scheduler::Abp, 2, seed));
+        let r = simulate_with(&dag, &traced(Model::Abp, 2, seed));
         assert_eq!(
             (r.time, r.steals, r.steal_attempts, r.deviations),
             (13, 1, 6, 2)
@@ -71,7 +71,7 @@ fn an_early_touch_suspends_and_the_put_resumes() {
         })
     });
     assert_eq!(dag.len(), 5);
-    let abp = simulate_with(&dag, &traced(Scheduler::Abp, 2, 1));
+    let abp = simulate_with(&dag, &traced(Model::Abp, 2, 1));
     assert_eq!(
         (
             abp.time,
@@ -129,7 +129,7 @@ fn a_touch_with_work_below_suspends_the_whole_deque_under_prows_only() {
             w.join(|w| f.get(w), |w| w.work(4));
         })
     });
-    let abp = simulate_with(&dag, &traced(Scheduler::Abp, 2, 0));
+    let abp = simulate_with(&dag, &traced(Model::Abp, 2, 0));
     assert_eq!((abp.suspensions, abp.steals, abp.max_deques), (1, 1, 2));
     for seed in 0..16 {
         let r = simulate_with(&dag, &traced(PROWS, 2, seed));
@@ -145,7 +145,7 @@ fn a_touch_with_work_below_suspends_the_whole_deque_under_prows_only() {
 #[test]
 fn the_same_seed_gives_the_same_run_and_seeds_differ() {
     let (_, dag) = Recorder::record(Weights::Unit, |w| stealbench_workloads::fib::sf(w, 14));
-    for s in Scheduler::ALL {
+    for s in Model::ALL {
         let a = simulate(&dag, s, 8, 42);
         assert_eq!(a, simulate(&dag, s, 8, 42), "{s}");
         let others: Vec<_> = (0..4).map(|seed| simulate(&dag, s, 8, seed)).collect();
@@ -161,12 +161,12 @@ fn the_same_seed_gives_the_same_run_and_seeds_differ() {
 #[test]
 fn an_empty_recording_takes_no_time() {
     let dag = Recorder::new(Weights::Unit).take_dag();
-    let r = simulate(&dag, Scheduler::Abp, 4, 0);
+    let r = simulate(&dag, Model::Abp, 4, 0);
     assert_eq!((r.time, r.nodes, r.steals), (0, 0, 0));
 }
 
 /// Spoonhower et al.'s Figure 5(a) under the forced schedule of one steal
-/// (`SimConfig::steal_budget`): a future of weight 10·d + 1 and, in the creator's
+/// (`SimConfig::steals`): a future of weight 10·d + 1 and, in the creator's
 /// continuation, `d` nested joins whose innermost first branch touches it (each second branch
 /// of weight 1). Worker 1 steals the continuation (the one steal), goes down the joins and
 /// touches long before the put.
@@ -196,10 +196,10 @@ fn figure_5a_under_one_steal_deviates_2_plus_2d_times_under_abp_and_twice_under_
         });
         for seed in 0..4 {
             let forced = |s| SimConfig {
-                steal_budget: Some(1),
+                steals: Some(1),
                 ..traced(s, 2, seed)
             };
-            let abp = simulate_with(&dag, &forced(Scheduler::Abp));
+            let abp = simulate_with(&dag, &forced(Model::Abp));
             let want = 2 + 2 * u64::from(d);
             assert_eq!((abp.steals, abp.deviations), (1, want), "abp d={d}");
             for s in [PROWS, ARTIFACT] {

@@ -5,7 +5,7 @@
 
 use std::time::{Duration, Instant};
 use stealbench_schedulers::record::{Recorder, Weights};
-use stealbench_sim::{Scheduler, simulate};
+use stealbench_sim::{Model, simulate};
 use stealbench_workloads::fib;
 
 /// fib(32)'s fork-join DAG (1 + 3 · (F(33) - 1) = 10,573,732 nodes) replays at P = 1024 in
@@ -16,7 +16,7 @@ fn ten_million_nodes_replay_at_p1024_in_under_a_minute() {
     let (v, dag) = Recorder::record(Weights::Unit, |w| fib::fj(w, 32));
     assert_eq!(v, fib::expected(32));
     assert_eq!(dag.len(), 10_573_732);
-    for s in Scheduler::ALL {
+    for s in Model::ALL {
         let t = Instant::now();
         let r = simulate(&dag, s, 1024, 1);
         let wall = t.elapsed();

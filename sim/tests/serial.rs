@@ -4,14 +4,14 @@
 
 mod common;
 
-use stealbench_sim::{Scheduler, SimConfig, simulate_with};
+use stealbench_sim::{Model, SimConfig, simulate_with};
 
 #[test]
 fn one_worker_runs_the_serial_order_in_the_total_work() {
     let dags = common::every_variant();
     assert!(dags.len() >= 20, "{} variants recorded", dags.len());
     for (name, _, dag) in &dags {
-        for s in Scheduler::ALL {
+        for s in Model::ALL {
             let mut cfg = SimConfig::new(s, 1, 3);
             cfg.trace = true;
             let r = simulate_with(dag, &cfg);

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 use stealbench_schedulers::record::{Dag, RecordWorker, Recorder, Weights};
-use stealbench_sim::{Scheduler, SimConfig, simulate_with};
+use stealbench_sim::{Model, SimConfig, simulate_with};
 use stealbench_workloads::touchtree::{TreeInput, gf_with};
 
 /// The producer's delay per node, and the gate's per node, in units (microseconds read as
@@ -26,17 +26,17 @@ fn record(t: usize) -> Dag {
     dag
 }
 
-/// The program's one steal, forced (`steal_budget: Some(1)`), on two workers with a steal
+/// The program's one steal, forced (`steals: Some(1)`), on two workers with a steal
 /// cost of one unit.
-fn forced(s: Scheduler, seed: u64) -> SimConfig {
+fn forced(s: Model, seed: u64) -> SimConfig {
     let mut c = SimConfig::new(s, 2, seed);
     c.steal_cost = Some(1);
-    c.steal_budget = Some(1);
+    c.steals = Some(1);
     c
 }
 
 /// ProWS with the paper's and the artifact's placement: every scheduler but ABP.
-const PROWS: [Scheduler; 2] = [Scheduler::ALL[1], Scheduler::ALL[2]];
+const PROWS: [Model; 2] = [Model::ALL[1], Model::ALL[2]];
 
 /// The DAG's span is Θ(log t), its one-worker schedule deviates nowhere, and under one steal
 /// ABP deviates exactly 2(t + 1) times for every t: the steal, then t suspensions of node
@@ -56,10 +56,10 @@ fn one_steal_and_t_touches_deviate_2t_plus_2_times_under_abp_and_twice_under_pro
             "t={t}: span {}",
             dag.span()
         );
-        let one = simulate_with(&dag, &SimConfig::new(Scheduler::Abp, 1, 0));
+        let one = simulate_with(&dag, &SimConfig::new(Model::Abp, 1, 0));
         assert_eq!((one.steals, one.deviations), (0, 0));
         for seed in 0..4 {
-            let r = simulate_with(&dag, &forced(Scheduler::Abp, seed));
+            let r = simulate_with(&dag, &forced(Model::Abp, seed));
             let t1 = t as u64 + 1;
             assert_eq!(
                 (r.steals, r.suspensions, r.deviations),
@@ -88,7 +88,7 @@ fn unforced_abp_deviates_3_times_per_steal_and_prows_at_most_twice() {
         let dag = record(t);
         for cost in [1, 3, 10, 30, 100, 300] {
             for seed in 0..3 {
-                let mut c = SimConfig::new(Scheduler::Abp, 2, seed);
+                let mut c = SimConfig::new(Model::Abp, 2, seed);
                 c.steal_cost = Some(cost);
                 let r = simulate_with(&dag, &c);
                 assert!(
@@ -97,7 +97,7 @@ fn unforced_abp_deviates_3_times_per_steal_and_prows_at_most_twice() {
                     r.counters()
                 );
                 for s in PROWS {
-                    c.scheduler = s;
+                    c.model = s;
                     let r = simulate_with(&dag, &c);
                     assert!(
                         r.deviations <= 2 * r.steals,

@@ -107,7 +107,7 @@ fn async_ops(c: &mut Criterion) {
         });
         g.finish();
     }
-    one::<Serial>(c, "serial-async");
+    one::<Serial>(c, "serial/front=async");
     one::<LibforkPool>(c, "libfork");
     one::<TokioPool>(c, "tokio");
 }

@@ -1,11 +1,14 @@
-//! Overhead and speedup of the fiber runtimes (`abp`, `prows`) on fib: T_1/T_s for `fj`, `sf`
-//! and `sf-nostack` (sf on a pool with `FutureStack::Current`), the cost of one future over a
-//! join, and the P=2 speedup.
+//! Overhead and speedup of the fiber runtimes (`abp`, `prows`) on fib: T_1/T_s for `fj` and
+//! `sf` on the default pool, and for `sf` on a `futures=nostack` pool (`FutureStack::Current`:
+//! no stack of its own per future, the ProWS paper's "-stack" row), the cost of one future
+//! over a join, and the P=2 speedup.
 //!
-//! `cargo run --release -p stealbench-workloads --example fiber_fib [n] [reps] [fj|sf|sf-nostack] [P]`
-//! (the defaults are n = 35, reps = 5; every figure is the best of `reps` runs, and every
+//! `cargo run --release -p stealbench-workloads --example fiber_fib [n] [reps] [fj|sf] [P] [stack|nostack]`
+//! (the defaults are n = 35, reps = 5; the last three, if given, keep only the rows of that
+//! variant, that P, that `futures` setting; every figure is the best of `reps` runs, and every
 //! answer is checked). T_s is `workloads::fib::serial`, the variants are the workload's own
-//! `fj` and `sf`: the code the harness runs.
+//! `fj` and `sf`: the code the harness runs. A row is named as the harness names its arm and
+//! variant: `abp sf`, `abp/futures=nostack sf`.
 
 mod common;
 
@@ -16,17 +19,28 @@ use stealbench_schedulers::prows::Prows;
 use stealbench_schedulers::{ForkJoin, FutureStack, PoolConfig};
 use stealbench_workloads::fib::{expected, fj, serial, sf};
 
+/// The rows of each runtime: the variant, and where its futures run.
+const ROWS: [(&str, FutureStack); 3] = [
+    ("fj", FutureStack::New),
+    ("sf", FutureStack::New),
+    ("sf", FutureStack::Current),
+];
+
 fn main() {
     let mut args = std::env::args().skip(1);
     let n: u64 = args.next().map_or(35, |a| a.parse().expect("n"));
     let reps: usize = args.next().map_or(5, |a| a.parse().expect("reps"));
     let only_variant = args.next();
     let only_p: Option<usize> = args.next().map(|a| a.parse().expect("P"));
+    let only_futures: Option<FutureStack> = args
+        .next()
+        .map(|a| a.parse().unwrap_or_else(|e| panic!("{e}")));
     let want = expected(n);
     let ts = best(reps, want, || serial(black_box(n)));
     println!("fib({n}) T_s = {ts:.4} s (workloads::fib::serial)");
-    measure::<Abp>(n, reps, want, ts, only_variant.as_deref(), only_p);
-    measure::<Prows>(n, reps, want, ts, only_variant.as_deref(), only_p);
+    let only = (only_variant.as_deref(), only_p, only_futures);
+    measure::<Abp>(n, reps, want, ts, only);
+    measure::<Prows>(n, reps, want, ts, only);
 }
 
 fn measure<S: ForkJoin>(
@@ -34,25 +48,27 @@ fn measure<S: ForkJoin>(
     reps: usize,
     want: u64,
     ts: f64,
-    only_variant: Option<&str>,
-    only_p: Option<usize>,
+    (only_variant, only_p, only_futures): (Option<&str>, Option<usize>, Option<FutureStack>),
 ) {
     let mut fj_t1 = f64::NAN;
-    for variant in ["fj", "sf", "sf-nostack"] {
-        if only_variant.is_some_and(|v| v != variant) {
+    for (variant, futures) in ROWS {
+        if only_variant.is_some_and(|v| v != variant) || only_futures.is_some_and(|f| f != futures)
+        {
             continue;
         }
+        // The arm as the harness spells it: the runtime, and its setting where not the default.
+        let arm = if futures == FutureStack::default() {
+            S::NAME.to_string()
+        } else {
+            format!("{}/futures={futures}", S::NAME)
+        };
         let mut t1 = f64::NAN;
         for p in [1, 2] {
             if only_p.is_some_and(|q| q != p) {
                 continue;
             }
             let config = PoolConfig {
-                future_stack: if variant == "sf-nostack" {
-                    FutureStack::Current
-                } else {
-                    FutureStack::New
-                },
+                futures,
                 ..PoolConfig::with_workers(p)
             };
             let pool = S::start(&config).expect("pool");
@@ -68,16 +84,14 @@ fn measure<S: ForkJoin>(
                     // fib(n) makes fib(n+1) - 1 joins or futures.
                     let forks = expected(n + 1) - 1;
                     println!(
-                        "{} {variant}/fj at P=1 = {:.2}; one future costs {:.1} ns more than a join",
-                        S::NAME,
+                        "{arm} {variant}/fj at P=1 = {:.2}; one future costs {:.1} ns more than a join",
                         t / fj_t1,
                         (t - fj_t1) / forks as f64 * 1e9
                     );
                 }
             }
             println!(
-                "{} {variant} P={p}: {t:.4} s  T_{p}/T_s = {:.2}  T_1/T_{p} = {:.2}  stats of {reps} runs {:?}",
-                S::NAME,
+                "{arm} {variant} P={p}: {t:.4} s  T_{p}/T_s = {:.2}  T_1/T_{p} = {:.2}  stats of {reps} runs {:?}",
                 t / ts,
                 t1 / t,
                 pool.stats().named()

@@ -2,7 +2,7 @@
 //! nothing but its mandated steps happen. Rungs, each T_1/T_s against `workloads::fib::serial`:
 //!
 //! - `async`: fib's async state machines, every child polled in place to completion (the
-//!   `serial-async` runtime: no frame of its own, nothing stealable);
+//!   `serial/front=async` arm: no frame of its own, nothing stealable);
 //! - `frames`: every child's future in a frame of its own on a linear stack (bump allocation,
 //!   freed LIFO), polled through a function pointer by a trampoline; the parent is polled
 //!   twice per join (fork `a`; finish after `b`): when `a` returns, the trampoline makes `b`

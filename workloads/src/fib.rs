@@ -1,10 +1,11 @@
 //! `fib`: recursive Fibonacci without base-case coarsening (ProWS Figure 3, libfork, Fibril).
 //! Almost all of its time is the runtime's fork or future-creation overhead.
 //!
-//! Variants: `fj` (join), `sf` (a structured future per call) and `sf-nostack`, the ProWS
-//! paper's "-stack" row of Figure 3: the same `sf` code, run by the harness on a pool started
-//! with [`FutureStack::Current`](stealbench_schedulers::FutureStack::Current), so no future
-//! gets a stack of its own (only the fiber runtimes offer that choice).
+//! Variants: `fj` (join) and `sf` (a structured future per call). The ProWS paper's "-stack"
+//! row of Figure 3 is `sf` on a pool started with
+//! [`FutureStack::Current`](stealbench_schedulers::FutureStack::Current) (the arm
+//! `prows/futures=nostack`), so no future gets a stack of its own (only the fiber runtimes
+//! offer that choice): a setting of the runtime, not of the program.
 
 use crate::{Checked, Params, Size, Variant, Workload};
 use std::future::Future;
@@ -86,7 +87,7 @@ impl Workload for Fib {
     const NAME: &'static str = "fib";
     const DESCRIPTION: &'static str =
         "recursive Fibonacci, no base-case coarsening (spawn overhead)";
-    const VARIANTS: &'static [Variant] = &[Variant::Fj, Variant::Sf, Variant::SfNostack];
+    const VARIANTS: &'static [Variant] = &[Variant::Fj, Variant::Sf];
     const ASYNC_VARIANTS: &'static [Variant] = &[Variant::Fj, Variant::Sf];
 
     type Input = u64;
@@ -116,8 +117,7 @@ impl Workload for Fib {
         let n = *n;
         match variant {
             Variant::Fj => pool.run(|w| fj(w, n)),
-            // sf-nostack differs in the pool's configuration only (see the module docs).
-            Variant::Sf | Variant::SfNostack => pool.run(|w| sf(w, n)),
+            Variant::Sf => pool.run(|w| sf(w, n)),
             v => panic!("fib has no {v} variant"),
         }
     }

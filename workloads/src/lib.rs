@@ -57,9 +57,6 @@ pub enum Variant {
     Fj,
     /// Structured futures: single touch, touched by a task in series with the creator.
     Sf,
-    /// Structured futures without a new stack per future (the ProWS paper's "-stack" row).
-    /// Only runtimes that give each future its own stack distinguish it from `sf`.
-    SfNostack,
     /// General futures: multi-touch handles, touched from other tasks.
     Gf,
     /// Linear pipeline (Piper).
@@ -68,20 +65,13 @@ pub enum Variant {
 
 impl Variant {
     /// Every variant, in the order tables list them.
-    pub const ALL: [Variant; 5] = [
-        Variant::Fj,
-        Variant::Sf,
-        Variant::SfNostack,
-        Variant::Gf,
-        Variant::Lp,
-    ];
+    pub const ALL: [Variant; 4] = [Variant::Fj, Variant::Sf, Variant::Gf, Variant::Lp];
 
     /// The spelling used on the command line and in result files.
     pub fn name(self) -> &'static str {
         match self {
             Variant::Fj => "fj",
             Variant::Sf => "sf",
-            Variant::SfNostack => "sf-nostack",
             Variant::Gf => "gf",
             Variant::Lp => "lp",
         }
@@ -89,7 +79,7 @@ impl Variant {
 
     /// Does this variant create futures?
     pub fn uses_futures(self) -> bool {
-        matches!(self, Variant::Sf | Variant::SfNostack | Variant::Gf)
+        matches!(self, Variant::Sf | Variant::Gf)
     }
 }
 

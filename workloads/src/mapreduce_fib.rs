@@ -13,7 +13,7 @@
 //!   suspends (the deque or the fiber) and the worker computes other items while the pool's
 //!   I/O thread waits; the runtimes that cannot hide latency (`serial`, `rayon`) block on it,
 //!   which is the classic program again. On the async front-end, `tokio` awaits the timer
-//!   natively (its task is suspended), `serial-async` and `libfork` block.
+//!   natively (its task is suspended), `serial/front=async` and `libfork` block.
 //!
 //! Latency is not CPU: with latency hiding, P workers finish in about
 //! `latency + items·T(fib(n)) / P`, classic ones in about `items·(latency + T(fib(n))) / P`,

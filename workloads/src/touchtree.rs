@@ -282,7 +282,7 @@ mod tests {
         /// deviations) of one run.
         fn counted<S: Scheduler + ForkJoin>(t: usize) -> (u64, u64, u64) {
             let pool = S::start(&PoolConfig {
-                steal_budget: Some(1),
+                steals: Some(1),
                 ..PoolConfig::with_workers(2)
             })
             .unwrap();

@@ -73,7 +73,7 @@
 //!
 //! # Measured (release, this 2-core machine, idle)
 //!
-//! T1 on one worker, 2026-11-27 (quiet, median of 7): `serial` 0.33 s, `serial-async` 0.35 s,
+//! T1 on one worker, 2026-11-27 (quiet, median of 7): `serial` 0.33 s, `serial/front=async` 0.35 s,
 //! `abp` 0.33 s, `libfork` 0.36 s (T_1/T_s 1.10; 4,130,070 frames for 4,130,071 nodes: one a
 //! node but the root's). On an earlier day, with `serial` at 0.27 s on T1 (65 ns a node, two
 //! thirds of it the SHA-1 compression, which the `sha1` crate does with the CPU's SHA

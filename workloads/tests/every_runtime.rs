@@ -3,11 +3,13 @@
 
 use stealbench_schedulers::abp::Abp;
 use stealbench_schedulers::libfork::LibforkPool;
-use stealbench_schedulers::prows::{Prows, ProwsArtifact};
+use stealbench_schedulers::prows::Prows;
 use stealbench_schedulers::rayon::RayonPool;
 use stealbench_schedulers::serial::Serial;
 use stealbench_schedulers::tokio::TokioPool;
-use stealbench_schedulers::{AsyncForkJoin, ForkJoin, IdlePolicy, PoolConfig, Scheduler};
+use stealbench_schedulers::{
+    AsyncForkJoin, ForkJoin, FutureStack, IdlePolicy, Placement, PoolConfig, Scheduler,
+};
 use stealbench_workloads::{Size, Variant, Workload, all, with_workload};
 
 /// Runs every closure-front-end variant of `W` on `pool`, twice (so state left behind by one
@@ -16,7 +18,7 @@ fn closure_runs<S: ForkJoin, W: Workload>(pool: &S) -> usize {
     let input = W::input_at(Size::Test);
     let mut n = 0;
     for &v in W::VARIANTS {
-        if v == Variant::Gf && !S::GENERAL_FUTURES {
+        if v == Variant::Gf && !S::CAPABILITIES.general_futures {
             continue; // the runtime says it cannot run general futures (rayon)
         }
         for _ in 0..2 {
@@ -35,7 +37,7 @@ fn async_runs<S: AsyncForkJoin, W: Workload>(pool: &S) -> usize {
     let input = W::input_at(Size::Test);
     let mut n = 0;
     for &v in W::ASYNC_VARIANTS {
-        if v != Variant::Fj && !S::FUTURES {
+        if v != Variant::Fj && !S::CAPABILITIES.futures {
             continue; // a fork-join runtime without futures (libfork)
         }
         for _ in 0..2 {
@@ -89,10 +91,19 @@ fn serial_both_front_ends() {
 /// Every workload's closure-front-end variants on `S` started at each P of `workers` (its `gf`
 /// variants where the runtime runs general futures).
 fn closure_runtime<S: ForkJoin>(workers: &[usize]) {
+    closure_runtime_with::<S>(workers, &PoolConfig::with_workers(1));
+}
+
+/// As `closure_runtime`, on pools started with `config` but for its worker count.
+fn closure_runtime_with<S: ForkJoin>(workers: &[usize], config: &PoolConfig) {
     for &p in workers {
-        let pool = S::start(&PoolConfig::with_workers(p)).unwrap();
-        let want = variants(S::GENERAL_FUTURES).0;
-        assert_eq!(closure_front_end(&pool), want, "{} P={p}", S::NAME);
+        let config = PoolConfig {
+            workers: p,
+            ..config.clone()
+        };
+        let pool = S::start(&config).unwrap();
+        let want = variants(S::CAPABILITIES.general_futures).0;
+        assert_eq!(closure_front_end(&pool), want, "{} {config:?}", S::NAME);
     }
 }
 
@@ -145,5 +156,21 @@ fn prows_one_and_two_workers() {
 /// Two workers only: at P = 1 the artifact placement has one worker to choose from.
 #[test]
 fn prows_artifact_two_workers() {
-    closure_runtime::<ProwsArtifact>(&[2]);
+    let artifact = PoolConfig {
+        placement: Placement::Artifact,
+        ..PoolConfig::with_workers(1)
+    };
+    closure_runtime_with::<Prows>(&[2], &artifact);
+}
+
+/// Futures without a stack of their own (`X/futures=nostack`, fib's `sf` there being the ProWS
+/// paper's "-stack" row): every variant, on the fiber runtimes that offer the choice.
+#[test]
+fn fiber_runtimes_futures_nostack() {
+    let nostack = PoolConfig {
+        futures: FutureStack::Current,
+        ..PoolConfig::with_workers(1)
+    };
+    closure_runtime_with::<Abp>(&[1, 2], &nostack);
+    closure_runtime_with::<Prows>(&[1, 2], &nostack);
 }

@@ -3,7 +3,7 @@
 //! Table 2: steals, unmaps and page faults for Fibril, page faults only for Cilk Plus and TBB).
 
 use super::metric::{Context, Count, Metric};
-use super::suites::paper_number;
+use super::paper_number;
 use crate::grid::Row;
 
 /// [`Count`]'s counters, each with the paper's value from a reference CSV (one record per

@@ -65,8 +65,8 @@ mod tests {
         assert_eq!(
             runtimes,
             [
-                "libfork/victim=numa/pin=scatter",
-                "libfork/idle=busy/victim=numa/pin=scatter",
+                "libfork/victim=numa/pinning=scatter",
+                "libfork/idle=busy/victim=numa/pinning=scatter",
                 "abp",
                 "fibril",
                 "rayon",
@@ -75,7 +75,7 @@ mod tests {
         );
         assert!(
             f.caption
-                .contains("Lazy-LF is `libfork/victim=numa/pin=scatter`")
+                .contains("Lazy-LF is `libfork/victim=numa/pinning=scatter`")
         );
         let matmul = f.rows.iter().find(|r| r.bench == "matmul").unwrap();
         assert_eq!(matmul.workload, "mm/input=libfork");

@@ -20,7 +20,7 @@
 
 use super::fit::{Fit, fit};
 use super::metric::{Context, Metric, key, mark_oversubscribed, unfinished};
-use super::suites::{paper_number, paper_text};
+use super::{paper_number, paper_text};
 use crate::grid::{Row, Status};
 use crate::results::PointSummary;
 

@@ -1,9 +1,10 @@
 //! The papers' figures and tables: the registry of ids, the reference CSVs (embedded from
-//! `paper-figures/reference/`), and what every figure shares (baseline rows, the ProWS
-//! runtime mapping). A figure is one module: its rows (runtime arm, workload, variant, with the
-//! paper's values), its [`Metric`] (what its table's cells and plot's lines show) and its
-//! caption; the table, the plot and the Markdown page are rendered by shared code. Adding a
-//! figure is adding its module and one line in `figures!`'s list below.
+//! `paper-figures/reference/`) and the lookup of a benchmark's number in one, and what every
+//! figure shares (baseline rows, the ProWS runtime mapping). A figure is one module: its rows
+//! (runtime arm, workload, variant, with the paper's values), its [`Metric`] (what its table's
+//! cells and plot's lines show) and its caption; the table, the plot and the Markdown page are
+//! rendered by shared code. Adding a figure is adding its module and one line in `figures!`'s
+//! list below.
 
 use crate::grid::{PaperValues, Row, workload_info};
 use crate::runtimes;
@@ -201,13 +202,29 @@ impl Reference {
     }
 }
 
+/// The text of column `col` in the record of benchmark `bench` (column `bench`) of the
+/// reference CSV `csv`, if present and not empty.
+pub fn paper_text(csv: &str, bench: &str, col: &str) -> Option<String> {
+    let r = Reference::parse(csv);
+    let rec = r
+        .records
+        .iter()
+        .find(|rec| r.field(rec, "bench") == Some(bench))?;
+    r.field(rec, col).map(str::to_string)
+}
+
+/// The number in column `col` of benchmark `bench`'s record of `csv`.
+pub fn paper_number(csv: &str, bench: &str, col: &str) -> Option<f64> {
+    paper_text(csv, bench, col)?.parse().ok()
+}
+
 /// The baseline runtimes every figure adds, with no paper value; each runs in every arm the
 /// registry lists for it (libfork: lazy and busy).
 pub const BASELINES: [&str; 3] = ["rayon", "tokio", "libfork"];
 
 /// Adds, after each benchmark's paper rows, one row per baseline arm and per variant of those
-/// rows that the workload offers on the baseline's front-end (but `sf-nostack`, a fiber
-/// runtime's configuration, and every variant with futures on a fork-join-only runtime). A
+/// rows that the workload offers on the arm's front-end (but every variant with futures on a
+/// fork-join-only runtime). A
 /// variant the baseline refuses otherwise (rayon's gf) stays, as a row that says why. For a
 /// workload that does not exist yet every variant is listed (and shown as not yet implemented).
 pub fn with_baselines(paper_rows: Vec<Row>) -> Vec<Row> {
@@ -234,22 +251,23 @@ pub fn with_baselines(paper_rows: Vec<Row>) -> Vec<Row> {
             let Some(entry) = runtimes::find(rt) else {
                 continue;
             };
+            let fork_join_only = entry.capabilities().is_some_and(|c| !c.futures);
             for &v in &variants {
-                // sf-nostack is a fiber runtime's configuration of the sf code, not a program
-                // of its own: the baselines have no such choice (their sf row says it all).
-                if v == Variant::SfNostack || (v != Variant::Fj && runtimes::fork_join_only(rt)) {
+                if v != Variant::Fj && fork_join_only {
                     continue;
                 }
-                let offered = info
-                    .as_ref()
-                    .is_none_or(|w| crate::grid::offers(w, v, entry.front_end));
-                if offered {
-                    for arm in entry.arm_specs() {
+                for spec in entry.arm_specs() {
+                    let front =
+                        runtimes::Arm::parse(&spec).map_or(entry.front_ends[0], |a| a.front_end());
+                    if info
+                        .as_ref()
+                        .is_none_or(|w| crate::grid::offers(w, v, front))
+                    {
                         out.push(Row {
                             bench: bench.clone(),
                             workload: workload.clone(),
                             variant: v,
-                            runtime: arm,
+                            runtime: spec,
                             paper: None,
                         });
                     }
@@ -261,11 +279,11 @@ pub fn with_baselines(paper_rows: Vec<Row>) -> Vec<Row> {
 }
 
 /// The ProWS mapping of a paper variant to our runtime: Cilk Plus (fj, lp) is `abp`, Cilk-F
-/// (sf, sf-nostack, gf) is `prows`.
+/// (sf, gf) is `prows`.
 pub fn prows_runtime(v: Variant) -> &'static str {
     match v {
         Variant::Fj | Variant::Lp => "abp",
-        Variant::Sf | Variant::SfNostack | Variant::Gf => "prows",
+        Variant::Sf | Variant::Gf => "prows",
     }
 }
 
@@ -282,6 +300,16 @@ mod tests {
         assert_eq!(v.value(1), None);
         assert_eq!(v.value(2), Some(17.09));
         assert_eq!(v.value(4), None);
+    }
+
+    #[test]
+    fn lookups_find_the_benchmark_and_column() {
+        let csv = "# c\nbench,x,y\nfib,1.5,\nmatmul,2,3\n";
+        assert_eq!(paper_number(csv, "fib", "x"), Some(1.5));
+        assert_eq!(paper_number(csv, "fib", "y"), None);
+        assert_eq!(paper_number(csv, "matmul", "y"), Some(3.0));
+        assert_eq!(paper_number(csv, "lu", "x"), None);
+        assert_eq!(paper_text(csv, "matmul", "nosuch"), None);
     }
 
     #[test]
@@ -305,24 +333,31 @@ mod tests {
             runtime: prows_runtime(v).to_string(),
             paper: Some(PaperValues::default()),
         };
+        let nostack = Row {
+            runtime: "prows/futures=nostack".into(),
+            ..row("fib", Variant::Sf)
+        };
         let rows = with_baselines(vec![
             row("fib", Variant::Fj),
-            row("fib", Variant::SfNostack),
+            nostack,
             row("nosuch", Variant::Gf),
         ]);
         let names: Vec<String> = rows
             .iter()
             .map(|r| format!("{}-{}-{}", r.bench, r.variant, r.runtime))
             .collect();
-        // sf-nostack gets no baseline row, libfork (fork-join only) its fj rows in both arms;
-        // `nosuch` does not exist: all its variants but those libfork refuses.
+        // A configuration of prows's sf is the program sf for the baselines; libfork
+        // (fork-join only) gets its fj rows in both arms; `nosuch` does not exist: all its
+        // variants but those libfork refuses.
         assert_eq!(
             names,
             [
                 "fib-fj-abp",
-                "fib-sf-nostack-prows",
+                "fib-sf-prows/futures=nostack",
                 "fib-fj-rayon",
+                "fib-sf-rayon",
                 "fib-fj-tokio",
+                "fib-sf-tokio",
                 "fib-fj-libfork",
                 "fib-fj-libfork/idle=busy",
                 "nosuch-gf-prows",

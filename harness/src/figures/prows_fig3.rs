@@ -1,7 +1,7 @@
 //! ProWS (PPoPP'19) Figure 3: the overhead of futures on fib without base-case coarsening:
 //! spawn/sync on Cilk Plus (our `abp`), structured futures on Cilk-F (our `prows`), and
-//! structured futures without the stack switch per fut-create (`prows`, sf-nostack); speedups
-//! are scalability over T_1.
+//! structured futures without the stack switch per fut-create (`prows/futures=nostack`);
+//! speedups are scalability over T_1.
 
 use super::metric::Time;
 use super::{Figure, Reference, SpeedupBase, prows_runtime, with_baselines, XAxis};
@@ -16,10 +16,15 @@ pub const TITLE: &str = "ProWS (PPoPP'19) Figure 3: fib(42) with spawn/sync, str
 /// The reference numbers, embedded so the binary works from any directory.
 const CSV: &str = include_str!("../../../paper-figures/reference/prows_fig3.csv");
 
-/// Splits the paper's `fib-sf-nostack` into workload `fib` and variant `sf-nostack`.
-fn split_bench(bench: &str) -> (&str, Variant) {
+/// Splits the paper's `fib-sf-nostack` into workload `fib`, variant `sf` and the arm that runs
+/// it: the "-stack" row is the `sf` program on `prows/futures=nostack`.
+fn split_bench(bench: &str) -> (&str, Variant, String) {
     let (w, v) = bench.split_once('-').expect("bench is workload-variant");
-    (w, v.parse().expect("the reference names known variants"))
+    let (v, settings) = v
+        .strip_suffix("-nostack")
+        .map_or((v, ""), |v| (v, "/futures=nostack"));
+    let variant = v.parse().expect("the reference names known variants");
+    (w, variant, format!("{}{settings}", prows_runtime(variant)))
 }
 
 /// The figure with its three paper rows and the baselines.
@@ -29,12 +34,13 @@ pub fn figure() -> Figure {
         .records
         .iter()
         .map(|rec| {
-            let (workload, variant) = split_bench(reference.field(rec, "bench").expect("bench"));
+            let (workload, variant, runtime) =
+                split_bench(reference.field(rec, "bench").expect("bench"));
             Row {
                 bench: workload.to_string(),
                 workload: workload.to_string(),
                 variant,
-                runtime: prows_runtime(variant).to_string(),
+                runtime,
                 paper: Some(reference.paper_values(rec)),
             }
         })
@@ -46,7 +52,8 @@ pub fn figure() -> Figure {
                   and fib-sf without the switch to a new stack on every fut-create (\"-stack\"); \
                   in parentheses the scalability over T_1. T_s (serial elision) = 2.46 s. \
                   Paper machine: Intel Xeon E5-2665, 2 x 8 cores. Here fib-fj runs on `abp` (for \
-                  Cilk Plus), fib-sf and fib-sf-nostack on `prows` (for Cilk-F).",
+                  Cilk Plus), fib-sf on `prows` and fib-sf-nostack on `prows/futures=nostack` (for \
+                  Cilk-F).",
         reference_path: "paper-figures/reference/prows_fig3.csv",
         reference,
         paper_workers: &[1, 2, 4, 8, 16],
@@ -73,7 +80,11 @@ mod tests {
             .collect();
         assert_eq!(
             names,
-            ["fib-fj@abp", "fib-sf@prows", "fib-sf-nostack@prows"]
+            [
+                "fib-fj@abp",
+                "fib-sf@prows",
+                "fib-sf@prows/futures=nostack"
+            ]
         );
         let sf = paper[1].paper.as_ref().unwrap();
         assert_eq!(sf.ts, Some(2.46));

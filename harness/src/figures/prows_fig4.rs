@@ -1,7 +1,7 @@
 //! ProWS (PPoPP'19) Figure 4: the number of deviations on 16 processors, the maximum of 3
 //! runs, for hw, lcs and sw in their fork-join (Cilk Plus, our `abp`), structured-futures and
 //! general-futures versions (Cilk-F, our `prows`, with the authors' artifact placement beside
-//! it as `prows-artifact`).
+//! it as `prows/placement=artifact`).
 //!
 //! Deviations are counted exactly by the runtimes (Definition 1 of Spoonhower et al.: a strand
 //! whose predecessor in the one-worker order is not what its worker ran just before it). On a
@@ -25,7 +25,7 @@ const CSV: &str = include_str!("../../../paper-figures/reference/prows_fig4.csv"
 const P: usize = 16;
 
 /// The figure: per benchmark, fj on `abp`, sf and gf on `prows` with the paper's count, and
-/// sf and gf on `prows-artifact`.
+/// sf and gf on `prows/placement=artifact`.
 pub fn figure() -> Figure {
     let reference = Reference::parse(CSV);
     let mut rows = Vec::new();
@@ -50,12 +50,12 @@ pub fn figure() -> Figure {
                 }),
             ));
             if variant != Variant::Fj {
-                rows.push(row("prows-artifact", None));
+                rows.push(row("prows/placement=artifact", None));
             }
             // The same program simulated at P = 16 (`stealbench-sim`, unit strands).
             rows.push(row(&format!("{}/sim=unit", prows_runtime(variant)), None));
             if variant != Variant::Fj {
-                rows.push(row("prows-artifact/sim=unit", None));
+                rows.push(row("prows/placement=artifact/sim=unit", None));
             }
         }
     }
@@ -66,7 +66,7 @@ pub fn figure() -> Figure {
                   fork-join (Cilk Plus), structured-futures and general-futures (Cilk-F) \
                   versions of the benchmarks. Paper machine: Intel Xeon E5-2665, 2 x 8 cores. \
                   Here the fj rows run on `abp` (for Cilk Plus) and the sf and gf rows on \
-                  `prows` (for Cilk-F, the paper's placement) and on `prows-artifact` (the \
+                  `prows` (for Cilk-F, the paper's placement) and on `prows/placement=artifact` (the \
                   authors' artifact placement: the less loaded of two random workers, no \
                   rebalancing); runtimes that do not count deviations are left out. The \
                   `sim=unit` rows replay each program's recorded DAG (unit-weight strands) in \
@@ -104,7 +104,7 @@ mod tests {
         assert_eq!(paper[..3], ["hw-fj@abp", "hw-sf@prows", "hw-gf@prows"]);
         let hw_gf = f.rows.iter().find(|r| r.workload == "hw" && r.variant == Variant::Gf);
         assert_eq!(hw_gf.unwrap().paper.as_ref().unwrap().value(16), Some(24904.0));
-        let artifact = f.rows.iter().filter(|r| r.runtime == "prows-artifact");
+        let artifact = f.rows.iter().filter(|r| r.runtime == "prows/placement=artifact");
         assert_eq!(artifact.count(), 6);
         let simulated = f.rows.iter().filter(|r| r.runtime.ends_with("/sim=unit"));
         assert_eq!(simulated.count(), 15);

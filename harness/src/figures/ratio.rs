@@ -10,7 +10,7 @@
 use super::metric::{
     Context, Metric, format_speedup, format_time, key, mark_oversubscribed, unfinished,
 };
-use super::suites::paper_number;
+use super::paper_number;
 use crate::grid::{PointKey, Row, Status};
 use crate::results;
 use crate::stats;

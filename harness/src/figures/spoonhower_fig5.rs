@@ -8,7 +8,7 @@
 //! steals and deviations on the real `abp` (the paper's parsimonious `ws`) and `prows` (with
 //! its artifact placement), all at P = 2, the processors of the construction: first in the
 //! schedule the machine gives, then in the construction's own schedule, forced by a budget of
-//! one steal (`steals=1`, `PoolConfig::steal_budget`: after the first steal, an idle worker
+//! one steal (`steals=1`, `PoolConfig::steals`: after the first steal, an idle worker
 //! takes nothing from the other while that one runs), on the runtimes and in the simulator,
 //! which replays each program's recorded DAG (`sim=nanos`: the strands' measured lengths, so
 //! the producer's spin outlasts the consumer's descent there as it does on the machine).
@@ -30,10 +30,10 @@ pub const TITLE: &str = "Spoonhower et al. (SPAA'09) Figure 5: steals and deviat
 const RUNTIMES: [&str; 8] = [
     "abp",
     "prows",
-    "prows-artifact",
+    "prows/placement=artifact",
     "abp/steals=1",
     "prows/steals=1",
-    "prows-artifact/steals=1",
+    "prows/steals=1/placement=artifact",
     "abp/steals=1/sim=nanos",
     "prows/steals=1/sim=nanos",
 ];

@@ -1,7 +1,7 @@
 //! Spoonhower et al. (SPAA'09) Figure 6: steals and deviations against the number of
 //! processors for Halstead's quicksort (`hqsort`), under work stealing with futures (the
 //! paper's `ws` scheduler: our `abp`) and under proactive work stealing (`prows`, and its
-//! artifact placement `prows-artifact`), to show that deviations outgrow steals under
+//! artifact placement `prows/placement=artifact`), to show that deviations outgrow steals under
 //! parsimonious stealing.
 //!
 //! The paper plots its numbers without printing them, so there is nothing to set beside ours.
@@ -24,10 +24,10 @@ pub const TITLE: &str =
 const RUNTIMES: [&str; 6] = [
     "abp",
     "prows",
-    "prows-artifact",
+    "prows/placement=artifact",
     "abp/sim=unit",
     "prows/sim=unit",
-    "prows-artifact/sim=unit",
+    "prows/placement=artifact/sim=unit",
 ];
 
 /// The figure: hqsort (gf) on each runtime, measured and simulated.
@@ -50,7 +50,7 @@ pub fn figure() -> Figure {
                   (`ws`, in its parallel ML). Halstead's quicksort streams its partitions and \
                   passes one recursive call's result to the other as a future: span O(n), \
                   O(n log n) futures, each touched at least once. Here `ws` is `abp`; `prows` \
-                  and `prows-artifact` show proactive work stealing on the same program; the \
+                  and `prows/placement=artifact` show proactive work stealing on the same program; the \
                   `sim=unit` rows replay the program's recorded DAG (unit-weight strands) in the \
                   simulator's model of each, one seed per repetition, up to P = 1024.",
         reference_path: "",

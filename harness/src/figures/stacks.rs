@@ -31,7 +31,7 @@
 //! faults too, and none of the warm-up's.
 
 use super::metric::{Context, Metric, key, mark_oversubscribed, unfinished};
-use super::suites::paper_number;
+use super::paper_number;
 use crate::grid::{PointKey, Row, Status};
 use crate::results::PointSummary;
 

@@ -1,6 +1,6 @@
 //! The steal path on many cores: a scaling table anyone can run. No paper: the rows are the
 //! steal-heavy cases and fib, `uts/tree=T3` (fj), `lcs` and `sw` (sf) and `fib` (fj) on
-//! the deque runtimes (`abp`, `fibril`, `prows`, `prows-artifact`, `libfork` in both arms)
+//! the deque runtimes (`abp`, `fibril`, `prows`, `prows/placement=artifact`, `libfork` in both arms)
 //! and `rayon`, measured at the default worker counts (1, 2, 4, 8, 16 up to this machine's
 //! cores) or `--workers`'.
 //!
@@ -35,7 +35,7 @@ pub const ROWS: [(&str, &str, Variant, &[&str]); 4] = [
             "abp",
             "fibril",
             "prows",
-            "prows-artifact",
+            "prows/placement=artifact",
             "libfork",
             "libfork/idle=busy",
             "rayon",
@@ -45,7 +45,7 @@ pub const ROWS: [(&str, &str, Variant, &[&str]); 4] = [
         "lcs",
         "lcs",
         Variant::Sf,
-        &["prows", "prows-artifact", "abp", "rayon"],
+        &["prows", "prows/placement=artifact", "abp", "rayon"],
     ),
     ("sw", "sw", Variant::Sf, &["prows", "abp", "rayon"]),
     (
@@ -215,8 +215,8 @@ pub fn figure() -> Figure {
                   it and by workers going to sleep; on the fallback without `membarrier`, \
                   the thieves' SeqCst fences). Rows: UTS T3 (`uts/tree=T3`, fj; the size \
                   cuts it as for libfork's Figure 6) on `abp`, `fibril`, `prows`, \
-                  `prows-artifact`, `libfork`, `libfork/idle=busy` and `rayon`; lcs (sf) on \
-                  `prows`, `prows-artifact`, `abp` and `rayon`; sw (sf) on `prows`, `abp` \
+                  `prows/placement=artifact`, `libfork`, `libfork/idle=busy` and `rayon`; lcs (sf) on \
+                  `prows`, `prows/placement=artifact`, `abp` and `rayon`; sw (sf) on `prows`, `abp` \
                   and `rayon`; fib (fj) on `abp`, `fibril`, `prows`, `libfork`, \
                   `libfork/idle=busy` and `rayon`. fib runs at the size preset's n (n=36 at \
                   `small`; 32 at `quick`, 42 at `paper`): a workload spec `fib/n=36` would \
@@ -258,12 +258,12 @@ mod tests {
                 "uts/tree=T3 fj abp",
                 "uts/tree=T3 fj fibril",
                 "uts/tree=T3 fj prows",
-                "uts/tree=T3 fj prows-artifact",
+                "uts/tree=T3 fj prows/placement=artifact",
                 "uts/tree=T3 fj libfork",
                 "uts/tree=T3 fj libfork/idle=busy",
                 "uts/tree=T3 fj rayon",
                 "lcs sf prows",
-                "lcs sf prows-artifact",
+                "lcs sf prows/placement=artifact",
                 "lcs sf abp",
                 "lcs sf rayon",
                 "sw sf prows",

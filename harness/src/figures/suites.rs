@@ -1,7 +1,7 @@
 //! What the Fibril (SPAA'16) and libfork figures share: their benchmarks (the paper's name and
 //! our workload spec), the runtimes that stand in for the papers' ones, the rows built from
-//! them, the lookup of a benchmark's number in a reference CSV, and the constructors of
-//! Fibril's figures (the settings they share, the ratios of its Figures 3 and 4).
+//! them, and the constructors of Fibril's figures (the settings they share, the ratios of its
+//! Figures 3 and 4).
 //!
 //! The mapping of the papers' runtimes to ours:
 //!
@@ -75,13 +75,13 @@ pub const LIBFORK_UTS: [(&str, &str); 6] = [
 
 /// libfork's settings in its paper's runs, as arm settings (the one place they are spelt):
 /// victims by Eq. 6 (`victim=numa`: its NUMA-weighted victims, with the distance r_ij) and
-/// every worker pinned to a CPU, spread over the machine (`pin=scatter`: its pools'
+/// every worker pinned to a CPU, spread over the machine (`pinning=scatter`: its pools'
 /// default `numa_strategy::fan`, `hwloc_distrib` over the whole machine, which the
 /// benchmarks keep; `scatter` deals the workers over the NUMA nodes as it does, then fills
 /// each node core by core where `hwloc_distrib` also spreads them over the node's caches).
 macro_rules! libfork_paper_settings {
     () => {
-        "victim=numa/pin=scatter"
+        "victim=numa/pinning=scatter"
     };
 }
 pub(crate) use libfork_paper_settings;
@@ -264,35 +264,9 @@ pub fn fibril_ratio_figure(
     fibril_figure(id, title, caption, reference, paper_workers, metric, rows)
 }
 
-/// The text of column `col` in the record of benchmark `bench` (column `bench`) of the
-/// reference CSV `csv`, if present and not empty.
-pub fn paper_text(csv: &str, bench: &str, col: &str) -> Option<String> {
-    let r = Reference::parse(csv);
-    let rec = r
-        .records
-        .iter()
-        .find(|rec| r.field(rec, "bench") == Some(bench))?;
-    r.field(rec, col).map(str::to_string)
-}
-
-/// The number in column `col` of benchmark `bench`'s record of `csv`.
-pub fn paper_number(csv: &str, bench: &str, col: &str) -> Option<f64> {
-    paper_text(csv, bench, col)?.parse().ok()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn lookups_find_the_benchmark_and_column() {
-        let csv = "# c\nbench,x,y\nfib,1.5,\nmatmul,2,3\n";
-        assert_eq!(paper_number(csv, "fib", "x"), Some(1.5));
-        assert_eq!(paper_number(csv, "fib", "y"), None);
-        assert_eq!(paper_number(csv, "matmul", "y"), Some(3.0));
-        assert_eq!(paper_number(csv, "lu", "x"), None);
-        assert_eq!(paper_text(csv, "matmul", "nosuch"), None);
-    }
 
     #[test]
     fn rows_are_grouped_by_benchmark() {
@@ -322,28 +296,6 @@ mod tests {
                 (idle, VictimPolicy::NumaWeighted, Pinning::Scatter)
             );
         }
-        // The legends name the two arms as the paper does, the table by their spellings.
-        use crate::figures::metric::Context;
-        use crate::grid::{Grid, Selection};
-        use crate::testutil::ok_point;
-        let fig = super::super::libfork_fig5::figure();
-        let grid = Grid::build(fig.rows.clone(), &[1], &Selection::default());
-        let summaries: Vec<_> = ["serial", LAZY_LF, BUSY_LF, "rayon"]
-            .into_iter()
-            .map(|rt| ok_point(rt, Variant::Fj, 1, 0.1))
-            .collect();
-        let ctx = Context {
-            summaries: &summaries,
-            cpus: 2,
-        };
-        let fib = crate::plot::panels(&fig, &grid, &ctx).remove(0);
-        let labels: Vec<&str> = fib.series.iter().map(|s| s.label.as_str()).collect();
-        assert_eq!(labels, ["fj Lazy-LF", "fj Busy-LF", "fj rayon"]);
-        assert!(
-            crate::table::build(&fig, &grid, &ctx)
-                .to_text()
-                .contains(BUSY_LF)
-        );
         // The other runtimes of libfork's figures keep their defaults.
         for rt in &LIBFORK_RUNTIMES[2..] {
             let c = Arm::parse(rt)

@@ -95,6 +95,7 @@
 //! into thread-local storage across them, nor a lock guard whose unlock must happen on the
 //! locking thread. `run` must not be called from inside a task of the same pool.
 
+use crate::config::PoolConfig;
 use crate::deque::{self, Entry, FenceCounts, Owner, Stolen, Thief};
 use crate::fiberpool::future::{FiberFuture, FiberScope, FiberShared};
 use crate::fiberpool::handle::FiberWorker;
@@ -178,7 +179,8 @@ impl<F: Flavor> Policy for AbpPolicy<F> {
     /// A touch parks its fiber on the future's signal; the put pushes them all.
     type Fut = Signal<Self>;
 
-    fn new(p: usize, fences: &Arc<FenceCounts>) -> (AbpDeques, Vec<Owner>) {
+    fn new(config: &PoolConfig, fences: &Arc<FenceCounts>) -> (AbpDeques, Vec<Owner>) {
+        let p = config.workers;
         let (deques, thieves): (Vec<Owner>, Vec<Thief>) =
             (0..p).map(|_| deque::in_pool(256, fences)).unzip();
         (

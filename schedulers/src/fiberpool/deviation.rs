@@ -92,7 +92,8 @@
 //! worker the task left the fiber on). A touch that finds the task taken by someone else is an
 //! ordinary touch (it deviates only if it suspends, as above). So every queued future costs 2
 //! deviations, and a one-worker run 3 per future whose touch runs it inline, which is how a
-//! one-worker run of single-touch futures touched in LIFO order (fib's `sf-nostack`) goes.
+//! one-worker run of single-touch futures touched in LIFO order (fib's `sf` on
+//! `X/futures=nostack`) goes.
 //!
 //! Counts are meaningful for runs whose tasks do not panic (a panic ends strands where no
 //! event is), one `run` at a time.

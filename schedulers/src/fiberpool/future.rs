@@ -533,7 +533,7 @@ impl<'s, P: Policy> Scope<'s> for FiberScope<'s, P> {
     {
         // Unchecked: only the pool's immutable configuration is read here, and both paths
         // below check the handle before they use the worker.
-        if w.here().shared.future_stack == FutureStack::Current {
+        if w.here().shared.futures == FutureStack::Current {
             let q = queued::queue(self, w, move |w| f(self, w));
             return FiberFuture {
                 repr: Repr::Queued(q),

@@ -55,6 +55,7 @@ pub mod signal;
 pub mod sleep;
 pub mod worker;
 
+use crate::config::{Capabilities, IdlePolicy, PoolConfig, VictimPolicy};
 use crate::deque::{Entry, FenceCounts, Owner};
 use crate::rng::SplitMix64;
 use job::{FiberBox, Job};
@@ -117,6 +118,20 @@ pub struct Names {
     pub shared: &'static str,
 }
 
+/// What a fiber runtime honours: worker threads, futures general and not, fiber stacks to size
+/// and to give a future or not, a forced schedule, a uniformly random victim, both idle
+/// policies; no placement of stealable sets (prows's own).
+pub const CAPABILITIES: Capabilities = Capabilities {
+    threads: true,
+    futures: true,
+    general_futures: true,
+    fiber_stacks: true,
+    steals: true,
+    placement: false,
+    victims: &[VictimPolicy::Uniform, VictimPolicy::RuntimeDefault],
+    idle: &[IdlePolicy::Busy, IdlePolicy::Lazy],
+};
+
 /// What distinguishes one fiber runtime from another: where work waits, how an idle worker
 /// finds it, and what a touch of an unfinished future and its put do. Everything else (jobs,
 /// fibers, join, scope, fork, sleep) is this module's.
@@ -130,6 +145,8 @@ pub trait Policy: Sized + Send + Sync + 'static {
     const STACKS: StackUse = StackUse::KEEP;
     /// The names of the runtime's public types.
     const NAMES: Names;
+    /// What the runtime honours ([`CAPABILITIES`] unless it says so).
+    const CAPABILITIES: Capabilities = CAPABILITIES;
     /// State shared by all workers (what thieves reach; the policy's counters).
     type Shared: Send + Sync;
     /// What a worker thread receives at the start to build its [`Policy::Local`].
@@ -139,9 +156,9 @@ pub trait Policy: Sized + Send + Sync + 'static {
     /// The completion state of a future: what a touch checks and waits on, and a put sets.
     type Fut: Send + Sync;
 
-    /// The shared state of a pool of `p` workers, and the seed of each worker; its deques
+    /// The shared state of a pool of `config.workers` workers, and the seed of each worker; its deques
     /// count their fences in `fences`.
-    fn new(p: usize, fences: &Arc<FenceCounts>) -> (Self::Shared, Vec<Self::Seed>);
+    fn new(config: &PoolConfig, fences: &Arc<FenceCounts>) -> (Self::Shared, Vec<Self::Seed>);
     /// A worker's private state, on its thread.
     fn local(seed: Self::Seed) -> Self::Local;
     /// The bottom end of the deque the worker works on; pushes go there. Only called while a

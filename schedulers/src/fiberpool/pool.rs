@@ -7,7 +7,7 @@ use super::sleep::Sleepers;
 use super::worker::{Counters, Shared, worker_main};
 use super::{DEFAULT_STACK_SIZE, Policy};
 use crate::api::{ForkJoin, Scheduler, StartError};
-use crate::config::{PoolConfig, VictimPolicy};
+use crate::config::{Capabilities, PoolConfig};
 use crate::deque::FenceCounts;
 use crate::stack::StackCounters;
 use crate::stats::Stats;
@@ -38,33 +38,22 @@ impl<P: Policy> std::fmt::Debug for FiberPool<P> {
 impl<P: Policy> FiberPool<P> {
     /// Starts a pool whose fibers get `stack_size` usable bytes of stack each.
     pub fn with_stack_size(config: &PoolConfig, stack_size: usize) -> Result<Self, StartError> {
+        P::CAPABILITIES.admit(P::NAME, config)?;
         let p = config.workers;
-        if p == 0 {
-            return Err(StartError::Unsupported(format!(
-                "{} needs at least 1 worker",
-                P::NAME
-            )));
-        }
-        if config.victim == VictimPolicy::NumaWeighted {
-            return Err(StartError::Unsupported(format!(
-                "{} steals from a uniformly random victim only",
-                P::NAME
-            )));
-        }
         let placement = Topology::detect().placement(config.pinning, p);
         let fences = Arc::new(FenceCounts::new());
-        let (pol, seeds) = P::new(p, &fences);
+        let (pol, seeds) = P::new(config, &fences);
         let shared = Arc::new(Shared {
             pol,
             fences,
             injector: Injector::new(),
             sleep: Sleepers::new(p),
-            future_stack: config.future_stack,
+            futures: config.futures,
             idle: config.idle,
             counters: Counters::new(p),
             runs: AtomicUsize::new(0),
             stacks: Arc::new(StackCounters::new(p)),
-            budget: config.steal_budget,
+            budget: config.steals,
             steals_base: AtomicU64::new(0),
             busy: AtomicUsize::new(p),
             tids: (0..p).map(|_| AtomicI32::new(0)).collect(),
@@ -133,6 +122,8 @@ impl<P: Policy> Drop for FiberPool<P> {
 
 impl<P: Policy> Scheduler for FiberPool<P> {
     const NAME: &'static str = P::NAME;
+
+    const CAPABILITIES: Capabilities = P::CAPABILITIES;
 
     fn start(config: &PoolConfig) -> Result<Self, StartError> {
         Self::with_stack_size(config, config.stack_size.unwrap_or(DEFAULT_STACK_SIZE))
@@ -256,7 +247,6 @@ impl<F, R> RootJob<F, R> {
 
 impl<P: Policy> ForkJoin for FiberPool<P> {
     type Worker = FiberWorker<P>;
-    const FUTURE_STACK_CHOICE: bool = true;
 
     fn run<R, F>(&self, f: F) -> R
     where

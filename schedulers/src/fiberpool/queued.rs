@@ -15,7 +15,8 @@
 //! ended on the scope body's fiber (the fast path of `x = future(..); ..; get(x)` in the
 //! body) is counted without an atomic instruction (see `FiberScope::count_queued`): the fast
 //! path has no read-modify-write at all. Before that count, two atomic read-modify-writes on
-//! the scope per future made fib(35) `sf-nostack` cost 14.8 (abp) and 19.7 (prows) times T_s.
+//! the scope per future made fib(35) `sf` on `futures=nostack` cost 14.8 (abp) and 19.7 (prows)
+//! times T_s.
 //!
 //! Against the serial elision, whose futures are eager, a queued future deviates by design
 //! ([`super::deviation`]): the creator's continuation (counted at the creation), the task's

@@ -89,7 +89,7 @@ pub struct Shared<P: Policy> {
     /// What idle workers do.
     pub idle: IdlePolicy,
     /// Where future tasks run.
-    pub future_stack: FutureStack,
+    pub futures: FutureStack,
     /// The common counters.
     pub counters: Counters,
     /// Calls of `run` in progress. Idle-time counters (steal attempts, sleeps) count only
@@ -101,9 +101,9 @@ pub struct Shared<P: Policy> {
     pub tids: Box<[std::sync::atomic::AtomicI32]>,
     /// The worker threads' minor page faults at the last `reset_stats`.
     pub faults_base: AtomicU64,
-    /// The forced schedule's steal budget ([`PoolConfig::steal_budget`]), if any.
+    /// The forced schedule's steal budget ([`PoolConfig::steals`]), if any.
     ///
-    /// [`PoolConfig::steal_budget`]: crate::PoolConfig::steal_budget
+    /// [`PoolConfig::steals`]: crate::PoolConfig::steals
     pub budget: Option<u64>,
     /// With a budget: the steals counter's sum when the latest `run` began.
     pub steals_base: AtomicU64,
@@ -485,11 +485,11 @@ impl<P: Policy> Local<P> {
     }
 
     /// Whether the forced schedule holds this idle worker's steals: the run has had its
-    /// budget of steals and another worker is running a task (see [`PoolConfig::steal_budget`]).
+    /// budget of steals and another worker is running a task (see [`PoolConfig::steals`]).
     /// Relaxed loads: the budget shapes the schedule, it guards no data, and a worker that
     /// misses a change looks again 50 µs later.
     ///
-    /// [`PoolConfig::steal_budget`]: crate::PoolConfig::steal_budget
+    /// [`PoolConfig::steals`]: crate::PoolConfig::steals
     fn over_budget(&self) -> bool {
         let sh = &*self.shared;
         sh.budget.is_some_and(|k| {

@@ -539,8 +539,8 @@ impl<T: Send + Sync> AsyncShared<T> for NoFuture<T> {
     }
 }
 
-/// The panic of a spawn on libfork (`AsyncForkJoin::FUTURES` is false; the harness never
-/// asks).
+/// The panic of a spawn on libfork (`Scheduler::CAPABILITIES.futures` is false; the harness
+/// never asks).
 fn no_futures() -> ! {
     panic!("libfork is a fork-join runtime: it has no futures (spawn, spawn_shared)")
 }

@@ -8,7 +8,7 @@ use super::ops::LibforkWorker;
 use super::stack::{SegStack, StackCounters};
 use super::worker::{Request, WorkerState};
 use crate::api::{AsyncForkJoin, Scheduler, StartError};
-use crate::config::{IdlePolicy, PoolConfig};
+use crate::config::{Capabilities, IdlePolicy, PoolConfig, VictimPolicy};
 use crate::deque::{self, FenceCounts, Owner, Thief};
 use crate::stats::{PerWorker, Stats};
 use crate::topology::{Topology, pin_current_thread};
@@ -141,17 +141,8 @@ impl LibforkPool {
     /// one in tests: it decides the victims and the lazy pool's groups; pinning uses its CPU
     /// numbers).
     pub(super) fn start_on(config: &PoolConfig, topology: &Topology) -> Result<Self, StartError> {
+        Self::CAPABILITIES.admit(Self::NAME, config)?;
         let p = config.workers;
-        if p == 0 {
-            return Err(StartError::Unsupported(
-                "libfork needs at least 1 worker".into(),
-            ));
-        }
-        if config.future_stack != crate::config::FutureStack::New {
-            return Err(StartError::Unsupported(
-                "libfork has no futures, so no future stack to choose".into(),
-            ));
-        }
         let placement = topology.placement(config.pinning, p);
         let mut tables = victim_tables(config, topology).into_iter();
         let groups = groups_of(config, topology);
@@ -229,11 +220,25 @@ impl LibforkPool {
 
 impl Scheduler for LibforkPool {
     const NAME: &'static str = "libfork";
+    /// Fork-join only, as in its paper: no futures; segmented stacks that grow as deep as the
+    /// tasks go (no fixed size to choose); no forced schedule; uniform or NUMA-weighted
+    /// victims; busy or lazy pool.
+    const CAPABILITIES: Capabilities = Capabilities {
+        threads: true,
+        futures: false,
+        general_futures: false,
+        fiber_stacks: false,
+        steals: false,
+        placement: false,
+        victims: &[
+            VictimPolicy::Uniform,
+            VictimPolicy::NumaWeighted,
+            VictimPolicy::RuntimeDefault,
+        ],
+        idle: &[IdlePolicy::Busy, IdlePolicy::Lazy],
+    };
 
     fn start(config: &PoolConfig) -> Result<Self, StartError> {
-        // Its stacks are segmented (they grow as deep as the tasks go), and it has no steal
-        // budget.
-        config.refuse_fiber_settings(Self::NAME)?;
         Self::start_on(config, &Topology::detect())
     }
 
@@ -310,7 +315,6 @@ pub(super) unsafe fn root_frame<Fut: Future>(
 
 impl AsyncForkJoin for LibforkPool {
     type Worker<'scope> = LibforkWorker<'scope>;
-    const FUTURES: bool = false;
 
     fn run_async<'scope, R, F, Fut>(&self, f: F) -> R
     where

@@ -40,17 +40,18 @@
 //!
 //! Where a deque goes when it becomes stealable (suspended with ready nodes, or made resumable
 //! by a put while in no stealable set), and whether removals rebalance, is the pool's
-//! [`Placement`]; everything else is the same code:
+//! [`Placement`] (`PoolConfig::placement`); everything else is the same code:
 //!
-//! | pool | `Scheduler::NAME` | placement | `rebalanceStealables` |
-//! |---|---|---|---|
-//! | [`Prows`] | `prows` | [`Paper`]: a uniformly random worker (Algorithm 1) | on every removal from a stealable set |
-//! | [`ProwsArtifact`] | `prows-artifact` | [`Artifact`]: the less loaded of two uniformly random workers (fewer stealable deques; ties go to the first) | never |
+//! | `placement` | where a stealable deque goes | `rebalanceStealables` |
+//! |---|---|---|
+//! | [`Placement::Paper`] (default) | a uniformly random worker (Algorithm 1) | on every removal from a stealable set |
+//! | [`Placement::Artifact`] | the less loaded of two uniformly random workers (fewer stealable deques; ties go to the first) | never |
 //!
 //! The paper's analysis needs each stealable deque to sit at a uniformly random worker, which
 //! its rebalancing preserves under removals; the authors' artifact (Cilk-F) instead keeps the
 //! sets even with the power of two choices at insertion and does no rebalancing. Both are
-//! offered so that the two can be compared (`stealbench run --runtime prows-artifact ...`).
+//! offered so that the two can be compared (`stealbench run --runtime prows/placement=artifact
+//! ...`).
 //!
 //! The stealable sets, the deques' states and the active-deque slots are protected by one
 //! pool-wide mutex: the paper assumes concurrent sets with constant amortized operations; the
@@ -111,7 +112,7 @@
 //! at a join or scope sync),
 //! `resumptions`, `deque_suspensions`, `deque_resumptions` (put made a deque active),
 //! `deques_resumable` (deques a put made resumable), `muggings`, `rebalances` (a deque moved
-//! between stealable sets; always 0 with the [`Artifact`] placement), `deques_created` (new
+//! between stealable sets; always 0 with the [`Placement::Artifact`] placement), `deques_created` (new
 //! active deques, recycled or newly allocated),
 //! `fibers_created`, `fiber_runs`, `forks_parted`, `sleeps`, `deviations` (as in `abp`: exact,
 //! per worker, by the shared code of `fiberpool/deviation.rs`; the ProWS paper's Definition 4.5
@@ -134,6 +135,7 @@
 //! a thread-local reference or a lock guard across them; `run` must not be called from inside a
 //! task of the same pool.
 
+use crate::config::{Capabilities, Placement, PoolConfig};
 use crate::deque::{self, Entry, FenceCounts, Owner, Stolen, Thief, light_fence};
 use crate::fiberpool::Policy;
 use crate::fiberpool::future::{FiberFuture, FiberScope, FiberShared};
@@ -145,7 +147,6 @@ use crate::fiberpool::worker::{Local, Shared};
 use crate::rng::SplitMix64;
 use crate::stats::PerWorker;
 use std::cell::UnsafeCell;
-use std::marker::PhantomData;
 use std::sync::atomic::{AtomicPtr, AtomicU64, AtomicUsize, Ordering, fence};
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -156,108 +157,27 @@ use future::FutState;
 pub use crate::fiberpool::DEFAULT_STACK_SIZE;
 
 /// The `prows` pool of the paper: P worker threads, deques that move between them, proactive
-/// stealing, [`Paper`] placement (uniformly random, with `rebalanceStealables`).
-pub type Prows = FiberPool<ProwsPolicy<Paper>>;
+/// stealing, its [`Placement`] as configured (by default the paper's: uniformly random, with
+/// `rebalanceStealables`).
+pub type Prows = FiberPool<ProwsPolicy>;
 /// The handle of one fiber of [`Prows`]: every task running on that fiber receives it. It stays
 /// valid when the fiber migrates, because every resume updates the worker it points to.
-pub type ProwsWorker = FiberWorker<ProwsPolicy<Paper>>;
+pub type ProwsWorker = FiberWorker<ProwsPolicy>;
 /// A scope of [`ProwsWorker::scope`](crate::api::Worker::scope). Spawns are work-first: the
 /// spawned task runs at once on a new fiber while the spawner's continuation is pushed and may
 /// be stolen; the same holds for future creation.
-pub type ProwsScope<'s> = FiberScope<'s, ProwsPolicy<Paper>>;
+pub type ProwsScope<'s> = FiberScope<'s, ProwsPolicy>;
 /// A single-touch future of `prows`.
-pub type ProwsFuture<T> = FiberFuture<ProwsPolicy<Paper>, T>;
+pub type ProwsFuture<T> = FiberFuture<ProwsPolicy, T>;
 /// A multi-touch future of `prows`.
-pub type ProwsShared<T> = FiberShared<ProwsPolicy<Paper>, T>;
-
-/// The `prows-artifact` pool: [`Prows`] with the authors' artifact's [`Artifact`] placement
-/// (the less loaded of two random workers, no rebalancing).
-pub type ProwsArtifact = FiberPool<ProwsPolicy<Artifact>>;
-/// The handle of one fiber of [`ProwsArtifact`] (as [`ProwsWorker`]).
-pub type ProwsArtifactWorker = FiberWorker<ProwsPolicy<Artifact>>;
-/// A scope of [`ProwsArtifactWorker::scope`](crate::api::Worker::scope) (as [`ProwsScope`]).
-pub type ProwsArtifactScope<'s> = FiberScope<'s, ProwsPolicy<Artifact>>;
-/// A single-touch future of `prows-artifact`.
-pub type ProwsArtifactFuture<T> = FiberFuture<ProwsPolicy<Artifact>, T>;
-/// A multi-touch future of `prows-artifact`.
-pub type ProwsArtifactShared<T> = FiberShared<ProwsPolicy<Artifact>, T>;
+pub type ProwsShared<T> = FiberShared<ProwsPolicy, T>;
 
 /// The deque policy of `prows` (see the module documentation): deque objects that move between
-/// workers, stealable sets, a touch suspends the whole active deque; `A` says where a deque
-/// that becomes stealable goes and whether removals rebalance (see [Placement](self#placement)).
-pub struct ProwsPolicy<A: Placement = Paper>(PhantomData<fn() -> A>);
-
-impl<A: Placement> std::fmt::Debug for ProwsPolicy<A> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "ProwsPolicy<{}>", A::NAME)
-    }
-}
-
-/// Where `prows` puts a deque that becomes stealable, and whether a removal from a stealable
-/// set calls `rebalanceStealables`: [`Paper`] or [`Artifact`] (sealed: these two are the only
-/// ones).
-pub trait Placement: sealed::Sealed + Send + Sync + 'static {
-    /// `Scheduler::NAME` of the pool: `prows` or `prows-artifact`.
-    const NAME: &'static str;
-    /// How many uniformly random workers are drawn (independently, so possibly the same one
-    /// twice); the deque goes to the one whose stealable set is smallest, the first on ties.
-    /// 1 is a uniformly random worker.
-    const CHOICES: usize;
-    /// Does every removal from a stealable set call `rebalanceStealables`?
-    const REBALANCE: bool;
-}
-
-/// The paper's placement (Algorithm 1): a uniformly random worker's stealable set, and
-/// `rebalanceStealables` on every removal. Its pool is [`Prows`].
-#[derive(Debug, Clone, Copy, Default)]
-pub struct Paper;
-
-/// The authors' artifact's placement (Cilk-F): the less loaded of two uniformly random
-/// workers (fewer stealable deques), and no rebalancing. Its pool is [`ProwsArtifact`].
-#[derive(Debug, Clone, Copy, Default)]
-pub struct Artifact;
-
-impl Placement for Paper {
-    const NAME: &'static str = "prows";
-    const CHOICES: usize = 1;
-    const REBALANCE: bool = true;
-}
-
-impl Placement for Artifact {
-    const NAME: &'static str = "prows-artifact";
-    const CHOICES: usize = 2;
-    const REBALANCE: bool = false;
-}
-
-mod sealed {
-    use crate::fiberpool::Names;
-
-    /// Keeps [`super::Placement`] to this module's two types, and holds their type names.
-    pub trait Sealed {
-        /// The names the pool's types print in `Debug` output.
-        const NAMES: Names;
-    }
-
-    impl Sealed for super::Paper {
-        const NAMES: Names = Names {
-            pool: "Prows",
-            worker: "ProwsWorker",
-            scope: "ProwsScope",
-            future: "ProwsFuture",
-            shared: "ProwsShared",
-        };
-    }
-
-    impl Sealed for super::Artifact {
-        const NAMES: Names = Names {
-            pool: "ProwsArtifact",
-            worker: "ProwsArtifactWorker",
-            scope: "ProwsArtifactScope",
-            future: "ProwsArtifactFuture",
-            shared: "ProwsArtifactShared",
-        };
-    }
-}
+/// workers, stealable sets, a touch suspends the whole active deque; the pool's [`Placement`]
+/// says where a deque that becomes stealable goes and whether removals rebalance (see
+/// [Placement](self#placement)).
+#[derive(Debug)]
+pub struct ProwsPolicy;
 
 /// The state of a deque object (Section 3 of the paper).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -273,17 +193,17 @@ enum Status {
 }
 
 /// What only the pool-wide lock's holder may read or change about a deque object.
-struct DqMeta<A: Placement> {
+struct DqMeta {
     status: Status,
     /// The worker whose stealable set holds this deque, if any.
     home: Option<usize>,
     /// The future-join fiber of a suspended deque (`pushBottomImplicit`).
-    implicit: Option<FiberBox<ProwsPolicy<A>>>,
+    implicit: Option<FiberBox<ProwsPolicy>>,
 }
 
 /// A deque object: the deque itself, its thieves' handle and its state. It moves between
 /// workers' active slots, stealable sets and futures' suspended sets.
-struct Dq<A: Placement> {
+struct Dq {
     /// The bottom end while the deque is active nowhere, used only by the holder of the
     /// pool-wide lock; `None` while it is a worker's active deque: that worker's `Local` holds
     /// the bottom end then (moved in and out under the lock), so its pushes and pops reach the
@@ -291,17 +211,17 @@ struct Dq<A: Placement> {
     owner: UnsafeCell<Option<Owner>>,
     thief: Thief,
     /// Locked only while holding the pool-wide lock (so it never blocks).
-    meta: Mutex<DqMeta<A>>,
+    meta: Mutex<DqMeta>,
 }
 
 // SAFETY: `owner` is only used by the holder of the pool-wide lock (whose release/acquire
 // orders the hand-over of the bottom end to and from a worker's `Local`). The rest is `Sync`.
-unsafe impl<A: Placement> Sync for Dq<A> {}
+unsafe impl Sync for Dq {}
 // SAFETY: see `Sync`; every field is `Send`.
-unsafe impl<A: Placement> Send for Dq<A> {}
+unsafe impl Send for Dq {}
 
-impl<A: Placement> Dq<A> {
-    fn new(fences: &Arc<FenceCounts>) -> Arc<Dq<A>> {
+impl Dq {
+    fn new(fences: &Arc<FenceCounts>) -> Arc<Dq> {
         let (owner, thief) = deque::in_pool(64, fences);
         Arc::new(Dq {
             owner: UnsafeCell::new(Some(owner)),
@@ -314,18 +234,18 @@ impl<A: Placement> Dq<A> {
         })
     }
 
-    fn meta(&self) -> MutexGuard<'_, DqMeta<A>> {
+    fn meta(&self) -> MutexGuard<'_, DqMeta> {
         self.meta.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
 
 /// Active slots and stealable sets, under one lock, and every deque the pool made.
-struct Sets<A: Placement> {
+struct Sets {
     /// Every write goes through [`ProwsDeques::set_active`], which publishes it in the
     /// worker's [`Slot`].
-    active: Vec<Option<Arc<Dq<A>>>>,
+    active: Vec<Option<Arc<Dq>>>,
     /// Every change is mirrored in the worker's [`Slot::stealable`].
-    stealable: Vec<Vec<Arc<Dq<A>>>>,
+    stealable: Vec<Vec<Arc<Dq>>>,
     /// Deques in all stealable sets together.
     stealable_now: usize,
     /// The largest `stealable_now` since the start or the last `reset_stats`.
@@ -333,10 +253,10 @@ struct Sets<A: Placement> {
     /// Every deque this pool ever made, kept until the pool is dropped: thieves dereference
     /// deque pointers read from a [`Slot`] without the lock, after the deque may have left the
     /// slot (see [Stealing without the lock](self#stealing-without-the-lock)).
-    all: Vec<Arc<Dq<A>>>,
+    all: Vec<Arc<Dq>>,
     /// Deques nothing refers to any more but `all` (and this list): empty, active nowhere, in
     /// no set and no future's list, ready to be a worker's new active deque again.
-    free: Vec<Arc<Dq<A>>>,
+    free: Vec<Arc<Dq>>,
 }
 
 /// A worker's active deque and the size of its stealable set, published for thieves that read
@@ -344,25 +264,27 @@ struct Sets<A: Placement> {
 /// seqlock protocol of [`ProwsDeques::set_active`], `stealable` whenever the set changes.
 /// Aligned to two cache lines, as the deques are: thieves read it on every steal attempt.
 #[repr(align(128))]
-struct Slot<A: Placement> {
+struct Slot {
     /// Odd while `active` is being changed; grows by 2 at every change, so a thief that reads
     /// the same even value before and after its steal knows the slot held the same deque, and
     /// that deque was active there, all along.
     version: AtomicU64,
     /// `Sets::active[v]`'s deque, null if none.
-    active: AtomicPtr<Dq<A>>,
+    active: AtomicPtr<Dq>,
     /// `Sets::stealable[v].len()`: only a hint for the thief's draw, which the locked path
     /// checks.
     stealable: AtomicUsize,
 }
 
 /// The deque objects' places and the policy's counters.
-pub struct ProwsDeques<A: Placement = Paper> {
+pub struct ProwsDeques {
     workers: usize,
+    /// Where deques that become stealable go, and whether removals rebalance.
+    placement: Placement,
     /// The pool's fence counts, for the deques it makes.
     fences: Arc<FenceCounts>,
-    sets: Mutex<Sets<A>>,
-    slots: Box<[Slot<A>]>,
+    sets: Mutex<Sets>,
+    slots: Box<[Slot]>,
     deque_suspensions: PerWorker,
     deque_resumptions: PerWorker,
     deques_resumable: PerWorker,
@@ -371,8 +293,8 @@ pub struct ProwsDeques<A: Placement = Paper> {
     deques: PerWorker,
 }
 
-impl<A: Placement> ProwsDeques<A> {
-    fn lock_sets(&self) -> MutexGuard<'_, Sets<A>> {
+impl ProwsDeques {
+    fn lock_sets(&self) -> MutexGuard<'_, Sets> {
         self.sets.lock().unwrap_or_else(|e| e.into_inner())
     }
 
@@ -380,7 +302,7 @@ impl<A: Placement> ProwsDeques<A> {
     ///
     /// # Safety
     /// `p` was read from this pool's `slots` or `sets` (is a deque this pool made), non-null.
-    unsafe fn deque(&self, p: *const Dq<A>) -> &Dq<A> {
+    unsafe fn deque(&self, p: *const Dq) -> &Dq {
         // SAFETY: every deque this pool made is in `Sets::all`, which holds a reference to it
         // until the pool is dropped, and `&self` borrows the pool.
         unsafe { &*p }
@@ -406,7 +328,7 @@ impl<A: Placement> ProwsDeques<A> {
     ///   pointer newer than the version it read first;
     /// * the even store is Release: a thief that reads it (Acquire) then reads this pointer or
     ///   a later one.
-    fn set_active(&self, g: &mut Sets<A>, v: usize, d: Option<Arc<Dq<A>>>) -> Option<Arc<Dq<A>>> {
+    fn set_active(&self, g: &mut Sets, v: usize, d: Option<Arc<Dq>>) -> Option<Arc<Dq>> {
         let slot = &self.slots[v];
         let s = slot.version.load(Ordering::Relaxed);
         debug_assert!(s % 2 == 0, "a slot written twice at once");
@@ -421,7 +343,7 @@ impl<A: Placement> ProwsDeques<A> {
     }
 
     /// Publishes the size of worker `v`'s stealable set after a change (Relaxed: a hint).
-    fn publish_stealable(&self, g: &Sets<A>, v: usize) {
+    fn publish_stealable(&self, g: &Sets, v: usize) {
         self.slots[v]
             .stealable
             .store(g.stealable[v].len(), Ordering::Relaxed);
@@ -430,12 +352,7 @@ impl<A: Placement> ProwsDeques<A> {
     /// Algorithm 1's put for one deque suspended on the future (the holder of the pool-wide
     /// lock `g`): its join fiber is pushed at its bottom, it becomes resumable, and one that
     /// was in no stealable set goes into the set of the worker `place` chooses.
-    fn make_resumable(
-        &self,
-        g: &mut Sets<A>,
-        d: &Arc<Dq<A>>,
-        place: impl FnOnce(&Sets<A>) -> usize,
-    ) {
+    fn make_resumable(&self, g: &mut Sets, d: &Arc<Dq>, place: impl FnOnce(&Sets) -> usize) {
         let mut m = d.meta();
         let f = m
             .implicit
@@ -454,7 +371,7 @@ impl<A: Placement> ProwsDeques<A> {
     }
 
     /// Puts `d` into worker `v`'s stealable set and records `v` as its home.
-    fn add_stealable(&self, g: &mut Sets<A>, m: &mut DqMeta<A>, v: usize, d: &Arc<Dq<A>>) {
+    fn add_stealable(&self, g: &mut Sets, m: &mut DqMeta, v: usize, d: &Arc<Dq>) {
         debug_assert!(m.home.is_none(), "a deque in two stealable sets");
         m.home = Some(v);
         g.stealable[v].push(Arc::clone(d));
@@ -465,7 +382,7 @@ impl<A: Placement> ProwsDeques<A> {
 
     /// Removes `d` from worker `h`'s stealable set (its home, already cleared by the caller);
     /// returns the set's reference to it.
-    fn remove_stealable(&self, g: &mut Sets<A>, h: usize, d: &Dq<A>) -> Option<Arc<Dq<A>>> {
+    fn remove_stealable(&self, g: &mut Sets, h: usize, d: &Dq) -> Option<Arc<Dq>> {
         let set = &mut g.stealable[h];
         let Some(i) = set.iter().position(|x| std::ptr::eq(Arc::as_ptr(x), d)) else {
             debug_assert!(false, "a deque's home set did not hold it");
@@ -481,7 +398,7 @@ impl<A: Placement> ProwsDeques<A> {
     /// refers to it any more, it goes to the free list (reset to active, for the next
     /// `ensure_active`), else it is simply dropped (whoever holds it lets go later, or it
     /// stays in `all` until the pool is dropped: a future dropped without a put, say).
-    fn retire(&self, g: &mut Sets<A>, d: Arc<Dq<A>>) {
+    fn retire(&self, g: &mut Sets, d: Arc<Dq>) {
         // Nobody can take a new reference to `d` meanwhile: references are cloned only from
         // one held already, and `all`'s is behind the lock we hold. So a count of 2 (`d` and
         // `all`'s) stays 2.
@@ -520,23 +437,35 @@ impl<A: Placement> ProwsDeques<A> {
 /// holding the pool-wide lock and finishes suspending it before it lets go; the put's
 /// resumption of the deques it took out takes that lock, so it never sees a half-suspended
 /// deque.
-pub struct FutDeques<A: Placement = Paper>(FutState<Arc<Dq<A>>>);
+pub struct FutDeques(FutState<Arc<Dq>>);
 
-impl<A: Placement> Policy for ProwsPolicy<A> {
-    const NAME: &'static str = A::NAME;
-    const NAMES: crate::fiberpool::Names = A::NAMES;
-    type Shared = ProwsDeques<A>;
+impl Policy for ProwsPolicy {
+    const NAME: &'static str = "prows";
+    const NAMES: crate::fiberpool::Names = crate::fiberpool::Names {
+        pool: "Prows",
+        worker: "ProwsWorker",
+        scope: "ProwsScope",
+        future: "ProwsFuture",
+        shared: "ProwsShared",
+    };
+    const CAPABILITIES: Capabilities = Capabilities {
+        placement: true,
+        ..crate::fiberpool::CAPABILITIES
+    };
+    type Shared = ProwsDeques;
     type Seed = ();
     /// The bottom end of the active deque (`None` while the worker has none, between a
     /// suspension and a steal), moved out of its `Dq` while it is active. Only the worker's
     /// own thread touches it, and it is replaced only while no reference to it is held (see
     /// `Local::set_owner`).
     type Local = UnsafeCell<Option<Owner>>;
-    type Fut = FutDeques<A>;
+    type Fut = FutDeques;
 
-    fn new(p: usize, fences: &Arc<FenceCounts>) -> (ProwsDeques<A>, Vec<()>) {
+    fn new(config: &PoolConfig, fences: &Arc<FenceCounts>) -> (ProwsDeques, Vec<()>) {
+        let p = config.workers;
         let sh = ProwsDeques {
             workers: p,
+            placement: config.placement,
             fences: Arc::clone(fences),
             sets: Mutex::new(Sets {
                 active: (0..p).map(|_| None).collect(),
@@ -577,7 +506,7 @@ impl<A: Placement> Policy for ProwsPolicy<A> {
         l.active_owner()?.pop()
     }
 
-    fn work_visible(sh: &ProwsDeques<A>) -> bool {
+    fn work_visible(sh: &ProwsDeques) -> bool {
         let g = sh.lock_sets();
         g.active.iter().flatten().any(|d| !d.thief.is_empty())
             || g.stealable.iter().flatten().any(|d| !d.thief.is_empty())
@@ -599,29 +528,29 @@ impl<A: Placement> Policy for ProwsPolicy<A> {
         }
     }
 
-    fn new_fut() -> FutDeques<A> {
+    fn new_fut() -> FutDeques {
         FutDeques(FutState::new(false))
     }
 
-    fn new_done_fut() -> FutDeques<A> {
+    fn new_done_fut() -> FutDeques {
         FutDeques(FutState::new(true))
     }
 
     #[inline]
-    fn is_done(fut: &FutDeques<A>) -> bool {
+    fn is_done(fut: &FutDeques) -> bool {
         fut.0.is_done()
     }
 
     fn suspend_touch(
         l: &Local<Self>,
-        fut: &FutDeques<A>,
+        fut: &FutDeques,
         f: FiberBox<Self>,
     ) -> Option<FiberBox<Self>> {
         l.suspend_deque(fut, f)
     }
 
     /// Marks the future done and resumes the deques suspended on it.
-    fn put(w: &FiberWorker<Self>, fut: &FutDeques<A>) {
+    fn put(w: &FiberWorker<Self>, fut: &FutDeques) {
         let list = fut.0.complete();
         if !list.is_empty() {
             w.local().resume_deques(list);
@@ -630,7 +559,7 @@ impl<A: Placement> Policy for ProwsPolicy<A> {
 
     /// The I/O thread's put of a latency future: the thesis's callback on every deque
     /// suspended on it ([`resume_deques_external`]).
-    fn put_external(sh: &Shared<Self>, fut: &FutDeques<A>, rng: &mut SplitMix64) -> usize {
+    fn put_external(sh: &Shared<Self>, fut: &FutDeques, rng: &mut SplitMix64) -> usize {
         let list = fut.0.complete();
         let n = list.len();
         if n > 0 {
@@ -639,16 +568,16 @@ impl<A: Placement> Policy for ProwsPolicy<A> {
         n
     }
 
-    fn stats(sh: &ProwsDeques<A>) -> Vec<(&'static str, u64)> {
+    fn stats(sh: &ProwsDeques) -> Vec<(&'static str, u64)> {
         sh.counters().iter().map(|&(n, c)| (n, c.sum())).collect()
     }
 
-    fn gauges(sh: &ProwsDeques<A>) -> Vec<(&'static str, u64)> {
+    fn gauges(sh: &ProwsDeques) -> Vec<(&'static str, u64)> {
         let g = sh.lock_sets();
         vec![("stealable_high_water", g.stealable_high_water as u64)]
     }
 
-    fn reset_stats(sh: &ProwsDeques<A>) {
+    fn reset_stats(sh: &ProwsDeques) {
         for (_, c) in sh.counters() {
             c.reset();
         }
@@ -664,27 +593,27 @@ impl<A: Placement> Policy for ProwsPolicy<A> {
 /// of a worker drawn by the placement (with `rng`). Nobody takes one as its active deque here
 /// (the I/O thread has none): the first steal from it makes it muggable, the next takes it
 /// whole. Then a sleeping worker is woken.
-fn resume_deques_external<A: Placement>(
-    sh: &Shared<ProwsPolicy<A>>,
-    list: Vec<Arc<Dq<A>>>,
-    rng: &mut SplitMix64,
-) {
+fn resume_deques_external(sh: &Shared<ProwsPolicy>, list: Vec<Arc<Dq>>, rng: &mut SplitMix64) {
     let p = sh.pol.workers;
     let mut g = sh.pol.lock_sets();
     for d in &list {
         sh.pol.make_resumable(&mut g, d, |g| {
-            choose::<A>(|v| g.stealable[v].len(), || rng.index(p))
+            choose(sh.pol.placement, |v| g.stealable[v].len(), || rng.index(p))
         });
     }
     drop(g);
     latency::wake_after_publish(sh);
 }
 
-/// The placement's choice: of `A::CHOICES` workers drawn by `draw`, the first whose stealable
-/// set (of `len(v)` deques) is smallest.
-fn choose<A: Placement>(len: impl Fn(usize) -> usize, mut draw: impl FnMut() -> usize) -> usize {
+/// The placement's choice: of [`Placement::choices`] workers drawn by `draw`, the first whose
+/// stealable set (of `len(v)` deques) is smallest.
+fn choose(
+    placement: Placement,
+    len: impl Fn(usize) -> usize,
+    mut draw: impl FnMut() -> usize,
+) -> usize {
     let mut best = draw();
-    for _ in 1..A::CHOICES {
+    for _ in 1..placement.choices() {
         let v = draw();
         if len(v) < len(best) {
             best = v;
@@ -693,7 +622,7 @@ fn choose<A: Placement>(len: impl Fn(usize) -> usize, mut draw: impl FnMut() -> 
     best
 }
 
-impl<A: Placement> Local<ProwsPolicy<A>> {
+impl Local<ProwsPolicy> {
     /// The bottom end of the active deque. Fibers run only while their worker has one.
     #[inline(always)]
     fn owner(&self) -> &Owner {
@@ -724,7 +653,7 @@ impl<A: Placement> Local<ProwsPolicy<A>> {
     /// Moves the bottom end of `d`, which is becoming this worker's active deque, into
     /// `pol`, and the previous active deque's bottom end back into `prev`. Under the
     /// pool-wide lock (the caller's `Sets` guard).
-    fn take_owner_from(&self, d: &Dq<A>, prev: Option<&Dq<A>>) {
+    fn take_owner_from(&self, d: &Dq, prev: Option<&Dq>) {
         // SAFETY: we hold the pool-wide lock, and `d` is active nowhere yet (see `Dq`).
         let o = unsafe { (*d.owner.get()).take() };
         assert!(o.is_some(), "a deque became active twice");
@@ -739,7 +668,7 @@ impl<A: Placement> Local<ProwsPolicy<A>> {
     /// symmetric fence mode: nobody pops it until it is active again, and thieves (under the
     /// pool-wide lock, if it is stealable) then steal with a `fence(SeqCst)` instead of a
     /// `membarrier` (see [`crate::deque`]). Under the pool-wide lock.
-    fn give_owner_back(&self, d: &Dq<A>) {
+    fn give_owner_back(&self, d: &Dq) {
         let o = self.set_owner(None);
         if let Some(o) = &o {
             o.make_symmetric();
@@ -753,17 +682,21 @@ impl<A: Placement> Local<ProwsPolicy<A>> {
     }
 
     /// The worker whose stealable set receives a deque that becomes stealable: the one with
-    /// the fewest stealable deques among `A::CHOICES` uniformly random workers (the first on
+    /// the fewest stealable deques among [`Placement::choices`] uniformly random workers (the first on
     /// ties; with one choice, a uniformly random worker).
-    fn place(&self, g: &Sets<A>) -> usize {
+    fn place(&self, g: &Sets) -> usize {
         let p = self.shared.pol.workers;
-        choose::<A>(|v| g.stealable[v].len(), || self.rand_below(p))
+        choose(
+            self.shared.pol.placement,
+            |v| g.stealable[v].len(),
+            || self.rand_below(p),
+        )
     }
 
     /// Makes `d` this worker's active deque (Algorithm 1, `setToActive`): out of its stealable
     /// set (rebalancing, if the placement does), state active; the previous active deque,
     /// empty, is let go of (and recycled, see `ProwsDeques::retire`).
-    fn set_to_active(&self, g: &mut Sets<A>, d: Arc<Dq<A>>) {
+    fn set_to_active(&self, g: &mut Sets, d: Arc<Dq>) {
         let pol = &self.shared.pol;
         let home = {
             let mut m = d.meta();
@@ -782,8 +715,8 @@ impl<A: Placement> Local<ProwsPolicy<A>> {
 
     /// `rebalanceStealables(v)`: a random worker v' gives one stealable deque to v, if v' is not
     /// v and has one. Nothing if the placement does not rebalance.
-    fn rebalance(&self, g: &mut Sets<A>, v: usize) {
-        if !A::REBALANCE {
+    fn rebalance(&self, g: &mut Sets, v: usize) {
+        if !self.shared.pol.placement.rebalances() {
             return;
         }
         let pol = &self.shared.pol;
@@ -802,7 +735,7 @@ impl<A: Placement> Local<ProwsPolicy<A>> {
 
     /// Gives this worker a new, empty active deque if it has none: a free one if there is
     /// one, else a newly made one (either counts in `deques_created`).
-    fn ensure_active(&self, g: &mut Sets<A>) {
+    fn ensure_active(&self, g: &mut Sets) {
         if g.active[self.index].is_none() {
             let pol = &self.shared.pol;
             let d = g.free.pop().unwrap_or_else(|| {
@@ -821,9 +754,9 @@ impl<A: Placement> Local<ProwsPolicy<A>> {
     /// future is done by now.
     fn suspend_deque(
         &self,
-        fut: &FutDeques<A>,
-        f: FiberBox<ProwsPolicy<A>>,
-    ) -> Option<FiberBox<ProwsPolicy<A>>> {
+        fut: &FutDeques,
+        f: FiberBox<ProwsPolicy>,
+    ) -> Option<FiberBox<ProwsPolicy>> {
         let sh = &*self.shared;
         let mut g = sh.pol.lock_sets();
         let d = Arc::clone(
@@ -856,7 +789,7 @@ impl<A: Placement> Local<ProwsPolicy<A>> {
 
     /// Algorithm 1, lines 36-42: the deques suspended on a future that was just put become
     /// resumable; if this worker's active deque is empty, one of them becomes active.
-    fn resume_deques(&self, mut list: Vec<Arc<Dq<A>>>) {
+    fn resume_deques(&self, mut list: Vec<Arc<Dq>>) {
         if list.is_empty() {
             return;
         }
@@ -889,7 +822,7 @@ impl<A: Placement> Local<ProwsPolicy<A>> {
     /// The victim and the deque are drawn from its [`Slot`], without the lock; a steal from
     /// its active deque takes no lock unless the slot changed meanwhile (see [Stealing
     /// without the lock](self#stealing-without-the-lock)); anything else is `steal_locked`.
-    fn steal(&self) -> Option<Job<ProwsPolicy<A>>> {
+    fn steal(&self) -> Option<Job<ProwsPolicy>> {
         let sh = &*self.shared;
         let pol = &sh.pol;
         if sh.in_run() {
@@ -963,7 +896,7 @@ impl<A: Placement> Local<ProwsPolicy<A>> {
     /// A steal attempt under the lock from victim `v`: the deque `drawn` if nothing changed
     /// since the lock-free look drew it (a stealable one), else one drawn again among the
     /// victim's active and stealable deques.
-    fn steal_locked(&self, v: usize, drawn: Option<Drawn>) -> Option<Job<ProwsPolicy<A>>> {
+    fn steal_locked(&self, v: usize, drawn: Option<Drawn>) -> Option<Job<ProwsPolicy>> {
         let sh = &*self.shared;
         let pol = &sh.pol;
         let mut g = pol.lock_sets();
@@ -1021,7 +954,7 @@ impl<A: Placement> Local<ProwsPolicy<A>> {
     /// none for an active deque; a deque left without ready nodes leaves its stealable set
     /// (rebalancing it) and, if nothing else refers to it (a resumable one), is recycled; a
     /// suspended one stays with its future; a resumable one stolen from becomes muggable.
-    fn after_steal(&self, g: &mut Sets<A>, d: &Dq<A>) {
+    fn after_steal(&self, g: &mut Sets, d: &Dq) {
         let pol = &self.shared.pol;
         let mut m = d.meta();
         if m.status == Status::Active {
@@ -1105,39 +1038,44 @@ mod tests {
     }
 
     /// `choose` with the set sizes `lens` and the draws `draws`, which it must use up.
-    fn pick<A: Placement>(lens: &[usize], draws: &[usize]) -> usize {
+    fn pick(placement: Placement, lens: &[usize], draws: &[usize]) -> usize {
         let mut it = draws.iter().copied();
-        let v = choose::<A>(|v| lens[v], || it.next().expect("one draw too many"));
-        assert!(it.next().is_none(), "{} draws expected", A::CHOICES);
+        let v = choose(
+            placement,
+            |v| lens[v],
+            || it.next().expect("one draw too many"),
+        );
+        assert!(
+            it.next().is_none(),
+            "{} draws expected",
+            placement.choices()
+        );
         v
     }
 
     #[test]
     fn paper_takes_its_one_draw_whatever_the_loads() {
-        assert_eq!(pick::<Paper>(&[9, 0, 3], &[0]), 0);
-        assert_eq!(pick::<Paper>(&[9, 0, 3], &[2]), 2);
+        assert_eq!(pick(Placement::Paper, &[9, 0, 3], &[0]), 0);
+        assert_eq!(pick(Placement::Paper, &[9, 0, 3], &[2]), 2);
     }
 
     #[test]
     fn artifact_takes_the_less_loaded_of_two_draws_the_first_on_ties() {
-        assert_eq!(pick::<Artifact>(&[5, 0, 3], &[0, 1]), 1);
-        assert_eq!(pick::<Artifact>(&[5, 0, 3], &[1, 0]), 1);
-        assert_eq!(pick::<Artifact>(&[5, 0, 3], &[0, 2]), 2);
-        assert_eq!(pick::<Artifact>(&[2, 2, 3], &[1, 0]), 1);
-        assert_eq!(pick::<Artifact>(&[2, 2, 3], &[0, 0]), 0);
+        use Placement::Artifact;
+        assert_eq!(pick(Artifact, &[5, 0, 3], &[0, 1]), 1);
+        assert_eq!(pick(Artifact, &[5, 0, 3], &[1, 0]), 1);
+        assert_eq!(pick(Artifact, &[5, 0, 3], &[0, 2]), 2);
+        assert_eq!(pick(Artifact, &[2, 2, 3], &[1, 0]), 1);
+        assert_eq!(pick(Artifact, &[2, 2, 3], &[0, 0]), 0);
     }
 
     #[test]
-    fn the_two_placements_are_named_and_configured_as_documented() {
-        assert_eq!(
-            (Paper::NAME, Paper::CHOICES, Paper::REBALANCE),
-            ("prows", 1, true)
-        );
-        assert_eq!(
-            (Artifact::NAME, Artifact::CHOICES, Artifact::REBALANCE),
-            ("prows-artifact", 2, false)
-        );
+    fn the_two_placements_are_configured_as_documented() {
+        let p = Placement::Paper;
+        assert_eq!((p.choices(), p.rebalances()), (1, true));
+        let a = Placement::Artifact;
+        assert_eq!((a.choices(), a.rebalances()), (2, false));
+        assert_eq!(Placement::default(), p);
         assert_eq!(<Prows as crate::Scheduler>::NAME, "prows");
-        assert_eq!(<ProwsArtifact as crate::Scheduler>::NAME, "prows-artifact");
     }
 }

@@ -70,10 +70,11 @@
 //! (virtual; only touched pages are committed), pinned by [`Pinning`](crate::config::Pinning)
 //! through [`Topology::placement`]. Victim selection and idling are rayon's own: any victim
 //! policy but `default` and the `busy` idle policy are rejected with
-//! [`StartError::Unsupported`].
+//! [`StartError::Unsupported`], as is every other setting its [`Scheduler::CAPABILITIES`] lack
+//! (stack sizes, `futures=nostack`, a forced schedule, a placement).
 
 use crate::api::{ForkJoin, FutureHandle, Scheduler, Scope, SharedHandle, StartError, Worker};
-use crate::config::PoolConfig;
+use crate::config::{Capabilities, IdlePolicy, PoolConfig, VictimPolicy};
 use crate::stats::{PerWorker, Stats};
 use crate::topology::{Topology, pin_current_thread};
 use ::rayon::ThreadPool;
@@ -275,8 +276,23 @@ impl<T> fmt::Debug for RayonShared<T> {
 impl Scheduler for RayonPool {
     const NAME: &'static str = "rayon";
 
+    /// Its own policies only (it chooses its victims and puts idle workers to sleep); no
+    /// general futures: a touch of an unfinished future helps (runs other work on top of the
+    /// toucher's stack) instead of suspending, so the toucher can wait for a frame buried
+    /// below it on its own stack.
+    const CAPABILITIES: Capabilities = Capabilities {
+        threads: true,
+        futures: true,
+        general_futures: false,
+        fiber_stacks: false,
+        steals: false,
+        placement: false,
+        victims: &[VictimPolicy::RuntimeDefault],
+        idle: &[IdlePolicy::Lazy],
+    };
+
     fn start(config: &PoolConfig) -> Result<Self, StartError> {
-        config.require_runtime_policies(Self::NAME)?;
+        Self::CAPABILITIES.admit(Self::NAME, config)?;
         let p = config.workers;
         let placement = Topology::detect().placement(config.pinning, p);
         let counters = Arc::new(Counters {
@@ -343,9 +359,6 @@ impl Scheduler for RayonPool {
 
 impl ForkJoin for RayonPool {
     type Worker = RayonWorker;
-
-    /// A touch helps instead of suspending: see "Deadlock caveat of helping" above.
-    const GENERAL_FUTURES: bool = false;
 
     fn run<R, F>(&self, f: F) -> R
     where
@@ -472,28 +485,41 @@ mod tests {
 
     #[test]
     fn rejects_what_it_cannot_honour() {
+        let refusal = |c: &PoolConfig| match RayonPool::start(c) {
+            Err(StartError::Unsupported(m)) => m,
+            Err(e) => panic!("{e}"),
+            Ok(_) => panic!("rayon accepted {c:?}"),
+        };
         let mut c = PoolConfig::with_workers(2);
         c.victim = VictimPolicy::Uniform;
-        assert!(matches!(
-            RayonPool::start(&c),
-            Err(StartError::Unsupported(m)) if m.contains("victim")
-        ));
+        let m = refusal(&c);
+        assert!(
+            m.contains("rayon cannot honour victim policy 'uniform'"),
+            "{m}"
+        );
+        assert!(m.contains("(it honours: default)"), "{m}");
         let mut c = PoolConfig::with_workers(2);
         c.idle = IdlePolicy::Busy;
-        assert!(matches!(
-            RayonPool::start(&c),
-            Err(StartError::Unsupported(m)) if m.contains("busy")
-        ));
-        assert!(matches!(
-            RayonPool::start(&PoolConfig::with_workers(0)),
-            Err(StartError::Unsupported(_))
-        ));
+        let m = refusal(&c);
+        assert!(m.contains("rayon cannot honour idle policy 'busy'"), "{m}");
+        let m = refusal(&PoolConfig::with_workers(0));
+        assert!(m.contains("needs at least 1 worker"), "{m}");
         let mut c = PoolConfig::with_workers(1);
-        c.future_stack = crate::config::FutureStack::Current;
-        assert!(matches!(
-            RayonPool::start(&c),
-            Err(StartError::Unsupported(m)) if m.contains("future stack")
-        ));
+        c.futures = crate::config::FutureStack::Current;
+        let m = refusal(&c);
+        assert!(m.contains("futures 'nostack' cannot be honoured"), "{m}");
+        let mut c = PoolConfig::with_workers(1);
+        c.stack_size = Some(1 << 20);
+        let m = refusal(&c);
+        assert!(m.contains("no fixed-size fiber stacks"), "{m}");
+        let mut c = PoolConfig::with_workers(1);
+        c.steals = Some(1);
+        let m = refusal(&c);
+        assert!(m.contains("cannot hold its steals"), "{m}");
+        let mut c = PoolConfig::with_workers(1);
+        c.placement = crate::config::Placement::Artifact;
+        let m = refusal(&c);
+        assert!(m.contains("placement 'artifact' cannot be honoured"), "{m}");
     }
 
     #[test]

@@ -39,15 +39,16 @@
 //! it or [`Scheduler::reset_stats`] discards it. A run that panics discards the recording.
 //! `run` must not be called from inside a task of the pool.
 //!
-//! The pool refuses more than one worker, and [`FutureStack::Current`] (futures that do not run
-//! at their creation): it records the eager order only.
+//! The pool refuses more than one worker, and
+//! [`FutureStack::Current`](crate::config::FutureStack::Current) (futures that do not run at
+//! their creation): it records the eager order only (its [`Scheduler::CAPABILITIES`]).
 
 pub mod dag;
 
 pub use dag::{Dag, Kind, NONE, Node, Weights};
 
 use crate::api::{ForkJoin, FutureHandle, Scheduler, Scope, SharedHandle, StartError, Worker};
-use crate::config::{FutureStack, PoolConfig};
+use crate::config::{Capabilities, IdlePolicy, PoolConfig, VictimPolicy};
 use crate::stats::Stats;
 use std::marker::PhantomData;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -139,22 +140,22 @@ impl Recorder {
 
 impl Scheduler for Recorder {
     const NAME: &'static str = NAME;
+    /// The serial elision, recording: one worker, the calling thread, futures general and
+    /// not, run where they are created (the eager order the simulator replays).
+    const CAPABILITIES: Capabilities = Capabilities {
+        threads: false,
+        futures: true,
+        general_futures: true,
+        fiber_stacks: false,
+        steals: false,
+        placement: false,
+        victims: &[VictimPolicy::RuntimeDefault],
+        idle: &[IdlePolicy::Lazy],
+    };
 
     /// Starts a recorder measuring [`Weights::Nanos`]; [`Recorder::new`] chooses the weights.
     fn start(config: &PoolConfig) -> Result<Self, StartError> {
-        if config.workers != 1 {
-            return Err(StartError::Unsupported(format!(
-                "the recorder runs the serial elision on exactly 1 worker, not {}",
-                config.workers
-            )));
-        }
-        config.refuse_fiber_settings(NAME)?;
-        if config.future_stack != FutureStack::New {
-            return Err(StartError::Unsupported(format!(
-                "the recorder records the eager order; future stack '{}' cannot be honoured",
-                config.future_stack
-            )));
-        }
+        Self::CAPABILITIES.admit(NAME, config)?;
         Ok(Recorder::new(Weights::Nanos))
     }
 
@@ -505,6 +506,7 @@ impl Builder {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::FutureStack;
 
     fn fib_fj<W: Worker>(w: &W, n: u64) -> u64 {
         if n < 2 {
@@ -612,7 +614,7 @@ mod tests {
         assert!(rec.take_dag().is_empty());
         assert!(Recorder::start(&PoolConfig::with_workers(2)).is_err());
         let mut c = PoolConfig::with_workers(1);
-        c.future_stack = FutureStack::Current;
+        c.futures = FutureStack::Current;
         assert!(Recorder::start(&c).is_err());
     }
 }

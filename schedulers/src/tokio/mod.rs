@@ -56,10 +56,12 @@
 //! chains of nested awaits poll recursively), pinned by
 //! [`Pinning`](crate::config::Pinning) in `on_thread_start`. No I/O or timer driver. Victim
 //! selection and idling are tokio's own: any victim policy but `default` and the `busy` idle
-//! policy are rejected with [`StartError::Unsupported`].
+//! policy are rejected with [`StartError::Unsupported`], as is every other setting its
+//! [`Scheduler::CAPABILITIES`] lack (stack sizes, `futures=nostack`, a forced schedule, a
+//! placement).
 
 use crate::api::{AsyncForkJoin, AsyncShared, AsyncWorker, Scheduler, StartError};
-use crate::config::PoolConfig;
+use crate::config::{Capabilities, IdlePolicy, PoolConfig, VictimPolicy};
 use crate::stats::{PerWorker, Stats};
 use crate::topology::{Topology, pin_current_thread};
 use ::tokio::runtime::{Handle, Runtime};
@@ -192,8 +194,20 @@ fn threads_available(p: usize) -> Result<(), StartError> {
 impl Scheduler for TokioPool {
     const NAME: &'static str = "tokio";
 
+    /// Its own policies only (it chooses its victims and puts idle workers to sleep).
+    const CAPABILITIES: Capabilities = Capabilities {
+        threads: true,
+        futures: true,
+        general_futures: true,
+        fiber_stacks: false,
+        steals: false,
+        placement: false,
+        victims: &[VictimPolicy::RuntimeDefault],
+        idle: &[IdlePolicy::Lazy],
+    };
+
     fn start(config: &PoolConfig) -> Result<Self, StartError> {
-        config.require_runtime_policies(Self::NAME)?;
+        Self::CAPABILITIES.admit(Self::NAME, config)?;
         let p = config.workers;
         let id = NEXT_POOL_ID.fetch_add(1, Ordering::Relaxed);
         let placement = Topology::detect().placement(config.pinning, p);
@@ -760,28 +774,41 @@ mod tests {
 
     #[test]
     fn rejects_what_it_cannot_honour() {
+        let refusal = |c: &PoolConfig| match TokioPool::start(c) {
+            Err(StartError::Unsupported(m)) => m,
+            Err(e) => panic!("{e}"),
+            Ok(_) => panic!("tokio accepted {c:?}"),
+        };
         let mut c = PoolConfig::with_workers(2);
         c.victim = VictimPolicy::NumaWeighted;
-        assert!(matches!(
-            TokioPool::start(&c),
-            Err(StartError::Unsupported(m)) if m.contains("victim")
-        ));
+        let m = refusal(&c);
+        assert!(
+            m.contains("tokio cannot honour victim policy 'numa'"),
+            "{m}"
+        );
+        assert!(m.contains("(it honours: default)"), "{m}");
         let mut c = PoolConfig::with_workers(1);
         c.idle = IdlePolicy::Busy;
-        assert!(matches!(
-            TokioPool::start(&c),
-            Err(StartError::Unsupported(m)) if m.contains("busy")
-        ));
-        assert!(matches!(
-            TokioPool::start(&PoolConfig::with_workers(0)),
-            Err(StartError::Unsupported(_))
-        ));
+        let m = refusal(&c);
+        assert!(m.contains("tokio cannot honour idle policy 'busy'"), "{m}");
+        let m = refusal(&PoolConfig::with_workers(0));
+        assert!(m.contains("needs at least 1 worker"), "{m}");
         let mut c = PoolConfig::with_workers(1);
-        c.future_stack = crate::config::FutureStack::Current;
-        assert!(matches!(
-            TokioPool::start(&c),
-            Err(StartError::Unsupported(m)) if m.contains("future stack")
-        ));
+        c.futures = crate::config::FutureStack::Current;
+        let m = refusal(&c);
+        assert!(m.contains("futures 'nostack' cannot be honoured"), "{m}");
+        let mut c = PoolConfig::with_workers(1);
+        c.stack_size = Some(1 << 20);
+        let m = refusal(&c);
+        assert!(m.contains("no fixed-size fiber stacks"), "{m}");
+        let mut c = PoolConfig::with_workers(1);
+        c.steals = Some(1);
+        let m = refusal(&c);
+        assert!(m.contains("cannot hold its steals"), "{m}");
+        let mut c = PoolConfig::with_workers(1);
+        c.placement = crate::config::Placement::Artifact;
+        let m = refusal(&c);
+        assert!(m.contains("placement 'artifact' cannot be honoured"), "{m}");
     }
 
     #[test]

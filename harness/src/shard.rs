@@ -1,0 +1,144 @@
+//! A shard: a disjoint part of a figure's grid (`reproduce ID --shard i/N`). Every node computes
+//! the same grid from the same figure and settings, so every node cuts it the same way: the
+//! points are dealt, largest expected time first, each to the shard with the least expected
+//! time so far (greedy longest processing time). The harness has measured nothing before a
+//! run, so a point's expected time is its share of its workload's work under perfect speedup:
+//! 1/P, and 1/16 for a simulated point (a replay, no worker thread). Every point of every round
+//! is in exactly one shard; a merged run is the unsharded run's point set (the test
+//! `three_shards_merge_to_the_whole_grid` in `tests/cli.rs`).
+
+use crate::cli::Failure;
+use crate::grid::PointKey;
+use crate::runtimes;
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::str::FromStr;
+
+/// The `i`-th of `n` shards, 1-based (as `SLURM_ARRAY_TASK_ID` of `--array=1-N`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Shard {
+    /// Which shard, `1..=count`.
+    pub index: usize,
+    /// How many shards.
+    pub count: usize,
+}
+
+impl fmt::Display for Shard {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}", self.index, self.count)
+    }
+}
+
+impl FromStr for Shard {
+    type Err = Failure;
+    fn from_str(s: &str) -> Result<Shard, Failure> {
+        let bad = || {
+            Failure::Usage(format!(
+                "--shard {s}: expected i/N with 1 <= i <= N (e.g. 2/8)"
+            ))
+        };
+        let (i, n) = s.split_once('/').ok_or_else(bad)?;
+        let (index, count) = (
+            i.trim().parse().map_err(|_| bad())?,
+            n.trim().parse().map_err(|_| bad())?,
+        );
+        if count == 0 || index == 0 || index > count {
+            return Err(bad());
+        }
+        Ok(Shard { index, count })
+    }
+}
+
+/// The expected time of a point, relative to its workload's serial time.
+fn expected_time(p: &PointKey) -> f64 {
+    if runtimes::is_simulated(&p.runtime) {
+        1.0 / 16.0
+    } else {
+        1.0 / p.workers.max(1) as f64
+    }
+}
+
+/// The points of `shard`, in grid order: the greedy longest-processing-time deal of the
+/// module docs. Deterministic: equal expected times keep grid order, ties in load go to the
+/// lower shard.
+pub fn shard_points(points: &[PointKey], shard: Shard) -> Vec<PointKey> {
+    let mut order: Vec<usize> = (0..points.len()).collect();
+    order.sort_by(|&a, &b| {
+        expected_time(&points[b])
+            .total_cmp(&expected_time(&points[a]))
+            .then(a.cmp(&b))
+    });
+    let mut load = vec![0.0f64; shard.count];
+    let mut mine = vec![false; points.len()];
+    for i in order {
+        let s = (0..shard.count)
+            .min_by(|&x, &y| load[x].total_cmp(&load[y]).then(x.cmp(&y)))
+            .expect("at least one shard");
+        load[s] += expected_time(&points[i]);
+        mine[i] = s + 1 == shard.index;
+    }
+    points
+        .iter()
+        .zip(mine)
+        .filter(|(_, m)| *m)
+        .map(|(p, _)| p.clone())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use stealbench_workloads::Variant;
+
+    fn points() -> Vec<PointKey> {
+        let mut v = Vec::new();
+        for rt in ["serial", "abp", "prows", "abp/sim=unit"] {
+            for p in [1, 2, 4, 8, 16] {
+                v.push(PointKey {
+                    runtime: rt.into(),
+                    workload: "fib".into(),
+                    variant: Variant::Fj,
+                    workers: p,
+                });
+            }
+        }
+        v
+    }
+
+    #[test]
+    fn shards_partition_the_points_and_balance_them() {
+        let all = points();
+        for n in 1..=7 {
+            let parts: Vec<Vec<PointKey>> = (1..=n)
+                .map(|i| shard_points(&all, Shard { index: i, count: n }))
+                .collect();
+            let mut union: Vec<PointKey> = parts.iter().flatten().cloned().collect();
+            assert_eq!(union.len(), all.len(), "{n} shards: disjoint and complete");
+            union.sort();
+            let mut sorted = all.clone();
+            sorted.sort();
+            assert_eq!(union, sorted);
+            let loads: Vec<f64> = parts
+                .iter()
+                .map(|p| p.iter().map(expected_time).sum())
+                .collect();
+            let (lo, hi) = loads
+                .iter()
+                .fold((f64::MAX, 0.0f64), |(l, h), &x| (l.min(x), h.max(x)));
+            // LPT: no shard exceeds another by more than the largest single point.
+            assert!(hi - lo <= 1.0 + 1e-12, "{n} shards: loads {loads:?}");
+        }
+    }
+
+    #[test]
+    fn shard_spellings() {
+        assert_eq!(
+            "2/8".parse::<Shard>().ok(),
+            Some(Shard { index: 2, count: 8 })
+        );
+        for bad in ["0/3", "4/3", "1/0", "3", "a/b", ""] {
+            assert!(bad.parse::<Shard>().is_err(), "{bad}");
+        }
+        assert_eq!(Shard { index: 1, count: 3 }.to_string(), "1/3");
+    }
+}

@@ -1,0 +1,253 @@
+//! The typed experiment model: a point ([`PointSpec`]: arm, workload, variant, P) and how it is
+//! measured ([`Measure`]: size, repetitions, pinning, stack size, input files, parameters).
+//! Each setting is read once, from text, by the clap value parser of its field (the functions
+//! below, also used where text comes from a file, as `meta.json`'s settings); the parent's
+//! argv to a `stealbench run` child is the serialisation of the two ([`PointSpec::to_args`],
+//! [`Measure::to_args`]), which the child reads back with the same parsers.
+
+use crate::runtimes::{self, Arm};
+use crate::suggest;
+use clap::Args;
+use clap::builder::RangedU64ValueParser;
+use std::path::PathBuf;
+use stealbench_schedulers::Pinning;
+use stealbench_workloads::{Size, Variant};
+
+/// One point: a runtime arm running a workload's variant on P workers.
+#[derive(Debug, Clone, PartialEq, Eq, Args)]
+pub struct PointSpec {
+    /// Runtime name (see `stealbench list`), optionally with settings, `NAME[/key=value]...`:
+    /// idle=busy|lazy, victim=uniform|numa|default, pinning=none|compact|scatter (in place of
+    /// --pinning), steals=K, placement=paper|artifact, futures=stack|nostack,
+    /// front=closure|async, sim=unit|nanos (e.g. libfork/idle=busy/victim=numa/pinning=scatter,
+    /// Busy-LF as libfork's figures run it; prows/placement=artifact).
+    #[arg(long = "runtime", value_name = "ARM", value_parser = parse_arm)]
+    pub arm: Arm,
+    /// Workload name (see `stealbench list`), or a spec `NAME/key=value...` with parameters
+    /// set (`uts/tree=T3L`), as figures' rows and result files name it.
+    #[arg(long)]
+    pub workload: String,
+    /// Variant: fj, sf, gf, lp (the workload must offer it on the runtime's front-end).
+    #[arg(long, value_parser = parse_variant)]
+    pub variant: Variant,
+    /// Number of workers P, 1 to 1024.
+    #[arg(long, value_parser = parse_workers)]
+    pub workers: usize,
+}
+
+impl PointSpec {
+    /// The arguments that give this point to `stealbench run`.
+    pub fn to_args(&self) -> Vec<String> {
+        [
+            "--runtime",
+            &self.arm.spec(),
+            "--workload",
+            &self.workload,
+            "--variant",
+            self.variant.name(),
+            "--workers",
+            &self.workers.to_string(),
+        ]
+        .map(str::to_string)
+        .to_vec()
+    }
+}
+
+/// How a point is measured.
+#[derive(Debug, Clone, PartialEq, Eq, Args)]
+pub struct Measure {
+    /// Input size: paper, small, quick (or test).
+    #[arg(long, default_value = "paper", value_parser = parse_size)]
+    pub size: Size,
+    /// Timed repetitions, 1 to 10000 (default: 10 for paper, 5 small, 3 quick, 2 test).
+    #[arg(long, value_parser = count(MAX_REPS))]
+    pub reps: Option<usize>,
+    /// Thread pinning: none, compact, scatter (the runtime's `pinning=`, if given, instead).
+    #[arg(long, default_value = "none", value_parser = parse_pinning)]
+    pub pinning: Pinning,
+    /// Usable size of every fiber stack of a fiber runtime (abp, fibril, prows), in bytes or
+    /// with K, M, G (KiB, MiB, GiB), 16K to 4G; default 16M. Other runtimes refuse it.
+    #[arg(long, value_name = "SIZE", value_parser = parse_stack_size)]
+    pub stack_size: Option<usize>,
+    /// Workload hw: track this uncompressed AVI (e.g. Rodinia's test.avi) instead of the
+    /// synthetic video.
+    #[arg(long, value_name = "PATH")]
+    pub hw_video: Option<PathBuf>,
+    /// Workload hw: the initial points for --hw-video, one `row col` per line (0-based, row 0
+    /// at the top). Default: Rodinia's points for a 609x590 video, else two rings.
+    #[arg(long, value_name = "PATH", requires = "hw_video")]
+    pub hw_points: Option<PathBuf>,
+    /// Override one input parameter of the size's preset (repeatable, applied in order; e.g.
+    /// `--param n=30`, `--param tree=T3`). `list` shows every workload's parameters.
+    /// The row's params record the values used.
+    #[arg(long = "param", value_name = "KEY=VALUE")]
+    pub params: Vec<String>,
+}
+
+impl Measure {
+    /// The arguments that give these settings to `stealbench run` of `point`: the stack size
+    /// only where the point runs on fiber stacks, the hw files only to the hw workload.
+    pub fn to_args(&self, point: &PointSpec) -> Vec<String> {
+        let mut args = vec!["--size".to_string(), self.size.name().to_string()];
+        if let Some(r) = self.reps {
+            args.extend(["--reps".to_string(), r.to_string()]);
+        }
+        args.extend(["--pinning".to_string(), self.pinning.name().to_string()]);
+        if let Some(s) = self.stack_size.filter(|_| point.arm.has_fibers()) {
+            args.extend(["--stack-size".to_string(), s.to_string()]);
+        }
+        if crate::grid::workload_name(&point.workload) == "hw" {
+            for (flag, path) in [
+                ("--hw-video", &self.hw_video),
+                ("--hw-points", &self.hw_points),
+            ] {
+                if let Some(p) = path {
+                    args.extend([flag.to_string(), p.to_string_lossy().into_owned()]);
+                }
+            }
+        }
+        for p in &self.params {
+            args.extend(["--param".to_string(), p.clone()]);
+        }
+        args
+    }
+}
+
+/// The most timed repetitions of a point (`--reps`): the papers take 10.
+pub const MAX_REPS: usize = 10_000;
+
+/// The most rounds over a grid or over `bench`'s runtimes (`--rounds`).
+pub const MAX_ROUNDS: usize = 100;
+
+/// The longest timeout (`--timeout`), in seconds: a week.
+pub const MAX_TIMEOUT: u64 = 7 * 24 * 3600;
+
+/// The most workers a measured point may have (each is an OS thread).
+pub const MAX_WORKERS: usize = 1024;
+
+/// The smallest and largest fiber stack `--stack-size` accepts.
+pub const STACK_SIZE_RANGE: (usize, usize) = (16 << 10, 4 << 30);
+
+/// The value parser of a count from 1 to `max`: anything else is refused by clap, before the
+/// command does anything.
+pub fn count(max: usize) -> RangedU64ValueParser<usize> {
+    RangedU64ValueParser::new().range(1..=max as u64)
+}
+
+/// The value parser of `--timeout`: 0 (never) to [`MAX_TIMEOUT`] seconds.
+pub fn seconds() -> RangedU64ValueParser<u64> {
+    RangedU64ValueParser::new().range(0..=MAX_TIMEOUT)
+}
+
+/// The value parser of `bench`'s `--n`: the Fibonacci numbers that fit 64 bits, as `run`
+/// takes them.
+pub fn fib_n() -> RangedU64ValueParser<u64> {
+    RangedU64ValueParser::new().range(0..=stealbench_workloads::fib::MAX_N)
+}
+
+/// An implemented runtime's arm (`NAME[/key=value]...`), refused with the nearest valid name
+/// or value, or the capability the runtime lacks.
+pub fn parse_arm(s: &str) -> Result<Arm, String> {
+    runtimes::lookup_arm(s)
+}
+
+/// A size, with the nearest valid name in the error.
+pub fn parse_size(s: &str) -> Result<Size, String> {
+    s.parse::<Size>()
+        .map_err(|_| suggest::unknown("size", s, &Size::NAMES))
+}
+
+/// A variant, with the nearest valid name in the error.
+pub fn parse_variant(s: &str) -> Result<Variant, String> {
+    s.parse::<Variant>().map_err(|_| {
+        let names: Vec<&str> = Variant::ALL.iter().map(|v| v.name()).collect();
+        suggest::unknown("variant", s, &names)
+    })
+}
+
+/// A pinning policy, with the nearest valid name in the error.
+pub fn parse_pinning(s: &str) -> Result<Pinning, String> {
+    s.parse::<Pinning>()
+        .map_err(|_| suggest::unknown("pinning", s, Pinning::NAMES))
+}
+
+/// A fiber stack size: bytes, or a number with `K`, `M`, `G` (powers of 1024, `KiB`, `MiB`,
+/// `GiB` also accepted), between [`STACK_SIZE_RANGE`]'s bounds.
+pub fn parse_stack_size(s: &str) -> Result<usize, String> {
+    let t = s.trim();
+    let bad = |why: &str| format!("stack size {s}: {why}");
+    let digits = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (n, unit) = t.split_at(digits);
+    let n: usize = n
+        .parse()
+        .map_err(|_| bad("expected bytes, or a number with K, M or G (16M)"))?;
+    let shift = match unit.to_ascii_uppercase().as_str() {
+        "" | "B" => 0,
+        "K" | "KB" | "KIB" => 10,
+        "M" | "MB" | "MIB" => 20,
+        "G" | "GB" | "GIB" => 30,
+        _ => return Err(bad("unknown unit (use K, M or G)")),
+    };
+    let bytes = n.checked_shl(shift).filter(|b| b >> shift == n);
+    match bytes {
+        Some(b) if (STACK_SIZE_RANGE.0..=STACK_SIZE_RANGE.1).contains(&b) => Ok(b),
+        _ => Err(bad("must be between 16K and 4G")),
+    }
+}
+
+/// A worker count: 1 to [`MAX_WORKERS`].
+pub fn parse_workers(s: &str) -> Result<usize, String> {
+    let p = s
+        .parse()
+        .map_err(|_| format!("workers: '{s}' is not a number of workers"))?;
+    check_workers(p)
+}
+
+/// Checks a worker count: at least 1, at most [`MAX_WORKERS`].
+pub fn check_workers(p: usize) -> Result<usize, String> {
+    if p == 0 {
+        Err("workers must be at least 1 (P=0 given)".to_string())
+    } else if p > MAX_WORKERS {
+        Err(format!(
+            "workers must be at most {MAX_WORKERS} (P={p} given): every worker is a thread of \
+             this machine; larger P is the simulator's"
+        ))
+    } else {
+        Ok(p)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bad_values_name_the_nearest() {
+        assert!(
+            parse_size("quik")
+                .unwrap_err()
+                .contains("did you mean 'quick'")
+        );
+        assert!(
+            parse_variant("fjj")
+                .unwrap_err()
+                .contains("did you mean 'fj'")
+        );
+        assert!(
+            parse_arm("prows/placement=artefact")
+                .unwrap_err()
+                .contains("did you mean 'artifact'")
+        );
+        assert_eq!(parse_stack_size("1M").unwrap(), 1 << 20);
+        assert_eq!(parse_stack_size("64KiB").unwrap(), 64 << 10);
+        assert_eq!(parse_stack_size("1048576").unwrap(), 1 << 20);
+        for bad in ["1", "8G", "12Q", "M", ""] {
+            assert!(parse_stack_size(bad).is_err(), "{bad}");
+        }
+        assert!(check_workers(0).is_err());
+        assert_eq!(check_workers(MAX_WORKERS).unwrap(), MAX_WORKERS);
+        assert!(parse_workers("1025").unwrap_err().contains("at most 1024"));
+        assert!(parse_workers("two").unwrap_err().contains("not a number"));
+        assert_eq!(parse_pinning("compact").unwrap(), Pinning::Compact);
+    }
+}
