@@ -37,141 +37,109 @@ fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
 
+/// The arguments of `run` of one point, `runtime` running `workload`'s `variant` on `workers`
+/// workers, then `extra`.
+fn run_args<'a>(
+    runtime: &'a str,
+    workload: &'a str,
+    variant: &'a str,
+    workers: &'a str,
+    extra: &[&'a str],
+) -> Vec<&'a str> {
+    let point = [
+        "run",
+        "--runtime",
+        runtime,
+        "--workload",
+        workload,
+        "--variant",
+        variant,
+        "--workers",
+        workers,
+    ];
+    [&point[..], extra].concat()
+}
+
+/// The arguments that send a run's results to `results` and its figures to `figures`.
+fn dirs_args<'a>(results: &'a str, figures: &'a str) -> [&'a str; 4] {
+    ["--out", results, "--figures-dir", figures]
+}
+
+/// The arguments of `reproduce` of `figure` at the test size, then `extra`.
+fn reproduce_args<'a>(figure: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
+    [&["reproduce", figure, "--size", "test"][..], extra].concat()
+}
+
+/// The arguments of `reproduce` of ProWS Figure 3 at the test size on fib alone, on `runtimes`
+/// at `workers`, one round, then `extra`.
+fn fib_fig3_args<'a>(runtimes: &'a str, workers: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
+    let fib = [
+        "--runtimes",
+        runtimes,
+        "--workloads",
+        "fib",
+        "--workers",
+        workers,
+        "--rounds",
+        "1",
+    ];
+    reproduce_args("prows-fig3", &[&fib[..], extra].concat())
+}
+
 #[test]
 fn bad_input_is_one_line_and_exit_code_2() {
     let dir = TempDir::new("bad");
-    let cases: &[(&[&str], &str)] = &[
-        (&["reproduce", "prows-fig9"], "did you mean 'prows-fig"),
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (vec!["reproduce", "prows-fig9"], "did you mean 'prows-fig"),
         (
-            &["reproduce", "prows-fig3", "--size", "quik"],
+            vec!["reproduce", "prows-fig3", "--size", "quik"],
             "did you mean 'quick'",
         ),
-        (&["reproduce", "prows-fig3", "--workers", "0"], "at least 1"),
         (
-            &["reproduce", "prows-fig3", "--runtimes", "rayn"],
-            "did you mean 'rayon'",
-        ),
-        (
-            &["reproduce", "prows-fig3", "--workloads", "fibb"],
-            "did you mean 'fib'",
-        ),
-        (&["reproduce", "prows-fig3", "--rep", "2"], "'--reps'"),
-        (
-            &[
-                "run",
-                "--runtime",
-                "serial",
-                "--workload",
-                "fib",
-                "--variant",
-                "fj",
-                "--workers",
-                "1",
-                "--param",
-                "m=3",
-            ],
-            "unknown parameter 'm' (parameters: n)",
-        ),
-        (
-            &[
-                "run",
-                "--runtime",
-                "serial",
-                "--workload",
-                "mm",
-                "--variant",
-                "fj",
-                "--workers",
-                "1",
-                "--param",
-                "seed=lots",
-            ],
-            "seed=lots: expected a non-negative integer",
-        ),
-        (
-            &[
-                "run",
-                "--runtime",
-                "serial",
-                "--workload",
-                "fib",
-                "--variant",
-                "fj",
-                "--workers",
-                "1",
-                "--param",
-                "n",
-            ],
-            "expected key=value",
-        ),
-        (
-            &[
-                "run",
-                "--runtime",
-                "seriall",
-                "--workload",
-                "fib",
-                "--variant",
-                "fj",
-                "--workers",
-                "1",
-            ],
-            "did you mean 'serial'",
-        ),
-        (
-            &[
-                "run",
-                "--runtime",
-                "serial",
-                "--workload",
-                "fib",
-                "--variant",
-                "gf",
-                "--workers",
-                "1",
-            ],
-            "no variant 'gf'",
-        ),
-        (
-            &[
-                "run",
-                "--runtime",
-                "serial",
-                "--workload",
-                "fib",
-                "--variant",
-                "fj",
-                "--workers",
-                "0",
-            ],
+            vec!["reproduce", "prows-fig3", "--workers", "0"],
             "at least 1",
         ),
         (
-            &[
-                "run",
-                "--runtime",
-                "serial",
-                "--workload",
-                "fib",
-                "--variant",
-                "fj",
-                "--workers",
-                "2",
-                "--size",
-                "test",
-            ],
+            vec!["reproduce", "prows-fig3", "--runtimes", "rayn"],
+            "did you mean 'rayon'",
+        ),
+        (
+            vec!["reproduce", "prows-fig3", "--workloads", "fibb"],
+            "did you mean 'fib'",
+        ),
+        (vec!["reproduce", "prows-fig3", "--rep", "2"], "'--reps'"),
+        (
+            run_args("serial", "fib", "fj", "1", &["--param", "m=3"]),
+            "unknown parameter 'm' (parameters: n)",
+        ),
+        (
+            run_args("serial", "mm", "fj", "1", &["--param", "seed=lots"]),
+            "seed=lots: expected a non-negative integer",
+        ),
+        (
+            run_args("serial", "fib", "fj", "1", &["--param", "n"]),
+            "expected key=value",
+        ),
+        (
+            run_args("seriall", "fib", "fj", "1", &[]),
+            "did you mean 'serial'",
+        ),
+        (run_args("serial", "fib", "gf", "1", &[]), "no variant 'gf'"),
+        (run_args("serial", "fib", "fj", "0", &[]), "at least 1"),
+        (
+            run_args("serial", "fib", "fj", "2", &["--size", "test"]),
             "exactly 1 worker",
         ),
         (
-            &["bench", "--n", "10", "--variant", "gf"],
+            vec!["bench", "--n", "10", "--variant", "gf"],
             "no variant 'gf'",
         ),
         (
-            &["bench", "--n", "10", "--rounds", "0"],
+            vec!["bench", "--n", "10", "--rounds", "0"],
             "0 is not in 1..=100",
         ),
     ];
-    for (args, needle) in cases {
+    for (args, needle) in &cases {
         let out = stealbench(args, &dir.0);
         let err = text(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
@@ -223,25 +191,8 @@ fn bench_measures_a_variant_where_it_can() {
 #[test]
 fn run_prints_times_and_json_lines() {
     let dir = TempDir::new("run");
-    let out = stealbench(
-        &[
-            "run",
-            "--runtime",
-            "serial",
-            "--workload",
-            "fib",
-            "--variant",
-            "sf",
-            "--workers",
-            "1",
-            "--size",
-            "test",
-            "--reps",
-            "3",
-            "--json",
-        ],
-        &dir.0,
-    );
+    let test = ["--size", "test", "--reps", "3", "--json"];
+    let out = stealbench(&run_args("serial", "fib", "sf", "1", &test), &dir.0);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let stdout = text(&out.stdout);
     let lines: Vec<&str> = stdout.lines().collect();
@@ -263,21 +214,7 @@ fn run_prints_times_and_json_lines() {
 fn run_prints_the_answer_and_what_it_was_checked_against() {
     let dir = TempDir::new("answer");
     let uts = |extra: &[&str]| {
-        let mut args = vec![
-            "run",
-            "--runtime",
-            "abp",
-            "--workload",
-            "uts",
-            "--variant",
-            "fj",
-            "--workers",
-            "2",
-            "--size",
-            "test",
-            "--reps",
-            "2",
-        ];
+        let mut args = run_args("abp", "uts", "fj", "2", &["--size", "test", "--reps", "2"]);
         args.extend_from_slice(extra);
         let out = stealbench(&args, &dir.0);
         assert!(out.status.success(), "{}", text(&out.stderr));
@@ -310,22 +247,8 @@ fn run_prints_the_answer_and_what_it_was_checked_against() {
 fn run_param_overrides_the_preset_and_is_recorded() {
     let dir = TempDir::new("param");
     let run = |extra: &[&str]| {
-        let mut args = vec![
-            "run",
-            "--runtime",
-            "abp",
-            "--workload",
-            "fib",
-            "--variant",
-            "fj",
-            "--workers",
-            "1",
-            "--size",
-            "test",
-            "--reps",
-            "1",
-            "--json",
-        ];
+        let test = ["--size", "test", "--reps", "1", "--json"];
+        let mut args = run_args("abp", "fib", "fj", "1", &test);
         args.extend_from_slice(extra);
         stealbench(&args, &dir.0)
     };
@@ -345,8 +268,8 @@ fn unbounded_inputs_are_refused_with_one_line_before_anything_runs() {
     let dir = TempDir::new("bounds");
     let results = dir.0.join("results");
     let run = |workload: &str, extra: &str| {
-        let point = "--variant fj --workers 1 --size test";
-        format!("run --runtime serial --workload {workload} {point} {extra}")
+        let point = run_args("serial", workload, "fj", "1", &["--size", "test"]);
+        format!("{} {extra}", point.join(" "))
     };
     let huge = "18446744073709551615";
     let memory = "of memory; the limit is";
@@ -387,8 +310,9 @@ fn unbounded_inputs_are_refused_with_one_line_before_anything_runs() {
     assert!(start.contains(" n=64 "), "{start}");
 }
 
-fn run_dirs(results: &Path) -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = fs::read_dir(results.join("prows-fig3"))
+/// The run directories of `figure` under `results`, in order.
+fn run_dirs(results: &Path, figure: &str) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = fs::read_dir(results.join(figure))
         .unwrap()
         .map(|e| e.unwrap().path())
         .collect();
@@ -396,25 +320,22 @@ fn run_dirs(results: &Path) -> Vec<PathBuf> {
     v
 }
 
+/// The run directory of shard `i` of `n` of `figure` under `results`.
+fn shard_dir(results: &Path, figure: &str, i: usize, n: usize) -> PathBuf {
+    run_dirs(results, figure)
+        .into_iter()
+        .find(|p| p.to_str().unwrap().ends_with(&format!("-shard-{i}-of-{n}")))
+        .expect("the shard's run directory names it")
+}
+
 #[test]
 fn reproduce_fig3_end_to_end_then_resume() {
     let dir = TempDir::new("e2e");
     let results = dir.0.join("results");
     let figures = dir.0.join("figures");
-    let args = [
-        "reproduce",
-        "prows-fig3",
-        "--size",
-        "test",
-        "--runtimes",
-        "serial",
-        "--rounds",
-        "1",
-        "--out",
-        results.to_str().unwrap(),
-        "--figures-dir",
-        figures.to_str().unwrap(),
-    ];
+    let dirs = dirs_args(results.to_str().unwrap(), figures.to_str().unwrap());
+    let serial = ["--runtimes", "serial", "--rounds", "1"];
+    let args = reproduce_args("prows-fig3", &[&serial[..], &dirs].concat());
     let out = stealbench(&args, &dir.0);
     let stdout = text(&out.stdout);
     assert!(out.status.success(), "{stdout}\n{}", text(&out.stderr));
@@ -426,7 +347,7 @@ fn reproduce_fig3_end_to_end_then_resume() {
     assert!(stdout.contains("[paper 10.84 (2.03x)]"), "{stdout}");
     assert!(stdout.contains("not yet implemented"), "{stdout}");
 
-    let runs = run_dirs(&results);
+    let runs = run_dirs(&results, "prows-fig3");
     assert_eq!(runs.len(), 1);
     let run = &runs[0];
     let raw = fs::read_to_string(run.join("raw.csv")).unwrap();
@@ -484,19 +405,11 @@ fn reproduce_fig3_end_to_end_then_resume() {
     let meta_unfinished = meta.replace("\"finished\": true", "\"finished\": false");
     fs::write(run.join("meta.json"), meta_unfinished).unwrap();
     fs::write(run.join("raw.csv"), format!("{}\n", raw_lines[0])).unwrap();
-    let resume = [
-        "reproduce",
-        "prows-fig3",
-        "--resume",
-        "--out",
-        results.to_str().unwrap(),
-        "--figures-dir",
-        figures.to_str().unwrap(),
-    ];
+    let resume = [&["reproduce", "prows-fig3", "--resume"][..], &dirs].concat();
     let out = stealbench(&resume, &dir.0);
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert_eq!(
-        run_dirs(&results).len(),
+        run_dirs(&results, "prows-fig3").len(),
         1,
         "resume made no new run directory"
     );
@@ -512,16 +425,8 @@ fn reproduce_fig3_end_to_end_then_resume() {
     let out = stealbench(&resume, &dir.0);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
     assert!(text(&out.stderr).contains("no unfinished run"));
-    let explicit = [
-        "reproduce",
-        "prows-fig3",
-        "--resume",
-        run.to_str().unwrap(),
-        "--out",
-        results.to_str().unwrap(),
-        "--figures-dir",
-        figures.to_str().unwrap(),
-    ];
+    let run_s = run.to_str().unwrap();
+    let explicit = [&["reproduce", "prows-fig3", "--resume", run_s][..], &dirs].concat();
     let out = stealbench(&explicit, &dir.0);
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(
@@ -531,7 +436,7 @@ fn reproduce_fig3_end_to_end_then_resume() {
     );
     assert_eq!(fs::read_to_string(run.join("raw.csv")).unwrap(), raw2);
     // A conflicting setting is refused.
-    let mut conflicting = explicit.to_vec();
+    let mut conflicting = explicit.clone();
     conflicting.extend(["--size", "quick"]);
     let out = stealbench(&conflicting, &dir.0);
     assert_eq!(out.status.code(), Some(2));
@@ -573,40 +478,15 @@ fn hw_video_is_checked_recorded_and_reaches_the_points() {
     let figures = dir.0.join("figures");
     let (results, figures) = (results.to_str().unwrap(), figures.to_str().unwrap());
     let run = |extra: &[&str]| {
-        let mut a = vec![
-            "run",
-            "--runtime",
-            "serial",
-            "--workload",
-            "hw",
-            "--variant",
-            "fj",
-            "--workers",
-            "1",
-            "--size",
-            "test",
-            "--reps",
-            "1",
-        ];
+        let test = ["--size", "test", "--reps", "1"];
+        let mut a = run_args("serial", "hw", "fj", "1", &test);
         a.extend_from_slice(extra);
         a.iter().map(|s| s.to_string()).collect::<Vec<String>>()
     };
     let reproduce = |extra: &[&str]| {
-        let mut a = vec![
-            "reproduce",
-            "prows-fig2",
-            "--size",
-            "test",
-            "--runtimes",
-            "serial",
-            "--workloads",
-            "hw",
-            "--out",
-            results,
-            "--figures-dir",
-            figures,
-        ];
-        a.extend_from_slice(extra);
+        let hw = ["--runtimes", "serial", "--workloads", "hw"];
+        let dirs = dirs_args(results, figures);
+        let a = reproduce_args("prows-fig2", &[&hw[..], &dirs, extra].concat());
         a.iter().map(|s| s.to_string()).collect::<Vec<String>>()
     };
     fn strs(a: &[String]) -> Vec<&str> {
@@ -671,12 +551,7 @@ fn hw_video_is_checked_recorded_and_reaches_the_points() {
         &dir.0,
     );
     assert!(out.status.success(), "{}", text(&out.stderr));
-    let run_dir = fs::read_dir(dir.0.join("results/prows-fig2"))
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path();
+    let run_dir = run_dirs(&dir.0.join("results"), "prows-fig2").remove(0);
     let meta = fs::read_to_string(run_dir.join("meta.json")).unwrap();
     assert!(
         meta.contains("\"hw_video\"") && meta.contains("heart.avi") && meta.contains("points.txt"),
@@ -745,30 +620,14 @@ fn crashed_and_timed_out_points_are_recorded_then_retried_on_resume() {
         };
         c.output().expect("the binary runs")
     };
+    let settings = ["--runtimes", "abp,prows", "--timeout", "3", "--rounds", "1"];
+    let dirs = dirs_args("r", "f");
     let first = run(
         Some("abp@1=abort,abp@2=hang,prows@2=panic"),
-        &[
-            "reproduce",
-            "prows-fig3",
-            "--size",
-            "test",
-            "--runtimes",
-            "abp,prows",
-            "--timeout",
-            "3",
-            "--rounds",
-            "1",
-            "--out",
-            "r",
-            "--figures-dir",
-            "f",
-        ],
+        &reproduce_args("prows-fig3", &[&settings[..], &dirs].concat()),
     );
     assert_eq!(first.status.code(), Some(1), "{}", text(&first.stderr));
-    let runs: Vec<PathBuf> = fs::read_dir(dir.0.join("r/prows-fig3"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
+    let runs = run_dirs(&dir.0.join("r"), "prows-fig3");
     assert_eq!(runs.len(), 1);
     let raw = fs::read_to_string(runs[0].join("raw.csv")).unwrap();
     let status_of = |rt: &str, variant: &str, p: &str| {
@@ -776,26 +635,14 @@ fn crashed_and_timed_out_points_are_recorded_then_retried_on_resume() {
             .find(|l| l.starts_with(&format!("{rt},fib,{variant},{p},")))
             .map(|l| l.split(',').nth(10).unwrap().to_string())
     };
-    assert_eq!(
-        status_of("abp", "fj", "1").as_deref(),
-        Some("crashed"),
-        "{raw}"
-    );
-    assert_eq!(
-        status_of("abp", "fj", "2").as_deref(),
-        Some("timeout"),
-        "{raw}"
-    );
-    assert_eq!(
-        status_of("prows", "sf", "2").as_deref(),
-        Some("crashed"),
-        "{raw}"
-    );
-    assert_eq!(
-        status_of("prows", "sf", "1").as_deref(),
-        Some("ok"),
-        "{raw}"
-    );
+    for (rt, variant, p, status) in [
+        ("abp", "fj", "1", "crashed"),
+        ("abp", "fj", "2", "timeout"),
+        ("prows", "sf", "2", "crashed"),
+        ("prows", "sf", "1", "ok"),
+    ] {
+        assert_eq!(status_of(rt, variant, p).as_deref(), Some(status), "{raw}");
+    }
 
     let again = run(
         None,
@@ -835,20 +682,11 @@ fn three_shards_merge_to_the_whole_grid() {
     let dir = TempDir::new("shards");
     let path = |p: &str| dir.0.join(p).to_str().unwrap().to_string();
     let reproduce = |out: &str, extra: &[&str]| {
-        let mut args = vec![
-            "reproduce",
-            "spoonhower-fig6",
-            "--size",
-            "test",
-            "--workers",
-            "1,2",
-            "--reps",
-            "1",
-            "--runtimes",
-            "abp,prows,abp/sim=unit",
-        ];
+        let runtimes = "abp,prows,abp/sim=unit";
+        let settings = ["--workers", "1,2", "--reps", "1", "--runtimes", runtimes];
+        let mut args = reproduce_args("spoonhower-fig6", &settings);
         let (o, f) = (path(out), path(&format!("{out}-figures")));
-        args.extend_from_slice(&["--out", &o, "--figures-dir", &f]);
+        args.extend_from_slice(&dirs_args(&o, &f));
         args.extend_from_slice(extra);
         let out = stealbench(&args, &dir.0);
         assert!(
@@ -860,12 +698,7 @@ fn three_shards_merge_to_the_whole_grid() {
         text(&out.stdout)
     };
     reproduce("whole", &[]);
-    let whole_dir = fs::read_dir(dir.0.join("whole/spoonhower-fig6"))
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path();
+    let whole_dir = run_dirs(&dir.0.join("whole"), "spoonhower-fig6").remove(0);
     let whole = point_set(&whole_dir);
     assert!(whole.len() > 10, "{whole:?}");
 
@@ -874,11 +707,7 @@ fn three_shards_merge_to_the_whole_grid() {
     for i in 1..=3 {
         let out = reproduce("shards", &["--shard", &format!("{i}/3")]);
         assert!(out.contains(&format!("shard {i}/3: ")), "{out}");
-        let d = fs::read_dir(dir.0.join("shards/spoonhower-fig6"))
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .find(|p| p.to_str().unwrap().ends_with(&format!("-shard-{i}-of-3")))
-            .expect("the shard's run directory names it");
+        let d = shard_dir(&dir.0.join("shards"), "spoonhower-fig6", i, 3);
         let pts = point_set(&d);
         assert!(!pts.is_empty(), "shard {i} is empty");
         assert!(seen.is_disjoint(&pts), "shard {i} overlaps another");
@@ -890,15 +719,10 @@ fn three_shards_merge_to_the_whole_grid() {
     let merged_figs = path("merged-figures");
     let mut args = vec!["merge"];
     args.extend(shard_dirs.iter().map(String::as_str));
-    args.extend_from_slice(&["--out", &merged_out, "--figures-dir", &merged_figs]);
+    args.extend_from_slice(&dirs_args(&merged_out, &merged_figs));
     let out = stealbench(&args, &dir.0);
     assert!(out.status.success(), "{}", text(&out.stderr));
-    let merged_dir = fs::read_dir(dir.0.join("merged/spoonhower-fig6"))
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path();
+    let merged_dir = run_dirs(&dir.0.join("merged"), "spoonhower-fig6").remove(0);
     assert_eq!(
         point_set(&merged_dir),
         whole,
@@ -909,27 +733,15 @@ fn three_shards_merge_to_the_whole_grid() {
     assert_eq!(meta.matches("-of-3 (commit").count(), 3, "{meta}");
 
     // A shard given twice, or a run of another figure, is refused with one line.
-    let twice = stealbench(
-        &[
-            "merge",
-            &shard_dirs[0],
-            &shard_dirs[0],
-            "--out",
-            &merged_out,
-        ],
-        &dir.0,
-    );
+    let merge_first_and = |second: &str| {
+        stealbench(
+            &["merge", &shard_dirs[0], second, "--out", &merged_out],
+            &dir.0,
+        )
+    };
+    let twice = merge_first_and(&shard_dirs[0]);
     assert_eq!(twice.status.code(), Some(2), "{}", text(&twice.stderr));
-    let other = stealbench(
-        &[
-            "merge",
-            &shard_dirs[0],
-            whole_dir.to_str().unwrap(),
-            "--out",
-            &merged_out,
-        ],
-        &dir.0,
-    );
+    let other = merge_first_and(whole_dir.to_str().unwrap());
     assert_eq!(other.status.code(), Some(2));
     assert!(
         text(&other.stderr).contains("in both"),
@@ -939,8 +751,8 @@ fn three_shards_merge_to_the_whole_grid() {
 
     // The Slurm scripts: an array of 3 exclusive nodes, each one shard, then the merge.
     let slurm_dir = path("slurm");
-    let out = stealbench(
-        &[
+    let slurm = |reproduce: &[&str]| {
+        let shards = [
             "slurm",
             "spoonhower-fig6",
             "--shards",
@@ -948,11 +760,10 @@ fn three_shards_merge_to_the_whole_grid() {
             "--dir",
             &slurm_dir,
             "--",
-            "--size",
-            "quick",
-        ],
-        &dir.0,
-    );
+        ];
+        stealbench(&[&shards[..], reproduce].concat(), &dir.0)
+    };
+    let out = slurm(&["--size", "quick"]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let array = fs::read_to_string(dir.0.join("slurm/spoonhower-fig6.sbatch")).unwrap();
     for want in [
@@ -974,20 +785,7 @@ fn three_shards_merge_to_the_whole_grid() {
             .unwrap();
         assert!(check.success(), "{f} is not valid bash");
     }
-    let bad = stealbench(
-        &[
-            "slurm",
-            "spoonhower-fig6",
-            "--shards",
-            "3",
-            "--dir",
-            &slurm_dir,
-            "--",
-            "--out",
-            "x",
-        ],
-        &dir.0,
-    );
+    let bad = slurm(&["--out", "x"]);
     assert_eq!(bad.status.code(), Some(2));
 }
 
@@ -998,22 +796,10 @@ fn reproduce_the_memory_fit_end_to_end() {
     let dir = TempDir::new("memfit");
     let results = dir.0.join("results");
     let figures = dir.0.join("figures");
-    let args = [
-        "reproduce",
-        "libfork-table2",
-        "--size",
-        "test",
-        "--workloads",
-        "fib",
-        "--runtimes",
-        "libfork",
-        "--workers",
-        "1,2,3,4",
-        "--out",
-        results.to_str().unwrap(),
-        "--figures-dir",
-        figures.to_str().unwrap(),
-    ];
+    let fib = ["--workloads", "fib", "--runtimes", "libfork"];
+    let workers = ["--workers", "1,2,3,4"];
+    let dirs = dirs_args(results.to_str().unwrap(), figures.to_str().unwrap());
+    let args = reproduce_args("libfork-table2", &[&fib[..], &workers, &dirs].concat());
     let out = stealbench(&args, &dir.0);
     let stdout = text(&out.stdout);
     assert!(out.status.success(), "{stdout}\n{}", text(&out.stderr));
@@ -1040,12 +826,7 @@ fn reproduce_the_memory_fit_end_to_end() {
         "{row}"
     );
     assert!(row.contains("| 4 |"), "{row}");
-    let run = fs::read_dir(results.join("libfork-table2"))
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path();
+    let run = run_dirs(&results, "libfork-table2").remove(0);
     let raw = fs::read_to_string(run.join("raw.csv")).unwrap();
     assert!(
         raw.contains("process_rss_before_kb=") && raw.contains("process_hwm_kb="),
@@ -1062,14 +843,8 @@ fn reproduce_the_memory_fit_end_to_end() {
     // The grid's own arms are then missing: merge refuses, and `--force` merges what there is
     // (exit 1: incomplete).
     let merged = dir.0.join("merged");
-    let args = [
-        "merge",
-        run.to_str().unwrap(),
-        "--out",
-        merged.to_str().unwrap(),
-        "--figures-dir",
-        figures.to_str().unwrap(),
-    ];
+    let dirs = dirs_args(merged.to_str().unwrap(), figures.to_str().unwrap());
+    let args = [&["merge", run.to_str().unwrap()][..], &dirs].concat();
     let refused = stealbench(&args, &dir.0);
     assert_eq!(refused.status.code(), Some(2), "{}", text(&refused.stderr));
     let out = stealbench(&[&args[..], &["--force"]].concat(), &dir.0);
@@ -1091,24 +866,9 @@ fn reproduce_the_memory_fit_end_to_end() {
 fn run_prints_the_pools_pinning() {
     // The arm's pinning= replaces --pinning, and the header says what the pool got.
     let dir = TempDir::new("runpin");
+    let pinning = ["--size", "test", "--reps", "1", "--pinning", "none"];
     let out = stealbench(
-        &[
-            "run",
-            "--runtime",
-            "libfork/pinning=compact",
-            "--workload",
-            "fib",
-            "--variant",
-            "fj",
-            "--workers",
-            "1",
-            "--size",
-            "test",
-            "--reps",
-            "1",
-            "--pinning",
-            "none",
-        ],
+        &run_args("libfork/pinning=compact", "fib", "fj", "1", &pinning),
         &dir.0,
     );
     let stdout = text(&out.stdout);
@@ -1120,19 +880,13 @@ fn run_prints_the_pools_pinning() {
     );
     // Nothing to pin on the serial pool: refused, one line.
     let out = stealbench(
-        &[
-            "run",
-            "--runtime",
+        &run_args(
             "serial/pinning=compact",
-            "--workload",
             "fib",
-            "--variant",
             "fj",
-            "--workers",
             "1",
-            "--size",
-            "test",
-        ],
+            &["--size", "test"],
+        ),
         &dir.0,
     );
     assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
@@ -1176,6 +930,15 @@ fn alive(pid: u32) -> bool {
     })
 }
 
+/// The binary with `args` in `cwd`, its serial points at P = 1 hanging (`STEALBENCH_FAULT`).
+fn hanging(args: &[&str], cwd: &Path) -> Command {
+    let mut c = Command::new(BIN);
+    c.args(args)
+        .env("STEALBENCH_FAULT", "serial@1=hang")
+        .current_dir(cwd);
+    c
+}
+
 /// A `reproduce` SIGKILLed as soon as its child process exists (before the child could have
 /// set anything up) leaves no child running: every child hangs (`STEALBENCH_FAULT`), so one
 /// that did not die with its parent would still be there.
@@ -1184,27 +947,7 @@ fn children_die_with_a_killed_parent() {
     let dir = TempDir::new("orphans");
     let mut children = Vec::new();
     for _ in 0..20 {
-        let mut parent = Command::new(BIN)
-            .args([
-                "reproduce",
-                "prows-fig3",
-                "--size",
-                "test",
-                "--runtimes",
-                "serial",
-                "--workloads",
-                "fib",
-                "--workers",
-                "1",
-                "--rounds",
-                "1",
-                "--out",
-                "r",
-                "--figures-dir",
-                "f",
-            ])
-            .env("STEALBENCH_FAULT", "serial@1=hang")
-            .current_dir(&dir.0)
+        let mut parent = hanging(&fib_fig3_args("serial", "1", &dirs_args("r", "f")), &dir.0)
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())
             .spawn()
@@ -1243,27 +986,12 @@ fn children_die_with_a_killed_parent() {
 #[test]
 fn a_child_whose_parent_is_gone_exits_at_once() {
     let dir = TempDir::new("parentgone");
-    let mut child = Command::new(BIN)
-        .args([
-            "run",
-            "--runtime",
-            "serial",
-            "--workload",
-            "fib",
-            "--variant",
-            "fj",
-            "--workers",
-            "1",
-            "--size",
-            "test",
-            "--json",
-        ])
-        .env("STEALBENCH_FAULT", "serial@1=hang")
+    let args = run_args("serial", "fib", "fj", "1", &["--size", "test", "--json"]);
+    let mut child = hanging(&args, &dir.0)
         .env(
             "STEALBENCH_PARENT_PID",
             (std::process::id() + 1).to_string(),
         )
-        .current_dir(&dir.0)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
@@ -1310,43 +1038,21 @@ fn merge_refuses_damaged_or_missing_shards() {
     let dir = TempDir::new("damaged");
     let mut shards = Vec::new();
     for i in 1..=2 {
-        let out = stealbench(
-            &[
-                "reproduce",
-                "prows-fig3",
-                "--size",
-                "test",
-                "--runtimes",
-                "serial,abp",
-                "--workloads",
-                "fib",
-                "--workers",
-                "1,2",
-                "--rounds",
-                "1",
-                "--reps",
-                "2",
-                "--out",
-                "r",
-                "--figures-dir",
-                "f",
-                "--shard",
-                &format!("{i}/2"),
-            ],
-            &dir.0,
-        );
+        let shard = format!("{i}/2");
+        let rest = [
+            &["--reps", "2"][..],
+            &dirs_args("r", "f"),
+            &["--shard", &shard],
+        ]
+        .concat();
+        let out = stealbench(&fib_fig3_args("serial,abp", "1,2", &rest), &dir.0);
         assert!(out.status.success(), "{}", text(&out.stderr));
-        let d = fs::read_dir(dir.0.join("r/prows-fig3"))
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .find(|p| p.to_str().unwrap().ends_with(&format!("-shard-{i}-of-2")))
-            .unwrap();
-        shards.push(d);
+        shards.push(shard_dir(&dir.0.join("r"), "prows-fig3", i, 2));
     }
     let second = shards[1].to_str().unwrap();
     let merge = |first: &Path, extra: &[&str]| {
         let mut args = vec!["merge", first.to_str().unwrap(), second];
-        args.extend_from_slice(&["--out", "m", "--figures-dir", "mf"]);
+        args.extend_from_slice(&dirs_args("m", "mf"));
         args.extend_from_slice(extra);
         stealbench(&args, &dir.0)
     };
@@ -1391,7 +1097,7 @@ fn merge_refuses_damaged_or_missing_shards() {
 
     // One of the two shards.
     let out = stealbench(
-        &["merge", second, "--out", "m", "--figures-dir", "mf"],
+        &[&["merge", second][..], &dirs_args("m", "mf")].concat(),
         &dir.0,
     );
     let err = text(&out.stderr);
@@ -1439,31 +1145,10 @@ fn resume_checks_the_run_first() {
     );
     assert_eq!(fs::read_dir(dir.0.join("empty")).unwrap().count(), 0);
 
-    let out = stealbench(
-        &[
-            "reproduce",
-            "prows-fig3",
-            "--size",
-            "test",
-            "--runtimes",
-            "serial",
-            "--workloads",
-            "fib",
-            "--workers",
-            "1",
-            "--rounds",
-            "1",
-            "--reps",
-            "2",
-            "--out",
-            "r",
-            "--figures-dir",
-            "f",
-        ],
-        &dir.0,
-    );
+    let rest = [&["--reps", "2"][..], &dirs_args("r", "f")].concat();
+    let out = stealbench(&fib_fig3_args("serial", "1", &rest), &dir.0);
     assert!(out.status.success(), "{}", text(&out.stderr));
-    let run = run_dirs(&dir.0.join("r")).remove(0);
+    let run = run_dirs(&dir.0.join("r"), "prows-fig3").remove(0);
     let meta = fs::read_to_string(run.join("meta.json")).unwrap();
     for (name, from, to, want) in [
         (

@@ -100,6 +100,25 @@ pub struct Row {
     pub paper: Option<PaperValues>,
 }
 
+impl Row {
+    /// The row of benchmark `bench` (our `workload`, `variant`) on runtime arm `runtime`,
+    /// without paper values; a row with them sets `paper` by struct update.
+    pub fn new(
+        bench: impl Into<String>,
+        workload: impl Into<String>,
+        variant: Variant,
+        runtime: impl Into<String>,
+    ) -> Row {
+        Row {
+            bench: bench.into(),
+            workload: workload.into(),
+            variant,
+            runtime: runtime.into(),
+            paper: None,
+        }
+    }
+}
+
 /// Whether a row is measured in this run.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Availability {
@@ -457,13 +476,7 @@ mod tests {
     use super::*;
 
     fn row(workload: &str, variant: Variant, runtime: &'static str) -> Row {
-        Row {
-            bench: workload.into(),
-            workload: workload.into(),
-            variant,
-            runtime: runtime.to_string(),
-            paper: None,
-        }
+        Row::new(workload, workload, variant, runtime)
     }
 
     #[test]

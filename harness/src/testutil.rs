@@ -34,11 +34,5 @@ pub fn ok_point(
 /// The row of workload `fib`, variant fj, on `runtime`, without paper values: the row of
 /// [`ok_point`]'s points.
 pub fn fib_row(runtime: &str) -> crate::grid::Row {
-    crate::grid::Row {
-        bench: "fib".into(),
-        workload: "fib".into(),
-        variant: stealbench_workloads::Variant::Fj,
-        runtime: runtime.into(),
-        paper: None,
-    }
+    crate::grid::Row::new("fib", "fib", stealbench_workloads::Variant::Fj, runtime)
 }

@@ -79,7 +79,7 @@ mod tests {
             "[paper 1.90x vs Cilk Plus; 6.00x vs TBB]"
         );
         assert_eq!(
-            f.metric.paper_cell(f.row("quicksort", "fibril"), 1),
+            f.paper_cell("quicksort", "fibril", 1),
             "[paper 1.60x vs Cilk Plus; 2.00x vs TBB]"
         );
         assert_eq!(crate::reproduce::default_workers(&f), [1]);

@@ -62,15 +62,15 @@ mod tests {
         assert_eq!(f.rows.iter().filter(|r| r.paper.is_some()).count(), 12);
         let fibril = |bench| f.row(bench, "fibril");
         assert_eq!(
-            f.metric.paper_cell(fibril("cholesky"), 72),
+            f.paper_cell("cholesky", "fibril", 72),
             "[paper 1.40x vs Cilk Plus; 3.00x vs TBB]"
         );
         assert_eq!(
-            f.metric.paper_cell(fibril("fib"), 72),
+            f.paper_cell("fib", "fibril", 72),
             "[paper 2.80x vs Cilk Plus; 7.90x vs TBB]"
         );
         assert_eq!(
-            f.metric.paper_cell(fibril("fft"), 72),
+            f.paper_cell("fft", "fibril", 72),
             "[paper — vs Cilk Plus; — vs TBB]"
         );
         assert_eq!(fibril("matmul").paper.as_ref().unwrap().value(72), Some(2.3));

@@ -16,8 +16,8 @@
 
 use super::counters::PaperCounts;
 use super::metric::{Count, Reduce};
-use super::Figure;
 use super::suites::{FIBRIL_P, fibril_table};
+use super::{Figure, ReferenceCsv, reference_csv};
 
 /// The figure's id.
 pub const ID: &str = "fibril-table2";
@@ -26,7 +26,7 @@ pub const TITLE: &str =
     "Fibril (SPAA'16) Table 2: steals, unmaps and page faults on 72 threads (fibril / abp / rayon)";
 
 /// The reference numbers (thousands), embedded.
-const CSV: &str = include_str!("../../../paper-figures/reference/fibril_table2.csv");
+const CSV: ReferenceCsv = reference_csv!("fibril_table2.csv");
 
 /// Steals, unmaps (Fibril's count, then ours of those that found resident pages) and the
 /// process's page faults, medians, with the paper's beside.
@@ -40,7 +40,7 @@ pub const METRIC: PaperCounts = PaperCounts {
         ],
         reduce: Reduce::Median,
     },
-    reference: CSV,
+    reference: CSV.text,
     columns: &[
         (
             "fibril",
@@ -81,7 +81,7 @@ pub fn figure() -> Figure {
          process's minor faults during the timed computation (getrusage), the same \
          measure for all three. 72 workers run on this machine's cores oversubscribed \
          (counts, not times). matmul is our `mm` and strassen our `smm`.",
-        ("paper-figures/reference/fibril_table2.csv", CSV),
+        CSV,
         &METRIC,
     )
 }
@@ -96,15 +96,15 @@ mod tests {
         assert_eq!(f.rows.len(), 36);
         let row = |bench, rt| f.row(bench, rt);
         assert_eq!(
-            f.metric.paper_cell(row("cholesky", "fibril"), 72),
+            f.paper_cell("cholesky", "fibril", 72),
             "[paper 6568K / 2795K / — / 89K]"
         );
         assert_eq!(
-            f.metric.paper_cell(row("strassen", "abp"), 72),
+            f.paper_cell("strassen", "abp", 72),
             "[paper — / — / — / 9494K]"
         );
         assert_eq!(
-            f.metric.paper_cell(row("strassen", "rayon"), 72),
+            f.paper_cell("strassen", "rayon", 72),
             "[paper — / — / — / 23926K]"
         );
         assert_eq!(row("strassen", "rayon").workload, "smm");

@@ -10,8 +10,8 @@
 //! (oversubscribed here, marked).
 
 use super::stacks::StackPages;
-use super::Figure;
-use super::suites::{FIBRIL_BENCHMARKS, FIBRIL_P, fibril_figure, rows};
+use super::suites::{FIBRIL_BENCHMARKS, FIBRIL_P, rows};
+use super::{Figure, ReferenceCsv, reference_csv};
 use crate::grid::PaperValues;
 
 /// The figure's id.
@@ -21,7 +21,7 @@ pub const TITLE: &str =
     "Fibril (SPAA'16) Table 3: stack space in pages, D, S_1, S_1 + D and S_72 / 72 (fibril, abp)";
 
 /// The reference numbers (pages of 4 KiB), embedded.
-const CSV: &str = include_str!("../../../paper-figures/reference/fibril_table3.csv");
+const CSV: ReferenceCsv = reference_csv!("fibril_table3.csv");
 
 /// The simulated arm whose recording gives D.
 const DEPTH_ARM: &str = "abp/sim=unit";
@@ -29,17 +29,19 @@ const DEPTH_ARM: &str = "abp/sim=unit";
 /// The table's columns.
 pub const METRIC: StackPages = StackPages {
     depth_arm: DEPTH_ARM,
-    reference: CSV,
+    reference: CSV.text,
     paper_runtime: "fibril",
     paper_p: FIBRIL_P,
 };
 
 /// The figure: the twelve benchmarks on `fibril`, `abp` and the recording for D.
 pub fn figure() -> Figure {
-    let rows = rows(&FIBRIL_BENCHMARKS, &["fibril", "abp", DEPTH_ARM], |_, rt| {
-        (rt == "fibril").then(PaperValues::default)
-    });
-    fibril_figure(
+    let rows = rows(
+        &FIBRIL_BENCHMARKS,
+        &["fibril", "abp", DEPTH_ARM],
+        |_, rt| (rt == "fibril").then(PaperValues::default),
+    );
+    Figure::new(
         ID,
         TITLE,
         "Stack space usage in Fibril, in 4 KiB pages, on 72 threads: D = the Fibril \
@@ -69,11 +71,11 @@ pub fn figure() -> Figure {
          are not S_P: they count a released page each time it is touched again, and the \
          heap's faults. Our stacks are 16 MiB of address space each (the paper's 1 MiB): \
          only touched pages count. matmul is our `mm` and strassen our `smm`.",
-        ("paper-figures/reference/fibril_table3.csv", CSV),
         &[1, FIBRIL_P],
         &METRIC,
         rows,
     )
+    .with_reference(CSV)
 }
 
 #[cfg(test)]
@@ -95,9 +97,13 @@ mod tests {
             lead.iter().map(|c| c.1.as_str()).collect::<Vec<_>>(),
             ["n/a [paper 69]", "n/a [paper 4]", "n/a [paper 73]"]
         );
-        assert_eq!(f.metric.paper_cell(fibril("fft"), 72), "[paper 13.9]");
-        assert_eq!(f.metric.paper_cell(fibril("strassen"), 1), "[paper 2]");
+        assert_eq!(f.paper_cell("fft", "fibril", 72), "[paper 13.9]");
+        assert_eq!(f.paper_cell("strassen", "fibril", 1), "[paper 2]");
         assert_eq!(crate::reproduce::default_workers(&f), [1, 72]);
-        assert!(f.rows.iter().any(|r| r.runtime == DEPTH_ARM && r.workload == "smm"));
+        assert!(
+            f.rows
+                .iter()
+                .any(|r| r.runtime == DEPTH_ARM && r.workload == "smm")
+        );
     }
 }

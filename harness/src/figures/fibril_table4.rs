@@ -8,21 +8,20 @@
 //! (oversubscribed here, marked).
 
 use super::memory::RssTable;
-use super::Figure;
 use super::suites::{FIBRIL_P, fibril_table};
+use super::{Figure, ReferenceCsv, reference_csv};
 
 /// The figure's id.
 pub const ID: &str = "fibril-table4";
 /// The figure's title.
-pub const TITLE: &str =
-    "Fibril (SPAA'16) Table 4: incremental and peak RSS and stacks on 72 threads (fibril / abp / rayon)";
+pub const TITLE: &str = "Fibril (SPAA'16) Table 4: incremental and peak RSS and stacks on 72 threads (fibril / abp / rayon)";
 
 /// The reference numbers (MB; stacks), embedded.
-const CSV: &str = include_str!("../../../paper-figures/reference/fibril_table4.csv");
+const CSV: ReferenceCsv = reference_csv!("fibril_table4.csv");
 
 /// The table's cells.
 pub const METRIC: RssTable = RssTable {
-    reference: CSV,
+    reference: CSV.text,
     columns: &[
         (
             "fibril",
@@ -59,7 +58,7 @@ pub fn figure() -> Figure {
          those in use; rayon has none). 72 workers run oversubscribed on this \
          machine's cores (memory, not time). matmul is our `mm` and strassen our \
          `smm`.",
-        ("paper-figures/reference/fibril_table4.csv", CSV),
+        CSV,
         &METRIC,
     )
 }
@@ -72,17 +71,16 @@ mod tests {
     fn the_papers_megabytes_and_stacks_per_runtime() {
         let f = figure();
         assert_eq!(f.rows.len(), 36);
-        let row = |bench, rt| f.row(bench, rt);
         assert_eq!(
-            f.metric.paper_cell(row("fft", "fibril"), 72),
+            f.paper_cell("fft", "fibril", 72),
             "[paper 1540 / 2055 MB; 334 stacks]"
         );
         assert_eq!(
-            f.metric.paper_cell(row("heat", "abp"), 72),
+            f.paper_cell("heat", "abp", 72),
             "[paper 31 / 31 MB; 314 stacks]"
         );
         assert_eq!(
-            f.metric.paper_cell(row("quicksort", "rayon"), 72),
+            f.paper_cell("quicksort", "rayon", 72),
             "[paper 883 / 883 MB; — stacks]"
         );
         assert_eq!(crate::reproduce::default_workers(&f), [72]);

@@ -19,8 +19,8 @@
 //! speedup: classic would gain there from threads that sleep while others share a core, which
 //! is not what a machine with P cores does.
 
+use super::Figure;
 use super::metric::{Context, Metric, format_speedup, format_time, key};
-use super::{Figure, XAxis};
 use crate::grid::{Row, Status};
 use crate::results::{self, PointSummary};
 use crate::stats;
@@ -54,42 +54,30 @@ pub fn figure() -> Figure {
     let mut rows = Vec::new();
     for l in LATENCIES_MS {
         for (variant, rt) in ROWS {
-            rows.push(Row {
-                bench: format!("L={l} ms"),
-                workload: spec(l),
-                variant,
-                runtime: rt.to_string(),
-                paper: None,
-            });
+            rows.push(Row::new(format!("L={l} ms"), spec(l), variant, rt));
         }
     }
-    Figure {
-        id: ID,
-        title: TITLE,
-        caption: "MapReduce-Fib (the thesis's benchmark repository): each item waits a latency L, \
-                  then computes fib(n) (in parallel above a cutoff); the reduce sums. The thesis \
-                  plots speedup against the number of workers for L = 0, 1, 50 and 100 ms, \
-                  classic (the wait blocks a worker) against latency-hiding (the wait suspends, \
-                  an I/O thread waits), with classic at 0 ms as the ideal, on 5,000 items of \
-                  fib(30) with cutoff 25; it prints no numbers. Here `fj` is the classic program \
-                  (`thread::sleep(L)` in the item's task) and `sf` the latency-hiding one (a \
-                  latency future of a tokio timer of L, touched at once): on `prows` its touch \
-                  suspends the whole deque (the thesis's ProWS-R) and the pool's I/O thread makes \
-                  it resumable; on `abp` the touch parks the fiber; `rayon` shows classic work \
-                  stealing (its `sf` would block the same way); `tokio` awaits its own timer \
-                  (the async baseline). Speedups are over T_s at 0 ms (the items' work alone, \
-                  serially), for every row and every P, P past the cores included: latency is \
-                  not CPU.",
-        reference_path: "",
-        reference: Default::default(),
-        paper_workers: &[1, 2, 4, 8],
-        metric: &LhSpeedup,
-        rounds: 1,
-        sim_workers: &[],
-        x_axis: XAxis::Workers,
-        reps: None,
+    Figure::new(
+        ID,
+        TITLE,
+        "MapReduce-Fib (the thesis's benchmark repository): each item waits a latency L, \
+         then computes fib(n) (in parallel above a cutoff); the reduce sums. The thesis \
+         plots speedup against the number of workers for L = 0, 1, 50 and 100 ms, \
+         classic (the wait blocks a worker) against latency-hiding (the wait suspends, \
+         an I/O thread waits), with classic at 0 ms as the ideal, on 5,000 items of \
+         fib(30) with cutoff 25; it prints no numbers. Here `fj` is the classic program \
+         (`thread::sleep(L)` in the item's task) and `sf` the latency-hiding one (a \
+         latency future of a tokio timer of L, touched at once): on `prows` its touch \
+         suspends the whole deque (the thesis's ProWS-R) and the pool's I/O thread makes \
+         it resumable; on `abp` the touch parks the fiber; `rayon` shows classic work \
+         stealing (its `sf` would block the same way); `tokio` awaits its own timer \
+         (the async baseline). Speedups are over T_s at 0 ms (the items' work alone, \
+         serially), for every row and every P, P past the cores included: latency is \
+         not CPU.",
+        &[1, 2, 4, 8],
+        &LhSpeedup,
         rows,
-    }
+    )
 }
 
 /// `spec` with its `latency_ms` set to 0 (appended if the spec does not set it).

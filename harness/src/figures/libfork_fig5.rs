@@ -12,8 +12,8 @@
 //! default the figure measures the paper's P up to this machine's cores.
 
 use super::metric::Time;
-use super::suites::{LIBFORK_CLASSIC, LIBFORK_RUNTIMES, libfork_runtimes_caption, rows};
-use super::{Figure, SpeedupBase, XAxis};
+use super::suites::{LIBFORK_CLASSIC, libfork_rows, libfork_runtimes_caption};
+use super::{Figure, SpeedupBase};
 
 /// The figure's id.
 pub const ID: &str = "libfork-fig5";
@@ -25,10 +25,10 @@ pub const PAPER_WORKERS: &[usize] = &[1, 2, 4, 8, 16, 32, 56, 112];
 
 /// The figure: the four benchmarks on every runtime.
 pub fn figure() -> Figure {
-    Figure {
-        id: ID,
-        title: TITLE,
-        caption: concat!(
+    Figure::new(
+        ID,
+        TITLE,
+        concat!(
             "Classical benchmarks, Busy-LF and Lazy-LF being libfork's busy and lazy \
              schedulers: parallel speedup T_s/T_P (Eq. 15) and efficiency (speedup / P) against \
              the number of cores. The text: on fib the overheads T_1/T_s are 8.8 (libfork), 41 \
@@ -40,16 +40,10 @@ pub fn figure() -> Figure {
             "OpenMP and taskflow have no counterpart here. matmul is our `mm`. The paper \
              prints no times: no paper value is beside ours."
         ),
-        reference_path: "",
-        reference: Default::default(),
-        paper_workers: PAPER_WORKERS,
-        metric: &Time(SpeedupBase::Serial),
-        rounds: 1,
-        sim_workers: &[],
-        x_axis: XAxis::Workers,
-        reps: None,
-        rows: rows(&LIBFORK_CLASSIC, &LIBFORK_RUNTIMES, |_, _| None),
-    }
+        PAPER_WORKERS,
+        &Time(SpeedupBase::Serial),
+        libfork_rows(&LIBFORK_CLASSIC),
+    )
 }
 
 #[cfg(test)]

@@ -13,8 +13,8 @@
 //! allocation for them.
 
 use super::metric::Time;
-use super::suites::{LIBFORK_RUNTIMES, LIBFORK_UTS, libfork_runtimes_caption, rows};
-use super::{Figure, SpeedupBase, XAxis};
+use super::suites::{LIBFORK_UTS, libfork_rows, libfork_runtimes_caption};
+use super::{Figure, SpeedupBase};
 
 /// The figure's id.
 pub const ID: &str = "libfork-fig6";
@@ -24,10 +24,10 @@ pub const TITLE: &str =
 
 /// The figure: the six trees on every runtime.
 pub fn figure() -> Figure {
-    Figure {
-        id: ID,
-        title: TITLE,
-        caption: concat!(
+    Figure::new(
+        ID,
+        TITLE,
+        concat!(
             "UTS benchmarks, Busy-LF and Lazy-LF being libfork's busy and lazy schedulers: \
              parallel speedup T_s/T_P and efficiency against the number of cores; '*' marks \
              libfork runs using its stack allocation API for the return values; taskflow \
@@ -41,16 +41,10 @@ pub fn figure() -> Figure {
              `uts` workload with `tree=` set; the size preset sets its other parameters. The \
              paper prints no times: no paper value is beside ours."
         ),
-        reference_path: "",
-        reference: Default::default(),
-        paper_workers: super::libfork_fig5::PAPER_WORKERS,
-        metric: &Time(SpeedupBase::Serial),
-        rounds: 1,
-        sim_workers: &[],
-        x_axis: XAxis::Workers,
-        reps: None,
-        rows: rows(&LIBFORK_UTS, &LIBFORK_RUNTIMES, |_, _| None),
-    }
+        super::libfork_fig5::PAPER_WORKERS,
+        &Time(SpeedupBase::Serial),
+        libfork_rows(&LIBFORK_UTS),
+    )
 }
 
 #[cfg(test)]

@@ -10,10 +10,8 @@
 //! marked): the paper's went to 112.
 
 use super::memory::PeakRss;
-use super::suites::{
-    LIBFORK_CLASSIC, LIBFORK_RUNTIMES, LIBFORK_UTS, libfork_runtimes_caption, rows,
-};
-use super::{Figure, XAxis};
+use super::suites::{LIBFORK_CLASSIC, LIBFORK_UTS, libfork_rows, libfork_runtimes_caption};
+use super::{Figure, Metric};
 
 /// The figure's id.
 pub const ID: &str = "libfork-fig7";
@@ -24,6 +22,29 @@ pub const TITLE: &str =
 /// The default P of the memory figures: enough points for a fit of three parameters. The
 /// paper's went to 112 cores; pass `--workers` for more.
 pub const MEMORY_WORKERS: &[usize] = &[1, 2, 4, 8, 12, 16];
+
+/// A memory figure of libfork's (Figure 7, Table II): `benchmarks` on every runtime at
+/// [`MEMORY_WORKERS`], one repetition per point (a point's peak RSS is its process's, after its
+/// last repetition).
+pub fn memory_figure(
+    id: &'static str,
+    title: &'static str,
+    caption: &'static str,
+    metric: &'static dyn Metric,
+    benchmarks: &[(&str, &str)],
+) -> Figure {
+    Figure {
+        reps: Some(1),
+        ..Figure::new(
+            id,
+            title,
+            caption,
+            MEMORY_WORKERS,
+            metric,
+            libfork_rows(benchmarks),
+        )
+    }
+}
 
 /// The benchmarks of Figure 7: the classic ones but matmul, and the UTS trees.
 pub fn benchmarks() -> Vec<(&'static str, &'static str)> {
@@ -37,10 +58,10 @@ pub fn benchmarks() -> Vec<(&'static str, &'static str)> {
 
 /// The figure: the benchmarks on every runtime.
 pub fn figure() -> Figure {
-    Figure {
-        id: ID,
-        title: TITLE,
-        caption: concat!(
+    memory_figure(
+        ID,
+        TITLE,
+        concat!(
             "Peak memory consumption (MRSS, GNU time, 4 KiB quanta) during the benchmarks \
              against the number of cores, fit to MRSS = a + b M_1 P^n (Eq. 17); matmul is \
              excluded, its MRSS being its matrices; taskflow exhausted 500 GiB on T3L, T1XXL \
@@ -56,16 +77,9 @@ pub fn figure() -> Figure {
              marked, pinned workers sharing CPUs (libfork's victims weigh a worker on the same \
              CPU as distance 1)."
         ),
-        reference_path: "",
-        reference: Default::default(),
-        paper_workers: MEMORY_WORKERS,
-        metric: &PeakRss,
-        rounds: 1,
-        sim_workers: &[],
-        x_axis: XAxis::Workers,
-        reps: Some(1),
-        rows: rows(&benchmarks(), &LIBFORK_RUNTIMES, |_, _| None),
-    }
+        &PeakRss,
+        &benchmarks(),
+    )
 }
 
 #[cfg(test)]

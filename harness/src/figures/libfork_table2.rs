@@ -10,13 +10,10 @@
 //! paper's settings), TBB `rayon`; `abp`, `fibril` and `tokio` are fitted too, all four on their
 //! defaults; OpenMP and taskflow have no counterpart.
 
-use super::libfork_fig7::MEMORY_WORKERS;
+use super::libfork_fig7::memory_figure;
 use super::memory::Exponent;
-use super::suites::{
-    BUSY_LF, LAZY_LF, LIBFORK_CLASSIC, LIBFORK_RUNTIMES, LIBFORK_UTS, libfork_runtimes_caption,
-    rows,
-};
-use super::{Figure, Reference, XAxis};
+use super::suites::{BUSY_LF, LAZY_LF, LIBFORK_CLASSIC, LIBFORK_UTS, libfork_runtimes_caption};
+use super::{Figure, ReferenceCsv, reference_csv};
 
 /// The figure's id.
 pub const ID: &str = "libfork-table2";
@@ -25,11 +22,11 @@ pub const TITLE: &str =
     "libfork Table II: fitted exponent n of MRSS = a + b M_1 P^n per runtime and benchmark";
 
 /// The reference numbers (`n±error`), embedded.
-const CSV: &str = include_str!("../../../paper-figures/reference/libfork_table2.csv");
+const CSV: ReferenceCsv = reference_csv!("libfork_table2.csv");
 
 /// The fit, with the paper's columns of our runtimes.
 pub const METRIC: Exponent = Exponent {
-    reference: CSV,
+    reference: CSV.text,
     columns: &[(LAZY_LF, "lazy_lf"), (BUSY_LF, "busy_lf"), ("rayon", "tbb")],
 };
 
@@ -41,10 +38,10 @@ pub fn figure() -> Figure {
         .chain(LIBFORK_UTS.iter())
         .copied()
         .collect();
-    Figure {
-        id: ID,
-        title: TITLE,
-        caption: concat!(
+    memory_figure(
+        ID,
+        TITLE,
+        concat!(
             "Fitted exponent n from Eq. (17), MRSS = a + b M_1 P^n, and the data of Fig. 7; \
              errors estimated from the fit's covariance matrix. The text: libfork's exponents \
              are all below 1 (its memory scales better than its bound, b never above 0.2), \
@@ -59,21 +56,16 @@ pub fn figure() -> Figure {
              (memory, not time). A fit over P = 1..16 sees less of the curve than the paper's \
              1..112: compare the exponents' order across runtimes more than their values."
         ),
-        reference_path: "paper-figures/reference/libfork_table2.csv",
-        reference: Reference::parse(CSV),
-        paper_workers: MEMORY_WORKERS,
-        metric: &METRIC,
-        rounds: 1,
-        sim_workers: &[],
-        x_axis: XAxis::Workers,
-        reps: Some(1),
-        rows: rows(&benchmarks, &LIBFORK_RUNTIMES, |_, _| None),
-    }
+        &METRIC,
+        &benchmarks,
+    )
+    .with_reference(CSV)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::figures::libfork_fig7::MEMORY_WORKERS;
     use crate::figures::metric::Context;
 
     #[test]

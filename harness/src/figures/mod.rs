@@ -1,10 +1,11 @@
 //! The papers' figures and tables: the registry of ids, the reference CSVs (embedded from
 //! `paper-figures/reference/`) and the lookup of a benchmark's number in one, and what every
-//! figure shares (baseline rows, the ProWS runtime mapping). A figure is one module: its rows
-//! (runtime arm, workload, variant, with the paper's values), its [`Metric`] (what its table's
-//! cells and plot's lines show) and its caption; the table, the plot and the Markdown page are
-//! rendered by shared code. Adding a figure is adding its module and one line in `figures!`'s
-//! list below.
+//! figure shares (its constructor with the usual settings, baseline rows, the ProWS runtime
+//! mapping and time figures). A figure is one
+//! module: its rows (runtime arm, workload, variant, with the paper's values), its [`Metric`]
+//! (what its table's cells and plot's lines show) and its caption; the table, the plot and the
+//! Markdown page are rendered by shared code. Adding a figure is adding its module and one line
+//! in `figures!`'s list below.
 
 use crate::grid::{PaperValues, Row, workload_info};
 use crate::runtimes;
@@ -52,6 +53,46 @@ pub struct Figure {
     pub rows: Vec<Row>,
 }
 
+impl Figure {
+    /// The figure of `rows` at the paper's `paper_workers`, its cells and lines `metric`'s, as
+    /// most figures are: no reference CSV, one round, no simulated P beyond the measured ones,
+    /// plotted against P, the size's repetitions. A figure that differs sets its fields by
+    /// struct update (`Figure { reps: Some(3), ..Figure::new(..) }`) or, for its reference
+    /// CSV, [`Figure::with_reference`].
+    pub fn new(
+        id: &'static str,
+        title: &'static str,
+        caption: &'static str,
+        paper_workers: &'static [usize],
+        metric: &'static dyn Metric,
+        rows: Vec<Row>,
+    ) -> Figure {
+        Figure {
+            id,
+            title,
+            caption,
+            reference_path: "",
+            reference: Reference::default(),
+            paper_workers,
+            metric,
+            rounds: 1,
+            sim_workers: &[],
+            x_axis: XAxis::Workers,
+            reps: None,
+            rows,
+        }
+    }
+
+    /// The figure with the reference CSV `csv`: its path and its parsed text.
+    pub fn with_reference(self, csv: ReferenceCsv) -> Figure {
+        Figure {
+            reference_path: csv.path,
+            reference: csv.parse(),
+            ..self
+        }
+    }
+}
+
 #[cfg(test)]
 impl Figure {
     /// The row of benchmark `bench` on runtime arm `runtime` (the first, in a figure of several
@@ -61,6 +102,11 @@ impl Figure {
             .iter()
             .find(|r| r.bench == bench && r.runtime == runtime)
             .unwrap_or_else(|| panic!("{}: no row of {bench} on {runtime}", self.id))
+    }
+
+    /// The paper's cell of [`Figure::row`]`(bench, runtime)` at `p`.
+    pub fn paper_cell(&self, bench: &str, runtime: &str, p: usize) -> String {
+        self.metric.paper_cell(self.row(bench, runtime), p)
     }
 }
 
@@ -133,6 +179,36 @@ pub fn find(id: &str) -> Option<&'static FigureEntry> {
     FIGURES.iter().find(|f| f.id == id)
 }
 
+/// A reference CSV of `paper-figures/reference/`, embedded so the binary works from any
+/// directory (made by `reference_csv!`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReferenceCsv {
+    /// Its path in the repository.
+    pub path: &'static str,
+    /// Its text.
+    pub text: &'static str,
+}
+
+impl ReferenceCsv {
+    /// The parsed text.
+    pub fn parse(&self) -> Reference {
+        Reference::parse(self.text)
+    }
+}
+
+/// The [`ReferenceCsv`] of file `$file` of `paper-figures/reference/`, its name spelt once for
+/// its path and the embedded text (for the modules of this folder: the path of `include_str!`
+/// is relative to the file that invokes it).
+macro_rules! reference_csv {
+    ($file:literal) => {
+        $crate::figures::ReferenceCsv {
+            path: concat!("paper-figures/reference/", $file),
+            text: include_str!(concat!("../../../paper-figures/reference/", $file)),
+        }
+    };
+}
+pub(crate) use reference_csv;
+
 /// A reference CSV: its `#` comment lines and its records under a header.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Reference {
@@ -184,6 +260,41 @@ impl Reference {
     pub fn field<'a>(&self, record: &'a [String], col: &str) -> Option<&'a str> {
         let i = self.header.iter().position(|h| h == col)?;
         record.get(i).map(String::as_str).filter(|s| !s.is_empty())
+    }
+
+    /// A row per record, with the record's paper values ([`Reference::paper_values`]), on the
+    /// runtime arm `runtime` gives its variant. The record's benchmark, also the workload, is
+    /// its `bench` and its variant its `variant`; in a CSV without a `variant` column, `bench`
+    /// is `workload-variant` (`fib-sf`), and `workload-variant-nostack` (ProWS's "-stack"
+    /// row, `fib-sf-nostack`) is that variant on the arm with `futures=nostack`.
+    pub fn paper_rows(&self, runtime: fn(Variant) -> &'static str) -> Vec<Row> {
+        let has_variant = self.header.iter().any(|h| h == "variant");
+        self.records
+            .iter()
+            .map(|rec| {
+                let bench = self.field(rec, "bench").expect("bench column");
+                let (workload, variant) = if has_variant {
+                    (bench, self.field(rec, "variant").expect("variant column"))
+                } else {
+                    bench.split_once('-').expect("bench is workload-variant")
+                };
+                // The paper's "-stack" row (`fib-sf-nostack`) is the sf program on an arm
+                // whose futures get no stack of their own.
+                let (variant, settings) = variant
+                    .strip_suffix("-nostack")
+                    .map_or((variant, ""), |v| (v, "/futures=nostack"));
+                let variant: Variant = variant.parse().expect("the reference names known variants");
+                Row {
+                    paper: Some(self.paper_values(rec)),
+                    ..Row::new(
+                        workload,
+                        workload,
+                        variant,
+                        format!("{}{settings}", runtime(variant)),
+                    )
+                }
+            })
+            .collect()
     }
 
     /// The paper's values of `record`: `Ts`, and every `T<P>` column.
@@ -263,19 +374,27 @@ pub fn with_baselines(paper_rows: Vec<Row>) -> Vec<Row> {
                         .as_ref()
                         .is_none_or(|w| crate::grid::offers(w, v, front))
                     {
-                        out.push(Row {
-                            bench: bench.clone(),
-                            workload: workload.clone(),
-                            variant: v,
-                            runtime: spec,
-                            paper: None,
-                        });
+                        out.push(Row::new(&bench, &workload, v, spec));
                     }
                 }
             }
         }
     }
     out
+}
+
+/// A ProWS figure of times (Figures 2 and 3): a row per record of its reference CSV `csv` on
+/// the runtime [`prows_runtime`] gives its variant ([`Reference::paper_rows`]), then the
+/// baselines, at the paper's P (1 to its 16 cores).
+pub fn prows_time_figure(
+    id: &'static str,
+    title: &'static str,
+    caption: &'static str,
+    csv: ReferenceCsv,
+    metric: &'static metric::Time,
+) -> Figure {
+    let rows = with_baselines(csv.parse().paper_rows(prows_runtime));
+    Figure::new(id, title, caption, &[1, 2, 4, 8, 16], metric, rows).with_reference(csv)
 }
 
 /// The ProWS mapping of a paper variant to our runtime: Cilk Plus (fj, lp) is `abp`, Cilk-F

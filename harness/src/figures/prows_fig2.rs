@@ -3,9 +3,7 @@
 //! speedups over the serial elision T_s.
 
 use super::metric::Time;
-use super::{Figure, Reference, SpeedupBase, prows_runtime, with_baselines, XAxis};
-use crate::grid::Row;
-use stealbench_workloads::Variant;
+use super::{Figure, ReferenceCsv, SpeedupBase, prows_time_figure, reference_csv};
 
 /// The figure's id.
 pub const ID: &str = "prows-fig2";
@@ -14,55 +12,30 @@ pub const TITLE: &str =
     "ProWS (PPoPP'19) Figure 2: benchmark times, Cilk Plus (fj, lp) vs Cilk-F (sf, gf)";
 
 /// The reference numbers, embedded so the binary works from any directory.
-const CSV: &str = include_str!("../../../paper-figures/reference/prows_fig2.csv");
+const CSV: ReferenceCsv = reference_csv!("prows_fig2.csv");
 
 /// The figure with its 19 paper rows and the baselines.
 pub fn figure() -> Figure {
-    let reference = Reference::parse(CSV);
-    let rows = reference
-        .records
-        .iter()
-        .map(|rec| {
-            let bench = reference.field(rec, "bench").expect("bench column");
-            let variant: Variant = reference
-                .field(rec, "variant")
-                .expect("variant column")
-                .parse()
-                .expect("the reference names known variants");
-            Row {
-                bench: bench.to_string(),
-                workload: bench.to_string(),
-                variant,
-                runtime: prows_runtime(variant).to_string(),
-                paper: Some(reference.paper_values(rec)),
-            }
-        })
-        .collect();
-    Figure {
-        id: ID,
-        title: TITLE,
-        caption: "Execution times in seconds of the benchmarks running with Cilk Plus (fj and lp) \
-                  and Cilk-F (sf and gf); T_s is the serial elision, T_P the time on P cores, \
-                  in parentheses the speedup over T_s. Paper machine: Intel Xeon E5-2665, \
-                  2 x 8 cores, 10 runs per point. Here the fj and lp rows run on `abp` (for \
-                  Cilk Plus) and the sf and gf rows on `prows` (for Cilk-F). bst is parallel in the \
-                  top 5 levels of its merge, and its gf splits make futures only in their first \
-                  5 steps, as in the authors' artifact.",
-        reference_path: "paper-figures/reference/prows_fig2.csv",
-        reference,
-        paper_workers: &[1, 2, 4, 8, 16],
-        metric: &Time(SpeedupBase::Serial),
-        rounds: 1,
-        sim_workers: &[],
-        x_axis: XAxis::Workers,
-        reps: None,
-        rows: with_baselines(rows),
-    }
+    prows_time_figure(
+        ID,
+        TITLE,
+        "Execution times in seconds of the benchmarks running with Cilk Plus (fj and lp) \
+         and Cilk-F (sf and gf); T_s is the serial elision, T_P the time on P cores, \
+         in parentheses the speedup over T_s. Paper machine: Intel Xeon E5-2665, \
+         2 x 8 cores, 10 runs per point. Here the fj and lp rows run on `abp` (for \
+         Cilk Plus) and the sf and gf rows on `prows` (for Cilk-F). bst is parallel in the \
+         top 5 levels of its merge, and its gf splits make futures only in their first \
+         5 steps, as in the authors' artifact.",
+        CSV,
+        &Time(SpeedupBase::Serial),
+    )
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::grid::Row;
+    use stealbench_workloads::Variant;
 
     #[test]
     fn has_the_19_paper_rows_in_order() {

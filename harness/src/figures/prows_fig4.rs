@@ -9,7 +9,7 @@
 //! so the figure measures P = 16 wherever it runs.
 
 use super::metric::{Count, Reduce};
-use super::{Figure, Reference, prows_runtime, XAxis};
+use super::{Figure, ReferenceCsv, prows_runtime, reference_csv};
 use crate::grid::{PaperValues, Row};
 use stealbench_workloads::Variant;
 
@@ -19,7 +19,7 @@ pub const ID: &str = "prows-fig4";
 pub const TITLE: &str = "ProWS (PPoPP'19) Figure 4: deviations on 16 processors, fj / sf / gf";
 
 /// The reference numbers, embedded so the binary works from any directory.
-const CSV: &str = include_str!("../../../paper-figures/reference/prows_fig4.csv");
+const CSV: ReferenceCsv = reference_csv!("prows_fig4.csv");
 
 /// The paper's processor count.
 const P: usize = 16;
@@ -27,7 +27,7 @@ const P: usize = 16;
 /// The figure: per benchmark, fj on `abp`, sf and gf on `prows` with the paper's count, and
 /// sf and gf on `prows/placement=artifact`.
 pub fn figure() -> Figure {
-    let reference = Reference::parse(CSV);
+    let reference = CSV.parse();
     let mut rows = Vec::new();
     for rec in &reference.records {
         let bench = reference.field(rec, "bench").expect("bench column");
@@ -36,11 +36,8 @@ pub fn figure() -> Figure {
                 .field(rec, variant.name())
                 .and_then(|s| s.parse::<f64>().ok());
             let row = |runtime: &str, paper| Row {
-                bench: bench.to_string(),
-                workload: bench.to_string(),
-                variant,
-                runtime: runtime.to_string(),
                 paper,
+                ..Row::new(bench, bench, variant, runtime)
             };
             rows.push(row(
                 prows_runtime(variant),
@@ -60,30 +57,28 @@ pub fn figure() -> Figure {
         }
     }
     Figure {
-        id: ID,
-        title: TITLE,
-        caption: "Number of deviations on 16 processors, the maximum of 3 runs, for the \
-                  fork-join (Cilk Plus), structured-futures and general-futures (Cilk-F) \
-                  versions of the benchmarks. Paper machine: Intel Xeon E5-2665, 2 x 8 cores. \
-                  Here the fj rows run on `abp` (for Cilk Plus) and the sf and gf rows on \
-                  `prows` (for Cilk-F, the paper's placement) and on `prows/placement=artifact` (the \
-                  authors' artifact placement: the less loaded of two random workers, no \
-                  rebalancing); runtimes that do not count deviations are left out. The \
-                  `sim=unit` rows replay each program's recorded DAG (unit-weight strands) in \
-                  the simulator's model of the same scheduler at P = 16, one seed per \
-                  repetition.",
-        reference_path: "paper-figures/reference/prows_fig4.csv",
-        reference,
-        paper_workers: &[P],
-        metric: &Count {
-            stats: &["deviations"],
-            reduce: Reduce::Max,
-        },
-        rounds: 1,
-        sim_workers: &[],
-        x_axis: XAxis::Workers,
         reps: Some(3),
-        rows,
+        ..Figure::new(
+            ID,
+            TITLE,
+            "Number of deviations on 16 processors, the maximum of 3 runs, for the \
+             fork-join (Cilk Plus), structured-futures and general-futures (Cilk-F) \
+             versions of the benchmarks. Paper machine: Intel Xeon E5-2665, 2 x 8 cores. \
+             Here the fj rows run on `abp` (for Cilk Plus) and the sf and gf rows on \
+             `prows` (for Cilk-F, the paper's placement) and on `prows/placement=artifact` (the \
+             authors' artifact placement: the less loaded of two random workers, no \
+             rebalancing); runtimes that do not count deviations are left out. The \
+             `sim=unit` rows replay each program's recorded DAG (unit-weight strands) in \
+             the simulator's model of the same scheduler at P = 16, one seed per \
+             repetition.",
+            &[P],
+            &Count {
+                stats: &["deviations"],
+                reduce: Reduce::Max,
+            },
+            rows,
+        )
+        .with_reference(CSV)
     }
 }
 
@@ -102,9 +97,18 @@ mod tests {
             .collect();
         assert_eq!(paper.len(), 9);
         assert_eq!(paper[..3], ["hw-fj@abp", "hw-sf@prows", "hw-gf@prows"]);
-        let hw_gf = f.rows.iter().find(|r| r.workload == "hw" && r.variant == Variant::Gf);
-        assert_eq!(hw_gf.unwrap().paper.as_ref().unwrap().value(16), Some(24904.0));
-        let artifact = f.rows.iter().filter(|r| r.runtime == "prows/placement=artifact");
+        let hw_gf = f
+            .rows
+            .iter()
+            .find(|r| r.workload == "hw" && r.variant == Variant::Gf);
+        assert_eq!(
+            hw_gf.unwrap().paper.as_ref().unwrap().value(16),
+            Some(24904.0)
+        );
+        let artifact = f
+            .rows
+            .iter()
+            .filter(|r| r.runtime == "prows/placement=artifact");
         assert_eq!(artifact.count(), 6);
         let simulated = f.rows.iter().filter(|r| r.runtime.ends_with("/sim=unit"));
         assert_eq!(simulated.count(), 15);

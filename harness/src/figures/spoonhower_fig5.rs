@@ -14,8 +14,8 @@
 //! the producer's spin outlasts the consumer's descent there as it does on the machine).
 //! The x axis is the workload parameter (`d` or `t`), set by each row's workload spec.
 
+use super::spoonhower_fig6::STEALS_AND_DEVIATIONS;
 use super::{Figure, XAxis};
-use super::metric::{Count, Reduce};
 use crate::grid::Row;
 use stealbench_workloads::Variant;
 
@@ -54,62 +54,56 @@ pub fn figure() -> Figure {
     for (graph, workload, key, variant, values) in graphs {
         for v in values {
             for rt in RUNTIMES {
-                rows.push(Row {
-                    bench: format!("{graph} {key}={v}"),
-                    workload: format!("{workload}/{key}={v}"),
+                rows.push(Row::new(
+                    format!("{graph} {key}={v}"),
+                    format!("{workload}/{key}={v}"),
                     variant,
-                    runtime: rt.to_string(),
-                    paper: None,
-                });
+                    rt,
+                ));
             }
         }
     }
     Figure {
-        id: ID,
-        title: TITLE,
-        caption: "Graphs demonstrating lower bounds. In part (a), one future, one steal, and \
-                  one touch lead to Omega(d) deviations on a graph of span d. In part (b), one \
-                  steal and t touches lead to Omega(t) deviations (the paper draws the graphs \
-                  and proves the bounds for any parsimonious work stealer; it prints no \
-                  counts). Rows `steals=1` force the construction's schedule: after the \
-                  first steal, an idle worker takes nothing from the other while that one \
-                  runs (measured, and simulated on the recorded DAG with the strands' \
-                  measured lengths, `sim=nanos`). (a) is `touchchain` (a future whose task \
-                  spins 10 ms, and its creator's continuation going down d nested joins to the \
-                  touch); the continuation is stolen once and the touch suspends before the \
-                  put. `abp` (parsimonious) then deviates 2 + 2d times after that one steal, \
-                  forced or not. `prows` suspends the whole deque with the joins' right \
-                  children in it and, forced to one steal, resumes it after the put and takes \
-                  them back in serial order: 2 deviations whatever d. Unforced, the idle \
-                  worker steals those children back one at a time from the stealable \
-                  suspended deque: d + 1 steals and 2 + 2d deviations, two per steal, within \
-                  ProWS's bound in steals, as long as the steals fit in the 10 ms spin (up to \
-                  d = 512 here; beyond, it varies with the run). (b) is `touchtree`, a tree \
-                  of t futures produced and consumed under joins, span Theta(log t); every \
-                  node's task first touches one gate future (a 10 ms spin, then a parallel \
-                  loop of t 20 us spins) which the other worker runs while the stolen \
-                  continuation creates the nodes. Forced to one steal, `abp` suspends all t \
-                  node tasks and the consumer and resumes them on the other worker: 2(t + 1) \
-                  deviations; unforced it also steals about t/2 times and deviates about 3t \
-                  times. `prows` forced suspends one deque and takes it back whole: 2 \
-                  deviations; unforced, 1.1 to 1.3 deviations per steal. The deviations come \
-                  from the node tasks' touches of the gate, not from the producer and \
-                  consumer alternating as in the paper's drawing (workloads/src/touchtree.rs \
-                  says how the two differ and why work-first futures need the gate). The \
-                  `sim=nanos` rows replay each program's recorded DAG (measured strand lengths) \
-                  in the simulator's model of the scheduler, one seed per repetition.",
-        reference_path: "",
-        reference: Default::default(),
-        paper_workers: &[2],
-        metric: &Count {
-            stats: &["steals", "deviations"],
-            reduce: Reduce::Median,
-        },
-        rounds: 1,
-        sim_workers: &[],
         x_axis: XAxis::SpecParam,
         reps: Some(3),
-        rows,
+        ..Figure::new(
+            ID,
+            TITLE,
+            "Graphs demonstrating lower bounds. In part (a), one future, one steal, and \
+             one touch lead to Omega(d) deviations on a graph of span d. In part (b), one \
+             steal and t touches lead to Omega(t) deviations (the paper draws the graphs \
+             and proves the bounds for any parsimonious work stealer; it prints no \
+             counts). Rows `steals=1` force the construction's schedule: after the \
+             first steal, an idle worker takes nothing from the other while that one \
+             runs (measured, and simulated on the recorded DAG with the strands' \
+             measured lengths, `sim=nanos`). (a) is `touchchain` (a future whose task \
+             spins 10 ms, and its creator's continuation going down d nested joins to the \
+             touch); the continuation is stolen once and the touch suspends before the \
+             put. `abp` (parsimonious) then deviates 2 + 2d times after that one steal, \
+             forced or not. `prows` suspends the whole deque with the joins' right \
+             children in it and, forced to one steal, resumes it after the put and takes \
+             them back in serial order: 2 deviations whatever d. Unforced, the idle \
+             worker steals those children back one at a time from the stealable \
+             suspended deque: d + 1 steals and 2 + 2d deviations, two per steal, within \
+             ProWS's bound in steals, as long as the steals fit in the 10 ms spin (up to \
+             d = 512 here; beyond, it varies with the run). (b) is `touchtree`, a tree \
+             of t futures produced and consumed under joins, span Theta(log t); every \
+             node's task first touches one gate future (a 10 ms spin, then a parallel \
+             loop of t 20 us spins) which the other worker runs while the stolen \
+             continuation creates the nodes. Forced to one steal, `abp` suspends all t \
+             node tasks and the consumer and resumes them on the other worker: 2(t + 1) \
+             deviations; unforced it also steals about t/2 times and deviates about 3t \
+             times. `prows` forced suspends one deque and takes it back whole: 2 \
+             deviations; unforced, 1.1 to 1.3 deviations per steal. The deviations come \
+             from the node tasks' touches of the gate, not from the producer and \
+             consumer alternating as in the paper's drawing (workloads/src/touchtree.rs \
+             says how the two differ and why work-first futures need the gate). The \
+             `sim=nanos` rows replay each program's recorded DAG (measured strand lengths) \
+             in the simulator's model of the scheduler, one seed per repetition.",
+            &[2],
+            &STEALS_AND_DEVIATIONS,
+            rows,
+        )
     }
 }
 
@@ -123,7 +117,11 @@ mod tests {
         assert_eq!(f.rows.len(), 2 * 9 * RUNTIMES.len());
         assert_eq!(f.rows[0].workload, "touchchain/d=16");
         assert_eq!(f.rows.last().unwrap().workload, "touchtree/t=4095");
-        assert!(f.rows.iter().all(|r| crate::grid::workload_info(&r.workload).is_some()));
+        assert!(
+            f.rows
+                .iter()
+                .all(|r| crate::grid::workload_info(&r.workload).is_some())
+        );
         assert_eq!(crate::reproduce::default_workers(&f), [2]);
     }
 }

@@ -9,7 +9,7 @@
 //! count, not a time), and simulated (`sim=unit`: the recorded DAG, unit strands, replayed in
 //! `stealbench-sim`'s model of each scheduler) up to 1024.
 
-use super::{Figure, XAxis};
+use super::Figure;
 use super::metric::{Count, Reduce};
 use crate::grid::Row;
 use stealbench_workloads::Variant;
@@ -30,41 +30,35 @@ const RUNTIMES: [&str; 6] = [
     "prows/placement=artifact/sim=unit",
 ];
 
+/// The metric of Spoonhower et al.'s figures: the medians of the steals and of the deviations.
+pub const STEALS_AND_DEVIATIONS: Count = Count {
+    stats: &["steals", "deviations"],
+    reduce: Reduce::Median,
+};
+
 /// The figure: hqsort (gf) on each runtime, measured and simulated.
 pub fn figure() -> Figure {
     let rows = RUNTIMES
         .iter()
-        .map(|rt| Row {
-            bench: "quicksort".to_string(),
-            workload: "hqsort".to_string(),
-            variant: Variant::Gf,
-            runtime: rt.to_string(),
-            paper: None,
-        })
+        .map(|rt| Row::new("quicksort", "hqsort", Variant::Gf, *rt))
         .collect();
     Figure {
-        id: ID,
-        title: TITLE,
-        caption: "Empirical measurements for quicksort: the number of steals and of deviations \
-                  against the number of processors under the paper's work-stealing scheduler \
-                  (`ws`, in its parallel ML). Halstead's quicksort streams its partitions and \
-                  passes one recursive call's result to the other as a future: span O(n), \
-                  O(n log n) futures, each touched at least once. Here `ws` is `abp`; `prows` \
-                  and `prows/placement=artifact` show proactive work stealing on the same program; the \
-                  `sim=unit` rows replay the program's recorded DAG (unit-weight strands) in the \
-                  simulator's model of each, one seed per repetition, up to P = 1024.",
-        reference_path: "",
-        reference: Default::default(),
-        paper_workers: &[1, 2, 4, 8, 16],
-        metric: &Count {
-            stats: &["steals", "deviations"],
-            reduce: Reduce::Median,
-        },
-        rounds: 1,
         sim_workers: &[32, 64, 128, 256, 512, 1024],
-        x_axis: XAxis::Workers,
-        reps: None,
-        rows,
+        ..Figure::new(
+            ID,
+            TITLE,
+            "Empirical measurements for quicksort: the number of steals and of deviations \
+             against the number of processors under the paper's work-stealing scheduler \
+             (`ws`, in its parallel ML). Halstead's quicksort streams its partitions and \
+             passes one recursive call's result to the other as a future: span O(n), \
+             O(n log n) futures, each touched at least once. Here `ws` is `abp`; `prows` \
+             and `prows/placement=artifact` show proactive work stealing on the same program; the \
+             `sim=unit` rows replay the program's recorded DAG (unit-weight strands) in the \
+             simulator's model of each, one seed per repetition, up to P = 1024.",
+            &[1, 2, 4, 8, 16],
+            &STEALS_AND_DEVIATIONS,
+            rows,
+        )
     }
 }
 
@@ -77,15 +71,16 @@ mod tests {
         let f = figure();
         let rows: Vec<String> = f.rows.iter().map(|r| r.runtime.clone()).collect();
         assert_eq!(rows, RUNTIMES);
-        assert!(f.rows.iter().all(|r| r.workload == "hqsort" && r.paper.is_none()));
+        assert!(
+            f.rows
+                .iter()
+                .all(|r| r.workload == "hqsort" && r.paper.is_none())
+        );
         assert_eq!(f.metric.lines(), ["steals", "deviations"]);
         assert_eq!(crate::reproduce::default_workers(&f), [1, 2, 4, 8, 16]);
         assert_eq!(f.sim_workers.last(), Some(&1024));
-        let mut g = crate::grid::Grid::build(
-            f.rows.clone(),
-            &[1, 16],
-            &crate::grid::Selection::default(),
-        );
+        let mut g =
+            crate::grid::Grid::build(f.rows.clone(), &[1, 16], &crate::grid::Selection::default());
         g.simulate_also(&[1024]);
         let at_1024: Vec<&str> = g
             .points

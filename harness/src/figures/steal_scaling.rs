@@ -13,9 +13,9 @@
 //! `fib` runs at the size's n (`small`: 36, the steal path's fib case): a spec `fib/n=36`
 //! would fix n at every size, `test` included.
 
+use super::Figure;
 use super::metric::{Context, Metric};
 use super::ratio::{Relative, time_cell};
-use super::{Figure, XAxis};
 use crate::grid::{Row, Status};
 use stealbench_workloads::Variant;
 
@@ -196,44 +196,32 @@ pub fn figure() -> Figure {
     let mut rows = Vec::new();
     for (bench, workload, variant, runtimes) in ROWS {
         for rt in runtimes {
-            rows.push(Row {
-                bench: bench.to_string(),
-                workload: workload.to_string(),
-                variant,
-                runtime: rt.to_string(),
-                paper: None,
-            });
+            rows.push(Row::new(bench, workload, variant, *rt));
         }
     }
-    Figure {
-        id: ID,
-        title: TITLE,
-        caption: "The steal path on many cores: how the deque runtimes scale, against \
-                  rayon, and what each successful steal costs in heavy fences (the \
-                  `membarrier`s that interrupt every core running the process, issued by \
-                  thieves of a deque in asymmetric fence mode, by owners switching back to \
-                  it and by workers going to sleep; on the fallback without `membarrier`, \
-                  the thieves' SeqCst fences). Rows: UTS T3 (`uts/tree=T3`, fj; the size \
-                  cuts it as for libfork's Figure 6) on `abp`, `fibril`, `prows`, \
-                  `prows/placement=artifact`, `libfork`, `libfork/idle=busy` and `rayon`; lcs (sf) on \
-                  `prows`, `prows/placement=artifact`, `abp` and `rayon`; sw (sf) on `prows`, `abp` \
-                  and `rayon`; fib (fj) on `abp`, `fibril`, `prows`, `libfork`, \
-                  `libfork/idle=busy` and `rayon`. fib runs at the size preset's n (n=36 at \
-                  `small`; 32 at `quick`, 42 at `paper`): a workload spec `fib/n=36` would \
-                  fix n at every size, `test` included. Workers: 1, 2, 4, 8, 16 up to this \
-                  machine's cores; on a many-core machine pass `--workers \
-                  1,2,4,8,16,32,64`. There are no paper values. `scripts/fence-modes.sh` \
-                  measures the same cases under the deque's three fence settings.",
-        reference_path: "",
-        reference: Default::default(),
-        paper_workers: &[1, 2, 4, 8, 16],
-        metric: &METRIC,
-        rounds: 1,
-        sim_workers: &[],
-        x_axis: XAxis::Workers,
-        reps: None,
+    Figure::new(
+        ID,
+        TITLE,
+        "The steal path on many cores: how the deque runtimes scale, against \
+         rayon, and what each successful steal costs in heavy fences (the \
+         `membarrier`s that interrupt every core running the process, issued by \
+         thieves of a deque in asymmetric fence mode, by owners switching back to \
+         it and by workers going to sleep; on the fallback without `membarrier`, \
+         the thieves' SeqCst fences). Rows: UTS T3 (`uts/tree=T3`, fj; the size \
+         cuts it as for libfork's Figure 6) on `abp`, `fibril`, `prows`, \
+         `prows/placement=artifact`, `libfork`, `libfork/idle=busy` and `rayon`; lcs (sf) on \
+         `prows`, `prows/placement=artifact`, `abp` and `rayon`; sw (sf) on `prows`, `abp` \
+         and `rayon`; fib (fj) on `abp`, `fibril`, `prows`, `libfork`, \
+         `libfork/idle=busy` and `rayon`. fib runs at the size preset's n (n=36 at \
+         `small`; 32 at `quick`, 42 at `paper`): a workload spec `fib/n=36` would \
+         fix n at every size, `test` included. Workers: 1, 2, 4, 8, 16 up to this \
+         machine's cores; on a many-core machine pass `--workers \
+         1,2,4,8,16,32,64`. There are no paper values. `scripts/fence-modes.sh` \
+         measures the same cases under the deque's three fence settings.",
+        &[1, 2, 4, 8, 16],
+        &METRIC,
         rows,
-    }
+    )
 }
 
 #[cfg(test)]

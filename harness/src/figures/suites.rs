@@ -1,7 +1,7 @@
 //! What the Fibril (SPAA'16) and libfork figures share: their benchmarks (the paper's name and
 //! our workload spec), the runtimes that stand in for the papers' ones, the rows built from
-//! them, and the constructors of Fibril's figures (the settings they share, the ratios of its
-//! Figures 3 and 4).
+//! them, and the constructors of Fibril's figures (its tables' rows, the ratios of its Figures 3
+//! and 4).
 //!
 //! The mapping of the papers' runtimes to ours:
 //!
@@ -16,7 +16,7 @@
 //! `tokio` runs as a baseline neither paper measured.
 
 use super::ratio::Relative;
-use super::{Figure, Metric, Reference, XAxis};
+use super::{Figure, Metric, Reference, ReferenceCsv, reference_csv};
 use crate::grid::{PaperValues, Row};
 use stealbench_workloads::Variant;
 
@@ -164,62 +164,37 @@ pub fn rows(
     for &(bench, workload) in benchmarks {
         for &rt in runtimes {
             out.push(Row {
-                bench: bench.to_string(),
-                workload: workload.to_string(),
-                variant: Variant::Fj,
-                runtime: rt.to_string(),
                 paper: paper(bench, rt),
+                ..Row::new(bench, workload, Variant::Fj, rt)
             });
         }
     }
     out
 }
 
-/// A figure of Fibril's: `rows` measured at the paper's `paper_workers` against the reference
-/// CSV `reference` (its path in the repository, its text), once per point (one round, the
-/// size's repetitions), plotted against P.
-pub fn fibril_figure(
-    id: &'static str,
-    title: &'static str,
-    caption: &'static str,
-    reference: (&'static str, &'static str),
-    paper_workers: &'static [usize],
-    metric: &'static dyn Metric,
-    rows: Vec<Row>,
-) -> Figure {
-    Figure {
-        id,
-        title,
-        caption,
-        reference_path: reference.0,
-        reference: Reference::parse(reference.1),
-        paper_workers,
-        metric,
-        rounds: 1,
-        sim_workers: &[],
-        x_axis: XAxis::Workers,
-        reps: None,
-        rows,
-    }
+/// The rows of libfork's figures: `benchmarks` on [`LIBFORK_RUNTIMES`], none with paper
+/// values.
+pub fn libfork_rows(benchmarks: &[(&str, &str)]) -> Vec<Row> {
+    rows(benchmarks, &LIBFORK_RUNTIMES, |_, _| None)
 }
 
 /// One of Fibril's Tables 2 and 4: the twelve benchmarks on [`FIBRIL_TABLE_RUNTIMES`] at
-/// [`FIBRIL_P`], every row with the paper's cells beside ours.
+/// [`FIBRIL_P`], every row with the paper's cells (of `reference`) beside ours.
 pub fn fibril_table(
     id: &'static str,
     title: &'static str,
     caption: &'static str,
-    reference: (&'static str, &'static str),
+    reference: ReferenceCsv,
     metric: &'static dyn Metric,
 ) -> Figure {
     let rows = rows(&FIBRIL_BENCHMARKS, &FIBRIL_TABLE_RUNTIMES, |_, _| {
         Some(PaperValues::default())
     });
-    fibril_figure(id, title, caption, reference, &[FIBRIL_P], metric, rows)
+    Figure::new(id, title, caption, &[FIBRIL_P], metric, rows).with_reference(reference)
 }
 
 /// The ratios Fibril's text states (its Figures 3 and 4), embedded.
-const FIBRIL_SPEEDUPS: &str = include_str!("../../../paper-figures/reference/fibril_speedups.csv");
+const FIBRIL_SPEEDUPS: ReferenceCsv = reference_csv!("fibril_speedups.csv");
 
 /// The metric of Fibril's Figures 3 and 4: time, T_s / T_P and the ratios against `abp`
 /// (Cilk Plus) and `rayon` (TBB), with the paper's ratios from the columns `paper_columns`
@@ -233,7 +208,7 @@ pub const fn fibril_ratios(
     Relative {
         against: &["abp", "rayon"],
         paper_names: &["Cilk Plus", "TBB"],
-        reference: FIBRIL_SPEEDUPS,
+        reference: FIBRIL_SPEEDUPS.text,
         paper_columns,
         paper_p,
         ideal,
@@ -257,11 +232,7 @@ pub fn fibril_ratio_figure(
             values: vec![(metric.paper_p, metric.paper_ratio(bench, 0))],
         })
     });
-    let reference = (
-        "paper-figures/reference/fibril_speedups.csv",
-        FIBRIL_SPEEDUPS,
-    );
-    fibril_figure(id, title, caption, reference, paper_workers, metric, rows)
+    Figure::new(id, title, caption, paper_workers, metric, rows).with_reference(FIBRIL_SPEEDUPS)
 }
 
 #[cfg(test)]
