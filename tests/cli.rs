@@ -623,7 +623,7 @@ fn crashed_and_timed_out_points_are_recorded_then_retried_on_resume() {
     let settings = ["--runtimes", "abp,prows", "--timeout", "3", "--rounds", "1"];
     let dirs = dirs_args("r", "f");
     let first = run(
-        Some("abp@1=abort,abp@2=hang,prows@2=panic"),
+        Some("abp@1=abort,abp@2=hang,prows@2=panic,prows/futures=nostack@2=panic"),
         &reproduce_args("prows-fig3", &[&settings[..], &dirs].concat()),
     );
     assert_eq!(first.status.code(), Some(1), "{}", text(&first.stderr));
@@ -1228,7 +1228,8 @@ fn slurm_checks_every_setting() {
         (&["--shards", "500"], "some shards would measure nothing"),
         (
             &["--shards", "2", "--", "--workers", "0"],
-            "the reproduce options after --: workers must be at least 1",
+            "the reproduce options after --: invalid value '0' for '--workers <WORKERS>': workers \
+             must be at least 1",
         ),
         (
             &["--shards", "2", "--", "--size", "quik"],

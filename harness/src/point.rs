@@ -643,7 +643,7 @@ fn fault_hook(arm: &str, workers: usize) {
     };
     let me = format!("{arm}@{workers}");
     for fault in spec.split(',') {
-        match fault.split_once('=') {
+        match fault.rsplit_once('=') {
             Some((at, "panic")) if at == me => panic!("{FAULT_ENV}: a deliberate panic"),
             Some((at, "abort")) if at == me => std::process::abort(),
             Some((at, "hang")) if at == me => loop {
