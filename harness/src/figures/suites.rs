@@ -16,7 +16,7 @@
 //! `tokio` runs as a baseline neither paper measured.
 
 use super::ratio::Relative;
-use super::{Figure, Metric, Reference, ReferenceCsv, reference_csv};
+use super::{Figure, Metric, ReferenceCsv, reference_csv};
 use crate::grid::{PaperValues, Row};
 use stealbench_workloads::Variant;
 
