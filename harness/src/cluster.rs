@@ -4,7 +4,7 @@
 
 use crate::cli::{Failure, MergeArgs, SlurmArgs};
 use crate::figures::Figure;
-use crate::grid::{Grid, PointKey, Selection, Status};
+use crate::grid::{Grid, PointKey, Status};
 use crate::reproduce;
 use crate::results::{self, Meta, RawRow};
 use crate::shard::{Shard, shard_points};
@@ -56,10 +56,7 @@ fn differences(a: &Meta, b: &Meta) -> Vec<String> {
 /// The measurements (point, round) a run with settings `s` of `fig` makes: its shard's part of
 /// the grid (all of it without a shard), every point once per round.
 fn measurements_of(fig: &Figure, s: &results::Settings) -> BTreeSet<(PointKey, usize)> {
-    let sel = Selection {
-        runtimes: s.runtimes.clone(),
-        workloads: s.workloads.clone(),
-    };
+    let sel = s.selection();
     let mut grid = Grid::build(fig.rows.clone(), &s.workers, &sel);
     grid.simulate_also(fig.sim_workers);
     let points = match s.shard {
@@ -319,10 +316,7 @@ pub fn merge_command(args: &MergeArgs, allocator: &str) -> Result<i32, Failure> 
     meta.write(&run_dir)?;
 
     let s = meta.settings.clone();
-    let sel = Selection {
-        runtimes: s.runtimes.clone(),
-        workloads: s.workloads.clone(),
-    };
+    let sel = s.selection();
     let mut grid = Grid::build(fig.rows.clone(), &s.workers, &sel);
     grid.simulate_also(fig.sim_workers);
     let missing = grid
@@ -344,7 +338,7 @@ pub fn merge_command(args: &MergeArgs, allocator: &str) -> Result<i32, Failure> 
         owner.len(),
         missing
     );
-    if let Some(n) = grid.lacking_note(rows.iter().map(|r| r.runtime.as_str())) {
+    if let Some(n) = grid.lacking_note(rows.iter().filter_map(|r| Some(r.key()?.runtime))) {
         outln!("note: {n}");
     }
     let mut params_of: HashMap<String, String> = HashMap::new();
@@ -457,10 +451,7 @@ fn check_reproduce_args(fig: &Figure, args: &[String]) -> Result<usize, Failure>
         unreachable!("the line starts with `reproduce`")
     };
     let s = reproduce::settings_from_args(&r, fig).map_err(|f| bad(f.message()))?;
-    let sel = Selection {
-        runtimes: s.runtimes,
-        workloads: s.workloads,
-    };
+    let sel = s.selection();
     let mut grid = Grid::build(fig.rows.clone(), &s.workers, &sel);
     grid.simulate_also(fig.sim_workers);
     Ok(grid.points.len())

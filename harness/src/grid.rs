@@ -1,16 +1,16 @@
 //! Experiment points: a figure's rows (benchmark, variant, runtime), which of them this build
 //! can measure, and the points (runtime, workload, variant, P) to run, T_s points first.
 
-use crate::runtimes::{self, FrontEnd};
+use crate::runtimes::{self, Arm, FrontEnd};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use stealbench_workloads::{Variant, WorkloadInfo};
 
-/// One point: a runtime running a workload variant on P workers.
+/// One point: a runtime arm running a workload variant on P workers.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct PointKey {
-    /// Runtime name.
-    pub runtime: String,
+    /// The runtime in its configuration.
+    pub runtime: Arm,
     /// Workload name.
     pub workload: String,
     /// Variant.
@@ -93,27 +93,29 @@ pub struct Row {
     pub workload: String,
     /// The variant.
     pub variant: Variant,
-    /// The runtime that runs it, in its configuration: an arm's canonical spelling
-    /// ([`runtimes::Arm::spec`]).
-    pub runtime: String,
+    /// The runtime that runs it, in its configuration.
+    pub runtime: Arm,
     /// The paper's values; `None` for the baselines the paper did not measure.
     pub paper: Option<PaperValues>,
 }
 
 impl Row {
-    /// The row of benchmark `bench` (our `workload`, `variant`) on runtime arm `runtime`,
-    /// without paper values; a row with them sets `paper` by struct update.
+    /// The row of benchmark `bench` (our `workload`, `variant`) on the runtime arm spelt
+    /// `runtime`, without paper values; a row with them sets `paper` by struct update. Panics
+    /// on a spelling that names no registered runtime or that it refuses: a figure's rows are
+    /// part of the program (every figure is built by the registry's test).
     pub fn new(
         bench: impl Into<String>,
         workload: impl Into<String>,
         variant: Variant,
-        runtime: impl Into<String>,
+        runtime: impl AsRef<str>,
     ) -> Row {
+        let runtime = runtime.as_ref();
         Row {
             bench: bench.into(),
             workload: workload.into(),
             variant,
-            runtime: runtime.into(),
+            runtime: Arm::parse(runtime).unwrap_or_else(|e| panic!("a figure's row: {e}")),
             paper: None,
         }
     }
@@ -146,8 +148,9 @@ impl fmt::Display for Availability {
 /// The `--runtimes` / `--workloads` filters.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Selection {
-    /// Only these runtimes (`None` = all).
-    pub runtimes: Option<Vec<String>>,
+    /// Only these runtimes (`None` = all): an arm with no setting selects every arm of its
+    /// runtime, one with settings that arm.
+    pub runtimes: Option<Vec<Arm>>,
     /// Only these workloads (`None` = all).
     pub workloads: Option<Vec<String>>,
 }
@@ -160,11 +163,11 @@ impl Selection {
             .is_none_or(|ws| ws.iter().any(|x| x == spec || x == workload_name(spec)))
     }
     /// A bare runtime name selects every arm of that runtime; an arm's spelling, that arm.
-    fn runtime_selected(&self, arm: &str) -> bool {
-        let name = runtime_name(arm);
-        self.runtimes
-            .as_ref()
-            .is_none_or(|rs| rs.iter().any(|x| x == arm || x == name))
+    fn runtime_selected(&self, arm: &Arm) -> bool {
+        self.runtimes.as_ref().is_none_or(|rs| {
+            rs.iter()
+                .any(|x| x == arm || (x.is_bare() && x.info.name == arm.info.name))
+        })
     }
 }
 
@@ -202,8 +205,8 @@ pub fn offers(info: &WorkloadInfo, variant: Variant, front_end: FrontEnd) -> boo
 /// Whether `row` can be measured by this build under `sel`.
 pub fn availability(row: &Row, sel: &Selection) -> Availability {
     let mut missing = Vec::new();
-    let arm = runtimes::Arm::parse(&row.runtime).ok();
-    if !arm.is_some_and(|a| a.info.implemented()) {
+    let arm = Some(row.runtime);
+    if !row.runtime.info.implemented() {
         missing.push(format!("runtime {}", row.runtime));
     }
     match workload_info(&row.workload) {
@@ -236,32 +239,25 @@ pub fn availability(row: &Row, sel: &Selection) -> Availability {
     Availability::Ready
 }
 
-/// The arms `sel` names that no row of `rows` has: spellings with settings of a runtime the
-/// rows have.
-fn added_arms<'a>(rows: &[Row], sel: &'a Selection) -> Vec<&'a String> {
+/// The arms `sel` names that no row of `rows` has: arms with settings of a runtime the rows
+/// have.
+fn added_arms<'a>(rows: &[Row], sel: &'a Selection) -> Vec<&'a Arm> {
     sel.runtimes
         .iter()
         .flatten()
         .filter(|arm| {
-            arm.contains('/')
+            !arm.is_bare()
                 && !rows.iter().any(|r| r.runtime == **arm)
-                && rows
-                    .iter()
-                    .any(|r| runtime_name(&r.runtime) == runtime_name(arm))
+                && rows.iter().any(|r| r.runtime.info.name == arm.info.name)
         })
         .collect()
 }
 
-/// The runtime's name in an arm's spelling (`libfork` in `libfork/idle=busy`).
-fn runtime_name(arm: &str) -> &str {
-    arm.split('/').next().unwrap_or(arm)
-}
-
-/// `rows` and the arms `sel` names that no row has: such an arm (a spelling with settings, of a
-/// runtime the rows have) gets a row of its own after the last row of its runtime on each
-/// benchmark, workload and variant the rows run that runtime on, with no paper values. So
-/// `--runtimes libfork/victim=uniform` measures that arm wherever the figure measures libfork,
-/// in place of the figure's arms of libfork (which it does not select).
+/// `rows` and the arms `sel` names that no row has: such an arm (with settings, of a runtime
+/// the rows have) gets a row of its own after the last row of its runtime on each benchmark,
+/// workload and variant the rows run that runtime on, with no paper values. So `--runtimes
+/// libfork/victim=uniform` measures that arm wherever the figure measures libfork, in place of
+/// the figure's arms of libfork (which it does not select).
 pub fn with_selected_arms(rows: Vec<Row>, sel: &Selection) -> Vec<Row> {
     let extra = added_arms(&rows, sel);
     if extra.is_empty() {
@@ -272,7 +268,7 @@ pub fn with_selected_arms(rows: Vec<Row>, sel: &Selection) -> Vec<Row> {
             r.bench.clone(),
             r.workload.clone(),
             r.variant,
-            runtime_name(&r.runtime).to_string(),
+            r.runtime.info.name,
         )
     };
     let mut out = Vec::with_capacity(rows.len());
@@ -281,12 +277,12 @@ pub fn with_selected_arms(rows: Vec<Row>, sel: &Selection) -> Vec<Row> {
         if rows[i + 1..].iter().any(|r| key(r) == key(row)) {
             continue;
         }
-        for arm in extra
+        for &&arm in extra
             .iter()
-            .filter(|a| runtime_name(a) == runtime_name(&row.runtime))
+            .filter(|a| a.info.name == row.runtime.info.name)
         {
             out.push(Row {
-                runtime: (*arm).clone(),
+                runtime: arm,
                 paper: None,
                 ..row.clone()
             });
@@ -297,33 +293,36 @@ pub fn with_selected_arms(rows: Vec<Row>, sel: &Selection) -> Vec<Row> {
 
 /// Of the arms `arms`, the one of `arm`'s runtime nearest to it: the fewest settings apart
 /// ([`runtimes::Arm::settings_apart`]), the first of those. `None` where none is of its
-/// runtime, or `arm` is no spelling of a registered runtime.
-pub fn nearest_arm<'a>(arm: &str, arms: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
-    let a = runtimes::Arm::parse(arm).ok()?;
+/// runtime.
+pub fn nearest_arm<'a>(arm: &Arm, arms: impl IntoIterator<Item = &'a Arm>) -> Option<&'a Arm> {
     arms.into_iter()
-        .filter_map(|b| Some((runtimes::Arm::parse(b).ok()?, b)))
-        .filter(|(b, _)| b.info.name == a.info.name)
-        .min_by_key(|(b, _)| a.settings_apart(b))
-        .map(|(_, b)| b)
+        .filter(|b| b.info.name == arm.info.name)
+        .min_by_key(|b| arm.settings_apart(b))
+}
+
+/// The distinct arms of `rows`, in row order.
+fn arms_of<'a>(rows: impl IntoIterator<Item = &'a Row>) -> Vec<&'a Arm> {
+    let mut arms: Vec<&Arm> = Vec::new();
+    for r in rows {
+        if !arms.contains(&&r.runtime) {
+            arms.push(&r.runtime);
+        }
+    }
+    arms
 }
 
 /// One line for each arm `sel` adds to the figure's `rows` ([`with_selected_arms`]): which arm
 /// of the figure it runs in place of (the nearest, [`nearest_arm`], where `sel` does not
 /// select that one too) or beside.
 pub fn added_arms_notes(rows: &[Row], sel: &Selection) -> Vec<String> {
-    let mut figure_arms: Vec<&str> = Vec::new();
-    for r in rows {
-        if !figure_arms.contains(&r.runtime.as_str()) {
-            figure_arms.push(&r.runtime);
-        }
-    }
+    let figure_arms = arms_of(rows);
     added_arms(rows, sel)
         .into_iter()
         .map(|arm| {
             let mut note = format!(
                 "--runtimes {arm} is not an arm of this figure: it runs wherever the figure runs \
                  {}",
-                runtime_name(arm)
+                arm.info.name
             );
             if let Some(near) = nearest_arm(arm, figure_arms.iter().copied()) {
                 let placed = if sel.runtime_selected(near) {
@@ -373,7 +372,7 @@ impl Grid {
             }
             if let Some(v) = workload_info(&row.workload).as_ref().and_then(ts_variant) {
                 push(PointKey {
-                    runtime: runtimes::SERIAL.to_string(),
+                    runtime: runtimes::serial(),
                     workload: row.workload.clone(),
                     variant: v,
                     workers: 1,
@@ -386,7 +385,7 @@ impl Grid {
             }
             for &p in workers {
                 push(PointKey {
-                    runtime: row.runtime.to_string(),
+                    runtime: row.runtime,
                     workload: row.workload.clone(),
                     variant: row.variant,
                     workers: p,
@@ -404,16 +403,11 @@ impl Grid {
     /// points) that no row or point of this grid has, each with the grid's arm that replaced
     /// it (its runtime's nearest, [`nearest_arm`]); `None` where the grid has them all. Such
     /// points (a run made before the figure's arms changed) are in no table or plot.
-    pub fn lacking_note<'a>(&self, recorded: impl IntoIterator<Item = &'a str>) -> Option<String> {
-        let mut arms: Vec<&str> = Vec::new();
-        for (row, _) in &self.rows {
-            if !arms.contains(&row.runtime.as_str()) {
-                arms.push(&row.runtime);
-            }
-        }
-        let mut lacking: Vec<&str> = Vec::new();
+    pub fn lacking_note(&self, recorded: impl IntoIterator<Item = Arm>) -> Option<String> {
+        let arms = arms_of(self.rows.iter().map(|(r, _)| r));
+        let mut lacking: Vec<Arm> = Vec::new();
         for rt in recorded {
-            if !arms.contains(&rt)
+            if !arms.contains(&&rt)
                 && !self.points.iter().any(|p| p.runtime == rt)
                 && !lacking.contains(&rt)
             {
@@ -446,9 +440,9 @@ impl Grid {
             }
             self.workers.push(p);
             for (row, a) in &self.rows {
-                if *a == Availability::Ready && runtimes::is_simulated(&row.runtime) {
+                if *a == Availability::Ready && row.runtime.sim.is_some() {
                     self.points.push(PointKey {
-                        runtime: row.runtime.clone(),
+                        runtime: row.runtime,
                         workload: row.workload.clone(),
                         variant: row.variant,
                         workers: p,
@@ -545,12 +539,11 @@ mod tests {
             .into_iter()
             .map(|rt| row("fib", Variant::Fj, rt))
             .collect();
-        assert_eq!(nearest_arm("libfork", [LAZY, BUSY, "rayon"]), Some(LAZY));
-        assert_eq!(
-            nearest_arm("libfork/idle=busy", [LAZY, BUSY, "rayon"]),
-            Some(BUSY)
-        );
-        assert_eq!(nearest_arm("abp", [LAZY, "rayon"]), None);
+        let arms: Vec<Arm> = [LAZY, BUSY, "rayon"].map(Arm::from).to_vec();
+        let near = |arm: &str, among: &[Arm]| nearest_arm(&arm.into(), among).map(Arm::to_string);
+        assert_eq!(near("libfork", &arms).as_deref(), Some(LAZY));
+        assert_eq!(near("libfork/idle=busy", &arms).as_deref(), Some(BUSY));
+        assert_eq!(near("abp", &[arms[0], arms[2]]), None);
         // A run recorded before the figure's arms changed: its libfork points show nowhere.
         let g = Grid::build(rows.clone(), &[1, 2], &Selection::default());
         let recorded = [
@@ -562,18 +555,21 @@ mod tests {
             "abp",
         ];
         assert_eq!(
-            g.lacking_note(recorded).unwrap(),
+            g.lacking_note(recorded.map(Arm::from)).unwrap(),
             format!(
                 "the run has points of arms this figure no longer runs, in none of its tables \
                  or plots: libfork (replaced by {LAZY}), libfork/idle=busy (replaced by \
                  {BUSY}), abp (no arm of its runtime here)"
             )
         );
-        assert_eq!(g.lacking_note(["serial", LAZY, BUSY, "rayon"]), None);
+        assert_eq!(
+            g.lacking_note(["serial", LAZY, BUSY, "rayon"].map(Arm::from)),
+            None
+        );
         // An arm named on the command line stands in for the nearest of the figure's, or runs
         // beside it where that one is selected too.
         let sel = |rs: &[&str]| Selection {
-            runtimes: Some(rs.iter().map(|r| r.to_string()).collect()),
+            runtimes: Some(rs.iter().map(|&r| Arm::from(r)).collect()),
             workloads: None,
         };
         assert_eq!(
@@ -597,7 +593,7 @@ mod tests {
         assert!(added_arms_notes(&rows, &sel(&[LAZY, "libfork"])).is_empty());
         // The grid that selection builds holds the added arm: its points are not left out.
         let g = Grid::build(rows, &[1], &sel(&["libfork/idle=busy"]));
-        assert_eq!(g.lacking_note(["libfork/idle=busy"]), None);
+        assert_eq!(g.lacking_note(["libfork/idle=busy".into()]), None);
     }
 
     #[test]

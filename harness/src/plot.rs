@@ -31,6 +31,7 @@ use crate::figures::metric::Context;
 use crate::figures::{Figure, XAxis};
 use crate::grid::{Availability, Grid, Row, workload_name};
 use crate::pixel_font::PixelText;
+use crate::runtimes::Arm;
 use plotters::coord::Shift;
 use plotters::coord::ranged1d::{DefaultFormatting, KeyPointHint};
 use plotters::coord::types::RangedCoordf64;
@@ -38,6 +39,7 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 use std::ops::{Range, RangeInclusive};
 use std::path::Path;
+use stealbench_workloads::Variant;
 
 /// One line of a panel.
 #[derive(Debug, Clone, PartialEq)]
@@ -118,10 +120,10 @@ pub fn panels(fig: &Figure, grid: &Grid, ctx: &Context<'_>) -> Vec<Panel> {
     let metric = fig.metric;
     let lines = metric.lines();
     // One colour per (runtime, variant, line), in row order, the same in every panel.
-    let mut keys: Vec<(&str, &str, usize)> = Vec::new();
+    let mut keys: Vec<(Arm, Variant, usize)> = Vec::new();
     for (r, _) in &grid.rows {
         for line in 0..lines.len() {
-            let k = (r.runtime.as_str(), r.variant.name(), line);
+            let k = (r.runtime, r.variant, line);
             if !keys.contains(&k) {
                 keys.push(k);
             }
@@ -129,7 +131,7 @@ pub fn panels(fig: &Figure, grid: &Grid, ctx: &Context<'_>) -> Vec<Panel> {
     }
     let color_of = |row: &Row, line: usize| {
         keys.iter()
-            .position(|k| *k == (row.runtime.as_str(), row.variant.name(), line))
+            .position(|k| *k == (row.runtime, row.variant, line))
             .unwrap_or(0)
     };
     let label = |row: &Row, line: usize| {

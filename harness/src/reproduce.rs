@@ -4,7 +4,7 @@
 use crate::cli::{self, Failure, ReproduceArgs};
 use crate::figures::metric::Context;
 use crate::figures::{self, Figure};
-use crate::grid::{Availability, Grid, PointKey, Selection, Status, workload_info, workload_name};
+use crate::grid::{Availability, Grid, PointKey, Status, workload_info, workload_name};
 use crate::results::{self, Meta, Settings};
 use crate::runner::{ChildExecutor, ExecError, PointOutcome, Progress, run_missing};
 use crate::{plot, point, runtimes, spec, suggest, table};
@@ -614,8 +614,9 @@ fn markdown(
 pub fn settings_note(grid: &Grid, pinning: &str) -> String {
     let mut arms: Vec<String> = Vec::new();
     for (row, a) in &grid.rows {
-        if *a == Availability::Ready && row.runtime.contains('/') && !arms.contains(&row.runtime) {
-            arms.push(row.runtime.clone());
+        let spelt = row.runtime.to_string();
+        if *a == Availability::Ready && !row.runtime.is_bare() && !arms.contains(&spelt) {
+            arms.push(spelt);
         }
     }
     let pinned = format!("pinning {pinning} (`--pinning`) wherever no `pinning=` is given");
@@ -743,7 +744,7 @@ pub(crate) fn render(
         outln!("rounds: {n}");
     }
 
-    let lacking = grid.lacking_note(rows.iter().map(|r| r.runtime.as_str()));
+    let lacking = grid.lacking_note(rows.iter().filter_map(|r| Some(r.key()?.runtime)));
     let md = markdown(
         fig,
         meta,
@@ -783,10 +784,7 @@ pub fn reproduce_command(args: &ReproduceArgs, allocator: &str) -> Result<i32, F
         .clone()
         .unwrap_or_else(|| PathBuf::from(DEFAULT_FIGURES_DIR));
     let size: Size = spec::parse_size(&s.size).map_err(Failure::Usage)?;
-    let sel = Selection {
-        runtimes: s.runtimes.clone(),
-        workloads: s.workloads.clone(),
-    };
+    let sel = s.selection();
     let mut grid = Grid::build(fig.rows.clone(), &s.workers, &sel);
     grid.simulate_also(fig.sim_workers);
     if let Some(shard) = s.shard {
@@ -873,7 +871,7 @@ pub fn reproduce_command(args: &ReproduceArgs, allocator: &str) -> Result<i32, F
     };
     let raw = run_dir.join("raw.csv");
     let recorded = results::read_raw(&raw)?;
-    if let Some(n) = grid.lacking_note(recorded.iter().map(|r| r.runtime.as_str())) {
+    if let Some(n) = grid.lacking_note(recorded.iter().filter_map(|r| Some(r.key()?.runtime))) {
         outln!("note: {n}");
     }
     // A resumed run must measure the inputs its recorded rows measured: an input file (or
@@ -963,7 +961,7 @@ mod tests {
     #[test]
     fn the_notes_say_what_libforks_figures_ran() {
         let fig = lookup_figure("libfork-fig5").unwrap();
-        let grid = Grid::build(fig.rows.clone(), &[1], &Selection::default());
+        let grid = Grid::build(fig.rows.clone(), &[1], &Default::default());
         let note = settings_note(&grid, "none");
         assert!(
             note.starts_with(
@@ -974,7 +972,7 @@ mod tests {
         );
         assert!(note.contains("every other row on its runtime's defaults; pinning none"));
         // Only the measured rows count.
-        let sel = Selection {
+        let sel = crate::grid::Selection {
             runtimes: Some(vec!["rayon".into()]),
             workloads: None,
         };
@@ -984,7 +982,7 @@ mod tests {
                 .starts_with("every runtime on its defaults; pinning compact")
         );
         // An arm named on the command line runs in their place.
-        let sel = Selection {
+        let sel = crate::grid::Selection {
             runtimes: Some(vec!["libfork/victim=uniform".into()]),
             workloads: Some(vec!["fib".into()]),
         };

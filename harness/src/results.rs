@@ -85,10 +85,11 @@ fn first_round() -> usize {
 }
 
 impl RawRow {
-    /// The point this row belongs to; `None` for an unknown variant name.
+    /// The point this row belongs to; `None` for a runtime or variant this build does not
+    /// know.
     pub fn key(&self) -> Option<PointKey> {
         Some(PointKey {
-            runtime: self.runtime.clone(),
+            runtime: self.runtime.parse().ok()?,
             workload: self.workload.clone(),
             variant: self.variant.parse::<Variant>().ok()?,
             workers: self.workers,
@@ -532,13 +533,13 @@ pub fn summary_rows(summaries: &[PointSummary], cpus: usize) -> Vec<SummaryRow> 
                 ..s.key.clone()
             };
             let t1 = median_of(summaries, &t1_key);
-            let simulated = crate::runtimes::is_simulated(&s.key.runtime);
+            let simulated = s.key.runtime.sim.is_some();
             let oversubscribed = s.key.workers > cpus && !simulated;
             // A simulated point's seconds are the replay's wall time: no speedup either.
             let speedup =
                 |base| stats::speedup(base, median).filter(|_| !oversubscribed && !simulated);
             SummaryRow {
-                runtime: s.key.runtime.clone(),
+                runtime: s.key.runtime.to_string(),
                 workload: s.key.workload.clone(),
                 variant: s.key.variant.name().to_string(),
                 workers: s.key.workers,
@@ -612,6 +613,18 @@ pub struct Settings {
 }
 
 impl Settings {
+    /// The `--runtimes` / `--workloads` filters of these settings (each runtime one spelling
+    /// [`crate::reproduce::check_stored_settings`] or the command line has checked).
+    pub fn selection(&self) -> crate::grid::Selection {
+        crate::grid::Selection {
+            runtimes: self
+                .runtimes
+                .as_ref()
+                .map(|rs| rs.iter().filter_map(|r| r.parse().ok()).collect()),
+            workloads: self.workloads.clone(),
+        }
+    }
+
     /// The input options these settings give the workloads.
     pub fn input_options(&self) -> InputOptions {
         InputOptions {

@@ -338,27 +338,24 @@ pub struct ChildExecutor {
 
 impl ChildExecutor {
     /// The child's arguments for `p`.
-    pub fn args(&self, p: &PointKey) -> Result<Vec<String>, String> {
+    pub fn args(&self, p: &PointKey) -> Vec<String> {
         let point = PointSpec {
-            arm: crate::runtimes::lookup_arm(&p.runtime)?,
+            arm: p.runtime,
             workload: p.workload.clone(),
             variant: p.variant,
             workers: p.workers,
         };
-        Ok(std::iter::once("run".to_string())
+        std::iter::once("run".to_string())
             .chain(point.to_args())
             .chain(self.measure.to_args(&point))
             .chain(std::iter::once("--json".to_string()))
-            .collect())
+            .collect()
     }
 }
 
 impl PointExecutor for ChildExecutor {
     fn execute(&mut self, p: &PointKey) -> Result<PointOutcome, ExecError> {
-        let args = self
-            .args(p)
-            .map_err(|e| ExecError::Io(std::io::Error::other(e)))?;
-        let child = run_child(&self.exe, &args, self.timeout).map_err(ExecError::Io)?;
+        let child = run_child(&self.exe, &self.args(p), self.timeout).map_err(ExecError::Io)?;
         outcome_of(child, self.timeout).ok_or(ExecError::Interrupted)
     }
 }
@@ -373,7 +370,7 @@ pub fn rows_of(
     o: &PointOutcome,
 ) -> Vec<RawRow> {
     let base = RawRow {
-        runtime: p.runtime.clone(),
+        runtime: p.runtime.to_string(),
         workload: p.workload.clone(),
         variant: p.variant.name().to_string(),
         workers: p.workers,

@@ -114,6 +114,11 @@ pub fn unsupported(arm: &Arm, variant: Variant) -> Option<&'static str> {
 /// The runtime whose fork-join time at P = 1 is T_s, the serial elision.
 pub const SERIAL: &str = "serial";
 
+/// The arm of T_s: [`SERIAL`] with no setting.
+pub fn serial() -> Arm {
+    Arm::plain(find(SERIAL).expect("the serial runtime is registered"))
+}
+
 /// Every runtime, implemented or planned, in listing order.
 pub const RUNTIMES: &[RuntimeInfo] = &[
     RuntimeInfo {
@@ -410,6 +415,11 @@ impl Arm {
         None
     }
 
+    /// Whether the arm gives no setting: on `--runtimes`, it selects every arm of its runtime.
+    pub fn is_bare(&self) -> bool {
+        self.settings_apart(&Arm::plain(self.info)) == 0
+    }
+
     /// The front-end the arm's programs are written for: `front=`, or the runtime's default.
     pub fn front_end(&self) -> FrontEnd {
         self.front.unwrap_or(self.info.front_ends[0])
@@ -489,6 +499,55 @@ impl Arm {
 impl fmt::Display for Arm {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.spec())
+    }
+}
+
+/// [`Arm::parse`].
+impl std::str::FromStr for Arm {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Arm, String> {
+        Arm::parse(s)
+    }
+}
+
+/// Tests spell arms as text: a spelling that does not parse is a mistake in the test.
+#[cfg(test)]
+impl From<&str> for Arm {
+    fn from(s: &str) -> Arm {
+        Arm::parse(s).unwrap_or_else(|e| panic!("a test's arm: {e}"))
+    }
+}
+
+/// Arms order as their canonical spellings do (one spelling per arm: the order agrees with
+/// `==`).
+impl Ord for Arm {
+    fn cmp(&self, other: &Arm) -> std::cmp::Ordering {
+        self.spec().cmp(&other.spec())
+    }
+}
+
+impl PartialOrd for Arm {
+    fn partial_cmp(&self, other: &Arm) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl std::hash::Hash for Arm {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.spec().hash(state);
+    }
+}
+
+/// An arm equals the text of its canonical spelling.
+impl PartialEq<str> for Arm {
+    fn eq(&self, other: &str) -> bool {
+        self.spec() == other
+    }
+}
+
+impl PartialEq<&str> for Arm {
+    fn eq(&self, other: &&str) -> bool {
+        self.spec() == *other
     }
 }
 

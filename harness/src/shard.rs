@@ -9,7 +9,6 @@
 
 use crate::cli::Failure;
 use crate::grid::PointKey;
-use crate::runtimes;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::str::FromStr;
@@ -51,7 +50,7 @@ impl FromStr for Shard {
 
 /// The expected time of a point, relative to its workload's serial time.
 fn expected_time(p: &PointKey) -> f64 {
-    if runtimes::is_simulated(&p.runtime) {
+    if p.runtime.sim.is_some() {
         1.0 / 16.0
     } else {
         1.0 / p.workers.max(1) as f64

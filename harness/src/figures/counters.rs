@@ -25,7 +25,7 @@ pub struct PaperCounts {
 impl PaperCounts {
     /// The paper's count `i` (of `count.stats`) for `row`.
     pub fn paper_value(&self, row: &Row, i: usize) -> Option<f64> {
-        let (_, cols) = self.columns.iter().find(|(rt, _)| *rt == row.runtime)?;
+        let (_, cols) = self.columns.iter().find(|(rt, _)| row.runtime == *rt)?;
         let col = cols.get(i).filter(|c| !c.is_empty())?;
         paper_number(self.reference, &row.bench, col).map(|v| v * self.scale)
     }

@@ -63,11 +63,11 @@ mod tests {
     fn twelve_benchmarks_on_six_runtimes_at_one_worker() {
         let f = figure();
         assert_eq!(f.rows.len(), 72);
-        let paper: Vec<&str> = f
+        let paper: Vec<String> = f
             .rows
             .iter()
             .filter(|r| r.paper.is_some())
-            .map(|r| r.runtime.as_str())
+            .map(|r| r.runtime.to_string())
             .collect();
         assert_eq!(paper, ["fibril"; 12]);
         let strassen = f.rows.iter().find(|r| r.bench == "strassen").unwrap();

@@ -55,7 +55,7 @@ mod tests {
         let f = figure();
         assert_eq!(f.rows.len(), 24);
         assert!(f.rows.iter().all(|r| r.paper.is_none()));
-        let runtimes: Vec<&str> = f.rows[..6].iter().map(|r| r.runtime.as_str()).collect();
+        let runtimes: Vec<String> = f.rows[..6].iter().map(|r| r.runtime.to_string()).collect();
         assert_eq!(
             runtimes,
             [

@@ -157,7 +157,7 @@ pub struct RssTable {
 impl RssTable {
     /// The paper's number `i` (incremental RSS, peak RSS, stacks) for `row`.
     pub fn paper_value(&self, row: &Row, i: usize) -> Option<f64> {
-        let (_, cols) = self.columns.iter().find(|(rt, _)| *rt == row.runtime)?;
+        let (_, cols) = self.columns.iter().find(|(rt, _)| row.runtime == *rt)?;
         let col = cols.get(i).filter(|c| !c.is_empty())?;
         paper_number(self.reference, &row.bench, col)
     }
@@ -287,7 +287,7 @@ impl Exponent {
 
     /// The paper's exponent of `row` as it prints it (`0.86±0.08`).
     pub fn paper(&self, row: &Row) -> Option<String> {
-        let (_, col) = self.columns.iter().find(|(rt, _)| *rt == row.runtime)?;
+        let (_, col) = self.columns.iter().find(|(rt, _)| row.runtime == *rt)?;
         paper_text(self.reference, &row.bench, col)
     }
 }

@@ -33,14 +33,14 @@ impl<'a> Context<'a> {
     /// Whether `row` at P = `p` ran more worker threads than this machine has logical CPUs
     /// (a simulated row runs none).
     pub fn oversubscribed(&self, row: &Row, p: usize) -> bool {
-        p > self.cpus && !crate::runtimes::is_simulated(&row.runtime)
+        p > self.cpus && row.runtime.sim.is_none()
     }
 }
 
 /// The point of `row` at `p`.
 pub fn key(row: &Row, p: usize) -> PointKey {
     PointKey {
-        runtime: row.runtime.clone(),
+        runtime: row.runtime,
         workload: row.workload.clone(),
         variant: row.variant,
         workers: p,

@@ -449,7 +449,7 @@ mod tests {
             bench: b.into(),
             workload: b.into(),
             variant: v,
-            runtime: prows_runtime(v).to_string(),
+            runtime: prows_runtime(v).into(),
             paper: Some(PaperValues::default()),
         };
         let nostack = Row {

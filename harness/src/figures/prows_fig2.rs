@@ -54,7 +54,7 @@ mod tests {
         assert_eq!(mm.value(16), Some(5.59));
         let ferret_lp = paper[17];
         assert_eq!(
-            (ferret_lp.bench.as_str(), ferret_lp.runtime.as_str()),
+            (ferret_lp.bench.as_str(), ferret_lp.runtime.to_string().as_str()),
             ("ferret", "abp")
         );
         assert!(

@@ -110,7 +110,7 @@ mod tests {
             .iter()
             .filter(|r| r.runtime == "prows/placement=artifact");
         assert_eq!(artifact.count(), 6);
-        let simulated = f.rows.iter().filter(|r| r.runtime.ends_with("/sim=unit"));
+        let simulated = f.rows.iter().filter(|r| r.runtime.sim.is_some());
         assert_eq!(simulated.count(), 15);
         assert!(!f.metric.needs_cores());
         assert_eq!(crate::reproduce::default_workers(&f), [16]);

@@ -66,7 +66,7 @@ impl Relative {
             return None;
         }
         let theirs = PointKey {
-            runtime: other.to_string(),
+            runtime: other.parse().ok()?,
             ..key(row, p)
         };
         stats::speedup(
@@ -83,7 +83,7 @@ impl Relative {
         if let Some(sp) = self.speedup(ctx, row, p) {
             parts.push(format_ratio(sp));
         }
-        for other in self.against.iter().filter(|o| **o != row.runtime) {
+        for other in self.against.iter().filter(|o| row.runtime != **o) {
             if let Some(r) = self.ratio(ctx, row, p, other) {
                 parts.push(format!("{} vs {other}", format_ratio(r)));
             }

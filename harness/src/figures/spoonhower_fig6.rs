@@ -69,7 +69,7 @@ mod tests {
     #[test]
     fn hqsort_measured_to_16_and_simulated_to_1024() {
         let f = figure();
-        let rows: Vec<String> = f.rows.iter().map(|r| r.runtime.clone()).collect();
+        let rows: Vec<String> = f.rows.iter().map(|r| r.runtime.to_string()).collect();
         assert_eq!(rows, RUNTIMES);
         assert!(
             f.rows
@@ -82,11 +82,11 @@ mod tests {
         let mut g =
             crate::grid::Grid::build(f.rows.clone(), &[1, 16], &crate::grid::Selection::default());
         g.simulate_also(&[1024]);
-        let at_1024: Vec<&str> = g
+        let at_1024: Vec<String> = g
             .points
             .iter()
             .filter(|k| k.workers == 1024)
-            .map(|k| k.runtime.as_str())
+            .map(|k| k.runtime.to_string())
             .collect();
         assert_eq!(at_1024, RUNTIMES[3..]);
     }

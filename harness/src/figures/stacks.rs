@@ -62,7 +62,7 @@ impl StackPages {
     /// D of the row's workload.
     pub fn depth(&self, ctx: &Context<'_>, row: &Row) -> Option<u64> {
         let k = PointKey {
-            runtime: self.depth_arm.to_string(),
+            runtime: self.depth_arm.parse().ok()?,
             ..key(row, 1)
         };
         Self::largest(ctx.summaries.iter().find(|s| s.key == k), "fork_depth")

@@ -18,6 +18,7 @@
 use super::ratio::Relative;
 use super::{Figure, Metric, ReferenceCsv, reference_csv};
 use crate::grid::{PaperValues, Row};
+use crate::runtimes::Arm;
 use stealbench_workloads::Variant;
 
 /// Fibril's twelve benchmarks (its Table 1): the paper's name, then our workload (matmul is
@@ -119,11 +120,12 @@ pub const BUSY_LF: &str = busy_lf!();
 /// The name of `runtime` in a plot's legend: the paper's for libfork's two arms of its figures
 /// (Lazy-LF, Busy-LF: their spellings, long for a legend, are in the captions and tables), the
 /// arm's spelling for every other.
-pub fn legend_name(runtime: &str) -> &str {
-    match runtime {
-        LAZY_LF => "Lazy-LF",
-        BUSY_LF => "Busy-LF",
-        other => other,
+pub fn legend_name(runtime: &Arm) -> String {
+    let spelt = runtime.to_string();
+    match spelt.as_str() {
+        LAZY_LF => "Lazy-LF".to_string(),
+        BUSY_LF => "Busy-LF".to_string(),
+        _ => spelt,
     }
 }
 
