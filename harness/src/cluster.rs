@@ -33,7 +33,7 @@ fn differences(a: &Meta, b: &Meta) -> Vec<String> {
         b.machine.cpu_model.clone(),
     );
     let (s, t) = (&a.settings, &b.settings);
-    check("size", s.size.clone(), t.size.clone());
+    check("size", s.size.to_string(), t.size.to_string());
     let key = |x: &results::Settings| {
         format!(
             "workers {:?} reps {} rounds {} runtimes {:?} workloads {:?} pinning {} stack {:?} \

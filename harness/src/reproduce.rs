@@ -13,6 +13,7 @@ use std::collections::HashMap;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
+use stealbench_schedulers::Pinning;
 use stealbench_schedulers::topology::Topology;
 use stealbench_workloads::Size;
 
@@ -68,11 +69,6 @@ pub(crate) fn settings_from_args(args: &ReproduceArgs, fig: &Figure) -> Result<S
             "--workers lists no worker count".to_string(),
         ));
     }
-    // Each runtime or arm in its canonical spelling, the one the rows are keyed by.
-    let selected_runtimes = args
-        .runtimes
-        .as_ref()
-        .map(|arms| arms.iter().map(|a| a.spec()).collect());
     if let Some(ws) = &args.workloads {
         check_workload_selection(fig, ws)?;
     }
@@ -96,14 +92,14 @@ pub(crate) fn settings_from_args(args: &ReproduceArgs, fig: &Figure) -> Result<S
         &options,
     )?;
     Ok(Settings {
-        size: size.name().to_string(),
+        size,
         reps,
         rounds,
         workers,
-        runtimes: selected_runtimes,
+        runtimes: args.runtimes.clone(),
         workloads: args.workloads.clone(),
         timeout_secs: args.timeout.unwrap_or_else(|| cli::default_timeout(size)),
-        pinning: pinning.name().to_string(),
+        pinning,
         hw_video: options.hw_video,
         hw_points: options.hw_points,
         stack_size: args.stack_size,
@@ -142,7 +138,6 @@ fn check_workload_selection(fig: &Figure, selection: &[String]) -> Result<(), Fa
 /// edited or damaged since would otherwise run points with P = 0, no repetition or a runtime
 /// that does not exist). The input files are checked when the run starts (`check_inputs`).
 pub(crate) fn check_stored_settings(s: &Settings, fig: &Figure) -> Result<(), Failure> {
-    spec::parse_size(&s.size).map_err(Failure::Usage)?;
     if s.workers.is_empty() {
         return Err(Failure::Usage("workers: none listed".to_string()));
     }
@@ -159,13 +154,9 @@ pub(crate) fn check_stored_settings(s: &Settings, fig: &Figure) -> Result<(), Fa
     within("reps", s.reps as u64, 1, spec::MAX_REPS as u64)?;
     within("rounds", s.rounds as u64, 1, spec::MAX_ROUNDS as u64)?;
     within("timeout_secs", s.timeout_secs, 0, spec::MAX_TIMEOUT)?;
-    for r in s.runtimes.iter().flatten() {
-        runtimes::Arm::parse(r).map_err(Failure::Usage)?;
-    }
     if let Some(ws) = &s.workloads {
         check_workload_selection(fig, ws)?;
     }
-    spec::parse_pinning(&s.pinning).map_err(Failure::Usage)?;
     if let Some(b) = s.stack_size {
         spec::parse_stack_size(&b.to_string()).map_err(Failure::Usage)?;
     }
@@ -190,7 +181,9 @@ fn resumable_meta(dir: &Path, fig: &Figure) -> Result<Meta, Failure> {
             "not a run directory (it has no meta.json)".to_string(),
         ));
     }
-    let meta = Meta::read(dir).map_err(|e| cannot(e.to_string()))?;
+    // A value the command line would refuse does not even read (the settings are read by its
+    // parsers); the counts and lists are checked below.
+    let meta = Meta::read(dir).map_err(|e| cannot(format!("its meta.json is invalid: {e}")))?;
     if meta.id != fig.id {
         return Err(Failure::Usage(format!(
             "{} is a run of {}, not {}",
@@ -234,9 +227,16 @@ fn check_resume_conflicts(
             dir.display()
         ))
     };
-    let list = |v: &Option<Vec<String>>| v.as_ref().map_or("all".to_string(), |v| v.join(","));
+    let list = |v: Option<Vec<String>>| v.map_or("all".to_string(), |v| v.join(","));
+    let arms = |v: &Option<Vec<runtimes::Arm>>| {
+        list(v.as_ref().map(|v| v.iter().map(|a| a.spec()).collect()))
+    };
     if args.size.is_some() && given.size != stored.size {
-        return Err(conflict("--size", stored.size.clone(), given.size.clone()));
+        return Err(conflict(
+            "--size",
+            stored.size.to_string(),
+            given.size.to_string(),
+        ));
     }
     if args.reps.is_some() && given.reps != stored.reps {
         return Err(conflict(
@@ -257,15 +257,15 @@ fn check_resume_conflicts(
     if args.runtimes.is_some() && given.runtimes != stored.runtimes {
         return Err(conflict(
             "--runtimes",
-            list(&stored.runtimes),
-            list(&given.runtimes),
+            arms(&stored.runtimes),
+            arms(&given.runtimes),
         ));
     }
     if args.workloads.is_some() && given.workloads != stored.workloads {
         return Err(conflict(
             "--workloads",
-            list(&stored.workloads),
-            list(&given.workloads),
+            list(stored.workloads.clone()),
+            list(given.workloads.clone()),
         ));
     }
     if args.rounds.is_some() && given.rounds != stored.rounds {
@@ -290,8 +290,8 @@ fn check_resume_conflicts(
     if args.pinning.is_some() && given.pinning != stored.pinning {
         return Err(conflict(
             "--pinning",
-            stored.pinning.clone(),
-            given.pinning.clone(),
+            stored.pinning.to_string(),
+            given.pinning.to_string(),
         ));
     }
     let path = |p: &Option<PathBuf>| {
@@ -558,12 +558,12 @@ fn markdown(
             .join(", "),
         match s.stack_size {
             Some(b) => format!("{}; fiber stacks of {b} bytes", s.pinning),
-            None => s.pinning.clone(),
+            None => s.pinning.to_string(),
         }
     ));
     out.push_str(&format!(
         "- Runtime settings: {}\n",
-        settings_note(grid, &s.pinning)
+        settings_note(grid, s.pinning)
     ));
     if let Some(n) = lacking_note {
         out.push_str(&format!("- Left out: {n}\n"));
@@ -611,7 +611,7 @@ fn markdown(
 
 /// What the measured rows ran with: the arms whose spelling gives settings, and what every
 /// other setting is (the runtime's default; the run's `pinning` where no `pinning=` says).
-pub fn settings_note(grid: &Grid, pinning: &str) -> String {
+pub fn settings_note(grid: &Grid, pinning: Pinning) -> String {
     let mut arms: Vec<String> = Vec::new();
     for (row, a) in &grid.rows {
         let spelt = row.runtime.to_string();
@@ -783,7 +783,7 @@ pub fn reproduce_command(args: &ReproduceArgs, allocator: &str) -> Result<i32, F
         .figures_dir
         .clone()
         .unwrap_or_else(|| PathBuf::from(DEFAULT_FIGURES_DIR));
-    let size: Size = spec::parse_size(&s.size).map_err(Failure::Usage)?;
+    let size = s.size;
     let sel = s.selection();
     let mut grid = Grid::build(fig.rows.clone(), &s.workers, &sel);
     grid.simulate_also(fig.sim_workers);
@@ -821,7 +821,7 @@ pub fn reproduce_command(args: &ReproduceArgs, allocator: &str) -> Result<i32, F
         not_impl,
         grid.points.len()
     );
-    outln!("runtime settings: {}", settings_note(&grid, &s.pinning));
+    outln!("runtime settings: {}", settings_note(&grid, s.pinning));
     for n in crate::grid::added_arms_notes(&fig.rows, &sel) {
         outln!("note: {n}");
     }
@@ -861,7 +861,7 @@ pub fn reproduce_command(args: &ReproduceArgs, allocator: &str) -> Result<i32, F
         measure: spec::Measure {
             size,
             reps: Some(s.reps),
-            pinning: spec::parse_pinning(&s.pinning).map_err(Failure::Usage)?,
+            pinning: s.pinning,
             stack_size: s.stack_size,
             hw_video: options.hw_video.clone(),
             hw_points: options.hw_points.clone(),
@@ -962,7 +962,7 @@ mod tests {
     fn the_notes_say_what_libforks_figures_ran() {
         let fig = lookup_figure("libfork-fig5").unwrap();
         let grid = Grid::build(fig.rows.clone(), &[1], &Default::default());
-        let note = settings_note(&grid, "none");
+        let note = settings_note(&grid, Pinning::None);
         assert!(
             note.starts_with(
                 "`libfork/victim=numa/pinning=scatter`, `libfork/idle=busy/victim=numa/pinning=scatter` \
@@ -978,7 +978,7 @@ mod tests {
         };
         let grid = Grid::build(fig.rows.clone(), &[1], &sel);
         assert!(
-            settings_note(&grid, "compact")
+            settings_note(&grid, Pinning::Compact)
                 .starts_with("every runtime on its defaults; pinning compact")
         );
         // An arm named on the command line runs in their place.
@@ -988,7 +988,7 @@ mod tests {
         };
         let grid = Grid::build(fig.rows, &[1], &sel);
         assert!(
-            settings_note(&grid, "none")
+            settings_note(&grid, Pinning::None)
                 .starts_with("`libfork/victim=uniform` with the settings its spelling gives"),
         );
     }
@@ -997,13 +997,13 @@ mod tests {
     fn stored_settings_are_checked_as_the_command_lines() {
         let fig = lookup_figure("prows-fig3").unwrap();
         let good = Settings {
-            size: "test".into(),
+            size: Size::Test,
             reps: 2,
             workers: vec![1, 2],
             runtimes: Some(vec!["serial".into(), "libfork/idle=busy".into()]),
             workloads: Some(vec!["fib".into()]),
             timeout_secs: 0,
-            pinning: "none".into(),
+            pinning: Pinning::None,
             hw_video: None,
             hw_points: None,
             rounds: 1,
@@ -1013,8 +1013,7 @@ mod tests {
         };
         check_stored_settings(&good, &fig).unwrap();
         type Spoil = fn(&mut Settings);
-        let bad: [(Spoil, &str); 12] = [
-            (|s| s.size = "huge".into(), "unknown size 'huge'"),
+        let bad: [(Spoil, &str); 9] = [
             (|s| s.workers = vec![1, 0], "P=0"),
             (|s| s.workers = Vec::new(), "none listed"),
             (|s| s.reps = 0, "reps 0: must be 1 to 10000"),
@@ -1024,9 +1023,7 @@ mod tests {
                 |s| s.timeout_secs = u64::MAX,
                 "timeout_secs 18446744073709551615",
             ),
-            (|s| s.runtimes = Some(vec!["nosuch".into()]), "nosuch"),
             (|s| s.workloads = Some(vec!["mm".into()]), "workload 'mm'"),
-            (|s| s.pinning = "diagonal".into(), "pinning 'diagonal'"),
             (|s| s.stack_size = Some(1), "between 16K and 4G"),
             (
                 |s| s.shard = Some(crate::shard::Shard { index: 4, count: 3 }),

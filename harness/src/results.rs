@@ -3,6 +3,7 @@
 //! `meta.json` (machine, build, settings), plus finding the run to resume.
 
 use crate::grid::{PointKey, Status};
+use crate::runtimes::Arm;
 use crate::stats::{self, Summary};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeSet, HashMap};
@@ -10,8 +11,9 @@ use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
+use stealbench_schedulers::Pinning;
 use stealbench_schedulers::topology::Topology;
-use stealbench_workloads::{InputOptions, Variant};
+use stealbench_workloads::{InputOptions, Size, Variant};
 
 /// The columns of `raw.csv`, in order. Files written before later columns existed (the first
 /// [`OLDER_COLUMNS`] of them) are read with those columns' defaults and given them before
@@ -573,22 +575,28 @@ pub fn write_summary(path: &Path, rows: &[SummaryRow]) -> io::Result<()> {
 }
 
 /// The settings of a reproduction, stored in `meta.json` so `--resume` continues with them.
+/// The typed ones are stored as the text the command line takes, and read back by the same
+/// parsers ([`as_text`]).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Settings {
     /// Size preset.
-    pub size: String,
+    #[serde(with = "as_text")]
+    pub size: Size,
     /// Timed repetitions per point.
     pub reps: usize,
     /// Worker counts.
     pub workers: Vec<usize>,
-    /// Runtimes selected (`None` = all).
-    pub runtimes: Option<Vec<String>>,
+    /// Runtimes selected (`None` = all): an arm with no setting selects every arm of its
+    /// runtime.
+    #[serde(with = "arms_as_text")]
+    pub runtimes: Option<Vec<Arm>>,
     /// Workloads selected (`None` = all).
     pub workloads: Option<Vec<String>>,
     /// Per-point timeout in seconds (0 = none).
     pub timeout_secs: u64,
     /// Thread pinning.
-    pub pinning: String,
+    #[serde(with = "as_text")]
+    pub pinning: Pinning,
     /// `--hw-video`: the AVI the `hw` points tracked (absolute path; absent = the synthetic
     /// video). The hw rows' `params` also give its fingerprint.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -612,15 +620,56 @@ pub struct Settings {
     pub shard: Option<crate::shard::Shard>,
 }
 
+/// A setting in `meta.json` as the command line spells it: written with `Display`, read with
+/// `FromStr` (the command line's parser), whose message names a value it refuses.
+mod as_text {
+    use serde::{Deserialize, Deserializer, Serializer, de::Error};
+    use std::fmt::Display;
+    use std::str::FromStr;
+
+    pub fn serialize<T: Display, S: Serializer>(v: &T, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(v)
+    }
+
+    pub fn deserialize<'de, T, D>(d: D) -> Result<T, D::Error>
+    where
+        T: FromStr<Err = String>,
+        D: Deserializer<'de>,
+    {
+        String::deserialize(d)?.parse().map_err(D::Error::custom)
+    }
+}
+
+/// The selected runtimes in `meta.json`: each arm's spelling, read in today's spelling
+/// ([`crate::runtimes::upgrade`]: an older build spelt some settings as runtimes of their
+/// own).
+mod arms_as_text {
+    use crate::runtimes::{self, Arm};
+    use serde::{Deserialize, Deserializer, Serialize, Serializer, de::Error};
+
+    pub fn serialize<S: Serializer>(arms: &Option<Vec<Arm>>, s: S) -> Result<S::Ok, S::Error> {
+        arms.as_ref()
+            .map(|v| v.iter().map(Arm::spec).collect::<Vec<_>>())
+            .serialize(s)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Vec<Arm>>, D::Error> {
+        let Some(spelt) = Option::<Vec<String>>::deserialize(d)? else {
+            return Ok(None);
+        };
+        spelt
+            .iter()
+            .map(|r| Arm::parse(&runtimes::upgrade(r, "").0).map_err(D::Error::custom))
+            .collect::<Result<_, _>>()
+            .map(Some)
+    }
+}
+
 impl Settings {
-    /// The `--runtimes` / `--workloads` filters of these settings (each runtime one spelling
-    /// [`crate::reproduce::check_stored_settings`] or the command line has checked).
+    /// The `--runtimes` / `--workloads` filters of these settings.
     pub fn selection(&self) -> crate::grid::Selection {
         crate::grid::Selection {
-            runtimes: self
-                .runtimes
-                .as_ref()
-                .map(|rs| rs.iter().filter_map(|r| r.parse().ok()).collect()),
+            runtimes: self.runtimes.clone(),
             workloads: self.workloads.clone(),
         }
     }
@@ -712,13 +761,13 @@ impl Meta {
             finished: false,
             finished_at: None,
             settings: Settings {
-                size: "test".into(),
+                size: Size::Test,
                 reps,
                 workers: vec![1],
                 runtimes: None,
                 workloads: None,
                 timeout_secs: 0,
-                pinning: "none".into(),
+                pinning: Pinning::None,
                 hw_video: None,
                 hw_points: None,
                 rounds: 1,
@@ -738,13 +787,8 @@ impl Meta {
     pub fn read(dir: &Path) -> io::Result<Meta> {
         let path = dir.join("meta.json");
         let text = fs::read_to_string(&path).map_err(|e| with_path(&path, e))?;
-        let mut meta: Meta = serde_json::from_str(&text)
-            .map_err(|e| io::Error::other(format!("{}: {e}", path.display())))?;
-        // Runtimes selected in an older spelling select the same arms today.
-        for r in meta.settings.runtimes.iter_mut().flatten() {
-            *r = crate::runtimes::upgrade(r, "").0;
-        }
-        Ok(meta)
+        serde_json::from_str(&text)
+            .map_err(|e| io::Error::other(format!("{}: {e}", path.display())))
     }
 
     /// Writes `meta.json` of `dir` (through a temporary file, so a crash leaves the old one).
@@ -1103,6 +1147,48 @@ mod tests {
         fs::write(&meta, b"\xff").unwrap();
         let e = Meta::read(dir.path()).unwrap_err().to_string();
         assert!(e.starts_with(&meta.display().to_string()), "{e}");
+    }
+
+    #[test]
+    fn meta_json_settings_are_read_by_the_command_lines_parsers() {
+        let dir = TempDir::new("meta-settings");
+        let mut meta = Meta::sample("prows-fig3", 2);
+        meta.settings.runtimes = Some(vec!["prows/placement=artifact".into()]);
+        meta.write(dir.path()).unwrap();
+        let path = dir.path().join("meta.json");
+        let text = fs::read_to_string(&path).unwrap();
+        assert!(text.contains("\"size\": \"test\""), "{text}");
+        assert_eq!(Meta::read(dir.path()).unwrap(), meta);
+        // An older build's spelling selects the same arm.
+        let older = text.replace("prows/placement=artifact", "prows-artifact");
+        fs::write(&path, older).unwrap();
+        assert_eq!(Meta::read(dir.path()).unwrap(), meta);
+        for (from, to, says) in [
+            (
+                "\"size\": \"test\"",
+                "\"size\": \"huge\"",
+                "unknown size 'huge'",
+            ),
+            (
+                "\"pinning\": \"none\"",
+                "\"pinning\": \"diagonal\"",
+                "'diagonal'",
+            ),
+            (
+                "prows/placement=artifact",
+                "nosuch",
+                "unknown runtime 'nosuch'",
+            ),
+            (
+                "prows/placement=artifact",
+                "abp/placement=artifact",
+                "only prows has",
+            ),
+        ] {
+            fs::write(&path, text.replace(from, to)).unwrap();
+            let e = Meta::read(dir.path()).unwrap_err().to_string();
+            assert!(e.contains(says) && e.contains("meta.json"), "{to}: {e}");
+        }
     }
 
     #[test]
