@@ -918,13 +918,7 @@ mod tests {
 
     #[test]
     fn the_legends_name_libforks_arms_as_the_paper_does() {
-        use crate::figures::suites::{BUSY_LF, LAZY_LF};
-        let fig = crate::figures::libfork_fig5::figure();
-        let grid = Grid::build(fig.rows.clone(), &[1], &Selection::default());
-        let summaries: Vec<_> = ["serial", LAZY_LF, BUSY_LF, "rayon"]
-            .into_iter()
-            .map(|rt| ok_point(rt, Variant::Fj, 1, 0.1))
-            .collect();
+        let (fig, grid, summaries) = crate::testutil::libfork_fig5_at_1();
         let ctx = Context {
             summaries: &summaries,
             cpus: 2,

@@ -1,4 +1,4 @@
-//! Test helpers: a row and its points for the metrics' tests.
+//! Test helpers: a row and its points for the metrics' tests, and a figure measured.
 
 /// A point of workload `fib` that finished ok with median `median` seconds and no counters.
 pub fn ok_point(
@@ -35,4 +35,21 @@ pub fn ok_point(
 /// [`ok_point`]'s points.
 pub fn fib_row(runtime: &str) -> crate::grid::Row {
     crate::grid::Row::new("fib", "fib", stealbench_workloads::Variant::Fj, runtime)
+}
+
+/// libfork's Figure 5 at P = 1 and the points of its fib row on every arm of it (a second
+/// each), for the tests of what a table and a plot call libfork's arms.
+pub fn libfork_fig5_at_1() -> (
+    crate::figures::Figure,
+    crate::grid::Grid,
+    Vec<crate::results::PointSummary>,
+) {
+    use crate::figures::suites::{BUSY_LF, LAZY_LF};
+    let fig = crate::figures::libfork_fig5::figure();
+    let grid = crate::grid::Grid::build(fig.rows.clone(), &[1], &Default::default());
+    let summaries = ["serial", LAZY_LF, BUSY_LF, "rayon"]
+        .into_iter()
+        .map(|rt| ok_point(rt, stealbench_workloads::Variant::Fj, 1, 0.1))
+        .collect();
+    (fig, grid, summaries)
 }

@@ -165,6 +165,38 @@ pub struct Capabilities {
 }
 
 impl Capabilities {
+    /// A pool with its own policies only (rayon's, tokio's): worker threads and futures, its
+    /// own victims (`default`) and sleeping idle workers (`lazy`), no fibers, no forced
+    /// schedule, no stealable sets to place.
+    pub const OWN_POLICIES: Capabilities = Capabilities {
+        threads: true,
+        futures: true,
+        general_futures: true,
+        fiber_stacks: false,
+        steals: false,
+        placement: false,
+        victims: &[VictimPolicy::RuntimeDefault],
+        idle: &[IdlePolicy::Lazy],
+    };
+
+    /// The serial elision: one worker, the calling thread, every future (general or not) run
+    /// where it is created; it accepts every victim and idle policy, having no thief and no idle
+    /// worker to apply them to.
+    pub const SERIAL_ELISION: Capabilities = Capabilities {
+        threads: false,
+        futures: true,
+        general_futures: true,
+        fiber_stacks: false,
+        steals: false,
+        placement: false,
+        victims: &[
+            VictimPolicy::Uniform,
+            VictimPolicy::NumaWeighted,
+            VictimPolicy::RuntimeDefault,
+        ],
+        idle: &[IdlePolicy::Busy, IdlePolicy::Lazy],
+    };
+
     /// Refuses what `config` asks of the runtime named `runtime` that these capabilities lack,
     /// with one line naming the setting.
     pub fn admit(&self, runtime: &str, config: &PoolConfig) -> Result<(), StartError> {
@@ -221,6 +253,70 @@ impl Capabilities {
     }
 }
 
+/// Checks that `start` refuses, each with its line, every setting a pool with only its own
+/// policies ([`Capabilities::OWN_POLICIES`]) lacks: the runtime's `start` goes through
+/// [`Capabilities::admit`].
+#[cfg(test)]
+pub(crate) fn assert_refuses_all_but_own_policies<T>(
+    name: &str,
+    start: impl Fn(&PoolConfig) -> Result<T, StartError>,
+) {
+    let two = PoolConfig::with_workers(2);
+    for (config, says) in [
+        (
+            PoolConfig {
+                victim: VictimPolicy::Uniform,
+                ..two.clone()
+            },
+            "cannot honour victim policy 'uniform' (it honours: default)",
+        ),
+        (
+            PoolConfig {
+                idle: IdlePolicy::Busy,
+                ..two.clone()
+            },
+            "cannot honour idle policy 'busy'",
+        ),
+        (PoolConfig::with_workers(0), "needs at least 1 worker"),
+        (
+            PoolConfig {
+                futures: FutureStack::Current,
+                ..two.clone()
+            },
+            "futures 'nostack' cannot be honoured",
+        ),
+        (
+            PoolConfig {
+                stack_size: Some(1 << 20),
+                ..two.clone()
+            },
+            "no fixed-size fiber stacks",
+        ),
+        (
+            PoolConfig {
+                steals: Some(1),
+                ..two.clone()
+            },
+            "cannot hold its steals",
+        ),
+        (
+            PoolConfig {
+                placement: Placement::Artifact,
+                ..two.clone()
+            },
+            "placement 'artifact' cannot be honoured",
+        ),
+    ] {
+        match start(&config) {
+            Err(StartError::Unsupported(m)) => {
+                assert!(m.starts_with(name) && m.contains(says), "{m}")
+            }
+            Err(e) => panic!("{e}"),
+            Ok(_) => panic!("{name} accepted {config:?}"),
+        }
+    }
+}
+
 /// `a, b, c`.
 fn names_of<T: fmt::Display>(items: &[T]) -> String {
     items
@@ -270,16 +366,9 @@ names!(Placement { Paper => "paper", Artifact => "artifact" });
 mod tests {
     use super::*;
 
-    /// The capabilities of a pool with its own policies only (as rayon's).
     const OWN: Capabilities = Capabilities {
-        threads: true,
-        futures: true,
         general_futures: false,
-        fiber_stacks: false,
-        steals: false,
-        placement: false,
-        victims: &[VictimPolicy::RuntimeDefault],
-        idle: &[IdlePolicy::Lazy],
+        ..Capabilities::OWN_POLICIES
     };
 
     #[test]

@@ -74,7 +74,7 @@
 //! (stack sizes, `futures=nostack`, a forced schedule, a placement).
 
 use crate::api::{ForkJoin, FutureHandle, Scheduler, Scope, SharedHandle, StartError, Worker};
-use crate::config::{Capabilities, IdlePolicy, PoolConfig, VictimPolicy};
+use crate::config::{Capabilities, PoolConfig};
 use crate::stats::{PerWorker, Stats};
 use crate::topology::{Topology, pin_current_thread};
 use ::rayon::ThreadPool;
@@ -281,14 +281,8 @@ impl Scheduler for RayonPool {
     /// toucher's stack) instead of suspending, so the toucher can wait for a frame buried
     /// below it on its own stack.
     const CAPABILITIES: Capabilities = Capabilities {
-        threads: true,
-        futures: true,
         general_futures: false,
-        fiber_stacks: false,
-        steals: false,
-        placement: false,
-        victims: &[VictimPolicy::RuntimeDefault],
-        idle: &[IdlePolicy::Lazy],
+        ..Capabilities::OWN_POLICIES
     };
 
     fn start(config: &PoolConfig) -> Result<Self, StartError> {
@@ -481,45 +475,11 @@ impl<T: Send + Sync> SharedHandle<T> for RayonShared<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::{IdlePolicy, Pinning, VictimPolicy};
+    use crate::config::Pinning;
 
     #[test]
     fn rejects_what_it_cannot_honour() {
-        let refusal = |c: &PoolConfig| match RayonPool::start(c) {
-            Err(StartError::Unsupported(m)) => m,
-            Err(e) => panic!("{e}"),
-            Ok(_) => panic!("rayon accepted {c:?}"),
-        };
-        let mut c = PoolConfig::with_workers(2);
-        c.victim = VictimPolicy::Uniform;
-        let m = refusal(&c);
-        assert!(
-            m.contains("rayon cannot honour victim policy 'uniform'"),
-            "{m}"
-        );
-        assert!(m.contains("(it honours: default)"), "{m}");
-        let mut c = PoolConfig::with_workers(2);
-        c.idle = IdlePolicy::Busy;
-        let m = refusal(&c);
-        assert!(m.contains("rayon cannot honour idle policy 'busy'"), "{m}");
-        let m = refusal(&PoolConfig::with_workers(0));
-        assert!(m.contains("needs at least 1 worker"), "{m}");
-        let mut c = PoolConfig::with_workers(1);
-        c.futures = crate::config::FutureStack::Current;
-        let m = refusal(&c);
-        assert!(m.contains("futures 'nostack' cannot be honoured"), "{m}");
-        let mut c = PoolConfig::with_workers(1);
-        c.stack_size = Some(1 << 20);
-        let m = refusal(&c);
-        assert!(m.contains("no fixed-size fiber stacks"), "{m}");
-        let mut c = PoolConfig::with_workers(1);
-        c.steals = Some(1);
-        let m = refusal(&c);
-        assert!(m.contains("cannot hold its steals"), "{m}");
-        let mut c = PoolConfig::with_workers(1);
-        c.placement = crate::config::Placement::Artifact;
-        let m = refusal(&c);
-        assert!(m.contains("placement 'artifact' cannot be honoured"), "{m}");
+        crate::config::assert_refuses_all_but_own_policies("rayon", RayonPool::start);
     }
 
     #[test]

@@ -48,7 +48,7 @@ pub mod dag;
 pub use dag::{Dag, Kind, NONE, Node, Weights};
 
 use crate::api::{ForkJoin, FutureHandle, Scheduler, Scope, SharedHandle, StartError, Worker};
-use crate::config::{Capabilities, IdlePolicy, PoolConfig, VictimPolicy};
+use crate::config::{Capabilities, PoolConfig};
 use crate::stats::Stats;
 use std::marker::PhantomData;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -142,16 +142,7 @@ impl Scheduler for Recorder {
     const NAME: &'static str = NAME;
     /// The serial elision, recording: one worker, the calling thread, futures general and
     /// not, run where they are created (the eager order the simulator replays).
-    const CAPABILITIES: Capabilities = Capabilities {
-        threads: false,
-        futures: true,
-        general_futures: true,
-        fiber_stacks: false,
-        steals: false,
-        placement: false,
-        victims: &[VictimPolicy::RuntimeDefault],
-        idle: &[IdlePolicy::Lazy],
-    };
+    const CAPABILITIES: Capabilities = Capabilities::SERIAL_ELISION;
 
     /// Starts a recorder measuring [`Weights::Nanos`]; [`Recorder::new`] chooses the weights.
     fn start(config: &PoolConfig) -> Result<Self, StartError> {

@@ -10,7 +10,7 @@ use crate::api::{
     AsyncForkJoin, AsyncShared, AsyncWorker, ForkJoin, FutureHandle, Scheduler, Scope,
     SharedHandle, StartError, Worker,
 };
-use crate::config::{Capabilities, IdlePolicy, PoolConfig, VictimPolicy};
+use crate::config::{Capabilities, PoolConfig};
 use crate::stats::Stats;
 use std::marker::PhantomData;
 use std::pin::pin;
@@ -51,23 +51,7 @@ impl<T> Clone for SerialShared<T> {
 
 impl Scheduler for Serial {
     const NAME: &'static str = "serial";
-    /// The serial elision: one worker, the calling thread; every future, general or not, runs
-    /// where it is created. It accepts every victim and idle policy, having no thief and no
-    /// idle worker to apply them to.
-    const CAPABILITIES: Capabilities = Capabilities {
-        threads: false,
-        futures: true,
-        general_futures: true,
-        fiber_stacks: false,
-        steals: false,
-        placement: false,
-        victims: &[
-            VictimPolicy::Uniform,
-            VictimPolicy::NumaWeighted,
-            VictimPolicy::RuntimeDefault,
-        ],
-        idle: &[IdlePolicy::Busy, IdlePolicy::Lazy],
-    };
+    const CAPABILITIES: Capabilities = Capabilities::SERIAL_ELISION;
 
     fn start(config: &PoolConfig) -> Result<Self, StartError> {
         Self::CAPABILITIES.admit(Self::NAME, config)?;

@@ -61,7 +61,7 @@
 //! placement).
 
 use crate::api::{AsyncForkJoin, AsyncShared, AsyncWorker, Scheduler, StartError};
-use crate::config::{Capabilities, IdlePolicy, PoolConfig, VictimPolicy};
+use crate::config::{Capabilities, PoolConfig};
 use crate::stats::{PerWorker, Stats};
 use crate::topology::{Topology, pin_current_thread};
 use ::tokio::runtime::{Handle, Runtime};
@@ -195,16 +195,7 @@ impl Scheduler for TokioPool {
     const NAME: &'static str = "tokio";
 
     /// Its own policies only (it chooses its victims and puts idle workers to sleep).
-    const CAPABILITIES: Capabilities = Capabilities {
-        threads: true,
-        futures: true,
-        general_futures: true,
-        fiber_stacks: false,
-        steals: false,
-        placement: false,
-        victims: &[VictimPolicy::RuntimeDefault],
-        idle: &[IdlePolicy::Lazy],
-    };
+    const CAPABILITIES: Capabilities = Capabilities::OWN_POLICIES;
 
     fn start(config: &PoolConfig) -> Result<Self, StartError> {
         Self::CAPABILITIES.admit(Self::NAME, config)?;
@@ -770,45 +761,11 @@ impl AsyncForkJoin for TokioPool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::{IdlePolicy, Pinning, VictimPolicy};
+    use crate::config::Pinning;
 
     #[test]
     fn rejects_what_it_cannot_honour() {
-        let refusal = |c: &PoolConfig| match TokioPool::start(c) {
-            Err(StartError::Unsupported(m)) => m,
-            Err(e) => panic!("{e}"),
-            Ok(_) => panic!("tokio accepted {c:?}"),
-        };
-        let mut c = PoolConfig::with_workers(2);
-        c.victim = VictimPolicy::NumaWeighted;
-        let m = refusal(&c);
-        assert!(
-            m.contains("tokio cannot honour victim policy 'numa'"),
-            "{m}"
-        );
-        assert!(m.contains("(it honours: default)"), "{m}");
-        let mut c = PoolConfig::with_workers(1);
-        c.idle = IdlePolicy::Busy;
-        let m = refusal(&c);
-        assert!(m.contains("tokio cannot honour idle policy 'busy'"), "{m}");
-        let m = refusal(&PoolConfig::with_workers(0));
-        assert!(m.contains("needs at least 1 worker"), "{m}");
-        let mut c = PoolConfig::with_workers(1);
-        c.futures = crate::config::FutureStack::Current;
-        let m = refusal(&c);
-        assert!(m.contains("futures 'nostack' cannot be honoured"), "{m}");
-        let mut c = PoolConfig::with_workers(1);
-        c.stack_size = Some(1 << 20);
-        let m = refusal(&c);
-        assert!(m.contains("no fixed-size fiber stacks"), "{m}");
-        let mut c = PoolConfig::with_workers(1);
-        c.steals = Some(1);
-        let m = refusal(&c);
-        assert!(m.contains("cannot hold its steals"), "{m}");
-        let mut c = PoolConfig::with_workers(1);
-        c.placement = crate::config::Placement::Artifact;
-        let m = refusal(&c);
-        assert!(m.contains("placement 'artifact' cannot be honoured"), "{m}");
+        crate::config::assert_refuses_all_but_own_policies("tokio", TokioPool::start);
     }
 
     #[test]
