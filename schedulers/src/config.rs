@@ -375,54 +375,7 @@ mod tests {
     fn admit_refuses_what_the_capabilities_lack() {
         let two = PoolConfig::with_workers(2);
         assert!(OWN.admit("rayon", &two).is_ok());
-        for (config, says) in [
-            (PoolConfig::with_workers(0), "needs at least 1 worker"),
-            (
-                PoolConfig {
-                    stack_size: Some(1 << 20),
-                    ..two.clone()
-                },
-                "no fixed-size fiber stacks",
-            ),
-            (
-                PoolConfig {
-                    steals: Some(1),
-                    ..two.clone()
-                },
-                "cannot hold its steals",
-            ),
-            (
-                PoolConfig {
-                    victim: VictimPolicy::Uniform,
-                    ..two.clone()
-                },
-                "victim policy 'uniform' (it honours: default)",
-            ),
-            (
-                PoolConfig {
-                    idle: IdlePolicy::Busy,
-                    ..two.clone()
-                },
-                "idle policy 'busy'",
-            ),
-            (
-                PoolConfig {
-                    futures: FutureStack::Current,
-                    ..two.clone()
-                },
-                "futures 'nostack'",
-            ),
-            (
-                PoolConfig {
-                    placement: Placement::Artifact,
-                    ..two.clone()
-                },
-                "placement 'artifact'",
-            ),
-        ] {
-            let e = OWN.admit("rayon", &config).unwrap_err().to_string();
-            assert!(e.contains(says), "{e}");
-        }
+        assert_refuses_all_but_own_policies("rayon", |c| OWN.admit("rayon", c));
         let serial = Capabilities {
             threads: false,
             ..OWN
