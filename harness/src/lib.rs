@@ -147,7 +147,7 @@ fn list() {
     outln!("\nRuntimes (--runtime):");
     for r in runtimes::RUNTIMES {
         outln!(
-            "  {:<14} {:<8} {:<12} {}",
+            "  {:<14} {:<13} {:<12} {}",
             r.name,
             r.front_ends
                 .iter()
