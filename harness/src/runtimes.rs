@@ -210,7 +210,10 @@ pub(crate) use {dispatch, with_async_runtime, with_closure_runtime};
 
 /// A runtime in one configuration: the registry entry and the settings its spelling
 /// `NAME[/key=value]...` gives, each a [`PoolConfig`] field of the same name or a setting of
-/// the harness:
+/// the harness. Each key is one entry of the private table `KEYS` (how it is read and spelt,
+/// what it needs of the runtime's capabilities, what it sets); adding a setting is a field
+/// here, an entry there, and on the pool's side its `PoolConfig` field and `Capabilities`
+/// line:
 ///
 /// | key | values | what it sets |
 /// |---|---|---|
@@ -256,29 +259,213 @@ pub struct Arm {
     pub sim: Option<Weights>,
 }
 
-/// The keys an arm's spelling may set, in their canonical order.
-pub const ARM_KEYS: &[&str] = &[
-    "idle",
-    "victim",
-    "pinning",
-    "steals",
-    "placement",
-    "futures",
-    "front",
-    "sim",
-];
+/// One key of an arm's spelling: how its value is read and spelt, what of the runtime's
+/// capabilities it needs, and what it sets in the pool's configuration. [`KEYS`] holds them in
+/// their canonical order: a setting is a field of [`Arm`] and one entry there.
+struct Key {
+    /// The key.
+    name: &'static str,
+    /// Reads the value into the arm; `Ok(true)` when the key was given already.
+    set: fn(&mut Arm, &str) -> Result<bool, String>,
+    /// The value's spelling, if the key is given.
+    get: fn(&Arm) -> Option<String>,
+    /// Why the arm's runtime cannot take the value given, from its capabilities (`None` for a
+    /// runtime this build lacks) and, for a simulation, the simulator's models; `None` if it
+    /// can.
+    refused: fn(&Arm, Option<Capabilities>) -> Option<String>,
+    /// Puts the value given into the pool's configuration.
+    configure: fn(&Arm, &mut PoolConfig),
+}
+
+/// Reads `v` into `slot` (`what`, spelt one of `names`); whether `slot` was set already.
+fn put<T: std::str::FromStr>(
+    slot: &mut Option<T>,
+    what: &str,
+    v: &str,
+    names: &[&str],
+) -> Result<bool, String> {
+    let value = v.parse().map_err(|_| suggest::unknown(what, v, names))?;
+    Ok(slot.replace(value).is_some())
+}
+
+/// What the arm's runtime lacks, as its refusal says it (`None` where it has it, or where this
+/// build does not have the runtime).
+fn lacks(
+    a: &Arm,
+    caps: Option<Capabilities>,
+    has: impl Fn(&Capabilities) -> bool,
+    what: &str,
+) -> Option<String> {
+    caps.filter(|c| !has(c))
+        .map(|_| format!("{} {what}", a.info.name))
+}
 
 /// The values of `sim=`.
-pub const SIM_WEIGHTS: &[&str] = &["unit", "nanos"];
+const SIM_WEIGHTS: &[&str] = &["unit", "nanos"];
+
+/// Every key, in the canonical order of an arm's spelling.
+const KEYS: &[Key] = &[
+    Key {
+        name: "idle",
+        set: |a, v| put(&mut a.idle, "idle policy", v, IdlePolicy::NAMES),
+        get: |a| a.idle.map(|v| v.to_string()),
+        refused: |a, caps| {
+            let v = a.idle?;
+            lacks(
+                a,
+                caps,
+                |c| c.idle.contains(&v),
+                &format!("cannot honour idle policy '{v}'"),
+            )
+        },
+        configure: |a, c| c.idle = a.idle.unwrap_or(c.idle),
+    },
+    Key {
+        name: "victim",
+        set: |a, v| put(&mut a.victim, "victim policy", v, VictimPolicy::NAMES),
+        get: |a| a.victim.map(|v| v.to_string()),
+        refused: |a, caps| {
+            let v = a.victim?;
+            lacks(
+                a,
+                caps,
+                |c| c.victims.contains(&v),
+                &format!("cannot honour victim policy '{v}'"),
+            )
+        },
+        configure: |a, c| c.victim = a.victim.unwrap_or(c.victim),
+    },
+    Key {
+        name: "pinning",
+        set: |a, v| put(&mut a.pinning, "pinning", v, Pinning::NAMES),
+        get: |a| a.pinning.map(|v| v.to_string()),
+        refused: |a, caps| {
+            a.pinning?;
+            if a.sim.is_some() {
+                return Some(
+                    "a simulation runs no threads, so there is no worker to pin: drop pinning="
+                        .to_string(),
+                );
+            }
+            lacks(
+                a,
+                caps,
+                |c| c.threads,
+                "runs every task on the calling thread, so there is no worker to pin: drop \
+                 pinning=",
+            )
+        },
+        configure: |a, c| c.pinning = a.pinning.unwrap_or(c.pinning),
+    },
+    Key {
+        name: "steals",
+        set: |a, v| {
+            let k = v
+                .parse()
+                .map_err(|_| format!("steals={v} is not a number of steals"))?;
+            Ok(a.steals.replace(k).is_some())
+        },
+        get: |a| a.steals.map(|v| v.to_string()),
+        refused: |a, caps| {
+            a.steals?;
+            lacks(
+                a,
+                caps,
+                |c| c.steals,
+                "cannot hold its steals to force a schedule",
+            )
+        },
+        configure: |a, c| c.steals = a.steals.or(c.steals),
+    },
+    Key {
+        name: "placement",
+        set: |a, v| put(&mut a.placement, "placement", v, Placement::NAMES),
+        get: |a| a.placement.map(|v| v.to_string()),
+        refused: |a, caps| {
+            a.placement?;
+            lacks(
+                a,
+                caps,
+                |c| c.placement,
+                "has no stealable sets to place (only prows has)",
+            )
+        },
+        configure: |a, c| c.placement = a.placement.unwrap_or(c.placement),
+    },
+    Key {
+        name: "futures",
+        set: |a, v| put(&mut a.futures, "futures", v, FutureStack::NAMES),
+        get: |a| a.futures.map(|v| v.to_string()),
+        refused: |a, caps| {
+            let v = a.futures?;
+            if a.sim.is_some() && v == FutureStack::Current {
+                return Some(
+                    "the simulator replays futures work-first, each on a stack of its own: no \
+                     futures=nostack"
+                        .to_string(),
+                );
+            }
+            lacks(
+                a,
+                caps,
+                |c| c.fiber_stacks,
+                "has no fibers to choose a future stack for (only abp, fibril, prows)",
+            )
+        },
+        configure: |a, c| c.futures = a.futures.unwrap_or(c.futures),
+    },
+    Key {
+        name: "front",
+        set: |a, v| put(&mut a.front, "front-end", v, FRONT_ENDS),
+        get: |a| a.front.map(|v| v.to_string()),
+        refused: |a, _| {
+            let f = a.front.filter(|f| !a.info.front_ends.contains(f))?;
+            Some(format!(
+                "{} is not written for the {f} front-end",
+                a.info.name
+            ))
+        },
+        // The front-end is the harness's: which trait the program is run through.
+        configure: |_, _| {},
+    },
+    Key {
+        name: "sim",
+        set: |a, v| {
+            let w = match v {
+                "unit" => Weights::Unit,
+                "nanos" => Weights::Nanos,
+                _ => return Err(suggest::unknown("sim weights", v, SIM_WEIGHTS)),
+            };
+            Ok(a.sim.replace(w).is_some())
+        },
+        get: |a| {
+            a.sim.map(|w| {
+                match w {
+                    Weights::Unit => "unit",
+                    Weights::Nanos => "nanos",
+                }
+                .to_string()
+            })
+        },
+        refused: |a, _| {
+            a.sim?;
+            a.model()
+                .is_none()
+                .then(|| "the simulator models abp and prows (either placement) only".to_string())
+        },
+        // A simulation starts no pool: the point replays the recorded DAG in the model.
+        configure: |_, _| {},
+    },
+];
+
+/// The keys an arm's spelling may set, in their canonical order.
+pub fn arm_keys() -> Vec<&'static str> {
+    KEYS.iter().map(|k| k.name).collect()
+}
 
 /// Whether the arm spelt `spec` is a simulation (`sim=`): its points run no worker threads.
 pub fn is_simulated(spec: &str) -> bool {
     Arm::parse(spec).is_ok_and(|a| a.sim.is_some())
-}
-
-/// Parses one arm setting's value with `FromStr`, naming the nearest valid one on error.
-fn value<T: std::str::FromStr>(what: &str, v: &str, names: &[&str]) -> Result<T, String> {
-    v.parse().map_err(|_| suggest::unknown(what, v, names))
 }
 
 impl Arm {
@@ -308,50 +495,13 @@ impl Arm {
             let Some((key, v)) = part.split_once('=') else {
                 return Err(format!(
                     "runtime '{spec}': '{part}' is not key=value (keys: {})",
-                    ARM_KEYS.join(", ")
+                    arm_keys().join(", ")
                 ));
             };
-            let twice = match key {
-                "idle" => arm
-                    .idle
-                    .replace(value("idle policy", v, IdlePolicy::NAMES)?)
-                    .is_some(),
-                "victim" => arm
-                    .victim
-                    .replace(value("victim policy", v, VictimPolicy::NAMES)?)
-                    .is_some(),
-                "pinning" => arm
-                    .pinning
-                    .replace(value("pinning", v, Pinning::NAMES)?)
-                    .is_some(),
-                "steals" => {
-                    let k = v.parse().map_err(|_| {
-                        format!("runtime '{spec}': steals={v} is not a number of steals")
-                    })?;
-                    arm.steals.replace(k).is_some()
-                }
-                "placement" => arm
-                    .placement
-                    .replace(value("placement", v, Placement::NAMES)?)
-                    .is_some(),
-                "futures" => arm
-                    .futures
-                    .replace(value("futures", v, FutureStack::NAMES)?)
-                    .is_some(),
-                "front" => arm
-                    .front
-                    .replace(value("front-end", v, FRONT_ENDS)?)
-                    .is_some(),
-                "sim" => {
-                    let w = match v {
-                        "unit" => Weights::Unit,
-                        "nanos" => Weights::Nanos,
-                        _ => return Err(suggest::unknown("sim weights", v, SIM_WEIGHTS)),
-                    };
-                    arm.sim.replace(w).is_some()
-                }
-                _ => return Err(suggest::unknown("runtime setting", key, ARM_KEYS)),
+            let Some(k) = KEYS.iter().find(|k| k.name == key) else {
+                return Err(suggest::unknown("runtime setting", key, &arm_keys()));
             };
+            let twice = (k.set)(&mut arm, v).map_err(|e| format!("runtime '{spec}': {e}"))?;
             if twice {
                 return Err(format!("runtime '{spec}': {key} is set twice"));
             }
@@ -360,59 +510,11 @@ impl Arm {
             .map_or(Ok(arm), |why| Err(format!("runtime '{spec}': {why}")))
     }
 
-    /// Why this arm's runtime cannot take its settings, if it cannot: read from the runtime's
-    /// capabilities (none for a runtime this build lacks: nothing to refuse yet) and, for a
-    /// simulation, from the simulator's models.
+    /// Why this arm's runtime cannot take its settings, if it cannot: the first key's refusal
+    /// ([`Key::refused`]).
     fn refusal(&self) -> Option<String> {
-        let name = self.info.name;
-        if let Some(f) = self.front.filter(|f| !self.info.front_ends.contains(f)) {
-            return Some(format!("{name} is not written for the {f} front-end"));
-        }
-        if self.sim.is_some() {
-            if self.model().is_none() {
-                return Some(
-                    "the simulator models abp and prows (either placement) only".to_string(),
-                );
-            }
-            if self.pinning.is_some() {
-                return Some(
-                    "a simulation runs no threads, so there is no worker to pin: \
-                             drop pinning="
-                        .to_string(),
-                );
-            }
-            if self.futures == Some(FutureStack::Current) {
-                return Some(
-                    "the simulator replays futures work-first, each on a stack of its own: \
-                     no futures=nostack"
-                        .to_string(),
-                );
-            }
-        }
-        let caps = self.info.capabilities()?;
-        let lacks = |what: &str| Some(format!("{name} {what}"));
-        if self.pinning.is_some() && !caps.threads {
-            return lacks(
-                "runs every task on the calling thread, so there is no worker to pin: drop \
-                 pinning=",
-            );
-        }
-        if let Some(v) = self.idle.filter(|v| !caps.idle.contains(v)) {
-            return lacks(&format!("cannot honour idle policy '{v}'"));
-        }
-        if let Some(v) = self.victim.filter(|v| !caps.victims.contains(v)) {
-            return lacks(&format!("cannot honour victim policy '{v}'"));
-        }
-        if self.steals.is_some() && !caps.steals {
-            return lacks("cannot hold its steals to force a schedule");
-        }
-        if self.placement.is_some() && !caps.placement {
-            return lacks("has no stealable sets to place (only prows has)");
-        }
-        if self.futures.is_some() && !caps.fiber_stacks {
-            return lacks("has no fibers to choose a future stack for (only abp, fibril, prows)");
-        }
-        None
+        let caps = self.info.capabilities();
+        KEYS.iter().find_map(|k| (k.refused)(self, caps))
     }
 
     /// Whether the arm gives no setting: on `--runtimes`, it selects every arm of its runtime.
@@ -439,60 +541,24 @@ impl Arm {
     /// How many settings this arm and `other` give differently (a setting left out differs
     /// from one given): 0 for one spelling.
     pub fn settings_apart(&self, other: &Arm) -> usize {
-        [
-            self.idle != other.idle,
-            self.victim != other.victim,
-            self.pinning != other.pinning,
-            self.steals != other.steals,
-            self.placement != other.placement,
-            self.futures != other.futures,
-            self.front != other.front,
-            self.sim != other.sim,
-        ]
-        .into_iter()
-        .filter(|&d| d)
-        .count()
+        KEYS.iter()
+            .filter(|k| (k.get)(self) != (k.get)(other))
+            .count()
     }
 
-    /// The canonical spelling: the name, then the settings given, in [`ARM_KEYS`] order.
+    /// The canonical spelling: the name, then the settings given, in [`KEYS`] order.
     pub fn spec(&self) -> String {
-        let mut s = self.info.name.to_string();
-        let mut set = |key: &str, v: Option<String>| {
-            if let Some(v) = v {
-                s += &format!("/{key}={v}");
-            }
-        };
-        set("idle", self.idle.map(|v| v.to_string()));
-        set("victim", self.victim.map(|v| v.to_string()));
-        set("pinning", self.pinning.map(|v| v.to_string()));
-        set("steals", self.steals.map(|v| v.to_string()));
-        set("placement", self.placement.map(|v| v.to_string()));
-        set("futures", self.futures.map(|v| v.to_string()));
-        set("front", self.front.map(|v| v.to_string()));
-        set(
-            "sim",
-            self.sim.map(|w| {
-                match w {
-                    Weights::Unit => "unit",
-                    Weights::Nanos => "nanos",
-                }
-                .to_string()
-            }),
-        );
-        s
+        KEYS.iter()
+            .filter_map(|k| Some(format!("/{}={}", k.name, (k.get)(self)?)))
+            .fold(self.info.name.to_string(), |s, kv| s + &kv)
     }
 
     /// `config` with this arm's settings.
-    pub fn configure(&self, config: PoolConfig) -> PoolConfig {
-        PoolConfig {
-            idle: self.idle.unwrap_or(config.idle),
-            victim: self.victim.unwrap_or(config.victim),
-            pinning: self.pinning.unwrap_or(config.pinning),
-            steals: self.steals.or(config.steals),
-            placement: self.placement.unwrap_or(config.placement),
-            futures: self.futures.unwrap_or(config.futures),
-            ..config
+    pub fn configure(&self, mut config: PoolConfig) -> PoolConfig {
+        for k in KEYS {
+            (k.configure)(self, &mut config);
         }
+        config
     }
 }
 
