@@ -576,7 +576,7 @@ pub fn write_summary(path: &Path, rows: &[SummaryRow]) -> io::Result<()> {
 
 /// The settings of a reproduction, stored in `meta.json` so `--resume` continues with them.
 /// The typed ones are stored as the text the command line takes, and read back by the same
-/// parsers ([`as_text`]).
+/// parsers.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Settings {
     /// Size preset.

@@ -546,7 +546,7 @@ impl Arm {
             .count()
     }
 
-    /// The canonical spelling: the name, then the settings given, in [`KEYS`] order.
+    /// The canonical spelling: the name, then the settings given, in the order of `KEYS`.
     pub fn spec(&self) -> String {
         KEYS.iter()
             .filter_map(|k| Some(format!("/{}={}", k.name, (k.get)(self)?)))
