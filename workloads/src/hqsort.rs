@@ -28,7 +28,7 @@
 //! descendants): the `gf` variant, the only one. Serially (one worker) every future runs at its
 //! creation, so the serial elision is this same code on the `serial` runtime, the recursion of
 //! `partition` as deep as the list is long: the sizes stay within what a thread's 8 MiB stack
-//! and a fiber's 16 MiB hold ([`sizes`]).
+//! and a fiber's 16 MiB hold (`sizes`).
 //!
 //! # Check
 //!
@@ -45,7 +45,7 @@ use stealbench_schedulers::{AsyncForkJoin, ForkJoin, Scope, SharedHandle, Worker
 pub struct Hqsort;
 
 /// A stream of keys: empty, a cell, the value of a future (Multilisp's futures are
-/// transparent; here the touch is [`force`]), or the input's keys read in place.
+/// transparent; here the touch is `force`), or the input's keys read in place.
 pub enum List<'s, S: Scope<'s> + 's> {
     /// The empty list.
     Nil,

@@ -7,7 +7,7 @@
 //! Two programs, as the thesis compares them:
 //! * `fj` (*classic*): the wait is `thread::sleep` in the item's task: it blocks its worker.
 //! * `sf` (*latency-hiding*): the wait is a latency future
-//!   ([`Scope::latency_future`](stealbench_schedulers::Scope::latency_future)) of a tokio
+//!   ([`Scope::latency_future`]) of a tokio
 //!   timer of `latency_ms` ([`sleep`]: at 0 ms it is ready at its first poll, so the latency
 //!   future costs its creation only), touched at once. On the fiber runtimes (`prows`, `abp`) the touch
 //!   suspends (the deque or the fiber) and the worker computes other items while the pool's
