@@ -501,7 +501,7 @@ mod tests {
     #[test]
     fn a_childs_argv_reads_back_as_the_same_point_and_settings() {
         let point = PointSpec {
-            arm: parse_arm("prows/placement=artifact").unwrap(),
+            runtime: parse_arm("prows/placement=artifact").unwrap(),
             workload: "hw".to_string(),
             variant: Variant::Gf,
             workers: 3,
@@ -528,7 +528,7 @@ mod tests {
         assert_eq!((back.point, back.measure), (point.clone(), measure.clone()));
         // The stack size goes to fiber runtimes only, the hw files to hw only.
         let rayon = PointSpec {
-            arm: parse_arm("rayon").unwrap(),
+            runtime: parse_arm("rayon").unwrap(),
             workload: "fib".to_string(),
             ..point.clone()
         };
@@ -540,7 +540,7 @@ mod tests {
             "{args:?}"
         );
         let simulated = PointSpec {
-            arm: parse_arm("prows/sim=unit").unwrap(),
+            runtime: parse_arm("prows/sim=unit").unwrap(),
             ..point
         };
         assert!(

@@ -4,10 +4,11 @@
 
 use crate::cli::{Failure, MergeArgs, SlurmArgs};
 use crate::figures::Figure;
-use crate::grid::{Grid, PointKey, Status};
+use crate::grid::{Grid, Status};
 use crate::reproduce;
 use crate::results::{self, Meta, RawRow};
 use crate::shard::{Shard, shard_points};
+use crate::spec::PointSpec;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
@@ -55,7 +56,7 @@ fn differences(a: &Meta, b: &Meta) -> Vec<String> {
 
 /// The measurements (point, round) a run with settings `s` of `fig` makes: its shard's part of
 /// the grid (all of it without a shard), every point once per round.
-fn measurements_of(fig: &Figure, s: &results::Settings) -> BTreeSet<(PointKey, usize)> {
+fn measurements_of(fig: &Figure, s: &results::Settings) -> BTreeSet<(PointSpec, usize)> {
     let sel = s.selection();
     let mut grid = Grid::build(fig.rows.clone(), &s.workers, &sel);
     grid.simulate_also(fig.sim_workers);
@@ -70,7 +71,7 @@ fn measurements_of(fig: &Figure, s: &results::Settings) -> BTreeSet<(PointKey, u
 }
 
 /// A measurement for a person: the point, and its round when there are several.
-fn measurement_name(p: &PointKey, round: usize, rounds: usize) -> String {
+fn measurement_name(p: &PointSpec, round: usize, rounds: usize) -> String {
     if rounds > 1 {
         format!("{p} round {round}")
     } else {
@@ -155,7 +156,8 @@ fn read_part(fig: &Figure, dir: &Path, meta: &Meta) -> Result<Part, Failure> {
             first_few(&missing)
         ));
     }
-    let cut: BTreeSet<(PointKey, usize)> = incomplete.into_iter().map(|(p, r, _)| (p, r)).collect();
+    let cut: BTreeSet<(PointSpec, usize)> =
+        incomplete.into_iter().map(|(p, r, _)| (p, r)).collect();
     let rows = rows
         .into_iter()
         .filter(|r| r.key().is_none_or(|k| !cut.contains(&(k, r.round))))
@@ -231,7 +233,7 @@ pub fn merge_command(args: &MergeArgs, allocator: &str) -> Result<i32, Failure> 
     }
     let fig = reproduce::lookup_figure(&first.id)?;
     let mut rows = Vec::new();
-    let mut owner: BTreeMap<PointKey, &Path> = BTreeMap::new();
+    let mut owner: BTreeMap<PointSpec, &Path> = BTreeMap::new();
     let mut problems = Vec::new();
     for (d, m) in args.dirs.iter().zip(&metas) {
         let part = read_part(&fig, d, m)?;

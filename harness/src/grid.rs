@@ -2,32 +2,10 @@
 //! can measure, and the points (runtime, workload, variant, P) to run, T_s points first.
 
 use crate::runtimes::{self, Arm, FrontEnd};
+use crate::spec::{PointSpec, workload_name};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use stealbench_workloads::{Variant, WorkloadInfo};
-
-/// One point: a runtime arm running a workload variant on P workers.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct PointKey {
-    /// The runtime in its configuration.
-    pub runtime: Arm,
-    /// Workload name.
-    pub workload: String,
-    /// Variant.
-    pub variant: Variant,
-    /// Workers P.
-    pub workers: usize,
-}
-
-impl fmt::Display for PointKey {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{} {}-{} P={}",
-            self.runtime, self.workload, self.variant, self.workers
-        )
-    }
-}
 
 /// How a measured point ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -177,11 +155,6 @@ pub fn workload_info(spec: &str) -> Option<WorkloadInfo> {
     stealbench_workloads::all()
         .into_iter()
         .find(|w| w.name == name)
-}
-
-/// The workload's name in a spec `NAME[/key=value]...`.
-pub fn workload_name(spec: &str) -> &str {
-    spec.split('/').next().unwrap_or_default()
 }
 
 /// The variant whose `serial` run at P = 1 is the workload's T_s: `fj` where the workload has
@@ -345,7 +318,7 @@ pub struct Grid {
     /// Worker counts.
     pub workers: Vec<usize>,
     /// The points, without duplicates: each selected workload's T_s first, then row by row.
-    pub points: Vec<PointKey>,
+    pub points: Vec<PointSpec>,
 }
 
 impl Grid {
@@ -360,8 +333,8 @@ impl Grid {
                 (r, a)
             })
             .collect();
-        let mut points: Vec<PointKey> = Vec::new();
-        let mut push = |k: PointKey| {
+        let mut points: Vec<PointSpec> = Vec::new();
+        let mut push = |k: PointSpec| {
             if !points.contains(&k) {
                 points.push(k);
             }
@@ -371,7 +344,7 @@ impl Grid {
                 continue;
             }
             if let Some(v) = workload_info(&row.workload).as_ref().and_then(ts_variant) {
-                push(PointKey {
+                push(PointSpec {
                     runtime: runtimes::serial(),
                     workload: row.workload.clone(),
                     variant: v,
@@ -384,7 +357,7 @@ impl Grid {
                 continue;
             }
             for &p in workers {
-                push(PointKey {
+                push(PointSpec {
                     runtime: row.runtime,
                     workload: row.workload.clone(),
                     variant: row.variant,
@@ -441,7 +414,7 @@ impl Grid {
             self.workers.push(p);
             for (row, a) in &self.rows {
                 if *a == Availability::Ready && row.runtime.sim.is_some() {
-                    self.points.push(PointKey {
+                    self.points.push(PointSpec {
                         runtime: row.runtime,
                         workload: row.workload.clone(),
                         variant: row.variant,

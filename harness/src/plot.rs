@@ -29,9 +29,10 @@
 
 use crate::figures::metric::Context;
 use crate::figures::{Figure, XAxis};
-use crate::grid::{Availability, Grid, Row, workload_name};
+use crate::grid::{Availability, Grid, Row};
 use crate::pixel_font::PixelText;
 use crate::runtimes::Arm;
+use crate::spec::workload_name;
 use plotters::coord::Shift;
 use plotters::coord::ranged1d::{DefaultFormatting, KeyPointHint};
 use plotters::coord::types::RangedCoordf64;

@@ -561,7 +561,7 @@ pub fn check_inputs(
 /// `stealbench run`: one point in this process.
 pub fn run_command(args: &RunArgs) -> Result<(), Failure> {
     let (point, m) = (&args.point, &args.measure);
-    let (arm, variant, workers, size) = (point.arm, point.variant, point.workers, m.size);
+    let (arm, variant, workers, size) = (point.runtime, point.variant, point.workers, m.size);
     let runtime = arm.info;
     let (name, spec_overrides) = split_spec(&point.workload).map_err(Failure::Usage)?;
     let workload = lookup_workload(name)?;

@@ -4,9 +4,11 @@
 use crate::cli::{self, Failure, ReproduceArgs};
 use crate::figures::metric::Context;
 use crate::figures::{self, Figure};
-use crate::grid::{Availability, Grid, PointKey, Status, workload_info, workload_name};
+use crate::grid::{Availability, Grid, Status, workload_info};
 use crate::results::{self, Meta, Settings};
 use crate::runner::{ChildExecutor, ExecError, PointOutcome, Progress, run_missing};
+use crate::spec::PointSpec;
+use crate::spec::workload_name;
 use crate::{plot, point, runtimes, spec, suggest, table};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::collections::HashMap;
@@ -669,7 +671,7 @@ fn write_figure_files(
 /// What the rounds say about the machine's drift: how far apart a point's round medians are,
 /// at most and typically.
 fn rounds_note(rounds: usize, summaries: &[results::PointSummary]) -> String {
-    let mut spreads: Vec<(f64, &PointKey)> = summaries
+    let mut spreads: Vec<(f64, &PointSpec)> = summaries
         .iter()
         .filter_map(|s| Some((results::spread(&s.round_medians)?, &s.key)))
         .collect();
@@ -889,7 +891,7 @@ pub fn reproduce_command(args: &ReproduceArgs, allocator: &str) -> Result<i32, F
             }
         }
     }
-    let params = |p: &PointKey| {
+    let params = |p: &PointSpec| {
         params_of
             .get(p.workload.as_str())
             .cloned()

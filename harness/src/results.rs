@@ -2,8 +2,9 @@
 //! repetition, appended and flushed point by point), `summary.csv` (one row per point) and
 //! `meta.json` (machine, build, settings), plus finding the run to resume.
 
-use crate::grid::{PointKey, Status};
+use crate::grid::Status;
 use crate::runtimes::Arm;
+use crate::spec::PointSpec;
 use crate::stats::{self, Summary};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeSet, HashMap};
@@ -89,8 +90,8 @@ fn first_round() -> usize {
 impl RawRow {
     /// The point this row belongs to; `None` for a runtime or variant this build does not
     /// know.
-    pub fn key(&self) -> Option<PointKey> {
-        Some(PointKey {
+    pub fn key(&self) -> Option<PointSpec> {
+        Some(PointSpec {
             runtime: self.runtime.parse().ok()?,
             workload: self.workload.clone(),
             variant: self.variant.parse::<Variant>().ok()?,
@@ -181,7 +182,7 @@ fn parse_as_written(path: &Path, text: &str) -> io::Result<Vec<RawRow>> {
 }
 
 /// The points recorded in `rows` (finished, whatever their status).
-pub fn recorded_points(rows: &[RawRow]) -> BTreeSet<PointKey> {
+pub fn recorded_points(rows: &[RawRow]) -> BTreeSet<PointSpec> {
     rows.iter().filter_map(RawRow::key).collect()
 }
 
@@ -220,7 +221,7 @@ pub fn incomplete_reason(rows: &[&RawRow], reps: usize) -> Option<String> {
 
 /// The rows of each measurement (point, round) of `rows`, points in order of first
 /// appearance, rounds in order.
-fn measurements(rows: &[RawRow]) -> Vec<(PointKey, usize, Vec<&RawRow>)> {
+fn measurements(rows: &[RawRow]) -> Vec<(PointSpec, usize, Vec<&RawRow>)> {
     by_point(rows)
         .into_iter()
         .flat_map(|(k, rs)| {
@@ -241,7 +242,7 @@ fn measurements(rows: &[RawRow]) -> Vec<(PointKey, usize, Vec<&RawRow>)> {
 
 /// The measurements (point, round) of `rows` that must run again ([`rerun_reason`]), with the
 /// reason, in order of first appearance.
-pub fn points_to_rerun(rows: &[RawRow], reps: usize) -> Vec<(PointKey, usize, String)> {
+pub fn points_to_rerun(rows: &[RawRow], reps: usize) -> Vec<(PointSpec, usize, String)> {
     measurements(rows)
         .into_iter()
         .filter_map(|(k, round, rs)| Some((k, round, rerun_reason(&rs, reps)?)))
@@ -250,7 +251,7 @@ pub fn points_to_rerun(rows: &[RawRow], reps: usize) -> Vec<(PointKey, usize, St
 
 /// The measurements (point, round) of `rows` that are not whole records
 /// ([`incomplete_reason`]), with the reason, in order of first appearance.
-pub fn incomplete_measurements(rows: &[RawRow], reps: usize) -> Vec<(PointKey, usize, String)> {
+pub fn incomplete_measurements(rows: &[RawRow], reps: usize) -> Vec<(PointSpec, usize, String)> {
     measurements(rows)
         .into_iter()
         .filter_map(|(k, round, rs)| Some((k, round, incomplete_reason(&rs, reps)?)))
@@ -258,7 +259,7 @@ pub fn incomplete_measurements(rows: &[RawRow], reps: usize) -> Vec<(PointKey, u
 }
 
 /// The measurements (point, round) recorded in `rows`, whatever their status.
-pub fn recorded_rounds(rows: &[RawRow]) -> BTreeSet<(PointKey, usize)> {
+pub fn recorded_rounds(rows: &[RawRow]) -> BTreeSet<(PointSpec, usize)> {
     rows.iter()
         .filter_map(|r| Some((r.key()?, r.round)))
         .collect()
@@ -266,9 +267,9 @@ pub fn recorded_rounds(rows: &[RawRow]) -> BTreeSet<(PointKey, usize)> {
 
 /// The rows of each point (rows of unknown variants left out), points in order of first
 /// appearance.
-fn by_point(rows: &[RawRow]) -> Vec<(PointKey, Vec<&RawRow>)> {
-    let mut out: Vec<(PointKey, Vec<&RawRow>)> = Vec::new();
-    let mut index: HashMap<PointKey, usize> = HashMap::new();
+fn by_point(rows: &[RawRow]) -> Vec<(PointSpec, Vec<&RawRow>)> {
+    let mut out: Vec<(PointSpec, Vec<&RawRow>)> = Vec::new();
+    let mut index: HashMap<PointSpec, usize> = HashMap::new();
     for r in rows {
         let Some(k) = r.key() else { continue };
         let i = *index.entry(k.clone()).or_insert_with(|| {
@@ -282,7 +283,11 @@ fn by_point(rows: &[RawRow]) -> Vec<(PointKey, Vec<&RawRow>)> {
 
 /// Moves the rows of the measurements (point, round) `set` from `raw` to `attempts` (appended
 /// there, so no attempt is lost) and rewrites `raw` without them.
-pub fn set_aside(raw: &Path, attempts: &Path, set: &BTreeSet<(PointKey, usize)>) -> io::Result<()> {
+pub fn set_aside(
+    raw: &Path,
+    attempts: &Path,
+    set: &BTreeSet<(PointSpec, usize)>,
+) -> io::Result<()> {
     let rows = read_raw(raw)?;
     let (moved, kept): (Vec<RawRow>, Vec<RawRow>) = rows
         .into_iter()
@@ -334,7 +339,7 @@ pub fn with_path(path: &Path, e: io::Error) -> io::Error {
 #[derive(Debug, Clone, PartialEq)]
 pub struct PointSummary {
     /// The point.
-    pub key: PointKey,
+    pub key: PointSpec,
     /// Size preset.
     pub size: String,
     /// Workload parameters.
@@ -449,7 +454,7 @@ pub fn summarize(rows: &[RawRow]) -> Vec<PointSummary> {
 }
 
 /// The median of the point `key` if it finished ok.
-pub fn median_of(summaries: &[PointSummary], key: &PointKey) -> Option<f64> {
+pub fn median_of(summaries: &[PointSummary], key: &PointSpec) -> Option<f64> {
     summaries
         .iter()
         .find(|s| &s.key == key)
@@ -530,7 +535,7 @@ pub fn summary_rows(summaries: &[PointSummary], cpus: usize) -> Vec<SummaryRow> 
             let ts = ts_of(summaries, &s.key.workload)
                 .and_then(|t| t.summary)
                 .map(|x| x.median);
-            let t1_key = PointKey {
+            let t1_key = PointSpec {
                 workers: 1,
                 ..s.key.clone()
             };

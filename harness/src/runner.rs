@@ -8,7 +8,7 @@
 //! continue. A child started from a terminal gets the terminal's SIGINT itself; one whose
 //! parent alone was signalled is killed by the parent.
 
-use crate::grid::{PointKey, Status};
+use crate::grid::Status;
 use crate::point::{Event, format_stats};
 use crate::results::{self, RawRow};
 use crate::spec::{Measure, PointSpec};
@@ -246,7 +246,7 @@ pub enum ExecError {
 /// Measures one point. The real one runs a child process; tests inject their own.
 pub trait PointExecutor {
     /// Runs `point` and reports what it produced.
-    fn execute(&mut self, point: &PointKey) -> Result<PointOutcome, ExecError>;
+    fn execute(&mut self, point: &PointSpec) -> Result<PointOutcome, ExecError>;
 }
 
 /// Turns a child's events and end into a point outcome (`None` when the user interrupted it).
@@ -338,23 +338,17 @@ pub struct ChildExecutor {
 
 impl ChildExecutor {
     /// The child's arguments for `p`.
-    pub fn args(&self, p: &PointKey) -> Vec<String> {
-        let point = PointSpec {
-            arm: p.runtime,
-            workload: p.workload.clone(),
-            variant: p.variant,
-            workers: p.workers,
-        };
+    pub fn args(&self, p: &PointSpec) -> Vec<String> {
         std::iter::once("run".to_string())
-            .chain(point.to_args())
-            .chain(self.measure.to_args(&point))
+            .chain(p.to_args())
+            .chain(self.measure.to_args(p))
             .chain(std::iter::once("--json".to_string()))
             .collect()
     }
 }
 
 impl PointExecutor for ChildExecutor {
-    fn execute(&mut self, p: &PointKey) -> Result<PointOutcome, ExecError> {
+    fn execute(&mut self, p: &PointSpec) -> Result<PointOutcome, ExecError> {
         let child = run_child(&self.exe, &self.args(p), self.timeout).map_err(ExecError::Io)?;
         outcome_of(child, self.timeout).ok_or(ExecError::Interrupted)
     }
@@ -363,7 +357,7 @@ impl PointExecutor for ChildExecutor {
 /// The `raw.csv` rows of a finished point: one per checked repetition, one for a repetition
 /// whose check failed (no time), or a single point-level row when there is neither.
 pub fn rows_of(
-    p: &PointKey,
+    p: &PointSpec,
     round: usize,
     size: Size,
     params: &str,
@@ -422,12 +416,12 @@ pub enum Progress<'a> {
         to_run: usize,
         /// Recorded points that run again, with why (not ok, cut short); their old rows are
         /// in `attempts.csv` beside raw.csv.
-        retried: &'a [(PointKey, String)],
+        retried: &'a [(PointSpec, String)],
     },
     /// A point starts.
-    Started(&'a PointKey),
+    Started(&'a PointSpec),
     /// A point finished and is on disk.
-    Finished(&'a PointKey, &'a PointOutcome),
+    Finished(&'a PointSpec, &'a PointOutcome),
 }
 
 /// Runs every point of `points` once per round (`rounds` of them, the rounds one after the
@@ -438,28 +432,28 @@ pub enum Progress<'a> {
 /// early (returning `Interrupted`) when the user interrupts.
 #[allow(clippy::too_many_arguments)]
 pub fn run_missing(
-    points: &[PointKey],
+    points: &[PointSpec],
     raw_path: &Path,
     size: Size,
     reps: usize,
     rounds: usize,
-    params: &dyn Fn(&PointKey) -> String,
+    params: &dyn Fn(&PointSpec) -> String,
     executor: &mut dyn PointExecutor,
     observe: &mut dyn FnMut(Progress<'_>),
 ) -> Result<(), ExecError> {
     results::upgrade_raw(raw_path).map_err(ExecError::Io)?;
     let rows = results::read_raw(raw_path).map_err(ExecError::Io)?;
-    let reruns: Vec<(PointKey, usize, String)> = results::points_to_rerun(&rows, reps)
+    let reruns: Vec<(PointSpec, usize, String)> = results::points_to_rerun(&rows, reps)
         .into_iter()
         .filter(|(k, round, _)| points.contains(k) && *round <= rounds)
         .collect();
     if !reruns.is_empty() {
-        let set: std::collections::BTreeSet<(PointKey, usize)> =
+        let set: std::collections::BTreeSet<(PointSpec, usize)> =
             reruns.iter().map(|(k, r, _)| (k.clone(), *r)).collect();
         results::set_aside(raw_path, &raw_path.with_file_name("attempts.csv"), &set)
             .map_err(ExecError::Io)?;
     }
-    let retried: Vec<(PointKey, String)> = reruns
+    let retried: Vec<(PointSpec, String)> = reruns
         .into_iter()
         .map(|(k, round, why)| {
             let why = if rounds > 1 {
@@ -471,7 +465,7 @@ pub fn run_missing(
         })
         .collect();
     let done = results::recorded_rounds(&results::read_raw(raw_path).map_err(ExecError::Io)?);
-    let mut todo: Vec<(usize, &PointKey)> = Vec::new();
+    let mut todo: Vec<(usize, &PointSpec)> = Vec::new();
     for round in 1..=rounds {
         for p in round_order(points, round, rounds) {
             if !done.contains(&(p.clone(), round)) {
@@ -500,8 +494,8 @@ pub fn run_missing(
 /// The order of round `round` of `rounds`: the points as given when there is one round, else
 /// shuffled (Fisher-Yates, seeded by the round), so no runtime always runs in the same spell of
 /// a drifting machine.
-fn round_order(points: &[PointKey], round: usize, rounds: usize) -> Vec<&PointKey> {
-    let mut order: Vec<&PointKey> = points.iter().collect();
+fn round_order(points: &[PointSpec], round: usize, rounds: usize) -> Vec<&PointSpec> {
+    let mut order: Vec<&PointSpec> = points.iter().collect();
     if rounds > 1 {
         let mut rng = stealbench_schedulers::rng::SplitMix64::new(0x726f_756e_6400 ^ round as u64);
         for i in (1..order.len()).rev() {
@@ -517,8 +511,8 @@ mod tests {
     use crate::tempdir::TempDir;
     use stealbench_workloads::Variant;
 
-    fn key(rt: &str, p: usize) -> PointKey {
-        PointKey {
+    fn key(rt: &str, p: usize) -> PointSpec {
+        PointSpec {
             runtime: rt.into(),
             workload: "fib".into(),
             variant: Variant::Fj,
@@ -528,12 +522,12 @@ mod tests {
 
     /// Succeeds with two fixed repetitions, or simulates an interruption after `limit` calls.
     struct Fake {
-        calls: Vec<PointKey>,
+        calls: Vec<PointSpec>,
         limit: usize,
     }
 
     impl PointExecutor for Fake {
-        fn execute(&mut self, p: &PointKey) -> Result<PointOutcome, ExecError> {
+        fn execute(&mut self, p: &PointSpec) -> Result<PointOutcome, ExecError> {
             if self.calls.len() == self.limit {
                 return Err(ExecError::Interrupted);
             }
@@ -571,7 +565,7 @@ mod tests {
             key("rayon", 2),
             key("tokio", 1),
         ];
-        let params = |_: &PointKey| "n=20".to_string();
+        let params = |_: &PointSpec| "n=20".to_string();
         // First run: interrupted after two points.
         let mut first = Fake {
             calls: vec![],
@@ -622,13 +616,13 @@ mod tests {
     }
 
     /// The points `run_missing` runs on `raw` (2 repetitions each), and its plan's retries.
-    fn run_all(points: &[PointKey], raw: &Path) -> (Vec<PointKey>, Vec<(PointKey, String)>) {
+    fn run_all(points: &[PointSpec], raw: &Path) -> (Vec<PointSpec>, Vec<(PointSpec, String)>) {
         let mut fake = Fake {
             calls: vec![],
             limit: usize::MAX,
         };
         let mut retried = Vec::new();
-        let params = |_: &PointKey| "n=20".to_string();
+        let params = |_: &PointSpec| "n=20".to_string();
         let observe = &mut |e: Progress<'_>| {
             if let Progress::Plan { retried: r, .. } = e {
                 retried = r.to_vec();
@@ -642,12 +636,12 @@ mod tests {
     fn rounds_run_every_point_once_each_in_shuffled_orders() {
         let dir = TempDir::new("rounds");
         let raw = dir.path().join("raw.csv");
-        let points: Vec<PointKey> = (1..=6).map(|p| key("abp", p)).collect();
+        let points: Vec<PointSpec> = (1..=6).map(|p| key("abp", p)).collect();
         let mut fake = Fake {
             calls: vec![],
             limit: usize::MAX,
         };
-        let params = |_: &PointKey| "n=20".to_string();
+        let params = |_: &PointSpec| "n=20".to_string();
         run_missing(
             &points,
             &raw,
@@ -679,12 +673,12 @@ mod tests {
     }
 
     /// The points `run_missing` runs in `rounds` rounds.
-    fn run_all_rounds(points: &[PointKey], raw: &Path, rounds: usize) -> Vec<PointKey> {
+    fn run_all_rounds(points: &[PointSpec], raw: &Path, rounds: usize) -> Vec<PointSpec> {
         let mut fake = Fake {
             calls: vec![],
             limit: usize::MAX,
         };
-        let params = |_: &PointKey| "n=20".to_string();
+        let params = |_: &PointSpec| "n=20".to_string();
         run_missing(
             points,
             raw,

@@ -8,7 +8,7 @@
 //! `three_shards_merge_to_the_whole_grid` in `tests/cli.rs`).
 
 use crate::cli::Failure;
-use crate::grid::PointKey;
+use crate::spec::PointSpec;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::str::FromStr;
@@ -49,7 +49,7 @@ impl FromStr for Shard {
 }
 
 /// The expected time of a point, relative to its workload's serial time.
-fn expected_time(p: &PointKey) -> f64 {
+fn expected_time(p: &PointSpec) -> f64 {
     if p.runtime.sim.is_some() {
         1.0 / 16.0
     } else {
@@ -60,7 +60,7 @@ fn expected_time(p: &PointKey) -> f64 {
 /// The points of `shard`, in grid order: the greedy longest-processing-time deal of the
 /// module docs. Deterministic: equal expected times keep grid order, ties in load go to the
 /// lower shard.
-pub fn shard_points(points: &[PointKey], shard: Shard) -> Vec<PointKey> {
+pub fn shard_points(points: &[PointSpec], shard: Shard) -> Vec<PointSpec> {
     let mut order: Vec<usize> = (0..points.len()).collect();
     order.sort_by(|&a, &b| {
         expected_time(&points[b])
@@ -89,11 +89,11 @@ mod tests {
     use super::*;
     use stealbench_workloads::Variant;
 
-    fn points() -> Vec<PointKey> {
+    fn points() -> Vec<PointSpec> {
         let mut v = Vec::new();
         for rt in ["serial", "abp", "prows", "abp/sim=unit"] {
             for p in [1, 2, 4, 8, 16] {
-                v.push(PointKey {
+                v.push(PointSpec {
                     runtime: rt.into(),
                     workload: "fib".into(),
                     variant: Variant::Fj,
@@ -108,10 +108,10 @@ mod tests {
     fn shards_partition_the_points_and_balance_them() {
         let all = points();
         for n in 1..=7 {
-            let parts: Vec<Vec<PointKey>> = (1..=n)
+            let parts: Vec<Vec<PointSpec>> = (1..=n)
                 .map(|i| shard_points(&all, Shard { index: i, count: n }))
                 .collect();
-            let mut union: Vec<PointKey> = parts.iter().flatten().cloned().collect();
+            let mut union: Vec<PointSpec> = parts.iter().flatten().cloned().collect();
             assert_eq!(union.len(), all.len(), "{n} shards: disjoint and complete");
             union.sort();
             let mut sorted = all.clone();

@@ -1,5 +1,5 @@
-//! The typed experiment model: a point ([`PointSpec`]: arm, workload, variant, P) and how it is
-//! measured ([`Measure`]: size, repetitions, pinning, stack size, input files, parameters).
+//! The typed experiment model: a point ([`PointSpec`]: runtime arm, workload, variant, P; the
+//! key of its results everywhere) and how it is measured ([`Measure`]: size, repetitions, pinning, stack size, input files, parameters).
 //! Each setting is read once, from text, by the clap value parser of its field (the functions
 //! below, also used where text comes from a file, as `meta.json`'s settings); the parent's
 //! argv to a `stealbench run` child is the serialisation of the two ([`PointSpec::to_args`],
@@ -9,20 +9,21 @@ use crate::runtimes::{self, Arm};
 use crate::suggest;
 use clap::Args;
 use clap::builder::RangedU64ValueParser;
+use std::fmt;
 use std::path::PathBuf;
 use stealbench_schedulers::Pinning;
 use stealbench_workloads::{Size, Variant};
 
 /// One point: a runtime arm running a workload's variant on P workers.
-#[derive(Debug, Clone, PartialEq, Eq, Args)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Args)]
 pub struct PointSpec {
     /// Runtime name (see `stealbench list`), optionally with settings, `NAME[/key=value]...`:
     /// idle=busy|lazy, victim=uniform|numa|default, pinning=none|compact|scatter (in place of
     /// --pinning), steals=K, placement=paper|artifact, futures=stack|nostack,
     /// front=closure|async, sim=unit|nanos (e.g. libfork/idle=busy/victim=numa/pinning=scatter,
     /// Busy-LF as libfork's figures run it; prows/placement=artifact).
-    #[arg(long = "runtime", value_name = "ARM", value_parser = parse_arm)]
-    pub arm: Arm,
+    #[arg(long, value_name = "ARM", value_parser = parse_arm)]
+    pub runtime: Arm,
     /// Workload name (see `stealbench list`), or a spec `NAME/key=value...` with parameters
     /// set (`uts/tree=T3L`), as figures' rows and result files name it.
     #[arg(long)]
@@ -35,12 +36,27 @@ pub struct PointSpec {
     pub workers: usize,
 }
 
+impl fmt::Display for PointSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} {}-{} P={}",
+            self.runtime, self.workload, self.variant, self.workers
+        )
+    }
+}
+
+/// The workload's name in a spec `NAME[/key=value]...`.
+pub fn workload_name(spec: &str) -> &str {
+    spec.split('/').next().unwrap_or_default()
+}
+
 impl PointSpec {
     /// The arguments that give this point to `stealbench run`.
     pub fn to_args(&self) -> Vec<String> {
         [
             "--runtime",
-            &self.arm.spec(),
+            &self.runtime.spec(),
             "--workload",
             &self.workload,
             "--variant",
@@ -93,10 +109,10 @@ impl Measure {
             args.extend(["--reps".to_string(), r.to_string()]);
         }
         args.extend(["--pinning".to_string(), self.pinning.name().to_string()]);
-        if let Some(s) = self.stack_size.filter(|_| point.arm.has_fibers()) {
+        if let Some(s) = self.stack_size.filter(|_| point.runtime.has_fibers()) {
             args.extend(["--stack-size".to_string(), s.to_string()]);
         }
-        if crate::grid::workload_name(&point.workload) == "hw" {
+        if workload_name(&point.workload) == "hw" {
             for (flag, path) in [
                 ("--hw-video", &self.hw_video),
                 ("--hw-points", &self.hw_points),

@@ -8,7 +8,7 @@ pub fn ok_point(
     median: f64,
 ) -> crate::results::PointSummary {
     crate::results::PointSummary {
-        key: crate::grid::PointKey {
+        key: crate::spec::PointSpec {
             runtime: runtime.into(),
             workload: "fib".into(),
             variant,

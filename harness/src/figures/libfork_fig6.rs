@@ -50,7 +50,7 @@ pub fn figure() -> Figure {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::grid::workload_name;
+    use crate::spec::workload_name;
 
     #[test]
     fn six_trees_each_a_spec_of_uts() {

@@ -93,7 +93,7 @@ mod tests {
         assert!(
             f.rows
                 .iter()
-                .all(|r| crate::grid::workload_name(&r.workload) != "mm")
+                .all(|r| crate::spec::workload_name(&r.workload) != "mm")
         );
         assert_eq!(crate::reproduce::default_workers(&f), MEMORY_WORKERS);
         assert_eq!(f.reps, Some(1));

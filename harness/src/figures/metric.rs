@@ -10,8 +10,9 @@
 //! its time says nothing about speedup. Every metric marks such cells, and [`Time`] shows no
 //! speedup for them, in the table or the plot.
 
-use crate::grid::{PointKey, Row, Status};
+use crate::grid::{Row, Status};
 use crate::results::{self, PointSummary};
+use crate::spec::PointSpec;
 use crate::stats;
 
 /// What a metric reads: the run's points and the machine they ran on.
@@ -38,8 +39,8 @@ impl<'a> Context<'a> {
 }
 
 /// The point of `row` at `p`.
-pub fn key(row: &Row, p: usize) -> PointKey {
-    PointKey {
+pub fn key(row: &Row, p: usize) -> PointSpec {
+    PointSpec {
         runtime: row.runtime,
         workload: row.workload.clone(),
         variant: row.variant,

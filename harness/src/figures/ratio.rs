@@ -11,8 +11,9 @@ use super::metric::{
     Context, Metric, format_speedup, format_time, key, mark_oversubscribed, unfinished,
 };
 use super::paper_number;
-use crate::grid::{PointKey, Row, Status};
+use crate::grid::{Row, Status};
 use crate::results;
+use crate::spec::PointSpec;
 use crate::stats;
 
 /// Time, speedup T_s / T_P and the ratios T_P(other) / T_P(row) for each runtime of `against`.
@@ -65,7 +66,7 @@ impl Relative {
         if ctx.oversubscribed(row, p) {
             return None;
         }
-        let theirs = PointKey {
+        let theirs = PointSpec {
             runtime: other.parse().ok()?,
             ..key(row, p)
         };

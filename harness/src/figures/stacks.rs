@@ -32,8 +32,9 @@
 
 use super::metric::{Context, Metric, key, mark_oversubscribed, unfinished};
 use super::paper_number;
-use crate::grid::{PointKey, Row, Status};
+use crate::grid::{Row, Status};
 use crate::results::PointSummary;
+use crate::spec::PointSpec;
 
 /// The two counts of S_P, in the order of a cell and of the plot's lines: the pages first
 /// touched (Fibril's count) and those resident after the run.
@@ -61,7 +62,7 @@ impl StackPages {
 
     /// D of the row's workload.
     pub fn depth(&self, ctx: &Context<'_>, row: &Row) -> Option<u64> {
-        let k = PointKey {
+        let k = PointSpec {
             runtime: self.depth_arm.parse().ok()?,
             ..key(row, 1)
         };
