@@ -49,18 +49,31 @@ pub fn bench_command(args: &BenchArgs) -> Result<i32, Failure> {
         args.rounds,
         args.reps
     );
+    // Every registered arm, or those `--runtimes` selects as `reproduce`'s does (a bare name
+    // every registered arm of its runtime), T_s's first; a simulation measures no pool.
     let arms: Vec<runtimes::Arm> = match &args.runtimes {
         None => RUNTIMES
             .iter()
             .filter(|r| r.implemented())
-            .flat_map(|r| r.arm_specs())
-            .map(|spec| runtimes::Arm::parse(&spec).expect("a registered arm parses"))
+            .flat_map(|r| r.registered_arms())
             .collect(),
         Some(selected) => {
-            let mut arms = vec![runtimes::lookup_arm(runtimes::SERIAL).map_err(Failure::Usage)?];
+            let mut arms = vec![runtimes::serial()];
             for &arm in selected {
-                if !arms.contains(&arm) {
-                    arms.push(arm);
+                if arm.sim.is_some() {
+                    return Err(Failure::Usage(format!(
+                        "bench measures pools, and {arm} is a simulation: drop sim="
+                    )));
+                }
+                let chosen = if arm.is_bare() {
+                    arm.info.registered_arms()
+                } else {
+                    vec![arm]
+                };
+                for a in chosen {
+                    if !arms.contains(&a) {
+                        arms.push(a);
+                    }
                 }
             }
             arms
@@ -147,7 +160,7 @@ pub fn bench_command(args: &BenchArgs) -> Result<i32, Failure> {
         .map(|l| l.medians.clone())
         .unwrap_or_default();
     outln!(
-        "\n{:<18} {:<8} {:>12} {:>10} {:>13}  status",
+        "\n{:<26} {:<8} {:>12} {:>10} {:>13}  status",
         "runtime",
         "front",
         "T1 (s)",
@@ -179,7 +192,7 @@ pub fn bench_command(args: &BenchArgs) -> Result<i32, Failure> {
             (Ok(_), None) => "ok".to_string(),
         };
         outln!(
-            "{:<18} {:<8} {:>12} {:>10} {:>13}  {}",
+            "{:<26} {:<8} {:>12} {:>10} {:>13}  {}",
             l.name,
             l.front,
             t1.map_or("—".to_string(), format_time),

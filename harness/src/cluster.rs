@@ -340,7 +340,7 @@ pub fn merge_command(args: &MergeArgs, allocator: &str) -> Result<i32, Failure> 
         owner.len(),
         missing
     );
-    if let Some(n) = grid.lacking_note(rows.iter().filter_map(|r| Some(r.key()?.runtime))) {
+    if let Some(n) = results::left_out_note(&grid, &rows) {
         outln!("note: {n}");
     }
     let mut params_of: HashMap<String, String> = HashMap::new();

@@ -88,12 +88,22 @@ impl Row {
         variant: Variant,
         runtime: impl AsRef<str>,
     ) -> Row {
-        let runtime = runtime.as_ref();
+        let arm = Arm::parse(runtime.as_ref()).unwrap_or_else(|e| panic!("a figure's row: {e}"));
+        Row::on(bench, workload, variant, arm)
+    }
+
+    /// The row of benchmark `bench` (our `workload`, `variant`) on `arm`, without paper values.
+    pub fn on(
+        bench: impl Into<String>,
+        workload: impl Into<String>,
+        variant: Variant,
+        arm: Arm,
+    ) -> Row {
         Row {
             bench: bench.into(),
             workload: workload.into(),
             variant,
-            runtime: Arm::parse(runtime).unwrap_or_else(|e| panic!("a figure's row: {e}")),
+            runtime: arm,
             paper: None,
         }
     }
@@ -178,28 +188,23 @@ pub fn offers(info: &WorkloadInfo, variant: Variant, front_end: FrontEnd) -> boo
 /// Whether `row` can be measured by this build under `sel`.
 pub fn availability(row: &Row, sel: &Selection) -> Availability {
     let mut missing = Vec::new();
-    let arm = Some(row.runtime);
-    if !row.runtime.info.implemented() {
-        missing.push(format!("runtime {}", row.runtime));
+    let arm = row.runtime;
+    if !arm.info.implemented() {
+        missing.push(format!("runtime {arm}"));
     }
     match workload_info(&row.workload) {
         None => missing.push(format!("workload {}", row.workload)),
-        Some(info) => {
-            if let Some(a) = arm {
-                if !offers(&info, row.variant, a.front_end()) {
-                    missing.push(format!(
-                        "{} has no {} variant on the {} front-end",
-                        row.workload,
-                        row.variant,
-                        a.front_end()
-                    ));
-                }
-            }
-        }
+        Some(info) if !offers(&info, row.variant, arm.front_end()) => missing.push(format!(
+            "{} has no {} variant on the {} front-end",
+            row.workload,
+            row.variant,
+            arm.front_end()
+        )),
+        Some(_) => {}
     }
-    let Some(arm) = arm.filter(|_| missing.is_empty()) else {
+    if !missing.is_empty() {
         return Availability::NotImplemented(missing.join(", "));
-    };
+    }
     if let Some(why) = runtimes::unsupported(&arm, row.variant) {
         return Availability::Unsupported(why.to_string());
     }
@@ -546,13 +551,13 @@ mod tests {
             workloads: None,
         };
         assert_eq!(
-            added_arms_notes(&rows, &sel(&["libfork/idle=busy", "rayon/victim=default"])),
+            added_arms_notes(&rows, &sel(&["libfork/idle=busy", "rayon/pinning=compact"])),
             [
                 format!(
                     "--runtimes libfork/idle=busy is not an arm of this figure: it runs \
                      wherever the figure runs libfork, in place of the figure's {BUSY}"
                 ),
-                "--runtimes rayon/victim=default is not an arm of this figure: it runs wherever the \
+                "--runtimes rayon/pinning=compact is not an arm of this figure: it runs wherever the \
                  figure runs rayon, in place of the figure's rayon"
                     .to_string(),
             ]

@@ -7,8 +7,7 @@ use crate::figures::{self, Figure};
 use crate::grid::{Availability, Grid, Status, workload_info};
 use crate::results::{self, Meta, Settings};
 use crate::runner::{ChildExecutor, ExecError, PointOutcome, Progress, run_missing};
-use crate::spec::PointSpec;
-use crate::spec::workload_name;
+use crate::spec::{PointSpec, workload_name};
 use crate::{plot, point, runtimes, spec, suggest, table};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::collections::HashMap;
@@ -746,7 +745,7 @@ pub(crate) fn render(
         outln!("rounds: {n}");
     }
 
-    let lacking = grid.lacking_note(rows.iter().filter_map(|r| Some(r.key()?.runtime)));
+    let lacking = results::left_out_note(grid, &rows);
     let md = markdown(
         fig,
         meta,
@@ -873,7 +872,7 @@ pub fn reproduce_command(args: &ReproduceArgs, allocator: &str) -> Result<i32, F
     };
     let raw = run_dir.join("raw.csv");
     let recorded = results::read_raw(&raw)?;
-    if let Some(n) = grid.lacking_note(recorded.iter().filter_map(|r| Some(r.key()?.runtime))) {
+    if let Some(n) = results::left_out_note(&grid, &recorded) {
         outln!("note: {n}");
     }
     // A resumed run must measure the inputs its recorded rows measured: an input file (or

@@ -181,6 +181,37 @@ fn parse_as_written(path: &Path, text: &str) -> io::Result<Vec<RawRow>> {
     Ok(rows)
 }
 
+/// The line that names what of `rows` (a run's raw.csv) no table or plot of `grid` shows: the
+/// arms the grid no longer runs ([`crate::grid::Grid::lacking_note`]), and the runtimes or
+/// variants this build cannot read at all (an arm a runtime no longer takes), with how many
+/// rows each; `None` where every row has its place.
+pub fn left_out_note(grid: &crate::grid::Grid, rows: &[RawRow]) -> Option<String> {
+    let lacking = grid.lacking_note(rows.iter().filter_map(|r| Some(r.key()?.runtime)));
+    let mut unreadable: Vec<(String, usize)> = Vec::new();
+    for r in rows.iter().filter(|r| r.key().is_none()) {
+        let what = format!("{} {}", r.runtime, r.variant);
+        match unreadable.iter_mut().find(|(w, _)| *w == what) {
+            Some((_, n)) => *n += 1,
+            None => unreadable.push((what, 1)),
+        }
+    }
+    let unreadable = (!unreadable.is_empty()).then(|| {
+        let named: Vec<String> = unreadable
+            .iter()
+            .map(|(what, n)| format!("{what} ({n} rows)"))
+            .collect();
+        format!(
+            "raw.csv has rows of runtimes or variants this build cannot read, in none of its \
+             tables or plots: {}",
+            named.join(", ")
+        )
+    });
+    match (lacking, unreadable) {
+        (Some(a), Some(b)) => Some(format!("{a}; {b}")),
+        (a, b) => a.or(b),
+    }
+}
+
 /// The points recorded in `rows` (finished, whatever their status).
 pub fn recorded_points(rows: &[RawRow]) -> BTreeSet<PointSpec> {
     rows.iter().filter_map(RawRow::key).collect()
@@ -312,8 +343,8 @@ pub fn rewrite_raw(raw: &Path, rows: &[RawRow]) -> io::Result<()> {
 }
 
 /// Gives a `raw.csv` of an older header ([`OLDER_COLUMNS`]) the columns it lacks, with their
-/// defaults, and rows of older spellings today's ([`parse_raw`]), so rows appended now line up
-/// and name their points alike.
+/// defaults, and its rows of older spellings today's ([`parse_raw`]): the rows appended to it
+/// then have its columns and name their points as its rows do.
 pub fn upgrade_raw(raw: &Path) -> io::Result<()> {
     if !raw.exists() {
         return Ok(());
@@ -580,8 +611,9 @@ pub fn write_summary(path: &Path, rows: &[SummaryRow]) -> io::Result<()> {
 }
 
 /// The settings of a reproduction, stored in `meta.json` so `--resume` continues with them.
-/// The typed ones are stored as the text the command line takes, and read back by the same
-/// parsers.
+/// The typed ones are stored as the text the command line takes, and read back with their
+/// `FromStr` (an arm with `Arm::parse`, older spellings upgraded), which names a value it
+/// refuses; the counts and lists are checked by `reproduce::check_stored_settings`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Settings {
     /// Size preset.
@@ -1152,6 +1184,25 @@ mod tests {
         fs::write(&meta, b"\xff").unwrap();
         let e = Meta::read(dir.path()).unwrap_err().to_string();
         assert!(e.starts_with(&meta.display().to_string()), "{e}");
+    }
+
+    #[test]
+    fn rows_of_arms_no_longer_taken_are_named() {
+        let fig = crate::figures::prows_fig3::figure();
+        let grid = crate::grid::Grid::build(fig.rows, &[1], &Default::default());
+        let ok = row("serial", 1, Some(1), Some(0.1), Status::Ok);
+        assert_eq!(left_out_note(&grid, std::slice::from_ref(&ok)), None);
+        let refused = RawRow {
+            runtime: "rayon/idle=busy".into(),
+            ..ok.clone()
+        };
+        let note = left_out_note(&grid, &[ok, refused.clone(), refused]).unwrap();
+        assert!(
+            note.ends_with(
+                "cannot read, in none of its tables or plots: rayon/idle=busy fj (2 rows)"
+            ),
+            "{note}"
+        );
     }
 
     #[test]

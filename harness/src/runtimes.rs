@@ -15,7 +15,7 @@ use crate::suggest;
 use std::fmt;
 use stealbench_schedulers::record::Weights;
 use stealbench_schedulers::{
-    Capabilities, FutureStack, IdlePolicy, Pinning, Placement, PoolConfig, VictimPolicy,
+    Capabilities, FutureStack, IdlePolicy, Pinning, Placement, PoolConfig, StartError, VictimPolicy,
 };
 use stealbench_sim::Model;
 use stealbench_workloads::Variant;
@@ -69,17 +69,21 @@ pub struct RuntimeInfo {
     pub front_ends: &'static [FrontEnd],
     /// One line for `stealbench list`.
     pub description: &'static str,
-    /// The configurations the figures and `bench` measure besides the default one, as arm
-    /// settings (`idle=busy`): the paper's other arms of this runtime.
+    /// The runtime's registered arms besides its default one, as arm settings (`idle=busy`):
+    /// `bench` measures every one, a figure every one of its baselines (rayon, tokio,
+    /// libfork), and `--runtimes NAME` selects them with the default.
     pub arms: &'static [&'static str],
 }
 
 impl RuntimeInfo {
-    /// The runtime's arms in the figures: its default configuration, then each of
-    /// [`RuntimeInfo::arms`], spelt as [`Arm::spec`] spells them.
-    pub fn arm_specs(&self) -> Vec<String> {
-        std::iter::once(self.name.to_string())
-            .chain(self.arms.iter().map(|a| format!("{}/{a}", self.name)))
+    /// The runtime's registered arms: its default configuration, then each of
+    /// [`RuntimeInfo::arms`].
+    pub fn registered_arms(&'static self) -> Vec<Arm> {
+        std::iter::once(Arm::plain(self))
+            .chain(self.arms.iter().map(|a| {
+                Arm::parse(&format!("{}/{a}", self.name))
+                    .unwrap_or_else(|e| panic!("a registered arm: {e}"))
+            }))
             .collect()
     }
 
@@ -269,9 +273,13 @@ struct Key {
     set: fn(&mut Arm, &str) -> Result<bool, String>,
     /// The value's spelling, if the key is given.
     get: fn(&Arm) -> Option<String>,
-    /// Why the arm's runtime cannot take the value given, from its capabilities (`None` for a
-    /// runtime this build lacks) and, for a simulation, the simulator's models; `None` if it
-    /// can.
+    /// Forgets the value where it is the runtime's default, so that one configuration has one
+    /// spelling (`prows/placement=paper` is `prows`).
+    forget_default: fn(&mut Arm),
+    /// What the harness refuses of the value beyond what the pool refuses
+    /// ([`Capabilities::admit`], which [`Arm::parse`] asks too): a worker to pin where there is
+    /// none (the run's `--pinning` reaches every pool, so the pool cannot tell), what the
+    /// simulator does not model, a front-end the runtime is not written for. `None` if nothing.
     refused: fn(&Arm, Option<Capabilities>) -> Option<String>,
     /// Puts the value given into the pool's configuration.
     configure: fn(&Arm, &mut PoolConfig),
@@ -288,18 +296,6 @@ fn put<T: std::str::FromStr>(
     Ok(slot.replace(value).is_some())
 }
 
-/// What the arm's runtime lacks, as its refusal says it (`None` where it has it, or where this
-/// build does not have the runtime).
-fn lacks(
-    a: &Arm,
-    caps: Option<Capabilities>,
-    has: impl Fn(&Capabilities) -> bool,
-    what: &str,
-) -> Option<String> {
-    caps.filter(|c| !has(c))
-        .map(|_| format!("{} {what}", a.info.name))
-}
-
 /// The values of `sim=`.
 const SIM_WEIGHTS: &[&str] = &["unit", "nanos"];
 
@@ -309,51 +305,36 @@ const KEYS: &[Key] = &[
         name: "idle",
         set: |a, v| put(&mut a.idle, "idle policy", v, IdlePolicy::NAMES),
         get: |a| a.idle.map(|v| v.to_string()),
-        refused: |a, caps| {
-            let v = a.idle?;
-            lacks(
-                a,
-                caps,
-                |c| c.idle.contains(&v),
-                &format!("cannot honour idle policy '{v}'"),
-            )
-        },
+        forget_default: |a| a.idle = a.idle.filter(|&v| v != IdlePolicy::default()),
+        refused: |_, _| None,
         configure: |a, c| c.idle = a.idle.unwrap_or(c.idle),
     },
     Key {
         name: "victim",
         set: |a, v| put(&mut a.victim, "victim policy", v, VictimPolicy::NAMES),
         get: |a| a.victim.map(|v| v.to_string()),
-        refused: |a, caps| {
-            let v = a.victim?;
-            lacks(
-                a,
-                caps,
-                |c| c.victims.contains(&v),
-                &format!("cannot honour victim policy '{v}'"),
-            )
-        },
+        forget_default: |a| a.victim = a.victim.filter(|&v| v != VictimPolicy::default()),
+        refused: |_, _| None,
         configure: |a, c| c.victim = a.victim.unwrap_or(c.victim),
     },
     Key {
         name: "pinning",
         set: |a, v| put(&mut a.pinning, "pinning", v, Pinning::NAMES),
         get: |a| a.pinning.map(|v| v.to_string()),
+        // `pinning=none` is not the default: it replaces the run's `--pinning`.
+        forget_default: |_| {},
         refused: |a, caps| {
             a.pinning?;
-            if a.sim.is_some() {
-                return Some(
-                    "a simulation runs no threads, so there is no worker to pin: drop pinning="
-                        .to_string(),
-                );
-            }
-            lacks(
-                a,
-                caps,
-                |c| c.threads,
-                "runs every task on the calling thread, so there is no worker to pin: drop \
-                 pinning=",
-            )
+            let why = if a.sim.is_some() {
+                "a simulation runs no threads".to_string()
+            } else if caps.is_some_and(|c| !c.threads) {
+                format!("{} runs every task on the calling thread", a.info.name)
+            } else {
+                return None;
+            };
+            Some(format!(
+                "{why}, so there is no worker to pin: drop pinning="
+            ))
         },
         configure: |a, c| c.pinning = a.pinning.unwrap_or(c.pinning),
     },
@@ -366,51 +347,29 @@ const KEYS: &[Key] = &[
             Ok(a.steals.replace(k).is_some())
         },
         get: |a| a.steals.map(|v| v.to_string()),
-        refused: |a, caps| {
-            a.steals?;
-            lacks(
-                a,
-                caps,
-                |c| c.steals,
-                "cannot hold its steals to force a schedule",
-            )
-        },
+        forget_default: |_| {},
+        refused: |_, _| None,
         configure: |a, c| c.steals = a.steals.or(c.steals),
     },
     Key {
         name: "placement",
         set: |a, v| put(&mut a.placement, "placement", v, Placement::NAMES),
         get: |a| a.placement.map(|v| v.to_string()),
-        refused: |a, caps| {
-            a.placement?;
-            lacks(
-                a,
-                caps,
-                |c| c.placement,
-                "has no stealable sets to place (only prows has)",
-            )
-        },
+        forget_default: |a| a.placement = a.placement.filter(|&v| v != Placement::default()),
+        refused: |_, _| None,
         configure: |a, c| c.placement = a.placement.unwrap_or(c.placement),
     },
     Key {
         name: "futures",
         set: |a, v| put(&mut a.futures, "futures", v, FutureStack::NAMES),
         get: |a| a.futures.map(|v| v.to_string()),
-        refused: |a, caps| {
-            let v = a.futures?;
-            if a.sim.is_some() && v == FutureStack::Current {
-                return Some(
-                    "the simulator replays futures work-first, each on a stack of its own: no \
-                     futures=nostack"
-                        .to_string(),
-                );
-            }
-            lacks(
-                a,
-                caps,
-                |c| c.fiber_stacks,
-                "has no fibers to choose a future stack for (only abp, fibril, prows)",
-            )
+        forget_default: |a| a.futures = a.futures.filter(|&v| v != FutureStack::default()),
+        refused: |a, _| {
+            (a.sim.is_some() && a.futures? == FutureStack::Current).then(|| {
+                "the simulator replays futures work-first, each on a stack of its own: no \
+                 futures=nostack"
+                    .to_string()
+            })
         },
         configure: |a, c| c.futures = a.futures.unwrap_or(c.futures),
     },
@@ -418,6 +377,7 @@ const KEYS: &[Key] = &[
         name: "front",
         set: |a, v| put(&mut a.front, "front-end", v, FRONT_ENDS),
         get: |a| a.front.map(|v| v.to_string()),
+        forget_default: |a| a.front = a.front.filter(|&f| f != a.info.front_ends[0]),
         refused: |a, _| {
             let f = a.front.filter(|f| !a.info.front_ends.contains(f))?;
             Some(format!(
@@ -447,6 +407,7 @@ const KEYS: &[Key] = &[
                 .to_string()
             })
         },
+        forget_default: |_| {},
         refused: |a, _| {
             a.sim?;
             a.model()
@@ -461,11 +422,6 @@ const KEYS: &[Key] = &[
 /// The keys an arm's spelling may set, in their canonical order.
 pub fn arm_keys() -> Vec<&'static str> {
     KEYS.iter().map(|k| k.name).collect()
-}
-
-/// Whether the arm spelt `spec` is a simulation (`sim=`): its points run no worker threads.
-pub fn is_simulated(spec: &str) -> bool {
-    Arm::parse(spec).is_ok_and(|a| a.sim.is_some())
 }
 
 impl Arm {
@@ -506,15 +462,28 @@ impl Arm {
                 return Err(format!("runtime '{spec}': {key} is set twice"));
             }
         }
+        for k in KEYS {
+            (k.forget_default)(&mut arm);
+        }
         arm.refusal()
             .map_or(Ok(arm), |why| Err(format!("runtime '{spec}': {why}")))
     }
 
-    /// Why this arm's runtime cannot take its settings, if it cannot: the first key's refusal
-    /// ([`Key::refused`]).
+    /// Why this arm's runtime cannot take its settings, if it cannot: the first key's own
+    /// refusal ([`Key::refused`]), else what the runtime's pool would refuse of the
+    /// configuration the arm gives ([`Capabilities::admit`]; nothing for a runtime this build
+    /// lacks).
     fn refusal(&self) -> Option<String> {
         let caps = self.info.capabilities();
-        KEYS.iter().find_map(|k| (k.refused)(self, caps))
+        if let Some(why) = KEYS.iter().find_map(|k| (k.refused)(self, caps)) {
+            return Some(why);
+        }
+        let caps = caps?;
+        let config = self.configure(PoolConfig::with_workers(if caps.threads { 2 } else { 1 }));
+        match caps.admit(self.info.name, &config) {
+            Ok(()) => None,
+            Err(StartError::Unsupported(why) | StartError::Os(why)) => Some(why),
+        }
     }
 
     /// Whether the arm gives no setting: on `--runtimes`, it selects every arm of its runtime.
@@ -618,7 +587,7 @@ impl PartialEq<&str> for Arm {
 }
 
 /// The canonical spelling of an arm written by an older build, which spelt some settings as
-/// runtimes or variants of their own: runtime `prows-artifact` (now `prows/placement=artifact`),
+/// runtimes or variants of their own: runtime `prows-artifact` (`prows/placement=artifact`),
 /// `serial-async` (`serial/front=async`), the key `pin=` (`pinning=`), and variant
 /// `sf-nostack` (variant `sf` on `.../futures=nostack`). Returns the arm and the variant; text
 /// that names nothing older comes back as it is.
@@ -857,6 +826,16 @@ mod tests {
             (c.placement, c.futures),
             (Placement::Artifact, FutureStack::Current)
         );
+        // A runtime's default spelt out is the default arm: one spelling per configuration.
+        for (spelt, is) in [
+            ("prows/placement=paper", "prows"),
+            ("libfork/idle=lazy/victim=default", "libfork"),
+            ("serial/front=closure", "serial"),
+            ("rayon/futures=stack", "rayon"),
+            ("abp/pinning=none", "abp/pinning=none"),
+        ] {
+            assert_eq!(Arm::parse(spelt).unwrap().spec(), is, "{spelt}");
+        }
         let a = Arm::parse("serial/front=async").unwrap();
         assert_eq!(
             (a.front_end(), Arm::parse("serial").unwrap().front_end()),
@@ -888,20 +867,22 @@ mod tests {
     #[test]
     fn every_registered_arm_parses() {
         for r in RUNTIMES {
-            for spec in r.arm_specs() {
-                let a = Arm::parse(&spec).unwrap();
-                assert_eq!(a.spec(), spec, "{spec} is not canonical");
+            for (a, setting) in r.registered_arms().iter().skip(1).zip(r.arms) {
+                assert_eq!(a.spec(), format!("{}/{setting}", r.name), "not canonical");
                 assert_eq!(a.info.name, r.name);
             }
         }
-        assert_eq!(
-            find("libfork").unwrap().arm_specs(),
-            ["libfork", "libfork/idle=busy"]
-        );
-        assert_eq!(
-            find("prows").unwrap().arm_specs(),
-            ["prows", "prows/placement=artifact"]
-        );
+        let spelt = |name| -> Vec<String> {
+            find(name)
+                .unwrap()
+                .registered_arms()
+                .iter()
+                .map(Arm::spec)
+                .collect()
+        };
+        assert_eq!(spelt("libfork"), ["libfork", "libfork/idle=busy"]);
+        assert_eq!(spelt("prows"), ["prows", "prows/placement=artifact"]);
+        assert_eq!(spelt("serial"), ["serial", "serial/front=async"]);
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! The typed experiment model: a point ([`PointSpec`]: runtime arm, workload, variant, P; the
-//! key of its results everywhere) and how it is measured ([`Measure`]: size, repetitions, pinning, stack size, input files, parameters).
+//! key of its results everywhere) and how it is measured ([`Measure`]: size, repetitions,
+//! pinning, stack size, input files, parameters).
 //! Each setting is read once, from text, by the clap value parser of its field (the functions
 //! below, also used where text comes from a file, as `meta.json`'s settings); the parent's
 //! argv to a `stealbench run` child is the serialisation of the two ([`PointSpec::to_args`],

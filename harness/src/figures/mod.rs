@@ -367,14 +367,12 @@ pub fn with_baselines(paper_rows: Vec<Row>) -> Vec<Row> {
                 if v != Variant::Fj && fork_join_only {
                     continue;
                 }
-                for spec in entry.arm_specs() {
-                    let front =
-                        runtimes::Arm::parse(&spec).map_or(entry.front_ends[0], |a| a.front_end());
+                for arm in entry.registered_arms() {
                     if info
                         .as_ref()
-                        .is_none_or(|w| crate::grid::offers(w, v, front))
+                        .is_none_or(|w| crate::grid::offers(w, v, arm.front_end()))
                     {
-                        out.push(Row::new(&bench, &workload, v, spec));
+                        out.push(Row::on(&bench, &workload, v, arm));
                     }
                 }
             }
