@@ -189,12 +189,8 @@ impl Capabilities {
         fiber_stacks: false,
         steals: false,
         placement: false,
-        victims: &[
-            VictimPolicy::Uniform,
-            VictimPolicy::NumaWeighted,
-            VictimPolicy::RuntimeDefault,
-        ],
-        idle: &[IdlePolicy::Busy, IdlePolicy::Lazy],
+        victims: VictimPolicy::ALL,
+        idle: IdlePolicy::ALL,
     };
 
     /// Refuses what `config` asks of the runtime named `runtime` that these capabilities lack,
@@ -331,6 +327,8 @@ macro_rules! names {
         impl $ty {
             /// Every accepted spelling, in declaration order.
             pub const NAMES: &'static [&'static str] = &[$($name),+];
+            /// Every value, in declaration order.
+            pub const ALL: &'static [$ty] = &[$(<$ty>::$variant),+];
             /// The spelling `FromStr` accepts.
             pub fn name(self) -> &'static str {
                 match self { $(<$ty>::$variant => $name),+ }

@@ -129,7 +129,7 @@ pub const CAPABILITIES: Capabilities = Capabilities {
     steals: true,
     placement: false,
     victims: &[VictimPolicy::Uniform, VictimPolicy::RuntimeDefault],
-    idle: &[IdlePolicy::Busy, IdlePolicy::Lazy],
+    idle: IdlePolicy::ALL,
 };
 
 /// What distinguishes one fiber runtime from another: where work waits, how an idle worker

@@ -230,12 +230,8 @@ impl Scheduler for LibforkPool {
         fiber_stacks: false,
         steals: false,
         placement: false,
-        victims: &[
-            VictimPolicy::Uniform,
-            VictimPolicy::NumaWeighted,
-            VictimPolicy::RuntimeDefault,
-        ],
-        idle: &[IdlePolicy::Busy, IdlePolicy::Lazy],
+        victims: VictimPolicy::ALL,
+        idle: IdlePolicy::ALL,
     };
 
     fn start(config: &PoolConfig) -> Result<Self, StartError> {
