@@ -165,7 +165,15 @@ pub fn fib_n() -> RangedU64ValueParser<u64> {
 /// An implemented runtime's arm (`NAME[/key=value]...`), refused with the nearest valid name
 /// or value, or the capability the runtime lacks.
 pub fn parse_arm(s: &str) -> Result<Arm, String> {
-    runtimes::lookup_arm(s)
+    runtimes::lookup_arm(s).map_err(|e| {
+        // An older build's spelling names the arm it is today.
+        let (today, _) = runtimes::upgrade(s, "");
+        if today != s && runtimes::lookup_arm(&today).is_ok() {
+            format!("runtime '{s}' is spelt {today}")
+        } else {
+            e
+        }
+    })
 }
 
 /// A size, with the nearest valid name in the error.
@@ -177,6 +185,15 @@ pub fn parse_size(s: &str) -> Result<Size, String> {
 /// A variant, with the nearest valid name in the error.
 pub fn parse_variant(s: &str) -> Result<Variant, String> {
     s.parse::<Variant>().map_err(|_| {
+        // An older build's variant that is a runtime setting: say which.
+        let (arm, today) = runtimes::upgrade("abp", s);
+        if today != s {
+            let setting = arm.trim_start_matches("abp/");
+            return format!(
+                "variant '{s}' is {today} on an arm with {setting} (e.g. --runtime \
+                 prows/{setting} --variant {today})"
+            );
+        }
         let names: Vec<&str> = Variant::ALL.iter().map(|v| v.name()).collect();
         suggest::unknown("variant", s, &names)
     })
@@ -249,6 +266,21 @@ mod tests {
             parse_variant("fjj")
                 .unwrap_err()
                 .contains("did you mean 'fj'")
+        );
+        // Older builds' spellings name today's.
+        assert_eq!(
+            parse_arm("prows-artifact").unwrap_err(),
+            "runtime 'prows-artifact' is spelt prows/placement=artifact"
+        );
+        assert!(
+            parse_arm("libfork/pin=scatter")
+                .unwrap_err()
+                .ends_with("is spelt libfork/pinning=scatter")
+        );
+        assert_eq!(
+            parse_variant("sf-nostack").unwrap_err(),
+            "variant 'sf-nostack' is sf on an arm with futures=nostack (e.g. --runtime \
+             prows/futures=nostack --variant sf)"
         );
         assert!(
             parse_arm("prows/placement=artefact")
