@@ -85,7 +85,8 @@ pub struct ReproduceArgs {
     pub reps: Option<usize>,
     /// Rounds over the grid: every point runs once per round, each round in a shuffled order,
     /// so a machine whose speed drifts favours no runtime; the tables give the spread of each
-    /// point's round medians; 1 to 100 (default: the figure's, 3 for prows-fig3, else 1).
+    /// point's round medians; 1 to 100 (default: 3 for a figure of times, 1 for counts and
+    /// memory).
     #[arg(long, value_parser = count(MAX_ROUNDS))]
     pub rounds: Option<usize>,
     /// Seconds after which a point's process is killed and recorded as a timeout, at most

@@ -206,6 +206,10 @@ impl Metric for LhSpeedup {
         false
     }
 
+    fn compares_times(&self) -> bool {
+        true
+    }
+
     fn oversubscribed_note(&self) -> &'static str {
         "those cells are marked `(oversubscribed)` and show their time only (the waits use no \
          CPU, but threads that share a core are no speedup)"

@@ -90,6 +90,13 @@ pub trait Metric: Send + Sync + std::fmt::Debug {
     /// Whether the figure's default worker counts stop at this machine's cores (a time means
     /// something only with a core per worker; a count or memory is measured oversubscribed).
     fn needs_cores(&self) -> bool;
+    /// Whether the figure's claims compare times, which this kind of machine moves by up to 2x
+    /// from one process to the next: such a figure runs [`super::TIME_ROUNDS`] rounds by
+    /// default, so that its verdicts rest on medians over rounds with their spread. The
+    /// figures whose times need a core per worker, by default.
+    fn compares_times(&self) -> bool {
+        self.needs_cores()
+    }
     /// What the Markdown notes say of the oversubscribed cells, after "those cells".
     fn oversubscribed_note(&self) -> &'static str {
         "those cells are marked `(oversubscribed)` and show no speedup"

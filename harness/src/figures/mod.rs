@@ -21,6 +21,12 @@ pub mod suites;
 
 pub use metric::{Metric, SpeedupBase};
 
+/// The rounds a figure of times runs by default: each point's process once per round, the
+/// rounds in shuffled orders. A VM's times move by up to 2x from one process to the next, so a
+/// claim about times is judged on the median over rounds with the rounds' spread beside it,
+/// and one round cannot decide one (`claims.rs`).
+pub const TIME_ROUNDS: usize = 3;
+
 /// A figure this build can reproduce.
 #[derive(Debug, Clone)]
 pub struct Figure {
@@ -39,8 +45,8 @@ pub struct Figure {
     pub paper_workers: &'static [usize],
     /// What the table's cells and the plot's lines show.
     pub metric: &'static dyn Metric,
-    /// Rounds over the grid when `--rounds` is not given: more than 1 where the figure compares
-    /// runtimes within a few percent (ProWS Figure 3: the cost of a fork or a future).
+    /// Rounds over the grid when `--rounds` is not given: [`TIME_ROUNDS`] where the figure
+    /// compares times ([`Metric::compares_times`]), 1 for counts and memory.
     pub rounds: usize,
     /// Worker counts beyond the measured ones for the simulated rows (arms with `sim=`).
     pub sim_workers: &'static [usize],
@@ -75,7 +81,11 @@ impl Figure {
             reference: Reference::default(),
             paper_workers,
             metric,
-            rounds: 1,
+            rounds: if metric.compares_times() {
+                TIME_ROUNDS
+            } else {
+                1
+            },
             sim_workers: &[],
             x_axis: XAxis::Workers,
             reps: None,

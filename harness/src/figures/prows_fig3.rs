@@ -15,11 +15,9 @@ pub const TITLE: &str = "ProWS (PPoPP'19) Figure 3: fib(42) with spawn/sync, str
 const CSV: ReferenceCsv = reference_csv!("prows_fig3.csv");
 
 /// The figure with its three paper rows (the paper's `fib-sf-nostack`: workload `fib`, variant
-/// `sf` on `prows/futures=nostack`) and the baselines, over three rounds.
+/// `sf` on `prows/futures=nostack`) and the baselines, over [`super::TIME_ROUNDS`] rounds as every time figure.
 pub fn figure() -> Figure {
-    Figure {
-        rounds: 3,
-        ..prows_time_figure(
+    prows_time_figure(
             ID,
             TITLE,
             "Execution times in seconds of fib(42): fib-fj on Cilk Plus, fib-sf on Cilk-F, \
@@ -29,9 +27,8 @@ pub fn figure() -> Figure {
              Cilk Plus), fib-sf on `prows` and fib-sf-nostack on `prows/futures=nostack` (for \
              Cilk-F).",
             CSV,
-            &Time(SpeedupBase::OneWorker),
-        )
-    }
+        &Time(SpeedupBase::OneWorker),
+    )
 }
 
 #[cfg(test)]
