@@ -35,6 +35,12 @@ pub enum Command {
     Bench(BenchArgs),
     /// Combine the run directories of one figure's shards into one run, and render it.
     Merge(MergeArgs),
+    /// List the papers' claims each figure tests, with the check and band of each, without
+    /// running anything.
+    Claims(ClaimsArgs),
+    /// Write paper-figures/README.md and one self-contained report.html from the latest run
+    /// of every figure: the claims' verdicts, the plots and the tables.
+    Report(ReportArgs),
     /// Write a Slurm job array that runs a figure's shards, one exclusive node each, and the
     /// merge step after them.
     Slurm(SlurmArgs),
@@ -125,6 +131,25 @@ pub struct ReproduceArgs {
     /// into a run directory of its own; `stealbench merge` combines the N run directories.
     #[arg(long, value_name = "i/N")]
     pub shard: Option<String>,
+}
+
+/// Arguments of `claims`.
+#[derive(Debug, Args)]
+pub struct ClaimsArgs {
+    /// Only this figure's claims (see `stealbench list`).
+    pub id: Option<String>,
+}
+
+/// Arguments of `report`.
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// Run directories, or results roots holding ID/TIMESTAMP/ run directories; the latest
+    /// finished run of each figure among them is reported (default: results).
+    #[arg(num_args = 0..)]
+    pub dirs: Vec<PathBuf>,
+    /// Where README.md and report.html go.
+    #[arg(long, value_name = "DIR", default_value = "paper-figures")]
+    pub figures_dir: PathBuf,
 }
 
 /// Arguments of `merge`.

@@ -12,6 +12,8 @@
 //! * [`results`]: raw.csv, summary.csv, meta.json; [`stats`]: median and friends; [`files`]:
 //!   helper files that never follow a symbolic link.
 //! * [`figures`]: the papers' figures; [`table`] and [`plot`] (with [`pixel_font`]) render them.
+//! * [`claims`]: the papers' claims each figure tests, and their verdicts on a run;
+//!   [`report`]: every figure's latest run and verdicts in one page.
 //!
 //! The binary `stealbench` (root package) calls [`main`] with the name of its allocator.
 
@@ -43,6 +45,7 @@ macro_rules! errln {
 }
 
 pub mod bench;
+pub mod claims;
 pub mod cli;
 pub mod cluster;
 pub mod figures;
@@ -51,6 +54,7 @@ pub mod grid;
 pub mod pixel_font;
 pub mod plot;
 pub mod point;
+pub mod report;
 pub mod reproduce;
 pub mod results;
 pub mod runner;
@@ -114,6 +118,8 @@ where
         Command::Reproduce(a) => reproduce::reproduce_command(a, allocator),
         Command::Bench(a) => bench::bench_command(a),
         Command::Merge(a) => cluster::merge_command(a, allocator),
+        Command::Claims(a) => claims_command(a),
+        Command::Report(a) => report::report_command(a),
         Command::Slurm(a) => cluster::slurm_command(a).map(|()| 0),
     };
     match result {
@@ -123,6 +129,19 @@ where
             f.exit_code()
         }
     }
+}
+
+/// `stealbench claims [ID]`: every claim of the figure `ID`, or of every figure.
+fn claims_command(a: &cli::ClaimsArgs) -> Result<i32, cli::Failure> {
+    let figures = match &a.id {
+        Some(id) => vec![reproduce::lookup_figure(id)?],
+        None => figures::FIGURES
+            .iter()
+            .filter_map(|f| f.build.map(|b| b()))
+            .collect(),
+    };
+    out!("{}", claims::listing(&figures));
+    Ok(0)
 }
 
 fn state(implemented: bool) -> &'static str {

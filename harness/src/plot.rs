@@ -860,6 +860,22 @@ pub fn write_svg(
     draw_all(root, fig, panels, max_p(fig, grid, panels), subtitle)
 }
 
+/// The plot as SVG text (for a page that holds it inline).
+pub fn svg_text(
+    fig: &Figure,
+    grid: &Grid,
+    panels: &[Panel],
+    subtitle: &str,
+) -> Result<String, String> {
+    let (size, _) = layout(panels);
+    let mut out = String::new();
+    {
+        let root = SVGBackend::with_string(&mut out, size).into_drawing_area();
+        draw_all(root, fig, panels, max_p(fig, grid, panels), subtitle)?;
+    }
+    Ok(out)
+}
+
 /// Writes the plot as PNG to `path`, its text in the built-in pixel font.
 pub fn write_png(
     path: &Path,

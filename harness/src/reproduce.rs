@@ -8,7 +8,7 @@ use crate::grid::{Availability, Grid, Status, workload_info};
 use crate::results::{self, Meta, Settings};
 use crate::runner::{ChildExecutor, ExecError, PointOutcome, Progress, run_missing};
 use crate::spec::{PointSpec, workload_name};
-use crate::{plot, point, runtimes, spec, suggest, table};
+use crate::{claims, plot, point, runtimes, spec, suggest, table};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::collections::HashMap;
 use std::io::IsTerminal;
@@ -514,6 +514,7 @@ fn markdown(
     params_of: &HashMap<String, String>,
     rounds_note: Option<&str>,
     lacking_note: Option<&str>,
+    verdicts: &[claims::Judgement],
 ) -> String {
     let s = &meta.settings;
     let params: Vec<String> = grid
@@ -529,6 +530,8 @@ fn markdown(
         "Reproduced with `stealbench reproduce {}` ({}).\n\n",
         fig.id, meta.timestamp
     ));
+    out.push_str(&claims::markdown(verdicts));
+    out.push_str("## The run\n\n");
     out.push_str(&format!(
         "- Machine: {}, {} cores / {} logical CPUs, {} NUMA node(s), {}\n",
         m.cpu_model, m.cores, m.logical_cpus, m.numa_nodes, m.kernel
@@ -744,6 +747,23 @@ pub(crate) fn render(
     if let Some(n) = &rounds_note {
         outln!("rounds: {n}");
     }
+    let verdicts = claims::judge(
+        fig,
+        &claims::Run {
+            summaries: &summaries,
+            cores: meta.machine.cores,
+            size: s.size,
+        },
+    );
+    claims::write_csv(&run_dir.join("claims.csv"), &verdicts)
+        .map_err(|e| results::with_path(&run_dir.join("claims.csv"), e))?;
+    if !verdicts.is_empty() {
+        outln!(
+            "\nThe paper's claims on this run ({}):",
+            claims::tally(&verdicts)
+        );
+        out!("{}", claims::text(&verdicts));
+    }
 
     let lacking = results::left_out_note(grid, &rows);
     let md = markdown(
@@ -755,6 +775,7 @@ pub(crate) fn render(
         params_of,
         rounds_note.as_deref(),
         lacking.as_deref(),
+        &verdicts,
     );
     let panels = plot::panels(fig, grid, &ctx);
     let subtitle = format!("size {}, {}", s.size, meta.machine.cpu_model);
@@ -764,7 +785,7 @@ pub(crate) fn render(
     meta.finished_at = Some(results::timestamps(SystemTime::now()).0);
     meta.write(run_dir)?;
     outln!(
-        "\nwrote {0}/summary.csv, {1}/{2}.md, {1}/{2}.svg, {1}/{2}.png",
+        "\nwrote {0}/summary.csv, {0}/claims.csv, {1}/{2}.md, {1}/{2}.svg, {1}/{2}.png",
         run_dir.display(),
         figures_dir.display(),
         fig.id

@@ -7,6 +7,7 @@
 //! Markdown page are rendered by shared code. Adding a figure is adding its module and one line
 //! in `figures!`'s list below.
 
+use crate::claims::Claim;
 use crate::grid::{PaperValues, Row, workload_info};
 use crate::runtimes;
 use stealbench_workloads::Variant;
@@ -57,6 +58,8 @@ pub struct Figure {
     pub reps: Option<usize>,
     /// Every row: the paper's, then the baselines, grouped by benchmark.
     pub rows: Vec<Row>,
+    /// The paper's claims the figure tests, each judged on every run (`claims.rs`).
+    pub claims: Vec<Claim>,
 }
 
 impl Figure {
@@ -90,7 +93,13 @@ impl Figure {
             x_axis: XAxis::Workers,
             reps: None,
             rows,
+            claims: Vec::new(),
         }
+    }
+
+    /// The figure with `claims`.
+    pub fn with_claims(self, claims: Vec<Claim>) -> Figure {
+        Figure { claims, ..self }
     }
 
     /// The figure with the reference CSV `csv`: its path and its parsed text.

@@ -1,0 +1,501 @@
+//! The checks a claim makes of its quantities, each against a band with a tolerance, in the
+//! spirit of ReFrame's performance references (a reference, lower and upper bounds, a unit):
+//! a value within a band (a ratio, or a bound: a band open on one side), an order, an exact
+//! formula, a growth exponent.
+//!
+//! A check decides on an estimate's whole spread, never on its median alone: it holds when the
+//! spread lies inside the band, fails when it lies outside, and is inconclusive when the
+//! spread crosses the band's edge. A claim over several cases (every benchmark, every d) fails
+//! if one fails and holds only if all hold.
+
+use super::quantity::{Estimate, Missing, Q, number};
+use crate::figures::fit;
+use crate::results::PointSummary;
+use crate::stats;
+use std::fmt;
+
+/// The values a check accepts: `lo <= x <= hi`, either side open.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Band {
+    /// The lower bound.
+    pub lo: Option<f64>,
+    /// The upper bound.
+    pub hi: Option<f64>,
+}
+
+impl Band {
+    /// `lo <= x <= hi`.
+    pub fn within(lo: f64, hi: f64) -> Band {
+        Band {
+            lo: Some(lo),
+            hi: Some(hi),
+        }
+    }
+
+    /// `reference` within a relative `tolerance` (0.05: 5 %) either side.
+    pub fn around(reference: f64, tolerance: f64) -> Band {
+        Band::within(reference * (1.0 - tolerance), reference * (1.0 + tolerance))
+    }
+
+    /// `x <= hi`.
+    pub fn at_most(hi: f64) -> Band {
+        Band {
+            lo: None,
+            hi: Some(hi),
+        }
+    }
+
+    /// `x >= lo`.
+    pub fn at_least(lo: f64) -> Band {
+        Band {
+            lo: Some(lo),
+            hi: None,
+        }
+    }
+
+    /// Whether `x` is in the band.
+    pub fn contains(&self, x: f64) -> bool {
+        self.lo.is_none_or(|l| x >= l) && self.hi.is_none_or(|h| x <= h)
+    }
+
+    /// How an estimate's spread lies against the band: inside it, wholly outside it, or
+    /// across an edge.
+    pub fn judge(&self, e: &Estimate) -> Outcome {
+        let below = self.lo.is_some_and(|l| e.hi < l);
+        let above = self.hi.is_some_and(|h| e.lo > h);
+        if self.contains(e.lo) && self.contains(e.hi) {
+            Outcome::Holds
+        } else if below || above {
+            Outcome::Fails
+        } else {
+            let edge = match (self.lo, self.hi) {
+                (Some(l), _) if e.lo < l => l,
+                (_, Some(h)) => h,
+                (Some(l), None) => l,
+                (None, None) => e.value,
+            };
+            Outcome::Inconclusive(format!(
+                "the spread {}–{} crosses the band's edge {}",
+                number(e.lo),
+                number(e.hi),
+                number(edge)
+            ))
+        }
+    }
+}
+
+impl fmt::Display for Band {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match (self.lo, self.hi) {
+            (Some(l), Some(h)) => write!(f, "[{}, {}]", number(l), number(h)),
+            (Some(l), None) => write!(f, "≥ {}", number(l)),
+            (None, Some(h)) => write!(f, "≤ {}", number(h)),
+            (None, None) => f.write_str("any"),
+        }
+    }
+}
+
+/// What one case of a check came to.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outcome {
+    /// The spread lies inside the band.
+    Holds,
+    /// The spread lies outside the band.
+    Fails,
+    /// The spread crosses the band's edge, or the case cannot be judged; why.
+    Inconclusive(String),
+}
+
+/// A case of a check: a label (`mm`, `d=64`) and its quantity.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Case {
+    /// What the case is, in the claim's words.
+    pub label: String,
+    /// Its quantity.
+    pub q: Q,
+}
+
+/// A case labelled `label`.
+pub fn case(label: impl Into<String>, q: Q) -> Case {
+    Case {
+        label: label.into(),
+        q,
+    }
+}
+
+/// How a growth is fitted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Growth {
+    /// `y = c x^n`: the slope of log y against log x, by least squares.
+    PowerLaw,
+    /// libfork's Eq. (17), `y = a + b y_1 P^n`, `y_1` the value at the smallest x
+    /// ([`fit::fit`]), x being P.
+    Eq17,
+}
+
+/// A check over a claim's quantities.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Check {
+    /// Each case's value within `band` (a ratio within a tolerance, or a bound).
+    Within {
+        /// The cases.
+        cases: Vec<Case>,
+        /// The accepted values.
+        band: Band,
+        /// The unit of the values (`x` for a ratio, `pages`).
+        unit: &'static str,
+    },
+    /// In each case, its values in increasing order: each next over the previous within
+    /// `band` (`≥ 1`: not below it).
+    Order {
+        /// Each case: a label and its quantities, smallest first.
+        cases: Vec<(String, Vec<Q>)>,
+        /// The accepted ratio of each value to the one before.
+        band: Band,
+    },
+    /// Each case's value exactly the formula's, in every sample (a count under a forced
+    /// schedule).
+    Exact {
+        /// The formula in words (`2 + 2d`).
+        formula: &'static str,
+        /// Each case with the formula's value.
+        cases: Vec<(Case, f64)>,
+    },
+    /// Each case's growth exponent within `band`.
+    Exponent {
+        /// How the exponent is fitted.
+        model: Growth,
+        /// Each case: a label and its series of (x, quantity).
+        cases: Vec<(String, Vec<(f64, Q)>)>,
+        /// The accepted exponents.
+        band: Band,
+    },
+}
+
+/// A case's result: its label, what we measured, and its outcome.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CaseResult {
+    /// The case's label.
+    pub label: String,
+    /// What we measured, with its spread.
+    pub ours: String,
+    /// The outcome.
+    pub outcome: Outcome,
+}
+
+impl Check {
+    /// Every quantity the check reads.
+    pub fn quantities(&self) -> Vec<&Q> {
+        match self {
+            Check::Within { cases, .. } => cases.iter().map(|c| &c.q).collect(),
+            Check::Order { cases, .. } => cases.iter().flat_map(|(_, qs)| qs).collect(),
+            Check::Exact { cases, .. } => cases.iter().map(|(c, _)| &c.q).collect(),
+            Check::Exponent { cases, .. } => cases
+                .iter()
+                .flat_map(|(_, s)| s.iter().map(|(_, q)| q))
+                .collect(),
+        }
+    }
+
+    /// The check in words, with its band.
+    pub fn describe(&self) -> String {
+        match self {
+            Check::Within { cases, band, unit } => {
+                let q = cases.first().map(|c| c.q.to_string()).unwrap_or_default();
+                format!(
+                    "{} within {band}{}{}",
+                    q,
+                    if unit.is_empty() { "" } else { " " },
+                    unit,
+                ) + &more(cases.len(), "case")
+            }
+            Check::Order { cases, band } => {
+                let q = cases
+                    .first()
+                    .map(|(_, qs)| {
+                        qs.iter()
+                            .map(|q| q.to_string())
+                            .collect::<Vec<_>>()
+                            .join(" < ")
+                    })
+                    .unwrap_or_default();
+                format!("in order {q} (each over the one before {band})")
+                    + &more(cases.len(), "case")
+            }
+            Check::Exact { formula, cases } => {
+                let q = cases
+                    .first()
+                    .map(|(c, _)| c.q.to_string())
+                    .unwrap_or_default();
+                format!("{q} = {formula} exactly, in every repetition") + &more(cases.len(), "case")
+            }
+            Check::Exponent { model, cases, band } => {
+                let how = match model {
+                    Growth::PowerLaw => "the exponent n of y = c x^n (log-log least squares)",
+                    Growth::Eq17 => "the exponent n of Eq. (17), y = a + b M_1 P^n",
+                };
+                let q = cases
+                    .first()
+                    .and_then(|(_, s)| s.first())
+                    .map(|(_, q)| q.to_string())
+                    .unwrap_or_default();
+                format!("{how} of {q} within {band}, n ± 2 standard errors")
+                    + &more(cases.len(), "series")
+            }
+        }
+    }
+
+    /// The band, in words.
+    pub fn band(&self) -> String {
+        match self {
+            Check::Within { band, unit, .. } => {
+                format!("{band}{}{unit}", if unit.is_empty() { "" } else { " " })
+            }
+            Check::Order { band, .. } => format!("each over the one before {band}"),
+            Check::Exact { formula, .. } => format!("= {formula}"),
+            Check::Exponent { band, .. } => format!("n {band}"),
+        }
+    }
+
+    /// Runs the check on `run`: a result per case.
+    pub fn run(&self, run: &[PointSummary]) -> Vec<CaseResult> {
+        match self {
+            Check::Within { cases, band, .. } => cases
+                .iter()
+                .map(|c| match estimate(&c.q, run) {
+                    Ok(e) => result(&c.label, e.to_string(), band.judge(&e)),
+                    Err(m) => missing(&c.label, m),
+                })
+                .collect(),
+            Check::Order { cases, band } => cases
+                .iter()
+                .map(|(label, qs)| order(label, qs, band, run))
+                .collect(),
+            Check::Exact { cases, .. } => cases
+                .iter()
+                .map(|(c, want)| match c.q.samples(run) {
+                    Ok(s) if s.0.is_empty() => missing(&c.label, no_samples(&c.q)),
+                    Ok(s) => {
+                        let e = s.estimate().expect("samples");
+                        let exact = s.0.iter().all(|x| x == want);
+                        let ours = format!("{e} (formula {})", number(*want));
+                        result(
+                            &c.label,
+                            ours,
+                            if exact {
+                                Outcome::Holds
+                            } else {
+                                Outcome::Fails
+                            },
+                        )
+                    }
+                    Err(m) => missing(&c.label, m),
+                })
+                .collect(),
+            Check::Exponent { model, cases, band } => cases
+                .iter()
+                .map(|(label, series)| exponent(label, *model, series, band, run))
+                .collect(),
+        }
+    }
+}
+
+/// `" (and N more cases)"` for more than one.
+fn more(n: usize, what: &str) -> String {
+    if n > 1 {
+        format!(", for each of {n} {what}s")
+    } else {
+        String::new()
+    }
+}
+
+fn result(label: &str, ours: String, outcome: Outcome) -> CaseResult {
+    CaseResult {
+        label: label.to_string(),
+        ours,
+        outcome,
+    }
+}
+
+fn missing(label: &str, m: Missing) -> CaseResult {
+    result(label, "—".to_string(), Outcome::Inconclusive(m.to_string()))
+}
+
+fn no_samples(q: &Q) -> Missing {
+    Missing::Failed(format!("{q}: no value"))
+}
+
+/// The estimate of `q` in `run`.
+fn estimate(q: &Q, run: &[PointSummary]) -> Result<Estimate, Missing> {
+    q.samples(run)?.estimate().ok_or_else(|| no_samples(q))
+}
+
+/// One case of [`Check::Order`]: each value over the one before, within `band`.
+fn order(label: &str, qs: &[Q], band: &Band, run: &[PointSummary]) -> CaseResult {
+    let mut values = Vec::new();
+    let mut outcomes = Vec::new();
+    for (i, q) in qs.iter().enumerate() {
+        let s = match q.samples(run) {
+            Ok(s) => s,
+            Err(m) => return missing(label, m),
+        };
+        let Some(e) = s.estimate() else {
+            return missing(label, no_samples(q));
+        };
+        values.push(e.to_string());
+        if i > 0 {
+            let prev = qs[i - 1].samples(run).expect("read above");
+            let ratio = s.combine(&prev, |x, y| x / y).estimate();
+            outcomes.push(match ratio {
+                Some(r) => band.judge(&r),
+                None => Outcome::Inconclusive(format!("{q}: no value")),
+            });
+        }
+    }
+    result(label, values.join(" < "), worst(outcomes))
+}
+
+/// One case of [`Check::Exponent`].
+fn exponent(
+    label: &str,
+    model: Growth,
+    series: &[(f64, Q)],
+    band: &Band,
+    run: &[PointSummary],
+) -> CaseResult {
+    let mut points = Vec::new();
+    for (x, q) in series {
+        match estimate(q, run) {
+            Ok(e) => points.push((*x, e.value)),
+            Err(m) => return missing(label, m),
+        }
+    }
+    let fitted = match model {
+        Growth::PowerLaw => power_law(&points),
+        Growth::Eq17 => {
+            let m1 = points.first().map_or(0.0, |p| p.1);
+            fit::fit(&points, m1).and_then(|f| Some((f.n, f.se?.0)))
+        }
+    };
+    let Some((n, se)) = fitted else {
+        return result(
+            label,
+            "—".to_string(),
+            Outcome::Inconclusive(format!(
+                "{} points do not determine an exponent",
+                points.len()
+            )),
+        );
+    };
+    let e = Estimate {
+        value: n,
+        lo: n - 2.0 * se,
+        hi: n + 2.0 * se,
+        n: points.len(),
+    };
+    result(
+        label,
+        format!("n = {} ± {}", number(n), number(2.0 * se)),
+        band.judge(&e),
+    )
+}
+
+/// The least-squares slope of log y against log x and its standard error; `None` with fewer
+/// than 3 points or a value that is not positive.
+pub fn power_law(points: &[(f64, f64)]) -> Option<(f64, f64)> {
+    if points.len() < 3 || points.iter().any(|(x, y)| *x <= 0.0 || *y <= 0.0) {
+        return None;
+    }
+    let xs: Vec<f64> = points.iter().map(|p| p.0.ln()).collect();
+    let ys: Vec<f64> = points.iter().map(|p| p.1.ln()).collect();
+    let (mx, my) = (stats::mean(&xs)?, stats::mean(&ys)?);
+    let sxx: f64 = xs.iter().map(|x| (x - mx).powi(2)).sum();
+    if sxx <= 0.0 {
+        return None;
+    }
+    let slope = xs
+        .iter()
+        .zip(&ys)
+        .map(|(x, y)| (x - mx) * (y - my))
+        .sum::<f64>()
+        / sxx;
+    let rss: f64 = xs
+        .iter()
+        .zip(&ys)
+        .map(|(x, y)| (y - my - slope * (x - mx)).powi(2))
+        .sum();
+    let se = (rss / (xs.len() - 2) as f64 / sxx).sqrt();
+    Some((slope, se))
+}
+
+/// The outcome of several: fails if one fails, holds if all hold, else the first reason.
+pub fn worst(outcomes: Vec<Outcome>) -> Outcome {
+    if outcomes.contains(&Outcome::Fails) {
+        return Outcome::Fails;
+    }
+    outcomes
+        .into_iter()
+        .find(|o| *o != Outcome::Holds)
+        .unwrap_or(Outcome::Holds)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn est(value: f64, lo: f64, hi: f64) -> Estimate {
+        Estimate {
+            value,
+            lo,
+            hi,
+            n: 3,
+        }
+    }
+
+    #[test]
+    fn a_band_decides_on_the_whole_spread() {
+        let b = Band::around(1.0, 0.05);
+        assert_eq!(b.judge(&est(1.0, 0.97, 1.03)), Outcome::Holds);
+        assert_eq!(b.judge(&est(1.3, 1.2, 1.4)), Outcome::Fails);
+        assert_eq!(b.judge(&est(0.8, 0.7, 0.9)), Outcome::Fails);
+        // The median is inside, the spread crosses the upper edge: not decided.
+        match b.judge(&est(1.02, 0.99, 1.10)) {
+            Outcome::Inconclusive(why) => assert!(why.contains("1.05"), "{why}"),
+            o => panic!("{o:?}"),
+        }
+        // A spread wider than the band on both sides is not a failure either.
+        assert!(matches!(
+            b.judge(&est(1.0, 0.5, 1.5)),
+            Outcome::Inconclusive(_)
+        ));
+        assert_eq!(
+            Band::at_most(0.6).judge(&est(0.3, 0.2, 0.4)),
+            Outcome::Holds
+        );
+        assert_eq!(
+            Band::at_least(1.3).judge(&est(1.0, 0.9, 1.1)),
+            Outcome::Fails
+        );
+        assert_eq!(Band::at_least(1.3).to_string(), "≥ 1.30");
+        assert_eq!(Band::within(0.95, 1.05).to_string(), "[0.950, 1.05]");
+    }
+
+    #[test]
+    fn a_power_law_recovers_its_exponent() {
+        let pts: Vec<(f64, f64)> = [1.0, 2.0, 4.0, 8.0]
+            .iter()
+            .map(|&x: &f64| (x, 3.0 * x.powf(1.5)))
+            .collect();
+        let (n, se) = power_law(&pts).unwrap();
+        assert!((n - 1.5).abs() < 1e-9 && se < 1e-9);
+        assert_eq!(power_law(&pts[..2]), None);
+    }
+
+    #[test]
+    fn the_worst_outcome_decides() {
+        let inc = Outcome::Inconclusive("x".into());
+        assert_eq!(worst(vec![Outcome::Holds, Outcome::Holds]), Outcome::Holds);
+        assert_eq!(worst(vec![Outcome::Holds, inc.clone()]), inc);
+        assert_eq!(worst(vec![inc, Outcome::Fails]), Outcome::Fails);
+    }
+}

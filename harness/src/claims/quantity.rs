@@ -1,0 +1,360 @@
+//! What a claim reads from a run: [`Q`], a quantity built from the run's points (a time, a
+//! counter, a peak resident set, T_s) and numbers, evaluated to [`Samples`] that keep the
+//! run's noise: one sample per round for a time, one per repetition for a counter.
+//!
+//! Times are per round because this kind of machine moves a process's speed by up to 2x from
+//! one process to the next while the repetitions inside one process agree: the spread that
+//! matters is between processes, and every round runs each point in a process of its own.
+//! Two quantities of the same shape combine sample by sample (round r with round r: the same
+//! pass over the grid); otherwise every pair is combined, which can only widen the spread.
+
+use crate::grid::Status;
+use crate::results::{self, PointSummary};
+use crate::runtimes::Arm;
+use crate::spec::PointSpec;
+use crate::stats;
+use std::fmt;
+use stealbench_workloads::Variant;
+
+/// A point a claim names: a runtime arm (spelt as a figure's rows spell it), a workload spec,
+/// a variant and P.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Pt {
+    /// The runtime arm's spelling (`abp`, `prows/futures=nostack`).
+    pub runtime: &'static str,
+    /// The workload spec (`fib`, `touchchain/d=64`).
+    pub workload: String,
+    /// The variant.
+    pub variant: Variant,
+    /// The workers.
+    pub p: usize,
+}
+
+impl fmt::Display for Pt {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} {}-{} P={}",
+            self.runtime, self.workload, self.variant, self.p
+        )
+    }
+}
+
+/// A quantity of a run.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Q {
+    /// A point's time in seconds: one sample per round (that round's median).
+    Time(Pt),
+    /// T_s of a workload spec: the `serial` runtime at P = 1, one sample per round.
+    Ts(String),
+    /// A runtime counter of a point: one sample per repetition.
+    Counter(Pt, &'static str),
+    /// A point's peak resident set in KiB: one sample.
+    PeakRss(Pt),
+    /// A number.
+    Const(f64),
+    /// The first over the second.
+    Div(Box<Q>, Box<Q>),
+    /// The sum.
+    Add(Box<Q>, Box<Q>),
+}
+
+/// A point's time.
+pub fn time(runtime: &'static str, workload: &str, variant: Variant, p: usize) -> Q {
+    Q::Time(Pt {
+        runtime,
+        workload: workload.to_string(),
+        variant,
+        p,
+    })
+}
+
+/// A point's counter `name`.
+pub fn counter(
+    runtime: &'static str,
+    workload: &str,
+    variant: Variant,
+    p: usize,
+    name: &'static str,
+) -> Q {
+    Q::Counter(
+        Pt {
+            runtime,
+            workload: workload.to_string(),
+            variant,
+            p,
+        },
+        name,
+    )
+}
+
+/// A point's peak resident set.
+pub fn peak_rss(runtime: &'static str, workload: &str, variant: Variant, p: usize) -> Q {
+    Q::PeakRss(Pt {
+        runtime,
+        workload: workload.to_string(),
+        variant,
+        p,
+    })
+}
+
+/// T_s of `workload`.
+pub fn ts(workload: &str) -> Q {
+    Q::Ts(workload.to_string())
+}
+
+impl Q {
+    /// `self / other`.
+    pub fn over(self, other: Q) -> Q {
+        Q::Div(Box::new(self), Box::new(other))
+    }
+
+    /// `self + other`.
+    pub fn plus(self, other: Q) -> Q {
+        Q::Add(Box::new(self), Box::new(other))
+    }
+
+    /// The points it reads, with whether each is read as a time (T_s as the `serial` point).
+    pub fn points(&self) -> Vec<(Pt, bool)> {
+        match self {
+            Q::Time(p) => vec![(p.clone(), true)],
+            Q::Ts(w) => vec![(
+                Pt {
+                    runtime: "serial",
+                    workload: w.clone(),
+                    variant: Variant::Fj,
+                    p: 1,
+                },
+                true,
+            )],
+            Q::Counter(p, _) | Q::PeakRss(p) => vec![(p.clone(), false)],
+            Q::Const(_) => Vec::new(),
+            Q::Div(a, b) | Q::Add(a, b) => {
+                let mut v = a.points();
+                v.extend(b.points());
+                v
+            }
+        }
+    }
+
+    /// Whether it reads a time.
+    pub fn reads_time(&self) -> bool {
+        self.points().iter().any(|(_, t)| *t)
+    }
+
+    /// The workloads whose T_s it reads.
+    pub fn ts_workloads(&self) -> Vec<String> {
+        match self {
+            Q::Ts(w) => vec![w.clone()],
+            Q::Div(a, b) | Q::Add(a, b) => {
+                let mut v = a.ts_workloads();
+                v.extend(b.ts_workloads());
+                v
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    /// Its value in `run`, or why there is none.
+    pub fn samples(&self, run: &[PointSummary]) -> Result<Samples, Missing> {
+        match self {
+            Q::Time(p) => {
+                let s = point(run, p)?;
+                Ok(Samples(s.round_medians.clone()))
+            }
+            Q::Ts(w) => {
+                let s = results::ts_of(run, w)
+                    .ok_or_else(|| Missing::NotMeasured(format!("T_s of {w}")))?;
+                ok(s, &format!("T_s of {w}"))?;
+                Ok(Samples(s.round_medians.clone()))
+            }
+            Q::Counter(p, name) => {
+                let s = point(run, p)?;
+                let v = s
+                    .counter(name)
+                    .ok_or_else(|| Missing::NotCounted(format!("{p} counts no `{name}`")))?;
+                Ok(Samples(v.iter().map(|&x| x as f64).collect()))
+            }
+            Q::PeakRss(p) => {
+                let s = point(run, p)?;
+                let kb = s
+                    .peak_rss_kb
+                    .ok_or_else(|| Missing::NotCounted(format!("{p} has no peak RSS")))?;
+                Ok(Samples(vec![kb as f64]))
+            }
+            Q::Const(x) => Ok(Samples(vec![*x])),
+            Q::Div(a, b) => Ok(a.samples(run)?.combine(&b.samples(run)?, |x, y| x / y)),
+            Q::Add(a, b) => Ok(a.samples(run)?.combine(&b.samples(run)?, |x, y| x + y)),
+        }
+    }
+}
+
+impl fmt::Display for Q {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Q::Time(p) => write!(f, "T({p})"),
+            Q::Ts(w) => write!(f, "T_s({w})"),
+            Q::Counter(p, name) => write!(f, "{name}({p})"),
+            Q::PeakRss(p) => write!(f, "peak RSS({p})"),
+            Q::Const(x) => write!(f, "{x}"),
+            Q::Div(a, b) => write!(f, "{a} / {b}"),
+            Q::Add(a, b) => write!(f, "({a} + {b})"),
+        }
+    }
+}
+
+/// Why a quantity has no value in a run.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Missing {
+    /// A point is not in the run (not selected, not built, or a spelling no runtime takes).
+    NotMeasured(String),
+    /// A point did not finish ok.
+    Failed(String),
+    /// A point's runtime does not count what is asked.
+    NotCounted(String),
+}
+
+impl fmt::Display for Missing {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Missing::NotMeasured(s) => write!(f, "not measured in this run: {s}"),
+            Missing::Failed(s) | Missing::NotCounted(s) => f.write_str(s),
+        }
+    }
+}
+
+/// The summary of `p` in `run`, finished ok.
+fn point<'a>(run: &'a [PointSummary], p: &Pt) -> Result<&'a PointSummary, Missing> {
+    let arm = Arm::parse(p.runtime).map_err(|e| Missing::NotMeasured(format!("{p} ({e})")))?;
+    let key = PointSpec {
+        runtime: arm,
+        workload: p.workload.clone(),
+        variant: p.variant,
+        workers: p.p,
+    };
+    let s = run
+        .iter()
+        .find(|s| s.key == key)
+        .ok_or_else(|| Missing::NotMeasured(p.to_string()))?;
+    ok(s, &p.to_string())?;
+    Ok(s)
+}
+
+/// `s`, if it finished ok with at least one value.
+fn ok(s: &PointSummary, what: &str) -> Result<(), Missing> {
+    if s.status != Status::Ok {
+        return Err(Missing::Failed(format!("{what} ended {}", s.status)));
+    }
+    Ok(())
+}
+
+/// A quantity's values in a run: per round, per repetition, or one.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Samples(pub Vec<f64>);
+
+impl Samples {
+    /// `f` of `self` and `other`, sample by sample when both have as many (the same round or
+    /// repetition), the one value against each when one has a single value, else every pair.
+    pub fn combine(&self, other: &Samples, f: impl Fn(f64, f64) -> f64) -> Samples {
+        let (a, b) = (&self.0, &other.0);
+        Samples(if a.len() == b.len() {
+            a.iter().zip(b).map(|(x, y)| f(*x, *y)).collect()
+        } else {
+            a.iter()
+                .flat_map(|x| b.iter().map(|y| f(*x, *y)).collect::<Vec<_>>())
+                .collect()
+        })
+    }
+
+    /// The estimate: the median, with the smallest and largest sample as its spread.
+    pub fn estimate(&self) -> Option<Estimate> {
+        let xs: Vec<f64> = self.0.iter().copied().filter(|x| x.is_finite()).collect();
+        Some(Estimate {
+            value: stats::median(&xs)?,
+            lo: xs.iter().copied().fold(f64::INFINITY, f64::min),
+            hi: xs.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+            n: xs.len(),
+        })
+    }
+}
+
+/// A quantity's estimate: the median of its samples and their range.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Estimate {
+    /// The median.
+    pub value: f64,
+    /// The smallest sample.
+    pub lo: f64,
+    /// The largest sample.
+    pub hi: f64,
+    /// The samples.
+    pub n: usize,
+}
+
+impl fmt::Display for Estimate {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.n > 1 && self.hi > self.lo {
+            write!(
+                f,
+                "{} [{}–{}]",
+                number(self.value),
+                number(self.lo),
+                number(self.hi)
+            )
+        } else {
+            f.write_str(&number(self.value))
+        }
+    }
+}
+
+/// A number with three significant digits, integers as integers.
+pub fn number(x: f64) -> String {
+    if !x.is_finite() {
+        return format!("{x}");
+    }
+    if x.fract() == 0.0 && x.abs() < 1e9 {
+        return format!("{x:.0}");
+    }
+    let a = x.abs();
+    let decimals = if a >= 100.0 {
+        0
+    } else if a >= 10.0 {
+        1
+    } else if a >= 1.0 {
+        2
+    } else if a > 0.0 {
+        (2 - a.log10().floor() as i32).clamp(2, 9) as usize
+    } else {
+        0
+    };
+    format!("{x:.decimals$}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn samples_combine_by_round_else_every_pair() {
+        let a = Samples(vec![2.0, 4.0, 6.0]);
+        let b = Samples(vec![1.0, 2.0, 3.0]);
+        assert_eq!(a.combine(&b, |x, y| x / y).0, [2.0, 2.0, 2.0]);
+        let c = Samples(vec![1.0, 2.0]);
+        assert_eq!(a.combine(&c, |x, y| x / y).0.len(), 6);
+        let e = a
+            .combine(&Samples(vec![2.0]), |x, y| x / y)
+            .estimate()
+            .unwrap();
+        assert_eq!((e.value, e.lo, e.hi, e.n), (2.0, 1.0, 3.0, 3));
+        assert_eq!(e.to_string(), "2 [1–3]");
+    }
+
+    #[test]
+    fn numbers_keep_three_digits() {
+        assert_eq!(number(2.0), "2");
+        assert_eq!(number(0.9731), "0.973");
+        assert_eq!(number(1.234), "1.23");
+        assert_eq!(number(12.34), "12.3");
+        assert_eq!(number(0.01767), "0.0177");
+    }
+}

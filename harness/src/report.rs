@@ -1,0 +1,430 @@
+//! `stealbench report`: the latest run of every figure, its claims' verdicts, tables and plots,
+//! gathered in `paper-figures/README.md` (every figure with its verdicts and links) and one
+//! self-contained `report.html` (styles and plots inline: it reads offline).
+//!
+//! Each run is rendered again from its own files (`meta.json`, `raw.csv`) by this build's
+//! figures and claims, as `reproduce --resume` would render it, so the page and the
+//! figures' `.md` files agree.
+
+use crate::claims::{self, Judgement};
+use crate::cli::{Failure, ReportArgs};
+use crate::figures::metric::Context;
+use crate::figures::{self, Figure};
+use crate::grid::Grid;
+use crate::results::{self, Meta};
+use crate::{plot, table};
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+/// One figure's run, rendered.
+struct Rendered {
+    fig: Figure,
+    meta: Meta,
+    dir: PathBuf,
+    table: table::Table,
+    verdicts: Vec<Judgement>,
+    svg: String,
+}
+
+/// The run directories under `path`: `path` itself if it holds a `meta.json`, else every
+/// `ID/TIMESTAMP/` below it (a results root).
+fn run_dirs(path: &Path) -> Result<Vec<PathBuf>, Failure> {
+    if path.join("meta.json").is_file() {
+        return Ok(vec![path.to_path_buf()]);
+    }
+    if !path.is_dir() {
+        return Err(Failure::Usage(format!(
+            "{}: neither a run directory (no meta.json) nor a results root",
+            path.display()
+        )));
+    }
+    let mut out = Vec::new();
+    let entries = |p: &Path| -> Result<Vec<PathBuf>, Failure> {
+        let mut v: Vec<PathBuf> = fs::read_dir(p)
+            .map_err(|e| Failure::Runtime(format!("{}: {e}", p.display())))?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.is_dir())
+            .collect();
+        v.sort();
+        Ok(v)
+    };
+    for id_dir in entries(path)? {
+        for run in entries(&id_dir)? {
+            if run.join("meta.json").is_file() {
+                out.push(run);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The latest finished run of each figure among `dirs` (directory names are timestamps), in
+/// the registry's order of figures.
+fn latest_runs(dirs: &[PathBuf]) -> Result<Vec<(PathBuf, Meta)>, Failure> {
+    let mut by_id: BTreeMap<String, (PathBuf, Meta)> = BTreeMap::new();
+    for d in dirs {
+        for run in run_dirs(d)? {
+            let meta = Meta::read(&run)
+                .map_err(|e| Failure::Runtime(format!("{}: {e}", run.display())))?;
+            if !meta.finished {
+                continue;
+            }
+            let newer = by_id
+                .get(&meta.id)
+                .is_none_or(|(_, m)| m.timestamp <= meta.timestamp);
+            if newer {
+                by_id.insert(meta.id.clone(), (run, meta));
+            }
+        }
+    }
+    Ok(figures::FIGURES
+        .iter()
+        .filter_map(|f| by_id.remove(f.id))
+        .collect())
+}
+
+/// Renders the run in `dir` with this build's figure and claims.
+fn render(dir: &Path, meta: Meta) -> Result<Rendered, Failure> {
+    let fig = crate::reproduce::lookup_figure(&meta.id)?;
+    let s = &meta.settings;
+    let mut grid = Grid::build(fig.rows.clone(), &s.workers, &s.selection());
+    grid.simulate_also(fig.sim_workers);
+    let rows = results::read_raw(&dir.join("raw.csv"))?;
+    let summaries = results::summarize(&rows);
+    let ctx = Context {
+        summaries: &summaries,
+        cpus: meta.machine.logical_cpus,
+    };
+    let table = table::build(&fig, &grid, &ctx);
+    let verdicts = claims::judge(
+        &fig,
+        &claims::Run {
+            summaries: &summaries,
+            cores: meta.machine.cores,
+            size: s.size,
+        },
+    );
+    let panels = plot::panels(&fig, &grid, &ctx);
+    let subtitle = format!("size {}, {}", s.size, meta.machine.cpu_model);
+    let svg = plot::svg_text(&fig, &grid, &panels, &subtitle).map_err(Failure::Runtime)?;
+    Ok(Rendered {
+        fig,
+        meta,
+        dir: dir.to_path_buf(),
+        table,
+        verdicts,
+        svg,
+    })
+}
+
+/// `stealbench report`.
+pub fn report_command(args: &ReportArgs) -> Result<i32, Failure> {
+    let dirs = if args.dirs.is_empty() {
+        vec![PathBuf::from("results")]
+    } else {
+        args.dirs.clone()
+    };
+    let runs = latest_runs(&dirs)?;
+    if runs.is_empty() {
+        return Err(Failure::Usage(format!(
+            "no finished run found in {} (run `stealbench reproduce ID` first)",
+            dirs.iter()
+                .map(|d| d.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )));
+    }
+    let rendered: Vec<Rendered> = runs
+        .into_iter()
+        .map(|(d, m)| render(&d, m))
+        .collect::<Result<_, _>>()?;
+    let missing: Vec<&str> = figures::FIGURES
+        .iter()
+        .map(|f| f.id)
+        .filter(|id| rendered.iter().all(|r| r.fig.id != *id))
+        .collect();
+    let out = &args.figures_dir;
+    fs::create_dir_all(out).map_err(|e| Failure::Runtime(format!("{}: {e}", out.display())))?;
+    let readme = out.join("README.md");
+    let html = out.join("report.html");
+    let write = |p: &Path, text: String| {
+        fs::write(p, text).map_err(|e| Failure::Runtime(format!("{}: {e}", p.display())))
+    };
+    write(&readme, readme_text(&rendered, &missing))?;
+    write(&html, html_text(&rendered, &missing))?;
+    let all: Vec<Judgement> = rendered.iter().flat_map(|r| r.verdicts.clone()).collect();
+    for r in &rendered {
+        outln!(
+            "{:<16} {} ({})",
+            r.fig.id,
+            claims::tally(&r.verdicts),
+            r.dir.display()
+        );
+    }
+    if !missing.is_empty() {
+        outln!("no run of: {}", missing.join(", "));
+    }
+    outln!(
+        "\n{} figures, {} claims: {}\nwrote {} and {}",
+        rendered.len(),
+        all.len(),
+        claims::tally(&all),
+        readme.display(),
+        html.display()
+    );
+    Ok(0)
+}
+
+/// What `paper-figures/README.md` says before the verdicts.
+const README_HEAD: &str = "\
+# paper-figures/
+
+`stealbench reproduce <id>` writes here, for each figure or table `<id>`:
+
+| file | contents |
+|---|---|
+| `<id>.md` | the paper's claims that the figure tests with their verdicts on this run, then the table in the paper's layout (each cell ours with the paper's beside it), the machine, the build, the size (every workload's input parameters) and the run directory it came from |
+| `<id>.svg`, `<id>.png` | the metric against P (log2), one panel per workload: ours solid with markers, the paper's dashed in the same colour, the ideal dotted (a count at one P: bars, the paper's hollow); for a speedup with the paper's values, beside it ours against the paper's at the same P |
+| `reference/*.csv` | the papers' own numbers and inputs (copied from the papers; embedded in the binary) |
+| `runs/<id>/<timestamp>/` | the committed runs' raw data: `raw.csv`, `summary.csv`, `claims.csv`, `meta.json` |
+
+`stealbench report` writes this page and [`report.html`](report.html) (every figure's verdicts,
+plot and table in one self-contained page) from the latest run of every figure; `stealbench
+claims` lists every claim with its check and band without running anything. A verdict is
+`holds` or `fails` only when the run's whole spread (rounds for a time, repetitions for a
+count) lies inside or outside the claim's band; `inconclusive` says why the run cannot decide
+(a P beyond the machine's cores, one round, an input below the size where the effect shows, a
+spread across the band's edge); `n/a` marks a claim against a system stealbench only stands in
+for. Measured results, each with its machine and date, are in
+[`measurements.md`](measurements.md) and [`steal-path.md`](steal-path.md).
+";
+
+/// `paper-figures/README.md`.
+fn readme_text(rendered: &[Rendered], missing: &[&str]) -> String {
+    let mut out = README_HEAD.to_string();
+    let all: Vec<Judgement> = rendered.iter().flat_map(|r| r.verdicts.clone()).collect();
+    out.push_str(&format!(
+        "\n## The committed runs' verdicts\n\n{} claims in {} figures: {}. Written by `stealbench \
+         report` on {}.\n\n",
+        all.len(),
+        rendered.len(),
+        claims::tally(&all),
+        results::timestamps(SystemTime::now()).0
+    ));
+    out.push_str("| figure | size | machine | verdicts | run |\n|---|---|---|---|---|\n");
+    for r in rendered {
+        out.push_str(&format!(
+            "| [{0}]({0}.md) | {1} | {2}, {3} cores | {4} | `{5}` |\n",
+            r.fig.id,
+            r.meta.settings.size,
+            r.meta.machine.cpu_model,
+            r.meta.machine.cores,
+            claims::tally(&r.verdicts),
+            r.dir.display()
+        ));
+    }
+    if !missing.is_empty() {
+        out.push_str(&format!("\nNo run of: {}.\n", missing.join(", ")));
+    }
+    for r in rendered {
+        out.push_str(&format!(
+            "\n### [{0}]({0}.md): {1}\n\n",
+            r.fig.id, r.fig.title
+        ));
+        for j in &r.verdicts {
+            let mut v = format!("**{}**", j.verdict.word());
+            if !j.verdict.reason().is_empty() {
+                v.push_str(&format!(" ({})", j.verdict.reason()));
+            }
+            out.push_str(&format!(
+                "- `{}`: {v}. Paper: \"{}\" ({}). Ours: {} (band {}).{}\n",
+                j.id,
+                j.claim.quote,
+                j.claim.paper,
+                j.ours,
+                j.claim.check.band(),
+                j.caveat
+                    .as_ref()
+                    .map(|c| format!(" {c}."))
+                    .unwrap_or_default()
+            ));
+        }
+    }
+    out
+}
+
+/// `s` with HTML's special characters escaped.
+fn esc(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+/// The CSS class of a verdict.
+fn class(j: &Judgement) -> &'static str {
+    match j.verdict {
+        claims::Verdict::Holds => "holds",
+        claims::Verdict::Fails => "fails",
+        claims::Verdict::Inconclusive(_) => "inconclusive",
+        claims::Verdict::NotApplicable(_) => "na",
+    }
+}
+
+const STYLE: &str = "body{font-family:sans-serif;margin:2em auto;max-width:1400px;color:#222}\
+table{border-collapse:collapse;margin:1em 0;font-size:13px}\
+td,th{border:1px solid #ccc;padding:3px 6px;vertical-align:top;text-align:left}\
+th{background:#f0f0f0}\
+.holds{background:#d9f2d9}.fails{background:#f8d0d0}.inconclusive{background:#fff1c2}\
+.na{background:#e6e6e6}.verdict{font-weight:bold;white-space:nowrap}\
+.plot svg{max-width:100%;height:auto}.caption{font-size:13px;color:#444}\
+.scroll{overflow-x:auto}";
+
+/// The verdicts of `js` as an HTML table, with the figure column when `with_figure`.
+fn claims_table(js: &[Judgement]) -> String {
+    let mut out = String::from(
+        "<table><tr><th>claim</th><th>paper</th><th>band</th><th>ours</th><th>verdict</th></tr>\n",
+    );
+    for j in js {
+        let mut why = esc(j.verdict.reason());
+        if let Some(c) = &j.caveat {
+            if !why.is_empty() {
+                why.push_str("; ");
+            }
+            why.push_str(&esc(c));
+        }
+        out.push_str(&format!(
+            "<tr class=\"{}\"><td><code>{}</code></td><td>“{}” ({})</td><td>{}</td><td>{}</td>\
+             <td><span class=\"verdict\">{}</span>{}</td></tr>\n",
+            class(j),
+            esc(&j.id),
+            esc(j.claim.quote),
+            esc(&j.claim.paper),
+            esc(&j.claim.check.band()),
+            esc(&j.ours),
+            j.verdict.word(),
+            if why.is_empty() {
+                String::new()
+            } else {
+                format!("<br>{why}")
+            }
+        ));
+    }
+    out.push_str("</table>\n");
+    out
+}
+
+/// `report.html`.
+fn html_text(rendered: &[Rendered], missing: &[&str]) -> String {
+    let all: Vec<Judgement> = rendered.iter().flat_map(|r| r.verdicts.clone()).collect();
+    let mut out = format!(
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <title>stealbench: the papers' claims on this machine</title><style>{STYLE}</style>\
+         </head><body>\n<h1>stealbench: the papers' claims on this machine</h1>\n\
+         <p>{} claims in {} figures: <b>{}</b>. Written by <code>stealbench report</code> on {}. \
+         A verdict is <span class=\"holds\">holds</span> or <span class=\"fails\">fails</span> \
+         only when the run's whole spread (rounds for a time, repetitions for a count) lies \
+         inside or outside the claim's band; <span class=\"inconclusive\">inconclusive</span> \
+         says why the run cannot decide; <span class=\"na\">n/a</span> marks a claim against a \
+         system stealbench only stands in for.</p>\n",
+        all.len(),
+        rendered.len(),
+        esc(&claims::tally(&all)),
+        results::timestamps(SystemTime::now()).0
+    );
+    out.push_str(
+        "<h2>The runs</h2>\n<table><tr><th>figure</th><th>machine</th><th>build</th>\
+         <th>size</th><th>rounds, repetitions</th><th>measured</th><th>run directory</th></tr>\n",
+    );
+    for r in rendered {
+        let (m, b, s) = (&r.meta.machine, &r.meta.build, &r.meta.settings);
+        out.push_str(&format!(
+            "<tr><td><a href=\"#{0}\">{0}</a></td><td>{1}, {2} cores / {3} logical CPUs, {4} NUMA \
+             node(s), {5}</td><td>stealbench {6}, {7}, commit {8}, allocator {9}, {10}</td>\
+             <td>{11}</td><td>{12}, {13}</td><td>{14}</td><td><code>{15}</code></td></tr>\n",
+            esc(r.fig.id),
+            esc(&m.cpu_model),
+            m.cores,
+            m.logical_cpus,
+            m.numa_nodes,
+            esc(&m.kernel),
+            esc(&b.stealbench_version),
+            esc(&b.rustc),
+            esc(&b.git_commit),
+            esc(&b.allocator),
+            esc(&b.profile),
+            s.size,
+            s.rounds,
+            s.reps,
+            esc(&r.meta.timestamp),
+            esc(&r.dir.display().to_string())
+        ));
+    }
+    out.push_str("</table>\n");
+    if !missing.is_empty() {
+        out.push_str(&format!(
+            "<p>No run of: {}.</p>\n",
+            esc(&missing.join(", "))
+        ));
+    }
+    out.push_str("<h2>Every claim</h2>\n");
+    out.push_str(&claims_table(&all));
+    for r in rendered {
+        out.push_str(&format!(
+            "<h2 id=\"{0}\">{0}: {1}</h2>\n<p class=\"caption\">{2}</p>\n<p>{3}</p>\n",
+            esc(r.fig.id),
+            esc(r.fig.title),
+            esc(r.fig.caption),
+            esc(&claims::tally(&r.verdicts))
+        ));
+        out.push_str(&claims_table(&r.verdicts));
+        out.push_str(&format!(
+            "<div class=\"plot\">{}</div>\n",
+            strip_xml_header(&r.svg)
+        ));
+        out.push_str(&format!(
+            "<p class=\"caption\">{}: {}. {}</p>\n<div class=\"scroll\"><table><tr>",
+            esc(r.fig.metric.note_label()),
+            esc(&r.fig.metric.describe()),
+            esc(r.fig.metric.cell_legend())
+        ));
+        for h in &r.table.header {
+            out.push_str(&format!("<th>{}</th>", esc(h)));
+        }
+        out.push_str("</tr>\n");
+        for row in &r.table.rows {
+            out.push_str("<tr>");
+            for c in row {
+                out.push_str(&format!("<td>{}</td>", esc(c)));
+            }
+            out.push_str("</tr>\n");
+        }
+        out.push_str("</table></div>\n");
+    }
+    out.push_str("</body></html>\n");
+    out
+}
+
+/// An SVG document without its XML declaration, to sit inside HTML.
+fn strip_xml_header(svg: &str) -> &str {
+    match svg.find("<svg") {
+        Some(i) => &svg[i..],
+        None => svg,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn html_is_escaped_and_svg_inlined() {
+        assert_eq!(esc("a<b & \"c\""), "a&lt;b &amp; &quot;c&quot;");
+        assert_eq!(
+            strip_xml_header("<?xml version=\"1.0\"?>\n<svg x>"),
+            "<svg x>"
+        );
+    }
+}
