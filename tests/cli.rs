@@ -86,6 +86,48 @@ fn fib_fig3_args<'a>(runtimes: &'a str, workers: &'a str, extra: &[&'a str]) -> 
     reproduce_args("prows-fig3", &[&fib[..], extra].concat())
 }
 
+/// `claims` lists every figure's claims with its check and band, running nothing; `report`
+/// with nothing to report is one line and exit code 2.
+#[test]
+fn claims_are_listed_for_every_figure() {
+    let dir = TempDir::new("claims");
+    let out = stealbench(&["claims"], &dir.0);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let listing = text(&out.stdout);
+    let list = text(&stealbench(&["list"], &dir.0).stdout);
+    let figures: Vec<&str> = list
+        .lines()
+        .skip(1)
+        .take_while(|l| !l.is_empty())
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    assert_eq!(figures.len(), 16, "{list}");
+    for id in &figures {
+        let header = listing
+            .lines()
+            .find(|l| l.starts_with(&format!("{id} (")))
+            .unwrap_or_else(|| panic!("{id} not listed: {listing}"));
+        assert!(!header.contains("(0 claims)"), "{header}");
+    }
+    let claims = listing
+        .lines()
+        .filter(|l| l.starts_with("    band:"))
+        .count();
+    assert!(claims >= 20, "{claims} claims: {listing}");
+    assert!(listing.contains("= 2 + 2d"), "{listing}");
+    let one = text(&stealbench(&["claims", "spoonhower-fig5"], &dir.0).stdout);
+    assert!(one.starts_with("spoonhower-fig5 (4 claims)"), "{one}");
+    let bad = stealbench(&["claims", "prows-fig9"], &dir.0);
+    assert_eq!(bad.status.code(), Some(2));
+    let empty = stealbench(&["report", dir.0.to_str().unwrap()], &dir.0);
+    assert_eq!(empty.status.code(), Some(2), "{}", text(&empty.stderr));
+    assert!(
+        text(&empty.stderr).contains("no finished run"),
+        "{}",
+        text(&empty.stderr)
+    );
+}
+
 #[test]
 fn bad_input_is_one_line_and_exit_code_2() {
     let dir = TempDir::new("bad");
@@ -398,6 +440,45 @@ fn reproduce_fig3_end_to_end_then_resume() {
         "{md}"
     );
     assert!(md.contains("scalability over T_1"), "{md}");
+    // The claims' verdicts: after the table, in the page (first), and in claims.csv. Only T_s
+    // ran: the claims on the figure's rows are n/a (not measured), the one at P = 16
+    // inconclusive on this machine's cores.
+    assert!(
+        stdout.contains("claim prows-fig3/stack-switch-costs: n/a (not measured in this run"),
+        "{stdout}"
+    );
+    assert!(md.find("## Claims") < md.find("| bench |"), "{md}");
+    assert!(
+        md.contains("| `prows-fig3/scales-p16` |")
+            && md.contains("**inconclusive** (a time claim at P = 16"),
+        "{md}"
+    );
+    let claims_csv = fs::read_to_string(run.join("claims.csv")).unwrap();
+    assert!(
+        claims_csv.starts_with("claim,verdict,reason,caveat,ours,band,paper,quote\n"),
+        "{claims_csv}"
+    );
+    assert_eq!(claims_csv.lines().count(), 5, "{claims_csv}");
+    // The report of that run: README.md and report.html, the verdicts in both.
+    let report = stealbench(
+        &[
+            "report",
+            results.to_str().unwrap(),
+            "--figures-dir",
+            figures.to_str().unwrap(),
+        ],
+        &dir.0,
+    );
+    assert!(report.status.success(), "{}", text(&report.stderr));
+    assert!(
+        text(&report.stdout).contains("1 figures, 4 claims"),
+        "{}",
+        text(&report.stdout)
+    );
+    let html = fs::read_to_string(figures.join("report.html")).unwrap();
+    assert!(html.contains("<svg") && html.contains("prows-fig3/scales-p16"));
+    let readme = fs::read_to_string(figures.join("README.md")).unwrap();
+    assert!(readme.contains("[prows-fig3](prows-fig3.md)"), "{readme}");
     let png = fs::read(figures.join("prows-fig3.png")).unwrap();
     assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
 

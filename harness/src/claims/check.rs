@@ -278,7 +278,11 @@ impl Check {
                     Ok(s) => {
                         let e = s.estimate().expect("samples");
                         let exact = s.0.iter().all(|x| x == want);
-                        let ours = format!("{e} (formula {})", number(*want));
+                        let ours = if exact {
+                            e.to_string()
+                        } else {
+                            format!("{e} ≠ {}", number(*want))
+                        };
                         result(
                             &c.label,
                             ours,

@@ -334,7 +334,7 @@ pub fn text(judgements: &[Judgement]) -> String {
 pub fn tally(judgements: &[Judgement]) -> String {
     let count = |w: &str| judgements.iter().filter(|j| j.verdict.word() == w).count();
     format!(
-        "{} hold, {} fail, {} inconclusive, {} n/a",
+        "{} holds, {} fails, {} inconclusive, {} n/a",
         count("holds"),
         count("fails"),
         count("inconclusive"),

@@ -3,7 +3,10 @@
 //! speedups over the serial elision T_s.
 
 use super::metric::Time;
-use super::{Figure, ReferenceCsv, SpeedupBase, prows_time_figure, reference_csv};
+use super::{Figure, ReferenceCsv, SpeedupBase, prows_runtime, prows_time_figure, reference_csv};
+use crate::claims::{Band, Check, Claim, case, time};
+use crate::claims::quantity::number;
+use stealbench_workloads::Variant;
 
 /// The figure's id.
 pub const ID: &str = "prows-fig2";
@@ -28,6 +31,66 @@ pub fn figure() -> Figure {
          5 steps, as in the authors' artifact.",
         CSV,
         &Time(SpeedupBase::Serial),
+    )
+    .with_claims(vec![
+        comparable("comparable-t1", 1, 0.15),
+        comparable("comparable-t2", 2, 0.15),
+        comparable("comparable-t16", 16, 0.40),
+    ])
+}
+
+/// The paper's claim that Cilk-F keeps up with Cilk Plus, at `p`: each future version's time
+/// (sf, gf on `prows`) over its benchmark's fork-join or pipeline version's (fj, lp on `abp`)
+/// within 1 ± `tolerance`, the paper's own largest deviation at that P rounded up (sw sf at
+/// P = 1 and 2: 1.15 and 1.13; lcs gf at P = 16: 1.36).
+fn comparable(id: &'static str, p: usize, tolerance: f64) -> Claim {
+    let r = CSV.parse();
+    let variant = |rec: &[String]| -> Variant {
+        r.field(rec, "variant")
+            .and_then(|v| v.parse().ok())
+            .expect("the reference names known variants")
+    };
+    let mut cases = Vec::new();
+    let mut ratios: Vec<f64> = Vec::new();
+    for rec in &r.records {
+        let (bench, v) = (r.field(rec, "bench").expect("bench"), variant(rec));
+        if matches!(v, Variant::Fj | Variant::Lp) {
+            continue;
+        }
+        let base = r
+            .records
+            .iter()
+            .find(|b| {
+                r.field(b, "bench") == Some(bench) && matches!(variant(b), Variant::Fj | Variant::Lp)
+            })
+            .expect("every benchmark has a fork-join or pipeline version");
+        let bv = variant(base);
+        let (ours, theirs) = (r.paper_values(rec), r.paper_values(base));
+        if let (Some(a), Some(b)) = (ours.value(p), theirs.value(p)) {
+            ratios.push(a / b);
+        }
+        cases.push(case(
+            format!("{bench} {v}/{bv}"),
+            time(prows_runtime(v), bench, v, p).over(time(prows_runtime(bv), bench, bv, p)),
+        ));
+    }
+    let lo = ratios.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = ratios.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    Claim::new(
+        id,
+        "the performance of Cilk-F is comparable to the performance of Cilk Plus in all our \
+         benchmarks",
+        format!(
+            "T_{p} of a future version over its fork-join or pipeline version: {} to {} in \
+             Figure 2",
+            number(lo),
+            number(hi)
+        ),
+        Check::Within {
+            cases,
+            band: Band::around(1.0, tolerance),
+            unit: "x",
+        },
     )
 }
 
@@ -62,5 +125,21 @@ mod tests {
                 .iter()
                 .any(|r| r.paper.is_none() && r.runtime == "rayon")
         );
+    }
+
+    #[test]
+    fn its_claims_compare_every_future_version_with_its_fork_join_one() {
+        let f = figure();
+        let ids: Vec<&str> = f.claims.iter().map(|c| c.id).collect();
+        assert_eq!(ids, ["comparable-t1", "comparable-t2", "comparable-t16"]);
+        let Check::Within { cases, band, .. } = &f.claims[0].check else {
+            panic!("a band");
+        };
+        // 11 future versions: mm, smm, sort sf; hw sf, gf; lcs sf, gf; sw sf, gf; bst gf;
+        // ferret gf (over its lp).
+        assert_eq!(cases.len(), 11);
+        assert_eq!(cases[10].label, "ferret gf/lp");
+        assert_eq!(*band, Band::around(1.0, 0.15));
+        assert!(f.claims[0].paper.contains("0.97") && f.claims[0].paper.contains("1.15"));
     }
 }

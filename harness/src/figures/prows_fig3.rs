@@ -5,6 +5,72 @@
 
 use super::metric::Time;
 use super::{Figure, ReferenceCsv, SpeedupBase, prows_time_figure, reference_csv};
+use crate::claims::{Band, Check, Claim, Q, case, time};
+use stealbench_workloads::Variant;
+
+/// The three paper rows' arms and variants: fib-fj, fib-sf, fib-sf without a stack.
+const ROWS: [(&str, Variant); 3] = [
+    ("abp", Variant::Fj),
+    ("prows", Variant::Sf),
+    ("prows/futures=nostack", Variant::Sf),
+];
+
+/// T_1 over T_`p` of a paper row: its scalability.
+fn scalability(rt: &'static str, v: Variant, p: usize) -> Q {
+    time(rt, "fib", v, 1).over(time(rt, "fib", v, p))
+}
+
+/// The claims of the figure: what a future and its stack cost against a join, and how fib
+/// scales on each.
+fn claims() -> Vec<Claim> {
+    let t1 = |rt, v| time(rt, "fib", v, 1);
+    let scales = |id, p: usize, at_least: f64, paper: &str| {
+        Claim::new(
+            id,
+            "fib-fj, fib-sf and -stack scale near-linearly (Figure 3: scalability over T_1)",
+            paper.to_string(),
+            Check::Within {
+                cases: ROWS
+                    .iter()
+                    .map(|&(rt, v)| case(format!("{rt} {v}"), scalability(rt, v, p)))
+                    .collect(),
+                band: Band::at_least(at_least),
+                unit: "x",
+            },
+        )
+    };
+    vec![
+        Claim::new(
+            "stack-switch-costs",
+            "By comparing the numbers between fib-sf and -stack, we see a big drop in T_1",
+            "T_1 of fib-sf over -stack: 34.35 / 26.78 = 1.28",
+            Check::Within {
+                cases: vec![case(
+                    "",
+                    t1("prows", Variant::Sf).over(t1("prows/futures=nostack", Variant::Sf)),
+                )],
+                band: Band::at_least(1.1),
+                unit: "x",
+            },
+        ),
+        Claim::new(
+            "futures-cost-more",
+            "future operations do incur higher scheduling overhead compared to pure fork-join \
+             parallelism",
+            "T_1 of -stack over fib-fj: 26.78 / 22.05 = 1.21 (fib-sf: 1.56)",
+            Check::Within {
+                cases: vec![case(
+                    "",
+                    t1("prows/futures=nostack", Variant::Sf).over(t1("abp", Variant::Fj)),
+                )],
+                band: Band::at_least(1.05),
+                unit: "x",
+            },
+        ),
+        scales("scales-p2", 2, 1.6, "T_1/T_2: 2.03 (fj), 2.01 (sf), 1.99 (-stack)"),
+        scales("scales-p16", 16, 12.0, "T_1/T_16: 16.33 (fj), 15.39 (-stack)"),
+    ]
+}
 
 /// The figure's id.
 pub const ID: &str = "prows-fig3";
@@ -29,6 +95,7 @@ pub fn figure() -> Figure {
             CSV,
         &Time(SpeedupBase::OneWorker),
     )
+    .with_claims(claims())
 }
 
 #[cfg(test)]
@@ -65,6 +132,11 @@ mod tests {
             .filter(|r| r.paper.is_none())
             .map(|r| format!("{}@{}", r.variant, r.runtime))
             .collect();
+        let ids: Vec<&str> = f.claims.iter().map(|c| c.id).collect();
+        assert_eq!(
+            ids,
+            ["stack-switch-costs", "futures-cost-more", "scales-p2", "scales-p16"]
+        );
         assert_eq!(
             baselines,
             [

@@ -9,7 +9,9 @@
 //! so the figure measures P = 16 wherever it runs.
 
 use super::metric::{Count, Reduce};
-use super::{Figure, ReferenceCsv, prows_runtime, reference_csv};
+use super::{Figure, ReferenceCsv, paper_number, prows_runtime, reference_csv};
+use crate::claims::quantity::number;
+use crate::claims::{Band, Check, Claim, Q, case, counter};
 use crate::grid::{PaperValues, Row};
 use stealbench_workloads::Variant;
 
@@ -79,7 +81,50 @@ pub fn figure() -> Figure {
             rows,
         )
         .with_reference(CSV)
+        .with_claims(claims())
     }
+}
+
+/// The benchmarks of the figure.
+const BENCHES: [&str; 3] = ["hw", "lcs", "sw"];
+
+/// The deviations of `bench`'s `variant` on its paper runtime at P = 16.
+fn deviations(bench: &str, variant: Variant) -> Q {
+    counter(prows_runtime(variant), bench, variant, P, "deviations")
+}
+
+/// The paper's claim over the order of deviations, in two parts: fork-join fewest (sf over fj
+/// at least 1: the paper's sw ties), general futures many more than structured ones (gf over
+/// sf at least 1.5, the paper's smallest being 1.86).
+fn claims() -> Vec<Claim> {
+    let ratio = |a: Variant, b: Variant, band: Band, id: &'static str| {
+        let paper: Vec<String> = BENCHES
+            .iter()
+            .filter_map(|bench| {
+                let x = paper_number(CSV.text, bench, a.name())?;
+                let y = paper_number(CSV.text, bench, b.name())?;
+                Some(format!("{bench} {}", number(x / y)))
+            })
+            .collect();
+        Claim::new(
+            id,
+            "structured futures generate many fewer deviations than general futures, but \
+             fork-join parallelism generates fewer still",
+            format!("{a}/{b} deviations at P = 16: {}", paper.join(", ")),
+            Check::Within {
+                cases: BENCHES
+                    .iter()
+                    .map(|bench| case(*bench, deviations(bench, a).over(deviations(bench, b))))
+                    .collect(),
+                band,
+                unit: "x",
+            },
+        )
+    };
+    vec![
+        ratio(Variant::Sf, Variant::Fj, Band::at_least(1.0), "fork-join-fewest"),
+        ratio(Variant::Gf, Variant::Sf, Band::at_least(1.5), "general-futures-many-more"),
+    ]
 }
 
 #[cfg(test)]
@@ -110,6 +155,9 @@ mod tests {
             .iter()
             .filter(|r| r.runtime == "prows/placement=artifact");
         assert_eq!(artifact.count(), 6);
+        let ids: Vec<&str> = f.claims.iter().map(|c| c.id).collect();
+        assert_eq!(ids, ["fork-join-fewest", "general-futures-many-more"]);
+        assert!(f.claims[1].paper.contains("hw 1.86"), "{}", f.claims[1].paper);
         let simulated = f.rows.iter().filter(|r| r.runtime.sim.is_some());
         assert_eq!(simulated.count(), 15);
         assert!(!f.metric.needs_cores());

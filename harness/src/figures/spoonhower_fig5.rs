@@ -16,6 +16,7 @@
 
 use super::spoonhower_fig6::STEALS_AND_DEVIATIONS;
 use super::{Figure, XAxis};
+use crate::claims::{Check, Claim, case, counter};
 use crate::grid::Row;
 use stealbench_workloads::Variant;
 
@@ -104,7 +105,89 @@ pub fn figure() -> Figure {
             &STEALS_AND_DEVIATIONS,
             rows,
         )
+        .with_claims(claims())
     }
+}
+
+/// The deviations of `workload` (`touchchain/d=` or `touchtree/t=`) at each of `values` on
+/// the forced schedule's arms, measured and simulated, exactly `formula` of the value.
+fn exact(
+    id: &'static str,
+    quote: &'static str,
+    paper: &'static str,
+    formula: &'static str,
+    (workload, key, variant): (&str, &str, Variant),
+    values: &[u64],
+    arms: [&'static str; 2],
+    f: fn(u64) -> f64,
+) -> Claim {
+    let cases = values
+        .iter()
+        .flat_map(|&v| {
+            arms.iter().map(move |&rt| {
+                (
+                    case(
+                        format!("{key}={v} {rt}"),
+                        counter(rt, &format!("{workload}/{key}={v}"), variant, 2, "deviations"),
+                    ),
+                    f(v),
+                )
+            })
+        })
+        .collect();
+    Claim::new(id, quote, paper, Check::Exact { formula, cases })
+}
+
+/// The lower bounds, exactly as the constructions give them on the forced schedule (one
+/// steal), for the parsimonious `abp` and, on the same programs, the proactive `prows`.
+fn claims() -> Vec<Claim> {
+    let chain = ("touchchain", "d", Variant::Sf);
+    let tree = ("touchtree", "t", Variant::Gf);
+    let abp = ["abp/steals=1", "abp/steals=1/sim=nanos"];
+    let prows = ["prows/steals=1", "prows/steals=1/sim=nanos"];
+    let two = |_| 2.0;
+    vec![
+        exact(
+            "a-parsimonious-linear-in-d",
+            "one future, one steal, and one touch lead to Omega(d) deviations on a graph of span d",
+            "Omega(d); the construction's schedule: 2 + 2d",
+            "2 + 2d",
+            chain,
+            &SPANS,
+            abp,
+            |d| 2.0 + 2.0 * d as f64,
+        ),
+        exact(
+            "b-parsimonious-linear-in-t",
+            "one steal and t touches lead to Omega(t) deviations",
+            "Omega(t); the construction's schedule: 2(t + 1)",
+            "2(t + 1)",
+            tree,
+            &TOUCHES,
+            abp,
+            |t| 2.0 * (t as f64 + 1.0),
+        ),
+        exact(
+            "a-proactive-constant",
+            "ProWS ... equal or better bounds on the number of deviations (ProWS, abstract)",
+            "proactive stealing suspends the whole deque: 2 whatever d",
+            "2",
+            chain,
+            &SPANS,
+            prows,
+            two,
+        ),
+        exact(
+            "b-proactive-constant",
+            "ProWS ... equal or better bounds on the number of deviations (ProWS, abstract)",
+            "proactive stealing suspends the whole deque: 2 whatever t",
+            "2",
+            tree,
+            &TOUCHES,
+            prows,
+            two,
+        ),
+    ]
 }
 
 #[cfg(test)]
@@ -123,5 +206,16 @@ mod tests {
                 .all(|r| crate::grid::workload_info(&r.workload).is_some())
         );
         assert_eq!(crate::reproduce::default_workers(&f), [2]);
+        // Each lower bound over its nine values on two arms, measured and simulated.
+        assert_eq!(f.claims.len(), 4);
+        let Check::Exact { cases, .. } = &f.claims[0].check else {
+            panic!("exact");
+        };
+        assert_eq!(cases.len(), 18);
+        assert_eq!(cases[0].1, 34.0);
+        let Check::Exact { cases, .. } = &f.claims[1].check else {
+            panic!("exact");
+        };
+        assert_eq!(cases.last().unwrap().1, 8192.0);
     }
 }

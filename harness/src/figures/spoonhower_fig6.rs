@@ -10,6 +10,7 @@
 //! `stealbench-sim`'s model of each scheduler) up to 1024.
 
 use super::Figure;
+use crate::claims::{Band, Check, Claim, case, counter};
 use super::metric::{Count, Reduce};
 use crate::grid::Row;
 use stealbench_workloads::Variant;
@@ -59,7 +60,63 @@ pub fn figure() -> Figure {
             &STEALS_AND_DEVIATIONS,
             rows,
         )
+        .with_claims(claims())
     }
+}
+
+/// Deviations per steal of hqsort on `runtime` at each measured P from 2 on, within `band`.
+fn per_steal(
+    id: &'static str,
+    quote: &'static str,
+    paper: &str,
+    runtime: &'static str,
+    band: Band,
+) -> Claim {
+    let at = |p| {
+        counter(runtime, "hqsort", Variant::Gf, p, "deviations").over(counter(
+            runtime,
+            "hqsort",
+            Variant::Gf,
+            p,
+            "steals",
+        ))
+    };
+    Claim::new(
+        id,
+        quote,
+        paper.to_string(),
+        Check::Within {
+            cases: [2, 4, 8, 16]
+                .into_iter()
+                .map(|p| case(format!("P={p}"), at(p)))
+                .collect(),
+            band,
+            unit: "deviations per steal",
+        },
+    )
+}
+
+/// The paper's observation on the parsimonious scheduler (`abp`: most deviations come after
+/// suspended touches, not from steals, at least 10 per steal), and ProWS's on the same program
+/// (a few per steal: its deviations are bounded by its steals).
+fn claims() -> Vec<Claim> {
+    vec![
+        per_steal(
+            "parsimonious-deviations-not-from-steals",
+            "only a small fraction of the deviations can be attributed to steals",
+            "ws: about 40,000 deviations against a small number of steals (Figure 6, drawn)",
+            "abp",
+            Band::at_least(10.0),
+        ),
+        per_steal(
+            "proactive-few-per-steal",
+            "By proactively suspending the computation instead of expanding what's already \
+             on the deque, one can minimize the deviations (ProWS, Section 1)",
+            "ProWS's deviation bound O(m_k T_inf + P T_inf lg P): a constant number per steal",
+            "prows",
+            Band::at_most(3.0),
+        ),
+    ]
 }
 
 #[cfg(test)]
@@ -89,5 +146,10 @@ mod tests {
             .map(|k| k.runtime.to_string())
             .collect();
         assert_eq!(at_1024, RUNTIMES[3..]);
+        let ids: Vec<&str> = f.claims.iter().map(|c| c.id).collect();
+        assert_eq!(
+            ids,
+            ["parsimonious-deviations-not-from-steals", "proactive-few-per-steal"]
+        );
     }
 }
