@@ -41,8 +41,9 @@ pub fn figure() -> Figure {
 
 /// The paper's claim that Cilk-F keeps up with Cilk Plus, at `p`: each future version's time
 /// (sf, gf on `prows`) over its benchmark's fork-join or pipeline version's (fj, lp on `abp`)
-/// within 1 ± `tolerance`, the paper's own largest deviation at that P rounded up (sw sf at
-/// P = 1 and 2: 1.15 and 1.13; lcs gf at P = 16: 1.36).
+/// at most 1 + `tolerance`, the paper's own largest excess at that P rounded up (sw sf at
+/// P = 1 and 2: 1.15 and 1.13; lcs gf at P = 16: 1.36). Faster is within the claim: "where
+/// the use of futures provides additional benefit, Cilk-F can obtain better speedup".
 fn comparable(id: &'static str, p: usize, tolerance: f64) -> Claim {
     let r = CSV.parse();
     let variant = |rec: &[String]| -> Variant {
@@ -79,7 +80,8 @@ fn comparable(id: &'static str, p: usize, tolerance: f64) -> Claim {
     Claim::new(
         id,
         "the performance of Cilk-F is comparable to the performance of Cilk Plus in all our \
-         benchmarks",
+         benchmarks ... For benchmarks where the use of futures provides additional benefit, \
+         Cilk-F can obtain better speedup",
         format!(
             "T_{p} of a future version over its fork-join or pipeline version: {} to {} in \
              Figure 2",
@@ -88,7 +90,7 @@ fn comparable(id: &'static str, p: usize, tolerance: f64) -> Claim {
         ),
         Check::Within {
             cases,
-            band: Band::around(1.0, tolerance),
+            band: Band::at_most(1.0 + tolerance),
             unit: "x",
         },
     )
@@ -139,7 +141,7 @@ mod tests {
         // ferret gf (over its lp).
         assert_eq!(cases.len(), 11);
         assert_eq!(cases[10].label, "ferret gf/lp");
-        assert_eq!(*band, Band::around(1.0, 0.15));
+        assert_eq!(*band, Band::at_most(1.15));
         assert!(f.claims[0].paper.contains("0.97") && f.claims[0].paper.contains("1.15"));
     }
 }
