@@ -301,7 +301,7 @@ pub fn suspect_ts(summaries: &[PointSummary], workload: &str) -> Option<String> 
             let r = t
                 .combine(&quantity::Samples(s.round_medians.clone()), |a, b| a / b)
                 .estimate()?;
-            (r.lo > 1.02).then(|| (r, s))
+            (r.lo > 1.02).then_some((r, s))
         })
         .max_by(|a, b| a.0.value.total_cmp(&b.0.value))
         .map(|(r, s)| {

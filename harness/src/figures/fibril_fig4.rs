@@ -10,9 +10,12 @@
 //! measures the paper's thread counts up to this machine's cores; the paper's 72 threads were
 //! 36 cores with 2-way SMT.
 
+use super::fibril_fig3::faster_claims;
 use super::ratio::Relative;
-use super::suites::{FIBRIL_P, fibril_ratio_figure, fibril_ratios};
+use super::suites::{FIBRIL_BENCHMARKS, FIBRIL_P, fibril_ratio_figure, fibril_ratios};
 use super::Figure;
+use crate::claims::{Band, Check, Claim, case, time};
+use stealbench_workloads::Variant;
 
 /// The figure's id.
 pub const ID: &str = "fibril-fig4";
@@ -49,6 +52,50 @@ pub fn figure() -> Figure {
         &[1, 2, 4, 8, 16, 18, 36, FIBRIL_P],
         &METRIC,
     )
+    .with_claims(claims())
+}
+
+/// The figure's claims, all at the paper's 72 threads: Fibril faster than Cilk Plus and TBB
+/// (n/a here, as Figure 3's), and Fibril as fast as Fibril (w/o unmap), which is no runtime
+/// here: n/a, with `abp` (which releases nothing, with larger stack pools) in its place.
+fn claims() -> Vec<Claim> {
+    let mut claims = faster_claims(
+        &METRIC,
+        FIBRIL_P,
+        ["faster-than-cilkplus-p72", "faster-than-tbb-p72"],
+        [
+            "the Fibril versions of cholesky, fib, integrate, knapsack, matmul, and nqueens \
+             outperform those of Cilk Plus by 1.4x, 2.8x, 1.8x, 2.2x, 2.3x, and 2.1x",
+            "and those of TBB by 3.0x, 7.9x, 4.5x, 4.8x, 4.3x, and 2.8x",
+        ],
+    );
+    claims.push(
+        Claim::new(
+            "unmap-costs-nothing",
+            "the performance difference between Fibril and Fibril (w/o unmap) is negligible",
+            "T_P(Fibril w/o unmap) / T_P(Fibril) about 1 on 1-72 threads",
+            Check::Within {
+                cases: FIBRIL_BENCHMARKS
+                    .iter()
+                    .map(|&(b, w)| {
+                        case(
+                            b,
+                            time("abp", w, Variant::Fj, FIBRIL_P)
+                                .over(time("fibril", w, Variant::Fj, FIBRIL_P)),
+                        )
+                    })
+                    .collect(),
+                band: Band::around(1.0, 0.05),
+                unit: "x",
+            },
+        )
+        .stand_in(
+            "Fibril (w/o unmap) is no runtime here (`FibrilNoUnmap` is a type for the \
+             schedulers' tests): the ratio shown is `abp`'s, which releases nothing but also \
+             keeps larger stack pools than `fibril`",
+        ),
+    );
+    claims
 }
 
 #[cfg(test)]
@@ -78,5 +125,15 @@ mod tests {
         let w = crate::reproduce::default_workers(&f);
         assert!(w.iter().all(|&p| p <= cores.max(1)), "{w:?}");
         assert!(f.metric.ideal_line());
+        crate::figures::suites::assert_claims(
+            &f,
+            &[
+                "faster-than-cilkplus-p72",
+                "faster-than-tbb-p72",
+                "unmap-costs-nothing",
+            ],
+        );
+        assert!(f.claims.iter().all(|c| c.max_p() == 72 && c.stand_in.is_some()));
+        assert!(f.claims[0].paper.contains("cholesky 1.4x"));
     }
 }

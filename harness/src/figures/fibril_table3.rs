@@ -9,10 +9,13 @@
 //! pages do not need a core per worker: the table runs P = 1 (S_1) and the paper's P = 72
 //! (oversubscribed here, marked).
 
+use super::fibril_table2::paper_range;
 use super::stacks::StackPages;
 use super::suites::{FIBRIL_BENCHMARKS, FIBRIL_P, rows};
 use super::{Figure, ReferenceCsv, reference_csv};
+use crate::claims::{Band, Check, Claim, Q, case, counter};
 use crate::grid::PaperValues;
+use stealbench_workloads::Variant;
 
 /// The figure's id.
 pub const ID: &str = "fibril-table3";
@@ -56,8 +59,13 @@ pub fn figure() -> Figure {
          by the `abp/sim=unit` point at P = 1 (the recording holds 12 bytes a strand: \
          at the paper's inputs fib, knapsack and nqueens need tens of GB for it; run \
          this table at a smaller size or leave that row out with --runtimes). S_1 is \
-         the row's `stack_depth_pages_high_water` at P = 1 (the deepest fiber stack, \
-         top to lowest resident page, by mincore). S_P/P has two counts, `first touched \
+         the row's `stack_pages_touched` at P = 1, the S_1/1 column's first count: the \
+         stack pages a one-worker execution touched over all its fiber stacks. Fibril's \
+         serial execution runs on one linear stack; here a scope's spawn runs its child \
+         on a fiber of its own even on one worker, so nqueens and strassen (which spawn \
+         in a scope; the others join on the caller's stack) hold one stack per nested \
+         spawn and their S_1 is the sum, several times their deepest stack \
+         (`stack_depth_pages_high_water`). S_P/P has two counts, `first touched \
          / resident`. First touched is `stack_pages_touched` at P over P: the stack pages \
          touched at least once since the point's pool started, its warm-up included, \
          each one first-touch page fault. That is Fibril's S_P: its code maps the stacks \
@@ -76,6 +84,50 @@ pub fn figure() -> Figure {
         rows,
     )
     .with_reference(CSV)
+    .with_claims(claims())
+}
+
+/// `fibril`'s S_72 / 72 over its bound S_1 + D for workload `w`, as the table's columns count
+/// them: S_72 and S_1 `stack_pages_touched` at 72 and 1 workers, D `fork_depth` of
+/// [`DEPTH_ARM`].
+fn share_of_bound(w: &str) -> Q {
+    let touched = |p| counter("fibril", w, Variant::Fj, p, "stack_pages_touched");
+    let depth = counter(DEPTH_ARM, w, Variant::Fj, 1, "fork_depth");
+    touched(FIBRIL_P)
+        .over(Q::Const(FIBRIL_P as f64))
+        .over(touched(1).plus(depth))
+}
+
+/// The figure's claims on every benchmark's share of its bound S_72 / 72 / (S_1 + D): at most
+/// 1 (Theorem 4.2) and below 0.6 (the paper's measurements).
+fn claims() -> Vec<Claim> {
+    let check = |at_most| Check::Within {
+        cases: FIBRIL_BENCHMARKS
+            .iter()
+            .map(|&(b, w)| case(b, share_of_bound(w)))
+            .collect(),
+        band: Band::at_most(at_most),
+        unit: "of S_1 + D",
+    };
+    vec![
+        Claim::new(
+            "within-bound",
+            "the Fibril scheduler can execute the program on P processors using P(S_1 + D) \
+             pages of physical memory",
+            "Theorem 4.2: S_P <= P (S_1 + D)",
+            check(1.0),
+        ),
+        Claim::new(
+            "under-60-percent",
+            "all of the benchmarks use less than 60% of the stack space of their theoretical \
+             bound",
+            format!(
+                "S_72/72 / (S_1 + D) of Table 3: {}",
+                paper_range(CSV.text, "S72_per_worker", "S1_plus_D")
+            ),
+            check(0.6),
+        ),
+    ]
 }
 
 #[cfg(test)]
@@ -105,5 +157,62 @@ mod tests {
                 .iter()
                 .any(|r| r.runtime == DEPTH_ARM && r.workload == "smm")
         );
+        crate::figures::suites::assert_claims(&f, &["within-bound", "under-60-percent"]);
+        assert_eq!(
+            f.claims[1].paper,
+            "S_72/72 / (S_1 + D) of Table 3: 0.135 (quicksort) to 0.599 (strassen)"
+        );
+    }
+
+    #[test]
+    fn the_share_of_the_bound_counts_s1_as_s72_does() {
+        use crate::claims::{Run, Verdict, judge};
+        use crate::testutil::ok_point;
+        use stealbench_workloads::Size;
+        let with = |rt: &str, p, counters: &[(&str, &[u64])]| {
+            let mut s = ok_point(rt, Variant::Fj, p, 1.0);
+            s.key.workload = "smm".to_string();
+            s.counters = counters
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_vec()))
+                .collect();
+            s
+        };
+        // strassen at the quick size: S_1 = 10 pages over its nested spawns' stacks (its
+        // deepest stack is 2), D = 4, S_72 / 72 = 3.5: a quarter of its bound.
+        let run = vec![
+            with(DEPTH_ARM, 1, &[("fork_depth", &[4])]),
+            with(
+                "fibril",
+                1,
+                &[
+                    ("stack_pages_touched", &[10, 10, 10]),
+                    ("stack_depth_pages_high_water", &[2, 2, 2]),
+                ],
+            ),
+            with("fibril", 72, &[("stack_pages_touched", &[252, 252, 255])]),
+        ];
+        let f = Figure {
+            claims: figure()
+                .claims
+                .into_iter()
+                .map(|mut c| {
+                    if let Check::Within { cases, .. } = &mut c.check {
+                        cases.retain(|c| c.label == "strassen");
+                    }
+                    c
+                })
+                .collect(),
+            ..figure()
+        };
+        let run = Run {
+            summaries: &run,
+            cores: 2,
+            size: Size::Quick,
+        };
+        let j = judge(&f, &run);
+        assert_eq!(j[0].verdict, Verdict::Holds);
+        assert_eq!(j[1].verdict, Verdict::Holds);
+        assert_eq!(j[0].ours, "strassen 0.250 [0.250–0.253]");
     }
 }

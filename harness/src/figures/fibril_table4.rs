@@ -7,9 +7,12 @@
 //! at once. Memory does not need a core per worker: the table runs the paper's 72 workers
 //! (oversubscribed here, marked).
 
+use super::fibril_table2::paper_range;
 use super::memory::RssTable;
-use super::suites::{FIBRIL_P, fibril_table};
+use super::suites::{FIBRIL_BENCHMARKS, FIBRIL_P, TBB_STAND_IN, fibril_table};
 use super::{Figure, ReferenceCsv, reference_csv};
+use crate::claims::{Band, Check, Claim, Q, case, counter};
+use stealbench_workloads::Variant;
 
 /// The figure's id.
 pub const ID: &str = "fibril-table4";
@@ -61,6 +64,54 @@ pub fn figure() -> Figure {
         CSV,
         &METRIC,
     )
+    .with_claims(claims())
+}
+
+/// The incremental resident set of `runtime`'s point of workload `w` at 72 workers, KiB, one
+/// sample per repetition: its peak after the repetition minus its resident set before the
+/// first computation (added as that over -1), as the table's first number (which is the
+/// largest of these).
+fn delta_rss(runtime: &'static str, w: &str) -> Q {
+    let kb = |name| counter(runtime, w, Variant::Fj, FIBRIL_P, name);
+    kb("process_hwm_kb").plus(kb("process_rss_before_kb").over(Q::Const(-1.0)))
+}
+
+/// `fibril`'s incremental RSS over `other`'s, per benchmark, within `band`.
+fn delta_rss_ratio(other: &'static str, band: Band) -> Check {
+    Check::Within {
+        cases: FIBRIL_BENCHMARKS
+            .iter()
+            .map(|&(b, w)| case(b, delta_rss("fibril", w).over(delta_rss(other, w))))
+            .collect(),
+        band,
+        unit: "x",
+    }
+}
+
+/// The figure's claims on the incremental RSS: Fibril's within a factor of 2 of Cilk Plus's
+/// (`abp`), and below TBB's (n/a: `rayon` stands in for TBB).
+fn claims() -> Vec<Claim> {
+    vec![
+        Claim::new(
+            "rss-like-cilkplus",
+            "The RSSes of Fibril benchmarks are similar to those of Cilk Plus",
+            format!(
+                "ΔRSS Fibril / Cilk Plus of Table 4: {}",
+                paper_range(CSV.text, "fibril_delta_rss", "cilkplus_delta_rss")
+            ),
+            delta_rss_ratio("abp", Band::within(0.5, 2.0)),
+        ),
+        Claim::new(
+            "rss-below-tbb",
+            "Comparing with TBB, Fibril uses much less memory to execute the same computations",
+            format!(
+                "ΔRSS Fibril / TBB of Table 4: {}",
+                paper_range(CSV.text, "fibril_delta_rss", "tbb_delta_rss")
+            ),
+            delta_rss_ratio("rayon", Band::at_most(1.0)),
+        )
+        .stand_in(TBB_STAND_IN),
+    ]
 }
 
 #[cfg(test)]
@@ -84,5 +135,46 @@ mod tests {
             "[paper 883 / 883 MB; — stacks]"
         );
         assert_eq!(crate::reproduce::default_workers(&f), [72]);
+        crate::figures::suites::assert_claims(&f, &["rss-like-cilkplus", "rss-below-tbb"]);
+        assert_eq!(
+            f.claims[0].paper,
+            "ΔRSS Fibril / Cilk Plus of Table 4: 0.754 (rectmul) to 1.67 (nqueens)"
+        );
+        assert!(f.claims[1].stand_in.is_some());
+    }
+
+    #[test]
+    fn the_incremental_rss_is_the_peak_less_the_rss_before() {
+        use crate::claims::{Run, Verdict, judge};
+        use crate::testutil::ok_point;
+        use stealbench_workloads::Size;
+        // fib: fibril adds 3 MiB, abp 2 in one repetition and 6 in the other.
+        let point = |rt: &str, before: u64, hwm: &[u64]| {
+            let mut s = ok_point(rt, Variant::Fj, 72, 1.0);
+            s.counters = vec![
+                ("process_rss_before_kb".into(), vec![before; hwm.len()]),
+                ("process_hwm_kb".into(), hwm.to_vec()),
+            ];
+            s
+        };
+        let run = vec![
+            point("fibril", 8192, &[11264, 11264]),
+            point("abp", 8192, &[10240, 14336]),
+        ];
+        let f = Figure {
+            claims: vec![claims().remove(0)],
+            ..figure()
+        };
+        let j = judge(
+            &f,
+            &Run {
+                summaries: &run,
+                cores: 2,
+                size: Size::Quick,
+            },
+        );
+        assert!(j[0].ours.contains("fib 1 [0.500–1.50]"), "{}", j[0].ours);
+        // The other benchmarks were not measured.
+        assert!(matches!(j[0].verdict, Verdict::NotApplicable(_)));
     }
 }

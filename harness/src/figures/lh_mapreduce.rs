@@ -18,13 +18,23 @@
 //! but as everywhere in the project such points are marked `(oversubscribed)` and show no
 //! speedup: classic would gain there from threads that sleep while others share a core, which
 //! is not what a machine with P cores does.
+//!
+//! Its claims ([`claims`]; the thesis prints no numbers, so the bands are ours, from the
+//! model `latency + items·T(fib(n)) / P` against `items·(latency + T(fib(n))) / P`) compare
+//! times at P = 1 and 2 only: a time claim at a P past the cores is inconclusive, and the
+//! waits' overlap there is the threads', not the scheduler's. At 50 and 100 ms latency
+//! hiding (`sf` on `prows`) is many times faster than classic work stealing (`fj` on
+//! `rayon`) and superlinear against the serial program with the same waits; at 0 ms ProWS-R
+//! performs as Rayon, with or without its latency futures; and its times stay near the
+//! ideal (classic at 0 ms) once the items' work outweighs one latency, from size `small` on.
 
 use super::Figure;
 use super::metric::{Context, Metric, format_speedup, format_time, key};
+use crate::claims::{Band, Case, Check, Claim, case, time, ts};
 use crate::grid::{Row, Status};
 use crate::results::{self, PointSummary};
 use crate::stats;
-use stealbench_workloads::Variant;
+use stealbench_workloads::{Size, Variant};
 
 /// The figure's id.
 pub const ID: &str = "lh-mapreduce";
@@ -78,6 +88,107 @@ pub fn figure() -> Figure {
         &LhSpeedup,
         rows,
     )
+    .with_claims(claims())
+}
+
+/// The P of the claims: no more than a 2-core machine's cores.
+const CLAIM_P: [usize; 2] = [1, 2];
+
+/// A case per latency of `latencies` and P of `ps`, labelled `L=50 ms P=2`.
+fn cases(
+    latencies: &[u64],
+    ps: &[usize],
+    q: impl Fn(&str, usize) -> crate::claims::Q,
+) -> Vec<Case> {
+    latencies
+        .iter()
+        .flat_map(|&l| {
+            ps.iter()
+                .map(|&p| case(format!("L={l} ms P={p}"), q(&spec(l), p)))
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+/// The thesis's claims the figure tests (see the module documentation).
+pub fn claims() -> Vec<Claim> {
+    let lh = |w: &str, p| time("prows", w, Variant::Sf, p);
+    let classic = |w: &str, p| time("rayon", w, Variant::Fj, p);
+    let zero = spec(0);
+    vec![
+        Claim::new(
+            "hides-latency",
+            "large performance gains can be made from having ... the latency-incurring \
+             operation cooperatively yield",
+            "T(classic) / T(latency-hiding) about items·(L + T(fib)) / (P·L + items·T(fib)): \
+             15 to 30 at quick; here at least 5",
+            Check::Within {
+                cases: cases(&[50, 100], &CLAIM_P, |w, p| classic(w, p).over(lh(w, p))),
+                band: Band::at_least(5.0),
+                unit: "x",
+            },
+        )
+        .from_size(
+            Size::Quick,
+            "test has 8 items: classic at P = 2 waits 4 latencies in turn, so latency hiding \
+             gains 4x at most",
+        ),
+        Claim::new(
+            "superlinear",
+            "Evaluation: To Superlinear and Beyond (Not Really... Just Superlinear)",
+            "T_s(L) / T_P(latency-hiding) > P, T_s(L) the serial program with the same waits",
+            Check::Within {
+                cases: cases(&[50, 100], &[2], |w, p| ts(w).over(lh(w, p))),
+                band: Band::at_least(2.0),
+                unit: "x",
+            },
+        ),
+        Claim::new(
+            "same-at-0-ms",
+            "if latency-incurring operations ... are not used, the scheduling algorithm is the \
+             exact same and also provides the exact same performance",
+            "T(prows fj) = T(rayon fj) and T(prows sf) = T(prows fj) at 0 ms (here within 10 %)",
+            Check::Within {
+                cases: CLAIM_P
+                    .iter()
+                    .flat_map(|&p| {
+                        [
+                            case(
+                                format!("prows fj / rayon fj P={p}"),
+                                time("prows", &zero, Variant::Fj, p).over(classic(&zero, p)),
+                            ),
+                            case(
+                                format!("prows sf / prows fj P={p}"),
+                                lh(&zero, p).over(time("prows", &zero, Variant::Fj, p)),
+                            ),
+                        ]
+                    })
+                    .collect(),
+                band: Band::around(1.0, 0.1),
+                unit: "x",
+            },
+        ),
+        Claim::new(
+            "near-ideal",
+            "the bound is independent of the number of latency-incurring operations in the \
+             computation, thus hiding latency",
+            "T_P(latency-hiding, L) / T_P(classic, 0 ms) about 1 + P·L / (items·T(fib)): 1.05 \
+             to 1.2 at small, 1.02 at paper; here at most 1.5",
+            Check::Within {
+                cases: cases(&[50, 100], &CLAIM_P, |w, p| {
+                    lh(w, p).over(time("prows", &zero, Variant::Fj, p))
+                }),
+                band: Band::at_most(1.5),
+                unit: "x",
+            },
+        )
+        .from_size(
+            Size::Small,
+            "quick's 64 items of fib(30) are about 60 ms of work per worker at P = 2, no more \
+             than one latency: the ideal plus one latency is 1.4x to 2.7x; small's 500 items \
+             make it 1.1x to 1.2x",
+        ),
+    ]
 }
 
 /// `spec` with its `latency_ms` set to 0 (appended if the spec does not set it).
@@ -232,6 +343,24 @@ mod tests {
                 .all(|r| crate::grid::workload_info(&r.workload).is_some())
         );
         assert_eq!(crate::reproduce::default_workers(&f), [1, 2, 4, 8]);
+    }
+
+    #[test]
+    fn claims_compare_times_at_p_up_to_2() {
+        let f = figure();
+        crate::figures::suites::assert_claims(
+            &f,
+            &["hides-latency", "superlinear", "same-at-0-ms", "near-ideal"],
+        );
+        assert!(f.claims.iter().all(|c| c.reads_time() && c.max_p() <= 2));
+        let Check::Within { cases, .. } = &f.claims[0].check else {
+            panic!("a ratio");
+        };
+        let labels: Vec<&str> = cases.iter().map(|c| c.label.as_str()).collect();
+        assert_eq!(
+            labels,
+            ["L=50 ms P=1", "L=50 ms P=2", "L=100 ms P=1", "L=100 ms P=2"]
+        );
     }
 
     #[test]

@@ -11,10 +11,24 @@
 //! have no counterpart. The paper's '*' rows (libfork's stack allocation API for the return
 //! values) have none either: our `uts` sums its counts on the way back up, with no heap
 //! allocation for them.
+//!
+//! Its claims ([`claims`]) are about 112 cores and the trees' sizes: T1 and T3, too small to
+//! scale there, scale less than the large trees; the lazy scheduler's time does not grow
+//! from 56 to 112 cores on them; the large trees scale linearly (checked at P = 2); libfork is
+//! at least 3.6x faster than TBB on T3XXL (`n/a`: `rayon` stands in for TBB). A claim that
+//! compares the large trees with their base trees, or relies on their size, decides from size
+//! `small` on: `quick` cuts the large trees to no more than their base trees
+//! ([`LARGE_TREES_FROM_SMALL`]). T1 and T3 are whole at `quick` and `small`, as the paper's.
 
+use super::libfork_fig5::{LIBFORK_ARMS, LINEAR};
 use super::metric::Time;
-use super::suites::{LIBFORK_UTS, libfork_rows, libfork_runtimes_caption};
+use super::suites::{
+    LARGE_TREES_FROM_SMALL, LAZY_LF, LIBFORK_UTS, TBB_STAND_IN, libfork_claim, libfork_claim_text,
+    libfork_rows, libfork_runtimes_caption,
+};
 use super::{Figure, SpeedupBase};
+use crate::claims::{Band, Check, Claim, Q, case, time, ts};
+use stealbench_workloads::{Size, Variant};
 
 /// The figure's id.
 pub const ID: &str = "libfork-fig6";
@@ -45,6 +59,120 @@ pub fn figure() -> Figure {
         &Time(SpeedupBase::Serial),
         libfork_rows(&LIBFORK_UTS),
     )
+    .with_claims(claims())
+}
+
+/// The workload spec of tree `name` (`uts/tree=T3L`).
+fn tree(name: &str) -> String {
+    format!("uts/tree={name}")
+}
+
+/// T_s / T_P of Lazy-LF on tree `name`.
+fn speedup(name: &str, p: usize) -> Q {
+    let w = tree(name);
+    ts(&w).over(time(LAZY_LF, &w, Variant::Fj, p))
+}
+
+/// The paper's claims the figure tests (see the module documentation).
+pub fn claims() -> Vec<Claim> {
+    let large = ["T1L", "T1XXL", "T3L", "T3XXL"];
+    let pairs = [
+        ("T1", "T1L"),
+        ("T1", "T1XXL"),
+        ("T3", "T3L"),
+        ("T3", "T3XXL"),
+    ];
+    let t3xxl = "T3XXL: libfork faster than tbb and openmp at least";
+    vec![
+        Claim::new(
+            "small-trees-scale-least",
+            "The T1 and T3 benchmarks are relatively small benchmarks, taking only 10ms and 13ms \
+             to execute with libfork at 112 cores",
+            "T1, T3: 10 ms and 13 ms at 112 cores, sub-linear scaling; the other trees linear",
+            Check::Order {
+                cases: pairs
+                    .iter()
+                    .map(|(small, big)| {
+                        (
+                            format!("{small} < {big}"),
+                            vec![speedup(small, 112), speedup(big, 112)],
+                        )
+                    })
+                    .collect(),
+                band: Band::at_least(1.0),
+            },
+        )
+        .from_size(Size::Small, LARGE_TREES_FROM_SMALL),
+        Claim::new(
+            "lazy-no-negative-scaling",
+            "the lazy scheduler mitigates this ... and does not exhibit the negative scaling",
+            "T(Lazy-LF) at 112 cores no more than at 56 on T1 and T3",
+            Check::Within {
+                cases: ["T1", "T3"]
+                    .iter()
+                    .map(|name| {
+                        let w = tree(name);
+                        case(
+                            *name,
+                            time(LAZY_LF, &w, Variant::Fj, 56).over(time(
+                                LAZY_LF,
+                                &w,
+                                Variant::Fj,
+                                112,
+                            )),
+                        )
+                    })
+                    .collect(),
+                band: Band::at_least(1.0),
+                unit: "x",
+            },
+        ),
+        Claim::new(
+            "large-trees-scale",
+            "For the remainder of the T1 family, libfork demonstrates similar linear scaling \
+             ... linear time-scaling for the remainder of the binomial family",
+            format!(
+                "linear T_1/T_P on T1L, T1XXL, T3L, T3XXL (here: at least {LINEAR} P at P = 2)"
+            ),
+            Check::Within {
+                cases: large
+                    .iter()
+                    .flat_map(|name| {
+                        let w = tree(name);
+                        LIBFORK_ARMS.map(|(arm_name, arm)| {
+                            case(
+                                format!("{name} {arm_name}"),
+                                time(arm, &w, Variant::Fj, 1).over(time(arm, &w, Variant::Fj, 2)),
+                            )
+                        })
+                    })
+                    .collect(),
+                band: Band::at_least(LINEAR * 2.0),
+                unit: "x",
+            },
+        )
+        .from_size(Size::Small, LARGE_TREES_FROM_SMALL),
+        Claim::new(
+            "t3xxl-faster-than-tbb",
+            "in the T3XXL benchmark ... despite delivering at least a 3.6× speedup over both",
+            format!("{} at 112 cores", libfork_claim_text(t3xxl)),
+            Check::Within {
+                cases: vec![case(
+                    "T3XXL",
+                    time("rayon", &tree("T3XXL"), Variant::Fj, 112).over(time(
+                        LAZY_LF,
+                        &tree("T3XXL"),
+                        Variant::Fj,
+                        112,
+                    )),
+                )],
+                band: Band::at_least(libfork_claim(t3xxl)),
+                unit: "x",
+            },
+        )
+        .stand_in(TBB_STAND_IN)
+        .from_size(Size::Small, LARGE_TREES_FROM_SMALL),
+    ]
 }
 
 #[cfg(test)]
@@ -75,5 +203,32 @@ mod tests {
             ]
         );
         assert_eq!(f.rows[3 * 6].bench, "T3");
+    }
+
+    #[test]
+    fn claims_on_the_large_trees_decide_from_small_on() {
+        let f = figure();
+        super::super::suites::assert_claims(
+            &f,
+            &[
+                "small-trees-scale-least",
+                "lazy-no-negative-scaling",
+                "large-trees-scale",
+                "t3xxl-faster-than-tbb",
+            ],
+        );
+        for c in &f.claims {
+            let large = c.points().iter().any(|(p, _)| {
+                ["T1L", "T1XXL", "T3L", "T3XXL"]
+                    .iter()
+                    .any(|t| p.workload == tree(t))
+            });
+            assert_eq!(
+                c.min_size.map(|(s, _)| s),
+                large.then_some(Size::Small),
+                "{}",
+                c.id
+            );
+        }
     }
 }

@@ -8,10 +8,23 @@
 //! process's own (see [`super::memory`]). Memory does not need a core per worker, so the
 //! default P list goes past this machine's cores (points past its logical CPUs, oversubscribed,
 //! marked): the paper's went to 112.
+//!
+//! Its claims ([`claims`]), on the peak RSS at the largest P of the default list (16): the
+//! geometric trees' memory about constant across T1, T1L and T1XXL (from size `small` on,
+//! where they differ: [`LARGE_TREES_FROM_SMALL`]), the binomial tree T3 needing more than T1
+//! (from `quick` on: `test` cuts both to a few thousand nodes); and, at 112 workers (pass
+//! `--workers` up to 112: memory needs no core per worker), TBB's memory against libfork's
+//! (`n/a`: `rayon` stands in for TBB). OpenMP and taskflow have no row.
 
+use super::libfork_fig5::LIBFORK_ARMS;
 use super::memory::PeakRss;
-use super::suites::{LIBFORK_CLASSIC, LIBFORK_UTS, libfork_rows, libfork_runtimes_caption};
+use super::suites::{
+    LARGE_TREES_FROM_SMALL, LAZY_LF, LIBFORK_CLASSIC, LIBFORK_UTS, TBB_STAND_IN, libfork_claim,
+    libfork_claim_text, libfork_rows, libfork_runtimes_caption,
+};
 use super::{Figure, Metric};
+use crate::claims::{Band, Check, Claim, Q, case, peak_rss};
+use stealbench_workloads::{Size, Variant};
 
 /// The figure's id.
 pub const ID: &str = "libfork-fig7";
@@ -80,6 +93,133 @@ pub fn figure() -> Figure {
         &PeakRss,
         &benchmarks(),
     )
+    .with_claims(claims())
+}
+
+/// The largest P of [`MEMORY_WORKERS`] (16), where the memory claims compare.
+const TOP_P: usize = MEMORY_WORKERS[MEMORY_WORKERS.len() - 1];
+
+/// The peak RSS of `arm` on `workload` at `p`.
+fn rss(arm: &'static str, workload: &str, p: usize) -> Q {
+    peak_rss(arm, workload, Variant::Fj, p)
+}
+
+/// The mean over `workloads` of TBB's peak RSS over Lazy-LF's at `p`.
+pub fn mean_tbb_over_libfork(workloads: &[&str], p: usize) -> Q {
+    let sum = workloads
+        .iter()
+        .map(|w| rss("rayon", w, p).over(rss(LAZY_LF, w, p)))
+        .reduce(Q::plus)
+        .unwrap_or(Q::Const(0.0));
+    sum.over(Q::Const(workloads.len() as f64))
+}
+
+/// The paper's claims the figure tests (see the module documentation).
+pub fn claims() -> Vec<Claim> {
+    let classic: Vec<&str> = LIBFORK_CLASSIC
+        .iter()
+        .filter(|(b, _)| *b != "matmul")
+        .map(|(_, w)| *w)
+        .collect();
+    let all: Vec<&str> = benchmarks().iter().map(|(_, w)| *w).collect();
+    let t3xxl = "uts/tree=T3XXL";
+    let up_to = "classic memory: tbb uses more than libfork up to";
+    let on_t3xxl = "T3XXL memory: tbb uses more than libfork";
+    let mean = "average memory saving vs tbb";
+    vec![
+        Claim::new(
+            "geometric-memory-flat",
+            "As the recursion depth is similar across the geometric trees, the memory \
+             consumption remains roughly constant for libfork",
+            "peak RSS of T1L and T1XXL = T1's (here within 20 %, at P = 16)",
+            Check::Within {
+                cases: ["T1L", "T1XXL"]
+                    .iter()
+                    .flat_map(|t| {
+                        LIBFORK_ARMS.map(|(name, arm)| {
+                            let w = format!("uts/tree={t}");
+                            case(
+                                format!("{t}/T1 {name}"),
+                                rss(arm, &w, TOP_P).over(rss(arm, "uts/tree=T1", TOP_P)),
+                            )
+                        })
+                    })
+                    .collect(),
+                band: Band::around(1.0, 0.2),
+                unit: "x",
+            },
+        )
+        .from_size(Size::Small, LARGE_TREES_FROM_SMALL),
+        Claim::new(
+            "binomial-needs-more",
+            "The binomial trees have a larger recursion depth hence, requiring more memory",
+            "peak RSS of T3 above T1's (depth 1572 against 10)",
+            Check::Order {
+                cases: LIBFORK_ARMS
+                    .iter()
+                    .map(|(name, arm)| {
+                        (
+                            format!("T1 < T3 {name}"),
+                            vec![
+                                rss(arm, "uts/tree=T1", TOP_P),
+                                rss(arm, "uts/tree=T3", TOP_P),
+                            ],
+                        )
+                    })
+                    .collect(),
+                band: Band::at_least(1.0),
+            },
+        )
+        .from_size(
+            Size::Quick,
+            "test cuts T1 at depth 5 and T3 at depth 2, a few thousand nodes each",
+        ),
+        Claim::new(
+            "tbb-up-to-3.1x",
+            "OpenMP and TBB perform better but still consume up to 12× and 3.1× more memory \
+             than libfork",
+            format!("up to {} at P up to 112", libfork_claim_text(up_to)),
+            Check::Within {
+                cases: classic
+                    .iter()
+                    .map(|w| case(*w, rss("rayon", w, 112).over(rss(LAZY_LF, w, 112))))
+                    .collect(),
+                band: Band::within(1.0, libfork_claim(up_to)),
+                unit: "x",
+            },
+        )
+        .stand_in(TBB_STAND_IN),
+        Claim::new(
+            "t3xxl-13x-less-than-tbb",
+            "in the T3XXL benchmark, libfork requires 13× less memory than TBB",
+            format!("{} at 112 cores", libfork_claim_text(on_t3xxl)),
+            Check::Within {
+                cases: vec![case(
+                    "T3XXL",
+                    rss("rayon", t3xxl, 112).over(rss(LAZY_LF, t3xxl, 112)),
+                )],
+                band: Band::around(libfork_claim(on_t3xxl), 0.25),
+                unit: "x",
+            },
+        )
+        .stand_in(TBB_STAND_IN)
+        .from_size(Size::Small, LARGE_TREES_FROM_SMALL),
+        Claim::new(
+            "tbb-6.2x-on-average",
+            "compared to Intel's TBB, libfork ... consumes 6.2× less memory",
+            format!(
+                "{} on average (here the mean over the figure's 9 benchmarks at P = 112)",
+                libfork_claim_text(mean)
+            ),
+            Check::Within {
+                cases: vec![case("mean", mean_tbb_over_libfork(&all, 112))],
+                band: Band::around(libfork_claim(mean), 0.25),
+                unit: "x",
+            },
+        )
+        .stand_in(TBB_STAND_IN)
+        .from_size(Size::Small, LARGE_TREES_FROM_SMALL),
+    ]
 }
 
 #[cfg(test)]
@@ -97,5 +237,38 @@ mod tests {
         );
         assert_eq!(crate::reproduce::default_workers(&f), MEMORY_WORKERS);
         assert_eq!(f.reps, Some(1));
+    }
+
+    #[test]
+    fn claims_compare_memory_at_16_and_tbb_at_112() {
+        let f = figure();
+        crate::figures::suites::assert_claims(
+            &f,
+            &[
+                "geometric-memory-flat",
+                "binomial-needs-more",
+                "tbb-up-to-3.1x",
+                "t3xxl-13x-less-than-tbb",
+                "tbb-6.2x-on-average",
+            ],
+        );
+        assert!(f.claims.iter().all(|c| !c.reads_time()));
+        assert_eq!(f.claims[0].max_p(), *MEMORY_WORKERS.last().unwrap());
+        assert_eq!(f.claims[2].check.band(), "[1, 3.10] x");
+        // The mean of TBB's peak over libfork's: (300/100 + 200/100) / 2.
+        let point = |rt: &str, w: &str, kb| {
+            let mut s = crate::testutil::ok_point(rt, Variant::Fj, 2, 1.0);
+            s.key.workload = w.to_string();
+            s.peak_rss_kb = Some(kb);
+            s
+        };
+        let run = [
+            point("rayon", "fib", 300),
+            point(LAZY_LF, "fib", 100),
+            point("rayon", "nqueens", 200),
+            point(LAZY_LF, "nqueens", 100),
+        ];
+        let mean = mean_tbb_over_libfork(&["fib", "nqueens"], 2).samples(&run);
+        assert_eq!(mean.unwrap().0, [2.5]);
     }
 }

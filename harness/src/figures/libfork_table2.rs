@@ -9,11 +9,26 @@
 //! number of points fitted. Lazy-LF is [`LAZY_LF`] and Busy-LF [`BUSY_LF`] (libfork on its
 //! paper's settings), TBB `rayon`; `abp`, `fibril` and `tokio` are fitted too, all four on their
 //! defaults; OpenMP and taskflow have no counterpart.
+//!
+//! Its claims ([`claims`]) fit Eq. (17) to the peak RSS of each of libfork's arms over the
+//! figure's P (1 to 16): every exponent below 1, decided from size `quick` on for the
+//! classic benchmarks, T1 and T3 (whole at `quick`, as the paper's) and from `small` on for
+//! the large trees (`quick` cuts them to no more than their base trees:
+//! [`LARGE_TREES_FROM_SMALL`]), the binomial ones well below 1; and TBB's just above 1 (`n/a`:
+//! `rayon` stands in for TBB). The paper's other bound, b never above 0.2, is no claim here:
+//! a check reads an exponent, not `b`; and `b` multiplies M_1, which at our sizes is mostly
+//! the binary and its libraries (6 to 8 MiB), so it says little of the tasks' memory.
 
-use super::libfork_fig7::memory_figure;
+use super::libfork_fig5::LIBFORK_ARMS;
+use super::libfork_fig7::{MEMORY_WORKERS, memory_figure};
 use super::memory::Exponent;
-use super::suites::{BUSY_LF, LAZY_LF, LIBFORK_CLASSIC, LIBFORK_UTS, libfork_runtimes_caption};
+use super::suites::{
+    BUSY_LF, LARGE_TREES_FROM_SMALL, LAZY_LF, LIBFORK_CLASSIC, LIBFORK_UTS, TBB_STAND_IN,
+    libfork_runtimes_caption,
+};
 use super::{Figure, ReferenceCsv, reference_csv};
+use crate::claims::{Band, Check, Claim, Growth, Q, peak_rss};
+use stealbench_workloads::{Size, Variant};
 
 /// The figure's id.
 pub const ID: &str = "libfork-table2";
@@ -60,6 +75,95 @@ pub fn figure() -> Figure {
         &benchmarks,
     )
     .with_reference(CSV)
+    .with_claims(claims())
+}
+
+/// The peak RSS of `arm` on `workload` at each of [`MEMORY_WORKERS`], for a fit.
+fn series(arm: &'static str, workload: &str) -> Vec<(f64, Q)> {
+    MEMORY_WORKERS
+        .iter()
+        .map(|&p| (p as f64, peak_rss(arm, workload, Variant::Fj, p)))
+        .collect()
+}
+
+/// A series per benchmark of `benchmarks` (paper name, workload) and libfork arm.
+fn libfork_series(benchmarks: &[(&str, &str)]) -> Vec<(String, Vec<(f64, Q)>)> {
+    benchmarks
+        .iter()
+        .flat_map(|(bench, w)| {
+            LIBFORK_ARMS.map(|(name, arm)| (format!("{bench} {name}"), series(arm, w)))
+        })
+        .collect()
+}
+
+/// The paper's claims the table tests (see the module documentation).
+pub fn claims() -> Vec<Claim> {
+    let whole: Vec<(&str, &str)> = LIBFORK_CLASSIC
+        .iter()
+        .chain(LIBFORK_UTS.iter().filter(|(b, _)| ["T1", "T3"].contains(b)))
+        .copied()
+        .collect();
+    let uts = |names: [&str; 2]| -> Vec<(&str, &str)> {
+        LIBFORK_UTS
+            .iter()
+            .filter(|(b, _)| names.contains(b))
+            .copied()
+            .collect()
+    };
+    let below_1 = "The fitted exponents for libfork are all less than 1, confirming that \
+                   libfork's memory scaling is better than its theoretical bound";
+    vec![
+        Claim::new(
+            "libfork-below-1",
+            below_1,
+            "n < 1 (Table II: 0.83 to 1.09 ± 0.03 to 0.11 on these)",
+            Check::Exponent {
+                model: Growth::Eq17,
+                cases: libfork_series(&whole),
+                band: Band::at_most(1.0),
+            },
+        )
+        .from_size(
+            Size::Quick,
+            "test cuts T1 and T3 to a few thousand nodes, and every input to milliseconds",
+        ),
+        Claim::new(
+            "large-trees-below-1",
+            below_1,
+            "n < 1 (Table II: T1L 1.08 ± 0.05 and 0.99 ± 0.06, T1XXL 0.86 and 0.90)",
+            Check::Exponent {
+                model: Growth::Eq17,
+                cases: libfork_series(&uts(["T1L", "T1XXL"])),
+                band: Band::at_most(1.0),
+            },
+        )
+        .from_size(Size::Small, LARGE_TREES_FROM_SMALL),
+        Claim::new(
+            "binomial-well-below-1",
+            "In Table II, we see the fitted exponents dropping to much less than one",
+            "n of T3L 0.43 and 0.52, T3XXL 0.38 and 0.36 (± 0.01 to 0.03); here at most 0.6",
+            Check::Exponent {
+                model: Growth::Eq17,
+                cases: libfork_series(&uts(["T3L", "T3XXL"])),
+                band: Band::at_most(0.6),
+            },
+        )
+        .from_size(Size::Small, LARGE_TREES_FROM_SMALL),
+        Claim::new(
+            "tbb-just-above-1",
+            "TBB consistently scales with an exponent just above 1",
+            "n of TBB 1.04 to 1.11 on the classic benchmarks; here 1 to 1.2",
+            Check::Exponent {
+                model: Growth::Eq17,
+                cases: LIBFORK_CLASSIC
+                    .iter()
+                    .map(|(bench, w)| (format!("{bench} rayon"), series("rayon", w)))
+                    .collect(),
+                band: Band::within(1.0, 1.2),
+            },
+        )
+        .stand_in(TBB_STAND_IN),
+    ]
 }
 
 #[cfg(test)]
@@ -94,5 +198,37 @@ mod tests {
         let lead = f.metric.lead(&ctx, row("T1", BUSY_LF));
         assert_eq!(lead[0].1, "— (fewer than 4 points) [paper 1.04 ± 0.03]");
         assert_eq!(crate::reproduce::default_workers(&f), MEMORY_WORKERS);
+    }
+
+    #[test]
+    fn claims_fit_each_libfork_arm_over_the_figures_p() {
+        let f = figure();
+        crate::figures::suites::assert_claims(
+            &f,
+            &[
+                "libfork-below-1",
+                "large-trees-below-1",
+                "binomial-well-below-1",
+                "tbb-just-above-1",
+            ],
+        );
+        let Check::Exponent { cases, .. } = &f.claims[0].check else {
+            panic!("an exponent");
+        };
+        // The classic four, T1 and T3, on each arm, over every P of the figure.
+        assert_eq!(cases.len(), 12);
+        assert_eq!(cases[11].0, "T3 Busy-LF");
+        let ps: Vec<f64> = cases[0].1.iter().map(|(p, _)| *p).collect();
+        assert_eq!(ps, [1.0, 2.0, 4.0, 8.0, 12.0, 16.0]);
+        let sizes: Vec<Option<Size>> = f.claims.iter().map(|c| c.min_size.map(|m| m.0)).collect();
+        assert_eq!(
+            sizes,
+            [
+                Some(Size::Quick),
+                Some(Size::Small),
+                Some(Size::Small),
+                None
+            ]
+        );
     }
 }

@@ -109,12 +109,11 @@ pub fn figure() -> Figure {
     }
 }
 
-/// The deviations of `workload` (`touchchain/d=` or `touchtree/t=`) at each of `values` on
-/// the forced schedule's arms, measured and simulated, exactly `formula` of the value.
+/// The claim `id` (the paper's `quote`, its `paper` number): the deviations of `workload`
+/// (`touchchain/d=` or `touchtree/t=`) at each of `values` on the forced schedule's arms,
+/// measured and simulated, exactly `formula` of the value.
 fn exact(
-    id: &'static str,
-    quote: &'static str,
-    paper: &'static str,
+    (id, quote, paper): (&'static str, &'static str, &'static str),
     formula: &'static str,
     (workload, key, variant): (&str, &str, Variant),
     values: &[u64],
@@ -138,6 +137,10 @@ fn exact(
     Claim::new(id, quote, paper, Check::Exact { formula, cases })
 }
 
+/// ProWS's words on its deviations, for its rows.
+const PROWS_BOUND: &str =
+    "ProWS ... equal or better bounds on the number of deviations (ProWS, abstract)";
+
 /// The lower bounds, exactly as the constructions give them on the forced schedule (one
 /// steal), for the parsimonious `abp` and, on the same programs, the proactive `prows`.
 fn claims() -> Vec<Claim> {
@@ -148,9 +151,12 @@ fn claims() -> Vec<Claim> {
     let two = |_| 2.0;
     vec![
         exact(
-            "a-parsimonious-linear-in-d",
-            "one future, one steal, and one touch lead to Omega(d) deviations on a graph of span d",
-            "Omega(d); the construction's schedule: 2 + 2d",
+            (
+                "a-parsimonious-linear-in-d",
+                "one future, one steal, and one touch lead to Omega(d) deviations on a \
+                 graph of span d",
+                "Omega(d); the construction's schedule: 2 + 2d",
+            ),
             "2 + 2d",
             chain,
             &SPANS,
@@ -158,9 +164,11 @@ fn claims() -> Vec<Claim> {
             |d| 2.0 + 2.0 * d as f64,
         ),
         exact(
-            "b-parsimonious-linear-in-t",
-            "one steal and t touches lead to Omega(t) deviations",
-            "Omega(t); the construction's schedule: 2(t + 1)",
+            (
+                "b-parsimonious-linear-in-t",
+                "one steal and t touches lead to Omega(t) deviations",
+                "Omega(t); the construction's schedule: 2(t + 1)",
+            ),
             "2(t + 1)",
             tree,
             &TOUCHES,
@@ -168,9 +176,11 @@ fn claims() -> Vec<Claim> {
             |t| 2.0 * (t as f64 + 1.0),
         ),
         exact(
-            "a-proactive-constant",
-            "ProWS ... equal or better bounds on the number of deviations (ProWS, abstract)",
-            "proactive stealing suspends the whole deque: 2 whatever d",
+            (
+                "a-proactive-constant",
+                PROWS_BOUND,
+                "proactive stealing suspends the whole deque: 2 whatever d",
+            ),
             "2",
             chain,
             &SPANS,
@@ -178,9 +188,11 @@ fn claims() -> Vec<Claim> {
             two,
         ),
         exact(
-            "b-proactive-constant",
-            "ProWS ... equal or better bounds on the number of deviations (ProWS, abstract)",
-            "proactive stealing suspends the whole deque: 2 whatever t",
+            (
+                "b-proactive-constant",
+                PROWS_BOUND,
+                "proactive stealing suspends the whole deque: 2 whatever t",
+            ),
             "2",
             tree,
             &TOUCHES,

@@ -12,10 +12,20 @@
 //!
 //! `fib` runs at the size's n (`small`: 36, the steal path's fib case): a spec `fib/n=36`
 //! would fix n at every size, `test` included.
+//!
+//! Its claims ([`claims`]) are ours, there being no paper. At P = 2 every deque runtime makes
+//! at most 2 heavy fences per successful steal: with few thieves a deque stays in asymmetric
+//! mode, so each steal that finds work issues one `membarrier` and the sleep protocol adds
+//! some (the committed quick run: 0.8 to 1.45 on fib and UTS T3, 0 on lcs and sw); under
+//! steal pressure a deque switches to symmetric fences and the ratio falls well below 1
+//! (`paper-figures/steal-path.md`: 0.02 to 0.05 on UTS T3 at P = 16), claimed at P = 16 (a
+//! count: decided at any P, measured only when `--workers` includes 16). And at P = 2 `abp`,
+//! `fibril` and `prows` are no slower than `rayon` on fib and UTS T3.
 
 use super::Figure;
 use super::metric::{Context, Metric};
 use super::ratio::{Relative, time_cell};
+use crate::claims::{Band, Check, Claim, case, counter, time};
 use crate::grid::{Row, Status};
 use stealbench_workloads::Variant;
 
@@ -222,6 +232,91 @@ pub fn figure() -> Figure {
         &METRIC,
         rows,
     )
+    .with_claims(claims())
+}
+
+/// The runtimes that count heavy fences (every row's but `rayon`).
+fn counted(runtime: &str) -> bool {
+    runtime != "rayon"
+}
+
+/// The fences-per-steal claim at `p` over the rows of `benches` (every one if empty).
+fn fences_per_steal(
+    id: &'static str,
+    quote: &'static str,
+    paper: &str,
+    benches: &[&str],
+    p: usize,
+    band: Band,
+) -> Claim {
+    let cases = ROWS
+        .iter()
+        .filter(|(bench, ..)| benches.is_empty() || benches.contains(bench))
+        .flat_map(|&(bench, workload, variant, runtimes)| {
+            runtimes.iter().filter(|rt| counted(rt)).map(move |&rt| {
+                case(
+                    format!("{bench} {rt}"),
+                    counter(rt, workload, variant, p, FENCES)
+                        .over(counter(rt, workload, variant, p, STEALS)),
+                )
+            })
+        })
+        .collect();
+    Claim::new(
+        id,
+        quote,
+        paper.to_string(),
+        Check::Within {
+            cases,
+            band,
+            unit: "fences/steal",
+        },
+    )
+}
+
+/// Our claims (no paper; see the module documentation).
+pub fn claims() -> Vec<Claim> {
+    let faster = ROWS
+        .iter()
+        .filter(|(bench, ..)| ["fib", "uts T3"].contains(bench))
+        .flat_map(|&(bench, workload, variant, _)| {
+            ["abp", "fibril", "prows"].map(|rt| {
+                case(
+                    format!("{bench} {rt}"),
+                    time("rayon", workload, variant, 2).over(time(rt, workload, variant, 2)),
+                )
+            })
+        })
+        .collect();
+    vec![
+        fences_per_steal(
+            "fences-per-steal",
+            "ours: a steal costs about one heavy fence while its deque stays asymmetric",
+            "at most 2 per steal at P = 2 (one membarrier per steal that finds work, plus the \
+             sleep protocol's; quick: 0 to 1.45)",
+            &[],
+            2,
+            Band::at_most(2.0),
+        ),
+        fences_per_steal(
+            "fences-well-below-1",
+            "ours: a deque under steal pressure switches to symmetric fences",
+            "0.02 to 0.05 per steal on UTS T3 at P = 16 (steal-path.md); here at most 0.25",
+            &["uts T3"],
+            16,
+            Band::at_most(0.25),
+        ),
+        Claim::new(
+            "no-slower-than-rayon",
+            "ours: the deque runtimes are no slower than rayon",
+            "T_2(rayon) / T_2(row) at least 1 (quick: 1.2 to 1.3 on UTS T3, 2.1 to 2.2 on fib)",
+            Check::Within {
+                cases: faster,
+                band: Band::at_least(1.0),
+                unit: "x",
+            },
+        ),
+    ]
 }
 
 #[cfg(test)]
@@ -320,5 +415,23 @@ mod tests {
         assert_eq!(METRIC.plot(&ctx, &abp, 2, 0), Some(2.0));
         assert_eq!(METRIC.cell(&ctx, &abp, 8), "—");
         assert!(METRIC.needs_cores() && METRIC.ideal_line());
+    }
+
+    #[test]
+    fn claims_count_fences_on_every_deque_row_and_time_at_2() {
+        let f = figure();
+        crate::figures::suites::assert_claims(
+            &f,
+            &[
+                "fences-per-steal",
+                "fences-well-below-1",
+                "no-slower-than-rayon",
+            ],
+        );
+        let cases = |i: usize| f.claims[i].check.quantities().len();
+        // Every row but rayon's; UTS T3's six deque rows; three runtimes on two benchmarks.
+        assert_eq!((cases(0), cases(1), cases(2)), (16, 6, 6));
+        assert!(!f.claims[0].reads_time() && f.claims[1].max_p() == 16);
+        assert!(f.claims[2].reads_time() && f.claims[2].max_p() == 2);
     }
 }

@@ -16,7 +16,7 @@
 //! `tokio` runs as a baseline neither paper measured.
 
 use super::ratio::Relative;
-use super::{Figure, Metric, ReferenceCsv, reference_csv};
+use super::{Figure, Metric, Reference, ReferenceCsv, reference_csv};
 use crate::grid::{PaperValues, Row};
 use crate::runtimes::Arm;
 use stealbench_workloads::Variant;
@@ -155,6 +155,52 @@ pub(crate) use libfork_runtimes_caption;
 /// `--pinning` says otherwise).
 pub const LIBFORK_RUNTIMES: [&str; 6] = [LAZY_LF, BUSY_LF, "abp", "fibril", "rayon", "tokio"];
 
+/// The numbers libfork's text states outside its tables (`claim,value,unit`), embedded: the
+/// bands of its figures' claims read them by [`libfork_claim`].
+pub const LIBFORK_CLAIMS: ReferenceCsv = reference_csv!("libfork_claims.csv");
+
+/// The value of the record `claim` of [`LIBFORK_CLAIMS`] (`fib overhead T1/Ts libfork`: 8.8).
+/// Panics when there is none or it is no number: the claims that read it are built by every
+/// figure's test.
+pub fn libfork_claim(claim: &str) -> f64 {
+    libfork_claim_record(claim).0
+}
+
+/// The value of the record `claim` of [`LIBFORK_CLAIMS`] with its unit, as a claim's paper
+/// number (`8.8x`).
+pub fn libfork_claim_text(claim: &str) -> String {
+    let (value, unit) = libfork_claim_record(claim);
+    format!("{value}{unit}")
+}
+
+fn libfork_claim_record(claim: &str) -> (f64, String) {
+    let r: Reference = LIBFORK_CLAIMS.parse();
+    let rec = r
+        .records
+        .iter()
+        .find(|rec| r.field(rec, "claim") == Some(claim))
+        .unwrap_or_else(|| panic!("{}: no claim `{claim}`", LIBFORK_CLAIMS.path));
+    let value = r
+        .field(rec, "value")
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("{}: `{claim}` has no number", LIBFORK_CLAIMS.path));
+    (value, r.field(rec, "unit").unwrap_or("").to_string())
+}
+
+/// Why a claim against TBB is `n/a` here.
+pub const TBB_STAND_IN: &str = "TBB is stood in for by `rayon`, whose join keeps its jobs on \
+                                the stack where TBB allocates a task per spawn (issue 30 \
+                                builds the real oneTBB rows)";
+
+/// Why a claim about the large UTS trees (T1L, T1XXL, T3L, T3XXL) decides from size `small`
+/// on: `quick` cuts them to no more than their base trees, `small` keeps the paper's order of
+/// sizes.
+pub const LARGE_TREES_FROM_SMALL: &str = "at quick the large trees are no larger than their \
+     base trees (T1L 1.6M nodes and T1XXL, cut at T1's depth 10, T1 itself, against T1's \
+     4.1M; T3L and T3XXL cut at depth 750, 2.4M and 2.5M nodes against T3's 4.1M); small \
+     keeps the paper's order, T1 < T1L (6.4M) < T1XXL (264M) and T3 < T3L (12.7M, depth \
+     2500) < T3XXL (155M, depth 20000)";
+
 /// One fj row per benchmark and runtime, grouped by benchmark; `paper` gives a row its paper
 /// values (`None`: a runtime the paper did not run, or no number).
 pub fn rows(
@@ -237,6 +283,37 @@ pub fn fibril_ratio_figure(
     Figure::new(id, title, caption, paper_workers, metric, rows).with_reference(FIBRIL_SPEEDUPS)
 }
 
+/// Asserts that `fig` declares the claims `ids`, in order, and that every point a claim reads
+/// is one of the figure's rows (its arm as the rows spell it, its workload and variant; T_s of
+/// a row's workload), so that no claim names a point the figure never measures.
+#[cfg(test)]
+pub fn assert_claims(fig: &Figure, ids: &[&str]) {
+    let declared: Vec<&str> = fig.claims.iter().map(|c| c.id).collect();
+    assert_eq!(declared, ids, "{}", fig.id);
+    for c in &fig.claims {
+        assert!(
+            !c.quote.is_empty() && !c.paper.is_empty(),
+            "{}/{}",
+            fig.id,
+            c.id
+        );
+        for (pt, _) in c.points() {
+            let read = |r: &&Row| {
+                r.workload == pt.workload
+                    && (pt.runtime == crate::runtimes::SERIAL
+                        || (r.variant == pt.variant
+                            && Some(&r.runtime) == Arm::parse(pt.runtime).ok().as_ref()))
+            };
+            assert!(
+                fig.rows.iter().any(|r| read(&r)),
+                "{}/{}: {pt} is no row of the figure",
+                fig.id,
+                c.id
+            );
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -253,6 +330,20 @@ mod tests {
         );
         assert_eq!(r.iter().filter(|r| r.paper.is_some()).count(), 1);
         assert!(r.iter().all(|r| r.variant == Variant::Fj));
+    }
+
+    #[test]
+    fn libforks_claims_csv_gives_numbers_and_units() {
+        assert_eq!(libfork_claim("fib overhead T1/Ts libfork"), 8.8);
+        assert_eq!(
+            libfork_claim_text("fib at 112 cores: libfork faster than tbb"),
+            "7.5x"
+        );
+        let r = LIBFORK_CLAIMS.parse();
+        assert_eq!(r.header, ["claim", "value", "unit"]);
+        for rec in &r.records {
+            libfork_claim(r.field(rec, "claim").expect("a claim"));
+        }
     }
 
     #[test]
