@@ -49,7 +49,8 @@ pub enum Q {
     Ts(String),
     /// A runtime counter of a point: one sample per repetition.
     Counter(Pt, &'static str),
-    /// A point's peak resident set in KiB: one sample.
+    /// A point's peak resident set in KiB, as the memory figures take it (its process's
+    /// `VmHWM` after its last repetition, `memory::peak_kb`): one sample.
     PeakRss(Pt),
     /// A number.
     Const(f64),
@@ -177,8 +178,7 @@ impl Q {
             }
             Q::PeakRss(p) => {
                 let s = point(run, p)?;
-                let kb = s
-                    .peak_rss_kb
+                let kb = crate::figures::memory::peak_kb(s)
                     .ok_or_else(|| Missing::NotCounted(format!("{p} has no peak RSS")))?;
                 Ok(Samples(vec![kb as f64]))
             }

@@ -24,13 +24,15 @@
 //! times at P = 1 and 2 only: a time claim at a P past the cores is inconclusive, and the
 //! waits' overlap there is the threads', not the scheduler's. At 50 and 100 ms latency
 //! hiding (`sf` on `prows`) is many times faster than classic work stealing (`fj` on
-//! `rayon`) and superlinear against the serial program with the same waits; at 0 ms ProWS-R
-//! performs as Rayon, with or without its latency futures; and its times stay near the
-//! ideal (classic at 0 ms) once the items' work outweighs one latency, from size `small` on.
+//! `rayon`) and superlinear against classic work stealing on one worker (not against T_s:
+//! latency hiding beats the serial program at P = 1 by design, which marks T_s suspect to
+//! the claims); at 0 ms ProWS-R performs as Rayon, with or without its latency futures; and
+//! its times stay near the ideal (classic at 0 ms) once the items' work outweighs one
+//! latency, from size `small` on.
 
 use super::Figure;
 use super::metric::{Context, Metric, format_speedup, format_time, key};
-use crate::claims::{Band, Case, Check, Claim, case, time, ts};
+use crate::claims::{Band, Case, Check, Claim, case, time};
 use crate::grid::{Row, Status};
 use crate::results::{self, PointSummary};
 use crate::stats;
@@ -136,9 +138,10 @@ pub fn claims() -> Vec<Claim> {
         Claim::new(
             "superlinear",
             "Evaluation: To Superlinear and Beyond (Not Really... Just Superlinear)",
-            "T_s(L) / T_P(latency-hiding) > P, T_s(L) the serial program with the same waits",
+            "T_1(classic, L) / T_P(latency-hiding, L) > P: more than P times faster than one \
+             worker that waits out every latency",
             Check::Within {
-                cases: cases(&[50, 100], &[2], |w, p| ts(w).over(lh(w, p))),
+                cases: cases(&[50, 100], &[2], |w, p| classic(w, 1).over(lh(w, p))),
                 band: Band::at_least(2.0),
                 unit: "x",
             },
