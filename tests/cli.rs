@@ -810,6 +810,15 @@ fn three_shards_merge_to_the_whole_grid() {
         "3 shards merged = the unsharded run"
     );
     assert!(dir.0.join("merged-figures/spoonhower-fig6.png").exists());
+    // The merged run's verdicts: printed, in claims.csv, at the top of the page.
+    let merged_text = text(&out.stdout);
+    assert!(
+        merged_text.contains("claim spoonhower-fig6/proactive-few-per-steal: "),
+        "{merged_text}"
+    );
+    assert!(merged_dir.join("claims.csv").is_file());
+    let md = fs::read_to_string(dir.0.join("merged-figures/spoonhower-fig6.md")).unwrap();
+    assert!(md.contains("## Claims"), "{md}");
     let meta = fs::read_to_string(merged_dir.join("meta.json")).unwrap();
     assert_eq!(meta.matches("-of-3 (commit").count(), 3, "{meta}");
 

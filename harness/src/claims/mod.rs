@@ -215,10 +215,17 @@ fn judge_one(figure: &str, claim: &Claim, run: &Run<'_>) -> Judgement {
     let verdict = gate(claim, run).unwrap_or_else(|| {
         // A point a case needs that the run did not measure makes the claim n/a; any other
         // reason a case cannot be decided, inconclusive.
-        match check::worst(results.into_iter().map(|r| r.outcome).collect()) {
+        // The reason names the case it comes from.
+        let outcomes = results.into_iter().map(|r| match r.outcome {
+            Outcome::Inconclusive(why) if !r.label.is_empty() => {
+                Outcome::Inconclusive(format!("{}: {why}", r.label))
+            }
+            o => o,
+        });
+        match check::worst(outcomes.collect()) {
             Outcome::Holds => Verdict::Holds,
             Outcome::Fails => Verdict::Fails,
-            Outcome::Inconclusive(why) if why.starts_with("not measured") => {
+            Outcome::Inconclusive(why) if why.contains("not measured in this run") => {
                 Verdict::NotApplicable(why)
             }
             Outcome::Inconclusive(why) => Verdict::Inconclusive(why),

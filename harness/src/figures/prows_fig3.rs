@@ -132,10 +132,9 @@ mod tests {
             .filter(|r| r.paper.is_none())
             .map(|r| format!("{}@{}", r.variant, r.runtime))
             .collect();
-        let ids: Vec<&str> = f.claims.iter().map(|c| c.id).collect();
-        assert_eq!(
-            ids,
-            ["stack-switch-costs", "futures-cost-more", "scales-p2", "scales-p16"]
+        super::super::suites::assert_claims(
+            &f,
+            &["stack-switch-costs", "futures-cost-more", "scales-p2", "scales-p16"],
         );
         assert_eq!(
             baselines,

@@ -155,8 +155,10 @@ mod tests {
             .iter()
             .filter(|r| r.runtime == "prows/placement=artifact");
         assert_eq!(artifact.count(), 6);
-        let ids: Vec<&str> = f.claims.iter().map(|c| c.id).collect();
-        assert_eq!(ids, ["fork-join-fewest", "general-futures-many-more"]);
+        super::super::suites::assert_claims(
+            &f,
+            &["fork-join-fewest", "general-futures-many-more"],
+        );
         assert!(f.claims[1].paper.contains("hw 1.86"), "{}", f.claims[1].paper);
         let simulated = f.rows.iter().filter(|r| r.runtime.sim.is_some());
         assert_eq!(simulated.count(), 15);

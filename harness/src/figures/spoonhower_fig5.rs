@@ -219,7 +219,15 @@ mod tests {
         );
         assert_eq!(crate::reproduce::default_workers(&f), [2]);
         // Each lower bound over its nine values on two arms, measured and simulated.
-        assert_eq!(f.claims.len(), 4);
+        super::super::suites::assert_claims(
+            &f,
+            &[
+                "a-parsimonious-linear-in-d",
+                "b-parsimonious-linear-in-t",
+                "a-proactive-constant",
+                "b-proactive-constant",
+            ],
+        );
         let Check::Exact { cases, .. } = &f.claims[0].check else {
             panic!("exact");
         };

@@ -146,10 +146,9 @@ mod tests {
             .map(|k| k.runtime.to_string())
             .collect();
         assert_eq!(at_1024, RUNTIMES[3..]);
-        let ids: Vec<&str> = f.claims.iter().map(|c| c.id).collect();
-        assert_eq!(
-            ids,
-            ["parsimonious-deviations-not-from-steals", "proactive-few-per-steal"]
+        super::super::suites::assert_claims(
+            &f,
+            &["parsimonious-deviations-not-from-steals", "proactive-few-per-steal"],
         );
     }
 }
