@@ -5,7 +5,9 @@
 //! band), and [`judge`] gives each a [`Verdict`] on one run:
 //!
 //! - `n/a (why)` when the claim compares with a system this build only stands in for (TBB is
-//!   `rayon`) or one it does not have, or when a point it reads was not measured in this run;
+//!   `rayon`) or one it does not have, or when a point it reads was not measured in this run
+//!   (but a claim at a P beyond this machine's cores is inconclusive: a larger machine
+//!   decides it);
 //! - `inconclusive (why)` when the run cannot decide it: a time claim at a P beyond this
 //!   machine's cores, a time point with fewer than [`MIN_TIME_ROUNDS`] rounds (one process
 //!   per round: a VM's times move between processes, so one round reads noise as a result), a
@@ -225,6 +227,17 @@ fn judge_one(figure: &str, claim: &Claim, run: &Run<'_>) -> Judgement {
         match check::worst(outcomes.collect()) {
             Outcome::Holds => Verdict::Holds,
             Outcome::Fails => Verdict::Fails,
+            // A count at a P beyond this machine's cores, which a figure of times does not
+            // measure by default: a larger machine decides it.
+            Outcome::Inconclusive(why)
+                if why.contains("not measured in this run") && claim.max_p() > run.cores =>
+            {
+                Verdict::Inconclusive(format!(
+                    "the claim is at P = {}, not measured on this machine's {} cores ({why})",
+                    claim.max_p(),
+                    run.cores
+                ))
+            }
             Outcome::Inconclusive(why) if why.contains("not measured in this run") => {
                 Verdict::NotApplicable(why)
             }

@@ -169,12 +169,22 @@ mod tests {
             &f,
             &Run {
                 summaries: &run,
-                cores: 2,
+                cores: 72,
                 size: Size::Quick,
             },
         );
         assert!(j[0].ours.contains("fib 1 [0.500–1.50]"), "{}", j[0].ours);
-        // The other benchmarks were not measured.
+        // The other benchmarks were not measured: n/a on a machine of 72 cores, where they
+        // could have been, inconclusive on one of 2, where P = 72 is past its cores.
         assert!(matches!(j[0].verdict, Verdict::NotApplicable(_)));
+        let small = judge(
+            &f,
+            &Run {
+                summaries: &run,
+                cores: 2,
+                size: Size::Quick,
+            },
+        );
+        assert!(matches!(small[0].verdict, Verdict::Inconclusive(_)));
     }
 }
