@@ -448,10 +448,14 @@ fn reproduce_fig3_end_to_end_then_resume() {
         "{stdout}"
     );
     assert!(md.find("## Claims") < md.find("| bench |"), "{md}");
+    // P = 16: inconclusive on a machine of fewer cores, n/a (not measured) on a larger one.
+    let p16 = md
+        .lines()
+        .find(|l| l.starts_with("| `prows-fig3/scales-p16` |"))
+        .unwrap_or_else(|| panic!("{md}"));
     assert!(
-        md.contains("| `prows-fig3/scales-p16` |")
-            && md.contains("**inconclusive** (a time claim at P = 16"),
-        "{md}"
+        p16.contains("**inconclusive** (a time claim at P = 16") || p16.contains("**n/a**"),
+        "{p16}"
     );
     let claims_csv = fs::read_to_string(run.join("claims.csv")).unwrap();
     assert!(

@@ -195,9 +195,9 @@ plot and table in one self-contained page) from the latest run of every figure; 
 claims` lists every claim with its check and band without running anything. A verdict is
 `holds` or `fails` only when the run's whole spread (rounds for a time, repetitions for a
 count) lies inside or outside the claim's band; `inconclusive` says why the run cannot decide
-(a P beyond the machine's cores, one round, an input below the size where the effect shows, a
-spread across the band's edge); `n/a` marks a claim against a system stealbench only stands in
-for. Measured results, each with its machine and date, are in
+(a P beyond the machine's cores, fewer than 3 rounds for a time, an input below the size where
+the effect shows, a spread across the band's edge); `n/a` marks a claim against a system
+stealbench only stands in for, or one whose points the run did not measure. Measured results, each with its machine and date, are in
 [`measurements.md`](measurements.md) and [`steal-path.md`](steal-path.md).
 ";
 
@@ -328,7 +328,7 @@ fn html_text(rendered: &[Rendered], missing: &[&str]) -> String {
          only when the run's whole spread (rounds for a time, repetitions for a count) lies \
          inside or outside the claim's band; <span class=\"inconclusive\">inconclusive</span> \
          says why the run cannot decide; <span class=\"na\">n/a</span> marks a claim against a \
-         system stealbench only stands in for.</p>\n",
+         system stealbench only stands in for, or one whose points the run did not measure.</p>\n",
         all.len(),
         rendered.len(),
         esc(&claims::tally(&all)),

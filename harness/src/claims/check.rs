@@ -3,9 +3,9 @@
 //! a value within a band (a ratio, or a bound: a band open on one side), an order, an exact
 //! formula, a growth exponent.
 //!
-//! A check decides on an estimate's whole spread, never on its median alone: it holds when the
-//! spread lies inside the band, fails when it lies outside, and is inconclusive when the
-//! spread crosses the band's edge. A claim over several cases (every benchmark, every d) fails
+//! A check decides on an estimate's whole spread, never on its median alone (an exponent's
+//! spread is its fit's ± 2 standard errors): it holds when the spread lies inside the band,
+//! fails when it lies outside, and is inconclusive when the spread crosses the band's edge. A claim over several cases (every benchmark, every d) fails
 //! if one fails and holds only if all hold.
 
 use super::quantity::{Estimate, Missing, Q, number};
@@ -274,10 +274,11 @@ impl Check {
             Check::Exact { cases, .. } => cases
                 .iter()
                 .map(|(c, want)| match c.q.samples(run) {
-                    Ok(s) if s.0.is_empty() => missing(&c.label, no_samples(&c.q)),
                     Ok(s) => {
-                        let e = s.estimate().expect("samples");
-                        let exact = s.0.iter().all(|x| x == want);
+                        let Some(e) = s.estimate() else {
+                            return missing(&c.label, no_samples(&c.q));
+                        };
+                        let exact = s.values.iter().all(|x| x == want);
                         let ours = if exact {
                             e.to_string()
                         } else {
@@ -304,7 +305,7 @@ impl Check {
     }
 }
 
-/// `" (and N more cases)"` for more than one.
+/// `", for each of N cases"` for more than one case, else nothing.
 fn more(n: usize, what: &str) -> String {
     if n > 1 {
         format!(", for each of {n} {what}s")
@@ -378,7 +379,10 @@ fn exponent(
         Growth::PowerLaw => power_law(&points),
         Growth::Eq17 => {
             let m1 = points.first().map_or(0.0, |p| p.1);
-            fit::fit(&points, m1).and_then(|f| Some((f.n, f.se?.0)))
+            // An exponent on the edge of the range searched is none the data determine.
+            fit::fit(&points, m1)
+                .filter(|f| !f.at_bound)
+                .and_then(|f| Some((f.n, f.se?.0)))
         }
     };
     let Some((n, se)) = fitted else {
@@ -386,7 +390,8 @@ fn exponent(
             label,
             "—".to_string(),
             Outcome::Inconclusive(format!(
-                "{} points do not determine an exponent",
+                "{} points do not determine an exponent (too few, flat, or fitted on the edge \
+                 of the range searched)",
                 points.len()
             )),
         );

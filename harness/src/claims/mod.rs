@@ -215,32 +215,42 @@ fn judge_one(figure: &str, claim: &Claim, run: &Run<'_>) -> Judgement {
         .collect::<Vec<_>>()
         .join("; ");
     let verdict = gate(claim, run).unwrap_or_else(|| {
-        // A point a case needs that the run did not measure makes the claim n/a; any other
-        // reason a case cannot be decided, inconclusive.
-        // The reason names the case it comes from.
-        let outcomes = results.into_iter().map(|r| match r.outcome {
-            Outcome::Inconclusive(why) if !r.label.is_empty() => {
-                Outcome::Inconclusive(format!("{}: {why}", r.label))
+        // The reason names the case it comes from. A case the run did measure decides
+        // before one it did not: fails, then an undecided case, then a point not measured
+        // (n/a; inconclusive at a P beyond this machine's cores).
+        let outcomes: Vec<Outcome> = results
+            .into_iter()
+            .map(|r| match r.outcome {
+                Outcome::Inconclusive(why) if !r.label.is_empty() => {
+                    Outcome::Inconclusive(format!("{}: {why}", r.label))
+                }
+                o => o,
+            })
+            .collect();
+        let unmeasured = |o: &Outcome| {
+            matches!(o, Outcome::Inconclusive(why) if why.contains("not measured in this run"))
+        };
+        let (missing, measured): (Vec<Outcome>, Vec<Outcome>) =
+            outcomes.into_iter().partition(unmeasured);
+        match check::worst(measured) {
+            Outcome::Holds if !missing.is_empty() => {
+                let Outcome::Inconclusive(why) = missing[0].clone() else {
+                    unreachable!("partitioned on Inconclusive")
+                };
+                // A point at a P beyond this machine's cores, which a figure of times does not
+                // measure by default: a larger machine decides it.
+                if claim.max_p() > run.cores {
+                    Verdict::Inconclusive(format!(
+                        "the claim is at P = {}, not measured on this machine's {} cores ({why})",
+                        claim.max_p(),
+                        run.cores
+                    ))
+                } else {
+                    Verdict::NotApplicable(why)
+                }
             }
-            o => o,
-        });
-        match check::worst(outcomes.collect()) {
             Outcome::Holds => Verdict::Holds,
             Outcome::Fails => Verdict::Fails,
-            // A count at a P beyond this machine's cores, which a figure of times does not
-            // measure by default: a larger machine decides it.
-            Outcome::Inconclusive(why)
-                if why.contains("not measured in this run") && claim.max_p() > run.cores =>
-            {
-                Verdict::Inconclusive(format!(
-                    "the claim is at P = {}, not measured on this machine's {} cores ({why})",
-                    claim.max_p(),
-                    run.cores
-                ))
-            }
-            Outcome::Inconclusive(why) if why.contains("not measured in this run") => {
-                Verdict::NotApplicable(why)
-            }
             Outcome::Inconclusive(why) => Verdict::Inconclusive(why),
         }
     });
@@ -290,7 +300,7 @@ fn gate(claim: &Claim, run: &Run<'_>) -> Option<Verdict> {
                 quantity::time(p.runtime, &p.workload, p.variant, p.p)
                     .samples(run.summaries)
                     .ok()
-                    .map(|s| s.0.len())
+                    .map(|s| s.values.len())
             };
             if let Some(n) = rounds.filter(|&n| n < MIN_TIME_ROUNDS) {
                 return Some(Verdict::Inconclusive(format!(
@@ -308,7 +318,7 @@ fn gate(claim: &Claim, run: &Run<'_>) -> Option<Verdict> {
 /// design (a latency-hiding version overlaps the waits that the serial elision sleeps through).
 pub fn suspect_ts(summaries: &[PointSummary], workload: &str) -> Option<String> {
     let ts = crate::results::ts_of(summaries, workload)?;
-    let t = quantity::Samples(ts.round_medians.clone());
+    let t = quantity::Samples::rounds(&ts.round_medians);
     summaries
         .iter()
         .filter(|s| {
@@ -322,7 +332,7 @@ pub fn suspect_ts(summaries: &[PointSummary], workload: &str) -> Option<String> 
         })
         .filter_map(|s| {
             let r = t
-                .combine(&quantity::Samples(s.round_medians.clone()), |a, b| a / b)
+                .combine(&quantity::Samples::rounds(&s.round_medians), |a, b| a / b)
                 .estimate()?;
             (r.lo > 1.02).then_some((r, s))
         })
@@ -380,8 +390,8 @@ pub fn markdown(judgements: &[Judgement]) -> String {
          `holds` when our whole spread (the smallest to the largest round for a time, \
          repetition for a count) lies inside it, `fails` when it lies outside, \
          `inconclusive` when it crosses the band's edge or the run cannot decide, `n/a` \
-         when the paper's system is only stood in for here. `stealbench claims` lists every \
-         check.\n\n",
+         when the paper's system is only stood in for here or the run did not measure the \
+         claim's points. `stealbench claims` lists every check.\n\n",
         tally(judgements)
     );
     out.push_str("| claim | paper | check | ours | verdict |\n|---|---|---|---|---|\n");

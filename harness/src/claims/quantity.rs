@@ -161,28 +161,31 @@ impl Q {
         match self {
             Q::Time(p) => {
                 let s = point(run, p)?;
-                Ok(Samples(s.round_medians.clone()))
+                Ok(Samples::rounds(&s.round_medians))
             }
             Q::Ts(w) => {
                 let s = results::ts_of(run, w)
                     .ok_or_else(|| Missing::NotMeasured(format!("T_s of {w}")))?;
                 ok(s, &format!("T_s of {w}"))?;
-                Ok(Samples(s.round_medians.clone()))
+                Ok(Samples::rounds(&s.round_medians))
             }
             Q::Counter(p, name) => {
                 let s = point(run, p)?;
                 let v = s
                     .counter(name)
                     .ok_or_else(|| Missing::NotCounted(format!("{p} counts no `{name}`")))?;
-                Ok(Samples(v.iter().map(|&x| x as f64).collect()))
+                Ok(Samples {
+                    values: v.iter().map(|&x| x as f64).collect(),
+                    tag: Tag::Repetitions(p.to_string()),
+                })
             }
             Q::PeakRss(p) => {
                 let s = point(run, p)?;
                 let kb = crate::figures::memory::peak_kb(s)
                     .ok_or_else(|| Missing::NotCounted(format!("{p} has no peak RSS")))?;
-                Ok(Samples(vec![kb as f64]))
+                Ok(Samples::one(kb as f64))
             }
-            Q::Const(x) => Ok(Samples(vec![*x])),
+            Q::Const(x) => Ok(Samples::one(*x)),
             Q::Div(a, b) => Ok(a.samples(run)?.combine(&b.samples(run)?, |x, y| x / y)),
             Q::Add(a, b) => Ok(a.samples(run)?.combine(&b.samples(run)?, |x, y| x + y)),
         }
@@ -250,25 +253,85 @@ fn ok(s: &PointSummary, what: &str) -> Result<(), Missing> {
 
 /// A quantity's values in a run: per round, per repetition, or one.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Samples(pub Vec<f64>);
+pub struct Samples {
+    /// The values.
+    pub values: Vec<f64>,
+    /// What they are one of, which says with what they pair.
+    pub tag: Tag,
+}
+
+/// What a quantity's values are one of.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Tag {
+    /// One per round, in round order: round r pairs with round r of another point (the same
+    /// pass over the grid).
+    Rounds,
+    /// One per repetition of the point named: repetition i pairs with repetition i of the same
+    /// point only (the same process and run).
+    Repetitions(String),
+    /// Combined from values that did not pair: they pair with nothing.
+    Unpaired,
+}
 
 impl Samples {
-    /// `f` of `self` and `other`, sample by sample when both have as many (the same round or
-    /// repetition), the one value against each when one has a single value, else every pair.
-    pub fn combine(&self, other: &Samples, f: impl Fn(f64, f64) -> f64) -> Samples {
-        let (a, b) = (&self.0, &other.0);
-        Samples(if a.len() == b.len() {
-            a.iter().zip(b).map(|(x, y)| f(*x, *y)).collect()
-        } else {
-            a.iter()
-                .flat_map(|x| b.iter().map(|y| f(*x, *y)).collect::<Vec<_>>())
-                .collect()
-        })
+    /// One value per round.
+    pub fn rounds(values: &[f64]) -> Samples {
+        Samples {
+            values: values.to_vec(),
+            tag: Tag::Rounds,
+        }
     }
 
-    /// The estimate: the median, with the smallest and largest sample as its spread.
+    /// A single value, which pairs with every value of another quantity.
+    pub fn one(x: f64) -> Samples {
+        Samples {
+            values: vec![x],
+            tag: Tag::Unpaired,
+        }
+    }
+
+    /// `f` of `self` and `other`: value by value where the two pair (the same round of two
+    /// points, the same repetition of one point), the one value against each where either
+    /// has a single value, else every value against every other (which can only widen the
+    /// spread).
+    pub fn combine(&self, other: &Samples, f: impl Fn(f64, f64) -> f64) -> Samples {
+        let (a, b) = (&self.values, &other.values);
+        if b.len() == 1 {
+            return Samples {
+                values: a.iter().map(|x| f(*x, b[0])).collect(),
+                tag: self.tag.clone(),
+            };
+        }
+        if a.len() == 1 {
+            return Samples {
+                values: b.iter().map(|y| f(a[0], *y)).collect(),
+                tag: other.tag.clone(),
+            };
+        }
+        if a.len() == b.len() && self.tag == other.tag && self.tag != Tag::Unpaired {
+            return Samples {
+                values: a.iter().zip(b).map(|(x, y)| f(*x, *y)).collect(),
+                tag: self.tag.clone(),
+            };
+        }
+        Samples {
+            values: a
+                .iter()
+                .flat_map(|x| b.iter().map(|y| f(*x, *y)).collect::<Vec<_>>())
+                .collect(),
+            tag: Tag::Unpaired,
+        }
+    }
+
+    /// The estimate: the median, with the smallest and largest sample as its spread; `None`
+    /// when no value is finite (a division by zero).
     pub fn estimate(&self) -> Option<Estimate> {
-        let xs: Vec<f64> = self.0.iter().copied().filter(|x| x.is_finite()).collect();
+        let xs: Vec<f64> = self
+            .values
+            .iter()
+            .copied()
+            .filter(|x| x.is_finite())
+            .collect();
         Some(Estimate {
             value: stats::median(&xs)?,
             lo: xs.iter().copied().fold(f64::INFINITY, f64::min),
@@ -335,18 +398,31 @@ mod tests {
     use super::*;
 
     #[test]
-    fn samples_combine_by_round_else_every_pair() {
-        let a = Samples(vec![2.0, 4.0, 6.0]);
-        let b = Samples(vec![1.0, 2.0, 3.0]);
-        assert_eq!(a.combine(&b, |x, y| x / y).0, [2.0, 2.0, 2.0]);
-        let c = Samples(vec![1.0, 2.0]);
-        assert_eq!(a.combine(&c, |x, y| x / y).0.len(), 6);
+    fn samples_pair_by_round_or_repetition_else_every_pair() {
+        let a = Samples::rounds(&[2.0, 4.0, 6.0]);
+        let b = Samples::rounds(&[1.0, 2.0, 3.0]);
+        assert_eq!(a.combine(&b, |x, y| x / y).values, [2.0, 2.0, 2.0]);
+        let c = Samples::rounds(&[1.0, 2.0]);
+        assert_eq!(a.combine(&c, |x, y| x / y).values.len(), 6);
+        // Two points' repetitions are two processes: they do not pair; one point's do.
+        let reps = |p: &str, v: &[f64]| Samples {
+            values: v.to_vec(),
+            tag: Tag::Repetitions(p.into()),
+        };
+        let x = reps("abp", &[2.0, 4.0]);
+        assert_eq!(
+            x.combine(&reps("abp", &[1.0, 2.0]), |x, y| x / y).values,
+            [2.0, 2.0]
+        );
+        let across = x.combine(&reps("prows", &[1.0, 2.0]), |x, y| x / y);
+        assert_eq!((across.values.len(), across.tag), (4, Tag::Unpaired));
         let e = a
-            .combine(&Samples(vec![2.0]), |x, y| x / y)
+            .combine(&Samples::one(2.0), |x, y| x / y)
             .estimate()
             .unwrap();
         assert_eq!((e.value, e.lo, e.hi, e.n), (2.0, 1.0, 3.0, 3));
         assert_eq!(e.to_string(), "2 [1–3]");
+        assert_eq!(Samples::one(f64::INFINITY).estimate(), None);
     }
 
     #[test]

@@ -150,21 +150,16 @@ pub fn claims() -> Vec<Claim> {
             "same-at-0-ms",
             "if latency-incurring operations ... are not used, the scheduling algorithm is the \
              exact same and also provides the exact same performance",
-            "T(prows fj) = T(rayon fj) and T(prows sf) = T(prows fj) at 0 ms (here within 10 %)",
+            "T(prows fj) = T(rayon fj) at 0 ms, the program without FutureJobs (here within \
+             10 %)",
             Check::Within {
                 cases: CLAIM_P
                     .iter()
-                    .flat_map(|&p| {
-                        [
-                            case(
-                                format!("prows fj / rayon fj P={p}"),
-                                time("prows", &zero, Variant::Fj, p).over(classic(&zero, p)),
-                            ),
-                            case(
-                                format!("prows sf / prows fj P={p}"),
-                                lh(&zero, p).over(time("prows", &zero, Variant::Fj, p)),
-                            ),
-                        ]
+                    .map(|&p| {
+                        case(
+                            format!("prows fj / rayon fj P={p}"),
+                            time("prows", &zero, Variant::Fj, p).over(classic(&zero, p)),
+                        )
                     })
                     .collect(),
                 band: Band::around(1.0, 0.1),

@@ -269,6 +269,6 @@ mod tests {
             point(LAZY_LF, "nqueens", 100),
         ];
         let mean = mean_tbb_over_libfork(&["fib", "nqueens"], 2).samples(&run);
-        assert_eq!(mean.unwrap().0, [2.5]);
+        assert_eq!(mean.unwrap().values, [2.5]);
     }
 }

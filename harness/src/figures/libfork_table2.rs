@@ -122,11 +122,13 @@ pub fn claims() -> Vec<Claim> {
         Claim::new(
             "libfork-below-1",
             below_1,
-            "n < 1 (Table II: 0.83 to 1.09 ± 0.03 to 0.11 on these)",
+            "n < 1, though Table II gives 0.83 to 1.09 ± 0.03 to 0.11 on these (Busy-LF's \
+             matmul 1.09, nqueens 1.05, T1 1.04; Lazy-LF's T1 1.06): here n within [0, 1.1], \
+             the table's own largest rounded up",
             Check::Exponent {
                 model: Growth::Eq17,
                 cases: libfork_series(&whole),
-                band: Band::at_most(1.0),
+                band: Band::within(0.0, 1.1),
             },
         )
         .from_size(
@@ -136,22 +138,23 @@ pub fn claims() -> Vec<Claim> {
         Claim::new(
             "large-trees-below-1",
             below_1,
-            "n < 1 (Table II: T1L 1.08 ± 0.05 and 0.99 ± 0.06, T1XXL 0.86 and 0.90)",
+            "n < 1, though Table II gives T1L 1.08 ± 0.05 and 0.99 ± 0.06, T1XXL 0.86 and \
+             0.90: here n within [0, 1.1]",
             Check::Exponent {
                 model: Growth::Eq17,
                 cases: libfork_series(&uts(["T1L", "T1XXL"])),
-                band: Band::at_most(1.0),
+                band: Band::within(0.0, 1.1),
             },
         )
         .from_size(Size::Small, LARGE_TREES_FROM_SMALL),
         Claim::new(
             "binomial-well-below-1",
             "In Table II, we see the fitted exponents dropping to much less than one",
-            "n of T3L 0.43 and 0.52, T3XXL 0.38 and 0.36 (± 0.01 to 0.03); here at most 0.6",
+            "n of T3L 0.43 and 0.52, T3XXL 0.38 and 0.36 (± 0.01 to 0.03); here within [0, 0.6]",
             Check::Exponent {
                 model: Growth::Eq17,
                 cases: libfork_series(&uts(["T3L", "T3XXL"])),
-                band: Band::at_most(0.6),
+                band: Band::within(0.0, 0.6),
             },
         )
         .from_size(Size::Small, LARGE_TREES_FROM_SMALL),

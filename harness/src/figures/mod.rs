@@ -25,7 +25,7 @@ pub use metric::{Metric, SpeedupBase};
 /// The rounds a figure of times runs by default: each point's process once per round, the
 /// rounds in shuffled orders. A VM's times move by up to 2x from one process to the next, so a
 /// claim about times is judged on the median over rounds with the rounds' spread beside it,
-/// and one round cannot decide one (`claims.rs`).
+/// and one round cannot decide one (`claims/mod.rs`).
 pub const TIME_ROUNDS: usize = 3;
 
 /// A figure this build can reproduce.
@@ -58,7 +58,7 @@ pub struct Figure {
     pub reps: Option<usize>,
     /// Every row: the paper's, then the baselines, grouped by benchmark.
     pub rows: Vec<Row>,
-    /// The paper's claims the figure tests, each judged on every run (`claims.rs`).
+    /// The paper's claims the figure tests, each judged on every run (`claims/mod.rs`).
     pub claims: Vec<Claim>,
 }
 

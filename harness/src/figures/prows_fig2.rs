@@ -33,7 +33,7 @@ pub fn figure() -> Figure {
         &Time(SpeedupBase::Serial),
     )
     .with_claims(vec![
-        comparable("comparable-t1", 1, 0.15),
+        comparable("comparable-t1", 1, 0.16),
         comparable("comparable-t2", 2, 0.15),
         comparable("comparable-t16", 16, 0.40),
     ])
@@ -42,7 +42,7 @@ pub fn figure() -> Figure {
 /// The paper's claim that Cilk-F keeps up with Cilk Plus, at `p`: each future version's time
 /// (sf, gf on `prows`) over its benchmark's fork-join or pipeline version's (fj, lp on `abp`)
 /// at most 1 + `tolerance`, the paper's own largest excess at that P rounded up (sw sf at
-/// P = 1 and 2: 1.15 and 1.13; lcs gf at P = 16: 1.36). Faster is within the claim: "where
+/// P = 1 and 2: 14.47 / 12.58 = 1.150 and 1.13; lcs gf at P = 16: 1.36). Faster is within the claim: "where
 /// the use of futures provides additional benefit, Cilk-F can obtain better speedup".
 fn comparable(id: &'static str, p: usize, tolerance: f64) -> Claim {
     let r = CSV.parse();
@@ -143,7 +143,7 @@ mod tests {
         // ferret gf (over its lp).
         assert_eq!(cases.len(), 11);
         assert_eq!(cases[10].label, "ferret gf/lp");
-        assert_eq!(*band, Band::at_most(1.15));
+        assert_eq!(*band, Band::at_most(1.16));
         assert!(f.claims[0].paper.contains("0.97") && f.claims[0].paper.contains("1.15"));
     }
 }
