@@ -116,7 +116,7 @@ pub enum Availability {
     Ready,
     /// The runtime, the workload or the variant does not exist yet; the string says which.
     NotImplemented(String),
-    /// The runtime refuses the variant (see `runtimes::UNSUPPORTED`); the string says why.
+    /// The runtime refuses the variant (see `runtimes::unsupported`); the string says why.
     Unsupported(String),
     /// Left out by `--runtimes` / `--workloads`.
     NotSelected(String),

@@ -1,9 +1,9 @@
 //! The runtime registry: every runtime's name, front-end, description and state (implemented
 //! or planned), and the dispatch from a name to its concrete type for each front-end.
 //!
-//! Adding a runtime is one line in `with_closure_runtime!` or `with_async_runtime!`; its
-//! entry in [`RUNTIMES`] (name, front-end, description) is already there for the planned ones.
-//! Whether a runtime is implemented is read from those two macros, never written twice.
+//! Adding a runtime is one line in `with_closure_runtime!` or `with_async_runtime!` and its
+//! entry in [`RUNTIMES`] (name, front-end, description). Whether a runtime is implemented is
+//! read from those two macros, never written twice.
 //!
 //! A runtime runs in a configuration: an [`Arm`], spelt `NAME[/key=value]...` (`libfork`,
 //! `libfork/idle=busy`, `prows/placement=artifact`). The arm's canonical spelling is the

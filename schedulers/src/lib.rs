@@ -28,7 +28,7 @@
 //!   in a normal build and loom's in a `--cfg loom` build, whose models (`tests/loom.rs`,
 //!   reaching the private types through `internals`) check them; see the README.
 //!
-//! The design, and how the runtimes still to come map onto it, is in `schedulers/README.md`.
+//! The design, and how each runtime maps onto it, is in `schedulers/README.md`.
 
 pub mod abp;
 pub mod api;
