@@ -175,8 +175,21 @@ fn parse_as_written(path: &Path, text: &str) -> io::Result<Vec<RawRow>> {
         )));
     }
     let mut rows = Vec::new();
-    for rec in r.deserialize() {
-        rows.push(rec.map_err(|e| io::Error::other(format!("{}: {e}", path.display())))?);
+    for (i, rec) in r.deserialize().enumerate() {
+        let row: RawRow = rec.map_err(|e| io::Error::other(format!("{}: {e}", path.display())))?;
+        // A time is a finite number of seconds, not negative: NaN, infinities and negative
+        // values would enter the medians and every speedup.
+        if let Some(t) = row.seconds.filter(|t| !(t.is_finite() && *t >= 0.0)) {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!(
+                    "{}: record {}: seconds {t} is not a time (a finite number, not negative)",
+                    path.display(),
+                    i + 1
+                ),
+            ));
+        }
+        rows.push(row);
     }
     Ok(rows)
 }
@@ -1184,6 +1197,28 @@ mod tests {
         fs::write(&meta, b"\xff").unwrap();
         let e = Meta::read(dir.path()).unwrap_err().to_string();
         assert!(e.starts_with(&meta.display().to_string()), "{e}");
+    }
+
+    #[test]
+    fn a_time_that_is_no_time_is_refused() {
+        let dir = TempDir::new("raw-bad-seconds");
+        let raw = dir.path().join("raw.csv");
+        let good = row("serial", 1, Some(1), Some(0.1), Status::Ok);
+        append_rows(&raw, std::slice::from_ref(&good)).unwrap();
+        assert_eq!(read_raw(&raw).unwrap(), std::slice::from_ref(&good));
+        for bad in [f64::NAN, f64::INFINITY, -1e9] {
+            let _ = fs::remove_file(&raw);
+            let r = RawRow {
+                seconds: Some(bad),
+                ..good.clone()
+            };
+            append_rows(&raw, &[good.clone(), r]).unwrap();
+            let e = read_raw(&raw).unwrap_err().to_string();
+            assert!(
+                e.contains("record 2: seconds") && e.contains("is not a time"),
+                "{e}"
+            );
+        }
     }
 
     #[test]
