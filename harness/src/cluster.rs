@@ -4,7 +4,7 @@
 
 use crate::cli::{Failure, MergeArgs, SlurmArgs};
 use crate::figures::Figure;
-use crate::grid::{Grid, Status};
+use crate::grid::Status;
 use crate::reproduce;
 use crate::results::{self, Meta, RawRow};
 use crate::shard::{Shard, shard_points};
@@ -57,9 +57,7 @@ fn differences(a: &Meta, b: &Meta) -> Vec<String> {
 /// The measurements (point, round) a run with settings `s` of `fig` makes: its shard's part of
 /// the grid (all of it without a shard), every point once per round.
 fn measurements_of(fig: &Figure, s: &results::Settings) -> BTreeSet<(PointSpec, usize)> {
-    let sel = s.selection();
-    let mut grid = Grid::build(fig.rows.clone(), &s.workers, &sel);
-    grid.simulate_also(fig.sim_workers);
+    let grid = reproduce::run_grid(fig, s);
     let points = match s.shard {
         Some(shard) => shard_points(&grid.points, shard),
         None => grid.points,
@@ -318,9 +316,7 @@ pub fn merge_command(args: &MergeArgs, allocator: &str) -> Result<i32, Failure> 
     meta.write(&run_dir)?;
 
     let s = meta.settings.clone();
-    let sel = s.selection();
-    let mut grid = Grid::build(fig.rows.clone(), &s.workers, &sel);
-    grid.simulate_also(fig.sim_workers);
+    let grid = reproduce::run_grid(&fig, &s);
     let missing = grid
         .points
         .iter()
@@ -453,10 +449,7 @@ fn check_reproduce_args(fig: &Figure, args: &[String]) -> Result<usize, Failure>
         unreachable!("the line starts with `reproduce`")
     };
     let s = reproduce::settings_from_args(&r, fig).map_err(|f| bad(f.message()))?;
-    let sel = s.selection();
-    let mut grid = Grid::build(fig.rows.clone(), &s.workers, &sel);
-    grid.simulate_also(fig.sim_workers);
-    Ok(grid.points.len())
+    Ok(reproduce::run_grid(fig, &s).points.len())
 }
 
 /// `stealbench slurm ID --shards N`: writes `ID.sbatch` (a job array of N tasks, one exclusive

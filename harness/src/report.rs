@@ -3,16 +3,14 @@
 //! self-contained `report.html` (styles and plots inline: it reads offline).
 //!
 //! Each run is rendered again from its own files (`meta.json`, `raw.csv`) by this build's
-//! figures and claims, as `reproduce --resume` would render it, so the page and the
-//! figures' `.md` files agree.
+//! figures and claims, through the same view of a run as `reproduce` (`reproduce::view`), so
+//! the page and the figures' `.md` files agree.
 
 use crate::claims::{self, Judgement};
 use crate::cli::{Failure, ReportArgs};
-use crate::figures::metric::Context;
 use crate::figures::{self, Figure};
-use crate::grid::Grid;
 use crate::results::{self, Meta};
-use crate::{plot, table};
+use crate::{plot, reproduce, table};
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -85,36 +83,20 @@ fn latest_runs(dirs: &[PathBuf]) -> Result<Vec<(PathBuf, Meta)>, Failure> {
         .collect())
 }
 
-/// Renders the run in `dir` with this build's figure and claims.
+/// Renders the run in `dir` with this build's figure and claims, as `reproduce` renders it.
 fn render(dir: &Path, meta: Meta) -> Result<Rendered, Failure> {
-    let fig = crate::reproduce::lookup_figure(&meta.id)?;
-    let s = &meta.settings;
-    let mut grid = Grid::build(fig.rows.clone(), &s.workers, &s.selection());
-    grid.simulate_also(fig.sim_workers);
+    let fig = reproduce::lookup_figure(&meta.id)?;
+    let grid = reproduce::run_grid(&fig, &meta.settings);
     let rows = results::read_raw(&dir.join("raw.csv"))?;
-    let summaries = results::summarize(&rows);
-    let ctx = Context {
-        summaries: &summaries,
-        cpus: meta.machine.logical_cpus,
-    };
-    let table = table::build(&fig, &grid, &ctx);
-    let verdicts = claims::judge(
-        &fig,
-        &claims::Run {
-            summaries: &summaries,
-            cores: meta.machine.cores,
-            size: s.size,
-        },
-    );
-    let panels = plot::panels(&fig, &grid, &ctx);
-    let subtitle = format!("size {}, {}", s.size, meta.machine.cpu_model);
-    let svg = plot::svg_text(&fig, &grid, &panels, &subtitle).map_err(Failure::Runtime)?;
+    let view = reproduce::view(&fig, &grid, &meta, &rows);
+    let svg =
+        plot::svg_text(&fig, &grid, &view.panels, &view.subtitle).map_err(Failure::Runtime)?;
     Ok(Rendered {
         fig,
         meta,
         dir: dir.to_path_buf(),
-        table,
-        verdicts,
+        table: view.table,
+        verdicts: view.verdicts,
         svg,
     })
 }

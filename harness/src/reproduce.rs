@@ -715,6 +715,57 @@ fn continue_command(id: &str, run_dir: &Path, figures_dir: &Path) -> String {
     )
 }
 
+/// The grid of `fig` that a run with settings `s` measures: the figure's rows at the run's
+/// workers under its selection, and the simulated rows at the figure's extra P (the whole grid:
+/// a shard's part is taken from it).
+pub(crate) fn run_grid(fig: &Figure, s: &Settings) -> Grid {
+    let mut grid = Grid::build(fig.rows.clone(), &s.workers, &s.selection());
+    grid.simulate_also(fig.sim_workers);
+    grid
+}
+
+/// A run's points as its figure shows them: the points' summaries, the table, the claims'
+/// verdicts and the plot's panels with its subtitle. `render` writes them out; `report`
+/// gathers them from every figure's latest run.
+pub(crate) struct View {
+    /// Every point of the run, summarised.
+    pub summaries: Vec<results::PointSummary>,
+    /// The figure's table.
+    pub table: table::Table,
+    /// The verdicts of the figure's claims.
+    pub verdicts: Vec<claims::Judgement>,
+    /// The plot's panels.
+    pub panels: Vec<plot::Panel>,
+    /// The plot's subtitle.
+    pub subtitle: String,
+}
+
+/// The view of the run `meta` whose `raw.csv` holds `rows`, through `grid`.
+pub(crate) fn view(fig: &Figure, grid: &Grid, meta: &Meta, rows: &[results::RawRow]) -> View {
+    let summaries = results::summarize(rows);
+    let ctx = Context {
+        summaries: &summaries,
+        cpus: meta.machine.logical_cpus,
+    };
+    let table = table::build(fig, grid, &ctx);
+    let panels = plot::panels(fig, grid, &ctx);
+    let verdicts = claims::judge(
+        fig,
+        &claims::Run {
+            summaries: &summaries,
+            cores: meta.machine.cores,
+            size: meta.settings.size,
+        },
+    );
+    View {
+        table,
+        panels,
+        verdicts,
+        subtitle: format!("size {}, {}", meta.settings.size, meta.machine.cpu_model),
+        summaries,
+    }
+}
+
 /// Summarises a run directory's `raw.csv` and renders the figure from it: `summary.csv`, the
 /// table (printed), the Markdown page and the plots (in the run directory and in
 /// `figures_dir`); marks the run finished. `reproduce` calls it after its points, `merge` on
@@ -730,16 +781,17 @@ pub(crate) fn render(
     let s = meta.settings.clone();
     let raw = run_dir.join("raw.csv");
     let rows = results::read_raw(&raw)?;
-    let summaries = results::summarize(&rows);
+    let View {
+        summaries,
+        table: tbl,
+        verdicts,
+        panels,
+        subtitle,
+    } = view(fig, grid, meta, &rows);
     results::write_summary(
         &run_dir.join("summary.csv"),
         &results::summary_rows(&summaries, meta.machine.logical_cpus),
     )?;
-    let ctx = Context {
-        summaries: &summaries,
-        cpus: meta.machine.logical_cpus,
-    };
-    let tbl = table::build(fig, grid, &ctx);
     outln!();
     out!("{}", tbl.to_text());
     outln!("{}", fig.metric.describe());
@@ -747,14 +799,6 @@ pub(crate) fn render(
     if let Some(n) = &rounds_note {
         outln!("rounds: {n}");
     }
-    let verdicts = claims::judge(
-        fig,
-        &claims::Run {
-            summaries: &summaries,
-            cores: meta.machine.cores,
-            size: s.size,
-        },
-    );
     claims::write_csv(&run_dir.join("claims.csv"), &verdicts)
         .map_err(|e| results::with_path(&run_dir.join("claims.csv"), e))?;
     if !verdicts.is_empty() {
@@ -777,8 +821,6 @@ pub(crate) fn render(
         lacking.as_deref(),
         &verdicts,
     );
-    let panels = plot::panels(fig, grid, &ctx);
-    let subtitle = format!("size {}, {}", s.size, meta.machine.cpu_model);
     write_figure_files(run_dir, fig, &md, grid, &panels, &subtitle)?;
     write_figure_files(figures_dir, fig, &md, grid, &panels, &subtitle)?;
     meta.finished = true;
@@ -807,8 +849,7 @@ pub fn reproduce_command(args: &ReproduceArgs, allocator: &str) -> Result<i32, F
         .unwrap_or_else(|| PathBuf::from(DEFAULT_FIGURES_DIR));
     let size = s.size;
     let sel = s.selection();
-    let mut grid = Grid::build(fig.rows.clone(), &s.workers, &sel);
-    grid.simulate_also(fig.sim_workers);
+    let mut grid = run_grid(&fig, &s);
     if let Some(shard) = s.shard {
         let all = grid.points.len();
         grid.points = crate::shard::shard_points(&grid.points, shard);

@@ -339,7 +339,8 @@ fn estimate(q: &Q, run: &[PointSummary]) -> Result<Estimate, Missing> {
 fn order(label: &str, qs: &[Q], band: &Band, run: &[PointSummary]) -> CaseResult {
     let mut values = Vec::new();
     let mut outcomes = Vec::new();
-    for (i, q) in qs.iter().enumerate() {
+    let mut prev: Option<super::quantity::Samples> = None;
+    for q in qs {
         let s = match q.samples(run) {
             Ok(s) => s,
             Err(m) => return missing(label, m),
@@ -348,14 +349,13 @@ fn order(label: &str, qs: &[Q], band: &Band, run: &[PointSummary]) -> CaseResult
             return missing(label, no_samples(q));
         };
         values.push(e.to_string());
-        if i > 0 {
-            let prev = qs[i - 1].samples(run).expect("read above");
-            let ratio = s.combine(&prev, |x, y| x / y).estimate();
-            outcomes.push(match ratio {
+        if let Some(p) = &prev {
+            outcomes.push(match s.combine(p, |x, y| x / y).estimate() {
                 Some(r) => band.judge(&r),
                 None => Outcome::Inconclusive(format!("{q}: no value")),
             });
         }
+        prev = Some(s);
     }
     result(label, values.join(" < "), worst(outcomes))
 }

@@ -289,25 +289,13 @@ fn gate(claim: &Claim, run: &Run<'_>) -> Option<Verdict> {
             )));
         }
     }
-    if claim.reads_time() {
-        for (p, is_time) in claim.points() {
-            if !is_time {
-                continue;
-            }
-            let rounds = if p.runtime == SERIAL {
-                crate::results::ts_of(run.summaries, &p.workload).map(|s| s.round_medians.len())
-            } else {
-                quantity::time(p.runtime, &p.workload, p.variant, p.p)
-                    .samples(run.summaries)
-                    .ok()
-                    .map(|s| s.values.len())
-            };
-            if let Some(n) = rounds.filter(|&n| n < MIN_TIME_ROUNDS) {
-                return Some(Verdict::Inconclusive(format!(
-                    "{p}: {n} round(s); a time claim needs {MIN_TIME_ROUNDS} (--rounds {MIN_TIME_ROUNDS}): \
-                     times move between processes"
-                )));
-            }
+    for q in claim.check.quantities().iter().flat_map(|q| q.times()) {
+        let rounds = q.samples(run.summaries).ok().map(|s| s.values.len());
+        if let Some(n) = rounds.filter(|&n| n < MIN_TIME_ROUNDS) {
+            return Some(Verdict::Inconclusive(format!(
+                "{q}: {n} round(s); a time claim needs {MIN_TIME_ROUNDS} (--rounds \
+                 {MIN_TIME_ROUNDS}): times move between processes"
+            )));
         }
     }
     None

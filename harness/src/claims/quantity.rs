@@ -5,8 +5,10 @@
 //! Times are per round because this kind of machine moves a process's speed by up to 2x from
 //! one process to the next while the repetitions inside one process agree: the spread that
 //! matters is between processes, and every round runs each point in a process of its own.
-//! Two quantities of the same shape combine sample by sample (round r with round r: the same
-//! pass over the grid); otherwise every pair is combined, which can only widen the spread.
+//! Two quantities combine sample by sample where their samples pair ([`Tag`]: round r with
+//! round r, the same pass over the grid; repetition i with repetition i of the same point, the
+//! same process); a single value combines with each; otherwise every pair is combined, which
+//! can only widen the spread.
 
 use crate::grid::Status;
 use crate::results::{self, PointSummary};
@@ -135,6 +137,19 @@ impl Q {
                 v.extend(b.points());
                 v
             }
+        }
+    }
+
+    /// The times it reads (`Time` and `Ts`), each as a quantity of its own.
+    pub fn times(&self) -> Vec<&Q> {
+        match self {
+            Q::Time(_) | Q::Ts(_) => vec![self],
+            Q::Div(a, b) | Q::Add(a, b) => {
+                let mut v = a.times();
+                v.extend(b.times());
+                v
+            }
+            _ => Vec::new(),
         }
     }
 

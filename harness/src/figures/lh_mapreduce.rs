@@ -25,8 +25,8 @@
 //! waits' overlap there is the threads', not the scheduler's. At 50 and 100 ms latency
 //! hiding (`sf` on `prows`) is many times faster than classic work stealing (`fj` on
 //! `rayon`) and superlinear against classic work stealing on one worker (not against T_s:
-//! latency hiding beats the serial program at P = 1 by design, which marks T_s suspect to
-//! the claims); at 0 ms ProWS-R performs as Rayon, with or without its latency futures; and
+//! latency hiding beats the serial program at P = 1 by design, another program than T_s's);
+//! at 0 ms ProWS-R's program without latency futures performs as Rayon's; and
 //! its times stay near the ideal (classic at 0 ms) once the items' work outweighs one
 //! latency, from size `small` on.
 

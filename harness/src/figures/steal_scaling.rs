@@ -16,12 +16,11 @@
 //! Its claims ([`claims`]) are ours, there being no paper. At P = 2 every deque runtime makes
 //! at most 2 heavy fences per successful steal: with few thieves a deque stays in asymmetric
 //! mode, so each steal that finds work issues one `membarrier` and the sleep protocol adds
-//! some (quick, per repetition: 1.0 on UTS T3, 0.003 on lcs and sw, 0.6 to 2 on fib, whose
-//! repetitions steal 4 to 14 times at P = 2, so that one fence more or less moves it); under
-//! steal pressure a deque switches to symmetric fences and the ratio falls well below 1
-//! (`paper-figures/steal-path.md`: 0.02 to 0.05 on UTS T3 at P = 16), claimed at P = 16 (a
-//! count: decided at any P, measured only when `--workers` includes 16). And at P = 2 `abp`,
-//! `fibril` and `prows` are no slower than `rayon` on fib and UTS T3.
+//! some (a run that steals a handful of times moves the ratio by a fence more or less); under
+//! steal pressure a deque switches to symmetric fences and the ratio falls well below 1,
+//! claimed at P = 16 (a count: decided at any P, measured only when `--workers` includes 16).
+//! And at P = 2 `abp`, `fibril` and `prows` are no slower than `rayon` on fib and UTS T3. The
+//! measured values the bands come from are in each claim's paper text.
 
 use super::Figure;
 use super::metric::{Context, Metric};
