@@ -49,13 +49,13 @@ pub fn bench_command(args: &BenchArgs) -> Result<i32, Failure> {
         args.rounds,
         args.reps
     );
-    // Every registered arm, or those `--runtimes` selects as `reproduce`'s does (a bare name
-    // every registered arm of its runtime), T_s's first; a simulation measures no pool.
+    // Every registered arm (those of a runtime this build lacks are listed as not built), or
+    // those `--runtimes` selects as `reproduce`'s does (a bare name every registered arm of its
+    // runtime), T_s's first; a simulation measures no pool.
     let arms: Vec<runtimes::Arm> = match &args.runtimes {
         None => RUNTIMES
             .iter()
-            .filter(|r| r.implemented())
-            .flat_map(|r| r.registered_arms())
+            .flat_map(runtimes::registered_arms)
             .collect(),
         Some(selected) => {
             let mut arms = vec![runtimes::serial()];
@@ -66,7 +66,7 @@ pub fn bench_command(args: &BenchArgs) -> Result<i32, Failure> {
                     )));
                 }
                 let chosen = if arm.is_bare() {
-                    arm.info.registered_arms()
+                    runtimes::registered_arms(arm.info)
                 } else {
                     vec![arm]
                 };
@@ -91,17 +91,22 @@ pub fn bench_command(args: &BenchArgs) -> Result<i32, Failure> {
                 variant
             };
             let offered = match arm.front_end() {
-                runtimes::FrontEnd::Closure => Fib::VARIANTS,
-                runtimes::FrontEnd::Async => Fib::ASYNC_VARIANTS,
+                stealbench_schedulers::FrontEnd::Closure => Fib::VARIANTS,
+                stealbench_schedulers::FrontEnd::Async => Fib::ASYNC_VARIANTS,
             };
             let refused = runtimes::unsupported(&arm, v).or_else(|| {
                 (!offered.contains(&v)).then_some("fib has no such variant on this front-end")
             });
+            let runs = match (arm.info.not_built(), refused) {
+                (Some(why), _) => Err(why),
+                (None, Some(why)) => Err(format!("not supported: {why}")),
+                (None, None) => Ok(v),
+            };
             Line {
                 arm,
                 name,
                 front: arm.front_end().name(),
-                runs: refused.map_or(Ok(v), |why| Err(format!("not supported: {why}"))),
+                runs,
                 medians: Vec::new(),
                 failed: None,
             }

@@ -1,10 +1,11 @@
 //! Experiment points: a figure's rows (benchmark, variant, runtime), which of them this build
 //! can measure, and the points (runtime, workload, variant, P) to run, T_s points first.
 
-use crate::runtimes::{self, Arm, FrontEnd};
+use crate::runtimes::{self, Arm};
 use crate::spec::{PointSpec, workload_name};
 use serde::{Deserialize, Serialize};
 use std::fmt;
+use stealbench_schedulers::FrontEnd;
 use stealbench_workloads::{Variant, WorkloadInfo};
 
 /// How a measured point ended.
@@ -116,6 +117,9 @@ pub enum Availability {
     Ready,
     /// The runtime, the workload or the variant does not exist yet; the string says which.
     NotImplemented(String),
+    /// The runtime is behind a cargo feature this build lacks; the string says which
+    /// (`not built: cargo run --release --features tbb`).
+    NotBuilt(String),
     /// The runtime refuses the variant (see `runtimes::unsupported`); the string says why.
     Unsupported(String),
     /// Left out by `--runtimes` / `--workloads`.
@@ -127,6 +131,7 @@ impl fmt::Display for Availability {
         match self {
             Availability::Ready => f.write_str("measured"),
             Availability::NotImplemented(s) => write!(f, "not yet implemented: {s}"),
+            Availability::NotBuilt(s) => f.write_str(s),
             Availability::Unsupported(s) => write!(f, "not supported: {s}"),
             Availability::NotSelected(s) => write!(f, "not selected ({s})"),
         }
@@ -189,8 +194,8 @@ pub fn offers(info: &WorkloadInfo, variant: Variant, front_end: FrontEnd) -> boo
 pub fn availability(row: &Row, sel: &Selection) -> Availability {
     let mut missing = Vec::new();
     let arm = row.runtime;
-    if !arm.info.implemented() {
-        missing.push(format!("runtime {arm}"));
+    if let Some(why) = arm.info.not_built() {
+        return Availability::NotBuilt(why);
     }
     match workload_info(&row.workload) {
         None => missing.push(format!("workload {}", row.workload)),
@@ -608,12 +613,12 @@ mod tests {
                 "fj-libfork/idle=busy/victim=numa not selected (--runtimes)",
                 "fj-libfork/victim=uniform measured",
                 "fj-rayon not selected (--runtimes)",
-                "sf-libfork/victim=numa not supported: a fork-join runtime without futures (as \
-                 in its paper): fj variants only",
+                "sf-libfork/victim=numa not supported: a fork-join runtime without futures: \
+                 fj variants only",
                 "sf-libfork/idle=busy/victim=numa not supported: a fork-join runtime without \
-                 futures (as in its paper): fj variants only",
-                "sf-libfork/victim=uniform not supported: a fork-join runtime without futures \
-                 (as in its paper): fj variants only",
+                 futures: fj variants only",
+                "sf-libfork/victim=uniform not supported: a fork-join runtime without futures: \
+                 fj variants only",
                 "sf-rayon not selected (--runtimes)",
             ]
         );

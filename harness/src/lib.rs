@@ -152,6 +152,13 @@ fn state(implemented: bool) -> &'static str {
     }
 }
 
+/// A runtime's state in `list`: `implemented`, or the feature that builds it.
+fn built(r: &runtimes::Runtime) -> String {
+    r.feature
+        .filter(|_| !r.built())
+        .map_or_else(|| "implemented".to_string(), |f| format!("--features {f}"))
+}
+
 /// `stealbench list`.
 fn list() {
     outln!("Figures and tables (stealbench reproduce <id>):");
@@ -173,7 +180,7 @@ fn list() {
                 .map(|f| f.name())
                 .collect::<Vec<_>>()
                 .join(","),
-            state(r.implemented()),
+            built(r),
             r.description
         );
     }

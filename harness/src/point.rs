@@ -9,11 +9,14 @@
 //! parameters) are here too; `reproduce` checks its figure's workloads with them.
 
 use crate::cli::{self, BenchPointArgs, Failure, RunArgs};
-use crate::runtimes::{self, FrontEnd, with_async_runtime, with_closure_runtime};
+use crate::runtimes;
 use crate::stats;
 use serde::{Deserialize, Serialize};
 use std::io::Write;
 use std::time::Instant;
+use stealbench_schedulers::{
+    FrontEnd, with_async_runtime, with_closure_runtime, with_future_runtime,
+};
 use stealbench_schedulers::{Pinning, PoolConfig, Scheduler, StartError, Stats};
 use stealbench_workloads::params::split_spec;
 use stealbench_workloads::{
@@ -382,7 +385,7 @@ fn simulate_point<W: Workload>(
     let input = printer.or_error(input())?;
     let recorder = Recorder::new(weights);
     let mut work = W::prepare(&input);
-    let answer = W::run(&recorder, variant, &input, &mut work);
+    let answer = W::run_futures(&recorder, variant, &input, &mut work);
     let checked = match W::check(&input, &work, &answer) {
         Ok(checked) => checked.to_string(),
         Err(message) => {
@@ -609,25 +612,35 @@ pub fn run_command(args: &RunArgs) -> Result<(), Failure> {
         })
         .expect("a registered workload dispatches");
     }
+    // The point on pool type `S` through `W::$run` (`run`, `run_futures`, `run_async`).
+    macro_rules! point {
+        ($S:ident, $run:ident) => {
+            with_workload!(workload.name, W => {
+                execute::<$S, W, _, _>(&config, params,
+                    || W::input_with(&resolve::<W>(size, options)?, options), reps,
+                    |p: &$S, i: &<W as Workload>::Input, w: &mut <W as Workload>::Work| {
+                        W::$run(p, variant, i, w)
+                    }, &printer)
+            })
+        };
+    }
     let done = match arm.front_end() {
-        FrontEnd::Closure => with_closure_runtime!(name, S => with_workload!(workload.name, W => {
-            execute::<S, W, _, _>(&config, params,
-                || W::input_with(&resolve::<W>(size, options)?, options), reps,
-                |p: &S, i: &<W as Workload>::Input, w: &mut <W as Workload>::Work| {
-                    W::run(p, variant, i, w)
-                }, &printer)
-        })),
-        FrontEnd::Async => with_async_runtime!(name, S => with_workload!(workload.name, W => {
-            execute::<S, W, _, _>(&config, params,
-                || W::input_with(&resolve::<W>(size, options)?, options), reps,
-                |p: &S, i: &<W as Workload>::Input, w: &mut <W as Workload>::Work| {
-                    W::run_async(p, variant, i, w)
-                }, &printer)
-        })),
+        // A runtime with futures runs every variant through `run_futures`; one without them
+        // runs the fj variants only (`unsupported` refused the others) through `run`.
+        FrontEnd::Closure if has_futures(&arm) => {
+            with_future_runtime!(name, S => point!(S, run_futures))
+        }
+        FrontEnd::Closure => with_closure_runtime!(name, S => point!(S, run)),
+        FrontEnd::Async => with_async_runtime!(name, S => point!(S, run_async)),
     };
     // Both lookups succeeded above, so both dispatches find their type.
     done.flatten()
         .expect("a registered runtime and workload dispatch")
+}
+
+/// Whether the arm's runtime has futures (its closure-front-end pool is a `FutureForkJoin`).
+fn has_futures(arm: &runtimes::Arm) -> bool {
+    arm.info.capabilities.is_some_and(|c| c.futures)
 }
 
 /// The environment variable of the test-only fault hook: `ARM@P=KIND[,...]` makes the point
@@ -675,15 +688,25 @@ pub fn bench_point_command(args: &BenchPointArgs) -> Result<(), Failure> {
     let n = args.n;
     let params = format!("n={n}");
     let name = runtime.name;
+    // fib's point on pool type `S` through `Fib::$run`.
+    macro_rules! point {
+        ($S:ident, $run:ident) => {
+            execute::<$S, Fib, _, _>(
+                &config,
+                params,
+                || Ok(n),
+                args.reps,
+                |p: &$S, i: &u64, w: &mut ()| Fib::$run(p, variant, i, w),
+                &printer,
+            )
+        };
+    }
     let done = match arm.front_end() {
-        FrontEnd::Closure => with_closure_runtime!(name, S => {
-            execute::<S, Fib, _, _>(&config, params, || Ok(n), args.reps,
-                |p: &S, i: &u64, w: &mut ()| Fib::run(p, variant, i, w), &printer)
-        }),
-        FrontEnd::Async => with_async_runtime!(name, S => {
-            execute::<S, Fib, _, _>(&config, params, || Ok(n), args.reps,
-                |p: &S, i: &u64, w: &mut ()| Fib::run_async(p, variant, i, w), &printer)
-        }),
+        FrontEnd::Closure if has_futures(&arm) => {
+            with_future_runtime!(name, S => point!(S, run_futures))
+        }
+        FrontEnd::Closure => with_closure_runtime!(name, S => point!(S, run)),
+        FrontEnd::Async => with_async_runtime!(name, S => point!(S, run_async)),
     };
     done.expect("a registered runtime dispatches")
 }

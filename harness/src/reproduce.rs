@@ -860,11 +860,10 @@ pub fn reproduce_command(args: &ReproduceArgs, allocator: &str) -> Result<i32, F
             shard.count
         );
     }
-    let not_impl = grid
-        .rows
-        .iter()
-        .filter(|(_, a)| matches!(a, crate::grid::Availability::NotImplemented(_)))
-        .count();
+    let count =
+        |f: fn(&crate::grid::Availability) -> bool| grid.rows.iter().filter(|(_, a)| f(a)).count();
+    let not_impl = count(|a| matches!(a, crate::grid::Availability::NotImplemented(_)));
+    let not_built = count(|a| matches!(a, crate::grid::Availability::NotBuilt(_)));
     outln!("{}", fig.title);
     outln!(
         "size {}, workers {:?}, {} reps per point, timeout {}, run directory {}",
@@ -879,9 +878,10 @@ pub fn reproduce_command(args: &ReproduceArgs, allocator: &str) -> Result<i32, F
         run_dir.display()
     );
     outln!(
-        "{} rows ({} not yet implemented), {} points",
+        "{} rows ({} not yet implemented, {} not built), {} points",
         grid.rows.len(),
         not_impl,
+        not_built,
         grid.points.len()
     );
     outln!("runtime settings: {}", settings_note(&grid, s.pinning));

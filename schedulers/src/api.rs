@@ -3,8 +3,9 @@
 //! A runtime is a [`Scheduler`] (a pool with a lifecycle and statistics) plus one or both
 //! front-ends:
 //!
-//! * [`ForkJoin`], the **closure front-end**: `join`, scopes with spawns, single-touch
-//!   ([`FutureHandle`]) and multi-touch ([`SharedHandle`]) futures. Every task receives a worker
+//! * [`ForkJoin`], the **closure front-end**: `join` and scopes with spawns; where the runtime
+//!   has futures, its worker's [`Futures`] adds single-touch ([`FutureHandle`]) and multi-touch
+//!   ([`SharedHandle`]) futures created in a scope ([`FutureForkJoin`]). Every task receives a worker
 //!   handle `&W` explicitly; runtimes whose tasks may resume on another thread (stackful
 //!   fibers) make that handle valid for the whole task, wherever it resumes, so workload code
 //!   never reaches worker state through a `thread_local`.
@@ -128,39 +129,49 @@ pub trait Worker: Sized + Send + Sync + 'static {
         R: Send;
 }
 
-/// A scope of [`Worker::scope`]: spawns and future creation. Serially (one worker) every spawned
-/// task and every future task runs to completion at its creation (eager evaluation), so the
-/// serial order is the left-to-right depth-first order of the papers.
+/// A scope of [`Worker::scope`]: spawns. Serially (one worker) every spawned task runs to
+/// completion at its creation (eager evaluation), so the serial order is the left-to-right
+/// depth-first order of the papers. A runtime with futures creates them in a scope through
+/// its worker's [`Futures`].
 pub trait Scope<'s>: Sync {
     /// The worker handle type of this runtime.
     type Worker: Worker;
-    /// Single-touch ("structured") future handle.
-    type Future<T: Send + 's>: FutureHandle<T, Worker = Self::Worker>;
-    /// Multi-touch ("general") future handle.
-    type SharedFuture<T: Send + Sync + 's>: SharedHandle<T, Worker = Self::Worker>;
 
     /// Spawns `f`; the scope waits for it before it closes.
     fn spawn<F>(&self, w: &Self::Worker, f: F)
     where
         F: FnOnce(&Self, &Self::Worker) + Send + 's;
+}
 
-    /// Creates a future computing `f` (fut-create). Where the runtime supports it, `f` runs
-    /// first and the continuation of the caller may be stolen.
-    fn future<T, F>(&self, w: &Self::Worker, f: F) -> Self::Future<T>
+/// The futures of the closure front-end, an extension of [`Worker`] that a fork-join-only
+/// runtime (the papers' TBB and OpenMP, chili) does not implement: a workload variant that
+/// creates futures is written for `W: Futures`, so it cannot be run, nor even compiled, on
+/// such a runtime. A future belongs to the scope it is created in: the scope waits for it
+/// before it closes.
+pub trait Futures: Worker {
+    /// Single-touch ("structured") future handle.
+    type Future<'s, T: Send + 's>: FutureHandle<T, Worker = Self>;
+    /// Multi-touch ("general") future handle.
+    type SharedFuture<'s, T: Send + Sync + 's>: SharedHandle<T, Worker = Self>;
+
+    /// Creates, in scope `s`, a future computing `f` (fut-create). Where the runtime supports
+    /// it, `f` runs first and the continuation of the caller may be stolen.
+    fn future<'s, T, F>(&self, s: &Self::Scope<'s>, f: F) -> Self::Future<'s, T>
     where
-        F: FnOnce(&Self, &Self::Worker) -> T + Send + 's,
+        F: FnOnce(&Self::Scope<'s>, &Self) -> T + Send + 's,
         T: Send + 's;
 
-    /// Creates a future whose handle can be cloned and touched any number of times.
-    fn shared_future<T, F>(&self, w: &Self::Worker, f: F) -> Self::SharedFuture<T>
+    /// Creates, in scope `s`, a future whose handle can be cloned and touched any number of
+    /// times.
+    fn shared_future<'s, T, F>(&self, s: &Self::Scope<'s>, f: F) -> Self::SharedFuture<'s, T>
     where
-        F: FnOnce(&Self, &Self::Worker) -> T + Send + 's,
+        F: FnOnce(&Self::Scope<'s>, &Self) -> T + Send + 's,
         T: Send + Sync + 's;
 
-    /// Creates a **latency-hiding future** (Rayon-LH's `FutureJob`): its value is the output
-    /// of the Rust future that `make` makes, typically one that waits for I/O or a timer
-    /// ([`crate::io::sleep`], a tokio socket). The handle is single-touch, as
-    /// [`Scope::future`]'s, and the scope waits for the future before it closes.
+    /// Creates, in scope `s`, a **latency-hiding future** (Rayon-LH's `FutureJob`): its value
+    /// is the output of the Rust future that `make` makes, typically one that waits for I/O or
+    /// a timer ([`crate::io::sleep`], a tokio socket). The handle is single-touch, as
+    /// [`Futures::future`]'s, and the scope waits for the future before it closes.
     ///
     /// `make` runs at once, in the context of the tokio runtime that will drive the future
     /// (so tokio's timers and sockets work in it); a panic in `make` or in the future is the
@@ -176,15 +187,21 @@ pub trait Scope<'s>: Sync {
     /// and wakes a sleeping worker. The default implementation, kept by the runtimes that
     /// cannot hide latency (`serial`, `rayon`), is the *classic* one: a future task that
     /// blocks its worker until the I/O future is done ([`crate::io::block_on`]).
-    fn latency_future<T, M, Fut>(&self, w: &Self::Worker, make: M) -> Self::Future<T>
+    fn latency_future<'s, T, M, Fut>(&self, s: &Self::Scope<'s>, make: M) -> Self::Future<'s, T>
     where
         M: FnOnce() -> Fut + Send + 's,
         Fut: std::future::Future<Output = T> + Send + 's,
         T: Send + 's,
     {
-        self.future(w, move |_, _| crate::io::block_on(make))
+        self.future(s, move |_, _| crate::io::block_on(make))
     }
 }
+
+/// A pool of the closure front-end whose workers have [`Futures`]: what a workload's future
+/// variants are written for (`Workload::run_futures`).
+pub trait FutureForkJoin: ForkJoin<Worker: Futures> {}
+
+impl<S: ForkJoin<Worker: Futures>> FutureForkJoin for S {}
 
 /// A single-touch future handle: `get` consumes it.
 pub trait FutureHandle<T>: Send {
@@ -337,7 +354,7 @@ pub trait AsyncWorker<'scope>: Clone + Send + Sync + 'scope {
         Fut: std::future::Future + Send + 'scope,
         Fut::Output: Send + Sync + 'scope;
 
-    /// Waits for a latency future (the async front-end's [`Scope::latency_future`]): the
+    /// Waits for a latency future (the async front-end's [`Futures::latency_future`]): the
     /// returned future's output is that of the Rust future `make` makes. `tokio` awaits it
     /// natively (its own timer and reactor: the task is suspended, its worker runs other
     /// tasks); the default, kept by the runtimes whose tasks cannot wait for an outside event
@@ -363,3 +380,56 @@ pub trait AsyncShared<T>: Clone + Send + Sync {
     where
         T: 'a;
 }
+
+/// Implements [`Futures`] for a worker whose scope type has the future operations as inherent
+/// methods (`future`, `shared_future`, and `latency_future` where `latency: own`; `latency:
+/// default` keeps the trait's blocking wait), which take the worker: every runtime with
+/// futures keeps them beside its scope's `spawn`. `params: [P, ...]` are the runtime's type
+/// parameters, after `'s` in the scope type and before `T` in the handle types.
+macro_rules! futures_by_scope {
+    (
+        impl[$($g:tt)*] $W:ty {
+            scope: $S:ident, future: $F:ident, shared: $SH:ident, params: [$($P:ident),*],
+            latency: $latency:ident
+        }
+    ) => {
+        impl<$($g)*> $crate::api::Futures for $W {
+            type Future<'s, T: Send + 's> = $F<$($P,)* T>;
+            type SharedFuture<'s, T: Send + Sync + 's> = $SH<$($P,)* T>;
+
+            #[inline(always)]
+            fn future<'s, T, F>(&self, s: &$S<'s $(, $P)*>, f: F) -> $F<$($P,)* T>
+            where
+                F: FnOnce(&$S<'s $(, $P)*>, &Self) -> T + Send + 's,
+                T: Send + 's,
+            {
+                s.future(self, f)
+            }
+
+            #[inline(always)]
+            fn shared_future<'s, T, F>(&self, s: &$S<'s $(, $P)*>, f: F) -> $SH<$($P,)* T>
+            where
+                F: FnOnce(&$S<'s $(, $P)*>, &Self) -> T + Send + 's,
+                T: Send + Sync + 's,
+            {
+                s.shared_future(self, f)
+            }
+
+            $crate::api::futures_by_scope!(@$latency $S, $F, [$($P),*]);
+        }
+    };
+    (@default $S:ident, $F:ident, [$($P:ident),*]) => {};
+    (@own $S:ident, $F:ident, [$($P:ident),*]) => {
+        #[inline(always)]
+        fn latency_future<'s, T, M, Fut>(&self, s: &$S<'s $(, $P)*>, make: M) -> $F<$($P,)* T>
+        where
+            M: FnOnce() -> Fut + Send + 's,
+            Fut: std::future::Future<Output = T> + Send + 's,
+            T: Send + 's,
+        {
+            s.latency_future(self, make)
+        }
+    };
+}
+
+pub(crate) use futures_by_scope;

@@ -41,7 +41,7 @@ pub enum IdlePolicy {
     Lazy,
 }
 
-/// Where the task of a future (`Scope::future`, `Scope::shared_future`) runs on the fiber
+/// Where the task of a future (`Futures::future`, `Futures::shared_future`) runs on the fiber
 /// runtimes (`abp`, `prows`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum FutureStack {
@@ -88,6 +88,27 @@ impl Placement {
     }
 }
 
+/// Whether a runtime that gives a suspended stack's unused pages back to the OS (`fibril`, the
+/// paper's `stack_uninstall`) does so: Fibril's Figure 4 compares it with "Fibril w/o unmap".
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Unmap {
+    /// Pages below a suspended frame are released (`madvise(MADV_DONTNEED)`).
+    #[default]
+    On,
+    /// Nothing is released: a suspended stack keeps every page it touched.
+    Off,
+}
+
+/// How a runtime takes its tasks (see [`crate::api`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum FrontEnd {
+    /// The closure front-end, [`ForkJoin`](crate::ForkJoin) (with
+    /// [`Futures`](crate::Futures) or without).
+    Closure,
+    /// The async front-end, [`AsyncForkJoin`](crate::AsyncForkJoin).
+    Async,
+}
+
 /// Everything a runtime needs to start a pool.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PoolConfig {
@@ -117,6 +138,9 @@ pub struct PoolConfig {
     /// Where `prows` puts a deque that becomes stealable ([`Placement`]); only `prows` and
     /// its simulation have a choice, the others accept only the default.
     pub placement: Placement,
+    /// Whether a suspended stack's unused pages go back to the OS ([`Unmap`]); only `fibril`
+    /// gives pages back, and only it can be told not to.
+    pub unmap: Unmap,
 }
 
 impl PoolConfig {
@@ -131,6 +155,7 @@ impl PoolConfig {
             stack_size: None,
             steals: None,
             placement: Placement::default(),
+            unmap: Unmap::default(),
         }
     }
 }
@@ -144,7 +169,7 @@ pub struct Capabilities {
     /// It runs `config.workers` worker threads (to pin, to steal between); `false`: the
     /// serial elision, exactly one worker, the calling thread.
     pub threads: bool,
-    /// Futures at all (`Scope::future`, `AsyncWorker::spawn`); `false`: fork-join only
+    /// Futures at all (`Futures::future`, `AsyncWorker::spawn`); `false`: fork-join only
     /// (libfork, as in its paper).
     pub futures: bool,
     /// General futures are safe: a touch of an unfinished future suspends the toucher. `false`
@@ -162,6 +187,12 @@ pub struct Capabilities {
     pub victims: &'static [VictimPolicy],
     /// The idle policies it honours.
     pub idle: &'static [IdlePolicy],
+    /// It can pin its worker threads ([`PoolConfig::pinning`]); `false` where the library
+    /// starts threads of its own that nothing can reach (chili, libomp).
+    pub pinning: bool,
+    /// It gives a suspended stack's unused pages back to the OS and can be told not to
+    /// ([`PoolConfig::unmap`]: Fibril w/o unmap).
+    pub unmap: bool,
 }
 
 impl Capabilities {
@@ -177,6 +208,8 @@ impl Capabilities {
         placement: false,
         victims: &[VictimPolicy::RuntimeDefault],
         idle: &[IdlePolicy::Lazy],
+        pinning: true,
+        unmap: false,
     };
 
     /// The serial elision: one worker, the calling thread, every future (general or not) run
@@ -191,6 +224,8 @@ impl Capabilities {
         placement: false,
         victims: VictimPolicy::ALL,
         idle: IdlePolicy::ALL,
+        pinning: true,
+        unmap: false,
     };
 
     /// Refuses what `config` asks of the runtime named `runtime` that these capabilities lack,
@@ -237,6 +272,18 @@ impl Capabilities {
                  simulations can)"
                     .into(),
             );
+        }
+        if config.pinning != Pinning::None && !self.pinning {
+            return refuse(format!(
+                "starts threads of its own that it cannot pin; pinning '{}' cannot be honoured",
+                config.pinning
+            ));
+        }
+        if config.unmap != Unmap::default() && !self.unmap {
+            return refuse(format!(
+                "gives no stack pages back; unmap '{}' means nothing here (only fibril does)",
+                config.unmap
+            ));
         }
         if config.placement != Placement::default() && !self.placement {
             return refuse(format!(
@@ -354,11 +401,13 @@ macro_rules! names {
     };
 }
 
+names!(FrontEnd { Closure => "closure", Async => "async" });
 names!(Pinning { None => "none", Compact => "compact", Scatter => "scatter" });
 names!(VictimPolicy { Uniform => "uniform", NumaWeighted => "numa", RuntimeDefault => "default" });
 names!(IdlePolicy { Busy => "busy", Lazy => "lazy" });
 names!(FutureStack { New => "stack", Current => "nostack" });
 names!(Placement { Paper => "paper", Artifact => "artifact" });
+names!(Unmap { On => "on", Off => "off" });
 
 #[cfg(test)]
 mod tests {

@@ -1,4 +1,4 @@
-//! I/O threads for latency-hiding futures ([`Scope::latency_future`]), and the blocking wait of
+//! I/O threads for latency-hiding futures ([`Futures::latency_future`]), and the blocking wait of
 //! the runtimes that cannot hide latency.
 //!
 //! An [`IoThread`] is one OS thread driving a current-thread tokio runtime (its own epoll
@@ -23,7 +23,7 @@
 //! `tokio`) do with a latency future. It drives the future with a process-wide I/O thread,
 //! started at the first call.
 //!
-//! [`Scope::latency_future`]: crate::api::Scope::latency_future
+//! [`Futures::latency_future`]: crate::api::Futures::latency_future
 
 use std::future::Future;
 use std::pin::Pin;
@@ -36,7 +36,7 @@ use tokio::runtime::{Builder, Handle};
 use tokio::sync::oneshot;
 
 /// A sleep of `d` on tokio's timer: the latency future of the workloads. Call it inside the
-/// closure given to [`Scope::latency_future`](crate::api::Scope::latency_future) (or to
+/// closure given to [`Futures::latency_future`](crate::api::Futures::latency_future) (or to
 /// [`block_on`]), which runs in the I/O thread's context. A zero sleep is ready at its first
 /// poll, as `async-io`'s zero timer is (tokio's own would wait for its driver's next
 /// millisecond tick): no latency is no latency.
@@ -143,7 +143,7 @@ fn classic() -> &'static IoThread {
 /// done, returning its output (a panic in `make` or in the future is the caller's). The future
 /// is polled on the calling thread; its timers and sockets are driven by a process-wide I/O
 /// thread. This is how a runtime that cannot hide latency implements
-/// [`Scope::latency_future`](crate::api::Scope::latency_future).
+/// [`Futures::latency_future`](crate::api::Futures::latency_future).
 ///
 /// Must not be called from inside a tokio runtime's task (tokio refuses to block there).
 pub fn block_on<T, M, Fut>(make: M) -> T

@@ -32,6 +32,7 @@
 
 pub mod abp;
 pub mod api;
+pub mod chili;
 pub mod config;
 pub mod deque;
 pub mod fiber;
@@ -43,6 +44,7 @@ pub mod overflow;
 pub mod prows;
 pub mod rayon;
 pub mod record;
+pub mod registry;
 pub mod rng;
 pub mod serial;
 pub mod stack;
@@ -70,10 +72,11 @@ pub mod internals {
 }
 
 pub use api::{
-    AsyncForkJoin, AsyncShared, AsyncWorker, ForkJoin, FutureHandle, Scheduler, Scope,
-    SharedHandle, StartError, Worker,
+    AsyncForkJoin, AsyncShared, AsyncWorker, ForkJoin, FutureForkJoin, FutureHandle, Futures,
+    Scheduler, Scope, SharedHandle, StartError, Worker,
 };
 pub use config::{
-    Capabilities, FutureStack, IdlePolicy, Pinning, Placement, PoolConfig, VictimPolicy,
+    Capabilities, FrontEnd, FutureStack, IdlePolicy, Pinning, Placement, PoolConfig, Unmap,
+    VictimPolicy,
 };
 pub use stats::Stats;

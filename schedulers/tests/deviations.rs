@@ -78,7 +78,7 @@ impl Flag {
 /// spawns, and if `futures`, single-touch futures (touched by their creator, inside a join's
 /// branch, or by a spawned task) and multi-touch futures (touched by their creator, by spawned
 /// tasks and by a chained future).
-fn dag<W: Worker>(w: &W, seed: u64, depth: u32, futures: bool) -> u64 {
+fn dag<W: Futures>(w: &W, seed: u64, depth: u32, futures: bool) -> u64 {
     let r = splitmix(seed);
     if depth == 0 || r % 6 == 0 {
         return leaf(seed);
@@ -108,19 +108,19 @@ fn dag<W: Worker>(w: &W, seed: u64, depth: u32, futures: bool) -> u64 {
                 .fold(here, |acc, x| mix(acc, x.load(Ordering::Relaxed)))
         }
         2 => w.scope(|sc| {
-            let x = sc.future(w, move |_, w| dag(w, s(1), d, futures));
+            let x = w.future(sc, move |_, w| dag(w, s(1), d, futures));
             let y = dag(w, s(2), d, futures);
             mix(x.get(w), y)
         }),
         3 => w.scope(|sc| {
-            let x = sc.future(w, move |_, w| dag(w, s(1), d, futures));
+            let x = w.future(sc, move |_, w| dag(w, s(1), d, futures));
             let (a, b) = w.join(move |w| x.get(w), |w| dag(w, s(2), d, futures));
             mix(a, b)
         }),
         4 => {
             let out = AtomicU64::new(0);
             let own = w.scope(|sc| {
-                let x = sc.future(w, move |_, w| dag(w, s(1), d, futures));
+                let x = w.future(sc, move |_, w| dag(w, s(1), d, futures));
                 let out = &out;
                 sc.spawn(w, move |_, w| {
                     let y = dag(w, s(2), d, futures);
@@ -133,7 +133,7 @@ fn dag<W: Worker>(w: &W, seed: u64, depth: u32, futures: bool) -> u64 {
         _ => {
             let acc = AtomicU64::new(0);
             let (own, chained) = w.scope(|sc| {
-                let f = sc.shared_future(w, move |_, w| dag(w, s(1), d, futures));
+                let f = w.shared_future(sc, move |_, w| dag(w, s(1), d, futures));
                 for i in 0..2 {
                     let f = f.clone();
                     let acc = &acc;
@@ -143,7 +143,7 @@ fn dag<W: Worker>(w: &W, seed: u64, depth: u32, futures: bool) -> u64 {
                     });
                 }
                 let f2 = f.clone();
-                let g = sc.future(w, move |_, w| mix(*f2.get(w), dag(w, s(3), d, futures)));
+                let g = w.future(sc, move |_, w| mix(*f2.get(w), dag(w, s(3), d, futures)));
                 (*f.get(w), g.get(w))
             });
             mix(mix(own, chained), acc.load(Ordering::Relaxed))
@@ -363,7 +363,7 @@ macro_rules! deviation_tests {
                     let (v, c) = run_counted(&pool, |w| {
                         w.scope(|s| {
                             let (pool, stolen, ran) = (&pool, &stolen, &ran);
-                            let x = s.future(w, move |_, _| {
+                            let x = w.future(s, move |_, _| {
                                 stolen.wait("the continuation to be stolen");
                                 wait_until("the touch to suspend", || {
                                     let st = pool.stats();
@@ -449,7 +449,7 @@ fn abp_touch_resumed_by_its_own_worker() {
         let v = pool.run(|w| {
             w.scope(|s| {
                 let (pool, stolen, resumed, ran_b) = (&pool, &stolen, &resumed, &ran_b);
-                let f = s.shared_future(w, move |_, _| {
+                let f = w.shared_future(s, move |_, _| {
                     stolen.wait("the continuation to be stolen");
                     wait_until("both touches to park and Y to go idle", || {
                         extra(&pool.stats(), "suspensions") >= 2
@@ -523,7 +523,7 @@ fn abp_stolen_branch_right_after_its_predecessor_does_not_deviate() {
     let v = pool.run(|w| {
         w.scope(|s| {
             let (pool, stolen, joined, q_ran) = (&pool, &stolen, &joined, &q_ran);
-            let f = s.shared_future(w, move |_, _| {
+            let f = w.shared_future(s, move |_, _| {
                 stolen.wait("the continuation to be stolen");
                 wait_until("the touch to park", || {
                     extra(&pool.stats(), "suspensions") >= 1
@@ -533,7 +533,7 @@ fn abp_stolen_branch_right_after_its_predecessor_does_not_deviate() {
             stolen.set();
             let (x, y) = w.join(
                 |w| {
-                    let q = s.future(w, move |_, _| {
+                    let q = w.future(s, move |_, _| {
                         q_ran.set();
                         joined.wait("the join to return")
                     });
@@ -573,7 +573,7 @@ fn abp_stolen_continuation_right_after_its_child_does_not_deviate() {
     let v = pool.run(|w| {
         w.scope(|s| {
             let (pool, stolen, resumed, q_ran) = (&pool, &stolen, &resumed, &q_ran);
-            let f = s.shared_future(w, move |_, _| {
+            let f = w.shared_future(s, move |_, _| {
                 stolen.wait("the continuation to be stolen");
                 wait_until("the touch to park", || {
                     extra(&pool.stats(), "suspensions") >= 1
@@ -583,7 +583,7 @@ fn abp_stolen_continuation_right_after_its_child_does_not_deviate() {
             stolen.set();
             let f1 = f.clone();
             s.spawn(w, move |s, w| {
-                let q = s.future(w, move |_, _| {
+                let q = w.future(s, move |_, _| {
                     q_ran.set();
                     resumed.wait("the continuation to resume")
                 });

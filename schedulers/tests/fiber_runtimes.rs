@@ -109,7 +109,7 @@ macro_rules! fiber_runtime_tests {
 
             #[test]
             fn nested_spawns_borrow_and_mutate_disjoint_data() {
-                fn fill<W: Worker>(w: &W, base: usize, out: &mut [usize]) {
+                fn fill<W: Futures>(w: &W, base: usize, out: &mut [usize]) {
                     if out.len() <= 3 {
                         for (i, o) in out.iter_mut().enumerate() {
                             *o = base + i;
@@ -138,9 +138,9 @@ macro_rules! fiber_runtime_tests {
                     let r = pool.run(|w| {
                         w.scope(|s| {
                             // Single touch.
-                            let a = s.future(w, |_, w| fib_fj(w, 15));
+                            let a = w.future(s, |_, w| fib_fj(w, 15));
                             // Multi-touch, touched here and by two other tasks.
-                            let b = s.shared_future(w, |_, w| fib_fj(w, 16));
+                            let b = w.shared_future(s, |_, w| fib_fj(w, 16));
                             for _ in 0..2 {
                                 let b = b.clone();
                                 s.spawn(w, move |_, w| {
@@ -149,8 +149,8 @@ macro_rules! fiber_runtime_tests {
                             }
                             // Chained: a future whose task touches another future.
                             let b2 = b.clone();
-                            let c = s.future(w, move |_, w| *b2.get(w) + 1);
-                            let d = s.future(w, move |_, w| c.get(w) * 2);
+                            let c = w.future(s, move |_, w| *b2.get(w) + 1);
+                            let d = w.future(s, move |_, w| c.get(w) * 2);
                             let (av, bv, dv) = (a.get(w), *b.get(w), d.get(w));
                             (av, bv, bv, dv)
                         })
@@ -166,13 +166,13 @@ macro_rules! fiber_runtime_tests {
             fn future_handle_escapes_its_scope() {
                 let pool = pool(2);
                 let v = pool.run(|w| {
-                    let f = w.scope(|s| s.shared_future(w, |_, w| fib_fj(w, 12)));
+                    let f = w.scope(|s| w.shared_future(s, |_, w| fib_fj(w, 12)));
                     *f.get(w) + f.clone().get(w)
                 });
                 assert_eq!(v, 2 * 144);
             }
 
-            fn deep<W: Worker>(w: &W, d: u32) -> u64 {
+            fn deep<W: Futures>(w: &W, d: u32) -> u64 {
                 if d == 0 {
                     return 0;
                 }
@@ -180,12 +180,12 @@ macro_rules! fiber_runtime_tests {
                 a + b
             }
 
-            fn deep_futures<W: Worker>(w: &W, d: u32) -> u64 {
+            fn deep_futures<W: Futures>(w: &W, d: u32) -> u64 {
                 if d == 0 {
                     return 0;
                 }
                 w.scope(|s| {
-                    let f = s.future(w, move |_, w| deep_futures(w, d - 1));
+                    let f = w.future(s, move |_, w| deep_futures(w, d - 1));
                     f.get(w) + 1
                 })
             }
@@ -241,7 +241,7 @@ macro_rules! fiber_runtime_tests {
                         "future",
                         Box::new(|w| {
                             w.scope(|s| {
-                                let f = s.future(w, |_, w| -> u64 {
+                                let f = w.future(s, |_, w| -> u64 {
                                     fib_fj(w, 15);
                                     panic!("boom future")
                                 });
@@ -314,6 +314,7 @@ macro_rules! fiber_runtime_tests {
                     // A forced schedule that never binds here (fib does not spin on others).
                     steals: Some(1 << 40),
                     placement: $placement,
+                    unmap: Unmap::On,
                 };
                 let pool = <$Pool>::start(&cfg).unwrap();
                 assert_eq!(pool.workers(), 2);

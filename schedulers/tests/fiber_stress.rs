@@ -20,7 +20,7 @@ mod common;
 use common::{leaf, mix, splitmix};
 
 /// One node of a random DAG; its shape and value depend on `seed` only.
-fn node<W: Worker>(w: &W, seed: u64, depth: u32) -> u64 {
+fn node<W: Futures>(w: &W, seed: u64, depth: u32) -> u64 {
     let r = splitmix(seed);
     if depth == 0 || r % 7 == 0 {
         return leaf(seed);
@@ -47,7 +47,7 @@ fn node<W: Worker>(w: &W, seed: u64, depth: u32) -> u64 {
                 .fold(here, |acc, x| mix(acc, x.load(Ordering::Relaxed)))
         }
         2 => w.scope(|sc| {
-            let x = sc.future(w, move |_, w| node(w, s(1), d));
+            let x = w.future(sc, move |_, w| node(w, s(1), d));
             let y = node(w, s(2), d);
             mix(x.get(w), y)
         }),
@@ -57,7 +57,7 @@ fn node<W: Worker>(w: &W, seed: u64, depth: u32) -> u64 {
             let acc = AtomicU64::new(0);
             let k = (r >> 16) % 3;
             let (own, chained) = w.scope(|sc| {
-                let f = sc.shared_future(w, move |_, w| node(w, s(1), d));
+                let f = w.shared_future(sc, move |_, w| node(w, s(1), d));
                 for i in 0..k {
                     let f = f.clone();
                     let acc = &acc;
@@ -67,8 +67,8 @@ fn node<W: Worker>(w: &W, seed: u64, depth: u32) -> u64 {
                     });
                 }
                 let f2 = f.clone();
-                let g = sc.future(w, move |_, w| mix(*f2.get(w), node(w, s(3), d)));
-                let h = sc.future(w, move |_, w| g.get(w) ^ 0xABCD);
+                let g = w.future(sc, move |_, w| mix(*f2.get(w), node(w, s(3), d)));
+                let h = w.future(sc, move |_, w| g.get(w) ^ 0xABCD);
                 (*f.get(w), h.get(w))
             });
             mix(mix(own, chained), acc.load(Ordering::Relaxed))
@@ -81,7 +81,7 @@ fn node<W: Worker>(w: &W, seed: u64, depth: u32) -> u64 {
             let (x, y) = w.join(
                 |w| {
                     w.scope(|sc| {
-                        let f = sc.shared_future(w, move |_, w| node(w, s(1), d));
+                        let f = w.shared_future(sc, move |_, w| node(w, s(1), d));
                         let (a, b) = w.join(|w| *f.get(w), |w| node(w, s(2), d));
                         mix(a, b)
                     })
@@ -94,7 +94,7 @@ fn node<W: Worker>(w: &W, seed: u64, depth: u32) -> u64 {
             // A single-touch future touched by another task than its creator.
             let out = AtomicU64::new(0);
             w.scope(|sc| {
-                let x = sc.future(w, move |_, w| node(w, s(1), d));
+                let x = w.future(sc, move |_, w| node(w, s(1), d));
                 let out = &out;
                 sc.spawn(w, move |_, w| {
                     let y = node(w, s(2), d);
@@ -107,7 +107,7 @@ fn node<W: Worker>(w: &W, seed: u64, depth: u32) -> u64 {
 }
 
 /// The fiber runtimes' stack accounting.
-trait Stacks: ForkJoin {
+trait Stacks: FutureForkJoin {
     fn stacks_in_use(&self) -> usize;
 }
 

@@ -18,7 +18,7 @@ use std::hint::black_box;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 use stealbench_schedulers::abp::Abp;
-use stealbench_schedulers::fibril::{Fibril, FibrilNoUnmap};
+use stealbench_schedulers::fibril::Fibril;
 use stealbench_schedulers::*;
 
 fn fib<W: Worker>(w: &W, n: u64) -> u64 {
@@ -54,7 +54,11 @@ fn unmap_cost_on_fib_p2() {
     let n = 32;
     let cfg = PoolConfig::with_workers(2);
     let with = Fibril::start(&cfg).unwrap();
-    let without = FibrilNoUnmap::start(&cfg).unwrap();
+    let without = Fibril::start(&PoolConfig {
+        unmap: Unmap::Off,
+        ..cfg.clone()
+    })
+    .unwrap();
     let (mut a, mut b) = (Vec::new(), Vec::new());
     let (mut unmaps, mut resident, mut released, mut susp, mut steals) = (0, 0, 0, 0, 0);
     for _ in 0..5 {
@@ -125,10 +129,14 @@ fn rss_kib() -> u64 {
 
 /// Starts a pool of `S`, resets the peak RSS, runs the tree `runs` times; returns the peak
 /// growth over the RSS before the pool started, in KiB, and the statistics.
-fn peak_growth<S: ForkJoin>(runs: usize) -> (u64, Stats) {
+fn peak_growth<S: ForkJoin>(runs: usize, unmap: Unmap) -> (u64, Stats) {
     std::fs::write("/proc/self/clear_refs", "5").expect("cannot reset the peak RSS");
     let base = rss_kib();
-    let pool = S::start(&PoolConfig::with_workers(2)).unwrap();
+    let pool = S::start(&PoolConfig {
+        unmap,
+        ..PoolConfig::with_workers(2)
+    })
+    .unwrap();
     for i in 0..runs {
         black_box(pool.run(|w| tree(w, 10, i as u64 + 1)));
     }
@@ -143,9 +151,9 @@ fn peak_growth<S: ForkJoin>(runs: usize) -> (u64, Stats) {
 fn peak_rss_deep_recursion_p2() {
     for round in 0..2 {
         for (name, (kib, s)) in [
-            ("abp", peak_growth::<Abp>(5)),
-            ("fibril-nounmap", peak_growth::<FibrilNoUnmap>(5)),
-            ("fibril", peak_growth::<Fibril>(5)),
+            ("abp", peak_growth::<Abp>(5, Unmap::On)),
+            ("fibril/unmap=off", peak_growth::<Fibril>(5, Unmap::Off)),
+            ("fibril", peak_growth::<Fibril>(5, Unmap::On)),
         ] {
             eprintln!(
                 "round {round} {name}: peak RSS +{kib} KiB; steals {:?}, suspensions {}, \

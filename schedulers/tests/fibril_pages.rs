@@ -10,7 +10,7 @@ use std::hint::black_box;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 use stealbench_schedulers::abp::Abp;
-use stealbench_schedulers::fibril::{Fibril, FibrilNoUnmap};
+use stealbench_schedulers::fibril::Fibril;
 use stealbench_schedulers::stack::page_size;
 use stealbench_schedulers::*;
 
@@ -150,7 +150,11 @@ fn abp_and_fibril_without_unmap_keep_them() {
         "{s:?}"
     );
     drop(abp);
-    let nounmap = FibrilNoUnmap::start(&PoolConfig::with_workers(2)).unwrap();
+    let nounmap = Fibril::start(&PoolConfig {
+        unmap: Unmap::Off,
+        ..PoolConfig::with_workers(2)
+    })
+    .unwrap();
     let (before, after, s) = deep_then_suspend(&nounmap);
     assert!(
         before >= DEPTH * 3 / 4 && after >= before - 4,

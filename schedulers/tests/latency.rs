@@ -46,10 +46,10 @@ fn arm<S: Scheduler>(placement: Placement) -> String {
 
 /// `k` items, each a latency future of `wait` touched at once, then `spin` of computing; the
 /// items spread over the workers by a join tree. Returns the sum of the futures' values.
-fn items<W: Worker>(w: &W, lo: u64, hi: u64, wait: Duration, spin: Duration) -> u64 {
+fn items<W: Futures>(w: &W, lo: u64, hi: u64, wait: Duration, spin: Duration) -> u64 {
     if hi - lo == 1 {
         let v = w.scope(|s| {
-            let h = s.latency_future(w, move || async move {
+            let h = w.latency_future(s, move || async move {
                 sleep(wait).await;
                 lo
             });
@@ -71,7 +71,7 @@ fn items<W: Worker>(w: &W, lo: u64, hi: u64, wait: Duration, spin: Duration) -> 
 
 /// 40 items of 50 ms latency and 1 ms of work on 2 workers: classic would take 40 x 51 / 2 ms
 /// = 1.02 s; hiding, about 50 ms + 40 x 1 / 2 ms = 70 ms. Allow 5x that for a loaded machine.
-fn hides_latency<S: ForkJoin>(placement: Placement) {
+fn hides_latency<S: FutureForkJoin>(placement: Placement) {
     let name = arm::<S>(placement);
     let pool = S::start(&two(placement)).unwrap();
     let t = Instant::now();
@@ -110,7 +110,7 @@ fn prows_suspends_deques_at_latency_touches() {
 /// least the waits of one worker's share).
 #[test]
 fn classic_runtimes_block_and_agree() {
-    fn classic<S: ForkJoin>(p: usize) {
+    fn classic<S: FutureForkJoin>(p: usize) {
         let pool = S::start(&PoolConfig::with_workers(p)).unwrap();
         let t = Instant::now();
         let v = pool.run(|w| items(w, 0, 8, ms(10), Duration::ZERO));
@@ -126,7 +126,7 @@ fn classic_runtimes_block_and_agree() {
 #[test]
 fn a_ready_future_is_not_handed_to_the_io_thread() {
     let pool = Abp::start(&PoolConfig::with_workers(2)).unwrap();
-    let v = pool.run(|w| w.scope(|s| s.latency_future(w, || async { 5u32 }).get(w)));
+    let v = pool.run(|w| w.scope(|s| w.latency_future(s, || async { 5u32 }).get(w)));
     assert_eq!(v, 5);
     assert_eq!(pool.stats().extra("latency_waits"), Some(0));
 }
@@ -134,7 +134,7 @@ fn a_ready_future_is_not_handed_to_the_io_thread() {
 /// A random computation: joins, latency futures with random latencies (0 to 3 ms), touched
 /// at once, later, by another task, or never (the scope waits for them), nested in each
 /// other's continuations. Its value depends on the seed only.
-fn node<W: Worker>(w: &W, seed: u64, depth: u32) -> u64 {
+fn node<W: Futures>(w: &W, seed: u64, depth: u32) -> u64 {
     let r = splitmix(seed);
     if depth == 0 || r % 5 == 0 {
         return leaf(seed);
@@ -150,7 +150,7 @@ fn node<W: Worker>(w: &W, seed: u64, depth: u32) -> u64 {
         // Touched at once.
         1 => w.scope(|sc| {
             let (v, wait) = (s(1), lat(s(2)));
-            let h = sc.latency_future(w, move || async move {
+            let h = w.latency_future(sc, move || async move {
                 sleep(wait).await;
                 v
             });
@@ -159,7 +159,7 @@ fn node<W: Worker>(w: &W, seed: u64, depth: u32) -> u64 {
         // Touched after some work of its own.
         2 => w.scope(|sc| {
             let (v, wait) = (s(1), lat(s(2)));
-            let h = sc.latency_future(w, move || async move {
+            let h = w.latency_future(sc, move || async move {
                 sleep(wait).await;
                 v
             });
@@ -169,18 +169,18 @@ fn node<W: Worker>(w: &W, seed: u64, depth: u32) -> u64 {
         // Touched by another task (a future task of the same scope).
         3 => w.scope(|sc| {
             let (v, wait) = (s(1), lat(s(2)));
-            let h = sc.latency_future(w, move || async move {
+            let h = w.latency_future(sc, move || async move {
                 sleep(wait).await;
                 v
             });
-            let other = sc.future(w, move |_, w| mix(h.get(w), node(w, s(4), d)));
+            let other = w.future(sc, move |_, w| mix(h.get(w), node(w, s(4), d)));
             let y = node(w, s(3), d);
             mix(other.get(w), y)
         }),
         // Never touched: the scope's end waits for it.
         _ => w.scope(|sc| {
             let wait = lat(s(2));
-            let _ = sc.latency_future(w, move || async move {
+            let _ = w.latency_future(sc, move || async move {
                 sleep(wait).await;
             });
             node(w, s(3), d)
@@ -197,7 +197,7 @@ fn stress_runs() -> u64 {
 
 /// Every random computation gives the serial value; a lost wake-up would hang (the watchdog
 /// fails the test after 60 s).
-fn stress<S: ForkJoin>(placement: Placement) {
+fn stress<S: FutureForkJoin>(placement: Placement) {
     let name = arm::<S>(placement);
     let serial = Serial::start(&PoolConfig::with_workers(1)).unwrap();
     let pool = S::start(&two(placement)).unwrap();
@@ -249,12 +249,12 @@ fn no_lost_wakeup_prows_artifact_and_fibril() {
 
 /// A panic in an I/O future (after its first poll, on the I/O thread) reaches the task that
 /// touches it, and `run` re-raises the original payload; the pool stays usable.
-fn panics_propagate<S: ForkJoin>() {
+fn panics_propagate<S: FutureForkJoin>() {
     let pool = S::start(&PoolConfig::with_workers(2)).unwrap();
     let toucher_saw = pool.run(|w| {
         panic::catch_unwind(AssertUnwindSafe(|| {
             w.scope(|s| {
-                let h = s.latency_future(w, || async {
+                let h = w.latency_future(s, || async {
                     sleep(ms(5)).await;
                     panic!("io failed");
                 });
@@ -267,7 +267,7 @@ fn panics_propagate<S: ForkJoin>() {
     let r = panic::catch_unwind(AssertUnwindSafe(|| {
         pool.run(|w| {
             w.scope(|s| {
-                let h = s.latency_future(w, || async {
+                let h = w.latency_future(s, || async {
                     sleep(ms(5)).await;
                     panic!("io failed");
                 });
@@ -281,11 +281,11 @@ fn panics_propagate<S: ForkJoin>() {
     let r = panic::catch_unwind(AssertUnwindSafe(|| {
         pool.run(|w| {
             w.scope(|s| {
-                let _ = s.latency_future(w, || async {
+                let _ = w.latency_future(s, || async {
                     sleep(ms(2)).await;
                     panic!("untouched");
                 });
-                let _ = s.latency_future(w, || async { panic!("at once") });
+                let _ = w.latency_future(s, || async { panic!("at once") });
             })
         })
     }));
@@ -303,14 +303,14 @@ fn panics_in_io_futures_propagate() {
 /// future, the writer a task that writes after 10 ms of work.
 #[test]
 fn a_socket_wait_is_hidden_too() {
-    fn run<S: ForkJoin>() {
+    fn run<S: FutureForkJoin>() {
         let pool = S::start(&PoolConfig::with_workers(2)).unwrap();
         let got = pool.run(|w| {
             w.scope(|s| {
                 let (a, b) = std::os::unix::net::UnixStream::pair().unwrap();
                 a.set_nonblocking(true).unwrap();
                 b.set_nonblocking(true).unwrap();
-                let reader = s.latency_future(w, move || async move {
+                let reader = w.latency_future(s, move || async move {
                     let a = ::tokio::net::UnixStream::from_std(a).unwrap();
                     let mut buf = [0u8; 5];
                     let mut n = 0;
@@ -324,7 +324,7 @@ fn a_socket_wait_is_hidden_too() {
                     }
                     buf
                 });
-                let writer = s.latency_future(w, move || async move {
+                let writer = w.latency_future(s, move || async move {
                     let b = ::tokio::net::UnixStream::from_std(b).unwrap();
                     sleep(ms(10)).await;
                     b.writable().await.unwrap();
@@ -351,7 +351,7 @@ fn pools_shut_down_with_waits_in_flight() {
             self.0.fetch_add(1, Ordering::Relaxed);
         }
     }
-    fn run<S: ForkJoin>() {
+    fn run<S: FutureForkJoin>() {
         let drops = Arc::new(AtomicUsize::new(0));
         let mut made = 0;
         for round in 0..20u64 {
@@ -362,7 +362,7 @@ fn pools_shut_down_with_waits_in_flight() {
                     let hs: Vec<_> = (0..8u64)
                         .map(|i| {
                             let d = Arc::clone(&d);
-                            s.latency_future(w, move || {
+                            w.latency_future(s, move || {
                                 // A wait that outlives the run, detached on the pool's runtime.
                                 ::tokio::spawn(async {
                                     sleep(Duration::from_secs(3600)).await;
@@ -448,7 +448,7 @@ fn values_may_borrow_from_outside_the_scope() {
     let got = pool.run(|w| {
         w.scope(|s| {
             let ws = &words;
-            let h = s.latency_future(w, move || async move {
+            let h = w.latency_future(s, move || async move {
                 sleep(ms(2)).await;
                 &ws[1]
             });

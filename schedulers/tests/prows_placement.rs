@@ -43,11 +43,11 @@ fn wait_for(flag: &AtomicBool) {
 /// future is unfinished then (only `b` releases it), so the toucher's deque is suspended with
 /// `b` in it, which makes it stealable; a thief runs `b`, the future finishes, its put resumes
 /// the deque. Returns the value, which the caller checks.
-fn suspend_with_ready_node<W: Worker>(w: &W) -> u64 {
+fn suspend_with_ready_node<W: Futures>(w: &W) -> u64 {
     let released = AtomicBool::new(false);
     let released = &released;
     w.scope(|s| {
-        let f = s.future(w, move |_, w| {
+        let f = w.future(s, move |_, w| {
             wait_for(released);
             fib_fj(w, 15)
         });
@@ -107,14 +107,14 @@ fn prows_artifact_stealable_high_water() {
 /// Futures each of whose tasks is touched, unfinished, by several other tasks: every touch of a
 /// multi-touch future suspends its deque (most with ready nodes), so many deques are stealable
 /// at once and rebalancing would have work to do.
-fn many_suspensions<W: Worker>(w: &W, round: u64) -> u64 {
+fn many_suspensions<W: Futures>(w: &W, round: u64) -> u64 {
     let sum = AtomicU64::new(0);
     let sum = &sum;
     w.scope(|s| {
         for i in 0..8u64 {
             let released = std::sync::Arc::new(AtomicBool::new(false));
             let r = std::sync::Arc::clone(&released);
-            let f = s.shared_future(w, move |_, w| {
+            let f = w.shared_future(s, move |_, w| {
                 wait_for(&r);
                 fib_fj(w, 12) + i + round
             });

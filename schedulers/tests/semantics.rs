@@ -1,8 +1,10 @@
 //! The semantics of the `Scheduler` trait family: one generic suite, instantiated by macro for
-//! every runtime and front-end (closure front-end: serial, rayon, abp, fibril and prows at P = 1 and 2,
-//! prows with the artifact placement at P = 2 (at P = 1 its placement has one worker to choose
-//! from, and it is the paper's); async front-end: serial, tokio at P = 1 and 2, libfork lazy at P = 1 and 2, busy at
-//! P = 2 and with NUMA-weighted victims at P = 2 (fork-join tests only: it has no futures)).
+//! every runtime and front-end (closure front-end: serial, rayon, abp, fibril and prows at P = 1
+//! and 2, prows with the artifact placement at P = 2 (at P = 1 its placement has one worker to
+//! choose from, and it is the paper's), chili at P = 1 and 2 (fork-join tests only: it has no
+//! futures), and, in a build with their features, tbb and openmp (`baselines.rs`); async
+//! front-end: serial, tokio at P = 1 and 2, libfork lazy at P = 1 and 2, busy at P = 2 and with
+//! NUMA-weighted victims at P = 2 (fork-join tests only)).
 //!
 //! Every test checks values (never only "it did not crash"). The suite stays within the rules
 //! every runtime supports; in particular a future touched by a task other than its creator's
@@ -22,6 +24,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 use std::sync::Once;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use stealbench_schedulers::abp::Abp;
+use stealbench_schedulers::chili::ChiliPool;
 use stealbench_schedulers::fibril::Fibril;
 use stealbench_schedulers::libfork::LibforkPool;
 use stealbench_schedulers::prows::Prows;
@@ -29,8 +32,9 @@ use stealbench_schedulers::rayon::RayonPool;
 use stealbench_schedulers::serial::Serial;
 use stealbench_schedulers::tokio::TokioPool;
 use stealbench_schedulers::{
-    AsyncForkJoin, AsyncShared, AsyncWorker, ForkJoin, FutureHandle, FutureStack, IdlePolicy,
-    Placement, PoolConfig, Scheduler, Scope, SharedHandle, Stats, VictimPolicy, Worker,
+    AsyncForkJoin, AsyncShared, AsyncWorker, ForkJoin, FutureForkJoin, FutureHandle, FutureStack,
+    Futures, IdlePolicy, Placement, PoolConfig, Scheduler, Scope, SharedHandle, Stats,
+    VictimPolicy, Worker,
 };
 
 /// Recursion depth of the deep tests (nested joins, futures, spawns on one path).
@@ -267,12 +271,12 @@ mod fj {
         }
     }
 
-    pub fn single_touch_futures<S: ForkJoin>(pool: &S) {
+    pub fn single_touch_futures<S: FutureForkJoin>(pool: &S) {
         assert_eq!(pool.run(|w| fib_sf(w, 18)), fib(18));
         let words = pool.run(|w| {
             w.scope(|s| {
                 let hs: Vec<_> = (0..100)
-                    .map(|i| s.future(w, move |_, _| format!("w{i}")))
+                    .map(|i| w.future(s, move |_, _| format!("w{i}")))
                     .collect();
                 // Touched in reverse creation order.
                 let mut out: Vec<String> = hs.into_iter().rev().map(|h| h.get(w)).collect();
@@ -283,17 +287,17 @@ mod fj {
         assert_eq!(words, (0..100).map(|i| format!("w{i}")).collect::<Vec<_>>());
         // A handle that leaves its scope is still valid.
         let v = pool.run(|w| {
-            let h = w.scope(|s| s.future(w, |_, _| vec![1u8, 2, 3]));
+            let h = w.scope(|s| w.future(s, |_, _| vec![1u8, 2, 3]));
             h.get(w)
         });
         assert_eq!(v, [1, 2, 3]);
     }
 
-    pub fn multi_touch_futures<S: ForkJoin>(pool: &S) {
+    pub fn multi_touch_futures<S: FutureForkJoin>(pool: &S) {
         let total = AtomicU64::new(0);
         let creator = pool.run(|w| {
             w.scope(|s| {
-                let f = s.shared_future(w, |_, _| 21u64);
+                let f = w.shared_future(s, |_, _| 21u64);
                 for _ in 0..8 {
                     let g = f.clone();
                     let total = &total;
@@ -307,7 +311,7 @@ mod fj {
                 let doubled: Vec<_> = (0..4)
                     .map(|k| {
                         let g = f.clone();
-                        s.future(w, move |_, w| *g.get(w) * 2 + k)
+                        w.future(s, move |_, w| *g.get(w) * 2 + k)
                     })
                     .collect();
                 let a = *f.get(w);
@@ -324,15 +328,15 @@ mod fj {
         assert_eq!(total.load(Ordering::Relaxed), 8 * 42);
     }
 
-    pub fn touched_by_another_task<S: ForkJoin>(pool: &S) {
+    pub fn touched_by_another_task<S: FutureForkJoin>(pool: &S) {
         let out = AtomicU64::new(0);
         let via_future = pool.run(|w| {
             w.scope(|s| {
-                let f = s.future(w, |_, _| 1234u64);
+                let f = w.future(s, |_, _| 1234u64);
                 let out = &out;
                 s.spawn(w, move |_, w| out.store(f.get(w) + 1, Ordering::SeqCst));
-                let g = s.future(w, |_, _| 100u64);
-                let h = s.future(w, move |_, w| g.get(w) * 2);
+                let g = w.future(s, |_, _| 100u64);
+                let h = w.future(s, move |_, w| g.get(w) * 2);
                 h.get(w)
             })
         });
@@ -340,13 +344,13 @@ mod fj {
         assert_eq!(via_future, 200);
     }
 
-    pub fn chained_futures<S: ForkJoin>(pool: &S) {
+    pub fn chained_futures<S: FutureForkJoin>(pool: &S) {
         let single = pool.run(|w| {
             w.scope(|s| {
-                let mut f = s.future(w, |_, _| 1u64);
+                let mut f = w.future(s, |_, _| 1u64);
                 for i in 1..CHAIN as u64 {
                     let prev = f;
-                    f = s.future(w, move |_, w| (prev.get(w) * 31 + i) % 1_000_003);
+                    f = w.future(s, move |_, w| (prev.get(w) * 31 + i) % 1_000_003);
                 }
                 f.get(w)
             })
@@ -354,11 +358,11 @@ mod fj {
         assert_eq!(single, chain_value(CHAIN));
         let shared = pool.run(|w| {
             w.scope(|s| {
-                let mut f = s.shared_future(w, |_, _| 1u64);
+                let mut f = w.shared_future(s, |_, _| 1u64);
                 let first = f.clone();
                 for i in 1..CHAIN as u64 {
                     let prev = f.clone();
-                    f = s.shared_future(w, move |_, w| {
+                    f = w.shared_future(s, move |_, w| {
                         assert_eq!(*prev.get(w), *prev.clone().get(w));
                         (*prev.get(w) * 31 + i) % 1_000_003
                     });
@@ -377,12 +381,12 @@ mod fj {
         a + b
     }
 
-    fn deep_future<W: Worker>(w: &W, d: usize) -> usize {
+    fn deep_future<W: Futures>(w: &W, d: usize) -> usize {
         if d == 0 {
             return 0;
         }
         w.scope(|s| {
-            let f = s.future(w, move |_, w| deep_future(w, d - 1));
+            let f = w.future(s, move |_, w| deep_future(w, d - 1));
             f.get(w) + 1
         })
     }
@@ -399,10 +403,14 @@ mod fj {
         }
     }
 
-    /// Joins `DEPTH` deep, futures and spawns `future_depth` deep.
+    /// Futures `future_depth` deep.
+    pub fn deep_futures<S: FutureForkJoin>(pool: &S, future_depth: usize) {
+        assert_eq!(pool.run(|w| deep_future(w, future_depth)), future_depth);
+    }
+
+    /// Joins `DEPTH` deep, spawns `future_depth` deep.
     pub fn deep_recursion<S: ForkJoin>(pool: &S, future_depth: usize) {
         assert_eq!(pool.run(|w| deep_join(w, DEPTH)), DEPTH);
-        assert_eq!(pool.run(|w| deep_future(w, future_depth)), future_depth);
         let deepest = AtomicUsize::new(0);
         pool.run(|w| deep_spawn(w, future_depth, &deepest));
         assert_eq!(deepest.load(Ordering::Relaxed), future_depth);
@@ -410,19 +418,19 @@ mod fj {
 
     /// A future whose handle is dropped untouched still runs before its scope ends, and a
     /// handle may outlive its scope (its task is over by then).
-    pub fn untouched_and_escaping_futures<S: ForkJoin>(pool: &S) {
+    pub fn untouched_and_escaping_futures<S: FutureForkJoin>(pool: &S) {
         let ran = AtomicUsize::new(0);
         let ran = &ran;
         let got = pool.run(|w| {
             let h = w.scope(|s| {
                 for i in 0..200u64 {
-                    let f = s.future(w, move |_, _| {
+                    let f = w.future(s, move |_, _| {
                         ran.fetch_add(1, Ordering::SeqCst);
                         i
                     });
                     drop(f);
                 }
-                s.future(w, |_, _| 42u64)
+                w.future(s, |_, _| 42u64)
             });
             assert_eq!(
                 ran.load(Ordering::SeqCst),
@@ -439,7 +447,7 @@ mod fj {
     /// tasks, some dropped untouched, with work in each so that thieves take some: the scope
     /// ends only after every one of them ran, however the counting is split between the
     /// body's fiber and the rest.
-    pub fn futures_of_one_scope_from_many_tasks<S: ForkJoin>(pool: &S) {
+    pub fn futures_of_one_scope_from_many_tasks<S: FutureForkJoin>(pool: &S) {
         const ROUNDS: u64 = 20;
         for round in 0..ROUNDS {
             let ran = AtomicUsize::new(0);
@@ -455,19 +463,19 @@ mod fj {
                     for i in 0..8u64 {
                         // Spawned tasks create futures in the same scope and touch half.
                         s.spawn(w, move |s, w| {
-                            let f = s.future(w, move |_, _| work(i));
-                            let g = s.future(w, move |_, _| work(i + 1));
+                            let f = w.future(s, move |_, _| work(i));
+                            let g = w.future(s, move |_, _| work(i + 1));
                             sum.fetch_add(f.get(w), Ordering::SeqCst);
                             drop(g);
                         });
                     }
                     let mine: Vec<_> = (0..8u64)
-                        .map(|i| s.future(w, move |_, _| work(i)))
+                        .map(|i| w.future(s, move |_, _| work(i)))
                         .collect();
                     // A nested scope's body (same fiber) creates futures in the outer scope.
                     let from_inner = w.scope(|_| {
                         (0..4u64)
-                            .map(|i| s.future(w, move |_, _| work(i + 2)))
+                            .map(|i| w.future(s, move |_, _| work(i + 2)))
                             .collect::<Vec<_>>()
                     });
                     // Touched by another task: a spawned task gets two of the body's handles.
@@ -530,10 +538,16 @@ mod fj {
             "the other spawns all ran"
         );
         works(pool);
+    }
+
+    /// A panic in a future task reaches `run` whether its handle is touched, dropped or
+    /// shared, and the pool stays usable.
+    pub fn future_panics_reach_run<S: FutureForkJoin>(pool: &S) {
+        let works = |pool: &S| assert_eq!(pool.run(|w| fib_fj(w, 15)), fib(15));
         expect_panic("deliberate panic: touched future", || {
             pool.run(|w| {
                 w.scope(|s| {
-                    let f = s.future(w, |_, _| -> u64 { panic!("{DELIBERATE}: touched future") });
+                    let f = w.future(s, |_, _| -> u64 { panic!("{DELIBERATE}: touched future") });
                     f.get(w)
                 })
             })
@@ -542,7 +556,7 @@ mod fj {
         expect_panic("deliberate panic: untouched future", || {
             pool.run(|w| {
                 w.scope(|s| {
-                    drop(s.future(w, |_, _| -> u64 {
+                    drop(w.future(s, |_, _| -> u64 {
                         panic!("{DELIBERATE}: untouched future")
                     }));
                     7
@@ -554,7 +568,7 @@ mod fj {
             pool.run(|w| {
                 w.scope(|s| {
                     let f =
-                        s.shared_future(w, |_, _| -> u64 { panic!("{DELIBERATE}: shared future") });
+                        w.shared_future(s, |_, _| -> u64 { panic!("{DELIBERATE}: shared future") });
                     for _ in 0..2 {
                         let g = f.clone();
                         s.spawn(w, move |_, w| assert_eq!(*g.get(w), 0));
@@ -566,13 +580,24 @@ mod fj {
         works(pool);
     }
 
+    /// Counters of fork-join runs go back to zero.
     pub fn stats_reset<S: ForkJoin>(pool: &S) {
+        pool.reset_stats();
+        assert_eq!(pool.run(|w| fib_fj(w, 15)), fib(15));
+        let before = pool.stats();
+        pool.reset_stats();
+        std::thread::sleep(std::time::Duration::from_millis(30));
+        check_reset(&before, &pool.stats(), pool.workers());
+    }
+
+    /// Counters of futures count every creation and go back to zero.
+    pub fn future_stats_reset<S: FutureForkJoin>(pool: &S) {
         pool.reset_stats();
         let sum = pool.run(|w| {
             w.scope(|s| {
-                let single: Vec<_> = (0..100u64).map(|i| s.future(w, move |_, _| i)).collect();
+                let single: Vec<_> = (0..100u64).map(|i| w.future(s, move |_, _| i)).collect();
                 let shared: Vec<_> = (0..50u64)
-                    .map(|i| s.shared_future(w, move |_, _| i))
+                    .map(|i| w.shared_future(s, move |_, _| i))
                     .collect();
                 single.into_iter().map(|h| h.get(w)).sum::<u64>()
                     + shared.iter().map(|h| *h.get(w)).sum::<u64>()
@@ -1234,9 +1259,12 @@ mod af {
 /// The closure front-end suite for runtime `$pool` at `$p` workers.
 macro_rules! closure_suite {
     ($name:ident, $pool:ty, $p:expr) => {
-        closure_suite!($name, $pool, PoolConfig::with_workers($p), DEPTH);
+        closure_suite!($name, $pool, PoolConfig::with_workers($p), DEPTH, futures: yes);
     };
     ($name:ident, $pool:ty, $config:expr, $future_depth:expr) => {
+        closure_suite!($name, $pool, $config, $future_depth, futures: yes);
+    };
+    ($name:ident, $pool:ty, $config:expr, $future_depth:expr, futures: $futures:ident) => {
         mod $name {
             use super::*;
 
@@ -1257,32 +1285,8 @@ macro_rules! closure_suite {
                 with(fj::scope_with_many_spawns::<$pool>);
             }
             #[test]
-            fn single_touch_futures() {
-                with(fj::single_touch_futures::<$pool>);
-            }
-            #[test]
-            fn multi_touch_futures() {
-                with(fj::multi_touch_futures::<$pool>);
-            }
-            #[test]
-            fn touched_by_another_task() {
-                with(fj::touched_by_another_task::<$pool>);
-            }
-            #[test]
-            fn chained_futures() {
-                with(fj::chained_futures::<$pool>);
-            }
-            #[test]
             fn deep_recursion() {
                 with(|pool| fj::deep_recursion::<$pool>(pool, $future_depth));
-            }
-            #[test]
-            fn untouched_and_escaping_futures() {
-                with(fj::untouched_and_escaping_futures::<$pool>);
-            }
-            #[test]
-            fn futures_of_one_scope_from_many_tasks() {
-                with(fj::futures_of_one_scope_from_many_tasks::<$pool>);
             }
             #[test]
             fn panics_reach_run() {
@@ -1292,6 +1296,51 @@ macro_rules! closure_suite {
             fn stats_reset() {
                 with(fj::stats_reset::<$pool>);
             }
+            closure_suite!(@futures $futures, $pool, $future_depth);
+        }
+    };
+    (@futures no, $pool:ty, $future_depth:expr) => {
+        #[test]
+        fn declares_no_futures() {
+            assert!(!<$pool as Scheduler>::CAPABILITIES.futures);
+        }
+    };
+    (@futures yes, $pool:ty, $future_depth:expr) => {
+        #[test]
+        fn single_touch_futures() {
+            with(fj::single_touch_futures::<$pool>);
+        }
+        #[test]
+        fn multi_touch_futures() {
+            with(fj::multi_touch_futures::<$pool>);
+        }
+        #[test]
+        fn touched_by_another_task() {
+            with(fj::touched_by_another_task::<$pool>);
+        }
+        #[test]
+        fn chained_futures() {
+            with(fj::chained_futures::<$pool>);
+        }
+        #[test]
+        fn untouched_and_escaping_futures() {
+            with(fj::untouched_and_escaping_futures::<$pool>);
+        }
+        #[test]
+        fn futures_of_one_scope_from_many_tasks() {
+            with(fj::futures_of_one_scope_from_many_tasks::<$pool>);
+        }
+        #[test]
+        fn deep_futures() {
+            with(|pool| fj::deep_futures::<$pool>(pool, $future_depth));
+        }
+        #[test]
+        fn future_panics_reach_run() {
+            with(fj::future_panics_reach_run::<$pool>);
+        }
+        #[test]
+        fn future_stats_reset() {
+            with(fj::future_stats_reset::<$pool>);
         }
     };
 }
@@ -1388,6 +1437,9 @@ closure_suite!(fibril_p1, Fibril, 1);
 closure_suite!(fibril_p2, Fibril, 2);
 closure_suite!(prows_p1, Prows, 1);
 closure_suite!(prows_p2, Prows, 2);
+// The fork-join baselines without futures.
+closure_suite!(chili_p1, ChiliPool, PoolConfig::with_workers(1), DEPTH, futures: no);
+closure_suite!(chili_p2, ChiliPool, PoolConfig::with_workers(2), DEPTH, futures: no);
 // Futures without a stack of their own (the "-stack" configuration): nested futures then nest
 // on one fiber stack, a few frames more per level than a join, so they go less deep.
 closure_suite!(

@@ -2,7 +2,7 @@
 //! comment), and the simulator's determinism.
 
 use stealbench_schedulers::record::{RecordWorker, Recorder, Weights};
-use stealbench_schedulers::{FutureHandle, Scope, Worker};
+use stealbench_schedulers::{FutureHandle, Futures, Worker};
 use stealbench_sim::{Model, Placement, SimConfig, Step, simulate, simulate_with};
 
 const PROWS: Model = Model::Prows {
@@ -66,7 +66,7 @@ fn a_stolen_join_branch_costs_two_deviations() {
 fn an_early_touch_suspends_and_the_put_resumes() {
     let (_, dag) = Recorder::record(Weights::Unit, |w| {
         w.scope(|s| {
-            let f = s.future(w, |_, w| w.work(20));
+            let f = w.future(s, |_, w| w.work(20));
             f.get(w);
         })
     });
@@ -125,7 +125,7 @@ fn an_early_touch_suspends_and_the_put_resumes() {
 fn a_touch_with_work_below_suspends_the_whole_deque_under_prows_only() {
     let (_, dag) = Recorder::record(Weights::Unit, |w| {
         w.scope(|s| {
-            let f = s.future(w, |_, w| w.work(30));
+            let f = w.future(s, |_, w| w.work(30));
             w.join(|w| f.get(w), |w| w.work(4));
         })
     });
@@ -190,7 +190,7 @@ fn figure_5a_under_one_steal_deviates_2_plus_2d_times_under_abp_and_twice_under_
     for d in [4u32, 16, 64] {
         let (_, dag) = Recorder::record(Weights::Unit, |w| {
             w.scope(|s| {
-                let x = s.future(w, move |_, w| w.work(10 * d));
+                let x = w.future(s, move |_, w| w.work(10 * d));
                 chain(w, d, x);
             })
         });

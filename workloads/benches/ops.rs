@@ -17,7 +17,7 @@ use stealbench_schedulers::rayon::RayonPool;
 use stealbench_schedulers::serial::Serial;
 use stealbench_schedulers::stack::Stack;
 use stealbench_schedulers::tokio::TokioPool;
-use stealbench_schedulers::{AsyncForkJoin, ForkJoin, PoolConfig};
+use stealbench_schedulers::{AsyncForkJoin, FutureForkJoin, PoolConfig};
 use stealbench_workloads::fib;
 
 /// fib's argument: 10,945 joins (or futures, or forks) a run.
@@ -70,7 +70,7 @@ fn deque_push_pop(c: &mut Criterion) {
 
 /// One join (fj) and one future (sf) per closure runtime.
 fn closure_ops(c: &mut Criterion) {
-    fn one<S: ForkJoin>(c: &mut Criterion, name: &str, futures: bool) {
+    fn one<S: FutureForkJoin>(c: &mut Criterion, name: &str) {
         let pool = S::start(&PoolConfig::with_workers(1)).expect("pool");
         let want = fib::expected(N);
         let mut g = c.benchmark_group("join (fib fj, per join)");
@@ -79,20 +79,18 @@ fn closure_ops(c: &mut Criterion) {
             b.iter(|| assert_eq!(pool.run(|w| fib::fj(w, black_box(N))), want))
         });
         g.finish();
-        if futures {
-            let mut g = c.benchmark_group("future (fib sf, per future)");
-            g.throughput(Throughput::Elements(FORKS));
-            g.bench_function(BenchmarkId::from_parameter(name), |b| {
-                b.iter(|| assert_eq!(pool.run(|w| fib::sf(w, black_box(N))), want))
-            });
-            g.finish();
-        }
+        let mut g = c.benchmark_group("future (fib sf, per future)");
+        g.throughput(Throughput::Elements(FORKS));
+        g.bench_function(BenchmarkId::from_parameter(name), |b| {
+            b.iter(|| assert_eq!(pool.run(|w| fib::sf(w, black_box(N))), want))
+        });
+        g.finish();
     }
-    one::<Serial>(c, "serial", true);
-    one::<RayonPool>(c, "rayon", true);
-    one::<Abp>(c, "abp", true);
-    one::<Fibril>(c, "fibril", true);
-    one::<Prows>(c, "prows", true);
+    one::<Serial>(c, "serial");
+    one::<RayonPool>(c, "rayon");
+    one::<Abp>(c, "abp");
+    one::<Fibril>(c, "fibril");
+    one::<Prows>(c, "prows");
 }
 
 /// One fork on the async front-end (fork, call, join) per async runtime.

@@ -16,7 +16,7 @@ use common::best;
 use std::hint::black_box;
 use stealbench_schedulers::abp::Abp;
 use stealbench_schedulers::prows::Prows;
-use stealbench_schedulers::{ForkJoin, FutureStack, PoolConfig};
+use stealbench_schedulers::{FutureForkJoin, FutureStack, PoolConfig};
 use stealbench_workloads::fib::{expected, fj, serial, sf};
 
 /// The rows of each runtime: the variant, and where its futures run.
@@ -43,7 +43,7 @@ fn main() {
     measure::<Prows>(n, reps, want, ts, only);
 }
 
-fn measure<S: ForkJoin>(
+fn measure<S: FutureForkJoin>(
     n: u64,
     reps: usize,
     want: u64,

@@ -66,7 +66,8 @@ use std::future::Future;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
 use stealbench_schedulers::{
-    AsyncForkJoin, AsyncShared, AsyncWorker, ForkJoin, Scope, SharedHandle, Worker,
+    AsyncForkJoin, AsyncShared, AsyncWorker, ForkJoin, FutureForkJoin, Futures, Scope,
+    SharedHandle, Worker,
 };
 
 /// The workload marker type.
@@ -310,23 +311,23 @@ enum Side {
 
 /// A tree of the pipelined merge (closure front-end): a finished subtree of the arena, a node
 /// whose links are pipelined trees, or one half of a split still (possibly) running.
-enum GTree<'s, S: Scope<'s> + 's> {
+enum GTree<'s, W: Futures> {
     Plain(u32),
-    Node(Arc<GNode<'s, S>>),
-    Half(S::SharedFuture<GHalves<'s, S>>, Side),
+    Node(Arc<GNode<'s, W>>),
+    Half(W::SharedFuture<'s, GHalves<'s, W>>, Side),
 }
 
 /// A node rebuilt by a pipelined split step.
-struct GNode<'s, S: Scope<'s> + 's> {
+struct GNode<'s, W: Futures> {
     node: u32,
-    left: GTree<'s, S>,
-    right: GTree<'s, S>,
+    left: GTree<'s, W>,
+    right: GTree<'s, W>,
 }
 
 /// The two halves a pipelined split step returns.
-type GHalves<'s, S> = (GTree<'s, S>, GTree<'s, S>);
+type GHalves<'s, W> = (GTree<'s, W>, GTree<'s, W>);
 
-impl<'s, S: Scope<'s> + 's> Clone for GTree<'s, S> {
+impl<'s, W: Futures> Clone for GTree<'s, W> {
     fn clone(&self) -> Self {
         match self {
             GTree::Plain(i) => GTree::Plain(*i),
@@ -347,11 +348,11 @@ fn pick<T>(halves: &(T, T), side: Side) -> &T {
 /// The root of a pipelined tree with its two subtrees (touching futures until the root is
 /// known), or `None` for the empty tree.
 #[allow(clippy::type_complexity)]
-fn force<'s, S: Scope<'s> + 's>(
+fn force<'s, W: Futures>(
     a: &Arena,
-    w: &S::Worker,
-    mut t: GTree<'s, S>,
-) -> Option<(u32, GTree<'s, S>, GTree<'s, S>)> {
+    w: &W,
+    mut t: GTree<'s, W>,
+) -> Option<(u32, GTree<'s, W>, GTree<'s, W>)> {
     loop {
         t = match t {
             GTree::Plain(NIL) => return None,
@@ -365,14 +366,14 @@ fn force<'s, S: Scope<'s> + 's>(
 /// One pipelined split step of the forced tree `(node, left, right)` around `k`, `level`
 /// steps down the split's path: the rest of the split is a future whose two halves are handed
 /// out at once; from [`SPLIT_FUTURES`] steps down, the rest is split in place.
-fn split_gf<'s, S: Scope<'s> + 's>(
-    sc: &S,
-    w: &S::Worker,
+fn split_gf<'s, W: Futures>(
+    sc: &W::Scope<'s>,
+    w: &W,
     a: &'s Arena,
-    forced: Option<(u32, GTree<'s, S>, GTree<'s, S>)>,
+    forced: Option<(u32, GTree<'s, W>, GTree<'s, W>)>,
     k: u64,
     level: usize,
-) -> GHalves<'s, S> {
+) -> GHalves<'s, W> {
     let Some((node, left, right)) = forced else {
         return (GTree::Plain(NIL), GTree::Plain(NIL));
     };
@@ -382,7 +383,7 @@ fn split_gf<'s, S: Scope<'s> + 's>(
         return (GTree::Plain(l), GTree::Plain(r));
     }
     if a.key(node) < k {
-        let f = sc.shared_future(w, move |sc, w| {
+        let f = w.shared_future(sc, move |sc, w| {
             let forced = force(a, w, right);
             split_gf(sc, w, a, forced, k, level + 1)
         });
@@ -393,7 +394,7 @@ fn split_gf<'s, S: Scope<'s> + 's>(
         };
         (GTree::Node(Arc::new(keep)), GTree::Half(f, Side::Right))
     } else {
-        let f = sc.shared_future(w, move |sc, w| {
+        let f = w.shared_future(sc, move |sc, w| {
             let forced = force(a, w, left);
             split_gf(sc, w, a, forced, k, level + 1)
         });
@@ -407,7 +408,7 @@ fn split_gf<'s, S: Scope<'s> + 's>(
 }
 
 /// Writes a pipelined tree into the arena (touching its futures) and returns its root.
-fn materialize<'s, S: Scope<'s> + 's>(a: &Arena, w: &S::Worker, t: GTree<'s, S>) -> u32 {
+fn materialize<'s, W: Futures>(a: &Arena, w: &W, t: GTree<'s, W>) -> u32 {
     match t {
         GTree::Plain(i) => i,
         GTree::Node(g) => {
@@ -422,12 +423,12 @@ fn materialize<'s, S: Scope<'s> + 's>(a: &Arena, w: &S::Worker, t: GTree<'s, S>)
 }
 
 /// The pipelined merge of the plain tree `t1` with the pipelined tree `t2`; returns the root.
-fn merge_gf<'s, S: Scope<'s> + 's>(
-    sc: &S,
-    w: &S::Worker,
+fn merge_gf<'s, W: Futures>(
+    sc: &W::Scope<'s>,
+    w: &W,
     a: &'s Arena,
     t1: u32,
-    t2: GTree<'s, S>,
+    t2: GTree<'s, W>,
     depth: usize,
 ) -> u32 {
     if t1 == NIL {
@@ -454,7 +455,7 @@ fn merge_gf<'s, S: Scope<'s> + 's>(
 
 /// General futures (pipelined): the whole merge in one scope, whose end waits for every
 /// spawned merge and every split future.
-pub fn gf<W: Worker>(w: &W, a: &Arena, t1: u32, t2: u32) -> u32 {
+pub fn gf<W: Futures>(w: &W, a: &Arena, t1: u32, t2: u32) -> u32 {
     w.scope(|sc| merge_gf(sc, w, a, t1, GTree::Plain(t2), 0))
 }
 
@@ -789,8 +790,20 @@ impl Workload for Bst {
         let (a, t1, t2) = (&*work, input.root1, input.root2);
         match variant {
             Variant::Fj => pool.run(|w| fj(w, a, t1, t2, 0)),
+            v => crate::not_without_futures::<Self>(v),
+        }
+    }
+
+    fn run_futures<S: FutureForkJoin>(
+        pool: &S,
+        variant: Variant,
+        input: &BstInput,
+        work: &mut Arena,
+    ) -> u32 {
+        let (a, t1, t2) = (&*work, input.root1, input.root2);
+        match variant {
             Variant::Gf => pool.run(|w| gf(w, a, t1, t2)),
-            v => panic!("bst has no {v} variant"),
+            v => Self::run(pool, v, input, work),
         }
     }
 

@@ -9,7 +9,9 @@
 
 use crate::{Checked, Params, Size, Variant, Workload};
 use std::future::Future;
-use stealbench_schedulers::{AsyncForkJoin, AsyncWorker, ForkJoin, FutureHandle, Scope, Worker};
+use stealbench_schedulers::{
+    AsyncForkJoin, AsyncWorker, ForkJoin, FutureForkJoin, FutureHandle, Futures, Worker,
+};
 
 /// The workload marker type.
 #[derive(Debug)]
@@ -46,12 +48,12 @@ pub fn fj<W: Worker>(w: &W, n: u64) -> u64 {
 }
 
 /// Structured futures: `x = fut-create fib(n-1); y = fib(n-2); get(x) + y`.
-pub fn sf<W: Worker>(w: &W, n: u64) -> u64 {
+pub fn sf<W: Futures>(w: &W, n: u64) -> u64 {
     if n < 2 {
         return n;
     }
     w.scope(|s| {
-        let x = s.future(w, move |_, w| sf(w, n - 1));
+        let x = w.future(s, move |_, w| sf(w, n - 1));
         let y = sf(w, n - 2);
         x.get(w) + y
     })
@@ -117,8 +119,14 @@ impl Workload for Fib {
         let n = *n;
         match variant {
             Variant::Fj => pool.run(|w| fj(w, n)),
-            Variant::Sf => pool.run(|w| sf(w, n)),
-            v => panic!("fib has no {v} variant"),
+            v => crate::not_without_futures::<Self>(v),
+        }
+    }
+
+    fn run_futures<S: FutureForkJoin>(pool: &S, variant: Variant, n: &u64, work: &mut ()) -> u64 {
+        match variant {
+            Variant::Sf => pool.run(|w| sf(w, *n)),
+            v => Self::run(pool, v, n, work),
         }
     }
 

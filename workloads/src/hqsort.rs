@@ -38,7 +38,7 @@
 use crate::rng::SplitMix64;
 use crate::{Checked, Params, Size, Variant, Workload};
 use std::sync::Arc;
-use stealbench_schedulers::{AsyncForkJoin, ForkJoin, Scope, SharedHandle, Worker};
+use stealbench_schedulers::{AsyncForkJoin, ForkJoin, FutureForkJoin, Futures, SharedHandle};
 
 /// The workload marker type.
 #[derive(Debug)]
@@ -46,19 +46,19 @@ pub struct Hqsort;
 
 /// A stream of keys: empty, a cell, the value of a future (Multilisp's futures are
 /// transparent; here the touch is `force`), or the input's keys read in place.
-pub enum List<'s, S: Scope<'s> + 's> {
+pub enum List<'s, W: Futures> {
     /// The empty list.
     Nil,
     /// A key and the rest of the list.
-    Cons(u32, Arc<List<'s, S>>),
+    Cons(u32, Arc<List<'s, W>>),
     /// The list a future computes.
-    Later(S::SharedFuture<List<'s, S>>),
+    Later(W::SharedFuture<'s, List<'s, W>>),
     /// Halstead's input list, a list without futures: these keys in order. Read where they
     /// lie, so the timed run builds no input.
     Keys(&'s [u32]),
 }
 
-impl<'s, S: Scope<'s> + 's> Clone for List<'s, S> {
+impl<'s, W: Futures> Clone for List<'s, W> {
     fn clone(&self) -> Self {
         match self {
             List::Nil => List::Nil,
@@ -70,14 +70,14 @@ impl<'s, S: Scope<'s> + 's> Clone for List<'s, S> {
 }
 
 /// The two halves of a partition: the keys below the pivot, and the others.
-pub struct Parts<'s, S: Scope<'s> + 's> {
-    left: List<'s, S>,
-    right: List<'s, S>,
+pub struct Parts<'s, W: Futures> {
+    left: List<'s, W>,
+    right: List<'s, W>,
 }
 
 /// The list `l` stands for: touches the futures in front of it until a cell, the keys or the
 /// end.
-fn force<'a, 's, S: Scope<'s> + 's>(w: &S::Worker, mut l: &'a List<'s, S>) -> &'a List<'s, S> {
+fn force<'a, 's, W: Futures>(w: &W, mut l: &'a List<'s, W>) -> &'a List<'s, W> {
     while let List::Later(f) = l {
         l = f.get(w);
     }
@@ -85,7 +85,7 @@ fn force<'a, 's, S: Scope<'s> + 's>(w: &S::Worker, mut l: &'a List<'s, S>) -> &'
 }
 
 /// `car` and `cdr` of `l` after forcing it, or `None` for the empty list.
-fn first<'s, S: Scope<'s> + 's>(w: &S::Worker, l: &List<'s, S>) -> Option<(u32, List<'s, S>)> {
+fn first<'s, W: Futures>(w: &W, l: &List<'s, W>) -> Option<(u32, List<'s, W>)> {
     match force(w, l) {
         List::Nil | List::Keys([]) => None,
         List::Cons(x, tail) => Some((*x, List::clone(tail))),
@@ -95,17 +95,17 @@ fn first<'s, S: Scope<'s> + 's>(w: &S::Worker, l: &List<'s, S>) -> Option<(u32, 
 }
 
 /// Halstead's `partition(e, l)`.
-fn partition<'s, S: Scope<'s> + 's>(sc: &S, w: &S::Worker, e: u32, l: List<'s, S>) -> Parts<'s, S> {
+fn partition<'s, W: Futures>(sc: &W::Scope<'s>, w: &W, e: u32, l: List<'s, W>) -> Parts<'s, W> {
     let Some((x, tail)) = first(w, &l) else {
         return Parts {
             left: List::Nil,
             right: List::Nil,
         };
     };
-    let cdrparts = sc.shared_future(w, move |sc, w| partition(sc, w, e, tail));
+    let cdrparts = w.shared_future(sc, move |sc, w| partition(sc, w, e, tail));
     let for_right = cdrparts.clone();
-    let left = List::Later(sc.shared_future(w, move |_, w| cdrparts.get(w).left.clone()));
-    let right = List::Later(sc.shared_future(w, move |_, w| for_right.get(w).right.clone()));
+    let left = List::Later(w.shared_future(sc, move |_, w| cdrparts.get(w).left.clone()));
+    let right = List::Later(w.shared_future(sc, move |_, w| for_right.get(w).right.clone()));
     if e > x {
         Parts {
             left: List::Cons(x, Arc::new(left)),
@@ -120,24 +120,19 @@ fn partition<'s, S: Scope<'s> + 's>(sc: &S, w: &S::Worker, e: u32, l: List<'s, S
 }
 
 /// Halstead's `qs(l, rest)`: `l` sorted, followed by `rest`.
-fn qs<'s, S: Scope<'s> + 's>(
-    sc: &S,
-    w: &S::Worker,
-    l: List<'s, S>,
-    rest: List<'s, S>,
-) -> List<'s, S> {
+fn qs<'s, W: Futures>(sc: &W::Scope<'s>, w: &W, l: List<'s, W>, rest: List<'s, W>) -> List<'s, W> {
     let Some((x, tail)) = first(w, &l) else {
         return rest;
     };
     let Parts { left, right } = partition(sc, w, x, tail);
-    let sorted_right = sc.shared_future(w, move |sc, w| {
+    let sorted_right = w.shared_future(sc, move |sc, w| {
         List::Cons(x, Arc::new(qs(sc, w, right, rest)))
     });
     qs(sc, w, left, List::Later(sorted_right))
 }
 
 /// Walks `l` to its end, touching every future on the way, and collects its keys.
-fn walk<'s, S: Scope<'s> + 's>(w: &S::Worker, l: &List<'s, S>, out: &mut Vec<u32>) {
+fn walk<'s, W: Futures>(w: &W, l: &List<'s, W>, out: &mut Vec<u32>) {
     let mut cur = l.clone();
     while let Some((x, tail)) = first(w, &cur) {
         out.push(x);
@@ -146,7 +141,7 @@ fn walk<'s, S: Scope<'s> + 's>(w: &S::Worker, l: &List<'s, S>, out: &mut Vec<u32
 }
 
 /// The general-futures variant: sorts `keys` into `out`.
-pub fn gf<W: Worker>(w: &W, keys: &[u32], out: &mut Vec<u32>) {
+pub fn gf<W: Futures>(w: &W, keys: &[u32], out: &mut Vec<u32>) {
     out.clear();
     w.scope(|sc| {
         let sorted = qs(sc, w, List::Keys(keys), List::Nil);
@@ -219,7 +214,16 @@ impl Workload for Hqsort {
         Vec::with_capacity(input.keys.len())
     }
 
-    fn run<S: ForkJoin>(pool: &S, variant: Variant, input: &HqsortInput, work: &mut Vec<u32>) {
+    fn run<S: ForkJoin>(_pool: &S, variant: Variant, _input: &HqsortInput, _work: &mut Vec<u32>) {
+        crate::not_without_futures::<Self>(variant)
+    }
+
+    fn run_futures<S: FutureForkJoin>(
+        pool: &S,
+        variant: Variant,
+        input: &HqsortInput,
+        work: &mut Vec<u32>,
+    ) {
         match variant {
             Variant::Gf => pool.run(|w| gf(w, &input.keys, work)),
             v => panic!("hqsort has no {v} variant"),

@@ -16,7 +16,7 @@
 use std::fmt;
 use std::path::PathBuf;
 use std::str::FromStr;
-use stealbench_schedulers::{AsyncForkJoin, ForkJoin};
+use stealbench_schedulers::{AsyncForkJoin, ForkJoin, FutureForkJoin};
 
 pub mod bst;
 pub mod cholesky;
@@ -77,9 +77,10 @@ impl Variant {
         }
     }
 
-    /// Does this variant create futures?
+    /// Does this variant create futures? Every variant but `fj` does (`lp`'s pipeline stages
+    /// are futures); a runtime without futures runs `fj` only.
     pub fn uses_futures(self) -> bool {
-        matches!(self, Variant::Sf | Variant::Gf)
+        self != Variant::Fj
     }
 }
 
@@ -252,13 +253,27 @@ pub trait Workload {
     }
     /// Fresh per-repetition state.
     fn prepare(input: &Self::Input) -> Self::Work;
-    /// The timed computation on the closure front-end. Panics on a variant not in `VARIANTS`.
+    /// The timed computation on the closure front-end, for the variants of `VARIANTS` that
+    /// create no futures (`fj`): every closure runtime runs them. Panics on any other variant
+    /// ([`not_without_futures`]).
     fn run<S: ForkJoin>(
         pool: &S,
         variant: Variant,
         input: &Self::Input,
         work: &mut Self::Work,
     ) -> Self::Answer;
+    /// The timed computation on a closure runtime with futures ([`FutureForkJoin`]): every
+    /// variant of `VARIANTS`. A workload with future variants runs them here and hands the
+    /// others to [`run`](Workload::run); the default, kept by the workloads without future
+    /// variants, is `run`.
+    fn run_futures<S: FutureForkJoin>(
+        pool: &S,
+        variant: Variant,
+        input: &Self::Input,
+        work: &mut Self::Work,
+    ) -> Self::Answer {
+        Self::run(pool, variant, input, work)
+    }
     /// The timed computation on the async front-end. Panics on a variant not in
     /// `ASYNC_VARIANTS`.
     fn run_async<S: AsyncForkJoin>(
@@ -275,6 +290,19 @@ pub trait Workload {
         work: &Self::Work,
         answer: &Self::Answer,
     ) -> Result<Checked, String>;
+}
+
+/// What [`Workload::run`] does with a variant it does not run: panics, saying whether the
+/// variant is one of the workload's future variants (they run through
+/// [`Workload::run_futures`], on a runtime with futures) or none of its variants.
+pub fn not_without_futures<W: Workload + ?Sized>(variant: Variant) -> ! {
+    if W::VARIANTS.contains(&variant) {
+        panic!(
+            "{} {variant} creates futures: it runs through run_futures, on a runtime with futures",
+            W::NAME
+        )
+    }
+    panic!("{} has no {variant} variant", W::NAME)
 }
 
 /// What a checked answer is, as the original benchmark prints it (UTS's node count, depth and

@@ -7,7 +7,7 @@
 //! Two programs, as the thesis compares them:
 //! * `fj` (*classic*): the wait is `thread::sleep` in the item's task: it blocks its worker.
 //! * `sf` (*latency-hiding*): the wait is a latency future
-//!   ([`Scope::latency_future`]) of a tokio
+//!   ([`Futures::latency_future`]) of a tokio
 //!   timer of `latency_ms` ([`sleep`]: at 0 ms it is ready at its first poll, so the latency
 //!   future costs its creation only), touched at once. On the fiber runtimes (`prows`, `abp`) the touch
 //!   suspends (the deque or the fiber) and the worker computes other items while the pool's
@@ -23,7 +23,9 @@ use crate::{Checked, Params, Size, Variant, Workload, fib};
 use std::future::Future;
 use std::time::Duration;
 use stealbench_schedulers::io::sleep;
-use stealbench_schedulers::{AsyncForkJoin, AsyncWorker, ForkJoin, FutureHandle, Scope, Worker};
+use stealbench_schedulers::{
+    AsyncForkJoin, AsyncWorker, ForkJoin, FutureForkJoin, FutureHandle, Futures, Worker,
+};
 
 /// The workload marker type.
 #[derive(Debug)]
@@ -76,27 +78,37 @@ pub fn pfib_async<'s, C: AsyncWorker<'s>>(
     }
 }
 
-/// The map and reduce of items `lo..hi` (`lh`: the wait is a latency future).
-pub fn map<W: Worker>(w: &W, x: &Input, lo: u64, hi: u64, lh: bool) -> u64 {
+/// The map and reduce of items `lo..hi`; `wait(w, x, i)` waits for item `i`'s latency and
+/// returns `i` ([`blocking_wait`] or [`latency_wait`]).
+pub fn map<W: Worker, F>(w: &W, x: &Input, lo: u64, hi: u64, wait: &F) -> u64
+where
+    F: Fn(&W, &Input, u64) -> u64 + Sync,
+{
     if hi - lo == 1 {
-        let i = if lh {
-            let wait = x.latency;
-            w.scope(|s| {
-                s.latency_future(w, move || async move {
-                    sleep(wait).await;
-                    lo
-                })
-                .get(w)
-            })
-        } else {
-            std::thread::sleep(x.latency);
-            lo
-        };
+        let i = wait(w, x, lo);
         return pfib(w, x.n, x.cutoff) + i;
     }
     let mid = lo + (hi - lo) / 2;
-    let (a, b) = w.join(|w| map(w, x, lo, mid, lh), |w| map(w, x, mid, hi, lh));
+    let (a, b) = w.join(|w| map(w, x, lo, mid, wait), |w| map(w, x, mid, hi, wait));
     a + b
+}
+
+/// The `fj` wait of an item: the worker sleeps.
+pub fn blocking_wait<W: Worker>(_w: &W, x: &Input, i: u64) -> u64 {
+    std::thread::sleep(x.latency);
+    i
+}
+
+/// The `sf` wait of an item: a latency future, touched at once.
+pub fn latency_wait<W: Futures>(w: &W, x: &Input, i: u64) -> u64 {
+    let wait = x.latency;
+    w.scope(|s| {
+        w.latency_future(s, move || async move {
+            sleep(wait).await;
+            i
+        })
+        .get(w)
+    })
 }
 
 /// The map and reduce on the async front-end.
@@ -188,12 +200,17 @@ impl Workload for MapReduceFib {
     fn prepare(_input: &Input) {}
 
     fn run<S: ForkJoin>(pool: &S, variant: Variant, x: &Input, _work: &mut ()) -> u64 {
-        let lh = match variant {
-            Variant::Fj => false,
-            Variant::Sf => true,
-            v => panic!("mapreduce-fib has no {v} variant"),
-        };
-        pool.run(|w| map(w, x, 0, x.items, lh))
+        match variant {
+            Variant::Fj => pool.run(|w| map(w, x, 0, x.items, &blocking_wait)),
+            v => crate::not_without_futures::<Self>(v),
+        }
+    }
+
+    fn run_futures<S: FutureForkJoin>(pool: &S, variant: Variant, x: &Input, work: &mut ()) -> u64 {
+        match variant {
+            Variant::Sf => pool.run(|w| map(w, x, 0, x.items, &latency_wait)),
+            v => Self::run(pool, v, x, work),
+        }
     }
 
     fn run_async<S: AsyncForkJoin>(pool: &S, variant: Variant, x: &Input, _work: &mut ()) -> u64 {

@@ -45,7 +45,9 @@ use crate::zorder::{self, exclusive, product_phases};
 use crate::{Checked, InputOptions, Params, Size, Variant, Workload, quarters};
 use std::future::Future;
 use std::sync::Mutex;
-use stealbench_schedulers::{AsyncForkJoin, AsyncWorker, ForkJoin, FutureHandle, Scope, Worker};
+use stealbench_schedulers::{
+    AsyncForkJoin, AsyncWorker, ForkJoin, FutureForkJoin, FutureHandle, Futures, Worker,
+};
 
 pub use crate::zorder::block_position;
 /// The kernel: `c += a·b` on 32 × 32 blocks ([`zorder::mul_add`]).
@@ -136,15 +138,15 @@ pub fn fj<W: Worker>(w: &W, c: &[CBlock], a: &[Block], b: &[Block]) {
 
 /// Structured futures: per phase, three products as futures and the fourth called directly
 /// (a future touched right after its creation), then the three futures touched once each.
-pub fn sf<W: Worker>(w: &W, c: &[CBlock], a: &[Block], b: &[Block]) {
+pub fn sf<W: Futures>(w: &W, c: &[CBlock], a: &[Block], b: &[Block]) {
     let Some(phases) = step(c, a, b) else {
         return;
     };
     w.scope(|s| {
         for [p0, p1, p2, p3] in phases {
-            let f0 = s.future(w, move |_, w| sf(w, p0.0, p0.1, p0.2));
-            let f1 = s.future(w, move |_, w| sf(w, p1.0, p1.1, p1.2));
-            let f2 = s.future(w, move |_, w| sf(w, p2.0, p2.1, p2.2));
+            let f0 = w.future(s, move |_, w| sf(w, p0.0, p0.1, p0.2));
+            let f1 = w.future(s, move |_, w| sf(w, p1.0, p1.1, p1.2));
+            let f2 = w.future(s, move |_, w| sf(w, p2.0, p2.1, p2.2));
             sf(w, p3.0, p3.1, p3.2);
             f0.get(w);
             f1.get(w);
@@ -267,8 +269,22 @@ impl Workload for Mm {
         let (a, b, c) = (&input.a[..], &input.b[..], &c[..]);
         match variant {
             Variant::Fj => pool.run(|w| fj(w, c, a, b)),
-            Variant::Sf => pool.run(|w| sf(w, c, a, b)),
-            v => panic!("mm has no {v} variant"),
+            v => crate::not_without_futures::<Self>(v),
+        }
+    }
+
+    fn run_futures<S: FutureForkJoin>(
+        pool: &S,
+        variant: Variant,
+        input: &MmInput,
+        c: &mut Vec<CBlock>,
+    ) {
+        match variant {
+            Variant::Sf => {
+                let (a, b, c) = (&input.a[..], &input.b[..], &c[..]);
+                pool.run(|w| sf(w, c, a, b))
+            }
+            v => Self::run(pool, v, input, c),
         }
     }
 

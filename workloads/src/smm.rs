@@ -59,7 +59,9 @@ use crate::params::check_memory;
 use crate::zorder::{self, Part, quarters_mut};
 use crate::{Checked, Params, Size, Variant, Workload, quarters};
 use std::future::Future;
-use stealbench_schedulers::{AsyncForkJoin, AsyncWorker, ForkJoin, FutureHandle, Scope, Worker};
+use stealbench_schedulers::{
+    AsyncForkJoin, AsyncWorker, ForkJoin, FutureForkJoin, FutureHandle, Futures, Scope, Worker,
+};
 
 /// The kernel: `c += a·b` on 16 × 16 blocks ([`zorder::mul_add`]).
 pub use crate::zorder::mul_add as kernel;
@@ -221,7 +223,7 @@ pub fn fj<W: Worker>(w: &W, a: &[Block], b: &[Block]) -> Vec<Block> {
 
 /// Structured futures: six products are futures, the seventh is computed in place, and the
 /// final additions touch the six futures (each once).
-pub fn sf<W: Worker>(w: &W, a: &[Block], b: &[Block]) -> Vec<Block> {
+pub fn sf<W: Futures>(w: &W, a: &[Block], b: &[Block]) -> Vec<Block> {
     if a.len() <= CUTOFF_BLOCKS {
         return leaf(a, b);
     }
@@ -229,12 +231,12 @@ pub fn sf<W: Worker>(w: &W, a: &[Block], b: &[Block]) -> Vec<Block> {
     let [p1, p2, p3, p4, p5, p6, p7] =
         products(quarters(a), quarters(b), s.each_ref().map(|v| &v[..]));
     w.scope(|sc| {
-        let f1 = sc.future(w, move |_, w| sf(w, p1.0, p1.1));
-        let f2 = sc.future(w, move |_, w| sf(w, p2.0, p2.1));
-        let f3 = sc.future(w, move |_, w| sf(w, p3.0, p3.1));
-        let f4 = sc.future(w, move |_, w| sf(w, p4.0, p4.1));
-        let f5 = sc.future(w, move |_, w| sf(w, p5.0, p5.1));
-        let f6 = sc.future(w, move |_, w| sf(w, p6.0, p6.1));
+        let f1 = w.future(sc, move |_, w| sf(w, p1.0, p1.1));
+        let f2 = w.future(sc, move |_, w| sf(w, p2.0, p2.1));
+        let f3 = w.future(sc, move |_, w| sf(w, p3.0, p3.1));
+        let f4 = w.future(sc, move |_, w| sf(w, p4.0, p4.1));
+        let f5 = w.future(sc, move |_, w| sf(w, p5.0, p5.1));
+        let f6 = w.future(sc, move |_, w| sf(w, p6.0, p6.1));
         let m7 = sf(w, p7.0, p7.1);
         let m = [
             f1.get(w),
@@ -399,8 +401,20 @@ impl Workload for Smm {
         let (a, b) = (&input.a[..], &input.b[..]);
         match variant {
             Variant::Fj => pool.run(|w| fj(w, a, b)),
+            v => crate::not_without_futures::<Self>(v),
+        }
+    }
+
+    fn run_futures<S: FutureForkJoin>(
+        pool: &S,
+        variant: Variant,
+        input: &SmmInput,
+        work: &mut (),
+    ) -> Vec<Block> {
+        let (a, b) = (&input.a[..], &input.b[..]);
+        match variant {
             Variant::Sf => pool.run(|w| sf(w, a, b)),
-            v => panic!("smm has no {v} variant"),
+            v => Self::run(pool, v, input, work),
         }
     }
 

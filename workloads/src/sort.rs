@@ -41,7 +41,9 @@ use crate::rng::SplitMix64;
 use crate::{Checked, Params, Size, Variant, Workload, quarters};
 use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
-use stealbench_schedulers::{AsyncForkJoin, AsyncWorker, ForkJoin, FutureHandle, Scope, Worker};
+use stealbench_schedulers::{
+    AsyncForkJoin, AsyncWorker, ForkJoin, FutureForkJoin, FutureHandle, Futures, Worker,
+};
 
 /// The workload marker type.
 #[derive(Debug)]
@@ -255,21 +257,21 @@ pub fn merge_fj<W: Worker>(w: &W, a: &[AtomicU64], b: &[AtomicU64], dest: &[Atom
 /// Structured-futures cilksort: three sorts as futures and the fourth called directly, the
 /// futures touched once each; then one merge as a future, the other called, the future
 /// touched; then the last merge (Cilk-F's conversion of spawn to fut-create, sync to get).
-pub fn sf<W: Worker>(w: &W, a: &[AtomicU64], tmp: &[AtomicU64]) {
+pub fn sf<W: Futures>(w: &W, a: &[AtomicU64], tmp: &[AtomicU64]) {
     let Some(st) = sort_step(a, tmp) else {
         return;
     };
     let [s0, s1, s2, s3] = st.sorts;
     let [m0, m1] = st.pair_merges;
     w.scope(|s| {
-        let f0 = s.future(w, move |_, w| sf(w, s0.0, s0.1));
-        let f1 = s.future(w, move |_, w| sf(w, s1.0, s1.1));
-        let f2 = s.future(w, move |_, w| sf(w, s2.0, s2.1));
+        let f0 = w.future(s, move |_, w| sf(w, s0.0, s0.1));
+        let f1 = w.future(s, move |_, w| sf(w, s1.0, s1.1));
+        let f2 = w.future(s, move |_, w| sf(w, s2.0, s2.1));
         sf(w, s3.0, s3.1);
         f0.get(w);
         f1.get(w);
         f2.get(w);
-        let g = s.future(w, move |_, w| merge_sf(w, m0.0, m0.1, m0.2));
+        let g = w.future(s, move |_, w| merge_sf(w, m0.0, m0.1, m0.2));
         merge_sf(w, m1.0, m1.1, m1.2);
         g.get(w);
     });
@@ -279,10 +281,10 @@ pub fn sf<W: Worker>(w: &W, a: &[AtomicU64], tmp: &[AtomicU64]) {
 
 /// Structured-futures cilkmerge: the lower half as a future, the upper half called, then the
 /// future touched.
-pub fn merge_sf<W: Worker>(w: &W, a: &[AtomicU64], b: &[AtomicU64], dest: &[AtomicU64]) {
+pub fn merge_sf<W: Futures>(w: &W, a: &[AtomicU64], b: &[AtomicU64], dest: &[AtomicU64]) {
     if let Some([l, r]) = merge_step(a, b, dest) {
         w.scope(|s| {
-            let f = s.future(w, move |_, w| merge_sf(w, l.0, l.1, l.2));
+            let f = w.future(s, move |_, w| merge_sf(w, l.0, l.1, l.2));
             merge_sf(w, r.0, r.1, r.2);
             f.get(w);
         });
@@ -565,8 +567,20 @@ impl Workload for Sort {
         let (a, tmp) = (&work.data[..], &work.tmp[..]);
         match variant {
             Variant::Fj => pool.run(|w| fj(w, a, tmp)),
+            v => crate::not_without_futures::<Self>(v),
+        }
+    }
+
+    fn run_futures<S: FutureForkJoin>(
+        pool: &S,
+        variant: Variant,
+        input: &SortInput,
+        work: &mut SortWork,
+    ) {
+        let (a, tmp) = (&work.data[..], &work.tmp[..]);
+        match variant {
             Variant::Sf => pool.run(|w| sf(w, a, tmp)),
-            v => panic!("sort has no {v} variant"),
+            v => Self::run(pool, v, input, work),
         }
     }
 

@@ -35,7 +35,7 @@
 
 use crate::{Checked, Params, Size, Variant, Workload};
 use std::time::{Duration, Instant};
-use stealbench_schedulers::{AsyncForkJoin, ForkJoin, FutureHandle, Scope, Worker};
+use stealbench_schedulers::{AsyncForkJoin, ForkJoin, FutureForkJoin, FutureHandle, Futures};
 
 /// The workload marker type.
 #[derive(Debug)]
@@ -60,8 +60,8 @@ pub fn spin(d: Duration) {
 }
 
 /// The kernel and its one variant (`sf`): a future, then `d` nested joins around its touch.
-pub fn sf<W: Worker>(w: &W, input: &ChainInput) -> u64 {
-    fn chain<W: Worker, H: FutureHandle<u64, Worker = W>>(w: &W, i: u32, x: H) -> u64 {
+pub fn sf<W: Futures>(w: &W, input: &ChainInput) -> u64 {
+    fn chain<W: Futures, H: FutureHandle<u64, Worker = W>>(w: &W, i: u32, x: H) -> u64 {
         if i == 0 {
             return x.get(w);
         }
@@ -70,7 +70,7 @@ pub fn sf<W: Worker>(w: &W, input: &ChainInput) -> u64 {
     }
     let spin_for = input.spin;
     w.scope(|s| {
-        let x = s.future(w, move |_, _| {
+        let x = w.future(s, move |_, _| {
             spin(spin_for);
             1
         });
@@ -118,7 +118,16 @@ impl Workload for Touchchain {
 
     fn prepare(_input: &ChainInput) {}
 
-    fn run<S: ForkJoin>(pool: &S, variant: Variant, input: &ChainInput, _work: &mut ()) -> u64 {
+    fn run<S: ForkJoin>(_pool: &S, variant: Variant, _input: &ChainInput, _work: &mut ()) -> u64 {
+        crate::not_without_futures::<Self>(variant)
+    }
+
+    fn run_futures<S: FutureForkJoin>(
+        pool: &S,
+        variant: Variant,
+        input: &ChainInput,
+        _work: &mut (),
+    ) -> u64 {
         match variant {
             Variant::Sf => pool.run(|w| sf(w, input)),
             v => panic!("touchchain has no {v} variant"),

@@ -83,7 +83,7 @@
 use crate::touchchain::spin;
 use crate::{Checked, Params, Size, Variant, Workload};
 use std::time::Duration;
-use stealbench_schedulers::{AsyncForkJoin, ForkJoin, Scope, SharedHandle, Worker};
+use stealbench_schedulers::{AsyncForkJoin, ForkJoin, FutureForkJoin, Futures, SharedHandle};
 
 /// The workload marker type.
 #[derive(Debug)]
@@ -105,10 +105,10 @@ pub struct TreeInput {
 }
 
 /// A node of the tree: its index and its children's futures.
-pub struct Node<'s, S: Scope<'s> + 's> {
+pub struct Node<'s, W: Futures> {
     index: usize,
-    left: Option<S::SharedFuture<Node<'s, S>>>,
-    right: Option<S::SharedFuture<Node<'s, S>>>,
+    left: Option<W::SharedFuture<'s, Node<'s, W>>>,
+    right: Option<W::SharedFuture<'s, Node<'s, W>>>,
 }
 
 /// How a strand waits: [`spin`] on the runtimes; a recording adds the delay as weight instead
@@ -117,18 +117,18 @@ pub type Delay<W> = fn(&W, Duration);
 
 /// The producer: node `i`'s children first, then node `i` as a future whose task waits for the
 /// gate `g`, spins and holds the children.
-fn produce<'s, W: Worker>(
+fn produce<'s, W: Futures>(
     s: &W::Scope<'s>,
     w: &W,
     i: usize,
-    g: &<W::Scope<'s> as Scope<'s>>::SharedFuture<()>,
+    g: &W::SharedFuture<'s, ()>,
     input: TreeInput,
     delay: Delay<W>,
-) -> <W::Scope<'s> as Scope<'s>>::SharedFuture<Node<'s, W::Scope<'s>>> {
+) -> W::SharedFuture<'s, Node<'s, W>> {
     let child = |w: &W, c: usize| (c < input.t).then(|| produce(s, w, c, g, input, delay));
     let (left, right) = w.join(|w| child(w, 2 * i + 1), |w| child(w, 2 * i + 2));
     let g = g.clone();
-    s.shared_future(w, move |_, w| {
+    w.shared_future(s, move |_, w| {
         g.get(w);
         delay(w, input.spin);
         Node {
@@ -140,18 +140,18 @@ fn produce<'s, W: Worker>(
 }
 
 /// The consumer: touches every future of the tree in heap order.
-fn consume<'s, S: Scope<'s> + 's>(w: &S::Worker, n: &Node<'s, S>) -> u64 {
-    let side = |w: &S::Worker, f: &Option<S::SharedFuture<Node<'s, S>>>| {
-        f.as_ref().map_or(0, |f| consume::<S>(w, f.get(w)))
+fn consume<'s, W: Futures>(w: &W, n: &Node<'s, W>) -> u64 {
+    let side = |w: &W, f: &Option<W::SharedFuture<'s, Node<'s, W>>>| {
+        f.as_ref().map_or(0, |f| consume::<W>(w, f.get(w)))
     };
     let (l, r) = w.join(|w| side(w, &n.left), |w| side(w, &n.right));
     n.index as u64 + l + r
 }
 
 /// The kernel with the delays made by `delay` (see [`Delay`]).
-pub fn gf_with<W: Worker>(w: &W, input: TreeInput, delay: Delay<W>) -> u64 {
+pub fn gf_with<W: Futures>(w: &W, input: TreeInput, delay: Delay<W>) -> u64 {
     w.scope(|s| {
-        let g = s.shared_future(w, move |_, w| {
+        let g = w.shared_future(s, move |_, w| {
             delay(w, input.gate_min);
             crate::parfor::fj(w, 0..input.t, &|w, _| delay(w, input.gate_per_node));
         });
@@ -161,7 +161,7 @@ pub fn gf_with<W: Worker>(w: &W, input: TreeInput, delay: Delay<W>) -> u64 {
 }
 
 /// The kernel and its one variant (`gf`): the producer spins.
-pub fn gf<W: Worker>(w: &W, input: TreeInput) -> u64 {
+pub fn gf<W: Futures>(w: &W, input: TreeInput) -> u64 {
     gf_with(w, input, |_, d| spin(d))
 }
 
@@ -204,7 +204,16 @@ impl Workload for Touchtree {
 
     fn prepare(_input: &TreeInput) {}
 
-    fn run<S: ForkJoin>(pool: &S, variant: Variant, input: &TreeInput, _work: &mut ()) -> u64 {
+    fn run<S: ForkJoin>(_pool: &S, variant: Variant, _input: &TreeInput, _work: &mut ()) -> u64 {
+        crate::not_without_futures::<Self>(variant)
+    }
+
+    fn run_futures<S: FutureForkJoin>(
+        pool: &S,
+        variant: Variant,
+        input: &TreeInput,
+        _work: &mut (),
+    ) -> u64 {
         match variant {
             Variant::Gf => pool.run(|w| gf(w, *input)),
             v => panic!("touchtree has no {v} variant"),

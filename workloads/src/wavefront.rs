@@ -59,7 +59,8 @@ use std::future::Future;
 use std::marker::PhantomData;
 use std::sync::{Arc, OnceLock};
 use stealbench_schedulers::{
-    AsyncForkJoin, AsyncShared, AsyncWorker, ForkJoin, FutureHandle, Scope, SharedHandle, Worker,
+    AsyncForkJoin, AsyncShared, AsyncWorker, ForkJoin, FutureForkJoin, FutureHandle, Futures,
+    SharedHandle, Worker,
 };
 
 /// A tile computation: the kernel of a wavefront workload.
@@ -138,7 +139,7 @@ pub fn serial<K: TileKernel>(k: &K, g: &Grid<K::Tile>) {
 
 /// Runs `variant` (fj, sf or gf) of the tiled wavefront over `g` on `pool`: the timed part of
 /// every wavefront workload. `name` is the workload's, for the panic on another variant.
-pub fn run_variant<S: ForkJoin, K: TileKernel>(
+pub fn run_variant<S: FutureForkJoin, K: TileKernel>(
     pool: &S,
     name: &str,
     variant: Variant,
@@ -194,21 +195,20 @@ fn sf_order(nb: usize, mut visit: impl FnMut(usize, usize, [Option<usize>; 2])) 
 }
 
 /// Structured futures: the parent walks the wavefronts, touching each future exactly once.
-pub fn sf<W: Worker, K: TileKernel>(w: &W, k: &K, g: &Grid<K::Tile>) {
+pub fn sf<W: Futures, K: TileKernel>(w: &W, k: &K, g: &Grid<K::Tile>) {
     w.scope(|s| sf_walk(s, w, k, g));
 }
 
 /// The parent of [`sf`] inside its scope.
-fn sf_walk<'s, W: Worker, K: TileKernel>(s: &W::Scope<'s>, w: &W, k: &'s K, g: &'s Grid<K::Tile>) {
+fn sf_walk<'s, W: Futures, K: TileKernel>(s: &W::Scope<'s>, w: &W, k: &'s K, g: &'s Grid<K::Tile>) {
     let nb = g.side();
-    let mut futures: Vec<Option<<W::Scope<'s> as Scope<'s>>::Future<()>>> =
-        (0..nb * nb).map(|_| None).collect();
+    let mut futures: Vec<Option<W::Future<'s, ()>>> = (0..nb * nb).map(|_| None).collect();
     sf_order(nb, |i, j, touches| {
         for t in touches.into_iter().flatten() {
             let f = futures[t].take();
             f.expect("each future is touched once").get(w);
         }
-        futures[i * nb + j] = Some(s.future(w, move |_, _| run_tile(k, g, i, j)));
+        futures[i * nb + j] = Some(w.future(s, move |_, _| run_tile(k, g, i, j)));
     });
     let last = futures[nb * nb - 1].take();
     last.expect("the last tile's future").get(w);
@@ -217,7 +217,7 @@ fn sf_walk<'s, W: Worker, K: TileKernel>(s: &W::Scope<'s>, w: &W, k: &'s K, g: &
 
 /// General futures: a quadrant spawn tree creates every tile's future; each tile touches its
 /// left and upper neighbours itself.
-pub fn gf<W: Worker, K: TileKernel>(w: &W, k: &K, g: &Grid<K::Tile>) {
+pub fn gf<W: Futures, K: TileKernel>(w: &W, k: &K, g: &Grid<K::Tile>) {
     let nb = g.side();
     w.scope(|s| {
         let slots: Vec<OnceLock<_>> = (0..nb * nb).map(|_| OnceLock::new()).collect();
@@ -235,12 +235,12 @@ fn halves((lo, hi): (usize, usize)) -> [(usize, usize); 2] {
 /// Creates the futures of the tiles in `rows × cols`, whose left and upper neighbours outside
 /// it have been created.
 #[allow(clippy::type_complexity)]
-fn gf_tree<'s, W: Worker, K: TileKernel>(
+fn gf_tree<'s, W: Futures, K: TileKernel>(
     s: &W::Scope<'s>,
     w: &W,
     k: &'s K,
     g: &'s Grid<K::Tile>,
-    slots: &[OnceLock<<W::Scope<'s> as Scope<'s>>::SharedFuture<()>>],
+    slots: &[OnceLock<W::SharedFuture<'s, ()>>],
     rows: (usize, usize),
     cols: (usize, usize),
 ) {
@@ -252,7 +252,7 @@ fn gf_tree<'s, W: Worker, K: TileKernel>(
         let neighbour = |t: usize| slots[t].get().expect("neighbour created first").clone();
         let left = (j > 0).then(|| neighbour(i * nb + j - 1));
         let up = (i > 0).then(|| neighbour((i - 1) * nb + j));
-        let f = s.shared_future(w, move |_, w| {
+        let f = w.shared_future(s, move |_, w| {
             for n in [left, up].iter().flatten() {
                 n.get(w);
             }
@@ -567,6 +567,19 @@ impl<T: StringTable> Workload for TableWorkload<T> {
     }
 
     fn run<S: ForkJoin>(
+        pool: &S,
+        variant: Variant,
+        input: &TableInput<T>,
+        g: &mut Grid<T::Tile>,
+    ) -> T::Answer {
+        match variant {
+            Variant::Fj => pool.run(|w| fj(w, &input.kernel(), g)),
+            v => crate::not_without_futures::<Self>(v),
+        }
+        T::answer(g)
+    }
+
+    fn run_futures<S: FutureForkJoin>(
         pool: &S,
         variant: Variant,
         input: &TableInput<T>,

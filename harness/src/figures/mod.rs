@@ -381,12 +381,12 @@ pub fn with_baselines(paper_rows: Vec<Row>) -> Vec<Row> {
             let Some(entry) = runtimes::find(rt) else {
                 continue;
             };
-            let fork_join_only = entry.capabilities().is_some_and(|c| !c.futures);
+            let fork_join_only = entry.capabilities.is_some_and(|c| !c.futures);
             for &v in &variants {
                 if v != Variant::Fj && fork_join_only {
                     continue;
                 }
-                for arm in entry.registered_arms() {
+                for arm in runtimes::registered_arms(entry) {
                     if info
                         .as_ref()
                         .is_none_or(|w| crate::grid::offers(w, v, arm.front_end()))

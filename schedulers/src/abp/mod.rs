@@ -19,7 +19,7 @@
 //!   someone; if it has not finished, the fiber *suspends*: it records itself on `b`'s signal
 //!   and the worker goes on with the bottom of its own deque on a fresh fiber. Whoever finishes
 //!   `b` last pushes the suspended fiber onto the bottom of *its* deque, so it resumes there.
-//! * **Future creation** (`Scope::future`, `Scope::shared_future`) and **`Scope::spawn`** are
+//! * **Future creation** (`Futures::future`, `Futures::shared_future`) and **`Scope::spawn`** are
 //!   work-first too, as in Cilk-F: the current fiber (the continuation) is pushed onto the deque,
 //!   where it is stealable, and the child runs eagerly on a new fiber from the pool. When the
 //!   child returns, its fiber pops the deque bottom: if that is its own continuation (nobody
@@ -35,7 +35,7 @@
 //!   finishes (`put`), every waiter is pushed onto the bottom of the finishing worker's deque.
 //! * **Scope end** waits for every spawn and future task of the scope the same way: a counter,
 //!   and a signal the last finisher sets.
-//! * **Latency-hiding futures** (`Scope::latency_future`): a touch of an unfinished one parks
+//! * **Latency-hiding futures** (`Futures::latency_future`): a touch of an unfinished one parks
 //!   the fiber as above; the pool's I/O thread, which has no deque, does the put when the I/O
 //!   future completes and hands every parked fiber to a worker through the injector
 //!   (`put_external`; see `fiberpool/latency.rs`).
@@ -95,7 +95,7 @@
 //! into thread-local storage across them, nor a lock guard whose unlock must happen on the
 //! locking thread. `run` must not be called from inside a task of the same pool.
 
-use crate::config::PoolConfig;
+use crate::config::{Capabilities, PoolConfig};
 use crate::deque::{self, Entry, FenceCounts, Owner, Stolen, Thief};
 use crate::fiberpool::future::{FiberFuture, FiberScope, FiberShared};
 use crate::fiberpool::handle::FiberWorker;
@@ -173,6 +173,11 @@ impl<F: Flavor> Policy for AbpPolicy<F> {
     const NAME: &'static str = F::NAME;
     const NAMES: Names = F::NAMES;
     const STACKS: StackUse = F::STACKS;
+    /// `fibril` can keep its pages (Fibril w/o unmap), as its stacks release them.
+    const CAPABILITIES: Capabilities = Capabilities {
+        unmap: F::STACKS.release_suspended,
+        ..crate::fiberpool::CAPABILITIES
+    };
     type Shared = AbpDeques;
     type Seed = Owner;
     type Local = Owner;

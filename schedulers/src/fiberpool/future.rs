@@ -513,8 +513,6 @@ impl<P: Policy, T> std::fmt::Debug for FiberShared<P, T> {
 
 impl<'s, P: Policy> Scope<'s> for FiberScope<'s, P> {
     type Worker = FiberWorker<P>;
-    type Future<T: Send + 's> = FiberFuture<P, T>;
-    type SharedFuture<T: Send + Sync + 's> = FiberShared<P, T>;
 
     fn spawn<F>(&self, w: &FiberWorker<P>, f: F)
     where
@@ -525,8 +523,10 @@ impl<'s, P: Policy> Scope<'s> for FiberScope<'s, P> {
             unsafe { self.parent_arrives::<()>(w, rv, 1) };
         }
     }
+}
 
-    fn future<T, F>(&self, w: &FiberWorker<P>, f: F) -> FiberFuture<P, T>
+impl<'s, P: Policy> FiberScope<'s, P> {
+    pub(crate) fn future<T, F>(&self, w: &FiberWorker<P>, f: F) -> FiberFuture<P, T>
     where
         F: FnOnce(&Self, &FiberWorker<P>) -> T + Send + 's,
         T: Send + 's,
@@ -544,7 +544,7 @@ impl<'s, P: Policy> Scope<'s> for FiberScope<'s, P> {
         }
     }
 
-    fn shared_future<T, F>(&self, w: &FiberWorker<P>, f: F) -> FiberShared<P, T>
+    pub(crate) fn shared_future<T, F>(&self, w: &FiberWorker<P>, f: F) -> FiberShared<P, T>
     where
         F: FnOnce(&Self, &FiberWorker<P>) -> T + Send + 's,
         T: Send + Sync + 's,
@@ -560,7 +560,7 @@ impl<'s, P: Policy> Scope<'s> for FiberScope<'s, P> {
 
     /// Polled once here, then driven by the pool's I/O thread; a touch of the unfinished
     /// future suspends as the policy says. See [`super::latency`].
-    fn latency_future<T, M, Fut>(&self, w: &FiberWorker<P>, make: M) -> FiberFuture<P, T>
+    pub(crate) fn latency_future<T, M, Fut>(&self, w: &FiberWorker<P>, make: M) -> FiberFuture<P, T>
     where
         M: FnOnce() -> Fut + Send + 's,
         Fut: std::future::Future<Output = T> + Send + 's,
@@ -599,6 +599,10 @@ impl<'s, P: Policy> FiberScope<'s, P> {
         }
     }
 }
+
+crate::api::futures_by_scope!(impl[P: Policy] FiberWorker<P> {
+    scope: FiberScope, future: FiberFuture, shared: FiberShared, params: [P], latency: own
+});
 
 impl<P: Policy, T: Send> FutureHandle<T> for FiberFuture<P, T> {
     type Worker = FiberWorker<P>;

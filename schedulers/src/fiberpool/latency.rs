@@ -1,4 +1,4 @@
-//! Latency-hiding futures on the fiber runtimes ([`Scope::latency_future`]): Rayon-LH's
+//! Latency-hiding futures on the fiber runtimes ([`Futures::latency_future`]): Rayon-LH's
 //! `FutureJob`, with the pool's I/O thread ([`crate::io::IoThread`]) driving the waits.
 //!
 //! # The path of one latency future
@@ -43,7 +43,7 @@
 //! sleeper's fence before its last look at every deque and the injector, either the sleeper
 //! sees the work or the I/O thread sees the sleeper.
 //!
-//! [`Scope::latency_future`]: crate::api::Scope::latency_future
+//! [`Futures::latency_future`]: crate::api::Futures::latency_future
 
 use super::Policy;
 use super::future::{Cell2, FiberScope, Repr};

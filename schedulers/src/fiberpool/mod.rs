@@ -24,7 +24,7 @@
 //!   job that the touch runs inline if it is still at the deque's bottom.
 //! * [`rendezvous`]: where a forked task and its continuation meet when someone else took the
 //!   continuation (each fiber owns one), and the per-worker pool of spare ones.
-//! * [`latency`]: latency-hiding futures (`Scope::latency_future`): the pool's I/O thread
+//! * [`latency`]: latency-hiding futures (`Futures::latency_future`): the pool's I/O thread
 //!   drives them, and its put (the policy's [`Policy::put_external`]) makes the waiting deque
 //!   or fiber ready from outside the workers.
 //! * [`pool`]: starting and stopping the worker threads, `run`, statistics.
@@ -130,6 +130,8 @@ pub const CAPABILITIES: Capabilities = Capabilities {
     placement: false,
     victims: &[VictimPolicy::Uniform, VictimPolicy::RuntimeDefault],
     idle: IdlePolicy::ALL,
+    pinning: true,
+    unmap: false,
 };
 
 /// What distinguishes one fiber runtime from another: where work waits, how an idle worker

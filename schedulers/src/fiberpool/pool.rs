@@ -7,7 +7,7 @@ use super::sleep::Sleepers;
 use super::worker::{Counters, Shared, worker_main};
 use super::{DEFAULT_STACK_SIZE, Policy};
 use crate::api::{ForkJoin, Scheduler, StartError};
-use crate::config::{Capabilities, PoolConfig};
+use crate::config::{Capabilities, PoolConfig, Unmap};
 use crate::deque::FenceCounts;
 use crate::stack::StackCounters;
 use crate::stats::Stats;
@@ -49,6 +49,7 @@ impl<P: Policy> FiberPool<P> {
             injector: Injector::new(),
             sleep: Sleepers::new(p),
             futures: config.futures,
+            release_suspended: P::STACKS.release_suspended && config.unmap == Unmap::On,
             idle: config.idle,
             counters: Counters::new(p),
             runs: AtomicUsize::new(0),

@@ -90,6 +90,10 @@ pub struct Shared<P: Policy> {
     pub idle: IdlePolicy,
     /// Where future tasks run.
     pub futures: FutureStack,
+    /// Whether a suspended fiber's stack gives its pages back: the policy's
+    /// [`StackUse::release_suspended`](super::StackUse) unless the pool was started with
+    /// [`Unmap::Off`](crate::config::Unmap).
+    pub release_suspended: bool,
     /// The common counters.
     pub counters: Counters,
     /// Calls of `run` in progress. Idle-time counters (steal attempts, sleeps) count only
@@ -390,7 +394,7 @@ impl<P: Policy> Local<P> {
     /// (Fibril's `unmap`), if the policy says so. Called before `f` is published.
     #[inline(always)]
     fn release_suspended(&self, f: &FiberNode<P>) {
-        if P::STACKS.release_suspended {
+        if self.shared.release_suspended {
             self.release(f);
         }
     }

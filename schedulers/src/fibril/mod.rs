@@ -39,6 +39,9 @@
 //!   which a worker with none left takes from before it maps a new stack.
 //! * Stack size: `Fibril::with_stack_size` (the paper ran 1 MiB stacks); `start` gives
 //!   [`DEFAULT_STACK_SIZE`]. Stacks are mapped `MAP_NORESERVE`, so the size is address space.
+//! * Fibril w/o unmap (its Figure 4's third line): the same pool started with
+//!   [`Unmap::Off`](crate::config::Unmap) (the arm `fibril/unmap=off`) releases nothing, so a
+//!   suspended stack keeps every page it touched.
 //!
 //! A suspension at a touch of an unfinished future releases pages the same way. Futures are
 //! outside Fibril's model (it has fork-join only); `fibril` inherits `abp`'s (work-first on a
@@ -93,30 +96,8 @@ impl Flavor for FibrilStacks {
     const STACKS: StackUse = FIBRIL_STACKS;
 }
 
-/// Fibril's "w/o unmap" variant (its paper's Figure 4): the same stacks, nothing released.
-/// Not a registered runtime; it measures what releasing costs.
-#[derive(Debug)]
-pub struct NoUnmap;
-
-impl Flavor for NoUnmap {
-    const NAME: &'static str = "fibril-nounmap";
-    const NAMES: Names = Names {
-        pool: "FibrilNoUnmap",
-        worker: "FibrilWorker",
-        scope: "FibrilScope",
-        future: "FibrilFuture",
-        shared: "FibrilShared",
-    };
-    const STACKS: StackUse = StackUse {
-        release_suspended: false,
-        ..FIBRIL_STACKS
-    };
-}
-
 /// The `fibril` pool: `abp`'s deques and join with Fibril's stacks.
 pub type Fibril = FiberPool<AbpPolicy<FibrilStacks>>;
-/// `fibril` without releasing pages (Fibril w/o unmap).
-pub type FibrilNoUnmap = FiberPool<AbpPolicy<NoUnmap>>;
 /// The handle of one fiber of [`Fibril`].
 pub type FibrilWorker = FiberWorker<AbpPolicy<FibrilStacks>>;
 /// A scope of [`FibrilWorker::scope`](crate::api::Worker::scope).

@@ -232,6 +232,8 @@ impl Scheduler for LibforkPool {
         placement: false,
         victims: VictimPolicy::ALL,
         idle: IdlePolicy::ALL,
+        pinning: true,
+        unmap: false,
     };
 
     fn start(config: &PoolConfig) -> Result<Self, StartError> {

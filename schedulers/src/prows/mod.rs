@@ -29,7 +29,7 @@
 //! * `rebalanceStealables(v)` runs on every removal from a stealable set (in `setToActive` and
 //!   after a steal emptied a deque): it picks a random worker v'; if v' is not v and has a
 //!   stealable deque, one moves from v' to v. (The paper's placement only; see below.)
-//! * **Latency-hiding futures** (`Scope::latency_future`, the Rayon-LH thesis's ProWS-R): a
+//! * **Latency-hiding futures** (`Futures::latency_future`, the Rayon-LH thesis's ProWS-R): a
 //!   touch of an unfinished one suspends the deque as above; its put is done by the pool's I/O
 //!   thread when the I/O future completes (`put_external`: the thesis's callback, its
 //!   Algorithm 2), which has no active deque to make one of them active: every deque becomes
@@ -987,17 +987,17 @@ struct Drawn {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::api::{FutureHandle, Scope, Worker};
+    use crate::api::{FutureHandle, Futures};
     use crate::{ForkJoin, PoolConfig, Scheduler};
     use std::sync::atomic::AtomicBool;
 
     /// A touch that suspends a deque holding a ready node, on 2 workers: the future's task
     /// waits for `b`, which only the other worker can take from the suspended deque.
-    fn suspend_once<W: Worker>(w: &W) -> u64 {
+    fn suspend_once<W: Futures>(w: &W) -> u64 {
         let released = AtomicBool::new(false);
         let released = &released;
         w.scope(|s| {
-            let f = s.future(w, move |_, _| {
+            let f = w.future(s, move |_, _| {
                 while !released.load(Ordering::Acquire) {
                     std::thread::yield_now();
                 }

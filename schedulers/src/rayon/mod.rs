@@ -14,7 +14,7 @@
 //!
 //! # Futures (rayon has none; this is how they are built)
 //!
-//! * **Creation is lazy and help-first.** [`Scope::future`] allocates a result cell (an `Arc`),
+//! * **Creation is lazy and help-first.** [`Futures::future`] allocates a result cell (an `Arc`),
 //!   then spawns the future's task into the rayon scope exactly like [`Scope::spawn`]: the task
 //!   is pushed onto the creating worker's deque and the caller's continuation runs on. The
 //!   task runs when a touch (or the scope's end) pops it back, or when a thief steals it. Unlike
@@ -389,8 +389,6 @@ impl Worker for RayonWorker {
 
 impl<'s> Scope<'s> for RayonScope<'s> {
     type Worker = RayonWorker;
-    type Future<T: Send + 's> = RayonFuture<T>;
-    type SharedFuture<T: Send + Sync + 's> = RayonShared<T>;
 
     #[inline]
     fn spawn<F>(&self, _w: &RayonWorker, f: F)
@@ -399,9 +397,11 @@ impl<'s> Scope<'s> for RayonScope<'s> {
     {
         self.inner.spawn(move |s| f(RayonScope::wrap(s), &WORKER));
     }
+}
 
+impl<'s> RayonScope<'s> {
     #[inline]
-    fn future<T, F>(&self, _w: &RayonWorker, f: F) -> RayonFuture<T>
+    pub(crate) fn future<T, F>(&self, _w: &RayonWorker, f: F) -> RayonFuture<T>
     where
         F: FnOnce(&Self, &RayonWorker) -> T + Send + 's,
         T: Send + 's,
@@ -422,7 +422,7 @@ impl<'s> Scope<'s> for RayonScope<'s> {
     }
 
     #[inline]
-    fn shared_future<T, F>(&self, _w: &RayonWorker, f: F) -> RayonShared<T>
+    pub(crate) fn shared_future<T, F>(&self, _w: &RayonWorker, f: F) -> RayonShared<T>
     where
         F: FnOnce(&Self, &RayonWorker) -> T + Send + 's,
         T: Send + Sync + 's,
@@ -444,6 +444,10 @@ impl<'s> Scope<'s> for RayonScope<'s> {
         RayonShared { cell }
     }
 }
+
+crate::api::futures_by_scope!(impl[] RayonWorker {
+    scope: RayonScope, future: RayonFuture, shared: RayonShared, params: [], latency: default
+});
 
 impl<T: Send> FutureHandle<T> for RayonFuture<T> {
     type Worker = RayonWorker;

@@ -11,7 +11,7 @@
 //! | [`Kind`] | ended by | out-edges |
 //! |---|---|---|
 //! | [`Kind::Fork`] | `join` (its first branch starts) or `Scope::spawn` | `v + 1` (the child, left) and `target` (the continuation, right) |
-//! | [`Kind::Future`] | `Scope::future` / `shared_future` (fut-create, work-first) | `v + 1` (the future task) and `target` (the creator's continuation) |
+//! | [`Kind::Future`] | `Futures::future` / `shared_future` (fut-create, work-first) | `v + 1` (the future task) and `target` (the creator's continuation) |
 //! | [`Kind::Seq`] | the end of a `join`'s second branch, a scope body whose scope has children, or a run followed by another run | `v + 1` (a sync node) |
 //! | [`Kind::Touch`] | `get` of a future handle (the *local parent* of the future-join node) | `v + 1` (the future-join node) |
 //! | [`Kind::Jump`] | the end of a `join`'s first branch, or of a spawned task | `target` (the join's or the scope's sync node) |

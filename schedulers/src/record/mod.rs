@@ -13,7 +13,7 @@
 //!
 //! let (v, dag) = Recorder::record(Weights::Unit, |w| {
 //!     w.scope(|s| {
-//!         let f = s.future(w, |_, _| 20);
+//!         let f = w.future(s, |_, _| 20);
 //!         let (a, b) = w.join(|_| 1, |_| 2);
 //!         f.get(w) + a + b
 //!     })
@@ -289,8 +289,6 @@ impl<'s> RecordScope<'s> {
 
 impl<'s> Scope<'s> for RecordScope<'s> {
     type Worker = RecordWorker;
-    type Future<T: Send + 's> = RecordFuture<T>;
-    type SharedFuture<T: Send + Sync + 's> = RecordShared<T>;
 
     fn spawn<F>(&self, w: &RecordWorker, f: F)
     where
@@ -298,8 +296,10 @@ impl<'s> Scope<'s> for RecordScope<'s> {
     {
         self.child(w, Kind::Fork, Kind::Jump, f);
     }
+}
 
-    fn future<T, F>(&self, w: &RecordWorker, f: F) -> RecordFuture<T>
+impl<'s> RecordScope<'s> {
+    pub(crate) fn future<T, F>(&self, w: &RecordWorker, f: F) -> RecordFuture<T>
     where
         F: FnOnce(&Self, &RecordWorker) -> T + Send + 's,
         T: Send + 's,
@@ -308,7 +308,7 @@ impl<'s> Scope<'s> for RecordScope<'s> {
         RecordFuture { value, id }
     }
 
-    fn shared_future<T, F>(&self, w: &RecordWorker, f: F) -> RecordShared<T>
+    pub(crate) fn shared_future<T, F>(&self, w: &RecordWorker, f: F) -> RecordShared<T>
     where
         F: FnOnce(&Self, &RecordWorker) -> T + Send + 's,
         T: Send + Sync + 's,
@@ -317,6 +317,10 @@ impl<'s> Scope<'s> for RecordScope<'s> {
         RecordShared(Arc::new((value, id)))
     }
 }
+
+crate::api::futures_by_scope!(impl[] RecordWorker {
+    scope: RecordScope, future: RecordFuture, shared: RecordShared, params: [], latency: default
+});
 
 impl<T: Send> FutureHandle<T> for RecordFuture<T> {
     type Worker = RecordWorker;
@@ -497,6 +501,7 @@ impl Builder {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::api::Futures;
     use crate::config::FutureStack;
 
     fn fib_fj<W: Worker>(w: &W, n: u64) -> u64 {
@@ -507,12 +512,12 @@ mod tests {
         a + b
     }
 
-    fn fib_sf<W: Worker>(w: &W, n: u64) -> u64 {
+    fn fib_sf<W: Futures>(w: &W, n: u64) -> u64 {
         if n < 2 {
             return n;
         }
         w.scope(|s| {
-            let x = s.future(w, move |_, w| fib_sf(w, n - 1));
+            let x = w.future(s, move |_, w| fib_sf(w, n - 1));
             let y = fib_sf(w, n - 2);
             x.get(w) + y
         })
@@ -562,7 +567,7 @@ mod tests {
         let (_, dag) = Recorder::record(Weights::Unit, |w| {
             w.work(4); // node 0 weighs 5
             w.scope(|s| {
-                let f = s.shared_future(w, |_, w| w.work(9)); // node 1: the future (put)
+                let f = w.shared_future(s, |_, w| w.work(9)); // node 1: the future (put)
                 s.spawn(w, |_, _| {}); // node 2: continuation, forks 3
                 let g = f.clone();
                 g.get(w); // node 4 touches, 5 is its join

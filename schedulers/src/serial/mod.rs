@@ -115,8 +115,6 @@ impl Worker for SerialWorker {
 
 impl<'s> Scope<'s> for SerialScope<'s> {
     type Worker = SerialWorker;
-    type Future<T: Send + 's> = SerialFuture<T>;
-    type SharedFuture<T: Send + Sync + 's> = SerialShared<T>;
 
     #[inline(always)]
     fn spawn<F>(&self, w: &SerialWorker, f: F)
@@ -125,9 +123,11 @@ impl<'s> Scope<'s> for SerialScope<'s> {
     {
         f(self, w)
     }
+}
 
+impl<'s> SerialScope<'s> {
     #[inline(always)]
-    fn future<T, F>(&self, w: &SerialWorker, f: F) -> SerialFuture<T>
+    pub(crate) fn future<T, F>(&self, w: &SerialWorker, f: F) -> SerialFuture<T>
     where
         F: FnOnce(&Self, &SerialWorker) -> T + Send + 's,
         T: Send + 's,
@@ -136,7 +136,7 @@ impl<'s> Scope<'s> for SerialScope<'s> {
     }
 
     #[inline(always)]
-    fn shared_future<T, F>(&self, w: &SerialWorker, f: F) -> SerialShared<T>
+    pub(crate) fn shared_future<T, F>(&self, w: &SerialWorker, f: F) -> SerialShared<T>
     where
         F: FnOnce(&Self, &SerialWorker) -> T + Send + 's,
         T: Send + Sync + 's,
@@ -144,6 +144,10 @@ impl<'s> Scope<'s> for SerialScope<'s> {
         SerialShared(Arc::new(f(self, w)))
     }
 }
+
+crate::api::futures_by_scope!(impl[] SerialWorker {
+    scope: SerialScope, future: SerialFuture, shared: SerialShared, params: [], latency: default
+});
 
 impl<T: Send> FutureHandle<T> for SerialFuture<T> {
     type Worker = SerialWorker;

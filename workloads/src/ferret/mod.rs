@@ -70,7 +70,8 @@ pub use rank::{Hit, TOP_K};
 use std::collections::VecDeque;
 use std::sync::{Mutex, PoisonError};
 use stealbench_schedulers::{
-    AsyncForkJoin, AsyncShared, AsyncWorker, ForkJoin, FutureHandle, Scope, SharedHandle, Worker,
+    AsyncForkJoin, AsyncShared, AsyncWorker, ForkJoin, FutureForkJoin, FutureHandle, Futures,
+    SharedHandle,
 };
 
 /// The workload marker type.
@@ -220,19 +221,18 @@ pub fn serial(db: &Database, queries: &[Vec<u8>]) -> Vec<Vec<Hit>> {
 }
 
 /// The linear pipeline with at most `window` queries in flight (see the module doc).
-pub fn lp<W: Worker>(w: &W, db: &Database, queries: &[Vec<u8>], window: usize) -> Vec<Vec<Hit>> {
+pub fn lp<W: Futures>(w: &W, db: &Database, queries: &[Vec<u8>], window: usize) -> Vec<Vec<Hit>> {
     assert!(window > 0, "the throttle window must be positive");
     let mut out = Vec::with_capacity(queries.len());
     w.scope(|s| {
         let mut in_flight = VecDeque::with_capacity(window);
         for q in queries {
             if in_flight.len() == window {
-                let oldest: <W::Scope<'_> as Scope<'_>>::Future<Vec<Hit>> =
-                    in_flight.pop_front().expect("a full window");
+                let oldest: W::Future<'_, Vec<Hit>> = in_flight.pop_front().expect("a full window");
                 out.push(oldest.get(w));
             }
             let img = load(q);
-            in_flight.push_back(s.future(w, move |_, _| search(db, &img)));
+            in_flight.push_back(w.future(s, move |_, _| search(db, &img)));
         }
         while let Some(f) = in_flight.pop_front() {
             out.push(f.get(w));
@@ -251,13 +251,13 @@ fn output(out: &Mutex<Vec<Vec<Hit>>>, hits: Vec<Hit>) {
 
 /// General futures: one future per query, each touching the previous one before its output
 /// (see the module doc). The answer is appended to `out`.
-pub fn gf<W: Worker>(w: &W, db: &Database, queries: &[Vec<u8>], out: &Mutex<Vec<Vec<Hit>>>) {
+pub fn gf<W: Futures>(w: &W, db: &Database, queries: &[Vec<u8>], out: &Mutex<Vec<Vec<Hit>>>) {
     w.scope(|s| {
-        let mut prev: Option<<W::Scope<'_> as Scope<'_>>::SharedFuture<()>> = None;
+        let mut prev: Option<W::SharedFuture<'_, ()>> = None;
         for q in queries {
             let img = load(q);
             let before = prev.take();
-            prev = Some(s.shared_future(w, move |_, w| {
+            prev = Some(w.shared_future(s, move |_, w| {
                 let hits = search(db, &img);
                 if let Some(before) = before {
                     before.get(w);
@@ -373,7 +373,21 @@ impl Workload for Ferret {
 
     fn prepare(_input: &Input) {}
 
-    fn run<S: ForkJoin>(pool: &S, variant: Variant, input: &Input, _work: &mut ()) -> Self::Answer {
+    fn run<S: ForkJoin>(
+        _pool: &S,
+        variant: Variant,
+        _input: &Input,
+        _work: &mut (),
+    ) -> Self::Answer {
+        crate::not_without_futures::<Self>(variant)
+    }
+
+    fn run_futures<S: FutureForkJoin>(
+        pool: &S,
+        variant: Variant,
+        input: &Input,
+        _work: &mut (),
+    ) -> Self::Answer {
         let (db, queries) = (&input.db, &input.queries[..]);
         match variant {
             Variant::Lp => {

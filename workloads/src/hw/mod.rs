@@ -122,7 +122,8 @@ pub use avi::AviInfo;
 use std::future::Future;
 use std::path::{Path, PathBuf};
 use stealbench_schedulers::{
-    AsyncForkJoin, AsyncShared, AsyncWorker, ForkJoin, FutureHandle, Scope, SharedHandle, Worker,
+    AsyncForkJoin, AsyncShared, AsyncWorker, ForkJoin, FutureForkJoin, FutureHandle, Futures,
+    SharedHandle, Worker,
 };
 pub use steps::{Frame, Geometry, PointState, TEMPLATE_UPDATE};
 pub use video::{Pos, Video, VideoSpec};
@@ -216,21 +217,35 @@ enum Mode {
     Gf,
 }
 
-/// The points of a frame in parallel: recursive halving with `join`.
-fn points<W: Worker>(w: &W, f: &Frame<'_>, states: &[PointState], mode: Mode) {
+/// What the closure front-end does to one point of a frame: [`steps::startup`] or a variant's
+/// ten steps ([`point_fj`], [`point_sf`], [`point_gf`]).
+type PointFn<W> = fn(&W, &Frame<'_>, &PointState);
+
+/// The points of a frame in parallel: recursive halving with `join`, `point` on each.
+fn points<W: Worker>(w: &W, f: &Frame<'_>, states: &[PointState], point: PointFn<W>) {
     match states {
         [] => {}
-        [p] => match mode {
-            Mode::Startup => steps::startup(f, p),
-            Mode::Fj => point_fj(w, f, p),
-            Mode::Sf => point_sf(w, f, p),
-            Mode::Gf => point_gf(w, f, p),
-        },
+        [p] => point(w, f, p),
         _ => {
             let (a, b) = states.split_at(states.len() / 2);
-            w.join(|w| points(w, f, a, mode), |w| points(w, f, b, mode));
+            w.join(|w| points(w, f, a, point), |w| points(w, f, b, point));
         }
     }
+}
+
+/// Every frame on `pool`: the startup on frame 0, then `point` on each point of the others.
+fn frames<S: ForkJoin>(pool: &S, input: &HwInput, work: &HwWork, point: PointFn<S::Worker>) {
+    let states = &work.states[..];
+    pool.run(|w| {
+        for t in 0..input.video.frames {
+            let step: PointFn<S::Worker> = if t == 0 {
+                |_, f, p| steps::startup(f, p)
+            } else {
+                point
+            };
+            points(w, &input.frame(t), states, step);
+        }
+    });
 }
 
 /// Fork-join: `{s1, s2, s9}`, `{s3, s4, s5}`, `{s6, s7}`, `s8`, `s10`.
@@ -249,9 +264,9 @@ pub fn point_fj<W: Worker>(w: &W, f: &Frame<'_>, p: &PointState) {
 }
 
 /// Structured futures, each touched once by this task, in the artifact's order.
-pub fn point_sf<W: Worker>(w: &W, f: &Frame<'_>, p: &PointState) {
+pub fn point_sf<W: Futures>(w: &W, f: &Frame<'_>, p: &PointState) {
     w.scope(|s| {
-        let fut = |k: Step| s.future(w, move |_, _| k.run(f, p));
+        let fut = |k: Step| w.future(s, move |_, _| k.run(f, p));
         let f1 = fut(Step::S1);
         let f2 = fut(Step::S2);
         let f9 = fut(Step::S9);
@@ -275,15 +290,15 @@ pub fn point_sf<W: Worker>(w: &W, f: &Frame<'_>, p: &PointState) {
 }
 
 /// A general future running step `k` after touching every future of `deps`.
-fn gf_step<'s, Sc: Scope<'s> + 's>(
-    s: &Sc,
-    w: &Sc::Worker,
-    deps: Vec<Sc::SharedFuture<()>>,
+fn gf_step<'s, W: Futures>(
+    s: &W::Scope<'s>,
+    w: &W,
+    deps: Vec<W::SharedFuture<'s, ()>>,
     k: Step,
     f: Frame<'s>,
     p: &'s PointState,
-) -> Sc::SharedFuture<()> {
-    s.shared_future(w, move |_, w| {
+) -> W::SharedFuture<'s, ()> {
+    w.shared_future(s, move |_, w| {
         for d in &deps {
             d.get(w);
         }
@@ -292,7 +307,7 @@ fn gf_step<'s, Sc: Scope<'s> + 's>(
 }
 
 /// General futures: every step's task touches its predecessors' futures.
-pub fn point_gf<W: Worker>(w: &W, f: &Frame<'_>, p: &PointState) {
+pub fn point_gf<W: Futures>(w: &W, f: &Frame<'_>, p: &PointState) {
     let f = *f;
     w.scope(|s| {
         let f1 = gf_step(s, w, vec![], Step::S1, f, p);
@@ -876,19 +891,23 @@ impl Workload for Hw {
     }
 
     fn run<S: ForkJoin>(pool: &S, variant: Variant, input: &HwInput, work: &mut HwWork) {
-        let mode = match variant {
-            Variant::Fj => Mode::Fj,
-            Variant::Sf => Mode::Sf,
-            Variant::Gf => Mode::Gf,
-            v => panic!("hw has no {v} variant"),
-        };
-        let states = &work.states[..];
-        pool.run(|w| {
-            for t in 0..input.video.frames {
-                let m = if t == 0 { Mode::Startup } else { mode };
-                points(w, &input.frame(t), states, m);
-            }
-        });
+        match variant {
+            Variant::Fj => frames(pool, input, work, point_fj),
+            v => crate::not_without_futures::<Self>(v),
+        }
+    }
+
+    fn run_futures<S: FutureForkJoin>(
+        pool: &S,
+        variant: Variant,
+        input: &HwInput,
+        work: &mut HwWork,
+    ) {
+        match variant {
+            Variant::Sf => frames(pool, input, work, point_sf),
+            Variant::Gf => frames(pool, input, work, point_gf),
+            v => Self::run(pool, v, input, work),
+        }
     }
 
     fn run_async<S: AsyncForkJoin>(pool: &S, variant: Variant, input: &HwInput, work: &mut HwWork) {
