@@ -20,9 +20,10 @@ use stealbench_workloads::{Size, Variant};
 pub struct PointSpec {
     /// Runtime name (see `stealbench list`), optionally with settings, `NAME[/key=value]...`:
     /// idle=busy|lazy, victim=uniform|numa|default, pinning=none|compact|scatter (in place of
-    /// --pinning), steals=K, placement=paper|artifact, futures=stack|nostack,
+    /// --pinning), steals=K, placement=paper|artifact, unmap=on|off, futures=stack|nostack,
     /// front=closure|async, sim=unit|nanos (e.g. libfork/idle=busy/victim=numa/pinning=scatter,
-    /// Busy-LF as libfork's figures run it; prows/placement=artifact).
+    /// Busy-LF as libfork's figures run it; prows/placement=artifact; fibril/unmap=off, Fibril
+    /// w/o unmap).
     #[arg(long, value_name = "ARM", value_parser = parse_arm)]
     pub runtime: Arm,
     /// Workload name (see `stealbench list`), or a spec `NAME/key=value...` with parameters

@@ -4,8 +4,9 @@
 //! words, the paper's number or formula, and a [`Check`] of the measured points against a
 //! band), and [`judge`] gives each a [`Verdict`] on one run:
 //!
-//! - `n/a (why)` when the claim compares with a system this build only stands in for (TBB is
-//!   `rayon`) or one it does not have, or when a point it reads was not measured in this run
+//! - `n/a (why)` when the claim compares with a system stealbench only stands in for (Cilk
+//!   Plus is `abp`), one it does not have (taskflow) or one this build lacks (`tbb`,
+//!   `openmp` without their features), or when a point it reads was not measured in this run
 //!   (but a claim at a P beyond this machine's cores is inconclusive: a larger machine
 //!   decides it);
 //! - `inconclusive (why)` when the run cannot decide it: a time claim at a P beyond this
@@ -274,6 +275,15 @@ fn gate(claim: &Claim, run: &Run<'_>) -> Option<Verdict> {
     if let Some(why) = claim.stand_in {
         return Some(Verdict::NotApplicable(why.to_string()));
     }
+    let missing = claim.points().into_iter().find_map(|(pt, _)| {
+        let arm = crate::runtimes::Arm::parse(pt.runtime).ok()?;
+        arm.info
+            .not_built()
+            .map(|why| format!("{} is {why}", arm.info.name))
+    });
+    if let Some(why) = missing {
+        return Some(Verdict::NotApplicable(why));
+    }
     let max_p = claim.max_p();
     if claim.reads_time() && max_p > run.cores {
         return Some(Verdict::Inconclusive(format!(
@@ -378,8 +388,8 @@ pub fn markdown(judgements: &[Judgement]) -> String {
          `holds` when our whole spread (the smallest to the largest round for a time, \
          repetition for a count) lies inside it, `fails` when it lies outside, \
          `inconclusive` when it crosses the band's edge or the run cannot decide, `n/a` \
-         when the paper's system is only stood in for here or the run did not measure the \
-         claim's points. `stealbench claims` lists every check.\n\n",
+         when the paper's system is only stood in for here or not in this build, or the run \
+         did not measure the claim's points. `stealbench claims` lists every check.\n\n",
         tally(judgements)
     );
     out.push_str("| claim | paper | check | ours | verdict |\n|---|---|---|---|---|\n");
@@ -560,7 +570,7 @@ mod tests {
     fn a_stand_in_or_a_missing_row_is_not_applicable() {
         let pts = vec![rounds("abp", 1, &[1.0, 1.0, 1.0])];
         assert!(matches!(
-            verdict(ratio_claim(0.05).stand_in("TBB is rayon"), pts.clone()),
+            verdict(ratio_claim(0.05).stand_in("Cilk Plus is abp"), pts.clone()),
             Verdict::NotApplicable(_)
         ));
         match verdict(ratio_claim(0.05), pts) {

@@ -119,7 +119,7 @@ mod tests {
             reduce: Reduce::Median,
         },
         reference: "bench,s,u,f,g\nfib,20,12,6,9\n",
-        columns: &[("fibril", &["s", "u", "f"]), ("rayon", &["", "", "g"])],
+        columns: &[("fibril", &["s", "u", "f"]), ("tbb", &["", "", "g"])],
         scale: 1000.0,
         paper_p: 72,
     };
@@ -145,14 +145,11 @@ mod tests {
             METRIC.paper_cell(&fib_row("fibril"), 72),
             "[paper 20K / 12K / 6K]"
         );
-        assert_eq!(
-            METRIC.paper_cell(&fib_row("rayon"), 72),
-            "[paper — / — / 9K]"
-        );
+        assert_eq!(METRIC.paper_cell(&fib_row("tbb"), 72), "[paper — / — / 9K]");
         assert_eq!(METRIC.paper_cell(&fib_row("abp"), 72), "[paper — / — / —]");
         assert_eq!(METRIC.paper_cell(&fib_row("fibril"), 2), "[paper —]");
         assert_eq!(METRIC.plot_paper(&fib_row("fibril"), 72, 1), Some(12000.0));
-        assert_eq!(METRIC.plot_paper(&fib_row("rayon"), 72, 0), None);
+        assert_eq!(METRIC.plot_paper(&fib_row("tbb"), 72, 0), None);
         assert_eq!(METRIC.plot(&ctx, &fib_row("fibril"), 72, 2), Some(1100.0));
     }
 }

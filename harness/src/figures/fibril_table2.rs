@@ -1,14 +1,15 @@
 //! Fibril (SPAA'16) Table 2: the average number of key operations on 72 threads: steals and
 //! unmaps of Fibril, and the page faults of Fibril, Cilk Plus and TBB.
 //!
-//! Here Fibril is `fibril`, Cilk Plus `abp`, TBB `rayon`. `steals`, `unmaps` and
-//! `unmaps_resident` are the runtimes' own counters. `unmaps` is Fibril's count: every
+//! The rows are [`FIBRIL_TABLE_RUNTIMES`](super::suites::FIBRIL_TABLE_RUNTIMES), the paper's
+//! columns mapped to our arms in [`super::suites`] (Cilk Plus a stand-in, TBB oneTBB).
+//! `steals`, `unmaps` and `unmaps_resident` are the runtimes' own counters. `unmaps` is Fibril's count: every
 //! suspension whose driver releases the stack below the frame, as Fibril's code calls
 //! `madvise(MADV_DONTNEED)` on every suspension of a frame on the worker's own stack, so the
 //! paper's "33% to 92% of steals cause an unmap" is `unmaps / steals` here. `unmaps_resident`
 //! (no paper column) is ours: those unmaps that found resident pages below the frame by
 //! `mincore` and made the one `madvise` call (`fibril` makes none where nothing is resident).
-//! `abp` never releases, so it counts 0 of both; `rayon` counts none. The page faults are
+//! `abp` never releases, so it counts 0 of both; `tbb` counts none. The page faults are
 //! `process_minor_faults`, the minor faults of the whole process during the timed computation
 //! (`getrusage`), measured the same way for all three. Each is the median over the point's
 //! repetitions (the paper: the average of 10 runs). Counts do not need a core per worker: the
@@ -16,7 +17,10 @@
 
 use super::counters::PaperCounts;
 use super::metric::{Count, Reduce};
-use super::suites::{FIBRIL_BENCHMARKS, FIBRIL_P, fibril_table};
+use super::suites::{
+    CILK_PLUS, FIBRIL, FIBRIL_BENCHMARKS, FIBRIL_P, TBB, fibril_table,
+    fibril_table_runtimes_caption,
+};
 use super::{Figure, ReferenceCsv, paper_number, reference_csv};
 use crate::claims::quantity::number;
 use crate::claims::{Band, Check, Claim, Q, case, counter};
@@ -26,7 +30,7 @@ use stealbench_workloads::{Size, Variant};
 pub const ID: &str = "fibril-table2";
 /// The figure's title.
 pub const TITLE: &str =
-    "Fibril (SPAA'16) Table 2: steals, unmaps and page faults on 72 threads (fibril / abp / rayon)";
+    "Fibril (SPAA'16) Table 2: steals, unmaps and page faults on 72 threads (fibril / abp / tbb)";
 
 /// The reference numbers (thousands), embedded.
 const CSV: ReferenceCsv = reference_csv!("fibril_table2.csv");
@@ -46,7 +50,7 @@ pub const METRIC: PaperCounts = PaperCounts {
     reference: CSV.text,
     columns: &[
         (
-            "fibril",
+            FIBRIL,
             &[
                 "fibril_steals_K",
                 "fibril_unmaps_K",
@@ -54,28 +58,31 @@ pub const METRIC: PaperCounts = PaperCounts {
                 "fibril_page_faults_K",
             ],
         ),
-        ("abp", &["", "", "", "cilkplus_page_faults_K"]),
-        ("rayon", &["", "", "", "tbb_page_faults_K"]),
+        (CILK_PLUS, &["", "", "", "cilkplus_page_faults_K"]),
+        (TBB, &["", "", "", "tbb_page_faults_K"]),
     ],
     scale: 1000.0,
     paper_p: FIBRIL_P,
 };
 
-/// The figure: the twelve benchmarks on `fibril`, `abp` and `rayon` at P = 72.
+/// The figure: the twelve benchmarks on
+/// [`FIBRIL_TABLE_RUNTIMES`](super::suites::FIBRIL_TABLE_RUNTIMES) at P = 72.
 pub fn figure() -> Figure {
     fibril_table(
         ID,
         TITLE,
-        "Profile of key operations on 72 threads, thousands: steals and unmaps of \
+        concat!(
+            "Profile of key operations on 72 threads, thousands: steals and unmaps of \
          Fibril; page faults of Fibril, Cilk Plus and TBB. The text: 33% to 92% of \
          Fibril's steals cause an unmap, and unmapping adds page faults (a released \
          page touched again when a suspended frame resumes) without costing time. \
          Paper machine: 2 x 18-core Haswell, 72 hardware threads, average of 10 runs, \
-         1 MiB stacks, 4 KiB pages. Here Fibril is `fibril`, Cilk Plus `abp` and TBB \
-         `rayon`; OpenMP and taskflow are not in this paper. Each cell: `steals / \
+         1 MiB stacks, 4 KiB pages. ",
+            fibril_table_runtimes_caption!(),
+            "Each cell: `steals / \
          unmaps / unmaps_resident / process_minor_faults`, the medians over the point's \
          repetitions. Steals and both unmap counts are the runtime's counters (`abp` \
-         never releases pages: 0 unmaps; `rayon` counts none: n/a). `unmaps` is Fibril's \
+         never releases pages: 0 unmaps; `tbb` counts none: n/a). `unmaps` is Fibril's \
          count, the paper's column: every suspension of a frame on its own stack, on \
          which Fibril's code calls madvise unconditionally; the text's 33% to 92% is \
          `unmaps / steals`. `unmaps_resident` is ours, no paper column: the unmaps that \
@@ -83,7 +90,8 @@ pub fn figure() -> Figure {
          `fibril` skips the call where nothing is resident. Page faults are the whole \
          process's minor faults during the timed computation (getrusage), the same \
          measure for all three. 72 workers run on this machine's cores oversubscribed \
-         (counts, not times). matmul is our `mm` and strassen our `smm`.",
+         (counts, not times). matmul is our `mm` and strassen our `smm`."
+        ),
         CSV,
         &METRIC,
     )
@@ -138,7 +146,7 @@ fn claims() -> Vec<Claim> {
                     .map(|&(b, w)| {
                         case(
                             b,
-                            at72("fibril", w, "unmaps").over(at72("fibril", w, "steals")),
+                            at72(FIBRIL, w, "unmaps").over(at72(FIBRIL, w, "steals")),
                         )
                     })
                     .collect(),
@@ -165,7 +173,7 @@ fn claims() -> Vec<Claim> {
                             > paper_number(CSV.text, b, "cilkplus_page_faults_K")
                     })
                     .map(|&(b, w)| {
-                        case(b, at72("fibril", w, faults).over(at72("abp", w, faults)))
+                        case(b, at72(FIBRIL, w, faults).over(at72(CILK_PLUS, w, faults)))
                     })
                     .collect(),
                 band: Band::at_least(1.0),
@@ -194,10 +202,14 @@ mod tests {
             "[paper — / — / — / 9494K]"
         );
         assert_eq!(
-            f.paper_cell("strassen", "rayon", 72),
+            f.paper_cell("strassen", "tbb", 72),
             "[paper — / — / — / 23926K]"
         );
-        assert_eq!(row("strassen", "rayon").workload, "smm");
+        assert_eq!(row("strassen", "tbb").workload, "smm");
+        assert_eq!(
+            f.rows.len(),
+            12 * crate::figures::suites::FIBRIL_TABLE_RUNTIMES.len()
+        );
         // The paper's unmaps are beside our like-for-like count; ours of the releases that
         // found resident pages has no paper value.
         assert_eq!(f.metric.lines()[1], "unmaps");

@@ -11,7 +11,7 @@
 
 use super::fibril_table2::paper_range;
 use super::stacks::StackPages;
-use super::suites::{FIBRIL_BENCHMARKS, FIBRIL_P, rows};
+use super::suites::{CILK_PLUS, FIBRIL, FIBRIL_BENCHMARKS, FIBRIL_P, rows};
 use super::{Figure, ReferenceCsv, reference_csv};
 use crate::claims::{Band, Check, Claim, Q, case, counter};
 use crate::grid::PaperValues;
@@ -33,7 +33,7 @@ const DEPTH_ARM: &str = "abp/sim=unit";
 pub const METRIC: StackPages = StackPages {
     depth_arm: DEPTH_ARM,
     reference: CSV.text,
-    paper_runtime: "fibril",
+    paper_runtime: FIBRIL,
     paper_p: FIBRIL_P,
 };
 
@@ -41,8 +41,8 @@ pub const METRIC: StackPages = StackPages {
 pub fn figure() -> Figure {
     let rows = rows(
         &FIBRIL_BENCHMARKS,
-        &["fibril", "abp", DEPTH_ARM],
-        |_, rt| (rt == "fibril").then(PaperValues::default),
+        &[FIBRIL, CILK_PLUS, DEPTH_ARM],
+        |_, rt| (rt == FIBRIL).then(PaperValues::default),
     );
     Figure::new(
         ID,
@@ -91,7 +91,7 @@ pub fn figure() -> Figure {
 /// them: S_72 and S_1 `stack_pages_touched` at 72 and 1 workers, D `fork_depth` of
 /// [`DEPTH_ARM`].
 fn share_of_bound(w: &str) -> Q {
-    let touched = |p| counter("fibril", w, Variant::Fj, p, "stack_pages_touched");
+    let touched = |p| counter(FIBRIL, w, Variant::Fj, p, "stack_pages_touched");
     let depth = counter(DEPTH_ARM, w, Variant::Fj, 1, "fork_depth");
     touched(FIBRIL_P)
         .over(Q::Const(FIBRIL_P as f64))

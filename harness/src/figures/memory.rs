@@ -375,8 +375,8 @@ impl Metric for Exponent {
     fn cell_legend(&self) -> &'static str {
         "Lead columns: our fitted exponent n ± its standard error [the paper's], the fitted a \
          (MiB) and b, and the number of points in the fit. Each P column: the peak resident set \
-         of the point's process in MiB. The paper's OpenMP and taskflow columns have no \
-         counterpart here. Memory does not need a core per worker: oversubscribed points are \
+         of the point's process in MiB. The paper's taskflow column has no counterpart \
+         here. Memory does not need a core per worker: oversubscribed points are \
          measured, marked, and fitted."
     }
 
@@ -430,12 +430,12 @@ mod tests {
         assert_eq!(peak_kb(&old), Some(30000));
         assert_eq!(incremental_kb(&old), None);
         // A peak reached before the computation: an upper bound.
-        let early = point("rayon", 72, &[(4096, 20000, 20000)], 21000);
+        let early = point("tbb", 72, &[(4096, 20000, 20000)], 21000);
         assert_eq!(incremental_kb(&early), Some((15904, true)));
 
         let t = RssTable {
-            reference: "bench,fd,fm,fs,rd,rm\nfib,3,6,315,108,111\n",
-            columns: &[("fibril", ["fd", "fm", "fs"]), ("rayon", ["rd", "rm", ""])],
+            reference: "bench,fd,fm,fs,td,tm\nfib,3,6,315,108,111\n",
+            columns: &[("fibril", ["fd", "fm", "fs"]), ("tbb", ["td", "tm", ""])],
             paper_p: 72,
         };
         let summaries = vec![s, early];
@@ -448,7 +448,7 @@ mod tests {
             "6.00 / 10.0 MiB; 14 stacks (oversubscribed)"
         );
         assert_eq!(
-            t.cell(&ctx, &fib_row("rayon"), 72),
+            t.cell(&ctx, &fib_row("tbb"), 72),
             "≤15.5 / 19.5 MiB; 14 stacks (oversubscribed)"
         );
         assert_eq!(t.cell(&ctx, &fib_row("abp"), 72), "—");
@@ -457,7 +457,7 @@ mod tests {
             "[paper 3 / 6 MB; 315 stacks]"
         );
         assert_eq!(
-            t.paper_cell(&fib_row("rayon"), 72),
+            t.paper_cell(&fib_row("tbb"), 72),
             "[paper 108 / 111 MB; — stacks]"
         );
         assert_eq!(t.plot(&ctx, &fib_row("fibril"), 72, 0), Some(6.0));

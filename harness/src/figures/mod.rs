@@ -349,8 +349,8 @@ pub fn paper_number(csv: &str, bench: &str, col: &str) -> Option<f64> {
 }
 
 /// The baseline runtimes every figure adds, with no paper value; each runs in every arm the
-/// registry lists for it (libfork: lazy and busy).
-pub const BASELINES: [&str; 3] = ["rayon", "tokio", "libfork"];
+/// registry lists for it (libfork: lazy and busy). `chili`, fork-join only, gets the fj rows.
+pub const BASELINES: [&str; 4] = ["rayon", "chili", "tokio", "libfork"];
 
 /// Adds, after each benchmark's paper rows, one row per baseline arm and per variant of those
 /// rows that the workload offers on the arm's front-end (but every variant with futures on a
@@ -414,11 +414,11 @@ pub fn prows_time_figure(
     Figure::new(id, title, caption, &[1, 2, 4, 8, 16], metric, rows).with_reference(csv)
 }
 
-/// The ProWS mapping of a paper variant to our runtime: Cilk Plus (fj, lp) is `abp`, Cilk-F
-/// (sf, gf) is `prows`.
+/// The ProWS mapping of a paper variant to our runtime: Cilk Plus (fj, lp) is stood in for by
+/// [`suites::CILK_PLUS`] (`abp`), Cilk-F (sf, gf) is `prows`.
 pub fn prows_runtime(v: Variant) -> &'static str {
     match v {
-        Variant::Fj | Variant::Lp => "abp",
+        Variant::Fj | Variant::Lp => suites::CILK_PLUS,
         Variant::Sf | Variant::Gf => "prows",
     }
 }
@@ -482,9 +482,9 @@ mod tests {
             .iter()
             .map(|r| format!("{}-{}-{}", r.bench, r.variant, r.runtime))
             .collect();
-        // A configuration of prows's sf is the program sf for the baselines; libfork
-        // (fork-join only) gets its fj rows in both arms; `nosuch` does not exist: all its
-        // variants but those libfork refuses.
+        // A configuration of prows's sf is the program sf for the baselines; chili and
+        // libfork (fork-join only) get their fj rows, libfork in both arms; `nosuch` does not
+        // exist: all its variants but those chili and libfork refuse.
         assert_eq!(
             names,
             [
@@ -492,6 +492,7 @@ mod tests {
                 "fib-sf-prows/futures=nostack",
                 "fib-fj-rayon",
                 "fib-sf-rayon",
+                "fib-fj-chili",
                 "fib-fj-tokio",
                 "fib-sf-tokio",
                 "fib-fj-libfork",

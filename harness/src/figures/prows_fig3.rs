@@ -126,8 +126,8 @@ mod tests {
         );
         assert_eq!(sf.value(2), Some(17.09));
         assert_eq!(f.metric.describe(), SpeedupBase::OneWorker.describe());
-        // fib offers fj and sf on both front-ends: rayon and tokio rows for both, libfork's
-        // two arms for fj.
+        // fib offers fj and sf on both front-ends: rayon and tokio rows for both, chili's and
+        // libfork's two arms (fork-join only) for fj.
         let baselines: Vec<String> = f
             .rows
             .iter()
@@ -143,6 +143,7 @@ mod tests {
             [
                 "fj@rayon",
                 "sf@rayon",
+                "fj@chili",
                 "fj@tokio",
                 "sf@tokio",
                 "fj@libfork",

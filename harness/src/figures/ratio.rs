@@ -19,7 +19,7 @@ use crate::stats;
 /// Time, speedup T_s / T_P and the ratios T_P(other) / T_P(row) for each runtime of `against`.
 #[derive(Debug, Clone, Copy)]
 pub struct Relative {
-    /// The runtimes a row is compared with (`abp`, `rayon`).
+    /// The runtimes a row is compared with (`abp`, `tbb`).
     pub against: &'static [&'static str],
     /// The paper's names of those runtimes (`Cilk Plus`, `TBB`).
     pub paper_names: &'static [&'static str],
@@ -210,7 +210,7 @@ mod tests {
 
     const CSV: &str = "bench,vs_a,vs_b\nfib,1.9,6.0\n";
     const METRIC: Relative = Relative {
-        against: &["abp", "rayon"],
+        against: &["abp", "tbb"],
         paper_names: &["Cilk Plus", "TBB"],
         reference: CSV,
         paper_columns: &["vs_a", "vs_b"],
@@ -225,7 +225,7 @@ mod tests {
             ok_point("serial", Variant::Fj, 1, 1.0),
             ok_point("fibril", Variant::Fj, 1, 2.0),
             ok_point("abp", Variant::Fj, 1, 4.0),
-            ok_point("rayon", Variant::Fj, 1, 12.0),
+            ok_point("tbb", Variant::Fj, 1, 12.0),
             ok_point("fibril", Variant::Fj, 2, 1.0),
             ok_point("abp", Variant::Fj, 2, 3.0),
             ok_point("fibril", Variant::Fj, 4, 0.5),
@@ -237,18 +237,18 @@ mod tests {
         };
         let f = fib_row("fibril");
         assert_eq!(METRIC.ratio(&ctx, &f, 1, "abp"), Some(2.0));
-        assert_eq!(METRIC.ratio(&ctx, &f, 1, "rayon"), Some(6.0));
+        assert_eq!(METRIC.ratio(&ctx, &f, 1, "tbb"), Some(6.0));
         assert_eq!(METRIC.speedup(&ctx, &f, 1), Some(0.5));
         assert_eq!(
             METRIC.cell(&ctx, &f, 1),
-            "2.000 (0.50x; 2.00x vs abp; 6.00x vs rayon)"
+            "2.000 (0.50x; 2.00x vs abp; 6.00x vs tbb)"
         );
-        // rayon was not measured at P = 2: no ratio against it.
+        // tbb was not measured at P = 2: no ratio against it.
         assert_eq!(METRIC.cell(&ctx, &f, 2), "1.000 (1.00x; 3.00x vs abp)");
         // abp is not compared with itself.
         assert_eq!(
             METRIC.cell(&ctx, &fib_row("abp"), 1),
-            "4.000 (0.25x; 3.00x vs rayon)"
+            "4.000 (0.25x; 3.00x vs tbb)"
         );
         // P = 4 > 2 CPUs: the time, marked, no speedup or ratio.
         assert_eq!(METRIC.ratio(&ctx, &f, 4, "abp"), None);

@@ -1,19 +1,25 @@
 //! What the Fibril (SPAA'16) and libfork figures share: their benchmarks (the paper's name and
-//! our workload spec), the runtimes that stand in for the papers' ones, the rows built from
-//! them, and the constructors of Fibril's figures (its tables' rows, the ratios of its Figures 3
-//! and 4).
+//! our workload spec), the one mapping of the papers' systems to our runtime arms, the rows
+//! built from them, the sentences of the captions that say what ran, and the constructors of
+//! Fibril's figures (its tables' rows, the ratios of its Figures 3 and 4).
 //!
-//! The mapping of the papers' runtimes to ours:
+//! The mapping of the papers' systems to ours (the figures name these constants, never an arm
+//! of their own for a paper's system):
 //!
 //! | paper | ours |
 //! |---|---|
-//! | Fibril | `fibril` |
-//! | Intel Cilk Plus (Fibril's comparison) | `abp` (work stealing on stackful fibers, as Cilk) |
-//! | Intel TBB | `rayon` (a library work-stealing pool, as TBB) |
+//! | Fibril | [`FIBRIL`]: `fibril` |
+//! | Fibril (w/o unmap), Fibril's Figure 4 | [`FIBRIL_NO_UNMAP`]: `fibril/unmap=off` |
+//! | Intel Cilk Plus (Fibril's comparison) | [`CILK_PLUS`]: `abp`, a stand-in ([`NO_CILK_PLUS`], [`CILK_PLUS_STAND_IN`]) |
+//! | Intel TBB (both papers) | [`TBB`]: `tbb`, oneTBB (`--features tbb`) |
+//! | OpenMP, libomp (libfork's comparison) | [`OPENMP`]: `openmp`, LLVM's libomp (`--features openmp`) |
 //! | libfork lazy / busy (Lazy-LF, Busy-LF) | [`LAZY_LF`], [`BUSY_LF`] in libfork's figures |
-//! | OpenMP (libomp), taskflow | none here |
+//! | taskflow (libfork's comparison) | none ([`NO_TASKFLOW`]) |
 //!
-//! `tokio` runs as a baseline neither paper measured.
+//! `rayon` and `chili` are the Rust baselines; `tokio`, and in each paper's figures the other
+//! paper's runtimes, are baselines that paper did not run. A build without `tbb` or `openmp`
+//! lists their rows as not built, and a claim that reads them is `n/a` with the feature that
+//! builds them.
 
 use super::ratio::Relative;
 use super::{Figure, Metric, Reference, ReferenceCsv, reference_csv};
@@ -38,19 +44,146 @@ pub const FIBRIL_BENCHMARKS: [(&str, &str); 12] = [
     ("strassen", "smm"),
 ];
 
-/// The runtimes of Fibril's Figures 3-4 here: Fibril, Cilk Plus (`abp`), TBB (`rayon`), and the
-/// baselines `tokio` and libfork's two arms.
-pub const FIBRIL_RUNTIMES: [&str; 6] = [
-    "fibril",
-    "abp",
+/// Fibril: `fibril`.
+pub const FIBRIL: &str = "fibril";
+
+/// The arm of Fibril (w/o unmap), the paper's Fibril with its unmap a no-op (the third line of
+/// Fibril's Figure 4): `fibril` with no page of a suspended stack released.
+macro_rules! fibril_no_unmap {
+    () => {
+        "fibril/unmap=off"
+    };
+}
+pub(crate) use fibril_no_unmap;
+
+/// Fibril (w/o unmap): `fibril/unmap=off` (`fibril_no_unmap!`).
+pub const FIBRIL_NO_UNMAP: &str = fibril_no_unmap!();
+
+/// Intel Cilk Plus: stood in for by `abp`, work stealing on stackful fibers as Cilk's
+/// ([`NO_CILK_PLUS`]); a claim that compares Fibril with it is `n/a` ([`CILK_PLUS_STAND_IN`]).
+pub const CILK_PLUS: &str = "abp";
+
+/// Why the paper's Cilk Plus has no real row (`no_cilk_plus!`, also in the captions).
+macro_rules! no_cilk_plus {
+    () => {
+        "Cilk Plus has no real row (icc's Cilk Plus is gone from compilers): `abp` stands in \
+         for it, running Fibril's own join and fiber pool"
+    };
+}
+pub(crate) use no_cilk_plus;
+
+/// Cilk Plus has no real row: icc's Cilk Plus is gone from compilers, and its stand-in `abp`
+/// runs Fibril's own code path.
+pub const NO_CILK_PLUS: &str = no_cilk_plus!();
+
+/// Why a claim that compares Fibril with Cilk Plus is `n/a`: the one place the stand-in is
+/// explained for the claims ([`NO_CILK_PLUS`], then why `abp` cannot decide it).
+pub const CILK_PLUS_STAND_IN: &str = concat!(
+    no_cilk_plus!(),
+    "; the two differ only in their stack pools and in `fibril`'s release of a suspended \
+     stack's pages, and the paper's lead over Cilk Plus comes from Fibril's calling \
+     conventions, which `abp` has too, so the ratio is about 1 by construction"
+);
+
+/// Intel TBB: `tbb`, oneTBB through the schedulers' C++ shim (cargo feature `tbb`).
+pub const TBB: &str = "tbb";
+
+/// OpenMP: `openmp`, LLVM's libomp with untied tasks (cargo feature `openmp`).
+pub const OPENMP: &str = "openmp";
+
+/// Why taskflow has no row (`no_taskflow!`, also in the captions).
+macro_rules! no_taskflow {
+    () => {
+        "taskflow has no row (no Debian package provides it)"
+    };
+}
+pub(crate) use no_taskflow;
+
+/// taskflow has no row: no Debian package provides it.
+pub const NO_TASKFLOW: &str = no_taskflow!();
+
+/// The sentence of the captions on TBB and OpenMP: the real libraries, each behind its cargo
+/// feature.
+macro_rules! tbb_openmp_caption {
+    () => {
+        "TBB is `tbb` (oneTBB, `--features tbb`), OpenMP `openmp` (libomp, `--features openmp`)"
+    };
+}
+pub(crate) use tbb_openmp_caption;
+
+/// The sentence of the captions on TBB alone (Fibril's paper has no OpenMP).
+macro_rules! tbb_caption {
+    () => {
+        "TBB is `tbb` (oneTBB, `--features tbb`)"
+    };
+}
+pub(crate) use tbb_caption;
+
+/// The sentence of the captions on the Rust baselines.
+macro_rules! rust_baselines_caption {
+    () => {
+        "`rayon` and `chili` are the Rust baselines"
+    };
+}
+pub(crate) use rust_baselines_caption;
+
+/// The sentences of Fibril's tables' captions that say what ran ([`FIBRIL_TABLE_RUNTIMES`]).
+macro_rules! fibril_table_runtimes_caption {
+    () => {
+        concat!(
+            "Here Fibril is `fibril`; ",
+            $crate::figures::suites::tbb_caption!(),
+            "; ",
+            $crate::figures::suites::no_cilk_plus!(),
+            "; OpenMP and taskflow are not in this paper. "
+        )
+    };
+}
+pub(crate) use fibril_table_runtimes_caption;
+
+/// The sentences of Fibril's Figures 3 and 4's captions that say what ran
+/// ([`FIBRIL_RUNTIMES`]).
+macro_rules! fibril_runtimes_caption {
+    () => {
+        concat!(
+            $crate::figures::suites::fibril_table_runtimes_caption!(),
+            $crate::figures::suites::rust_baselines_caption!(),
+            "; `tokio` and libfork's lazy and busy arms are baselines the paper did not run. "
+        )
+    };
+}
+pub(crate) use fibril_runtimes_caption;
+
+/// The runtimes of Fibril's Figures 3 and 4 here: Fibril, Cilk Plus (`abp`), TBB (`tbb`), then
+/// the Rust baselines `rayon` and `chili`, `tokio` and libfork's two arms.
+pub const FIBRIL_RUNTIMES: [&str; 8] = [
+    FIBRIL,
+    CILK_PLUS,
+    TBB,
     "rayon",
+    "chili",
     "tokio",
     "libfork",
     "libfork/idle=busy",
 ];
 
-/// The runtimes of Fibril's Tables 2 and 4: Fibril, Cilk Plus (`abp`), TBB (`rayon`).
-pub const FIBRIL_TABLE_RUNTIMES: [&str; 3] = ["fibril", "abp", "rayon"];
+/// The runtimes of Fibril's Figure 4: [`FIBRIL_RUNTIMES`] with Fibril (w/o unmap) as its third
+/// line, as in the paper's figure.
+pub const FIBRIL_FIG4_RUNTIMES: [&str; 9] = [
+    FIBRIL,
+    CILK_PLUS,
+    FIBRIL_NO_UNMAP,
+    TBB,
+    "rayon",
+    "chili",
+    "tokio",
+    "libfork",
+    "libfork/idle=busy",
+];
+
+/// The runtimes of Fibril's Tables 2 and 4: Fibril, Cilk Plus (`abp`), TBB (`tbb`), the
+/// paper's columns.
+pub const FIBRIL_TABLE_RUNTIMES: [&str; 3] = [FIBRIL, CILK_PLUS, TBB];
 
 /// The thread count of Fibril's tables and of its Figure 4's ratios: the 72 hardware threads of
 /// its machine (2 x 18 cores, 2-way SMT).
@@ -129,8 +262,9 @@ pub fn legend_name(runtime: &Arm) -> String {
     }
 }
 
-/// The sentence of libfork's figures' captions that says what ran: Lazy-LF and Busy-LF on
-/// libfork's paper settings, the other runtimes on their defaults.
+/// The sentences of libfork's figures' captions that say what ran: Lazy-LF and Busy-LF on
+/// libfork's paper settings, TBB and OpenMP the real libraries, the other runtimes baselines on
+/// their defaults ([`LIBFORK_RUNTIMES`]).
 macro_rules! libfork_runtimes_caption {
     () => {
         concat!(
@@ -142,18 +276,26 @@ macro_rules! libfork_runtimes_caption {
              topological distance r_ij, and every worker pinned to a CPU, spread over the \
              machine as libfork's default placement (hwloc_distrib) spreads them (on one NUMA \
              node with one L3, at P up to its cores: uniform draws after one sweep of every \
-             other worker; pinned). TBB is `rayon`; `abp`, `fibril` and `tokio` are baselines \
-             the paper did not run; these four run on their own defaults, unpinned unless \
-             `--pinning` is given. "
+             other worker; pinned). ",
+            $crate::figures::suites::tbb_openmp_caption!(),
+            "; ",
+            $crate::figures::suites::rust_baselines_caption!(),
+            "; `abp`, `fibril` and `tokio` are baselines the paper did not run; all but \
+             Lazy-LF and Busy-LF run on their own defaults, unpinned unless `--pinning` is \
+             given; ",
+            $crate::figures::suites::no_taskflow!(),
+            ". "
         )
     };
 }
 pub(crate) use libfork_runtimes_caption;
 
 /// The runtimes of libfork's figures here: Lazy-LF and Busy-LF on libfork's paper settings,
-/// then `abp`, `fibril`, `rayon` (TBB) and `tokio` on their defaults (unpinned, unless
-/// `--pinning` says otherwise).
-pub const LIBFORK_RUNTIMES: [&str; 6] = [LAZY_LF, BUSY_LF, "abp", "fibril", "rayon", "tokio"];
+/// then on their defaults (unpinned, unless `--pinning` says otherwise) TBB (`tbb`), OpenMP
+/// (`openmp`), the Rust baselines `rayon` and `chili`, and `abp`, `fibril` and `tokio`.
+pub const LIBFORK_RUNTIMES: [&str; 9] = [
+    LAZY_LF, BUSY_LF, TBB, OPENMP, "rayon", "chili", "abp", FIBRIL, "tokio",
+];
 
 /// The numbers libfork's text states outside its tables (`claim,value,unit`), embedded: the
 /// bands of its figures' claims read them by [`libfork_claim`].
@@ -186,11 +328,6 @@ fn libfork_claim_record(claim: &str) -> (f64, String) {
         .unwrap_or_else(|| panic!("{}: `{claim}` has no number", LIBFORK_CLAIMS.path));
     (value, r.field(rec, "unit").unwrap_or("").to_string())
 }
-
-/// Why a claim against TBB is `n/a` here.
-pub const TBB_STAND_IN: &str = "TBB is stood in for by `rayon`, whose join keeps its jobs on \
-                                the stack where TBB allocates a task per spawn (issue 30 \
-                                builds the real oneTBB rows)";
 
 /// Why a claim about the large UTS trees (T1L, T1XXL, T3L, T3XXL) decides from size `small`
 /// on: `quick` cuts them to no more than their base trees, `small` keeps the paper's order of
@@ -244,8 +381,8 @@ pub fn fibril_table(
 /// The ratios Fibril's text states (its Figures 3 and 4), embedded.
 const FIBRIL_SPEEDUPS: ReferenceCsv = reference_csv!("fibril_speedups.csv");
 
-/// The metric of Fibril's Figures 3 and 4: time, T_s / T_P and the ratios against `abp`
-/// (Cilk Plus) and `rayon` (TBB), with the paper's ratios from the columns `paper_columns`
+/// The metric of Fibril's Figures 3 and 4: time, T_s / T_P and the ratios against
+/// [`CILK_PLUS`] and [`TBB`], with the paper's ratios from the columns `paper_columns`
 /// (against Cilk Plus, against TBB) of its speedups at `paper_p`.
 pub const fn fibril_ratios(
     paper_columns: &'static [&'static str; 2],
@@ -254,7 +391,7 @@ pub const fn fibril_ratios(
     y_label: &'static str,
 ) -> Relative {
     Relative {
-        against: &["abp", "rayon"],
+        against: &[CILK_PLUS, TBB],
         paper_names: &["Cilk Plus", "TBB"],
         reference: FIBRIL_SPEEDUPS.text,
         paper_columns,
@@ -265,17 +402,18 @@ pub const fn fibril_ratios(
 }
 
 /// Fibril's Figure 3 or 4 of `metric` (one of [`fibril_ratios`]): the twelve benchmarks on
-/// [`FIBRIL_RUNTIMES`], the `fibril` rows with the paper's ratio against Cilk Plus at the
-/// metric's P.
+/// `runtimes` ([`FIBRIL_RUNTIMES`], [`FIBRIL_FIG4_RUNTIMES`]), the [`FIBRIL`] rows with the
+/// paper's ratio against Cilk Plus at the metric's P.
 pub fn fibril_ratio_figure(
     id: &'static str,
     title: &'static str,
     caption: &'static str,
     paper_workers: &'static [usize],
     metric: &'static Relative,
+    runtimes: &[&str],
 ) -> Figure {
-    let rows = rows(&FIBRIL_BENCHMARKS, &FIBRIL_RUNTIMES, |bench, rt| {
-        (rt == "fibril").then(|| PaperValues {
+    let rows = rows(&FIBRIL_BENCHMARKS, runtimes, |bench, rt| {
+        (rt == FIBRIL).then(|| PaperValues {
             ts: None,
             values: vec![(metric.paper_p, metric.paper_ratio(bench, 0))],
         })
@@ -321,15 +459,51 @@ mod tests {
     #[test]
     fn rows_are_grouped_by_benchmark() {
         let r = rows(&FIBRIL_BENCHMARKS, &FIBRIL_RUNTIMES, |b, rt| {
-            (b == "fib" && rt == "fibril").then(PaperValues::default)
+            (b == "fib" && rt == FIBRIL).then(PaperValues::default)
         });
-        assert_eq!(r.len(), 72);
+        assert_eq!(r.len(), 12 * 8);
         assert_eq!(
-            (r[42].bench.as_str(), r[42].workload.as_str()),
+            (r[7 * 8].bench.as_str(), r[7 * 8].workload.as_str()),
             ("matmul", "mm/input=fibril")
         );
         assert_eq!(r.iter().filter(|r| r.paper.is_some()).count(), 1);
         assert!(r.iter().all(|r| r.variant == Variant::Fj));
+    }
+
+    #[test]
+    fn the_papers_systems_map_to_registered_arms_once() {
+        // Every arm of the mapping parses (`tbb` and `openmp` in a build without them too)
+        // and is spelt canonically.
+        for arm in [FIBRIL, FIBRIL_NO_UNMAP, CILK_PLUS, TBB, OPENMP] {
+            assert_eq!(Arm::parse(arm).unwrap().spec(), arm);
+        }
+        assert_eq!(Arm::parse(FIBRIL_NO_UNMAP).unwrap().info.name, FIBRIL);
+        // Figure 4 is Figures 3's runtimes with Fibril (w/o unmap) as its third line.
+        let mut fig4 = FIBRIL_RUNTIMES.to_vec();
+        fig4.insert(2, FIBRIL_NO_UNMAP);
+        assert_eq!(fig4, FIBRIL_FIG4_RUNTIMES);
+        assert_eq!(FIBRIL_TABLE_RUNTIMES, FIBRIL_RUNTIMES[..3]);
+        assert_eq!(LIBFORK_RUNTIMES[2..4], [TBB, OPENMP]);
+        // rayon stands in for no paper's system: it is a baseline.
+        for rt in FIBRIL_TABLE_RUNTIMES.iter().chain(&LIBFORK_RUNTIMES[..4]) {
+            assert_ne!(*rt, "rayon");
+        }
+    }
+
+    #[test]
+    fn the_captions_name_the_mappings_arms() {
+        let fibril = fibril_runtimes_caption!();
+        for arm in [FIBRIL, CILK_PLUS, TBB, "rayon", "chili", "tokio"] {
+            assert!(fibril.contains(&format!("`{arm}`")), "{arm}: {fibril}");
+        }
+        assert!(fibril.contains(NO_CILK_PLUS));
+        let libfork = libfork_runtimes_caption!();
+        for arm in [
+            LAZY_LF, BUSY_LF, TBB, OPENMP, "rayon", "chili", "abp", FIBRIL,
+        ] {
+            assert!(libfork.contains(&format!("`{arm}`")), "{arm}: {libfork}");
+        }
+        assert!(libfork.contains(NO_TASKFLOW));
     }
 
     #[test]
