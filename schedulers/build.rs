@@ -20,7 +20,6 @@ fn main() {
 
 #[cfg(any(feature = "tbb", feature = "openmp"))]
 mod shim {
-    use std::env;
     use std::path::{Path, PathBuf};
     use std::process::Command;
 
@@ -46,8 +45,8 @@ mod shim {
     /// library of `file`'s folder joins the link search path.
     #[cfg(feature = "openmp")]
     fn link_exactly(lib: &str, file: &Path) {
-        let dir =
-            PathBuf::from(env::var_os("OUT_DIR").expect("OUT_DIR")).join(format!("link-{lib}"));
+        let dir = PathBuf::from(std::env::var_os("OUT_DIR").expect("OUT_DIR"))
+            .join(format!("link-{lib}"));
         std::fs::create_dir_all(&dir).expect("create the link folder");
         let link = dir.join(format!("lib{lib}.so"));
         let _ = std::fs::remove_file(&link);
@@ -119,7 +118,7 @@ mod shim {
         let is_clang = |c: &Path| {
             output(c, &["--version"]).is_some_and(|v| v.to_lowercase().contains("clang"))
         };
-        if let Some(c) = env::var_os("STEALBENCH_OMP_CXX") {
+        if let Some(c) = std::env::var_os("STEALBENCH_OMP_CXX") {
             let c = PathBuf::from(c);
             if output(&c, &["--version"]).is_none() {
                 fail(

@@ -8,7 +8,7 @@
 use std::collections::HashSet;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::thread::ThreadId;
 use std::time::{Duration, Instant};
 
@@ -50,24 +50,24 @@ fn rendezvous(left: &AtomicUsize, seen: &Mutex<HashSet<ThreadId>>) {
     }
 }
 
-/// The stack size of the calling thread, as pthreads reports it.
-fn stack_size() -> usize {
-    // SAFETY: `attr` is initialised by `pthread_getattr_np` and destroyed once; the calls
-    // concern the calling thread only.
-    unsafe {
-        let mut attr: libc::pthread_attr_t = std::mem::zeroed();
-        assert_eq!(libc::pthread_getattr_np(libc::pthread_self(), &mut attr), 0);
-        let mut size = 0usize;
-        assert_eq!(libc::pthread_attr_getstacksize(&attr, &mut size), 0);
-        libc::pthread_attr_destroy(&mut attr);
-        size
-    }
-}
-
 #[cfg(feature = "tbb")]
 mod tbb {
     use super::*;
     use stealbench_schedulers::tbb::ffi::{self, TbbArena};
+
+    /// The stack size of the calling thread, as pthreads reports it.
+    fn stack_size() -> usize {
+        // SAFETY: `attr` is initialised by `pthread_getattr_np` and destroyed once; the calls
+        // concern the calling thread only.
+        unsafe {
+            let mut attr: libc::pthread_attr_t = std::mem::zeroed();
+            assert_eq!(libc::pthread_getattr_np(libc::pthread_self(), &mut attr), 0);
+            let mut size = 0usize;
+            assert_eq!(libc::pthread_attr_getstacksize(&attr, &mut size), 0);
+            libc::pthread_attr_destroy(&mut attr);
+            size
+        }
+    }
 
     fn fib_join(n: u64) -> u64 {
         if n < 2 {
@@ -269,6 +269,7 @@ mod tbb {
 #[cfg(feature = "openmp")]
 mod openmp {
     use super::*;
+    use std::sync::PoisonError;
     use stealbench_schedulers::openmp::ffi;
 
     /// libomp is one runtime per process: these tests run one at a time.

@@ -3,7 +3,7 @@
 //!
 //! # How a task crosses the boundary
 //!
-//! As in [`crate::tbb::ffi`]: a task is a C function pointer and a context pointer
+//! As in `tbb::ffi` (feature `tbb`): a task is a C function pointer and a context pointer
 //! ([`SbTask`], `*mut c_void`); a Rust closure crosses as a monomorphised `extern "C"`
 //! trampoline and a pointer to its slot (on the caller's stack for [`run`] and [`join`], in a
 //! box freed by the trampoline for [`OmpScope::spawn`]). The trampoline runs the closure under
