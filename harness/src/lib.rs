@@ -173,7 +173,7 @@ fn list() {
     outln!("\nRuntimes (--runtime):");
     for r in runtimes::RUNTIMES {
         outln!(
-            "  {:<14} {:<13} {:<12} {}",
+            "  {:<14} {:<13} {:<17} {}",
             r.name,
             r.front_ends
                 .iter()

@@ -40,6 +40,8 @@ pub(crate) mod fiberpool;
 pub mod fibril;
 pub mod io;
 pub mod libfork;
+#[cfg(feature = "openmp")]
+pub mod openmp;
 pub mod overflow;
 pub mod prows;
 pub mod rayon;
@@ -50,6 +52,8 @@ pub mod serial;
 pub mod stack;
 pub mod stats;
 pub(crate) mod sync;
+#[cfg(feature = "tbb")]
+pub mod tbb;
 // Under `--cfg loom` tokio drops part of its builder's API (`on_thread_start`); nothing of this
 // runtime is modelled.
 #[cfg(not(loom))]
