@@ -88,6 +88,12 @@ impl Placement {
     }
 }
 
+/// The stack size of every worker thread of the library runtimes (`rayon`, `tokio`, `tbb`,
+/// `openmp`): 256 MiB of address space, so that recursions (nested joins, helping chains,
+/// chains of nested awaits) of tens of thousands of levels fit, as UTS's deepest trees need.
+/// Untouched pages cost nothing.
+pub const THREAD_STACK_BYTES: usize = 256 << 20;
+
 /// Whether a runtime that gives a suspended stack's unused pages back to the OS (`fibril`, the
 /// paper's `stack_uninstall`) does so: Fibril's Figure 4 compares it with "Fibril w/o unmap".
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

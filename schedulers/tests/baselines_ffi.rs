@@ -83,8 +83,8 @@ mod tbb {
         }
         let (mut a, mut b) = (0, 0);
         ffi::scope(|s| {
-            s.spawn(|| a = fib_scope(n - 1));
-            s.spawn(|| b = fib_scope(n - 2));
+            s.spawn(|_| a = fib_scope(n - 1));
+            s.spawn(|_| b = fib_scope(n - 2));
         });
         a + b
     }
@@ -135,7 +135,7 @@ mod tbb {
             ffi::scope(|s| {
                 for i in 0..5 {
                     let order = &order;
-                    s.spawn(move || order.lock().unwrap().push(i));
+                    s.spawn(move |_| order.lock().unwrap().push(i));
                 }
                 order.lock().unwrap().push(99);
             })
@@ -167,7 +167,7 @@ mod tbb {
                     ffi::scope(|s| {
                         for i in 0..10 {
                             let c = Counted(drops.clone());
-                            s.spawn(move || {
+                            s.spawn(move |_| {
                                 let _c = c;
                                 if i == 3 {
                                     panic!("in a spawn");
@@ -184,7 +184,7 @@ mod tbb {
                 arena.execute(|| {
                     ffi::scope(|s| {
                         for _ in 0..4 {
-                            s.spawn(|| {
+                            s.spawn(|_| {
                                 std::thread::sleep(Duration::from_millis(5));
                                 finished.fetch_add(1, Ordering::SeqCst);
                             });
@@ -206,11 +206,11 @@ mod tbb {
             ffi::scope(|s| {
                 for _ in 0..1000 {
                     let c = Counted(drops.clone());
-                    s.spawn(move || drop(c));
+                    s.spawn(move |_| drop(c));
                 }
                 // A spawn from a spawned task, on the same scope.
                 let c = Counted(drops.clone());
-                s.spawn(move || s.spawn(move || drop(c)));
+                s.spawn(move |s| s.spawn(move |_| drop(c)));
             })
         });
         assert_eq!(drops.load(Ordering::SeqCst), 1001);
@@ -234,7 +234,7 @@ mod tbb {
             arena.execute(|| {
                 ffi::scope(|s| {
                     for _ in 0..p {
-                        s.spawn(|| {
+                        s.spawn(|_| {
                             rendezvous(&left, &seen);
                             let index = ffi::current_thread_index().expect("in the arena");
                             assert!(index < p);
@@ -293,8 +293,8 @@ mod openmp {
         }
         let (mut a, mut b) = (0, 0);
         ffi::scope(|s| {
-            s.spawn(|| a = fib_scope(n - 1));
-            s.spawn(|| b = fib_scope(n - 2));
+            s.spawn(|_| a = fib_scope(n - 1));
+            s.spawn(|_| b = fib_scope(n - 2));
         });
         a + b
     }
@@ -339,7 +339,7 @@ mod openmp {
             ffi::scope(|s| {
                 for i in 0..5 {
                     let order = &order;
-                    s.spawn(move || order.lock().unwrap().push(i));
+                    s.spawn(move |_| order.lock().unwrap().push(i));
                     order.lock().unwrap().push(10 + i);
                 }
             })
@@ -386,7 +386,7 @@ mod openmp {
                     ffi::scope(|s| {
                         for i in 0..10 {
                             let c = Counted(drops.clone());
-                            s.spawn(move || {
+                            s.spawn(move |_| {
                                 let _c = c;
                                 if i == 3 {
                                     panic!("in a spawn");
@@ -402,7 +402,7 @@ mod openmp {
                 ffi::run(p, || {
                     ffi::scope(|s| {
                         for _ in 0..4 {
-                            s.spawn(|| {
+                            s.spawn(|_| {
                                 std::thread::sleep(Duration::from_millis(5));
                                 finished.fetch_add(1, Ordering::SeqCst);
                             });
@@ -424,13 +424,13 @@ mod openmp {
             ffi::scope(|s| {
                 for _ in 0..1000 {
                     let c = Counted(drops.clone());
-                    s.spawn(move || drop(c));
+                    s.spawn(move |_| drop(c));
                 }
                 // A spawn from a spawned task, on the same scope: a descendant in the
                 // taskgroup.
                 let c = Counted(drops.clone());
-                s.spawn(move || {
-                    s.spawn(move || {
+                s.spawn(move |s| {
+                    s.spawn(move |_| {
                         std::thread::sleep(Duration::from_millis(20));
                         drop(c)
                     })
@@ -459,7 +459,7 @@ mod openmp {
                     assert!(ffi::in_parallel());
                     ffi::scope(|s| {
                         for _ in 0..p {
-                            s.spawn(|| {
+                            s.spawn(|_| {
                                 rendezvous(&left, &seen);
                                 assert!(ffi::thread_num() < p);
                             });

@@ -2,7 +2,7 @@
 //! every runtime and front-end (closure front-end: serial, rayon, abp, fibril and prows at P = 1
 //! and 2, prows with the artifact placement at P = 2 (at P = 1 its placement has one worker to
 //! choose from, and it is the paper's), chili at P = 1 and 2 (fork-join tests only: it has no
-//! futures), and, in a build with their features, tbb and openmp (`baselines.rs`); async
+//! futures), and, in a build with their features, tbb and openmp at P = 1 and 2 (the same); async
 //! front-end: serial, tokio at P = 1 and 2, libfork lazy at P = 1 and 2, busy at P = 2 and with
 //! NUMA-weighted victims at P = 2 (fork-join tests only)).
 //!
@@ -1440,6 +1440,15 @@ closure_suite!(prows_p2, Prows, 2);
 // The fork-join baselines without futures.
 closure_suite!(chili_p1, ChiliPool, PoolConfig::with_workers(1), DEPTH, futures: no);
 closure_suite!(chili_p2, ChiliPool, PoolConfig::with_workers(2), DEPTH, futures: no);
+// The papers' C/C++ baselines, in a build with their features.
+#[cfg(feature = "tbb")]
+closure_suite!(tbb_p1, stealbench_schedulers::tbb::TbbPool, PoolConfig::with_workers(1), DEPTH, futures: no);
+#[cfg(feature = "tbb")]
+closure_suite!(tbb_p2, stealbench_schedulers::tbb::TbbPool, PoolConfig::with_workers(2), DEPTH, futures: no);
+#[cfg(feature = "openmp")]
+closure_suite!(openmp_p1, stealbench_schedulers::openmp::OpenMpPool, PoolConfig::with_workers(1), DEPTH, futures: no);
+#[cfg(feature = "openmp")]
+closure_suite!(openmp_p2, stealbench_schedulers::openmp::OpenMpPool, PoolConfig::with_workers(2), DEPTH, futures: no);
 // Futures without a stack of their own (the "-stack" configuration): nested futures then nest
 // on one fiber stack, a few frames more per level than a join, so they go less deep.
 closure_suite!(

@@ -210,9 +210,9 @@ thread_local! {
     static OMP_THREAD: Cell<bool> = const { Cell::new(false) };
 }
 
-/// The stack of the root thread that forks every region: 8 MiB (the root usually runs the
-/// `single`, so the top of every computation).
-pub const ROOT_STACK_BYTES: usize = 8 << 20;
+/// The stack of the root thread that forks every region: that of every library runtime's
+/// thread here (the root usually runs the `single`, so the top of every computation).
+pub const ROOT_STACK_BYTES: usize = crate::config::THREAD_STACK_BYTES;
 
 /// A job for the root thread, its lifetime erased by [`on_root`].
 type Job = Box<dyn FnOnce() + Send + 'static>;
@@ -378,10 +378,10 @@ where
     (unwrap_outcome(ra), unwrap_outcome(rb))
 }
 
-/// A spawned closure on the heap, with its scope's bookkeeping.
-struct Spawned<F> {
+/// A spawned closure on the heap, with its scope.
+struct Spawned<'scope, F> {
     f: F,
-    state: *const ScopeState,
+    scope: *const OmpScope<'scope>,
 }
 
 /// What the tasks of a scope share with it.
@@ -391,44 +391,45 @@ struct ScopeState {
     pending: AtomicUsize,
 }
 
-/// Runs a spawned closure, frees its box and counts it finished.
+/// Runs a spawned closure with its scope, frees its box and counts it finished.
 ///
 /// # Safety
-/// `ctx` is a `Box<Spawned<F>>` from [`Box::into_raw`], run once, whose `state` stays live
-/// until its `pending` count has been decremented.
-unsafe extern "C" fn run_spawned<F: FnOnce()>(ctx: *mut c_void) {
+/// `ctx` is a `Box<Spawned<'scope, F>>` from [`Box::into_raw`], run once, whose scope stays
+/// live until its `pending` count has been decremented.
+unsafe extern "C" fn run_spawned<'scope, F: FnOnce(&OmpScope<'scope>)>(ctx: *mut c_void) {
     // SAFETY: the caller's contract: the box is ours, taken back once.
-    let job = unsafe { Box::from_raw(ctx.cast::<Spawned<F>>()) };
-    let Spawned { f, state } = *job;
-    let outcome = catch_unwind(AssertUnwindSafe(f));
-    // SAFETY: the caller's contract: the scope waits for `pending` to reach zero before its
-    // state goes; the decrement is this task's last access.
-    let state = unsafe { &*state };
+    let job = unsafe { Box::from_raw(ctx.cast::<Spawned<'scope, F>>()) };
+    let Spawned { f, scope } = *job;
+    // SAFETY: the caller's contract: the scope waits for `pending` to reach zero before it
+    // goes; the decrement below is this task's last access.
+    let scope = unsafe { &*scope };
+    let outcome = catch_unwind(AssertUnwindSafe(|| f(scope)));
+    let state = &scope.state;
     if let Err(p) = outcome {
         state.panics.record(p);
     }
     state.pending.fetch_sub(1, Ordering::Release);
 }
 
-/// A scope of [`scope`]: untied OpenMP tasks that may borrow what outlives `'env`.
-pub struct OmpScope<'scope, 'env: 'scope> {
+/// A scope of [`scope`]: untied OpenMP tasks that may borrow what outlives `'scope`.
+pub struct OmpScope<'scope> {
     state: ScopeState,
     scope: PhantomData<&'scope mut &'scope ()>,
-    env: PhantomData<&'env mut &'env ()>,
 }
 
-impl<'scope> OmpScope<'scope, '_> {
-    /// Spawns `f` as an untied task (boxed; the box is freed when it runs). The scope waits
-    /// for it before it closes; a panic of `f` is re-raised by [`scope`]. Serially (a team of
-    /// one) `f` runs here, to completion, before `spawn` returns.
-    pub fn spawn<F>(&'scope self, f: F)
+impl<'scope> OmpScope<'scope> {
+    /// Spawns `f` as an untied task (boxed; the box is freed when it runs); `f` gets the scope,
+    /// to spawn more. The scope waits for it before it closes; a panic of `f` is re-raised by
+    /// [`scope`]. Serially (a team of one) `f` runs here, to completion, before `spawn`
+    /// returns.
+    pub fn spawn<F>(&self, f: F)
     where
-        F: FnOnce() + Send + 'scope,
+        F: FnOnce(&OmpScope<'scope>) + Send + 'scope,
     {
         self.state.pending.fetch_add(1, Ordering::Relaxed);
         let job = Box::into_raw(Box::new(Spawned {
             f,
-            state: &self.state,
+            scope: self as *const OmpScope<'scope>,
         }));
         // SAFETY: the scope does not return before `pending` is zero again, i.e. before this
         // task has run (it is in the scope's taskgroup, or waited for by the count), so the
@@ -441,9 +442,9 @@ impl<'scope> OmpScope<'scope, '_> {
 /// Opens a scope: `f` may spawn tasks ([`OmpScope::spawn`]) that borrow anything outliving
 /// the call. The body runs in a taskgroup; `scope` returns, or unwinds, only after every
 /// spawned task has finished. A panic of `f` (first) or of a task is re-raised then.
-pub fn scope<'env, F, R>(f: F) -> R
+pub fn scope<'scope, F, R>(f: F) -> R
 where
-    F: for<'scope> FnOnce(&'scope OmpScope<'scope, 'env>) -> R,
+    F: FnOnce(&OmpScope<'scope>) -> R,
 {
     let s = OmpScope {
         state: ScopeState {
@@ -451,7 +452,6 @@ where
             pending: AtomicUsize::new(0),
         },
         scope: PhantomData,
-        env: PhantomData,
     };
     let mut body = Slot::new(|| f(&s));
     let (task, ctx) = body.raw();

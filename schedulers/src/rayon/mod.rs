@@ -85,9 +85,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
-/// The stack size of every worker thread: 256 MiB of address space, so that recursions (nested
-/// joins, helping chains) of tens of thousands of levels fit. Untouched pages cost nothing.
-pub const THREAD_STACK_BYTES: usize = 256 << 20;
+use crate::config::THREAD_STACK_BYTES;
 
 /// The pool's counters, one cell per worker.
 #[derive(Debug)]

@@ -180,55 +180,57 @@ impl PanicSlot {
     }
 }
 
-/// A spawned closure on the heap, with where its panic goes.
-struct Spawned<F> {
+/// A spawned closure on the heap, with its scope.
+struct Spawned<'scope, F> {
     f: F,
-    panics: *const PanicSlot,
+    scope: *const TbbScope<'scope>,
 }
 
-/// Runs a spawned closure and frees its box.
+/// Runs a spawned closure with its scope and frees its box.
 ///
 /// # Safety
-/// `ctx` is a `Box<Spawned<F>>` from [`Box::into_raw`], run once, whose `panics` slot outlives
+/// `ctx` is a `Box<Spawned<'scope, F>>` from [`Box::into_raw`], run once, whose scope outlives
 /// this call.
-unsafe extern "C" fn run_spawned<F: FnOnce()>(ctx: *mut c_void) {
+unsafe extern "C" fn run_spawned<'scope, F: FnOnce(&TbbScope<'scope>)>(ctx: *mut c_void) {
     // SAFETY: the caller's contract: the box is ours, taken back once.
-    let job = unsafe { Box::from_raw(ctx.cast::<Spawned<F>>()) };
-    let Spawned { f, panics } = *job;
-    if let Err(p) = catch_unwind(AssertUnwindSafe(f)) {
-        // SAFETY: the caller's contract: the scope's slot outlives its tasks.
-        unsafe { &*panics }.record(p);
+    let job = unsafe { Box::from_raw(ctx.cast::<Spawned<'scope, F>>()) };
+    let Spawned { f, scope } = *job;
+    // SAFETY: the caller's contract: the scope waits for its tasks, so it outlives them.
+    let scope = unsafe { &*scope };
+    if let Err(p) = catch_unwind(AssertUnwindSafe(|| f(scope))) {
+        scope.panics.record(p);
     }
 }
 
-/// A scope of [`scope`]: a oneTBB `task_group` whose tasks may borrow what outlives `'env`.
-pub struct TbbScope<'scope, 'env: 'scope> {
+/// A scope of [`scope`]: a oneTBB `task_group` whose tasks may borrow what outlives `'scope`.
+pub struct TbbScope<'scope> {
     /// Owned by the [`Group`] of [`scope`], which outlives this.
     group: NonNull<c_void>,
     panics: PanicSlot,
     scope: PhantomData<&'scope mut &'scope ()>,
-    env: PhantomData<&'env mut &'env ()>,
 }
 
 // SAFETY: `task_group::run` may be called from any thread (tasks of the group included), and
 // the panic slot is a mutex; the group itself is only freed by the scope's owner, after the
 // wait.
-unsafe impl Sync for TbbScope<'_, '_> {}
+unsafe impl Sync for TbbScope<'_> {}
 
-impl<'scope> TbbScope<'scope, '_> {
-    /// Spawns `f` on the scope's `task_group` (boxed; the box is freed when it runs). The
-    /// scope waits for it before it closes; a panic of `f` is re-raised by [`scope`].
-    pub fn spawn<F>(&'scope self, f: F)
+impl<'scope> TbbScope<'scope> {
+    /// Spawns `f` on the scope's `task_group` (boxed; the box is freed when it runs); `f` gets
+    /// the scope, to spawn more. The scope waits for it before it closes; a panic of `f` is
+    /// re-raised by [`scope`].
+    pub fn spawn<F>(&self, f: F)
     where
-        F: FnOnce() + Send + 'scope,
+        F: FnOnce(&TbbScope<'scope>) + Send + 'scope,
     {
         let job = Box::into_raw(Box::new(Spawned {
             f,
-            panics: &self.panics,
+            scope: self as *const TbbScope<'scope>,
         }));
         // SAFETY: the group is live until the scope's owner frees it, after waiting for every
-        // task run on it; so the box (taken back once by its trampoline) and the panic slot
-        // outlive the task, and so does everything `f` borrows (`'scope`).
+        // task run on it; so the box (taken back once by its trampoline) and the scope outlive
+        // the task, and so does everything `f` borrows (`'scope`, which outlives the call of
+        // `scope`).
         unsafe { sb_tbb_group_run(self.group.as_ptr(), run_spawned::<F>, job.cast()) };
     }
 }
@@ -249,9 +251,9 @@ impl Drop for Group {
 /// `task_group`'s `wait`). A panic of `f` (first) or of a task is re-raised then.
 ///
 /// Serially the spawned tasks run at the wait, newest first (oneTBB's order).
-pub fn scope<'env, F, R>(f: F) -> R
+pub fn scope<'scope, F, R>(f: F) -> R
 where
-    F: for<'scope> FnOnce(&'scope TbbScope<'scope, 'env>) -> R,
+    F: FnOnce(&TbbScope<'scope>) -> R,
 {
     // SAFETY: no precondition; null means out of memory.
     let group = Group(NonNull::new(unsafe { sb_tbb_group_new() }).expect("oneTBB: no task_group"));
@@ -259,7 +261,6 @@ where
         group: group.0,
         panics: PanicSlot(Mutex::new(None)),
         scope: PhantomData,
-        env: PhantomData,
     };
     // The body's panic is caught, so the wait below is always reached.
     let body = catch_unwind(AssertUnwindSafe(|| f(&s)));

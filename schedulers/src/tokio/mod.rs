@@ -78,9 +78,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock, PoisonError};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
-/// The stack size of every worker thread: 256 MiB of address space (untouched pages cost
-/// nothing), so that chains of tens of thousands of nested awaits can be polled.
-pub const THREAD_STACK_BYTES: usize = 256 << 20;
+use crate::config::THREAD_STACK_BYTES;
 
 /// How long `start` waits for the worker threads to come up.
 const START_TIMEOUT: Duration = Duration::from_secs(60);
