@@ -139,9 +139,12 @@ fn every_registered_runtime() {
         }
         tested.push(r.name);
     }
-    for name in [
+    let mut built = vec![
         "serial", "rayon", "chili", "tokio", "abp", "prows", "fibril", "libfork",
-    ] {
+    ];
+    built.extend(cfg!(feature = "tbb").then_some("tbb"));
+    built.extend(cfg!(feature = "openmp").then_some("openmp"));
+    for name in built {
         assert!(tested.contains(&name), "{name} is registered and built");
     }
 }
