@@ -18,7 +18,7 @@
 use stealbench_schedulers::abp::Abp;
 use stealbench_schedulers::prows::Prows;
 use stealbench_schedulers::record::{Dag, Recorder, Weights};
-use stealbench_schedulers::{ForkJoin, IdlePolicy, PoolConfig};
+use stealbench_schedulers::{FutureForkJoin, IdlePolicy, PoolConfig};
 use stealbench_sim::{Model, SimConfig, SimReport, simulate_with};
 use stealbench_workloads::{Size, Variant, Workload, with_workload};
 
@@ -28,14 +28,14 @@ fn record<W: Workload>(size: Size, v: Variant) -> Dag {
     let input = W::input_at(size);
     let mut work = W::prepare(&input);
     let rec = Recorder::new(Weights::Nanos);
-    let answer = W::run(&rec, v, &input, &mut work);
+    let answer = W::run_futures(&rec, v, &input, &mut work);
     W::check(&input, &work, &answer).expect("the recorded run checks");
     rec.take_dag()
 }
 
 /// `[steals, deviations]` of `runs` runs of `W`'s variant on a pool `S` started with `config`
 /// (`None` for a counter it does not report).
-fn real<S: ForkJoin, W: Workload>(
+fn real<S: FutureForkJoin, W: Workload>(
     size: Size,
     v: Variant,
     config: &PoolConfig,
@@ -47,7 +47,7 @@ fn real<S: ForkJoin, W: Workload>(
     for _ in 0..runs {
         let mut work = W::prepare(&input);
         pool.reset_stats();
-        let answer = W::run(&pool, v, &input, &mut work);
+        let answer = W::run_futures(&pool, v, &input, &mut work);
         W::check(&input, &work, &answer).expect("the run checks");
         let st = pool.stats();
         steals.push(st.steals);

@@ -11,7 +11,7 @@ use crate::Workload;
 use stealbench_schedulers::abp::Abp;
 use stealbench_schedulers::libfork::LibforkPool;
 use stealbench_schedulers::serial::Serial;
-use stealbench_schedulers::{AsyncForkJoin, ForkJoin, PoolConfig, Scheduler};
+use stealbench_schedulers::{AsyncForkJoin, FutureForkJoin, PoolConfig, Scheduler};
 
 /// The runtime's name of a pool, for messages.
 fn name<S: Scheduler>(_: &S) -> &'static str {
@@ -57,7 +57,7 @@ impl Pools {
 /// an answer fails [`Workload::check`]; otherwise hands it, with its work and the run's name
 /// for messages (`fj on abp`, `async fj on libfork`), to `also`: the test's own assertions.
 pub(crate) fn check_every_variant<W: Workload>(
-    pool: &impl ForkJoin,
+    pool: &impl FutureForkJoin,
     async_pool: &impl AsyncForkJoin,
     input: &W::Input,
     mut also: impl FnMut(&str, &W::Work, &W::Answer),
@@ -70,7 +70,7 @@ pub(crate) fn check_every_variant<W: Workload>(
     };
     for &v in W::VARIANTS {
         let mut work = W::prepare(input);
-        let answer = W::run(pool, v, input, &mut work);
+        let answer = W::run_futures(pool, v, input, &mut work);
         checked(format!("{v} on {}", name(pool)), work, answer);
     }
     for &v in W::ASYNC_VARIANTS {

@@ -175,7 +175,7 @@ mod tests {
     fn serial_answer_and_check() {
         let pool = Serial::start(&PoolConfig::with_workers(1)).unwrap();
         let i = Touchchain::input_at(Size::Test);
-        let a = Touchchain::run(&pool, Variant::Sf, &i, &mut ());
+        let a = Touchchain::run_futures(&pool, Variant::Sf, &i, &mut ());
         assert_eq!(a, 17);
         assert_eq!(
             Touchchain::check(&i, &(), &a).unwrap().to_string(),
@@ -195,7 +195,7 @@ mod tests {
     fn deviations<S: Scheduler + ForkJoin>(d: u32) -> (u64, u64) {
         let pool = S::start(&PoolConfig::with_workers(2)).unwrap();
         pool.reset_stats();
-        let a = Touchchain::run(&pool, Variant::Sf, &input(d), &mut ());
+        let a = Touchchain::run_futures(&pool, Variant::Sf, &input(d), &mut ());
         assert_eq!(a, 1 + u64::from(d));
         let st: Stats = pool.stats();
         (st.steals.unwrap(), st.extra("deviations").unwrap())

@@ -252,7 +252,7 @@ mod tests {
     fn every_runtime_sums_the_tree() {
         let i = Touchtree::input_at(Size::Test);
         let serial = crate::testing::serial();
-        let a = Touchtree::run(&serial, Variant::Gf, &i, &mut ());
+        let a = Touchtree::run_futures(&serial, Variant::Gf, &i, &mut ());
         assert_eq!(a, 31 * 30 / 2);
         assert_eq!(
             Touchtree::check(&i, &(), &a).unwrap().to_string(),
@@ -269,8 +269,8 @@ mod tests {
             let abp = Abp::start(&PoolConfig::with_workers(2)).unwrap();
             let prows = Prows::start(&PoolConfig::with_workers(2)).unwrap();
             for a in [
-                Touchtree::run(&abp, Variant::Gf, &i, &mut ()),
-                Touchtree::run(&prows, Variant::Gf, &i, &mut ()),
+                Touchtree::run_futures(&abp, Variant::Gf, &i, &mut ()),
+                Touchtree::run_futures(&prows, Variant::Gf, &i, &mut ()),
             ] {
                 Touchtree::check(&i, &(), &a).unwrap();
             }
@@ -301,7 +301,7 @@ mod tests {
                 gate_per_node: Duration::from_micros(20),
                 gate_min: Duration::from_millis(50),
             };
-            let answer = Touchtree::run(&pool, Variant::Gf, &input, &mut ());
+            let answer = Touchtree::run_futures(&pool, Variant::Gf, &input, &mut ());
             Touchtree::check(&input, &(), &answer).unwrap();
             let s = pool.stats();
             let extra = |n| s.extra(n).unwrap_or(0);

@@ -9,7 +9,7 @@
 //!
 //! ```
 //! use stealbench_schedulers::record::{Recorder, Weights};
-//! use stealbench_schedulers::{FutureHandle, Scope, Worker};
+//! use stealbench_schedulers::{FutureHandle, Futures, Worker};
 //!
 //! let (v, dag) = Recorder::record(Weights::Unit, |w| {
 //!     w.scope(|s| {

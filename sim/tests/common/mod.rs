@@ -10,7 +10,7 @@ pub fn record<W: Workload>(size: Size, v: Variant, weights: Weights) -> Dag {
     let input = W::input_at(size);
     let mut work = W::prepare(&input);
     let rec = Recorder::new(weights);
-    let answer = W::run(&rec, v, &input, &mut work);
+    let answer = W::run_futures(&rec, v, &input, &mut work);
     W::check(&input, &work, &answer).unwrap_or_else(|e| panic!("{} {v} recorded: {e}", W::NAME));
     let dag = rec.take_dag();
     dag.validate()

@@ -497,7 +497,7 @@ mod tests {
     fn check_rejects_wrong_answers() {
         let pool = testing::serial();
         let input = Ferret::input_at(Size::Test);
-        let good = Ferret::run(&pool, Variant::Lp, &input, &mut ());
+        let good = Ferret::run_futures(&pool, Variant::Lp, &input, &mut ());
         assert_eq!(
             Ferret::check(&input, &(), &good).unwrap().answer,
             format!(
