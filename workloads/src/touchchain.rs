@@ -192,7 +192,7 @@ mod tests {
         );
     }
 
-    fn deviations<S: Scheduler + ForkJoin>(d: u32) -> (u64, u64) {
+    fn deviations<S: FutureForkJoin>(d: u32) -> (u64, u64) {
         let pool = S::start(&PoolConfig::with_workers(2)).unwrap();
         pool.reset_stats();
         let a = Touchchain::run_futures(&pool, Variant::Sf, &input(d), &mut ());

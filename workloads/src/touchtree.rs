@@ -289,7 +289,7 @@ mod tests {
     fn one_forced_steal_deviates_2t_plus_2_times_on_abp_and_twice_on_prows() {
         /// (steals, `suspensions` (parked tasks, abp) + `deque_suspensions` (prows),
         /// deviations) of one run.
-        fn counted<S: Scheduler + ForkJoin>(t: usize) -> (u64, u64, u64) {
+        fn counted<S: FutureForkJoin>(t: usize) -> (u64, u64, u64) {
             let pool = S::start(&PoolConfig {
                 steals: Some(1),
                 ..PoolConfig::with_workers(2)
