@@ -153,10 +153,12 @@ impl ChiliWorker {
     /// Calls `f` with the scope, after checking that this handle may use it.
     #[inline(always)]
     fn with_scope<R>(&self, f: impl FnOnce(&mut chili::Scope<'static>) -> R) -> R {
-        // Relaxed: the thread check makes every access to `busy` one thread's.
-        if self.thread != here() || self.busy.swap(true, Ordering::Relaxed) {
+        // A load and a store, not a swap (no locked instruction on the fast path): once the
+        // thread check has passed, every access to `busy` is this one thread's.
+        if self.thread != here() || self.busy.load(Ordering::Relaxed) {
             panic!("chili: a task used a worker handle that is not its own");
         }
+        self.busy.store(true, Ordering::Relaxed);
         // SAFETY: on the thread whose closure got the scope, which is still running (the
         // handle lives no longer than that closure's borrow of it), and not inside a join of
         // this handle: nothing else holds a reference to the scope.
