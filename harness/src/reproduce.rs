@@ -747,6 +747,21 @@ pub(crate) fn view(fig: &Figure, grid: &Grid, meta: &Meta, rows: &[results::RawR
         summaries: &summaries,
         cpus: meta.machine.logical_cpus,
     };
+    // A row of a runtime this build lacks is shown from the run's data when the run holds its
+    // points (the run was made by a build that has it).
+    let mut grid = grid.clone();
+    for (row, a) in &mut grid.rows {
+        if matches!(a, Availability::NotBuilt(_))
+            && summaries.iter().any(|s| {
+                s.key.runtime == row.runtime
+                    && s.key.workload == row.workload
+                    && s.key.variant == row.variant
+            })
+        {
+            *a = Availability::Ready;
+        }
+    }
+    let grid = &grid;
     let table = table::build(fig, grid, &ctx);
     let panels = plot::panels(fig, grid, &ctx);
     let verdicts = claims::judge(

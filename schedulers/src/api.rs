@@ -129,10 +129,12 @@ pub trait Worker: Sized + Send + Sync + 'static {
         R: Send;
 }
 
-/// A scope of [`Worker::scope`]: spawns. Serially (one worker) every spawned task runs to
-/// completion at its creation (eager evaluation), so the serial order is the left-to-right
-/// depth-first order of the papers. A runtime with futures creates them in a scope through
-/// its worker's [`Futures`].
+/// A scope of [`Worker::scope`]: spawns. Serially (one worker) the papers' runtimes run every
+/// spawned task to completion at its creation (eager evaluation), so their serial order is the
+/// left-to-right depth-first order of the papers; the library baselines keep their own (`tbb`
+/// runs a scope's tasks at its end, newest first; `chili`, which has no spawn, at its end as
+/// a tree of joins). A program must not depend on the order, only on the scope's end. A
+/// runtime with futures creates them in a scope through its worker's [`Futures`].
 pub trait Scope<'s>: Sync {
     /// The worker handle type of this runtime.
     type Worker: Worker;

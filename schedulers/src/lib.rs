@@ -1,16 +1,22 @@
 //! The schedulers of stealbench behind one trait family.
 //!
 //! * [`api`]: the [`Scheduler`] trait, its closure front-end [`ForkJoin`] / [`Worker`] /
-//!   [`Scope`] and its async front-end [`AsyncForkJoin`] / [`AsyncWorker`].
+//!   [`Scope`] with the futures of the runtimes that have them ([`Futures`],
+//!   [`FutureForkJoin`]), and its async front-end [`AsyncForkJoin`] / [`AsyncWorker`].
+//! * [`registry`]: the one list of runtimes ([`runtimes!`], [`registry::RUNTIMES`], and
+//!   [`with_closure_runtime!`], [`with_future_runtime!`], [`with_async_runtime!`] from a name
+//!   to its pool type).
 //! * One module per runtime: [`serial`] (the serial elision, T_s; both front-ends),
 //!   [`rayon`] (rayon's pool, [`rayon::RayonPool`]; closure front-end, futures built on rayon
-//!   scopes), [`tokio`] (tokio's multi-thread runtime, [`tokio::TokioPool`]; async front-end,
-//!   every fork a heap-allocated task), [`abp`] (parsimonious work stealing with futures on
-//!   stackful fibers), [`fibril`] (`abp`'s deques and join with Fibril's stacks: a
-//!   suspended stack's unused pages are given back to the OS), [`prows`] (proactive work
-//!   stealing: whole deques suspend at a touch of an unfinished future; [`prows::Prows`],
-//!   whose stealable deques go where the [`Placement`] of its [`PoolConfig`] says: the
-//!   paper's or the authors' artifact's), [`libfork`] (stackless
+//!   scopes), [`chili`] (chili's heartbeat scheduling; fork-join only), [`tokio`] (tokio's
+//!   multi-thread runtime, [`tokio::TokioPool`]; async front-end, every fork a heap-allocated
+//!   task), `tbb` and `openmp` (Intel oneTBB and LLVM's OpenMP runtime through C++ shims of
+//!   ours, behind the cargo features of those names; fork-join only), [`abp`] (parsimonious
+//!   work stealing with futures on stackful fibers), [`fibril`] (`abp`'s deques and join with
+//!   Fibril's stacks: a suspended stack's unused pages are given back to the OS, unless
+//!   [`Unmap::Off`]), [`prows`] (proactive work stealing: whole deques suspend at a touch of an
+//!   unfinished future; [`prows::Prows`], whose stealable deques go where the [`Placement`] of
+//!   its [`PoolConfig`] says: the paper's or the authors' artifact's), [`libfork`] (stackless
 //!   continuation stealing: task frames on segmented stacks, polled by the worker directly;
 //!   async front-end, fork-join only), and [`record`] (not a scheduler to measure: a serial
 //!   run that records the computation's DAG for the simulator, `stealbench-sim`).

@@ -244,21 +244,25 @@ mod tests {
             claims: vec![claims().remove(1)],
             ..figure()
         };
-        let j = judge(
-            &f,
-            &Run {
-                summaries: &run,
+        let verdict = |summaries: &[crate::results::PointSummary]| {
+            let run = Run {
+                summaries,
                 cores: 2,
                 size: Size::Quick,
-            },
-        );
+            };
+            judge(&f, &run).remove(0).verdict
+        };
+        // A run that holds tbb's points is judged on them, whatever build reads it.
+        assert_eq!(verdict(&run), Verdict::Holds);
+        // One without them: n/a in a build without tbb, with the feature that builds it.
+        run.retain(|s| s.key.runtime.info.name != "tbb");
         let tbb = crate::runtimes::find("tbb").expect("tbb is registered");
-        match (&j[0].verdict, tbb.built()) {
+        match (verdict(&run), tbb.built()) {
             (Verdict::NotApplicable(why), false) => {
                 assert!(why.starts_with("tbb is not built"), "{why}")
             }
-            (Verdict::Holds, true) => {}
-            (v, built) => panic!("built {built}: {v:?}"),
+            (v, false) => panic!("not built: {v:?}"),
+            (v, true) => assert!(!matches!(v, Verdict::Holds), "{v:?}"),
         }
     }
 }
