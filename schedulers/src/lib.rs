@@ -38,6 +38,8 @@
 
 pub mod abp;
 pub mod api;
+#[cfg(any(feature = "tbb", feature = "openmp"))]
+pub(crate) mod cabi;
 pub mod chili;
 pub mod config;
 pub mod deque;

@@ -67,16 +67,15 @@
 //!   thread's implicit team of one: tasks run at once, serially (libomp registers the calling
 //!   thread as one of its roots). Meant for use inside [`run`].
 
-use std::any::Any;
+use crate::cabi::{PanicSlot, Slot, unwrap_outcome};
 use std::cell::Cell;
 use std::ffi::{c_int, c_void};
 use std::marker::PhantomData;
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Mutex, OnceLock, PoisonError, mpsc};
+use std::sync::{OnceLock, mpsc};
 
-/// A task across the C ABI: called once with its context.
-pub type SbTask = unsafe extern "C" fn(ctx: *mut c_void);
+pub use crate::cabi::SbTask;
 
 /// An entry callback across the C ABI: the context and the entering thread's number.
 pub type SbObserveFn = unsafe extern "C" fn(ctx: *mut c_void, thread_num: c_int);
@@ -126,74 +125,6 @@ unsafe extern "C" {
     /// fib(n) in a region of `threads` threads, written directly in C++ with untied tasks (no
     /// Rust in the loop).
     pub fn sb_omp_fib_native(threads: c_int, n: u64) -> u64;
-}
-
-/// A panic payload, as [`catch_unwind`] returns it.
-type Payload = Box<dyn Any + Send + 'static>;
-
-/// A closure that runs once across the boundary, and its outcome.
-struct Slot<F, R> {
-    f: Option<F>,
-    out: Option<std::thread::Result<R>>,
-}
-
-impl<F: FnOnce() -> R, R> Slot<F, R> {
-    fn new(f: F) -> Self {
-        Slot {
-            f: Some(f),
-            out: None,
-        }
-    }
-
-    /// The trampoline and the context to hand to C. The slot must stay where it is until the
-    /// task has run.
-    fn raw(&mut self) -> (SbTask, *mut c_void) {
-        (run_slot::<F, R>, (self as *mut Self).cast())
-    }
-
-    /// The closure's value, or its panic.
-    fn outcome(self) -> std::thread::Result<R> {
-        self.out
-            .expect("the C++ side returned before running the task")
-    }
-}
-
-/// Runs the closure of a [`Slot<F, R>`] and stores its outcome.
-///
-/// # Safety
-/// `ctx` points to a live `Slot<F, R>` that nothing else touches while this runs.
-unsafe extern "C" fn run_slot<F: FnOnce() -> R, R>(ctx: *mut c_void) {
-    // SAFETY: the caller's contract: a live slot of this type, ours alone for now.
-    let slot = unsafe { &mut *ctx.cast::<Slot<F, R>>() };
-    let f = slot.f.take();
-    slot.out = Some(catch_unwind(AssertUnwindSafe(move || {
-        (f.expect("a task of the C ABI runs once"))()
-    })));
-}
-
-/// Re-raises a panic, or returns the value.
-fn unwrap_outcome<R>(r: std::thread::Result<R>) -> R {
-    r.unwrap_or_else(|p| resume_unwind(p))
-}
-
-/// The first panic recorded by several threads.
-struct PanicSlot(Mutex<Option<Payload>>);
-
-impl PanicSlot {
-    const fn new() -> Self {
-        PanicSlot(Mutex::new(None))
-    }
-
-    fn record(&self, p: Payload) {
-        let mut first = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        if first.is_none() {
-            *first = Some(p);
-        }
-    }
-
-    fn take(&self) -> Option<Payload> {
-        self.0.lock().unwrap_or_else(PoisonError::into_inner).take()
-    }
 }
 
 /// `threads` as a team size for C.

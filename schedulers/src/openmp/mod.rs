@@ -46,7 +46,7 @@
 
 pub mod ffi;
 
-use crate::api::{ForkJoin, Scheduler, Scope, StartError, Worker};
+use crate::api::{ForkJoin, Scheduler, StartError};
 use crate::config::{Capabilities, IdlePolicy, PoolConfig, THREAD_STACK_BYTES, VictimPolicy};
 use crate::stats::Stats;
 use crate::topology::{Topology, pin_current_thread};
@@ -140,61 +140,10 @@ impl ForkJoin for OpenMpPool {
     }
 }
 
-/// The handle of a task on `openmp`: nothing, as libomp finds the calling thread's team itself.
-#[derive(Debug)]
-pub struct OmpWorker(());
-
-impl Worker for OmpWorker {
-    type Scope<'s> = OmpScope<'s>;
-
-    #[inline]
-    fn join<A, B, RA, RB>(&self, a: A, b: B) -> (RA, RB)
-    where
-        A: FnOnce(&Self) -> RA + Send,
-        B: FnOnce(&Self) -> RB + Send,
-        RA: Send,
-        RB: Send,
-    {
-        ffi::join(|| a(&OmpWorker(())), || b(&OmpWorker(())))
-    }
-
-    fn scope<'s, F, R>(&self, f: F) -> R
-    where
-        F: FnOnce(&OmpScope<'s>) -> R + Send,
-        R: Send,
-    {
-        ffi::scope(|s| f(OmpScope::wrap(s)))
-    }
-}
-
-/// A scope of [`OmpWorker::scope`]: one OpenMP `taskgroup`.
-#[repr(transparent)]
-pub struct OmpScope<'s> {
-    inner: ffi::OmpScope<'s>,
-}
-
-impl<'s> OmpScope<'s> {
-    fn wrap<'a>(inner: &'a ffi::OmpScope<'s>) -> &'a OmpScope<'s> {
-        // SAFETY: `OmpScope` is `repr(transparent)` over `ffi::OmpScope`, so the two
-        // references have one layout and the same lifetime.
-        unsafe { &*(inner as *const ffi::OmpScope<'s>).cast::<OmpScope<'s>>() }
-    }
-}
-
-impl std::fmt::Debug for OmpScope<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("OmpScope")
-    }
-}
-
-impl<'s> Scope<'s> for OmpScope<'s> {
-    type Worker = OmpWorker;
-
-    fn spawn<F>(&self, _w: &OmpWorker, f: F)
-    where
-        F: FnOnce(&Self, &OmpWorker) + Send + 's,
-    {
-        self.inner
-            .spawn(move |s| f(OmpScope::wrap(s), &OmpWorker(())));
-    }
+crate::cabi::c_abi_front_end! {
+    /// The handle of a task on `openmp`: nothing, as libomp finds the calling thread's team
+    /// itself.
+    worker OmpWorker;
+    /// A scope of [`OmpWorker`]: one OpenMP `taskgroup`.
+    scope OmpScope = ffi::OmpScope;
 }

@@ -45,15 +45,13 @@
 //! [`TbbArena::execute`] they run on its threads; called elsewhere, on oneTBB's implicit arena
 //! of the calling thread (correct, but not the arena's P).
 
-use std::any::Any;
+use crate::cabi::{PanicSlot, Slot, unwrap_outcome};
 use std::ffi::{c_int, c_void};
 use std::marker::PhantomData;
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 use std::ptr::NonNull;
-use std::sync::{Mutex, PoisonError};
 
-/// A task across the C ABI: called once with its context.
-pub type SbTask = unsafe extern "C" fn(ctx: *mut c_void);
+pub use crate::cabi::SbTask;
 
 /// An observer callback across the C ABI: the context and the entering thread's slot.
 pub type SbObserveFn = unsafe extern "C" fn(ctx: *mut c_void, thread_index: c_int);
@@ -90,56 +88,8 @@ unsafe extern "C" {
     pub fn sb_tbb_fib_native(arena: *mut c_void, n: u64) -> u64;
 }
 
-/// A panic payload, as [`catch_unwind`] returns it.
-type Payload = Box<dyn Any + Send + 'static>;
-
 /// The stack size of the workers of an arena made by [`TbbArena::new`]: 8 MiB.
 pub const DEFAULT_STACK_BYTES: usize = 8 << 20;
-
-/// A closure that runs once across the boundary, and its outcome.
-struct Slot<F, R> {
-    f: Option<F>,
-    out: Option<std::thread::Result<R>>,
-}
-
-impl<F: FnOnce() -> R, R> Slot<F, R> {
-    fn new(f: F) -> Self {
-        Slot {
-            f: Some(f),
-            out: None,
-        }
-    }
-
-    /// The trampoline and the context to hand to C. The slot must stay where it is until the
-    /// task has run.
-    fn raw(&mut self) -> (SbTask, *mut c_void) {
-        (run_slot::<F, R>, (self as *mut Self).cast())
-    }
-
-    /// The outcome: the closure's panic re-raised, or its value.
-    fn outcome(self) -> std::thread::Result<R> {
-        self.out
-            .expect("the C++ side returned before running the task")
-    }
-}
-
-/// Runs the closure of a [`Slot<F, R>`] and stores its outcome.
-///
-/// # Safety
-/// `ctx` points to a live `Slot<F, R>` that nothing else touches while this runs.
-unsafe extern "C" fn run_slot<F: FnOnce() -> R, R>(ctx: *mut c_void) {
-    // SAFETY: the caller's contract: a live slot of this type, ours alone for now.
-    let slot = unsafe { &mut *ctx.cast::<Slot<F, R>>() };
-    let f = slot.f.take();
-    slot.out = Some(catch_unwind(AssertUnwindSafe(move || {
-        (f.expect("a task of the C ABI runs once"))()
-    })));
-}
-
-/// Re-raises a panic, or returns the value.
-fn unwrap_outcome<R>(r: std::thread::Result<R>) -> R {
-    r.unwrap_or_else(|p| resume_unwind(p))
-}
 
 /// Runs `a` and `b`, possibly in parallel, and returns both results: one oneTBB `task_group`,
 /// `b` spawned on it, `a` inline, `wait`. Serially `a` runs before `b`. Both have finished
@@ -162,22 +112,6 @@ where
     unsafe { sb_tbb_join(ta, ca, tb, cb) };
     let (ra, rb) = (sa.outcome(), sb.outcome());
     (unwrap_outcome(ra), unwrap_outcome(rb))
-}
-
-/// The first panic recorded by the tasks of a scope.
-struct PanicSlot(Mutex<Option<Payload>>);
-
-impl PanicSlot {
-    fn record(&self, p: Payload) {
-        let mut first = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        if first.is_none() {
-            *first = Some(p);
-        }
-    }
-
-    fn take(&self) -> Option<Payload> {
-        self.0.lock().unwrap_or_else(PoisonError::into_inner).take()
-    }
 }
 
 /// A spawned closure on the heap, with its scope.
@@ -259,7 +193,7 @@ where
     let group = Group(NonNull::new(unsafe { sb_tbb_group_new() }).expect("oneTBB: no task_group"));
     let s = TbbScope {
         group: group.0,
-        panics: PanicSlot(Mutex::new(None)),
+        panics: PanicSlot::new(),
         scope: PhantomData,
     };
     // The body's panic is caught, so the wait below is always reached.

@@ -31,7 +31,7 @@
 
 pub mod ffi;
 
-use crate::api::{ForkJoin, Scheduler, Scope, StartError, Worker};
+use crate::api::{ForkJoin, Scheduler, StartError};
 use crate::config::{Capabilities, PoolConfig, THREAD_STACK_BYTES};
 use crate::stats::Stats;
 use crate::topology::{Topology, pin_current_thread};
@@ -100,61 +100,10 @@ impl ForkJoin for TbbPool {
     }
 }
 
-/// The handle of a task on `tbb`: nothing, as oneTBB finds the calling thread's arena itself.
-#[derive(Debug)]
-pub struct TbbWorker(());
-
-impl Worker for TbbWorker {
-    type Scope<'s> = TbbScope<'s>;
-
-    #[inline]
-    fn join<A, B, RA, RB>(&self, a: A, b: B) -> (RA, RB)
-    where
-        A: FnOnce(&Self) -> RA + Send,
-        B: FnOnce(&Self) -> RB + Send,
-        RA: Send,
-        RB: Send,
-    {
-        ffi::join(|| a(&TbbWorker(())), || b(&TbbWorker(())))
-    }
-
-    fn scope<'s, F, R>(&self, f: F) -> R
-    where
-        F: FnOnce(&TbbScope<'s>) -> R + Send,
-        R: Send,
-    {
-        ffi::scope(|s| f(TbbScope::wrap(s)))
-    }
-}
-
-/// A scope of [`TbbWorker::scope`]: one oneTBB `task_group`.
-#[repr(transparent)]
-pub struct TbbScope<'s> {
-    inner: ffi::TbbScope<'s>,
-}
-
-impl<'s> TbbScope<'s> {
-    fn wrap<'a>(inner: &'a ffi::TbbScope<'s>) -> &'a TbbScope<'s> {
-        // SAFETY: `TbbScope` is `repr(transparent)` over `ffi::TbbScope`, so the two
-        // references have one layout and the same lifetime.
-        unsafe { &*(inner as *const ffi::TbbScope<'s>).cast::<TbbScope<'s>>() }
-    }
-}
-
-impl std::fmt::Debug for TbbScope<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("TbbScope")
-    }
-}
-
-impl<'s> Scope<'s> for TbbScope<'s> {
-    type Worker = TbbWorker;
-
-    fn spawn<F>(&self, _w: &TbbWorker, f: F)
-    where
-        F: FnOnce(&Self, &TbbWorker) + Send + 's,
-    {
-        self.inner
-            .spawn(move |s| f(TbbScope::wrap(s), &TbbWorker(())));
-    }
+crate::cabi::c_abi_front_end! {
+    /// The handle of a task on `tbb`: nothing, as oneTBB finds the calling thread's arena
+    /// itself.
+    worker TbbWorker;
+    /// A scope of [`TbbWorker`]: one oneTBB `task_group`.
+    scope TbbScope = ffi::TbbScope;
 }
