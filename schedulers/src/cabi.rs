@@ -64,6 +64,37 @@ pub(crate) fn unwrap_outcome<R>(r: std::thread::Result<R>) -> R {
     r.unwrap_or_else(|p| resume_unwind(p))
 }
 
+/// A library's join across the C ABI: runs both tasks, possibly in parallel, and returns only
+/// after both have returned.
+pub(crate) type JoinFn =
+    unsafe extern "C" fn(a: SbTask, actx: *mut c_void, b: SbTask, bctx: *mut c_void);
+
+/// Runs `a` and `b` through the library's `join` and returns both results; a panic of either
+/// is re-raised once both are done (`a`'s first).
+///
+/// # Safety
+/// `join` returns only after it has called each task once (the library's wait).
+#[inline]
+pub(crate) unsafe fn join<A, B, RA, RB>(join: JoinFn, a: A, b: B) -> (RA, RB)
+where
+    A: FnOnce() -> RA + Send,
+    B: FnOnce() -> RB + Send,
+    RA: Send,
+    RB: Send,
+{
+    let mut sa = Slot::new(a);
+    let mut sb = Slot::new(b);
+    let (ta, ca) = sa.raw();
+    let (tb, cb) = sb.raw();
+    // SAFETY: each context is the slot its trampoline expects; by the caller's contract the
+    // call returns after both tasks have returned (neither unwinds), so both slots outlive
+    // their tasks, and each task touches only its own slot. The closures are `Send`: either
+    // may run on another thread.
+    unsafe { join(ta, ca, tb, cb) };
+    let (ra, rb) = (sa.outcome(), sb.outcome());
+    (unwrap_outcome(ra), unwrap_outcome(rb))
+}
+
 /// The first panic recorded by several tasks (of a scope, of a region's threads).
 pub(crate) struct PanicSlot(Mutex<Option<Payload>>);
 

@@ -296,17 +296,8 @@ where
     RA: Send,
     RB: Send,
 {
-    let mut sa = Slot::new(a);
-    let mut sb = Slot::new(b);
-    let (ta, ca) = sa.raw();
-    let (tb, cb) = sb.raw();
-    // SAFETY: each context is the slot its trampoline expects; `sb_omp_join` returns only
-    // after the taskwait, when both have returned (neither unwinds), so both slots outlive
-    // their tasks, and each task touches only its own slot. The closures are `Send`: the task
-    // `a` may run on another thread of the team.
-    unsafe { sb_omp_join(ta, ca, tb, cb) };
-    let (ra, rb) = (sa.outcome(), sb.outcome());
-    (unwrap_outcome(ra), unwrap_outcome(rb))
+    // SAFETY: `sb_omp_join` returns after its taskwait, when both tasks have returned.
+    unsafe { crate::cabi::join(sb_omp_join, a, b) }
 }
 
 /// A spawned closure on the heap, with its scope.

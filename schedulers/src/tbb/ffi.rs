@@ -101,17 +101,8 @@ where
     RA: Send,
     RB: Send,
 {
-    let mut sa = Slot::new(a);
-    let mut sb = Slot::new(b);
-    let (ta, ca) = sa.raw();
-    let (tb, cb) = sb.raw();
-    // SAFETY: each context is the slot its trampoline expects; `sb_tbb_join` returns only
-    // after both tasks have returned (the `task_group` is waited for, and no task unwinds), so
-    // both slots outlive their tasks, and each task touches only its own slot. The closures
-    // are `Send`, as `b` may run on another thread.
-    unsafe { sb_tbb_join(ta, ca, tb, cb) };
-    let (ra, rb) = (sa.outcome(), sb.outcome());
-    (unwrap_outcome(ra), unwrap_outcome(rb))
+    // SAFETY: `sb_tbb_join` returns after the `task_group`'s wait, when both tasks have returned.
+    unsafe { crate::cabi::join(sb_tbb_join, a, b) }
 }
 
 /// A spawned closure on the heap, with its scope.
