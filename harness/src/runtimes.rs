@@ -33,7 +33,7 @@ pub fn registered_arms(info: &'static Runtime) -> Vec<Arm> {
 }
 
 /// Why the arm `arm` refuses `variant`, if it does, by its runtime's capabilities: every
-/// variant with futures where it has none (libfork, as in its paper), `gf` where a touch cannot
+/// variant with futures where it has none (libfork, chili, tbb, openmp), `gf` where a touch cannot
 /// suspend (rayon: a touch helps instead, so general futures touched across tasks can deadlock;
 /// its measurements would be hangs, not times).
 pub fn unsupported(arm: &Arm, variant: Variant) -> Option<&'static str> {
@@ -296,7 +296,7 @@ impl Arm {
         }
     }
 
-    /// Parses `NAME[/key=value]...`, implemented or planned; one line naming the nearest
+    /// Parses `NAME[/key=value]...`, built or not; one line naming the nearest
     /// valid name or value, or the capability the runtime lacks, on error.
     pub fn parse(spec: &str) -> Result<Arm, String> {
         let mut parts = spec.split('/');

@@ -53,6 +53,7 @@ fn rendezvous(left: &AtomicUsize, seen: &Mutex<HashSet<ThreadId>>) {
 #[cfg(feature = "tbb")]
 mod tbb {
     use super::*;
+    use stealbench_schedulers::config::THREAD_STACK_BYTES;
     use stealbench_schedulers::tbb::ffi::{self, TbbArena};
 
     /// The stack size of the calling thread, as pthreads reports it.
@@ -251,10 +252,10 @@ mod tbb {
             assert_eq!(entered.len(), p, "threads the observer saw");
             assert!(entered.contains(&caller), "the caller is one of the P");
             assert!(slots.lock().unwrap().iter().all(|&i| i < p));
-            // Workers started for these arenas have the 8 MiB asked for (every arena of this
+            // Workers started for these arenas have the stack asked for (every arena of this
             // process asks for the default).
             for &s in stacks.lock().unwrap().iter() {
-                assert!(s >= ffi::DEFAULT_STACK_BYTES, "worker stack {s}");
+                assert!(s >= THREAD_STACK_BYTES, "worker stack {s}");
             }
         }
     }

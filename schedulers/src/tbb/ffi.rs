@@ -46,6 +46,7 @@
 //! of the calling thread (correct, but not the arena's P).
 
 use crate::cabi::{PanicSlot, Slot, unwrap_outcome};
+use crate::config::THREAD_STACK_BYTES;
 use std::ffi::{c_int, c_void};
 use std::marker::PhantomData;
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
@@ -87,9 +88,6 @@ unsafe extern "C" {
     /// fib(n) in the arena, written directly in C++ on `task_group` (no Rust in the loop).
     pub fn sb_tbb_fib_native(arena: *mut c_void, n: u64) -> u64;
 }
-
-/// The stack size of the workers of an arena made by [`TbbArena::new`]: 8 MiB.
-pub const DEFAULT_STACK_BYTES: usize = 8 << 20;
 
 /// Runs `a` and `b`, possibly in parallel, and returns both results: one oneTBB `task_group`,
 /// `b` spawned on it, `a` inline, `wait`. Serially `a` runs before `b`. Both have finished
@@ -233,10 +231,10 @@ unsafe impl Send for TbbArena {}
 unsafe impl Sync for TbbArena {}
 
 impl TbbArena {
-    /// An arena of `threads` threads whose workers get [`DEFAULT_STACK_BYTES`] of stack (see
-    /// the module doc for when that takes).
+    /// An arena of `threads` threads whose workers get the stack of every library runtime's
+    /// thread ([`THREAD_STACK_BYTES`]; see the module doc for when that takes).
     pub fn new(threads: usize) -> Result<Self, String> {
-        Self::with_stack(threads, DEFAULT_STACK_BYTES)
+        Self::with_stack(threads, THREAD_STACK_BYTES)
     }
 
     /// An arena of `threads` threads whose workers get `stack_bytes` of stack.

@@ -6,7 +6,7 @@
 //! * The pool is a oneTBB `task_arena` of P threads, the thread that calls [`ForkJoin::run`]
 //!   one of them (`task_arena(P, 1)`: one slot reserved for it, P - 1 workers of oneTBB's);
 //!   `run` is `task_arena::execute`. The workers' stacks are those of every library runtime
-//!   here ([`THREAD_STACK_BYTES`]: UTS's deepest trees nest joins 20,000 deep; oneTBB fixes
+//!   here ([`THREAD_STACK_BYTES`](crate::config::THREAD_STACK_BYTES): UTS's deepest trees nest joins 20,000 deep; oneTBB fixes
 //!   the size when its thread pool starts, so the first arena's holds).
 //! * `join(a, b)` is one `task_group`, as a TBB program writes it: `b` run on it (spawned,
 //!   stealable), `a` inline, then `wait`. A scope is one `task_group`: each spawn is `run` on
@@ -32,7 +32,7 @@
 pub mod ffi;
 
 use crate::api::{ForkJoin, Scheduler, StartError};
-use crate::config::{Capabilities, PoolConfig, THREAD_STACK_BYTES};
+use crate::config::{Capabilities, PoolConfig};
 use crate::stats::Stats;
 use crate::topology::{Topology, pin_current_thread};
 
@@ -64,8 +64,8 @@ impl Scheduler for TbbPool {
     fn start(config: &PoolConfig) -> Result<Self, StartError> {
         Self::CAPABILITIES.admit(Self::NAME, config)?;
         let p = config.workers;
-        let mut arena = ffi::TbbArena::with_stack(p, THREAD_STACK_BYTES)
-            .map_err(|e| StartError::Os(format!("oneTBB: {e}")))?;
+        let mut arena =
+            ffi::TbbArena::new(p).map_err(|e| StartError::Os(format!("oneTBB: {e}")))?;
         if let Some(cpus) = Topology::detect().placement(config.pinning, p) {
             arena.observe(move |slot| {
                 if let Some(&cpu) = cpus.get(slot) {
