@@ -457,6 +457,28 @@ mod tests {
     }
 
     #[test]
+    fn a_runtime_this_build_lacks_is_listed_as_not_built() {
+        let all = Selection::default();
+        for r in runtimes::RUNTIMES {
+            let a = availability(&row("fib", Variant::Fj, r.name), &all);
+            match r.not_built() {
+                Some(why) => {
+                    assert!(why.contains("--features"), "{why}");
+                    assert_eq!(a, Availability::NotBuilt(why));
+                }
+                None => assert!(!matches!(a, Availability::NotBuilt(_)), "{}: {a}", r.name),
+            }
+        }
+        let g = Grid::build(vec![row("fib", Variant::Fj, "tbb")], &[1], &all);
+        let tbb_built = runtimes::find("tbb").is_some_and(|r| r.built());
+        // A row not built has no point to measure (T_s's point stays).
+        assert_eq!(
+            g.points.iter().any(|p| p.runtime.info.name == "tbb"),
+            tbb_built
+        );
+    }
+
+    #[test]
     fn availability_names_what_is_missing() {
         let all = Selection::default();
         assert_eq!(
