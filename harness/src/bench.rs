@@ -29,7 +29,7 @@ struct Line {
 }
 
 /// Runs the benchmark; returns the exit code (1 if a runtime failed).
-pub fn bench_command(args: &BenchArgs) -> Result<i32, Failure> {
+pub(crate) fn bench_command(args: &BenchArgs) -> Result<i32, Failure> {
     let variant = args.variant;
     if !Fib::VARIANTS.contains(&variant) {
         let names: Vec<&str> = Fib::VARIANTS.iter().map(|v| v.name()).collect();

@@ -15,7 +15,7 @@ use stealbench_workloads::{InputOptions, Size, Variant};
 /// figures regenerated on this machine.
 #[derive(Debug, Parser)]
 #[command(name = "stealbench", version)]
-pub struct Cli {
+pub(crate) struct Cli {
     /// What to do.
     #[command(subcommand)]
     pub command: Command,
@@ -23,7 +23,7 @@ pub struct Cli {
 
 /// The subcommands.
 #[derive(Debug, Subcommand)]
-pub enum Command {
+pub(crate) enum Command {
     /// List the figures and tables, runtimes and workloads this build knows.
     List,
     /// Measure one point in this process: warm-up, then timed repetitions, each checked.
@@ -51,7 +51,7 @@ pub enum Command {
 
 /// Arguments of `run`: a point, how it is measured, and the output's form.
 #[derive(Debug, Args)]
-pub struct RunArgs {
+pub(crate) struct RunArgs {
     /// The point.
     #[command(flatten)]
     pub point: PointSpec,
@@ -65,7 +65,7 @@ pub struct RunArgs {
 
 /// Arguments of `reproduce`.
 #[derive(Debug, Args)]
-pub struct ReproduceArgs {
+pub(crate) struct ReproduceArgs {
     /// Figure or table id (see `stealbench list`), e.g. prows-fig3.
     pub id: String,
     /// Input size: paper (default), small, quick (or test).
@@ -135,14 +135,14 @@ pub struct ReproduceArgs {
 
 /// Arguments of `claims`.
 #[derive(Debug, Args)]
-pub struct ClaimsArgs {
+pub(crate) struct ClaimsArgs {
     /// Only this figure's claims (see `stealbench list`).
     pub id: Option<String>,
 }
 
 /// Arguments of `report`.
 #[derive(Debug, Args)]
-pub struct ReportArgs {
+pub(crate) struct ReportArgs {
     /// Run directories, or results roots holding ID/TIMESTAMP/ run directories; the latest
     /// finished run of each figure among them is reported (default: results).
     #[arg(num_args = 0..)]
@@ -154,7 +154,7 @@ pub struct ReportArgs {
 
 /// Arguments of `merge`.
 #[derive(Debug, Args)]
-pub struct MergeArgs {
+pub(crate) struct MergeArgs {
     /// Run directories of one figure (the shards of a `--shard` run), e.g.
     /// results/prows-fig2/*-shard-*.
     #[arg(required = true, num_args = 1..)]
@@ -173,7 +173,7 @@ pub struct MergeArgs {
 
 /// Arguments of `slurm`.
 #[derive(Debug, Args)]
-pub struct SlurmArgs {
+pub(crate) struct SlurmArgs {
     /// Figure or table id.
     pub id: String,
     /// Array tasks: one exclusive node each, running one shard.
@@ -196,7 +196,7 @@ pub struct SlurmArgs {
 
 /// Arguments of `bench`.
 #[derive(Debug, Args)]
-pub struct BenchArgs {
+pub(crate) struct BenchArgs {
     /// The Fibonacci number computed, 0 to 93 (the largest that fits 64 bits).
     #[arg(long, default_value_t = 30, value_parser = fib_n())]
     pub n: u64,
@@ -228,7 +228,7 @@ pub struct BenchArgs {
 
 /// Arguments of the hidden `bench-point`.
 #[derive(Debug, Args)]
-pub struct BenchPointArgs {
+pub(crate) struct BenchPointArgs {
     /// Runtime name, or an arm (`NAME/key=value`).
     #[arg(long = "runtime", value_name = "ARM", value_parser = parse_arm)]
     pub arm: Arm,
@@ -251,7 +251,7 @@ pub struct BenchPointArgs {
 
 /// Why a command failed; decides the exit code.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Failure {
+pub(crate) enum Failure {
     /// Bad input: one line on stderr, exit code 2.
     Usage(String),
     /// The command could not do its work (I/O, a failed check): exit code 1.
@@ -260,14 +260,14 @@ pub enum Failure {
 
 impl Failure {
     /// The process exit code for this failure.
-    pub fn exit_code(&self) -> i32 {
+    pub(crate) fn exit_code(&self) -> i32 {
         match self {
             Failure::Usage(_) => 2,
             Failure::Runtime(_) => 1,
         }
     }
     /// The message.
-    pub fn message(&self) -> &str {
+    pub(crate) fn message(&self) -> &str {
         match self {
             Failure::Usage(m) | Failure::Runtime(m) => m,
         }
@@ -281,7 +281,7 @@ impl From<std::io::Error> for Failure {
 }
 
 /// Collapses a clap error into one line: its first line, without `error: `, plus its tip.
-pub fn one_line_clap_error(e: &clap::Error) -> String {
+pub(crate) fn one_line_clap_error(e: &clap::Error) -> String {
     let text = e.render().to_string();
     let mut lines = text
         .lines()
@@ -314,7 +314,7 @@ pub fn one_line_clap_error(e: &clap::Error) -> String {
 /// The directory named by option `flag`, made if missing and checked writable before anything
 /// runs; returned absolute (so a stored setting or a printed command names it wherever it is
 /// used). Every error names the option and the path.
-pub fn output_dir(flag: &str, path: &Path) -> Result<PathBuf, Failure> {
+pub(crate) fn output_dir(flag: &str, path: &Path) -> Result<PathBuf, Failure> {
     let bad = |why: String| Failure::Usage(format!("{flag} {}: {why}", path.display()));
     if path.exists() && !path.is_dir() {
         return Err(bad("exists and is not a directory".to_string()));
@@ -345,7 +345,7 @@ fn input_file(flag: &str, path: &Path) -> Result<PathBuf, Failure> {
 /// The user's input files (`--hw-video`, `--hw-points`) as [`InputOptions`], each checked to
 /// be a file and made absolute. Their content is checked by the workload that reads them
 /// (`point::check_inputs`).
-pub fn input_options(
+pub(crate) fn input_options(
     hw_video: Option<&Path>,
     hw_points: Option<&Path>,
 ) -> Result<InputOptions, Failure> {
@@ -360,14 +360,14 @@ pub fn input_options(
 
 /// The `--param key=value` arguments as overrides ([`InputOptions::params`]); the keys are
 /// checked by the workload's preset (`point::check_inputs`).
-pub fn param_overrides(args: &[String]) -> Result<Vec<(String, String)>, Failure> {
+pub(crate) fn param_overrides(args: &[String]) -> Result<Vec<(String, String)>, Failure> {
     args.iter()
         .map(|a| stealbench_workloads::params::parse_override(a).map_err(Failure::Usage))
         .collect()
 }
 
 /// The default number of timed repetitions of a size.
-pub fn default_reps(size: Size) -> usize {
+pub(crate) fn default_reps(size: Size) -> usize {
     match size {
         Size::Paper => 10,
         Size::Small => 5,
@@ -377,7 +377,7 @@ pub fn default_reps(size: Size) -> usize {
 }
 
 /// The default per-point timeout of a size, in seconds.
-pub fn default_timeout(size: Size) -> u64 {
+pub(crate) fn default_timeout(size: Size) -> u64 {
     match size {
         Size::Paper => 3600,
         Size::Small => 1200,

@@ -170,7 +170,7 @@ fn read_part(fig: &Figure, dir: &Path, meta: &Meta) -> Result<Part, Failure> {
 /// that is not given is refused, naming what is wrong; `--force` merges the whole measurements
 /// of what is given instead and says what is missing. Exit code 0 when every point of the
 /// grid is there and ok, 1 otherwise.
-pub fn merge_command(args: &MergeArgs, allocator: &str) -> Result<i32, Failure> {
+pub(crate) fn merge_command(args: &MergeArgs, allocator: &str) -> Result<i32, Failure> {
     let mut metas = Vec::new();
     for d in &args.dirs {
         let not_a_run =
@@ -378,7 +378,7 @@ fn sh(s: &str) -> String {
 
 /// The most array tasks `slurm` writes: Slurm's default `MaxArraySize` (1001) allows indices
 /// up to 1000.
-pub const MAX_SHARDS: usize = 1000;
+pub(crate) const MAX_SHARDS: usize = 1000;
 
 /// Checks a value written into a Slurm script: no control character (a newline would start a
 /// line of its own in the script).
@@ -395,7 +395,7 @@ fn no_control(what: &str, value: &str) -> Result<(), Failure> {
 /// Checks `--time` against Slurm's formats: `M`, `M:S`, `H:M:S`, `D-H`, `D-H:M`, `D-H:M:S`
 /// (numbers; minutes and seconds after the first field below 60, hours after days below 24),
 /// or `INFINITE` / `UNLIMITED`.
-pub fn check_slurm_time(t: &str) -> Result<(), Failure> {
+pub(crate) fn check_slurm_time(t: &str) -> Result<(), Failure> {
     let bad = || {
         Failure::Usage(format!(
             "--time {t:?}: not a Slurm time limit (minutes, minutes:seconds, \
@@ -456,7 +456,7 @@ fn check_reproduce_args(fig: &Figure, args: &[String]) -> Result<usize, Failure>
 /// node each, task i running `reproduce ID --shard i/N`), `ID-merge.sbatch` (the merge of the
 /// shards' run directories) and `ID-submit.sh` (submits the array, then the merge to run after
 /// it succeeded).
-pub fn slurm_command(args: &SlurmArgs) -> Result<(), Failure> {
+pub(crate) fn slurm_command(args: &SlurmArgs) -> Result<(), Failure> {
     let fig = reproduce::lookup_figure(&args.id)?;
     if args.shards == 0 {
         return Err(Failure::Usage("--shards must be at least 1".to_string()));

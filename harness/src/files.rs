@@ -28,7 +28,7 @@ fn link_error(path: &Path) -> io::Error {
 /// existing file is followed or truncated). A regular file left at `path` (a temporary file of
 /// a process that crashed) is removed first; a symbolic link there is refused. Every error
 /// names `path`.
-pub fn create_fresh(path: &Path) -> io::Result<File> {
+pub(crate) fn create_fresh(path: &Path) -> io::Result<File> {
     match fs::symlink_metadata(path) {
         Ok(m) if m.file_type().is_symlink() => return Err(link_error(path)),
         Ok(m) if m.is_file() => fs::remove_file(path).map_err(|e| at(path, e))?,
@@ -58,7 +58,7 @@ pub fn create_fresh(path: &Path) -> io::Result<File> {
 /// Opens the regular file `path` for reading and writing, creating it if missing and never
 /// truncating it, without following a symbolic link at `path` (`O_NOFOLLOW`): a link, or
 /// anything but a regular file, is refused. Every error names `path`.
-pub fn open_regular(path: &Path) -> io::Result<File> {
+pub(crate) fn open_regular(path: &Path) -> io::Result<File> {
     let file = OpenOptions::new()
         .create(true)
         .truncate(false)

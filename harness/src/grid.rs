@@ -11,7 +11,7 @@ use stealbench_workloads::{Variant, WorkloadInfo};
 /// How a measured point ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum Status {
+pub(crate) enum Status {
     /// Every repetition ran and checked.
     Ok,
     /// An answer was wrong.
@@ -26,7 +26,7 @@ pub enum Status {
 
 impl Status {
     /// The spelling in result files.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Status::Ok => "ok",
             Status::CheckFailed => "check-failed",
@@ -46,7 +46,7 @@ impl fmt::Display for Status {
 /// The paper's numbers of one row, in the figure's metric (times in seconds for a time
 /// figure, counts for a count figure).
 #[derive(Debug, Clone, PartialEq, Default)]
-pub struct PaperValues {
+pub(crate) struct PaperValues {
     /// T_s, seconds (time figures).
     pub ts: Option<f64>,
     /// The value at each P (`None` = not legible / not given).
@@ -55,7 +55,7 @@ pub struct PaperValues {
 
 impl PaperValues {
     /// The value at `p`, if the paper gives it.
-    pub fn value(&self, p: usize) -> Option<f64> {
+    pub(crate) fn value(&self, p: usize) -> Option<f64> {
         self.values
             .iter()
             .find(|(q, _)| *q == p)
@@ -65,7 +65,7 @@ impl PaperValues {
 
 /// One row of a figure.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Row {
+pub(crate) struct Row {
     /// The benchmark as the paper names it.
     pub bench: String,
     /// Our workload.
@@ -83,7 +83,7 @@ impl Row {
     /// `runtime`, without paper values; a row with them sets `paper` by struct update. Panics
     /// on a spelling that names no registered runtime or that it refuses: a figure's rows are
     /// part of the program (every figure is built by the registry's test).
-    pub fn new(
+    pub(crate) fn new(
         bench: impl Into<String>,
         workload: impl Into<String>,
         variant: Variant,
@@ -94,7 +94,7 @@ impl Row {
     }
 
     /// The row of benchmark `bench` (our `workload`, `variant`) on `arm`, without paper values.
-    pub fn on(
+    pub(crate) fn on(
         bench: impl Into<String>,
         workload: impl Into<String>,
         variant: Variant,
@@ -112,7 +112,7 @@ impl Row {
 
 /// Whether a row is measured in this run.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Availability {
+pub(crate) enum Availability {
     /// Measured.
     Ready,
     /// The runtime, the workload or the variant does not exist yet; the string says which.
@@ -140,7 +140,7 @@ impl fmt::Display for Availability {
 
 /// The `--runtimes` / `--workloads` filters.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Selection {
+pub(crate) struct Selection {
     /// Only these runtimes (`None` = all): an arm with no setting selects every arm of its
     /// runtime, one with settings that arm.
     pub runtimes: Option<Vec<Arm>>,
@@ -165,7 +165,7 @@ impl Selection {
 }
 
 /// The workload of a spec `NAME[/key=value]...` in this build.
-pub fn workload_info(spec: &str) -> Option<WorkloadInfo> {
+pub(crate) fn workload_info(spec: &str) -> Option<WorkloadInfo> {
     let name = workload_name(spec);
     stealbench_workloads::all()
         .into_iter()
@@ -174,7 +174,7 @@ pub fn workload_info(spec: &str) -> Option<WorkloadInfo> {
 
 /// The variant whose `serial` run at P = 1 is the workload's T_s: `fj` where the workload has
 /// it, else its first closure variant (a pipeline-only workload's `lp`).
-pub fn ts_variant(info: &WorkloadInfo) -> Option<Variant> {
+pub(crate) fn ts_variant(info: &WorkloadInfo) -> Option<Variant> {
     if info.variants.contains(&Variant::Fj) {
         Some(Variant::Fj)
     } else {
@@ -183,7 +183,7 @@ pub fn ts_variant(info: &WorkloadInfo) -> Option<Variant> {
 }
 
 /// Does `info` offer `variant` on `front_end`?
-pub fn offers(info: &WorkloadInfo, variant: Variant, front_end: FrontEnd) -> bool {
+pub(crate) fn offers(info: &WorkloadInfo, variant: Variant, front_end: FrontEnd) -> bool {
     match front_end {
         FrontEnd::Closure => info.variants.contains(&variant),
         FrontEnd::Async => info.async_variants.contains(&variant),
@@ -191,7 +191,7 @@ pub fn offers(info: &WorkloadInfo, variant: Variant, front_end: FrontEnd) -> boo
 }
 
 /// Whether `row` can be measured by this build under `sel`.
-pub fn availability(row: &Row, sel: &Selection) -> Availability {
+pub(crate) fn availability(row: &Row, sel: &Selection) -> Availability {
     let mut missing = Vec::new();
     let arm = row.runtime;
     if let Some(why) = arm.info.not_built() {
@@ -241,7 +241,7 @@ fn added_arms<'a>(rows: &[Row], sel: &'a Selection) -> Vec<&'a Arm> {
 /// workload and variant the rows run that runtime on, with no paper values. So `--runtimes
 /// libfork/victim=uniform` measures that arm wherever the figure measures libfork, in place of
 /// the figure's arms of libfork (which it does not select).
-pub fn with_selected_arms(rows: Vec<Row>, sel: &Selection) -> Vec<Row> {
+pub(crate) fn with_selected_arms(rows: Vec<Row>, sel: &Selection) -> Vec<Row> {
     let extra = added_arms(&rows, sel);
     if extra.is_empty() {
         return rows;
@@ -277,7 +277,10 @@ pub fn with_selected_arms(rows: Vec<Row>, sel: &Selection) -> Vec<Row> {
 /// Of the arms `arms`, the one of `arm`'s runtime nearest to it: the fewest settings apart
 /// ([`runtimes::Arm::settings_apart`]), the first of those. `None` where none is of its
 /// runtime.
-pub fn nearest_arm<'a>(arm: &Arm, arms: impl IntoIterator<Item = &'a Arm>) -> Option<&'a Arm> {
+pub(crate) fn nearest_arm<'a>(
+    arm: &Arm,
+    arms: impl IntoIterator<Item = &'a Arm>,
+) -> Option<&'a Arm> {
     arms.into_iter()
         .filter(|b| b.info.name == arm.info.name)
         .min_by_key(|b| arm.settings_apart(b))
@@ -297,7 +300,7 @@ fn arms_of<'a>(rows: impl IntoIterator<Item = &'a Row>) -> Vec<&'a Arm> {
 /// One line for each arm `sel` adds to the figure's `rows` ([`with_selected_arms`]): which arm
 /// of the figure it runs in place of (the nearest, [`nearest_arm`], where `sel` does not
 /// select that one too) or beside.
-pub fn added_arms_notes(rows: &[Row], sel: &Selection) -> Vec<String> {
+pub(crate) fn added_arms_notes(rows: &[Row], sel: &Selection) -> Vec<String> {
     let figure_arms = arms_of(rows);
     added_arms(rows, sel)
         .into_iter()
@@ -322,7 +325,7 @@ pub fn added_arms_notes(rows: &[Row], sel: &Selection) -> Vec<String> {
 
 /// A figure's rows with their availability, and the points to measure.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Grid {
+pub(crate) struct Grid {
     /// Every row of the figure, measured or not.
     pub rows: Vec<(Row, Availability)>,
     /// Worker counts.
@@ -335,7 +338,7 @@ impl Grid {
     /// The grid of `rows`, with the arms `sel` adds ([`with_selected_arms`]), on `workers`
     /// under `sel`. T_s (`serial`, P = 1) is measured for every selected workload that exists,
     /// whatever `--runtimes` says: speedups need it.
-    pub fn build(rows: Vec<Row>, workers: &[usize], sel: &Selection) -> Grid {
+    pub(crate) fn build(rows: Vec<Row>, workers: &[usize], sel: &Selection) -> Grid {
         let rows: Vec<(Row, Availability)> = with_selected_arms(rows, sel)
             .into_iter()
             .map(|r| {
@@ -386,7 +389,7 @@ impl Grid {
     /// points) that no row or point of this grid has, each with the grid's arm that replaced
     /// it (its runtime's nearest, [`nearest_arm`]); `None` where the grid has them all. Such
     /// points (a run made before the figure's arms changed) are in no table or plot.
-    pub fn lacking_note(&self, recorded: impl IntoIterator<Item = Arm>) -> Option<String> {
+    pub(crate) fn lacking_note(&self, recorded: impl IntoIterator<Item = Arm>) -> Option<String> {
         let arms = arms_of(self.rows.iter().map(|(r, _)| r));
         let mut lacking: Vec<Arm> = Vec::new();
         for rt in recorded {
@@ -416,7 +419,7 @@ impl Grid {
 
     /// Adds the worker counts `extra` for the simulated rows only (their arms have `sim=`):
     /// the simulator runs at P no machine here has. The columns show them for every row.
-    pub fn simulate_also(&mut self, extra: &[usize]) {
+    pub(crate) fn simulate_also(&mut self, extra: &[usize]) {
         for &p in extra {
             if self.workers.contains(&p) {
                 continue;
@@ -437,7 +440,7 @@ impl Grid {
     }
 
     /// Distinct workloads of the rows, in row order.
-    pub fn workloads(&self) -> Vec<String> {
+    pub(crate) fn workloads(&self) -> Vec<String> {
         let mut w: Vec<String> = Vec::new();
         for (r, _) in &self.rows {
             if !w.contains(&r.workload) {

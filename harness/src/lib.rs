@@ -17,7 +17,7 @@
 //!
 //! The binary `stealbench` (root package) calls [`main`] with the name of its allocator.
 
-#![warn(missing_docs)]
+#![warn(missing_docs, unreachable_pub)]
 
 /// `println!` that never stops the program: when stdout is closed (`stealbench reproduce ...
 /// | head`), the text is lost, not the run.
@@ -44,26 +44,26 @@ macro_rules! errln {
     }};
 }
 
-pub mod bench;
-pub mod claims;
-pub mod cli;
-pub mod cluster;
-pub mod figures;
-pub mod files;
-pub mod grid;
-pub mod pixel_font;
-pub mod plot;
-pub mod point;
-pub mod report;
-pub mod reproduce;
-pub mod results;
-pub mod runner;
-pub mod runtimes;
-pub mod shard;
-pub mod spec;
-pub mod stats;
-pub mod suggest;
-pub mod table;
+mod bench;
+mod claims;
+mod cli;
+mod cluster;
+mod figures;
+mod files;
+mod grid;
+mod pixel_font;
+mod plot;
+mod point;
+mod report;
+mod reproduce;
+mod results;
+mod runner;
+mod runtimes;
+mod shard;
+mod spec;
+mod stats;
+mod suggest;
+mod table;
 #[cfg(test)]
 mod tempdir;
 #[cfg(test)]
@@ -135,21 +135,10 @@ where
 fn claims_command(a: &cli::ClaimsArgs) -> Result<i32, cli::Failure> {
     let figures = match &a.id {
         Some(id) => vec![reproduce::lookup_figure(id)?],
-        None => figures::FIGURES
-            .iter()
-            .filter_map(|f| f.build.map(|b| b()))
-            .collect(),
+        None => figures::FIGURES.iter().map(|f| (f.build)()).collect(),
     };
     out!("{}", claims::listing(&figures));
     Ok(0)
-}
-
-fn state(implemented: bool) -> &'static str {
-    if implemented {
-        "implemented"
-    } else {
-        "planned"
-    }
 }
 
 /// A runtime's state in `list`: `implemented`, or the feature that builds it.
@@ -163,12 +152,7 @@ fn built(r: &runtimes::Runtime) -> String {
 fn list() {
     outln!("Figures and tables (stealbench reproduce <id>):");
     for f in figures::FIGURES {
-        outln!(
-            "  {:<16} {:<12} {}",
-            f.id,
-            state(f.build.is_some()),
-            f.title
-        );
+        outln!("  {:<16} {}", f.id, f.title);
     }
     outln!("\nRuntimes (--runtime):");
     for r in runtimes::RUNTIMES {

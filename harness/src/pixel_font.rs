@@ -134,7 +134,7 @@ fn extent(text: &str, scale: i32) -> (i32, i32) {
 /// A drawing backend that draws text with the built-in pixel font and everything else with
 /// the backend it wraps.
 #[derive(Debug)]
-pub struct PixelText<B>(pub B);
+pub(crate) struct PixelText<B>(pub B);
 
 impl<B: DrawingBackend> DrawingBackend for PixelText<B> {
     type ErrorType = B::ErrorType;

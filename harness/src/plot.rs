@@ -44,7 +44,7 @@ use stealbench_workloads::Variant;
 
 /// One line of a panel.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Series {
+pub(crate) struct Series {
     /// Legend text.
     pub label: String,
     /// Index into the colour list.
@@ -57,7 +57,7 @@ pub struct Series {
 
 /// Our value and the paper's of one line at one P.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Pair {
+pub(crate) struct Pair {
     /// The workers.
     pub p: usize,
     /// The paper's value.
@@ -68,7 +68,7 @@ pub struct Pair {
 
 /// One line's pairs: the P where both our series and the paper's have a value.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Pairs {
+pub(crate) struct Pairs {
     /// Our series' legend text.
     pub label: String,
     /// Its colour (index into the colour list).
@@ -79,7 +79,7 @@ pub struct Pairs {
 
 /// One panel: a workload.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Panel {
+pub(crate) struct Panel {
     /// Workload name.
     pub workload: String,
     /// The x axis's title.
@@ -117,7 +117,7 @@ const COLORS: [RGBColor; 20] = [
 
 /// The panels of `fig` from the run's points: one per workload (spec), lines against P; or,
 /// with [`XAxis::SpecParam`], one per workload name, lines against the specs' parameter.
-pub fn panels(fig: &Figure, grid: &Grid, ctx: &Context<'_>) -> Vec<Panel> {
+pub(crate) fn panels(fig: &Figure, grid: &Grid, ctx: &Context<'_>) -> Vec<Panel> {
     let metric = fig.metric;
     let lines = metric.lines();
     // One colour per (runtime, variant, line), in row order, the same in every panel.
@@ -228,7 +228,7 @@ fn pair_up(ours: &[(usize, f64)], paper: &[(usize, f64)]) -> Vec<Pair> {
 
 /// The parameter a workload spec sets last and its value, if an integer (`touchchain/d=64`:
 /// `("d", 64)`).
-pub fn spec_param(spec: &str) -> Option<(String, usize)> {
+pub(crate) fn spec_param(spec: &str) -> Option<(String, usize)> {
     let (_, overrides) = stealbench_workloads::params::split_spec(spec).ok()?;
     let (k, v) = overrides.last()?;
     Some((k.clone(), v.parse().ok()?))
@@ -848,7 +848,7 @@ fn max_p(fig: &Figure, grid: &Grid, panels: &[Panel]) -> usize {
 }
 
 /// Writes the plot as SVG to `path`.
-pub fn write_svg(
+pub(crate) fn write_svg(
     path: &Path,
     fig: &Figure,
     grid: &Grid,
@@ -861,7 +861,7 @@ pub fn write_svg(
 }
 
 /// The plot as SVG text (for a page that holds it inline).
-pub fn svg_text(
+pub(crate) fn svg_text(
     fig: &Figure,
     grid: &Grid,
     panels: &[Panel],
@@ -877,7 +877,7 @@ pub fn svg_text(
 }
 
 /// Writes the plot as PNG to `path`, its text in the built-in pixel font.
-pub fn write_png(
+pub(crate) fn write_png(
     path: &Path,
     fig: &Figure,
     grid: &Grid,

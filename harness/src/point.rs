@@ -26,7 +26,7 @@ use stealbench_workloads::{
 /// One message of the child-to-parent protocol (one JSON object per line).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "event", rename_all = "kebab-case")]
-pub enum Event {
+pub(crate) enum Event {
     /// The point, before anything runs: its input parameters.
     Start {
         /// The workload's parameters at this size (`n=32`).
@@ -68,7 +68,7 @@ pub enum Event {
 }
 
 /// Formats statistics as `steals=3;steal_attempts=n/a;...`.
-pub fn format_stats(stats: &[(String, Option<u64>)]) -> String {
+pub(crate) fn format_stats(stats: &[(String, Option<u64>)]) -> String {
     stats
         .iter()
         .map(|(k, v)| match v {
@@ -80,7 +80,7 @@ pub fn format_stats(stats: &[(String, Option<u64>)]) -> String {
 }
 
 /// Peak resident set size of this process in KiB (`getrusage(RUSAGE_SELF)`).
-pub fn self_peak_rss_kb() -> u64 {
+pub(crate) fn self_peak_rss_kb() -> u64 {
     // SAFETY: `rusage` is plain old data for which all-zeroes is a valid value.
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
     // SAFETY: `usage` is a valid, exclusively borrowed `rusage` for the call to fill in.
@@ -96,7 +96,7 @@ pub fn self_peak_rss_kb() -> u64 {
 /// Minor page faults of this whole process so far (`getrusage(RUSAGE_SELF)`): measured from
 /// outside the runtime, so every runtime has it (rayon included), as `process_minor_faults`
 /// of each repetition (the timed computation's faults, all threads).
-pub fn self_minor_faults() -> u64 {
+pub(crate) fn self_minor_faults() -> u64 {
     // SAFETY: `rusage` is plain old data for which all-zeroes is a valid value.
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
     // SAFETY: `usage` is a valid, exclusively borrowed `rusage` for the call to fill in.
@@ -110,7 +110,7 @@ pub fn self_minor_faults() -> u64 {
 
 /// This process's resident set now and its peak so far, KiB (`VmRSS` and `VmHWM` of
 /// `/proc/self/status`); `None` where the file or either line cannot be read.
-pub fn self_rss_kb() -> Option<(u64, u64)> {
+pub(crate) fn self_rss_kb() -> Option<(u64, u64)> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
     let field = |name: &str| {
         status
@@ -147,7 +147,7 @@ fn memory_stats(
 
 /// Why a measurement stopped.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum MeasureError {
+pub(crate) enum MeasureError {
     /// The answer of repetition `rep` (0 = warm-up) was wrong.
     CheckFailed {
         /// The repetition (0 = warm-up).
@@ -159,7 +159,7 @@ pub enum MeasureError {
 
 /// Measures `reps` timed repetitions of `run` on `pool` (after one warm-up), checking each.
 /// Every event goes to `sink`; returns the times of the repetitions.
-pub fn measure<S, W, R>(
+pub(crate) fn measure<S, W, R>(
     pool: &S,
     input: &W::Input,
     reps: usize,
@@ -435,7 +435,7 @@ fn simulate_point<W: Workload>(
 /// it; the continuation (a `join`'s second branch, the rest of a scope) and the sync after it
 /// stay at the forking strand's level. For `join(fib(n-1), fib(n-2))` down to `n < 2` it is
 /// `n - 1`, as the paper's fib(42) has D = 41.
-pub fn fork_depth(dag: &stealbench_schedulers::record::Dag) -> u64 {
+pub(crate) fn fork_depth(dag: &stealbench_schedulers::record::Dag) -> u64 {
     use stealbench_schedulers::record::Kind;
     let nodes = dag.nodes();
     // Every strand but the first is given its level by the one strand whose end leads to it
@@ -463,30 +463,20 @@ pub fn fork_depth(dag: &stealbench_schedulers::record::Dag) -> u64 {
     u64::from(deepest)
 }
 
-/// The workload named `name`, or a one-line reason: not implemented yet (a workload some
-/// figure uses), or unknown with the nearest name.
-pub fn lookup_workload(name: &str) -> Result<WorkloadInfo, Failure> {
+/// The workload named `name`, or a one-line reason naming the nearest one.
+pub(crate) fn lookup_workload(name: &str) -> Result<WorkloadInfo, Failure> {
     let all = stealbench_workloads::all();
     if let Some(w) = all.iter().find(|w| w.name == name) {
         return Ok(*w);
     }
     let names: Vec<&str> = all.iter().map(|w| w.name).collect();
-    let planned = crate::figures::FIGURES
-        .iter()
-        .filter_map(|f| f.build)
-        .any(|build| build().rows.iter().any(|r| r.workload == name));
-    Err(Failure::Usage(if planned {
-        format!(
-            "workload '{name}' is not implemented yet (implemented: {})",
-            names.join(", ")
-        )
-    } else {
-        crate::suggest::unknown("workload", name, &names)
-    }))
+    Err(Failure::Usage(crate::suggest::unknown(
+        "workload", name, &names,
+    )))
 }
 
 /// Checks that `workload` offers `variant` on `front_end`.
-pub fn check_variant(
+pub(crate) fn check_variant(
     workload: &WorkloadInfo,
     variant: Variant,
     front_end: FrontEnd,
@@ -519,7 +509,7 @@ pub fn check_variant(
 /// ([`Workload::params_with`]), in the order given.
 ///
 /// [`Workload::params_with`]: stealbench_workloads::Workload::params_with
-pub fn check_inputs(
+pub(crate) fn check_inputs(
     specs: &[String],
     size: Size,
     options: &InputOptions,
@@ -562,7 +552,7 @@ pub fn check_inputs(
 }
 
 /// `stealbench run`: one point in this process.
-pub fn run_command(args: &RunArgs) -> Result<(), Failure> {
+pub(crate) fn run_command(args: &RunArgs) -> Result<(), Failure> {
     let (point, m) = (&args.point, &args.measure);
     let (arm, variant, workers, size) = (point.runtime, point.variant, point.workers, m.size);
     let runtime = arm.info;
@@ -647,7 +637,7 @@ fn has_futures(arm: &runtimes::Arm) -> bool {
 /// of runtime arm `ARM` at `P` workers fail before it measures anything, as KIND says:
 /// `panic`, `abort` or `hang` (sleeps until killed). The end-to-end tests use it to check what
 /// `reproduce` records for a crashed or overrunning child, and that `--resume` retries it.
-pub const FAULT_ENV: &str = "STEALBENCH_FAULT";
+pub(crate) const FAULT_ENV: &str = "STEALBENCH_FAULT";
 
 /// Acts on [`FAULT_ENV`] for the point of `arm` at `workers`, if it names it.
 fn fault_hook(arm: &str, workers: usize) {
@@ -668,7 +658,7 @@ fn fault_hook(arm: &str, workers: usize) {
 }
 
 /// `stealbench bench-point`: fib(n), one variant, P = 1, on one runtime.
-pub fn bench_point_command(args: &BenchPointArgs) -> Result<(), Failure> {
+pub(crate) fn bench_point_command(args: &BenchPointArgs) -> Result<(), Failure> {
     use stealbench_workloads::fib::Fib;
     let (arm, variant) = (args.arm, args.variant);
     let runtime = arm.info;
@@ -795,21 +785,6 @@ mod tests {
                 .message()
                 .contains("'fib'")
         );
-        // A workload some figure uses but this build lacks is "not implemented yet".
-        let names: Vec<&str> = stealbench_workloads::all().iter().map(|w| w.name).collect();
-        let fig2 = crate::figures::prows_fig2::figure();
-        if let Some(r) = fig2
-            .rows
-            .iter()
-            .find(|r| !names.contains(&r.workload.as_str()))
-        {
-            let e = lookup_workload(&r.workload).unwrap_err();
-            assert!(
-                e.message().contains("not implemented yet"),
-                "{}",
-                e.message()
-            );
-        }
     }
 
     #[test]

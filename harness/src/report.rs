@@ -102,7 +102,7 @@ fn render(dir: &Path, meta: Meta) -> Result<Rendered, Failure> {
 }
 
 /// `stealbench report`.
-pub fn report_command(args: &ReportArgs) -> Result<i32, Failure> {
+pub(crate) fn report_command(args: &ReportArgs) -> Result<i32, Failure> {
     let dirs = if args.dirs.is_empty() {
         vec![PathBuf::from("results")]
     } else {

@@ -19,30 +19,17 @@ use stealbench_schedulers::topology::Topology;
 use stealbench_workloads::Size;
 
 /// The figure with id `id`, or a one-line reason.
-pub fn lookup_figure(id: &str) -> Result<Figure, Failure> {
+pub(crate) fn lookup_figure(id: &str) -> Result<Figure, Failure> {
     let Some(entry) = figures::find(id) else {
         let ids: Vec<&str> = figures::FIGURES.iter().map(|f| f.id).collect();
         return Err(Failure::Usage(suggest::unknown("figure id", id, &ids)));
     };
-    match entry.build {
-        Some(build) => Ok(build()),
-        None => {
-            let ready: Vec<&str> = figures::FIGURES
-                .iter()
-                .filter(|f| f.build.is_some())
-                .map(|f| f.id)
-                .collect();
-            Err(Failure::Usage(format!(
-                "figure '{id}' is planned but not implemented yet (implemented: {})",
-                ready.join(", ")
-            )))
-        }
-    }
+    Ok((entry.build)())
 }
 
 /// The paper's worker counts: those that fit on this machine's physical cores (at least
 /// `[1]`) for a figure whose metric needs a core per worker, all of them otherwise.
-pub fn default_workers(fig: &Figure) -> Vec<usize> {
+pub(crate) fn default_workers(fig: &Figure) -> Vec<usize> {
     if !fig.metric.needs_cores() {
         return fig.paper_workers.to_vec();
     }
@@ -615,7 +602,7 @@ fn markdown(
 
 /// What the measured rows ran with: the arms whose spelling gives settings, and what every
 /// other setting is (the runtime's default; the run's `pinning` where no `pinning=` says).
-pub fn settings_note(grid: &Grid, pinning: Pinning) -> String {
+pub(crate) fn settings_note(grid: &Grid, pinning: Pinning) -> String {
     let mut arms: Vec<String> = Vec::new();
     for (row, a) in &grid.rows {
         let spelt = row.runtime.to_string();
@@ -853,7 +840,7 @@ pub(crate) fn render(
 
 /// `stealbench reproduce`. Returns the exit code: 0 when every point finished ok, 1 when some
 /// failed (recorded), 130 when interrupted.
-pub fn reproduce_command(args: &ReproduceArgs, allocator: &str) -> Result<i32, Failure> {
+pub(crate) fn reproduce_command(args: &ReproduceArgs, allocator: &str) -> Result<i32, Failure> {
     let fig = lookup_figure(&args.id)?;
     let (run_dir, mut meta, _lock) = open_run(args, &fig, allocator)?;
     crate::runner::catch_interrupts();

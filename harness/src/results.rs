@@ -19,7 +19,7 @@ use stealbench_workloads::{InputOptions, Size, Variant};
 /// The columns of `raw.csv`, in order. Files written before later columns existed (the first
 /// [`OLDER_COLUMNS`] of them) are read with those columns' defaults and given them before
 /// anything is appended ([`upgrade_raw`]).
-pub const RAW_HEADER: [&str; 15] = [
+pub(crate) const RAW_HEADER: [&str; 15] = [
     "runtime",
     "workload",
     "variant",
@@ -39,13 +39,13 @@ pub const RAW_HEADER: [&str; 15] = [
 
 /// The column counts of older `raw.csv` files, each a first part of [`RAW_HEADER`]: before
 /// `round` (13 columns: every row is round 1), before `answer` (14: no row has an answer).
-pub const OLDER_COLUMNS: [usize; 2] = [13, 14];
+pub(crate) const OLDER_COLUMNS: [usize; 2] = [13, 14];
 
 /// One row of `raw.csv`: one timed repetition, or the one row of a point that produced none
 /// (timeout, crash, failed warm-up check). A repetition whose check failed has a row with no
 /// time.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RawRow {
+pub(crate) struct RawRow {
     /// Runtime name.
     pub runtime: String,
     /// Workload name.
@@ -90,7 +90,7 @@ fn first_round() -> usize {
 impl RawRow {
     /// The point this row belongs to; `None` for a runtime or variant this build does not
     /// know.
-    pub fn key(&self) -> Option<PointSpec> {
+    pub(crate) fn key(&self) -> Option<PointSpec> {
         Some(PointSpec {
             runtime: self.runtime.parse().ok()?,
             workload: self.workload.clone(),
@@ -102,7 +102,7 @@ impl RawRow {
 
 /// Appends the rows of one finished point to `raw.csv` (writing the header if the file is new)
 /// in one write, then flushes it to the disk, so an interruption loses no finished point.
-pub fn append_rows(path: &Path, rows: &[RawRow]) -> io::Result<()> {
+pub(crate) fn append_rows(path: &Path, rows: &[RawRow]) -> io::Result<()> {
     let new = !path.exists() || fs::metadata(path)?.len() == 0;
     let mut w = csv::WriterBuilder::new()
         .has_headers(false)
@@ -124,7 +124,7 @@ pub fn append_rows(path: &Path, rows: &[RawRow]) -> io::Result<()> {
 
 /// Reads `raw.csv`. A last line cut short by a crash (no final newline) is dropped and cut off
 /// the file, so appending continues on a clean line.
-pub fn read_raw(path: &Path) -> io::Result<Vec<RawRow>> {
+pub(crate) fn read_raw(path: &Path) -> io::Result<Vec<RawRow>> {
     if !path.exists() {
         return Ok(Vec::new());
     }
@@ -142,14 +142,14 @@ pub fn read_raw(path: &Path) -> io::Result<Vec<RawRow>> {
 }
 
 /// Where the whole lines of `text` end when its last line is cut short (no final newline).
-pub fn cut_last_line(text: &str) -> Option<usize> {
+pub(crate) fn cut_last_line(text: &str) -> Option<usize> {
     (!text.is_empty() && !text.ends_with('\n')).then(|| text.rfind('\n').map_or(0, |i| i + 1))
 }
 
 /// The rows of `text`, the content of the `raw.csv` at `path` (named in the errors), each
 /// runtime and variant in today's spelling ([`crate::runtimes::upgrade`]: an older build spelt
 /// some arm settings as runtimes or variants of their own).
-pub fn parse_raw(path: &Path, text: &str) -> io::Result<Vec<RawRow>> {
+pub(crate) fn parse_raw(path: &Path, text: &str) -> io::Result<Vec<RawRow>> {
     let mut rows = parse_as_written(path, text)?;
     for row in &mut rows {
         (row.runtime, row.variant) = crate::runtimes::upgrade(&row.runtime, &row.variant);
@@ -198,7 +198,7 @@ fn parse_as_written(path: &Path, text: &str) -> io::Result<Vec<RawRow>> {
 /// arms the grid no longer runs ([`crate::grid::Grid::lacking_note`]), and the runtimes or
 /// variants this build cannot read at all (an arm a runtime no longer takes), with how many
 /// rows each; `None` where every row has its place.
-pub fn left_out_note(grid: &crate::grid::Grid, rows: &[RawRow]) -> Option<String> {
+pub(crate) fn left_out_note(grid: &crate::grid::Grid, rows: &[RawRow]) -> Option<String> {
     let lacking = grid.lacking_note(rows.iter().filter_map(|r| Some(r.key()?.runtime)));
     let mut unreadable: Vec<(String, usize)> = Vec::new();
     for r in rows.iter().filter(|r| r.key().is_none()) {
@@ -226,14 +226,14 @@ pub fn left_out_note(grid: &crate::grid::Grid, rows: &[RawRow]) -> Option<String
 }
 
 /// The points recorded in `rows` (finished, whatever their status).
-pub fn recorded_points(rows: &[RawRow]) -> BTreeSet<PointSpec> {
+pub(crate) fn recorded_points(rows: &[RawRow]) -> BTreeSet<PointSpec> {
     rows.iter().filter_map(RawRow::key).collect()
 }
 
 /// Why a recorded point must run again, if it must: its status is not `ok` (a crash, a
 /// timeout, a failed check: a resumed run retries it, perhaps with a larger `--timeout`), or
 /// its rows are not a whole record ([`incomplete_reason`]).
-pub fn rerun_reason(rows: &[&RawRow], reps: usize) -> Option<String> {
+pub(crate) fn rerun_reason(rows: &[&RawRow], reps: usize) -> Option<String> {
     if let Some(failed) = rows.iter().find(|r| r.status != Status::Ok) {
         return Some(failed.status.name().to_string());
     }
@@ -243,7 +243,7 @@ pub fn rerun_reason(rows: &[&RawRow], reps: usize) -> Option<String> {
 /// Why the rows of one measurement (point, round) are not a whole record, if they are not: a
 /// row recorded twice (the same repetition, or the point's row, on two lines), or an `ok`
 /// measurement with fewer than `reps` timed repetitions (rows cut short or lost).
-pub fn incomplete_reason(rows: &[&RawRow], reps: usize) -> Option<String> {
+pub(crate) fn incomplete_reason(rows: &[&RawRow], reps: usize) -> Option<String> {
     let mut seen = BTreeSet::new();
     for r in rows {
         if !seen.insert(r.rep) {
@@ -286,7 +286,7 @@ fn measurements(rows: &[RawRow]) -> Vec<(PointSpec, usize, Vec<&RawRow>)> {
 
 /// The measurements (point, round) of `rows` that must run again ([`rerun_reason`]), with the
 /// reason, in order of first appearance.
-pub fn points_to_rerun(rows: &[RawRow], reps: usize) -> Vec<(PointSpec, usize, String)> {
+pub(crate) fn points_to_rerun(rows: &[RawRow], reps: usize) -> Vec<(PointSpec, usize, String)> {
     measurements(rows)
         .into_iter()
         .filter_map(|(k, round, rs)| Some((k, round, rerun_reason(&rs, reps)?)))
@@ -295,7 +295,10 @@ pub fn points_to_rerun(rows: &[RawRow], reps: usize) -> Vec<(PointSpec, usize, S
 
 /// The measurements (point, round) of `rows` that are not whole records
 /// ([`incomplete_reason`]), with the reason, in order of first appearance.
-pub fn incomplete_measurements(rows: &[RawRow], reps: usize) -> Vec<(PointSpec, usize, String)> {
+pub(crate) fn incomplete_measurements(
+    rows: &[RawRow],
+    reps: usize,
+) -> Vec<(PointSpec, usize, String)> {
     measurements(rows)
         .into_iter()
         .filter_map(|(k, round, rs)| Some((k, round, incomplete_reason(&rs, reps)?)))
@@ -303,7 +306,7 @@ pub fn incomplete_measurements(rows: &[RawRow], reps: usize) -> Vec<(PointSpec, 
 }
 
 /// The measurements (point, round) recorded in `rows`, whatever their status.
-pub fn recorded_rounds(rows: &[RawRow]) -> BTreeSet<(PointSpec, usize)> {
+pub(crate) fn recorded_rounds(rows: &[RawRow]) -> BTreeSet<(PointSpec, usize)> {
     rows.iter()
         .filter_map(|r| Some((r.key()?, r.round)))
         .collect()
@@ -327,7 +330,7 @@ fn by_point(rows: &[RawRow]) -> Vec<(PointSpec, Vec<&RawRow>)> {
 
 /// Moves the rows of the measurements (point, round) `set` from `raw` to `attempts` (appended
 /// there, so no attempt is lost) and rewrites `raw` without them.
-pub fn set_aside(
+pub(crate) fn set_aside(
     raw: &Path,
     attempts: &Path,
     set: &BTreeSet<(PointSpec, usize)>,
@@ -346,7 +349,7 @@ pub fn set_aside(
 
 /// Rewrites `raw` as `rows` under the current header: a temporary file beside it, synced,
 /// then renamed over it, so an interruption leaves either the old file or the new one.
-pub fn rewrite_raw(raw: &Path, rows: &[RawRow]) -> io::Result<()> {
+pub(crate) fn rewrite_raw(raw: &Path, rows: &[RawRow]) -> io::Result<()> {
     let tmp = raw.with_extension("csv.tmp");
     // A new file (a stale one removed, a symbolic link refused) gets the header, with or
     // without rows.
@@ -358,7 +361,7 @@ pub fn rewrite_raw(raw: &Path, rows: &[RawRow]) -> io::Result<()> {
 /// Gives a `raw.csv` of an older header ([`OLDER_COLUMNS`]) the columns it lacks, with their
 /// defaults, and its rows of older spellings today's ([`parse_raw`]): the rows appended to it
 /// then have its columns and name their points as its rows do.
-pub fn upgrade_raw(raw: &Path) -> io::Result<()> {
+pub(crate) fn upgrade_raw(raw: &Path) -> io::Result<()> {
     if !raw.exists() {
         return Ok(());
     }
@@ -375,13 +378,13 @@ pub fn upgrade_raw(raw: &Path) -> io::Result<()> {
 }
 
 /// `e` with the path it concerns in its message.
-pub fn with_path(path: &Path, e: io::Error) -> io::Error {
+pub(crate) fn with_path(path: &Path, e: io::Error) -> io::Error {
     io::Error::new(e.kind(), format!("{}: {e}", path.display()))
 }
 
 /// The summary of one point, for `summary.csv`, the table and the plot.
 #[derive(Debug, Clone, PartialEq)]
-pub struct PointSummary {
+pub(crate) struct PointSummary {
     /// The point.
     pub key: PointSpec,
     /// Size preset.
@@ -406,7 +409,7 @@ pub struct PointSummary {
 
 impl PointSummary {
     /// The values of counter `name` over the repetitions; `None` if no repetition has one.
-    pub fn counter(&self, name: &str) -> Option<&[u64]> {
+    pub(crate) fn counter(&self, name: &str) -> Option<&[u64]> {
         self.counters
             .iter()
             .find(|(n, _)| n == name)
@@ -417,7 +420,7 @@ impl PointSummary {
 
 /// Parses a `stats` cell of `raw.csv` (`steals=3;steal_attempts=n/a`) into (name, value)
 /// pairs, `None` for `n/a`; pieces that are not `name=value` are skipped.
-pub fn parse_stats(s: &str) -> Vec<(String, Option<u64>)> {
+pub(crate) fn parse_stats(s: &str) -> Vec<(String, Option<u64>)> {
     s.split(';')
         .filter_map(|kv| {
             let (k, v) = kv.split_once('=')?;
@@ -446,7 +449,7 @@ fn counters_of(rows: &[&RawRow]) -> Vec<(String, Vec<u64>)> {
 
 /// Groups raw rows into points (in order of first appearance) and summarises each. A row
 /// recorded twice (a repetition of a round on two lines) counts once.
-pub fn summarize(rows: &[RawRow]) -> Vec<PointSummary> {
+pub(crate) fn summarize(rows: &[RawRow]) -> Vec<PointSummary> {
     by_point(rows)
         .into_iter()
         .map(|(k, mut rs)| {
@@ -498,7 +501,7 @@ pub fn summarize(rows: &[RawRow]) -> Vec<PointSummary> {
 }
 
 /// The median of the point `key` if it finished ok.
-pub fn median_of(summaries: &[PointSummary], key: &PointSpec) -> Option<f64> {
+pub(crate) fn median_of(summaries: &[PointSummary], key: &PointSpec) -> Option<f64> {
     summaries
         .iter()
         .find(|s| &s.key == key)
@@ -507,7 +510,7 @@ pub fn median_of(summaries: &[PointSummary], key: &PointSpec) -> Option<f64> {
 }
 
 /// The T_s point of `workload` among `summaries` (the `serial` runtime at P = 1).
-pub fn ts_of<'a>(summaries: &'a [PointSummary], workload: &str) -> Option<&'a PointSummary> {
+pub(crate) fn ts_of<'a>(summaries: &'a [PointSummary], workload: &str) -> Option<&'a PointSummary> {
     summaries.iter().find(|s| {
         s.key.workload == workload && s.key.runtime == crate::runtimes::SERIAL && s.key.workers == 1
     })
@@ -515,7 +518,7 @@ pub fn ts_of<'a>(summaries: &'a [PointSummary], workload: &str) -> Option<&'a Po
 
 /// One row of `summary.csv`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SummaryRow {
+pub(crate) struct SummaryRow {
     /// Runtime.
     pub runtime: String,
     /// Workload.
@@ -560,7 +563,7 @@ pub struct SummaryRow {
 
 /// How far apart `medians` are: the largest over the smallest, minus 1; `None` for fewer than
 /// two.
-pub fn spread(medians: &[f64]) -> Option<f64> {
+pub(crate) fn spread(medians: &[f64]) -> Option<f64> {
     if medians.len() < 2 {
         return None;
     }
@@ -571,7 +574,7 @@ pub fn spread(medians: &[f64]) -> Option<f64> {
 
 /// The `summary.csv` rows of `summaries`, with both speedups but for the points with more
 /// workers than `cpus` (oversubscribed: no speedup).
-pub fn summary_rows(summaries: &[PointSummary], cpus: usize) -> Vec<SummaryRow> {
+pub(crate) fn summary_rows(summaries: &[PointSummary], cpus: usize) -> Vec<SummaryRow> {
     summaries
         .iter()
         .map(|s| {
@@ -615,7 +618,7 @@ pub fn summary_rows(summaries: &[PointSummary], cpus: usize) -> Vec<SummaryRow> 
 }
 
 /// Writes `summary.csv`.
-pub fn write_summary(path: &Path, rows: &[SummaryRow]) -> io::Result<()> {
+pub(crate) fn write_summary(path: &Path, rows: &[SummaryRow]) -> io::Result<()> {
     let mut w = csv::Writer::from_path(path).map_err(io::Error::other)?;
     for r in rows {
         w.serialize(r).map_err(io::Error::other)?;
@@ -628,7 +631,7 @@ pub fn write_summary(path: &Path, rows: &[SummaryRow]) -> io::Result<()> {
 /// `FromStr` (an arm with `Arm::parse`, older spellings upgraded), which names a value it
 /// refuses; the counts and lists are checked by `reproduce::check_stored_settings`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Settings {
+pub(crate) struct Settings {
     /// Size preset.
     #[serde(with = "as_text")]
     pub size: Size,
@@ -677,11 +680,11 @@ mod as_text {
     use std::fmt::Display;
     use std::str::FromStr;
 
-    pub fn serialize<T: Display, S: Serializer>(v: &T, s: S) -> Result<S::Ok, S::Error> {
+    pub(super) fn serialize<T: Display, S: Serializer>(v: &T, s: S) -> Result<S::Ok, S::Error> {
         s.collect_str(v)
     }
 
-    pub fn deserialize<'de, T, D>(d: D) -> Result<T, D::Error>
+    pub(super) fn deserialize<'de, T, D>(d: D) -> Result<T, D::Error>
     where
         T: FromStr<Err = String>,
         D: Deserializer<'de>,
@@ -697,13 +700,18 @@ mod arms_as_text {
     use crate::runtimes::{self, Arm};
     use serde::{Deserialize, Deserializer, Serialize, Serializer, de::Error};
 
-    pub fn serialize<S: Serializer>(arms: &Option<Vec<Arm>>, s: S) -> Result<S::Ok, S::Error> {
+    pub(super) fn serialize<S: Serializer>(
+        arms: &Option<Vec<Arm>>,
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
         arms.as_ref()
             .map(|v| v.iter().map(Arm::spec).collect::<Vec<_>>())
             .serialize(s)
     }
 
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Vec<Arm>>, D::Error> {
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<Option<Vec<Arm>>, D::Error> {
         let Some(spelt) = Option::<Vec<String>>::deserialize(d)? else {
             return Ok(None);
         };
@@ -717,7 +725,7 @@ mod arms_as_text {
 
 impl Settings {
     /// The `--runtimes` / `--workloads` filters of these settings.
-    pub fn selection(&self) -> crate::grid::Selection {
+    pub(crate) fn selection(&self) -> crate::grid::Selection {
         crate::grid::Selection {
             runtimes: self.runtimes.clone(),
             workloads: self.workloads.clone(),
@@ -725,7 +733,7 @@ impl Settings {
     }
 
     /// The input options these settings give the workloads.
-    pub fn input_options(&self) -> InputOptions {
+    pub(crate) fn input_options(&self) -> InputOptions {
         InputOptions {
             hw_video: self.hw_video.clone(),
             hw_points: self.hw_points.clone(),
@@ -736,7 +744,7 @@ impl Settings {
 
 /// The machine a run was made on.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Machine {
+pub(crate) struct Machine {
     /// `model name` of /proc/cpuinfo.
     pub cpu_model: String,
     /// Physical cores this process may run on (all of them unless its affinity, set by
@@ -752,7 +760,7 @@ pub struct Machine {
 
 /// The build that made a run.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Build {
+pub(crate) struct Build {
     /// Version of stealbench.
     pub stealbench_version: String,
     /// `rustc --version` at build time.
@@ -770,7 +778,7 @@ pub struct Build {
 
 /// `meta.json` of a run directory.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Meta {
+pub(crate) struct Meta {
     /// Figure or table id.
     pub id: String,
     /// Its title.
@@ -834,7 +842,7 @@ impl Meta {
 
 impl Meta {
     /// Reads `meta.json` of `dir`.
-    pub fn read(dir: &Path) -> io::Result<Meta> {
+    pub(crate) fn read(dir: &Path) -> io::Result<Meta> {
         let path = dir.join("meta.json");
         let text = fs::read_to_string(&path).map_err(|e| with_path(&path, e))?;
         serde_json::from_str(&text)
@@ -842,7 +850,7 @@ impl Meta {
     }
 
     /// Writes `meta.json` of `dir` (through a temporary file, so a crash leaves the old one).
-    pub fn write(&self, dir: &Path) -> io::Result<()> {
+    pub(crate) fn write(&self, dir: &Path) -> io::Result<()> {
         let tmp = dir.join("meta.json.tmp");
         let mut f = crate::files::create_fresh(&tmp)?;
         f.write_all(serde_json::to_string_pretty(self)?.as_bytes())?;
@@ -853,7 +861,7 @@ impl Meta {
 }
 
 /// The machine this process runs on.
-pub fn this_machine() -> Machine {
+pub(crate) fn this_machine() -> Machine {
     let topo = Topology::detect();
     let cpu_model = fs::read_to_string("/proc/cpuinfo")
         .ok()
@@ -883,7 +891,7 @@ fn c_field(field: &[libc::c_char]) -> String {
 }
 
 /// `sysname release machine` from uname(2), or `unknown`.
-pub fn kernel() -> String {
+pub(crate) fn kernel() -> String {
     // SAFETY: `utsname` is plain old data (arrays of c_char) for which all-zeroes is valid.
     let mut u: libc::utsname = unsafe { std::mem::zeroed() };
     // SAFETY: `u` is a valid, exclusively borrowed `utsname` for uname to fill in.
@@ -899,7 +907,7 @@ pub fn kernel() -> String {
 }
 
 /// The build of this binary, given the allocator `main` chose.
-pub fn this_build(allocator: &str) -> Build {
+pub(crate) fn this_build(allocator: &str) -> Build {
     Build {
         stealbench_version: env!("CARGO_PKG_VERSION").to_string(),
         rustc: env!("STEALBENCH_RUSTC_VERSION").to_string(),
@@ -931,7 +939,7 @@ fn civil_from_days(z: i64) -> (i64, u32, u32) {
 
 /// UTC date and time of `t` as (`2026-11-21T20:55:03Z`, `2026-11-21T20-55-03Z`): ISO 8601, and
 /// the same without colons for a directory name.
-pub fn timestamps(t: SystemTime) -> (String, String) {
+pub(crate) fn timestamps(t: SystemTime) -> (String, String) {
     let secs = t.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs()) as i64;
     let (y, mo, d) = civil_from_days(secs.div_euclid(86_400));
     let s = secs.rem_euclid(86_400);
@@ -947,13 +955,13 @@ pub fn timestamps(t: SystemTime) -> (String, String) {
 /// is `flock(2)` on `<dir>/.lock`: the kernel releases it when the process ends, however it
 /// ends, so a crashed run never leaves a stale lock behind.
 #[derive(Debug)]
-pub struct RunLock {
+pub(crate) struct RunLock {
     _file: File,
 }
 
 impl RunLock {
     /// Takes the lock of `dir`, or says which process is using the run.
-    pub fn acquire(dir: &Path) -> Result<RunLock, String> {
+    pub(crate) fn acquire(dir: &Path) -> Result<RunLock, String> {
         use std::os::fd::AsRawFd;
         let path = dir.join(".lock");
         let mut file =
@@ -980,7 +988,7 @@ impl RunLock {
 }
 
 /// Creates a new run directory `<root>/<id>/<timestamp>/` (suffixed `-2`, `-3`, ... if taken).
-pub fn create_run_dir(root: &Path, id: &str, stamp: &str) -> io::Result<PathBuf> {
+pub(crate) fn create_run_dir(root: &Path, id: &str, stamp: &str) -> io::Result<PathBuf> {
     let parent = root.join(id);
     fs::create_dir_all(&parent)?;
     for i in 1.. {
@@ -1000,7 +1008,7 @@ pub fn create_run_dir(root: &Path, id: &str, stamp: &str) -> io::Result<PathBuf>
 }
 
 /// The most recent run directory of `id` under `root` whose `meta.json` says it is unfinished.
-pub fn latest_unfinished(root: &Path, id: &str) -> io::Result<Option<PathBuf>> {
+pub(crate) fn latest_unfinished(root: &Path, id: &str) -> io::Result<Option<PathBuf>> {
     let parent = root.join(id);
     if !parent.is_dir() {
         return Ok(None);

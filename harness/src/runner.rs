@@ -22,7 +22,7 @@ use stealbench_workloads::Size;
 
 /// How a child process ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ChildEnd {
+pub(crate) enum ChildEnd {
     /// It exited with this code.
     Exited(i32),
     /// A signal killed it (not ours).
@@ -38,7 +38,7 @@ static INTERRUPT: OnceLock<Arc<AtomicBool>> = OnceLock::new();
 
 /// From now on SIGINT and SIGTERM set a flag instead of ending this process: the runner stops
 /// its child and the caller reports the interruption ([`interrupted`]).
-pub fn catch_interrupts() {
+pub(crate) fn catch_interrupts() {
     INTERRUPT.get_or_init(|| {
         let flag = Arc::new(AtomicBool::new(false));
         for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
@@ -51,13 +51,13 @@ pub fn catch_interrupts() {
 }
 
 /// Whether SIGINT or SIGTERM arrived since [`catch_interrupts`].
-pub fn interrupted() -> bool {
+pub(crate) fn interrupted() -> bool {
     INTERRUPT.get().is_some_and(|f| f.load(Ordering::Relaxed))
 }
 
 /// Everything a child process left behind.
 #[derive(Debug, Clone, PartialEq)]
-pub struct ChildResult {
+pub(crate) struct ChildResult {
     /// The JSON events it printed, in order.
     pub events: Vec<Event>,
     /// How it ended.
@@ -82,7 +82,7 @@ fn tail(text: &str, keep: usize) -> String {
 
 /// The environment variable through which a parent gives its child process its own pid: the
 /// child ([`die_with_parent`]) dies with that parent.
-pub const PARENT_ENV: &str = "STEALBENCH_PARENT_PID";
+pub(crate) const PARENT_ENV: &str = "STEALBENCH_PARENT_PID";
 
 /// In a child process started by [`run_child`] (one with [`PARENT_ENV`] set), makes the kernel
 /// kill this process when its parent dies (`PR_SET_PDEATHSIG`), then exits at once if the
@@ -90,7 +90,7 @@ pub const PARENT_ENV: &str = "STEALBENCH_PARENT_PID";
 /// died between the spawn and the `prctl`). `main` calls it before anything else, so a point's
 /// process never outlives an interrupted or killed `reproduce` or `bench`. Does nothing when
 /// [`PARENT_ENV`] is unset.
-pub fn die_with_parent() {
+pub(crate) fn die_with_parent() {
     let Some(expected) = std::env::var_os(PARENT_ENV) else {
         return;
     };
@@ -115,7 +115,7 @@ pub fn die_with_parent() {
 
 /// Runs `exe args`, reading JSON events from its stdout, killing it after `timeout`. The child
 /// gets this process's pid in [`PARENT_ENV`], so it dies with this process.
-pub fn run_child(
+pub(crate) fn run_child(
     exe: &Path,
     args: &[String],
     timeout: Option<Duration>,
@@ -208,7 +208,7 @@ pub fn run_child(
 
 /// One timed repetition as the runner records it.
 #[derive(Debug, Clone, PartialEq)]
-pub struct RepRecord {
+pub(crate) struct RepRecord {
     /// 1-based repetition number.
     pub rep: usize,
     /// Seconds.
@@ -221,7 +221,7 @@ pub struct RepRecord {
 
 /// What one point produced.
 #[derive(Debug, Clone, PartialEq)]
-pub struct PointOutcome {
+pub(crate) struct PointOutcome {
     /// Repetitions that ran and checked.
     pub reps: Vec<RepRecord>,
     /// A failed check: its repetition (0 = warm-up) and message.
@@ -236,7 +236,7 @@ pub struct PointOutcome {
 
 /// Why a point produced nothing to record.
 #[derive(Debug)]
-pub enum ExecError {
+pub(crate) enum ExecError {
     /// The user interrupted the run (the child died of SIGINT / SIGTERM / SIGHUP).
     Interrupted,
     /// The child could not be started.
@@ -244,13 +244,13 @@ pub enum ExecError {
 }
 
 /// Measures one point. The real one runs a child process; tests inject their own.
-pub trait PointExecutor {
+pub(crate) trait PointExecutor {
     /// Runs `point` and reports what it produced.
     fn execute(&mut self, point: &PointSpec) -> Result<PointOutcome, ExecError>;
 }
 
 /// Turns a child's events and end into a point outcome (`None` when the user interrupted it).
-pub fn outcome_of(child: ChildResult, timeout: Option<Duration>) -> Option<PointOutcome> {
+pub(crate) fn outcome_of(child: ChildResult, timeout: Option<Duration>) -> Option<PointOutcome> {
     let mut reps = Vec::new();
     let mut failed_check = None;
     let mut error = None;
@@ -327,7 +327,7 @@ pub fn outcome_of(child: ChildResult, timeout: Option<Duration>) -> Option<Point
 /// Runs each point as `<exe> run ... --json`: the point and how it is measured, written as
 /// arguments by the typed model ([`PointSpec::to_args`], [`Measure::to_args`]).
 #[derive(Debug, Clone)]
-pub struct ChildExecutor {
+pub(crate) struct ChildExecutor {
     /// The stealbench binary (`std::env::current_exe()`).
     pub exe: PathBuf,
     /// How every point is measured (its repetitions given).
@@ -338,7 +338,7 @@ pub struct ChildExecutor {
 
 impl ChildExecutor {
     /// The child's arguments for `p`.
-    pub fn args(&self, p: &PointSpec) -> Vec<String> {
+    pub(crate) fn args(&self, p: &PointSpec) -> Vec<String> {
         std::iter::once("run".to_string())
             .chain(p.to_args())
             .chain(self.measure.to_args(p))
@@ -356,7 +356,7 @@ impl PointExecutor for ChildExecutor {
 
 /// The `raw.csv` rows of a finished point: one per checked repetition, one for a repetition
 /// whose check failed (no time), or a single point-level row when there is neither.
-pub fn rows_of(
+pub(crate) fn rows_of(
     p: &PointSpec,
     round: usize,
     size: Size,
@@ -407,7 +407,7 @@ pub fn rows_of(
 
 /// What [`run_missing`] tells its observer.
 #[derive(Debug)]
-pub enum Progress<'a> {
+pub(crate) enum Progress<'a> {
     /// Points already recorded (skipped) and points to run.
     Plan {
         /// Already in raw.csv and finished ok.
@@ -431,7 +431,7 @@ pub enum Progress<'a> {
 /// again whole: its old rows move to `attempts.csv` first ([`results::set_aside`]). Stops
 /// early (returning `Interrupted`) when the user interrupts.
 #[allow(clippy::too_many_arguments)]
-pub fn run_missing(
+pub(crate) fn run_missing(
     points: &[PointSpec],
     raw_path: &Path,
     size: Size,

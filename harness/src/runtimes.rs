@@ -12,7 +12,7 @@
 use crate::suggest;
 use std::fmt;
 use stealbench_schedulers::record::Weights;
-pub use stealbench_schedulers::registry::{RUNTIMES, Runtime};
+pub(crate) use stealbench_schedulers::registry::{RUNTIMES, Runtime};
 use stealbench_schedulers::{
     Capabilities, FrontEnd, FutureStack, IdlePolicy, Pinning, Placement, PoolConfig, StartError,
     Unmap, VictimPolicy,
@@ -23,7 +23,7 @@ use stealbench_workloads::Variant;
 /// The runtime's registered arms: its default configuration, then each of
 /// [`Runtime::arms`] (`bench` measures every one, a figure every one of its baselines, and
 /// `--runtimes NAME` selects them with the default).
-pub fn registered_arms(info: &'static Runtime) -> Vec<Arm> {
+pub(crate) fn registered_arms(info: &'static Runtime) -> Vec<Arm> {
     std::iter::once(Arm::plain(info))
         .chain(info.arms.iter().map(|a| {
             Arm::parse(&format!("{}/{a}", info.name))
@@ -36,7 +36,7 @@ pub fn registered_arms(info: &'static Runtime) -> Vec<Arm> {
 /// variant with futures where it has none (libfork, chili, tbb, openmp), `gf` where a touch cannot
 /// suspend (rayon: a touch helps instead, so general futures touched across tasks can deadlock;
 /// its measurements would be hangs, not times).
-pub fn unsupported(arm: &Arm, variant: Variant) -> Option<&'static str> {
+pub(crate) fn unsupported(arm: &Arm, variant: Variant) -> Option<&'static str> {
     let caps = arm.info.capabilities?;
     if !caps.futures {
         return variant
@@ -49,10 +49,10 @@ pub fn unsupported(arm: &Arm, variant: Variant) -> Option<&'static str> {
 }
 
 /// The runtime whose fork-join time at P = 1 is T_s, the serial elision.
-pub const SERIAL: &str = "serial";
+pub(crate) const SERIAL: &str = "serial";
 
 /// The arm of T_s: [`SERIAL`] with no setting.
-pub fn serial() -> Arm {
+pub(crate) fn serial() -> Arm {
     Arm::plain(find(SERIAL).expect("the serial runtime is registered"))
 }
 
@@ -87,7 +87,7 @@ pub fn serial() -> Arm {
 /// `prows`, either placement, only; no `pinning`, no `futures=nostack`: the model runs every
 /// future work-first on a stack of its own).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Arm {
+pub(crate) struct Arm {
     /// The runtime.
     pub info: &'static Runtime,
     /// `idle=`, if given.
@@ -275,13 +275,13 @@ const KEYS: &[Key] = &[
 ];
 
 /// The keys an arm's spelling may set, in their canonical order.
-pub fn arm_keys() -> Vec<&'static str> {
+pub(crate) fn arm_keys() -> Vec<&'static str> {
     KEYS.iter().map(|k| k.name).collect()
 }
 
 impl Arm {
     /// The runtime `info` with no setting given.
-    pub fn plain(info: &'static Runtime) -> Arm {
+    pub(crate) fn plain(info: &'static Runtime) -> Arm {
         Arm {
             info,
             idle: None,
@@ -298,7 +298,7 @@ impl Arm {
 
     /// Parses `NAME[/key=value]...`, built or not; one line naming the nearest
     /// valid name or value, or the capability the runtime lacks, on error.
-    pub fn parse(spec: &str) -> Result<Arm, String> {
+    pub(crate) fn parse(spec: &str) -> Result<Arm, String> {
         let mut parts = spec.split('/');
         let name = parts.next().unwrap_or_default();
         let info = find(name).ok_or_else(|| suggest::unknown("runtime", name, &names()))?;
@@ -343,43 +343,43 @@ impl Arm {
     }
 
     /// Whether the arm gives no setting: on `--runtimes`, it selects every arm of its runtime.
-    pub fn is_bare(&self) -> bool {
+    pub(crate) fn is_bare(&self) -> bool {
         self.settings_apart(&Arm::plain(self.info)) == 0
     }
 
     /// The front-end the arm's programs are written for: `front=`, or the runtime's default.
-    pub fn front_end(&self) -> FrontEnd {
+    pub(crate) fn front_end(&self) -> FrontEnd {
         self.front.unwrap_or(self.info.front_ends[0])
     }
 
     /// The simulator's model of this arm's runtime in its placement, if it has one.
-    pub fn model(&self) -> Option<Model> {
+    pub(crate) fn model(&self) -> Option<Model> {
         Model::of(self.info.name, self.placement.unwrap_or_default())
     }
 
     /// Whether the arm's points run on fixed-size fiber stacks (the ones `--stack-size`
     /// sizes): a fiber runtime, measured rather than simulated.
-    pub fn has_fibers(&self) -> bool {
+    pub(crate) fn has_fibers(&self) -> bool {
         self.sim.is_none() && self.info.capabilities.is_some_and(|c| c.fiber_stacks)
     }
 
     /// How many settings this arm and `other` give differently (a setting left out differs
     /// from one given): 0 for one spelling.
-    pub fn settings_apart(&self, other: &Arm) -> usize {
+    pub(crate) fn settings_apart(&self, other: &Arm) -> usize {
         KEYS.iter()
             .filter(|k| (k.get)(self) != (k.get)(other))
             .count()
     }
 
     /// The canonical spelling: the name, then the settings given, in the order of `KEYS`.
-    pub fn spec(&self) -> String {
+    pub(crate) fn spec(&self) -> String {
         KEYS.iter()
             .filter_map(|k| Some(format!("/{}={}", k.name, (k.get)(self)?)))
             .fold(self.info.name.to_string(), |s, kv| s + &kv)
     }
 
     /// `config` with this arm's settings.
-    pub fn configure(&self, mut config: PoolConfig) -> PoolConfig {
+    pub(crate) fn configure(&self, mut config: PoolConfig) -> PoolConfig {
         for k in KEYS {
             (k.configure)(self, &mut config);
         }
@@ -447,7 +447,7 @@ impl PartialEq<&str> for Arm {
 /// `serial-async` (`serial/front=async`), the key `pin=` (`pinning=`), and variant
 /// `sf-nostack` (variant `sf` on `.../futures=nostack`). Returns the arm and the variant; text
 /// that names nothing older comes back as it is.
-pub fn upgrade(runtime: &str, variant: &str) -> (String, String) {
+pub(crate) fn upgrade(runtime: &str, variant: &str) -> (String, String) {
     let (name, rest) = runtime
         .split_once('/')
         .map_or((runtime, ""), |(n, r)| (n, r));
@@ -486,25 +486,25 @@ pub fn upgrade(runtime: &str, variant: &str) -> (String, String) {
 
 /// The arm spelt `spec` of a runtime this build has, or a one-line reason (a bad spelling,
 /// or the feature that builds the runtime).
-pub fn lookup_arm(spec: &str) -> Result<Arm, String> {
+pub(crate) fn lookup_arm(spec: &str) -> Result<Arm, String> {
     let arm = Arm::parse(spec)?;
     lookup_built(arm.info.name)?;
     Ok(arm)
 }
 
 /// The registry entry named `name`, built or not.
-pub fn find(name: &str) -> Option<&'static Runtime> {
+pub(crate) fn find(name: &str) -> Option<&'static Runtime> {
     RUNTIMES.iter().find(|r| r.name == name)
 }
 
 /// Every registered name, built or not.
-pub fn names() -> Vec<&'static str> {
+pub(crate) fn names() -> Vec<&'static str> {
     RUNTIMES.iter().map(|r| r.name).collect()
 }
 
 /// The runtime named `name` if this build has it, or a one-line reason: an unknown name with
 /// the nearest valid one, or `runtime 'tbb' is not built: cargo run --release --features tbb`.
-pub fn lookup_built(name: &str) -> Result<&'static Runtime, String> {
+pub(crate) fn lookup_built(name: &str) -> Result<&'static Runtime, String> {
     let r = find(name).ok_or_else(|| suggest::unknown("runtime", name, &names()))?;
     match r.not_built() {
         Some(why) => Err(format!("runtime '{name}' is {why}")),

@@ -15,7 +15,7 @@ use std::str::FromStr;
 
 /// The `i`-th of `n` shards, 1-based (as `SLURM_ARRAY_TASK_ID` of `--array=1-N`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Shard {
+pub(crate) struct Shard {
     /// Which shard, `1..=count`.
     pub index: usize,
     /// How many shards.
@@ -60,7 +60,7 @@ fn expected_time(p: &PointSpec) -> f64 {
 /// The points of `shard`, in grid order: the greedy longest-processing-time deal of the
 /// module docs. Deterministic: equal expected times keep grid order, ties in load go to the
 /// lower shard.
-pub fn shard_points(points: &[PointSpec], shard: Shard) -> Vec<PointSpec> {
+pub(crate) fn shard_points(points: &[PointSpec], shard: Shard) -> Vec<PointSpec> {
     let mut order: Vec<usize> = (0..points.len()).collect();
     order.sort_by(|&a, &b| {
         expected_time(&points[b])

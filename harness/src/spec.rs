@@ -17,7 +17,7 @@ use stealbench_workloads::{Size, Variant};
 
 /// One point: a runtime arm running a workload's variant on P workers.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Args)]
-pub struct PointSpec {
+pub(crate) struct PointSpec {
     /// Runtime name (see `stealbench list`), optionally with settings, `NAME[/key=value]...`:
     /// idle=busy|lazy, victim=uniform|numa|default, pinning=none|compact|scatter (in place of
     /// --pinning), steals=K, placement=paper|artifact, unmap=on|off, futures=stack|nostack,
@@ -49,13 +49,13 @@ impl fmt::Display for PointSpec {
 }
 
 /// The workload's name in a spec `NAME[/key=value]...`.
-pub fn workload_name(spec: &str) -> &str {
+pub(crate) fn workload_name(spec: &str) -> &str {
     spec.split('/').next().unwrap_or_default()
 }
 
 impl PointSpec {
     /// The arguments that give this point to `stealbench run`.
-    pub fn to_args(&self) -> Vec<String> {
+    pub(crate) fn to_args(&self) -> Vec<String> {
         [
             "--runtime",
             &self.runtime.spec(),
@@ -73,7 +73,7 @@ impl PointSpec {
 
 /// How a point is measured.
 #[derive(Debug, Clone, PartialEq, Eq, Args)]
-pub struct Measure {
+pub(crate) struct Measure {
     /// Input size: paper, small, quick (or test).
     #[arg(long, default_value = "paper", value_parser = parse_size)]
     pub size: Size,
@@ -105,7 +105,7 @@ pub struct Measure {
 impl Measure {
     /// The arguments that give these settings to `stealbench run` of `point`: the stack size
     /// only where the point runs on fiber stacks, the hw files only to the hw workload.
-    pub fn to_args(&self, point: &PointSpec) -> Vec<String> {
+    pub(crate) fn to_args(&self, point: &PointSpec) -> Vec<String> {
         let mut args = vec!["--size".to_string(), self.size.name().to_string()];
         if let Some(r) = self.reps {
             args.extend(["--reps".to_string(), r.to_string()]);
@@ -132,40 +132,40 @@ impl Measure {
 }
 
 /// The most timed repetitions of a point (`--reps`): the papers take 10.
-pub const MAX_REPS: usize = 10_000;
+pub(crate) const MAX_REPS: usize = 10_000;
 
 /// The most rounds over a grid or over `bench`'s runtimes (`--rounds`).
-pub const MAX_ROUNDS: usize = 100;
+pub(crate) const MAX_ROUNDS: usize = 100;
 
 /// The longest timeout (`--timeout`), in seconds: a week.
-pub const MAX_TIMEOUT: u64 = 7 * 24 * 3600;
+pub(crate) const MAX_TIMEOUT: u64 = 7 * 24 * 3600;
 
 /// The most workers a measured point may have (each is an OS thread).
-pub const MAX_WORKERS: usize = 1024;
+pub(crate) const MAX_WORKERS: usize = 1024;
 
 /// The smallest and largest fiber stack `--stack-size` accepts.
-pub const STACK_SIZE_RANGE: (usize, usize) = (16 << 10, 4 << 30);
+pub(crate) const STACK_SIZE_RANGE: (usize, usize) = (16 << 10, 4 << 30);
 
 /// The value parser of a count from 1 to `max`: anything else is refused by clap, before the
 /// command does anything.
-pub fn count(max: usize) -> RangedU64ValueParser<usize> {
+pub(crate) fn count(max: usize) -> RangedU64ValueParser<usize> {
     RangedU64ValueParser::new().range(1..=max as u64)
 }
 
 /// The value parser of `--timeout`: 0 (never) to [`MAX_TIMEOUT`] seconds.
-pub fn seconds() -> RangedU64ValueParser<u64> {
+pub(crate) fn seconds() -> RangedU64ValueParser<u64> {
     RangedU64ValueParser::new().range(0..=MAX_TIMEOUT)
 }
 
 /// The value parser of `bench`'s `--n`: the Fibonacci numbers that fit 64 bits, as `run`
 /// takes them.
-pub fn fib_n() -> RangedU64ValueParser<u64> {
+pub(crate) fn fib_n() -> RangedU64ValueParser<u64> {
     RangedU64ValueParser::new().range(0..=stealbench_workloads::fib::MAX_N)
 }
 
 /// An implemented runtime's arm (`NAME[/key=value]...`), refused with the nearest valid name
 /// or value, or the capability the runtime lacks.
-pub fn parse_arm(s: &str) -> Result<Arm, String> {
+pub(crate) fn parse_arm(s: &str) -> Result<Arm, String> {
     runtimes::lookup_arm(s).map_err(|e| {
         // An older build's spelling names the arm it is today.
         let (today, _) = runtimes::upgrade(s, "");
@@ -178,13 +178,13 @@ pub fn parse_arm(s: &str) -> Result<Arm, String> {
 }
 
 /// A size, with the nearest valid name in the error.
-pub fn parse_size(s: &str) -> Result<Size, String> {
+pub(crate) fn parse_size(s: &str) -> Result<Size, String> {
     s.parse::<Size>()
         .map_err(|_| suggest::unknown("size", s, &Size::NAMES))
 }
 
 /// A variant, with the nearest valid name in the error.
-pub fn parse_variant(s: &str) -> Result<Variant, String> {
+pub(crate) fn parse_variant(s: &str) -> Result<Variant, String> {
     s.parse::<Variant>().map_err(|_| {
         // An older build's variant that is a runtime setting: say which.
         let (arm, today) = runtimes::upgrade("abp", s);
@@ -201,14 +201,14 @@ pub fn parse_variant(s: &str) -> Result<Variant, String> {
 }
 
 /// A pinning policy, with the nearest valid name in the error.
-pub fn parse_pinning(s: &str) -> Result<Pinning, String> {
+pub(crate) fn parse_pinning(s: &str) -> Result<Pinning, String> {
     s.parse::<Pinning>()
         .map_err(|_| suggest::unknown("pinning", s, Pinning::NAMES))
 }
 
 /// A fiber stack size: bytes, or a number with `K`, `M`, `G` (powers of 1024, `KiB`, `MiB`,
 /// `GiB` also accepted), between [`STACK_SIZE_RANGE`]'s bounds.
-pub fn parse_stack_size(s: &str) -> Result<usize, String> {
+pub(crate) fn parse_stack_size(s: &str) -> Result<usize, String> {
     let t = s.trim();
     let bad = |why: &str| format!("stack size {s}: {why}");
     let digits = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
@@ -231,7 +231,7 @@ pub fn parse_stack_size(s: &str) -> Result<usize, String> {
 }
 
 /// A worker count: 1 to [`MAX_WORKERS`].
-pub fn parse_workers(s: &str) -> Result<usize, String> {
+pub(crate) fn parse_workers(s: &str) -> Result<usize, String> {
     let p = s
         .parse()
         .map_err(|_| format!("workers: '{s}' is not a number of workers"))?;
@@ -239,7 +239,7 @@ pub fn parse_workers(s: &str) -> Result<usize, String> {
 }
 
 /// Checks a worker count: at least 1, at most [`MAX_WORKERS`].
-pub fn check_workers(p: usize) -> Result<usize, String> {
+pub(crate) fn check_workers(p: usize) -> Result<usize, String> {
     if p == 0 {
         Err("workers must be at least 1 (P=0 given)".to_string())
     } else if p > MAX_WORKERS {

@@ -2,7 +2,7 @@
 
 /// The summary of one point's repetition times, in seconds.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Summary {
+pub(crate) struct Summary {
     /// Number of repetitions.
     pub n: usize,
     /// Median (mean of the two middle values for an even count).
@@ -16,7 +16,7 @@ pub struct Summary {
 }
 
 /// The median of `xs`, or `None` for no values. NaN values are not expected (times are finite).
-pub fn median(xs: &[f64]) -> Option<f64> {
+pub(crate) fn median(xs: &[f64]) -> Option<f64> {
     if xs.is_empty() {
         return None;
     }
@@ -31,7 +31,7 @@ pub fn median(xs: &[f64]) -> Option<f64> {
 }
 
 /// The arithmetic mean of `xs`, or `None` for no values.
-pub fn mean(xs: &[f64]) -> Option<f64> {
+pub(crate) fn mean(xs: &[f64]) -> Option<f64> {
     if xs.is_empty() {
         return None;
     }
@@ -39,7 +39,7 @@ pub fn mean(xs: &[f64]) -> Option<f64> {
 }
 
 /// The sample standard deviation (divisor n - 1) of `xs`: `None` for no values, 0 for one.
-pub fn stddev(xs: &[f64]) -> Option<f64> {
+pub(crate) fn stddev(xs: &[f64]) -> Option<f64> {
     let m = mean(xs)?;
     if xs.len() < 2 {
         return Some(0.0);
@@ -49,7 +49,7 @@ pub fn stddev(xs: &[f64]) -> Option<f64> {
 }
 
 /// Summarises `xs`, or `None` for no values.
-pub fn summarize(xs: &[f64]) -> Option<Summary> {
+pub(crate) fn summarize(xs: &[f64]) -> Option<Summary> {
     Some(Summary {
         n: xs.len(),
         median: median(xs)?,
@@ -61,7 +61,7 @@ pub fn summarize(xs: &[f64]) -> Option<Summary> {
 
 /// `base / t`: the speedup of a run taking `t` over one taking `base`. `None` when either is
 /// missing or not positive.
-pub fn speedup(base: Option<f64>, t: Option<f64>) -> Option<f64> {
+pub(crate) fn speedup(base: Option<f64>, t: Option<f64>) -> Option<f64> {
     match (base, t) {
         (Some(b), Some(t)) if b > 0.0 && t > 0.0 => Some(b / t),
         _ => None,

@@ -2,7 +2,7 @@
 
 /// The Levenshtein distance between `a` and `b` (insertions, deletions, substitutions of
 /// characters, each costing 1).
-pub fn edit_distance(a: &str, b: &str) -> usize {
+pub(crate) fn edit_distance(a: &str, b: &str) -> usize {
     let a: Vec<char> = a.chars().collect();
     let b: Vec<char> = b.chars().collect();
     let mut prev: Vec<usize> = (0..=b.len()).collect();
@@ -20,7 +20,10 @@ pub fn edit_distance(a: &str, b: &str) -> usize {
 
 /// The candidate nearest to `input`, if it is near enough to be a plausible typo: at most half
 /// the longer name's length (and at least 1) edits away, or a prefix either way.
-pub fn nearest<'a>(input: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+pub(crate) fn nearest<'a>(
+    input: &str,
+    candidates: impl IntoIterator<Item = &'a str>,
+) -> Option<&'a str> {
     let lower = input.to_ascii_lowercase();
     candidates
         .into_iter()
@@ -35,7 +38,7 @@ pub fn nearest<'a>(input: &str, candidates: impl IntoIterator<Item = &'a str>) -
 
 /// `unknown <what> '<input>' (did you mean '<x>'? valid: a, b, c)`: one line naming the
 /// nearest valid name where there is one.
-pub fn unknown(what: &str, input: &str, candidates: &[&str]) -> String {
+pub(crate) fn unknown(what: &str, input: &str, candidates: &[&str]) -> String {
     let valid = candidates.join(", ");
     match nearest(input, candidates.iter().copied()) {
         Some(n) => format!("unknown {what} '{input}' (did you mean '{n}'? valid: {valid})"),

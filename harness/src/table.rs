@@ -7,11 +7,11 @@ use crate::figures::metric::{Context, key};
 use crate::grid::{Availability, Grid, Row, Status};
 use crate::results::PointSummary;
 
-pub use crate::figures::metric::{format_speedup, format_time};
+pub(crate) use crate::figures::metric::format_time;
 
 /// A rendered table: header and cells.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Table {
+pub(crate) struct Table {
     /// Column titles.
     pub header: Vec<String>,
     /// Rows of cells.
@@ -19,7 +19,7 @@ pub struct Table {
 }
 
 /// Every worker count a column is shown for: the measured ones and the paper's.
-pub fn columns(fig: &Figure, grid: &Grid) -> Vec<usize> {
+pub(crate) fn columns(fig: &Figure, grid: &Grid) -> Vec<usize> {
     let mut ps: Vec<usize> = grid.workers.clone();
     ps.extend_from_slice(fig.paper_workers);
     ps.sort_unstable();
@@ -47,7 +47,7 @@ fn row_status(row: &Row, a: &Availability, summaries: &[PointSummary], ps: &[usi
 }
 
 /// Builds the table of `fig` from the run's points.
-pub fn build(fig: &Figure, grid: &Grid, ctx: &Context<'_>) -> Table {
+pub(crate) fn build(fig: &Figure, grid: &Grid, ctx: &Context<'_>) -> Table {
     let metric = fig.metric;
     let ps = columns(fig, grid);
     let mut header: Vec<String> = ["bench", "variant", "runtime"]
@@ -91,7 +91,7 @@ pub fn build(fig: &Figure, grid: &Grid, ctx: &Context<'_>) -> Table {
 
 impl Table {
     /// Aligned plain text for the terminal.
-    pub fn to_text(&self) -> String {
+    pub(crate) fn to_text(&self) -> String {
         let widths: Vec<usize> = (0..self.header.len())
             .map(|c| {
                 std::iter::once(&self.header[c])
@@ -123,7 +123,7 @@ impl Table {
     }
 
     /// A Markdown table.
-    pub fn to_markdown(&self) -> String {
+    pub(crate) fn to_markdown(&self) -> String {
         let esc = |s: &String| s.replace('|', "\\|");
         let mut out = format!(
             "| {} |\n|{}|\n",
@@ -147,6 +147,7 @@ impl Table {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::figures::metric::format_speedup;
     use crate::figures::prows_fig3;
     use crate::grid::Selection;
     use crate::testutil::ok_point;

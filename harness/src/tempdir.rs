@@ -6,11 +6,11 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// A fresh directory under the system's temporary directory, removed when dropped.
 #[derive(Debug)]
-pub struct TempDir(PathBuf);
+pub(crate) struct TempDir(PathBuf);
 
 impl TempDir {
     /// Creates `<tmp>/stealbench-<tag>-<pid>-<counter>`.
-    pub fn new(tag: &str) -> TempDir {
+    pub(crate) fn new(tag: &str) -> TempDir {
         static COUNTER: AtomicUsize = AtomicUsize::new(0);
         let n = COUNTER.fetch_add(1, Ordering::Relaxed);
         let p = std::env::temp_dir().join(format!("stealbench-{tag}-{}-{n}", std::process::id()));
@@ -20,7 +20,7 @@ impl TempDir {
     }
 
     /// Its path.
-    pub fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         &self.0
     }
 }

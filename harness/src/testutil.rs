@@ -1,7 +1,7 @@
 //! Test helpers: a row and its points for the metrics' tests, and a figure measured.
 
 /// A point of workload `fib` that finished ok with median `median` seconds and no counters.
-pub fn ok_point(
+pub(crate) fn ok_point(
     runtime: &str,
     variant: stealbench_workloads::Variant,
     workers: usize,
@@ -33,13 +33,13 @@ pub fn ok_point(
 
 /// The row of workload `fib`, variant fj, on `runtime`, without paper values: the row of
 /// [`ok_point`]'s points.
-pub fn fib_row(runtime: &str) -> crate::grid::Row {
+pub(crate) fn fib_row(runtime: &str) -> crate::grid::Row {
     crate::grid::Row::new("fib", "fib", stealbench_workloads::Variant::Fj, runtime)
 }
 
 /// libfork's Figure 5 at P = 1 and the points of its fib row on every arm of it (a second
 /// each), for the tests of what a table and a plot call libfork's arms.
-pub fn libfork_fig5_at_1() -> (
+pub(crate) fn libfork_fig5_at_1() -> (
     crate::figures::Figure,
     crate::grid::Grid,
     Vec<crate::results::PointSummary>,

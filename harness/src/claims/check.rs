@@ -11,12 +11,12 @@
 use super::quantity::{Estimate, Missing, Q, number};
 use crate::figures::fit;
 use crate::results::PointSummary;
-use crate::stats;
+
 use std::fmt;
 
 /// The values a check accepts: `lo <= x <= hi`, either side open.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Band {
+pub(crate) struct Band {
     /// The lower bound.
     pub lo: Option<f64>,
     /// The upper bound.
@@ -25,7 +25,7 @@ pub struct Band {
 
 impl Band {
     /// `lo <= x <= hi`.
-    pub fn within(lo: f64, hi: f64) -> Band {
+    pub(crate) fn within(lo: f64, hi: f64) -> Band {
         Band {
             lo: Some(lo),
             hi: Some(hi),
@@ -33,12 +33,12 @@ impl Band {
     }
 
     /// `reference` within a relative `tolerance` (0.05: 5 %) either side.
-    pub fn around(reference: f64, tolerance: f64) -> Band {
+    pub(crate) fn around(reference: f64, tolerance: f64) -> Band {
         Band::within(reference * (1.0 - tolerance), reference * (1.0 + tolerance))
     }
 
     /// `x <= hi`.
-    pub fn at_most(hi: f64) -> Band {
+    pub(crate) fn at_most(hi: f64) -> Band {
         Band {
             lo: None,
             hi: Some(hi),
@@ -46,7 +46,7 @@ impl Band {
     }
 
     /// `x >= lo`.
-    pub fn at_least(lo: f64) -> Band {
+    pub(crate) fn at_least(lo: f64) -> Band {
         Band {
             lo: Some(lo),
             hi: None,
@@ -54,13 +54,13 @@ impl Band {
     }
 
     /// Whether `x` is in the band.
-    pub fn contains(&self, x: f64) -> bool {
+    pub(crate) fn contains(&self, x: f64) -> bool {
         self.lo.is_none_or(|l| x >= l) && self.hi.is_none_or(|h| x <= h)
     }
 
     /// How an estimate's spread lies against the band: inside it, wholly outside it, or
     /// across an edge.
-    pub fn judge(&self, e: &Estimate) -> Outcome {
+    pub(crate) fn judge(&self, e: &Estimate) -> Outcome {
         let below = self.lo.is_some_and(|l| e.hi < l);
         let above = self.hi.is_some_and(|h| e.lo > h);
         if self.contains(e.lo) && self.contains(e.hi) {
@@ -97,7 +97,7 @@ impl fmt::Display for Band {
 
 /// What one case of a check came to.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Outcome {
+pub(crate) enum Outcome {
     /// The spread lies inside the band.
     Holds,
     /// The spread lies outside the band.
@@ -108,7 +108,7 @@ pub enum Outcome {
 
 /// A case of a check: a label (`mm`, `d=64`) and its quantity.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Case {
+pub(crate) struct Case {
     /// What the case is, in the claim's words.
     pub label: String,
     /// Its quantity.
@@ -116,7 +116,7 @@ pub struct Case {
 }
 
 /// A case labelled `label`.
-pub fn case(label: impl Into<String>, q: Q) -> Case {
+pub(crate) fn case(label: impl Into<String>, q: Q) -> Case {
     Case {
         label: label.into(),
         q,
@@ -125,9 +125,7 @@ pub fn case(label: impl Into<String>, q: Q) -> Case {
 
 /// How a growth is fitted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Growth {
-    /// `y = c x^n`: the slope of log y against log x, by least squares.
-    PowerLaw,
+pub(crate) enum Growth {
     /// libfork's Eq. (17), `y = a + b y_1 P^n`, `y_1` the value at the smallest x
     /// ([`fit::fit`]), x being P.
     Eq17,
@@ -135,7 +133,7 @@ pub enum Growth {
 
 /// A check over a claim's quantities.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Check {
+pub(crate) enum Check {
     /// Each case's value within `band` (a ratio within a tolerance, or a bound).
     Within {
         /// The cases.
@@ -174,7 +172,7 @@ pub enum Check {
 
 /// A case's result: its label, what we measured, and its outcome.
 #[derive(Debug, Clone, PartialEq)]
-pub struct CaseResult {
+pub(crate) struct CaseResult {
     /// The case's label.
     pub label: String,
     /// What we measured, with its spread.
@@ -185,7 +183,7 @@ pub struct CaseResult {
 
 impl Check {
     /// Every quantity the check reads.
-    pub fn quantities(&self) -> Vec<&Q> {
+    pub(crate) fn quantities(&self) -> Vec<&Q> {
         match self {
             Check::Within { cases, .. } => cases.iter().map(|c| &c.q).collect(),
             Check::Order { cases, .. } => cases.iter().flat_map(|(_, qs)| qs).collect(),
@@ -198,7 +196,7 @@ impl Check {
     }
 
     /// The check in words, with its band.
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         match self {
             Check::Within { cases, band, unit } => {
                 let q = cases.first().map(|c| c.q.to_string()).unwrap_or_default();
@@ -231,7 +229,6 @@ impl Check {
             }
             Check::Exponent { model, cases, band } => {
                 let how = match model {
-                    Growth::PowerLaw => "the exponent n of y = c x^n (log-log least squares)",
                     Growth::Eq17 => "the exponent n of Eq. (17), y = a + b M_1 P^n",
                 };
                 let q = cases
@@ -246,7 +243,7 @@ impl Check {
     }
 
     /// The band, in words.
-    pub fn band(&self) -> String {
+    pub(crate) fn band(&self) -> String {
         match self {
             Check::Within { band, unit, .. } => {
                 format!("{band}{}{unit}", if unit.is_empty() { "" } else { " " })
@@ -258,7 +255,7 @@ impl Check {
     }
 
     /// Runs the check on `run`: a result per case.
-    pub fn run(&self, run: &[PointSummary]) -> Vec<CaseResult> {
+    pub(crate) fn run(&self, run: &[PointSummary]) -> Vec<CaseResult> {
         match self {
             Check::Within { cases, band, .. } => cases
                 .iter()
@@ -376,7 +373,6 @@ fn exponent(
         }
     }
     let fitted = match model {
-        Growth::PowerLaw => power_law(&points),
         Growth::Eq17 => {
             let m1 = points.first().map_or(0.0, |p| p.1);
             // An exponent on the edge of the range searched is none the data determine.
@@ -409,36 +405,8 @@ fn exponent(
     )
 }
 
-/// The least-squares slope of log y against log x and its standard error; `None` with fewer
-/// than 3 points or a value that is not positive.
-pub fn power_law(points: &[(f64, f64)]) -> Option<(f64, f64)> {
-    if points.len() < 3 || points.iter().any(|(x, y)| *x <= 0.0 || *y <= 0.0) {
-        return None;
-    }
-    let xs: Vec<f64> = points.iter().map(|p| p.0.ln()).collect();
-    let ys: Vec<f64> = points.iter().map(|p| p.1.ln()).collect();
-    let (mx, my) = (stats::mean(&xs)?, stats::mean(&ys)?);
-    let sxx: f64 = xs.iter().map(|x| (x - mx).powi(2)).sum();
-    if sxx <= 0.0 {
-        return None;
-    }
-    let slope = xs
-        .iter()
-        .zip(&ys)
-        .map(|(x, y)| (x - mx) * (y - my))
-        .sum::<f64>()
-        / sxx;
-    let rss: f64 = xs
-        .iter()
-        .zip(&ys)
-        .map(|(x, y)| (y - my - slope * (x - mx)).powi(2))
-        .sum();
-    let se = (rss / (xs.len() - 2) as f64 / sxx).sqrt();
-    Some((slope, se))
-}
-
 /// The outcome of several: fails if one fails, holds if all hold, else the first reason.
-pub fn worst(outcomes: Vec<Outcome>) -> Outcome {
+pub(crate) fn worst(outcomes: Vec<Outcome>) -> Outcome {
     if outcomes.contains(&Outcome::Fails) {
         return Outcome::Fails;
     }
@@ -487,17 +455,6 @@ mod tests {
         );
         assert_eq!(Band::at_least(1.3).to_string(), "≥ 1.30");
         assert_eq!(Band::within(0.95, 1.05).to_string(), "[0.950, 1.05]");
-    }
-
-    #[test]
-    fn a_power_law_recovers_its_exponent() {
-        let pts: Vec<(f64, f64)> = [1.0, 2.0, 4.0, 8.0]
-            .iter()
-            .map(|&x: &f64| (x, 3.0 * x.powf(1.5)))
-            .collect();
-        let (n, se) = power_law(&pts).unwrap();
-        assert!((n - 1.5).abs() < 1e-9 && se < 1e-9);
-        assert_eq!(power_law(&pts[..2]), None);
     }
 
     #[test]

@@ -22,11 +22,11 @@
 //! T_s must be the fastest serial code, and a row faster than it in every process makes it
 //! suspect.
 
-pub mod check;
-pub mod quantity;
+pub(crate) mod check;
+pub(crate) mod quantity;
 
-pub use check::{Band, Case, Check, Growth, Outcome, case};
-pub use quantity::{Q, counter, peak_rss, time, ts};
+pub(crate) use check::{Band, Case, Check, Growth, Outcome, case};
+pub(crate) use quantity::{Q, counter, peak_rss, time, ts};
 
 use crate::figures::Figure;
 use crate::results::PointSummary;
@@ -37,11 +37,11 @@ use std::path::Path;
 use stealbench_workloads::Size;
 
 /// The rounds a time point needs for a claim to be judged on it.
-pub const MIN_TIME_ROUNDS: usize = 3;
+pub(crate) const MIN_TIME_ROUNDS: usize = 3;
 
 /// A claim of a paper that a figure tests.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Claim {
+pub(crate) struct Claim {
     /// Its id within the figure (`futures-keep-up`); `FIGURE/ID` names it everywhere.
     pub id: &'static str,
     /// The paper's words, quoted short, with their numbers.
@@ -60,7 +60,7 @@ pub struct Claim {
 
 impl Claim {
     /// A claim with its check, on every size, with no stand-in.
-    pub fn new(
+    pub(crate) fn new(
         id: &'static str,
         quote: &'static str,
         paper: impl Into<String>,
@@ -77,7 +77,7 @@ impl Claim {
     }
 
     /// The claim, `n/a` for `why`.
-    pub fn stand_in(self, why: &'static str) -> Claim {
+    pub(crate) fn stand_in(self, why: &'static str) -> Claim {
         Claim {
             stand_in: Some(why),
             ..self
@@ -85,7 +85,7 @@ impl Claim {
     }
 
     /// The claim, inconclusive below `size` for `why`.
-    pub fn from_size(self, size: Size, why: &'static str) -> Claim {
+    pub(crate) fn at_least_size(self, size: Size, why: &'static str) -> Claim {
         Claim {
             min_size: Some((size, why)),
             ..self
@@ -93,12 +93,12 @@ impl Claim {
     }
 
     /// The largest P among the points it reads.
-    pub fn max_p(&self) -> usize {
+    pub(crate) fn max_p(&self) -> usize {
         self.points().iter().map(|(p, _)| p.p).max().unwrap_or(1)
     }
 
     /// The points it reads, each once, with whether it is read as a time.
-    pub fn points(&self) -> Vec<(quantity::Pt, bool)> {
+    pub(crate) fn points(&self) -> Vec<(quantity::Pt, bool)> {
         let mut out: Vec<(quantity::Pt, bool)> = Vec::new();
         for q in self.check.quantities() {
             for p in q.points() {
@@ -111,14 +111,14 @@ impl Claim {
     }
 
     /// Whether it compares times.
-    pub fn reads_time(&self) -> bool {
+    pub(crate) fn reads_time(&self) -> bool {
         self.check.quantities().iter().any(|q| q.reads_time())
     }
 }
 
 /// A claim's verdict on one run.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Verdict {
+pub(crate) enum Verdict {
     /// The measured spread lies inside the band.
     Holds,
     /// The measured spread lies outside the band.
@@ -131,7 +131,7 @@ pub enum Verdict {
 
 impl Verdict {
     /// `holds`, `fails`, `inconclusive`, `n/a`.
-    pub fn word(&self) -> &'static str {
+    pub(crate) fn word(&self) -> &'static str {
         match self {
             Verdict::Holds => "holds",
             Verdict::Fails => "fails",
@@ -141,7 +141,7 @@ impl Verdict {
     }
 
     /// Why, for `inconclusive` and `n/a`.
-    pub fn reason(&self) -> &str {
+    pub(crate) fn reason(&self) -> &str {
         match self {
             Verdict::Inconclusive(r) | Verdict::NotApplicable(r) => r,
             _ => "",
@@ -160,7 +160,7 @@ impl fmt::Display for Verdict {
 
 /// What a run is, for the verdicts: its points, this machine's cores and the input size.
 #[derive(Debug, Clone, Copy)]
-pub struct Run<'a> {
+pub(crate) struct Run<'a> {
     /// Every point of the run.
     pub summaries: &'a [PointSummary],
     /// The machine's physical cores.
@@ -171,7 +171,7 @@ pub struct Run<'a> {
 
 /// A claim judged on a run.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Judgement {
+pub(crate) struct Judgement {
     /// `FIGURE/ID`.
     pub id: String,
     /// The claim.
@@ -185,7 +185,7 @@ pub struct Judgement {
 }
 
 /// The verdicts of `fig`'s claims on `run`.
-pub fn judge(fig: &Figure, run: &Run<'_>) -> Vec<Judgement> {
+pub(crate) fn judge(fig: &Figure, run: &Run<'_>) -> Vec<Judgement> {
     fig.claims
         .iter()
         .map(|c| judge_one(fig.id, c, run))
@@ -316,7 +316,7 @@ fn gate(claim: &Claim, run: &Run<'_>) -> Option<Verdict> {
 /// Why T_s of `workload` is suspect in `summaries`: a row of the same program (T_s's variant)
 /// at P = 1 that beat it in every round, by more than 2 %. Another variant may beat it by
 /// design (a latency-hiding version overlaps the waits that the serial elision sleeps through).
-pub fn suspect_ts(summaries: &[PointSummary], workload: &str) -> Option<String> {
+pub(crate) fn suspect_ts(summaries: &[PointSummary], workload: &str) -> Option<String> {
     let ts = crate::results::ts_of(summaries, workload)?;
     let t = quantity::Samples::rounds(&ts.round_medians);
     summaries
@@ -346,7 +346,7 @@ pub fn suspect_ts(summaries: &[PointSummary], workload: &str) -> Option<String> 
 }
 
 /// One line per verdict, for the terminal.
-pub fn text(judgements: &[Judgement]) -> String {
+pub(crate) fn text(judgements: &[Judgement]) -> String {
     let mut out = String::new();
     for j in judgements {
         out.push_str(&format!("claim {}: {}\n", j.id, j.verdict));
@@ -364,7 +364,7 @@ pub fn text(judgements: &[Judgement]) -> String {
 }
 
 /// The verdicts in a line: `3 hold, 1 fails, 2 inconclusive, 1 n/a`.
-pub fn tally(judgements: &[Judgement]) -> String {
+pub(crate) fn tally(judgements: &[Judgement]) -> String {
     let count = |w: &str| judgements.iter().filter(|j| j.verdict.word() == w).count();
     format!(
         "{} holds, {} fails, {} inconclusive, {} n/a",
@@ -381,7 +381,7 @@ fn cell(s: &str) -> String {
 }
 
 /// The "Claims" section of a figure's Markdown page.
-pub fn markdown(judgements: &[Judgement]) -> String {
+pub(crate) fn markdown(judgements: &[Judgement]) -> String {
     if judgements.is_empty() {
         return String::new();
     }
@@ -418,12 +418,12 @@ pub fn markdown(judgements: &[Judgement]) -> String {
 }
 
 /// The columns of `claims.csv`.
-pub const CSV_HEADER: [&str; 8] = [
+pub(crate) const CSV_HEADER: [&str; 8] = [
     "claim", "verdict", "reason", "caveat", "ours", "band", "paper", "quote",
 ];
 
 /// Writes `claims.csv`: one row per claim of the run.
-pub fn write_csv(path: &Path, judgements: &[Judgement]) -> io::Result<()> {
+pub(crate) fn write_csv(path: &Path, judgements: &[Judgement]) -> io::Result<()> {
     let mut w = csv::Writer::from_path(path).map_err(io::Error::other)?;
     w.write_record(CSV_HEADER).map_err(io::Error::other)?;
     for j in judgements {
@@ -443,7 +443,7 @@ pub fn write_csv(path: &Path, judgements: &[Judgement]) -> io::Result<()> {
 }
 
 /// Every claim of `figures`, with its check and band, for `stealbench claims`.
-pub fn listing(figures: &[Figure]) -> String {
+pub(crate) fn listing(figures: &[Figure]) -> String {
     let mut out = String::new();
     let mut n = 0;
     for f in figures {
@@ -620,7 +620,7 @@ mod tests {
             },
         );
         assert_eq!(verdict(order, pts.clone()), Verdict::Holds);
-        let small = exact("abp", 34.0).from_size(Size::Paper, "counts grow with the input");
+        let small = exact("abp", 34.0).at_least_size(Size::Paper, "counts grow with the input");
         assert!(matches!(verdict(small, pts), Verdict::Inconclusive(_)));
     }
 

@@ -21,7 +21,7 @@ use stealbench_workloads::Variant;
 /// A point a claim names: a runtime arm (spelt as a figure's rows spell it), a workload spec,
 /// a variant and P.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Pt {
+pub(crate) struct Pt {
     /// The runtime arm's spelling (`abp`, `prows/futures=nostack`).
     pub runtime: &'static str,
     /// The workload spec (`fib`, `touchchain/d=64`).
@@ -44,7 +44,7 @@ impl fmt::Display for Pt {
 
 /// A quantity of a run.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Q {
+pub(crate) enum Q {
     /// A point's time in seconds: one sample per round (that round's median).
     Time(Pt),
     /// T_s of a workload spec: the `serial` runtime at P = 1, one sample per round.
@@ -63,7 +63,7 @@ pub enum Q {
 }
 
 /// A point's time.
-pub fn time(runtime: &'static str, workload: &str, variant: Variant, p: usize) -> Q {
+pub(crate) fn time(runtime: &'static str, workload: &str, variant: Variant, p: usize) -> Q {
     Q::Time(Pt {
         runtime,
         workload: workload.to_string(),
@@ -73,7 +73,7 @@ pub fn time(runtime: &'static str, workload: &str, variant: Variant, p: usize) -
 }
 
 /// A point's counter `name`.
-pub fn counter(
+pub(crate) fn counter(
     runtime: &'static str,
     workload: &str,
     variant: Variant,
@@ -92,7 +92,7 @@ pub fn counter(
 }
 
 /// A point's peak resident set.
-pub fn peak_rss(runtime: &'static str, workload: &str, variant: Variant, p: usize) -> Q {
+pub(crate) fn peak_rss(runtime: &'static str, workload: &str, variant: Variant, p: usize) -> Q {
     Q::PeakRss(Pt {
         runtime,
         workload: workload.to_string(),
@@ -102,23 +102,23 @@ pub fn peak_rss(runtime: &'static str, workload: &str, variant: Variant, p: usiz
 }
 
 /// T_s of `workload`.
-pub fn ts(workload: &str) -> Q {
+pub(crate) fn ts(workload: &str) -> Q {
     Q::Ts(workload.to_string())
 }
 
 impl Q {
     /// `self / other`.
-    pub fn over(self, other: Q) -> Q {
+    pub(crate) fn over(self, other: Q) -> Q {
         Q::Div(Box::new(self), Box::new(other))
     }
 
     /// `self + other`.
-    pub fn plus(self, other: Q) -> Q {
+    pub(crate) fn plus(self, other: Q) -> Q {
         Q::Add(Box::new(self), Box::new(other))
     }
 
     /// The points it reads, with whether each is read as a time (T_s as the `serial` point).
-    pub fn points(&self) -> Vec<(Pt, bool)> {
+    pub(crate) fn points(&self) -> Vec<(Pt, bool)> {
         match self {
             Q::Time(p) => vec![(p.clone(), true)],
             Q::Ts(w) => vec![(
@@ -141,7 +141,7 @@ impl Q {
     }
 
     /// The times it reads (`Time` and `Ts`), each as a quantity of its own.
-    pub fn times(&self) -> Vec<&Q> {
+    pub(crate) fn times(&self) -> Vec<&Q> {
         match self {
             Q::Time(_) | Q::Ts(_) => vec![self],
             Q::Div(a, b) | Q::Add(a, b) => {
@@ -154,12 +154,12 @@ impl Q {
     }
 
     /// Whether it reads a time.
-    pub fn reads_time(&self) -> bool {
+    pub(crate) fn reads_time(&self) -> bool {
         self.points().iter().any(|(_, t)| *t)
     }
 
     /// The workloads whose T_s it reads.
-    pub fn ts_workloads(&self) -> Vec<String> {
+    pub(crate) fn ts_workloads(&self) -> Vec<String> {
         match self {
             Q::Ts(w) => vec![w.clone()],
             Q::Div(a, b) | Q::Add(a, b) => {
@@ -172,7 +172,7 @@ impl Q {
     }
 
     /// Its value in `run`, or why there is none.
-    pub fn samples(&self, run: &[PointSummary]) -> Result<Samples, Missing> {
+    pub(crate) fn samples(&self, run: &[PointSummary]) -> Result<Samples, Missing> {
         match self {
             Q::Time(p) => {
                 let s = point(run, p)?;
@@ -223,7 +223,7 @@ impl fmt::Display for Q {
 
 /// Why a quantity has no value in a run.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Missing {
+pub(crate) enum Missing {
     /// A point is not in the run (not selected, not built, or a spelling no runtime takes).
     NotMeasured(String),
     /// A point did not finish ok.
@@ -268,7 +268,7 @@ fn ok(s: &PointSummary, what: &str) -> Result<(), Missing> {
 
 /// A quantity's values in a run: per round, per repetition, or one.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Samples {
+pub(crate) struct Samples {
     /// The values.
     pub values: Vec<f64>,
     /// What they are one of, which says with what they pair.
@@ -277,7 +277,7 @@ pub struct Samples {
 
 /// What a quantity's values are one of.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Tag {
+pub(crate) enum Tag {
     /// One per round, in round order: round r pairs with round r of another point (the same
     /// pass over the grid).
     Rounds,
@@ -290,7 +290,7 @@ pub enum Tag {
 
 impl Samples {
     /// One value per round.
-    pub fn rounds(values: &[f64]) -> Samples {
+    pub(crate) fn rounds(values: &[f64]) -> Samples {
         Samples {
             values: values.to_vec(),
             tag: Tag::Rounds,
@@ -298,7 +298,7 @@ impl Samples {
     }
 
     /// A single value, which pairs with every value of another quantity.
-    pub fn one(x: f64) -> Samples {
+    pub(crate) fn one(x: f64) -> Samples {
         Samples {
             values: vec![x],
             tag: Tag::Unpaired,
@@ -309,7 +309,7 @@ impl Samples {
     /// points, the same repetition of one point), the one value against each where either
     /// has a single value, else every value against every other (which can only widen the
     /// spread).
-    pub fn combine(&self, other: &Samples, f: impl Fn(f64, f64) -> f64) -> Samples {
+    pub(crate) fn combine(&self, other: &Samples, f: impl Fn(f64, f64) -> f64) -> Samples {
         let (a, b) = (&self.values, &other.values);
         if b.len() == 1 {
             return Samples {
@@ -340,7 +340,7 @@ impl Samples {
 
     /// The estimate: the median, with the smallest and largest sample as its spread; `None`
     /// when no value is finite (a division by zero).
-    pub fn estimate(&self) -> Option<Estimate> {
+    pub(crate) fn estimate(&self) -> Option<Estimate> {
         let xs: Vec<f64> = self
             .values
             .iter()
@@ -358,7 +358,7 @@ impl Samples {
 
 /// A quantity's estimate: the median of its samples and their range.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Estimate {
+pub(crate) struct Estimate {
     /// The median.
     pub value: f64,
     /// The smallest sample.
@@ -386,7 +386,7 @@ impl fmt::Display for Estimate {
 }
 
 /// A number with three significant digits, integers as integers.
-pub fn number(x: f64) -> String {
+pub(crate) fn number(x: f64) -> String {
     if !x.is_finite() {
         return format!("{x}");
     }

@@ -9,7 +9,7 @@ use crate::grid::Row;
 /// [`Count`]'s counters, each with the paper's value from a reference CSV (one record per
 /// benchmark) where the row's runtime has a column for it.
 #[derive(Debug, Clone, Copy)]
-pub struct PaperCounts {
+pub(crate) struct PaperCounts {
     /// Our counters and how the repetitions reduce.
     pub count: Count,
     /// The reference CSV.
@@ -24,7 +24,7 @@ pub struct PaperCounts {
 
 impl PaperCounts {
     /// The paper's count `i` (of `count.stats`) for `row`.
-    pub fn paper_value(&self, row: &Row, i: usize) -> Option<f64> {
+    pub(crate) fn paper_value(&self, row: &Row, i: usize) -> Option<f64> {
         let (_, cols) = self.columns.iter().find(|(rt, _)| row.runtime == *rt)?;
         let col = cols.get(i).filter(|c| !c.is_empty())?;
         paper_number(self.reference, &row.bench, col).map(|v| v * self.scale)

@@ -20,16 +20,16 @@ use crate::claims::{Band, Check, Claim, case, time};
 use stealbench_workloads::Variant;
 
 /// The figure's id.
-pub const ID: &str = "fibril-fig3";
+pub(crate) const ID: &str = "fibril-fig3";
 /// The figure's title.
-pub const TITLE: &str =
+pub(crate) const TITLE: &str =
     "Fibril (SPAA'16) Figure 3: performance on one worker, Fibril vs Cilk Plus (abp) and TBB (tbb)";
 
 /// The P of the figure.
 const P: usize = 1;
 
 /// The metric: time, T_s / T_1 and the ratios against Cilk Plus and TBB at P = 1.
-pub const METRIC: Relative = fibril_ratios(
+pub(crate) const METRIC: Relative = fibril_ratios(
     &["vs_cilkplus_serial", "vs_tbb_serial"],
     P,
     false,
@@ -37,7 +37,7 @@ pub const METRIC: Relative = fibril_ratios(
 );
 
 /// The figure: the twelve benchmarks on every runtime at P = 1.
-pub fn figure() -> Figure {
+pub(crate) fn figure() -> Figure {
     fibril_ratio_figure(
         ID,
         TITLE,

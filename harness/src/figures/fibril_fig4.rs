@@ -21,14 +21,14 @@ use crate::claims::{Band, Check, Claim, case, time, ts};
 use stealbench_workloads::Variant;
 
 /// The figure's id.
-pub const ID: &str = "fibril-fig4";
+pub(crate) const ID: &str = "fibril-fig4";
 /// The figure's title.
-pub const TITLE: &str =
+pub(crate) const TITLE: &str =
     "Fibril (SPAA'16) Figure 4: speedup on 1-72 threads, Fibril vs Cilk Plus (abp) and TBB (tbb)";
 
 /// The metric: time, T_s / T_P and the ratios against Cilk Plus and TBB at each P, the
 /// paper's at all its 72 threads.
-pub const METRIC: Relative = fibril_ratios(
+pub(crate) const METRIC: Relative = fibril_ratios(
     &["vs_cilkplus_p72", "vs_tbb_p72"],
     FIBRIL_P,
     true,
@@ -36,7 +36,7 @@ pub const METRIC: Relative = fibril_ratios(
 );
 
 /// The figure: the twelve benchmarks on every runtime against P.
-pub fn figure() -> Figure {
+pub(crate) fn figure() -> Figure {
     fibril_ratio_figure(
         ID,
         TITLE,

@@ -18,9 +18,9 @@ use crate::grid::PaperValues;
 use stealbench_workloads::Variant;
 
 /// The figure's id.
-pub const ID: &str = "fibril-table3";
+pub(crate) const ID: &str = "fibril-table3";
 /// The figure's title.
-pub const TITLE: &str =
+pub(crate) const TITLE: &str =
     "Fibril (SPAA'16) Table 3: stack space in pages, D, S_1, S_1 + D and S_72 / 72 (fibril, abp)";
 
 /// The reference numbers (pages of 4 KiB), embedded.
@@ -30,7 +30,7 @@ const CSV: ReferenceCsv = reference_csv!("fibril_table3.csv");
 const DEPTH_ARM: &str = "abp/sim=unit";
 
 /// The table's columns.
-pub const METRIC: StackPages = StackPages {
+pub(crate) const METRIC: StackPages = StackPages {
     depth_arm: DEPTH_ARM,
     reference: CSV.text,
     paper_runtime: FIBRIL,
@@ -38,7 +38,7 @@ pub const METRIC: StackPages = StackPages {
 };
 
 /// The figure: the twelve benchmarks on `fibril`, `abp` and the recording for D.
-pub fn figure() -> Figure {
+pub(crate) fn figure() -> Figure {
     let rows = rows(
         &FIBRIL_BENCHMARKS,
         &[FIBRIL, CILK_PLUS, DEPTH_ARM],

@@ -19,15 +19,15 @@ use crate::claims::{Band, Check, Claim, Q, case, counter};
 use stealbench_workloads::Variant;
 
 /// The figure's id.
-pub const ID: &str = "fibril-table4";
+pub(crate) const ID: &str = "fibril-table4";
 /// The figure's title.
-pub const TITLE: &str = "Fibril (SPAA'16) Table 4: incremental and peak RSS and stacks on 72 threads (fibril / abp / tbb)";
+pub(crate) const TITLE: &str = "Fibril (SPAA'16) Table 4: incremental and peak RSS and stacks on 72 threads (fibril / abp / tbb)";
 
 /// The reference numbers (MB; stacks), embedded.
 const CSV: ReferenceCsv = reference_csv!("fibril_table4.csv");
 
 /// The table's cells.
-pub const METRIC: RssTable = RssTable {
+pub(crate) const METRIC: RssTable = RssTable {
     reference: CSV.text,
     columns: &[
         (
@@ -45,7 +45,7 @@ pub const METRIC: RssTable = RssTable {
 
 /// The figure: the twelve benchmarks on
 /// [`FIBRIL_TABLE_RUNTIMES`](super::suites::FIBRIL_TABLE_RUNTIMES) at P = 72.
-pub fn figure() -> Figure {
+pub(crate) fn figure() -> Figure {
     fibril_table(
         ID,
         TITLE,

@@ -12,14 +12,14 @@
 //! `m - 3` degrees of freedom, so a fit needs 4 points at least.
 
 /// The exponents searched: wider than any the paper reports (0 to 1.3).
-pub const N_RANGE: (f64, f64) = (-1.0, 3.0);
+pub(crate) const N_RANGE: (f64, f64) = (-1.0, 3.0);
 
 /// Grid cells over [`N_RANGE`] before the golden-section refinement.
 const GRID: usize = 4000;
 
 /// A fitted `MRSS = a + b * M_1 * P^n`.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Fit {
+pub(crate) struct Fit {
     /// The exponent.
     pub n: f64,
     /// The constant, in the data's unit.
@@ -39,7 +39,7 @@ pub struct Fit {
 
 impl Fit {
     /// The model's value at `p`.
-    pub fn at(&self, m1: f64, p: f64) -> f64 {
+    pub(crate) fn at(&self, m1: f64, p: f64) -> f64 {
         self.a + self.b * m1 * p.powf(self.n)
     }
 }
@@ -101,7 +101,7 @@ fn inverse3(m: [[f64; 3]; 3]) -> Option<[[f64; 3]; 3]> {
 
 /// Fits `y = a + b * m1 * P^n` to `points` `(P, y)` by least squares; `m1` is the value at
 /// P = 1 (`M_1`). `None` with fewer than 4 points, fewer than 2 distinct P, or `m1 <= 0`.
-pub fn fit(points: &[(f64, f64)], m1: f64) -> Option<Fit> {
+pub(crate) fn fit(points: &[(f64, f64)], m1: f64) -> Option<Fit> {
     let m = points.len();
     let positive = |x: f64| x > 0.0;
     if m < 4 || !positive(m1) {

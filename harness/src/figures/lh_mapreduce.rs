@@ -39,12 +39,12 @@ use crate::stats;
 use stealbench_workloads::{Size, Variant};
 
 /// The figure's id.
-pub const ID: &str = "lh-mapreduce";
+pub(crate) const ID: &str = "lh-mapreduce";
 /// The figure's title.
-pub const TITLE: &str = "Rayon-LH (thesis) MapReduce-Fib: speedup against P for latencies of 0, 1, 50 and 100 ms, classic against latency-hiding";
+pub(crate) const TITLE: &str = "Rayon-LH (thesis) MapReduce-Fib: speedup against P for latencies of 0, 1, 50 and 100 ms, classic against latency-hiding";
 
 /// The latencies of the figure, in milliseconds.
-pub const LATENCIES_MS: [u64; 4] = [0, 1, 50, 100];
+pub(crate) const LATENCIES_MS: [u64; 4] = [0, 1, 50, 100];
 
 /// The rows of each latency: (variant, runtime arm).
 const ROWS: [(Variant, &str); 6] = [
@@ -57,12 +57,12 @@ const ROWS: [(Variant, &str); 6] = [
 ];
 
 /// The spec of `mapreduce-fib` at `latency_ms`.
-pub fn spec(latency_ms: u64) -> String {
+pub(crate) fn spec(latency_ms: u64) -> String {
     format!("mapreduce-fib/latency_ms={latency_ms}")
 }
 
 /// The figure.
-pub fn figure() -> Figure {
+pub(crate) fn figure() -> Figure {
     let mut rows = Vec::new();
     for l in LATENCIES_MS {
         for (variant, rt) in ROWS {
@@ -113,7 +113,7 @@ fn cases(
 }
 
 /// The thesis's claims the figure tests (see the module documentation).
-pub fn claims() -> Vec<Claim> {
+pub(crate) fn claims() -> Vec<Claim> {
     let lh = |w: &str, p| time("prows", w, Variant::Sf, p);
     let classic = |w: &str, p| time("rayon", w, Variant::Fj, p);
     let zero = spec(0);
@@ -130,7 +130,7 @@ pub fn claims() -> Vec<Claim> {
                 unit: "x",
             },
         )
-        .from_size(
+        .at_least_size(
             Size::Quick,
             "test has 8 items: classic at P = 2 waits 4 latencies in turn, so latency hiding \
              gains 4x at most",
@@ -180,7 +180,7 @@ pub fn claims() -> Vec<Claim> {
                 unit: "x",
             },
         )
-        .from_size(
+        .at_least_size(
             Size::Small,
             "quick's 64 items of fib(30) are about 60 ms of work per worker at P = 2, no more \
              than one latency: the ideal plus one latency is 1.4x to 2.7x; small's 500 items \
@@ -190,7 +190,7 @@ pub fn claims() -> Vec<Claim> {
 }
 
 /// `spec` with its `latency_ms` set to 0 (appended if the spec does not set it).
-pub fn zero_latency(spec: &str) -> String {
+pub(crate) fn zero_latency(spec: &str) -> String {
     let mut parts: Vec<String> = Vec::new();
     let mut found = false;
     for (i, part) in spec.split('/').enumerate() {
@@ -210,7 +210,7 @@ pub fn zero_latency(spec: &str) -> String {
 /// Median time of a point and its speedup over T_s at 0 ms (see the module documentation);
 /// no speedup for an oversubscribed point.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct LhSpeedup;
+pub(crate) struct LhSpeedup;
 
 impl LhSpeedup {
     /// T_s at 0 ms of `row`'s items.
@@ -221,7 +221,7 @@ impl LhSpeedup {
     }
 
     /// The speedup of `row` at `p` (`None` when oversubscribed).
-    pub fn speedup(&self, ctx: &Context<'_>, row: &Row, p: usize) -> Option<f64> {
+    pub(crate) fn speedup(&self, ctx: &Context<'_>, row: &Row, p: usize) -> Option<f64> {
         if ctx.oversubscribed(row, p) {
             return None;
         }

@@ -27,15 +27,15 @@ use crate::claims::{Band, Case, Check, Claim, Q, case, time, ts};
 use stealbench_workloads::Variant;
 
 /// The figure's id.
-pub const ID: &str = "libfork-fig5";
+pub(crate) const ID: &str = "libfork-fig5";
 /// The figure's title.
-pub const TITLE: &str = "libfork Figure 5: classic benchmarks (fib, integrate, nqueens, matmul), time and speedup against P";
+pub(crate) const TITLE: &str = "libfork Figure 5: classic benchmarks (fib, integrate, nqueens, matmul), time and speedup against P";
 
 /// The paper's P: 1 to 112 (2 x 56 cores); the plot's exact points are not in the text.
-pub const PAPER_WORKERS: &[usize] = &[1, 2, 4, 8, 16, 32, 56, 112];
+pub(crate) const PAPER_WORKERS: &[usize] = &[1, 2, 4, 8, 16, 32, 56, 112];
 
 /// The figure: the four benchmarks on every runtime.
-pub fn figure() -> Figure {
+pub(crate) fn figure() -> Figure {
     Figure::new(
         ID,
         TITLE,
@@ -58,10 +58,10 @@ pub fn figure() -> Figure {
 }
 
 /// libfork's two arms of the figures, with their names in the paper.
-pub const LIBFORK_ARMS: [(&str, &str); 2] = [("Lazy-LF", LAZY_LF), ("Busy-LF", BUSY_LF)];
+pub(crate) const LIBFORK_ARMS: [(&str, &str); 2] = [("Lazy-LF", LAZY_LF), ("Busy-LF", BUSY_LF)];
 
 /// The fraction of P that a speedup T_1 / T_P must reach to count as linear.
-pub const LINEAR: f64 = 0.75;
+pub(crate) const LINEAR: f64 = 0.75;
 
 /// T_1 / T_P of `arm` on `workload`.
 fn self_speedup(arm: &'static str, workload: &str, p: usize) -> Q {
@@ -101,7 +101,7 @@ fn linear_at(id: &'static str, p: usize) -> Claim {
 }
 
 /// The paper's claims the figure tests (see the module documentation).
-pub fn claims() -> Vec<Claim> {
+pub(crate) fn claims() -> Vec<Claim> {
     let overhead = |arm: &'static str| time(arm, "fib", Variant::Fj, 1).over(ts("fib"));
     let libfork = libfork_claim("fib overhead T1/Ts libfork");
     let openmp = libfork_claim("fib overhead T1/Ts openmp");

@@ -29,13 +29,13 @@ use crate::claims::{Band, Check, Claim, Q, case, time, ts};
 use stealbench_workloads::{Size, Variant};
 
 /// The figure's id.
-pub const ID: &str = "libfork-fig6";
+pub(crate) const ID: &str = "libfork-fig6";
 /// The figure's title.
-pub const TITLE: &str =
+pub(crate) const TITLE: &str =
     "libfork Figure 6: UTS trees (T1, T1L, T1XXL, T3, T3L, T3XXL), time and speedup against P";
 
 /// The figure: the six trees on every runtime.
-pub fn figure() -> Figure {
+pub(crate) fn figure() -> Figure {
     Figure::new(
         ID,
         TITLE,
@@ -72,7 +72,7 @@ fn speedup(name: &str, p: usize) -> Q {
 }
 
 /// The paper's claims the figure tests (see the module documentation).
-pub fn claims() -> Vec<Claim> {
+pub(crate) fn claims() -> Vec<Claim> {
     let large = ["T1L", "T1XXL", "T3L", "T3XXL"];
     let pairs = [
         ("T1", "T1L"),
@@ -100,7 +100,7 @@ pub fn claims() -> Vec<Claim> {
                 unit: "x",
             },
         )
-        .from_size(Size::Small, LARGE_TREES_FROM_SMALL)
+        .at_least_size(Size::Small, LARGE_TREES_FROM_SMALL)
     };
     vec![
         Claim::new(
@@ -121,7 +121,7 @@ pub fn claims() -> Vec<Claim> {
                 band: Band::at_least(1.0),
             },
         )
-        .from_size(Size::Small, LARGE_TREES_FROM_SMALL),
+        .at_least_size(Size::Small, LARGE_TREES_FROM_SMALL),
         Claim::new(
             "lazy-no-negative-scaling",
             "the lazy scheduler mitigates this ... and does not exhibit the negative scaling",
@@ -170,7 +170,7 @@ pub fn claims() -> Vec<Claim> {
                 unit: "x",
             },
         )
-        .from_size(Size::Small, LARGE_TREES_FROM_SMALL),
+        .at_least_size(Size::Small, LARGE_TREES_FROM_SMALL),
         t3xxl_faster("t3xxl-faster-than-tbb", TBB),
         t3xxl_faster("t3xxl-faster-than-openmp", OPENMP),
     ]

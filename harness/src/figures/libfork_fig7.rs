@@ -26,19 +26,19 @@ use crate::claims::{Band, Check, Claim, Q, case, peak_rss};
 use stealbench_workloads::{Size, Variant};
 
 /// The figure's id.
-pub const ID: &str = "libfork-fig7";
+pub(crate) const ID: &str = "libfork-fig7";
 /// The figure's title.
-pub const TITLE: &str =
+pub(crate) const TITLE: &str =
     "libfork Figure 7: peak memory (MRSS) against P (fib, integrate, nqueens, UTS trees)";
 
 /// The default P of the memory figures: enough points for a fit of three parameters. The
 /// paper's went to 112 cores; pass `--workers` for more.
-pub const MEMORY_WORKERS: &[usize] = &[1, 2, 4, 8, 12, 16];
+pub(crate) const MEMORY_WORKERS: &[usize] = &[1, 2, 4, 8, 12, 16];
 
 /// A memory figure of libfork's (Figure 7, Table II): `benchmarks` on every runtime at
 /// [`MEMORY_WORKERS`], one repetition per point (a point's peak RSS is its process's, after its
 /// last repetition).
-pub fn memory_figure(
+pub(crate) fn memory_figure(
     id: &'static str,
     title: &'static str,
     caption: &'static str,
@@ -59,7 +59,7 @@ pub fn memory_figure(
 }
 
 /// The benchmarks of Figure 7: the classic ones but matmul, and the UTS trees.
-pub fn benchmarks() -> Vec<(&'static str, &'static str)> {
+pub(crate) fn benchmarks() -> Vec<(&'static str, &'static str)> {
     LIBFORK_CLASSIC
         .iter()
         .filter(|(b, _)| *b != "matmul")
@@ -69,7 +69,7 @@ pub fn benchmarks() -> Vec<(&'static str, &'static str)> {
 }
 
 /// The figure: the benchmarks on every runtime.
-pub fn figure() -> Figure {
+pub(crate) fn figure() -> Figure {
     memory_figure(
         ID,
         TITLE,
@@ -104,7 +104,7 @@ fn rss(arm: &'static str, workload: &str, p: usize) -> Q {
 }
 
 /// The mean over `workloads` of `other`'s peak RSS over Lazy-LF's at `p` (TBB's, OpenMP's).
-pub fn mean_over_libfork(other: &'static str, workloads: &[&str], p: usize) -> Q {
+pub(crate) fn mean_over_libfork(other: &'static str, workloads: &[&str], p: usize) -> Q {
     let sum = workloads
         .iter()
         .map(|w| rss(other, w, p).over(rss(LAZY_LF, w, p)))
@@ -114,7 +114,7 @@ pub fn mean_over_libfork(other: &'static str, workloads: &[&str], p: usize) -> Q
 }
 
 /// The paper's claims the figure tests (see the module documentation).
-pub fn claims() -> Vec<Claim> {
+pub(crate) fn claims() -> Vec<Claim> {
     let classic: Vec<&str> = LIBFORK_CLASSIC
         .iter()
         .filter(|(b, _)| *b != "matmul")
@@ -153,7 +153,7 @@ pub fn claims() -> Vec<Claim> {
                 unit: "x",
             },
         )
-        .from_size(Size::Small, LARGE_TREES_FROM_SMALL)
+        .at_least_size(Size::Small, LARGE_TREES_FROM_SMALL)
     };
     let on_average = |id: &'static str, quote: &'static str, arm: &'static str, key: &str| {
         Claim::new(
@@ -169,7 +169,7 @@ pub fn claims() -> Vec<Claim> {
                 unit: "x",
             },
         )
-        .from_size(Size::Small, LARGE_TREES_FROM_SMALL)
+        .at_least_size(Size::Small, LARGE_TREES_FROM_SMALL)
     };
     let classic_quote = "OpenMP and TBB perform better but still consume up to 12× and 3.1× \
                          more memory than libfork";
@@ -196,7 +196,7 @@ pub fn claims() -> Vec<Claim> {
                 unit: "x",
             },
         )
-        .from_size(Size::Small, LARGE_TREES_FROM_SMALL),
+        .at_least_size(Size::Small, LARGE_TREES_FROM_SMALL),
         Claim::new(
             "binomial-needs-more",
             "The binomial trees have a larger recursion depth hence, requiring more memory",
@@ -217,7 +217,7 @@ pub fn claims() -> Vec<Claim> {
                 band: Band::at_least(1.0),
             },
         )
-        .from_size(
+        .at_least_size(
             Size::Quick,
             "test cuts T1 at depth 5 and T3 at depth 2, a few thousand nodes each",
         ),

@@ -38,16 +38,16 @@ use crate::claims::{Band, Check, Claim, Growth, Q, peak_rss};
 use stealbench_workloads::{Size, Variant};
 
 /// The figure's id.
-pub const ID: &str = "libfork-table2";
+pub(crate) const ID: &str = "libfork-table2";
 /// The figure's title.
-pub const TITLE: &str =
+pub(crate) const TITLE: &str =
     "libfork Table II: fitted exponent n of MRSS = a + b M_1 P^n per runtime and benchmark";
 
 /// The reference numbers (`n±error`), embedded.
 const CSV: ReferenceCsv = reference_csv!("libfork_table2.csv");
 
 /// The fit, with the paper's columns of our runtimes.
-pub const METRIC: Exponent = Exponent {
+pub(crate) const METRIC: Exponent = Exponent {
     reference: CSV.text,
     columns: &[
         (LAZY_LF, "lazy_lf"),
@@ -59,7 +59,7 @@ pub const METRIC: Exponent = Exponent {
 
 /// The figure: every benchmark of Table II (the classic four and the six trees) on every
 /// runtime.
-pub fn figure() -> Figure {
+pub(crate) fn figure() -> Figure {
     let benchmarks: Vec<(&str, &str)> = LIBFORK_CLASSIC
         .iter()
         .chain(LIBFORK_UTS.iter())
@@ -109,7 +109,7 @@ fn libfork_series(benchmarks: &[(&str, &str)]) -> Vec<(String, Vec<(f64, Q)>)> {
 }
 
 /// The paper's claims the table tests (see the module documentation).
-pub fn claims() -> Vec<Claim> {
+pub(crate) fn claims() -> Vec<Claim> {
     let whole: Vec<(&str, &str)> = LIBFORK_CLASSIC
         .iter()
         .chain(LIBFORK_UTS.iter().filter(|(b, _)| ["T1", "T3"].contains(b)))
@@ -137,7 +137,7 @@ pub fn claims() -> Vec<Claim> {
                 band: Band::within(0.0, 1.1),
             },
         )
-        .from_size(
+        .at_least_size(
             Size::Small,
             "at quick the process's own 7 to 8 MiB (binary, libraries, pool) dominate every \
              peak, so the peak barely grows with P and the fit's n scatters about 0 (fib's \
@@ -155,7 +155,7 @@ pub fn claims() -> Vec<Claim> {
                 band: Band::within(0.0, 1.1),
             },
         )
-        .from_size(Size::Small, LARGE_TREES_FROM_SMALL),
+        .at_least_size(Size::Small, LARGE_TREES_FROM_SMALL),
         Claim::new(
             "binomial-well-below-1",
             "In Table II, we see the fitted exponents dropping to much less than one",
@@ -166,7 +166,7 @@ pub fn claims() -> Vec<Claim> {
                 band: Band::within(0.0, 0.6),
             },
         )
-        .from_size(Size::Small, LARGE_TREES_FROM_SMALL),
+        .at_least_size(Size::Small, LARGE_TREES_FROM_SMALL),
         Claim::new(
             "tbb-just-above-1",
             "TBB consistently scales with an exponent just above 1",

@@ -28,7 +28,7 @@ use crate::results::PointSummary;
 const KIB: f64 = 1024.0;
 
 /// The peak resident set of a point, KiB (see the module's documentation).
-pub fn peak_kb(s: &PointSummary) -> Option<u64> {
+pub(crate) fn peak_kb(s: &PointSummary) -> Option<u64> {
     s.counter("process_hwm_kb")
         .and_then(|v| v.iter().copied().max())
         .or(s.peak_rss_kb)
@@ -37,7 +37,7 @@ pub fn peak_kb(s: &PointSummary) -> Option<u64> {
 /// The incremental resident set of a point, KiB, and whether it is only an upper bound (the
 /// peak was reached before the computation): the largest over the repetitions of the peak
 /// after the repetition minus the resident set before the first computation.
-pub fn incremental_kb(s: &PointSummary) -> Option<(u64, bool)> {
+pub(crate) fn incremental_kb(s: &PointSummary) -> Option<(u64, bool)> {
     let before = s.counter("process_rss_before_kb")?;
     let hwm_before = s.counter("process_hwm_before_kb")?;
     let after = s.counter("process_hwm_kb")?;
@@ -50,7 +50,7 @@ pub fn incremental_kb(s: &PointSummary) -> Option<(u64, bool)> {
 }
 
 /// MiB with three significant digits at most (`5.62`, `93.1`, `2055`).
-pub fn format_mib(kb: f64) -> String {
+pub(crate) fn format_mib(kb: f64) -> String {
     let m = kb / KIB;
     if m >= 100.0 {
         format!("{m:.0}")
@@ -87,7 +87,7 @@ fn memory_cell(
 
 /// The peak resident set of each point in MiB (libfork's MRSS, as GNU `time` reports it).
 #[derive(Debug, Clone, Copy)]
-pub struct PeakRss;
+pub(crate) struct PeakRss;
 
 impl Metric for PeakRss {
     fn cell(&self, ctx: &Context<'_>, row: &Row, p: usize) -> String {
@@ -145,7 +145,7 @@ impl Metric for PeakRss {
 
 /// Fibril's Table 4: incremental and peak resident set and the stacks, with the paper's beside.
 #[derive(Debug, Clone, Copy)]
-pub struct RssTable {
+pub(crate) struct RssTable {
     /// The reference CSV (MB; one record per benchmark).
     pub reference: &'static str,
     /// Per runtime arm, its reference columns: incremental RSS, peak RSS, stacks (`""`: none).
@@ -156,7 +156,7 @@ pub struct RssTable {
 
 impl RssTable {
     /// The paper's number `i` (incremental RSS, peak RSS, stacks) for `row`.
-    pub fn paper_value(&self, row: &Row, i: usize) -> Option<f64> {
+    pub(crate) fn paper_value(&self, row: &Row, i: usize) -> Option<f64> {
         let (_, cols) = self.columns.iter().find(|(rt, _)| row.runtime == *rt)?;
         let col = cols.get(i).filter(|c| !c.is_empty())?;
         paper_number(self.reference, &row.bench, col)
@@ -257,7 +257,7 @@ impl Metric for RssTable {
 /// RSS at every P it was measured at, with the paper's exponent beside; the cells are the
 /// peaks, the plot draws them and the fitted curve.
 #[derive(Debug, Clone, Copy)]
-pub struct Exponent {
+pub(crate) struct Exponent {
     /// The reference CSV (`0.86±0.08`; one record per benchmark).
     pub reference: &'static str,
     /// Per runtime arm, its reference column.
@@ -266,7 +266,7 @@ pub struct Exponent {
 
 impl Exponent {
     /// The row's points `(P, peak MiB)` that finished ok, by P, and `M_1` (the peak at P = 1).
-    pub fn points(&self, ctx: &Context<'_>, row: &Row) -> (Vec<(f64, f64)>, Option<f64>) {
+    pub(crate) fn points(&self, ctx: &Context<'_>, row: &Row) -> (Vec<(f64, f64)>, Option<f64>) {
         let mut pts: Vec<(usize, f64)> = ctx
             .summaries
             .iter()
@@ -279,14 +279,14 @@ impl Exponent {
     }
 
     /// The fit of the row's points; `None` with fewer than 4 points or no P = 1.
-    pub fn fit(&self, ctx: &Context<'_>, row: &Row) -> Option<(Fit, f64)> {
+    pub(crate) fn fit(&self, ctx: &Context<'_>, row: &Row) -> Option<(Fit, f64)> {
         let (pts, m1) = self.points(ctx, row);
         let m1 = m1?;
         Some((fit(&pts, m1)?, m1))
     }
 
     /// The paper's exponent of `row` as it prints it (`0.86±0.08`).
-    pub fn paper(&self, row: &Row) -> Option<String> {
+    pub(crate) fn paper(&self, row: &Row) -> Option<String> {
         let (_, col) = self.columns.iter().find(|(rt, _)| row.runtime == *rt)?;
         paper_text(self.reference, &row.bench, col)
     }

@@ -17,7 +17,7 @@ use crate::stats;
 
 /// What a metric reads: the run's points and the machine they ran on.
 #[derive(Debug, Clone, Copy)]
-pub struct Context<'a> {
+pub(crate) struct Context<'a> {
     /// Every measured point of the run.
     pub summaries: &'a [PointSummary],
     /// This machine's logical CPUs: a point with more workers is oversubscribed.
@@ -26,20 +26,20 @@ pub struct Context<'a> {
 
 impl<'a> Context<'a> {
     /// The summary of `row` at `p`, if measured.
-    pub fn point(&self, row: &Row, p: usize) -> Option<&'a PointSummary> {
+    pub(crate) fn point(&self, row: &Row, p: usize) -> Option<&'a PointSummary> {
         let k = key(row, p);
         self.summaries.iter().find(|s| s.key == k)
     }
 
     /// Whether `row` at P = `p` ran more worker threads than this machine has logical CPUs
     /// (a simulated row runs none).
-    pub fn oversubscribed(&self, row: &Row, p: usize) -> bool {
+    pub(crate) fn oversubscribed(&self, row: &Row, p: usize) -> bool {
         p > self.cpus && row.runtime.sim.is_none()
     }
 }
 
 /// The point of `row` at `p`.
-pub fn key(row: &Row, p: usize) -> PointSpec {
+pub(crate) fn key(row: &Row, p: usize) -> PointSpec {
     PointSpec {
         runtime: row.runtime,
         workload: row.workload.clone(),
@@ -49,7 +49,7 @@ pub fn key(row: &Row, p: usize) -> PointSpec {
 }
 
 /// The quantity of a figure: its table's columns and cells and its plot's values.
-pub trait Metric: Send + Sync + std::fmt::Debug {
+pub(crate) trait Metric: Send + Sync + std::fmt::Debug {
     /// Columns before the per-P ones (`Ts` for times), with their cells for `row` (the
     /// paper's value beside ours where the row has one); none by default.
     fn lead(&self, ctx: &Context<'_>, row: &Row) -> Vec<(String, String)> {
@@ -105,7 +105,7 @@ pub trait Metric: Send + Sync + std::fmt::Debug {
 
 /// What a figure's speedups are relative to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SpeedupBase {
+pub(crate) enum SpeedupBase {
     /// T_s / T_P: over the serial elision (ProWS Figure 2).
     Serial,
     /// T_1 / T_P of the same row: scalability (ProWS Figure 3).
@@ -114,7 +114,7 @@ pub enum SpeedupBase {
 
 impl SpeedupBase {
     /// One sentence for the table's notes.
-    pub fn describe(self) -> &'static str {
+    pub(crate) fn describe(self) -> &'static str {
         match self {
             SpeedupBase::Serial => {
                 "speedup in parentheses = T_s / T_P, T_s being the serial elision (our `serial` runtime, fj, P=1)"
@@ -127,7 +127,7 @@ impl SpeedupBase {
 }
 
 /// Seconds with four significant digits (`0.008702`, `0.5120`, `12.34`, `172.3`).
-pub fn format_time(t: f64) -> String {
+pub(crate) fn format_time(t: f64) -> String {
     if !(t.is_finite() && t > 0.0) {
         return format!("{t}");
     }
@@ -136,7 +136,7 @@ pub fn format_time(t: f64) -> String {
 }
 
 /// A speedup: `1.96x`.
-pub fn format_speedup(s: f64) -> String {
+pub(crate) fn format_speedup(s: f64) -> String {
     format!("{s:.2}x")
 }
 
@@ -162,12 +162,12 @@ pub(crate) fn unfinished(s: Option<&PointSummary>) -> String {
 
 /// The median time of a point and its speedup over `SpeedupBase`, the paper's times beside.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Time(pub SpeedupBase);
+pub(crate) struct Time(pub SpeedupBase);
 
 impl Time {
     /// Our speedup of `row` at `p` (`None` if either time is missing, for the base itself,
     /// and for an oversubscribed point).
-    pub fn speedup(&self, ctx: &Context<'_>, row: &Row, p: usize) -> Option<f64> {
+    pub(crate) fn speedup(&self, ctx: &Context<'_>, row: &Row, p: usize) -> Option<f64> {
         if ctx.oversubscribed(row, p) {
             return None;
         }
@@ -187,7 +187,7 @@ impl Time {
     }
 
     /// The paper's speedup of `row` at `p`, from the paper's times.
-    pub fn paper_speedup(&self, row: &Row, p: usize) -> Option<f64> {
+    pub(crate) fn paper_speedup(&self, row: &Row, p: usize) -> Option<f64> {
         let v = row.paper.as_ref()?;
         match self.0 {
             SpeedupBase::Serial => stats::speedup(v.ts, v.value(p)),
@@ -296,7 +296,7 @@ impl Metric for Time {
 
 /// How a [`Count`] summarises a point's repetitions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Reduce {
+pub(crate) enum Reduce {
     /// The largest (ProWS Figure 4: "the maximum of 3 runs").
     Max,
     /// The median.
@@ -307,7 +307,7 @@ pub enum Reduce {
 /// them: a cell shows them separated by ` / `, the plot draws a line for each; the paper's
 /// count (of the first counter) beside.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Count {
+pub(crate) struct Count {
     /// The counters' names in the runtime's statistics.
     pub stats: &'static [&'static str],
     /// How the repetitions' counts become one.
@@ -317,7 +317,7 @@ pub struct Count {
 impl Count {
     /// Our count `stat` of `row` at `p`: `None` if the point did not finish ok or its runtime
     /// does not count `stat`.
-    pub fn value(&self, ctx: &Context<'_>, row: &Row, p: usize, stat: &str) -> Option<f64> {
+    pub(crate) fn value(&self, ctx: &Context<'_>, row: &Row, p: usize, stat: &str) -> Option<f64> {
         let s = ctx.point(row, p).filter(|s| s.status == Status::Ok)?;
         let xs: Vec<f64> = s.counter(stat)?.iter().map(|&x| x as f64).collect();
         match self.reduce {

@@ -12,25 +12,25 @@ use crate::grid::{PaperValues, Row, workload_info};
 use crate::runtimes;
 use stealbench_workloads::Variant;
 
-pub mod counters;
-pub mod fit;
-pub mod memory;
-pub mod metric;
-pub mod ratio;
-pub mod stacks;
-pub mod suites;
+pub(crate) mod counters;
+pub(crate) mod fit;
+pub(crate) mod memory;
+pub(crate) mod metric;
+pub(crate) mod ratio;
+pub(crate) mod stacks;
+pub(crate) mod suites;
 
-pub use metric::{Metric, SpeedupBase};
+pub(crate) use metric::{Metric, SpeedupBase};
 
 /// The rounds a figure of times runs by default: each point's process once per round, the
 /// rounds in shuffled orders. A VM's times move by up to 2x from one process to the next, so a
 /// claim about times is judged on the median over rounds with the rounds' spread beside it,
 /// and one round cannot decide one (`claims/mod.rs`).
-pub const TIME_ROUNDS: usize = 3;
+pub(crate) const TIME_ROUNDS: usize = 3;
 
 /// A figure this build can reproduce.
 #[derive(Debug, Clone)]
-pub struct Figure {
+pub(crate) struct Figure {
     /// Its id on the command line.
     pub id: &'static str,
     /// Its title.
@@ -68,7 +68,7 @@ impl Figure {
     /// plotted against P, the size's repetitions. A figure that differs sets its fields by
     /// struct update (`Figure { reps: Some(3), ..Figure::new(..) }`) or, for its reference
     /// CSV, [`Figure::with_reference`].
-    pub fn new(
+    pub(crate) fn new(
         id: &'static str,
         title: &'static str,
         caption: &'static str,
@@ -98,12 +98,12 @@ impl Figure {
     }
 
     /// The figure with `claims`.
-    pub fn with_claims(self, claims: Vec<Claim>) -> Figure {
+    pub(crate) fn with_claims(self, claims: Vec<Claim>) -> Figure {
         Figure { claims, ..self }
     }
 
     /// The figure with the reference CSV `csv`: its path and its parsed text.
-    pub fn with_reference(self, csv: ReferenceCsv) -> Figure {
+    pub(crate) fn with_reference(self, csv: ReferenceCsv) -> Figure {
         Figure {
             reference_path: csv.path,
             reference: csv.parse(),
@@ -116,7 +116,7 @@ impl Figure {
 impl Figure {
     /// The row of benchmark `bench` on runtime arm `runtime` (the first, in a figure of several
     /// variants); panics when there is none.
-    pub fn row(&self, bench: &str, runtime: &str) -> &Row {
+    pub(crate) fn row(&self, bench: &str, runtime: &str) -> &Row {
         self.rows
             .iter()
             .find(|r| r.bench == bench && r.runtime == runtime)
@@ -124,14 +124,14 @@ impl Figure {
     }
 
     /// The paper's cell of [`Figure::row`]`(bench, runtime)` at `p`.
-    pub fn paper_cell(&self, bench: &str, runtime: &str, p: usize) -> String {
+    pub(crate) fn paper_cell(&self, bench: &str, runtime: &str, p: usize) -> String {
         self.metric.paper_cell(self.row(bench, runtime), p)
     }
 }
 
 /// What a figure's plot puts on its x axis.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum XAxis {
+pub(crate) enum XAxis {
     /// The workers P: a line per row through its points at every P.
     Workers,
     /// The workload parameter that each row's workload spec sets last (`touchchain/d=64`:
@@ -142,32 +142,27 @@ pub enum XAxis {
 
 /// One entry of the registry of figures and tables.
 #[derive(Debug, Clone, Copy)]
-pub struct FigureEntry {
+pub(crate) struct FigureEntry {
     /// Its id on the command line.
     pub id: &'static str,
     /// Its title.
     pub title: &'static str,
-    /// Builds the figure; `None` while it is planned.
-    pub build: Option<fn() -> Figure>,
+    /// Builds the figure.
+    pub build: fn() -> Figure,
 }
 
-/// Declares the figure modules (each with `ID`, `TITLE` and `figure()`) and lists them, then
-/// the planned ones, in [`FIGURES`].
+/// Declares the figure modules (each with `ID`, `TITLE` and `figure()`) and lists them in
+/// [`FIGURES`].
 macro_rules! figures {
-    ($($module:ident),* $(,)?; planned: $(($id:literal, $title:literal)),* $(,)?) => {
-        $(pub mod $module;)*
+    ($($module:ident),* $(,)?) => {
+        $(pub(crate) mod $module;)*
 
-        /// Every figure and table the project knows, implemented or planned.
-        pub const FIGURES: &[FigureEntry] = &[
+        /// Every figure and table, in listing order.
+        pub(crate) const FIGURES: &[FigureEntry] = &[
             $(FigureEntry {
                 id: $module::ID,
                 title: $module::TITLE,
-                build: Some($module::figure),
-            },)*
-            $(FigureEntry {
-                id: $id,
-                title: $title,
-                build: None,
+                build: $module::figure,
             },)*
         ];
     };
@@ -189,19 +184,18 @@ figures! {
     libfork_fig7,
     libfork_table2,
     lh_mapreduce,
-    steal_scaling;
-    planned:
+    steal_scaling,
 }
 
 /// The entry with id `id`.
-pub fn find(id: &str) -> Option<&'static FigureEntry> {
+pub(crate) fn find(id: &str) -> Option<&'static FigureEntry> {
     FIGURES.iter().find(|f| f.id == id)
 }
 
 /// A reference CSV of `paper-figures/reference/`, embedded so the binary works from any
 /// directory (made by `reference_csv!`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ReferenceCsv {
+pub(crate) struct ReferenceCsv {
     /// Its path in the repository.
     pub path: &'static str,
     /// Its text.
@@ -210,7 +204,7 @@ pub struct ReferenceCsv {
 
 impl ReferenceCsv {
     /// The parsed text.
-    pub fn parse(&self) -> Reference {
+    pub(crate) fn parse(&self) -> Reference {
         Reference::parse(self.text)
     }
 }
@@ -230,7 +224,7 @@ pub(crate) use reference_csv;
 
 /// A reference CSV: its `#` comment lines and its records under a header.
 #[derive(Debug, Clone, PartialEq, Default)]
-pub struct Reference {
+pub(crate) struct Reference {
     /// The comment lines, without `# `.
     pub comments: Vec<String>,
     /// The header.
@@ -241,7 +235,7 @@ pub struct Reference {
 
 impl Reference {
     /// Parses a reference CSV: leading `#` lines are comments, then a header and records.
-    pub fn parse(text: &str) -> Reference {
+    pub(crate) fn parse(text: &str) -> Reference {
         let comments = text
             .lines()
             .filter(|l| l.starts_with('#'))
@@ -276,7 +270,7 @@ impl Reference {
     }
 
     /// The value of column `col` in `record`, if present and not empty.
-    pub fn field<'a>(&self, record: &'a [String], col: &str) -> Option<&'a str> {
+    pub(crate) fn field<'a>(&self, record: &'a [String], col: &str) -> Option<&'a str> {
         let i = self.header.iter().position(|h| h == col)?;
         record.get(i).map(String::as_str).filter(|s| !s.is_empty())
     }
@@ -286,7 +280,7 @@ impl Reference {
     /// its `bench` and its variant its `variant`; in a CSV without a `variant` column, `bench`
     /// is `workload-variant` (`fib-sf`), and `workload-variant-nostack` (ProWS's "-stack"
     /// row, `fib-sf-nostack`) is that variant on the arm with `futures=nostack`.
-    pub fn paper_rows(&self, runtime: fn(Variant) -> &'static str) -> Vec<Row> {
+    pub(crate) fn paper_rows(&self, runtime: fn(Variant) -> &'static str) -> Vec<Row> {
         let has_variant = self.header.iter().any(|h| h == "variant");
         self.records
             .iter()
@@ -317,7 +311,7 @@ impl Reference {
     }
 
     /// The paper's values of `record`: `Ts`, and every `T<P>` column.
-    pub fn paper_values(&self, record: &[String]) -> PaperValues {
+    pub(crate) fn paper_values(&self, record: &[String]) -> PaperValues {
         let num = |s: Option<&str>| s.and_then(|s| s.parse::<f64>().ok());
         let times = self
             .header
@@ -334,7 +328,7 @@ impl Reference {
 
 /// The text of column `col` in the record of benchmark `bench` (column `bench`) of the
 /// reference CSV `csv`, if present and not empty.
-pub fn paper_text(csv: &str, bench: &str, col: &str) -> Option<String> {
+pub(crate) fn paper_text(csv: &str, bench: &str, col: &str) -> Option<String> {
     let r = Reference::parse(csv);
     let rec = r
         .records
@@ -344,20 +338,20 @@ pub fn paper_text(csv: &str, bench: &str, col: &str) -> Option<String> {
 }
 
 /// The number in column `col` of benchmark `bench`'s record of `csv`.
-pub fn paper_number(csv: &str, bench: &str, col: &str) -> Option<f64> {
+pub(crate) fn paper_number(csv: &str, bench: &str, col: &str) -> Option<f64> {
     paper_text(csv, bench, col)?.parse().ok()
 }
 
 /// The baseline runtimes every figure adds, with no paper value; each runs in every arm the
 /// registry lists for it (libfork: lazy and busy). `chili`, fork-join only, gets the fj rows.
-pub const BASELINES: [&str; 4] = ["rayon", "chili", "tokio", "libfork"];
+pub(crate) const BASELINES: [&str; 4] = ["rayon", "chili", "tokio", "libfork"];
 
 /// Adds, after each benchmark's paper rows, one row per baseline arm and per variant of those
 /// rows that the workload offers on the arm's front-end (but every variant with futures on a
 /// fork-join-only runtime). A
 /// variant the baseline refuses otherwise (rayon's gf) stays, as a row that says why. For a
 /// workload that does not exist yet every variant is listed (and shown as not yet implemented).
-pub fn with_baselines(paper_rows: Vec<Row>) -> Vec<Row> {
+pub(crate) fn with_baselines(paper_rows: Vec<Row>) -> Vec<Row> {
     let mut out: Vec<Row> = Vec::new();
     let mut i = 0;
     while i < paper_rows.len() {
@@ -403,7 +397,7 @@ pub fn with_baselines(paper_rows: Vec<Row>) -> Vec<Row> {
 /// A ProWS figure of times (Figures 2 and 3): a row per record of its reference CSV `csv` on
 /// the runtime [`prows_runtime`] gives its variant ([`Reference::paper_rows`]), then the
 /// baselines, at the paper's P (1 to its 16 cores).
-pub fn prows_time_figure(
+pub(crate) fn prows_time_figure(
     id: &'static str,
     title: &'static str,
     caption: &'static str,
@@ -416,7 +410,7 @@ pub fn prows_time_figure(
 
 /// The ProWS mapping of a paper variant to our runtime: Cilk Plus (fj, lp) is stood in for by
 /// [`suites::CILK_PLUS`] (`abp`), Cilk-F (sf, gf) is `prows`.
-pub fn prows_runtime(v: Variant) -> &'static str {
+pub(crate) fn prows_runtime(v: Variant) -> &'static str {
     match v {
         Variant::Fj | Variant::Lp => suites::CILK_PLUS,
         Variant::Sf | Variant::Gf => "prows",
@@ -449,14 +443,12 @@ mod tests {
     }
 
     #[test]
-    fn registry_ids_are_unique_and_implemented_ones_build() {
+    fn registry_ids_are_unique_and_every_figure_builds() {
         for (i, f) in FIGURES.iter().enumerate() {
             assert!(FIGURES[i + 1..].iter().all(|g| g.id != f.id), "{}", f.id);
-            if let Some(build) = f.build {
-                let fig = build();
-                assert_eq!(fig.id, f.id);
-                assert!(!fig.rows.is_empty());
-            }
+            let fig = (f.build)();
+            assert_eq!(fig.id, f.id);
+            assert!(!fig.rows.is_empty());
         }
     }
 

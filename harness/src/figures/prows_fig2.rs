@@ -9,16 +9,16 @@ use crate::claims::quantity::number;
 use stealbench_workloads::Variant;
 
 /// The figure's id.
-pub const ID: &str = "prows-fig2";
+pub(crate) const ID: &str = "prows-fig2";
 /// The figure's title.
-pub const TITLE: &str =
+pub(crate) const TITLE: &str =
     "ProWS (PPoPP'19) Figure 2: benchmark times, Cilk Plus (fj, lp) vs Cilk-F (sf, gf)";
 
 /// The reference numbers, embedded so the binary works from any directory.
 const CSV: ReferenceCsv = reference_csv!("prows_fig2.csv");
 
 /// The figure with its 19 paper rows and the baselines.
-pub fn figure() -> Figure {
+pub(crate) fn figure() -> Figure {
     prows_time_figure(
         ID,
         TITLE,

@@ -75,16 +75,16 @@ fn claims() -> Vec<Claim> {
 }
 
 /// The figure's id.
-pub const ID: &str = "prows-fig3";
+pub(crate) const ID: &str = "prows-fig3";
 /// The figure's title.
-pub const TITLE: &str = "ProWS (PPoPP'19) Figure 3: fib(42) with spawn/sync, structured futures, futures without a stack switch";
+pub(crate) const TITLE: &str = "ProWS (PPoPP'19) Figure 3: fib(42) with spawn/sync, structured futures, futures without a stack switch";
 
 /// The reference numbers, embedded so the binary works from any directory.
 const CSV: ReferenceCsv = reference_csv!("prows_fig3.csv");
 
 /// The figure with its three paper rows (the paper's `fib-sf-nostack`: workload `fib`, variant
 /// `sf` on `prows/futures=nostack`) and the baselines, over [`super::TIME_ROUNDS`] rounds as every time figure.
-pub fn figure() -> Figure {
+pub(crate) fn figure() -> Figure {
     prows_time_figure(
             ID,
             TITLE,

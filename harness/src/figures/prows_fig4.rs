@@ -16,9 +16,9 @@ use crate::grid::{PaperValues, Row};
 use stealbench_workloads::Variant;
 
 /// The figure's id.
-pub const ID: &str = "prows-fig4";
+pub(crate) const ID: &str = "prows-fig4";
 /// The figure's title.
-pub const TITLE: &str = "ProWS (PPoPP'19) Figure 4: deviations on 16 processors, fj / sf / gf";
+pub(crate) const TITLE: &str = "ProWS (PPoPP'19) Figure 4: deviations on 16 processors, fj / sf / gf";
 
 /// The reference numbers, embedded so the binary works from any directory.
 const CSV: ReferenceCsv = reference_csv!("prows_fig4.csv");
@@ -28,7 +28,7 @@ const P: usize = 16;
 
 /// The figure: per benchmark, fj on `abp`, sf and gf on `prows` with the paper's count, and
 /// sf and gf on `prows/placement=artifact`.
-pub fn figure() -> Figure {
+pub(crate) fn figure() -> Figure {
     let reference = CSV.parse();
     let mut rows = Vec::new();
     for rec in &reference.records {

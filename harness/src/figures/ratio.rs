@@ -18,7 +18,7 @@ use crate::stats;
 
 /// Time, speedup T_s / T_P and the ratios T_P(other) / T_P(row) for each runtime of `against`.
 #[derive(Debug, Clone, Copy)]
-pub struct Relative {
+pub(crate) struct Relative {
     /// The runtimes a row is compared with (`abp`, `tbb`).
     pub against: &'static [&'static str],
     /// The paper's names of those runtimes (`Cilk Plus`, `TBB`).
@@ -37,7 +37,7 @@ pub struct Relative {
 
 /// A speedup or ratio: two decimals, or two significant digits below 0.1 (`0.0042x`: tokio's
 /// fib is hundreds of times slower than the serial code).
-pub fn format_ratio(x: f64) -> String {
+pub(crate) fn format_ratio(x: f64) -> String {
     if x >= 0.1 || x <= 0.0 || !x.is_finite() {
         format_speedup(x)
     } else {
@@ -48,7 +48,7 @@ pub fn format_ratio(x: f64) -> String {
 
 impl Relative {
     /// T_s / T_P of `row` (none when oversubscribed).
-    pub fn speedup(&self, ctx: &Context<'_>, row: &Row, p: usize) -> Option<f64> {
+    pub(crate) fn speedup(&self, ctx: &Context<'_>, row: &Row, p: usize) -> Option<f64> {
         if ctx.oversubscribed(row, p) {
             return None;
         }
@@ -62,7 +62,7 @@ impl Relative {
 
     /// T_P(`other`) / T_P(`row`), same workload, variant and P: how many times faster the row
     /// is than `other` (none when oversubscribed or either is missing).
-    pub fn ratio(&self, ctx: &Context<'_>, row: &Row, p: usize, other: &str) -> Option<f64> {
+    pub(crate) fn ratio(&self, ctx: &Context<'_>, row: &Row, p: usize, other: &str) -> Option<f64> {
         if ctx.oversubscribed(row, p) {
             return None;
         }
@@ -79,7 +79,7 @@ impl Relative {
     /// What a cell says after the time, in parentheses: T_s / T_P, then `<ratio> vs <other>`
     /// for each runtime of `against` but the row's own (those measured; none when
     /// oversubscribed).
-    pub fn parts(&self, ctx: &Context<'_>, row: &Row, p: usize) -> Vec<String> {
+    pub(crate) fn parts(&self, ctx: &Context<'_>, row: &Row, p: usize) -> Vec<String> {
         let mut parts: Vec<String> = Vec::new();
         if let Some(sp) = self.speedup(ctx, row, p) {
             parts.push(format_ratio(sp));
@@ -93,14 +93,14 @@ impl Relative {
     }
 
     /// The paper's ratio of `bench` against the `i`-th runtime of `against`.
-    pub fn paper_ratio(&self, bench: &str, i: usize) -> Option<f64> {
+    pub(crate) fn paper_ratio(&self, bench: &str, i: usize) -> Option<f64> {
         paper_number(self.reference, bench, self.paper_columns.get(i)?)
     }
 }
 
 /// The cell of `row` at `p` when it finished ok: its median time, then `parts` in parentheses
 /// (if any), marked when oversubscribed; otherwise its status, or `—` if not measured.
-pub fn time_cell(ctx: &Context<'_>, row: &Row, p: usize, parts: Vec<String>) -> String {
+pub(crate) fn time_cell(ctx: &Context<'_>, row: &Row, p: usize, parts: Vec<String>) -> String {
     let s = ctx.point(row, p);
     let c = match s.map(|s| (s.status, s.summary)) {
         Some((Status::Ok, Some(x))) if parts.is_empty() => format_time(x.median),

@@ -21,9 +21,9 @@ use crate::grid::Row;
 use stealbench_workloads::Variant;
 
 /// The figure's id.
-pub const ID: &str = "spoonhower-fig5";
+pub(crate) const ID: &str = "spoonhower-fig5";
 /// The figure's title.
-pub const TITLE: &str = "Spoonhower et al. (SPAA'09) Figure 5: steals and deviations of the \
+pub(crate) const TITLE: &str = "Spoonhower et al. (SPAA'09) Figure 5: steals and deviations of the \
                          lower-bound graphs against their span d and touches t, P = 2";
 
 /// The rows' runtime arms: measured in the schedule the machine gives, then under the forced
@@ -40,13 +40,13 @@ const RUNTIMES: [&str; 8] = [
 ];
 
 /// The spans of graph (a): 2^4 ... 2^12.
-pub const SPANS: [u64; 9] = [16, 32, 64, 128, 256, 512, 1024, 2048, 4096];
+pub(crate) const SPANS: [u64; 9] = [16, 32, 64, 128, 256, 512, 1024, 2048, 4096];
 
 /// The touches of graph (b): complete binary trees of 2^k − 1 nodes, k = 4 ... 12.
-pub const TOUCHES: [u64; 9] = [15, 31, 63, 127, 255, 511, 1023, 2047, 4095];
+pub(crate) const TOUCHES: [u64; 9] = [15, 31, 63, 127, 255, 511, 1023, 2047, 4095];
 
 /// The figure: per graph, per parameter value, a row per runtime arm.
-pub fn figure() -> Figure {
+pub(crate) fn figure() -> Figure {
     let mut rows = Vec::new();
     let graphs: [(&str, &str, &str, Variant, &[u64]); 2] = [
         ("(a)", "touchchain", "d", Variant::Sf, &SPANS),

@@ -16,9 +16,9 @@ use crate::grid::Row;
 use stealbench_workloads::Variant;
 
 /// The figure's id.
-pub const ID: &str = "spoonhower-fig6";
+pub(crate) const ID: &str = "spoonhower-fig6";
 /// The figure's title.
-pub const TITLE: &str =
+pub(crate) const TITLE: &str =
     "Spoonhower et al. (SPAA'09) Figure 6: steals and deviations of Halstead's quicksort";
 
 /// The rows' runtime arms: measured, then simulated.
@@ -32,13 +32,13 @@ const RUNTIMES: [&str; 6] = [
 ];
 
 /// The metric of Spoonhower et al.'s figures: the medians of the steals and of the deviations.
-pub const STEALS_AND_DEVIATIONS: Count = Count {
+pub(crate) const STEALS_AND_DEVIATIONS: Count = Count {
     stats: &["steals", "deviations"],
     reduce: Reduce::Median,
 };
 
 /// The figure: hqsort (gf) on each runtime, measured and simulated.
-pub fn figure() -> Figure {
+pub(crate) fn figure() -> Figure {
     let rows = RUNTIMES
         .iter()
         .map(|rt| Row::new("quicksort", "hqsort", Variant::Gf, *rt))

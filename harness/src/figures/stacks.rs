@@ -49,7 +49,7 @@ const STATS: [&str; 2] = ["stack_pages_touched", "stack_pages_resident"];
 
 /// Fibril's Table 3 with the paper's numbers beside.
 #[derive(Debug, Clone, Copy)]
-pub struct StackPages {
+pub(crate) struct StackPages {
     /// The arm whose P = 1 point gives D (`fork_depth`): a simulated one (`abp/sim=unit`).
     pub depth_arm: &'static str,
     /// The reference CSV (`D`, `S1`, `S1_plus_D`, `S72_per_worker`; one record per benchmark).
@@ -68,7 +68,7 @@ impl StackPages {
     }
 
     /// D of the row's workload.
-    pub fn depth(&self, ctx: &Context<'_>, row: &Row) -> Option<u64> {
+    pub(crate) fn depth(&self, ctx: &Context<'_>, row: &Row) -> Option<u64> {
         let k = PointSpec {
             runtime: self.depth_arm.parse().ok()?,
             ..key(row, 1)
@@ -77,13 +77,19 @@ impl StackPages {
     }
 
     /// S_1 of the row's runtime: its stack pages first touched at P = 1.
-    pub fn s1(&self, ctx: &Context<'_>, row: &Row) -> Option<u64> {
+    pub(crate) fn s1(&self, ctx: &Context<'_>, row: &Row) -> Option<u64> {
         Self::largest(ctx.point(row, 1), STATS[0])
     }
 
     /// S_P / P of the row, counted as `stat` (`stack_pages_touched` or
     /// `stack_pages_resident`).
-    pub fn per_worker(&self, ctx: &Context<'_>, row: &Row, p: usize, stat: &str) -> Option<f64> {
+    pub(crate) fn per_worker(
+        &self,
+        ctx: &Context<'_>,
+        row: &Row,
+        p: usize,
+        stat: &str,
+    ) -> Option<f64> {
         Some(Self::largest(ctx.point(row, p), stat)? as f64 / p as f64)
     }
 

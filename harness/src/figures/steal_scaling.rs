@@ -30,13 +30,13 @@ use crate::grid::{Row, Status};
 use stealbench_workloads::Variant;
 
 /// The figure's id.
-pub const ID: &str = "steal-scaling";
+pub(crate) const ID: &str = "steal-scaling";
 /// The figure's title.
-pub const TITLE: &str = "Steal path on many cores: time, speedup, ratio to rayon \
+pub(crate) const TITLE: &str = "Steal path on many cores: time, speedup, ratio to rayon \
                          and heavy fences per steal against P";
 
 /// The rows: per benchmark, its workload spec, its variant and its runtime arms.
-pub const ROWS: [(&str, &str, Variant, &[&str]); 4] = [
+pub(crate) const ROWS: [(&str, &str, Variant, &[&str]); 4] = [
     (
         "uts T3",
         "uts/tree=T3",
@@ -79,13 +79,13 @@ const STEALS: &str = "steals";
 
 /// [`Relative`] against `rayon`, and heavy fences per successful steal.
 #[derive(Debug, Clone, Copy)]
-pub struct StealScaling {
+pub(crate) struct StealScaling {
     /// Time, T_s / T_P and T_P(rayon) / T_P(row).
     pub relative: Relative,
 }
 
 /// The metric of the figure.
-pub const METRIC: StealScaling = StealScaling {
+pub(crate) const METRIC: StealScaling = StealScaling {
     relative: Relative {
         against: &["rayon"],
         paper_names: &[],
@@ -99,7 +99,7 @@ pub const METRIC: StealScaling = StealScaling {
 
 /// Heavy fences per successful steal at a point.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub enum PerSteal {
+pub(crate) enum PerSteal {
     /// The runtime counts neither or one of them (`rayon`).
     NotCounted,
     /// No repetition stole (P = 1).
@@ -111,7 +111,7 @@ pub enum PerSteal {
 impl StealScaling {
     /// The heavy fences of the point's repetitions over their successful steals; `None` if the
     /// point did not finish ok.
-    pub fn per_steal(&self, ctx: &Context<'_>, row: &Row, p: usize) -> Option<PerSteal> {
+    pub(crate) fn per_steal(&self, ctx: &Context<'_>, row: &Row, p: usize) -> Option<PerSteal> {
         let s = ctx.point(row, p).filter(|s| s.status == Status::Ok)?;
         let total = |stat| s.counter(stat).map(|xs| xs.iter().sum::<u64>());
         Some(match (total(FENCES), total(STEALS)) {
@@ -202,7 +202,7 @@ impl Metric for StealScaling {
 }
 
 /// The figure: its rows at P = 1, 2, 4, 8, 16 (up to the cores by default).
-pub fn figure() -> Figure {
+pub(crate) fn figure() -> Figure {
     let mut rows = Vec::new();
     for (bench, workload, variant, runtimes) in ROWS {
         for rt in runtimes {
@@ -275,7 +275,7 @@ fn fences_per_steal(
 }
 
 /// Our claims (no paper; see the module documentation).
-pub fn claims() -> Vec<Claim> {
+pub(crate) fn claims() -> Vec<Claim> {
     let faster = ROWS
         .iter()
         .filter(|(bench, ..)| ["fib", "uts T3"].contains(bench))
@@ -328,7 +328,7 @@ mod tests {
     #[test]
     fn registered_with_its_rows() {
         let entry = super::super::find(ID).expect("steal-scaling is registered");
-        let f = (entry.build.expect("implemented"))();
+        let f = (entry.build)();
         assert_eq!((f.id, entry.title), (ID, TITLE));
         let rows: Vec<String> = f
             .rows

@@ -10,11 +10,11 @@
 //! |---|---|
 //! | Fibril | [`FIBRIL`]: `fibril` |
 //! | Fibril (w/o unmap), Fibril's Figure 4 | [`FIBRIL_NO_UNMAP`]: `fibril/unmap=off` |
-//! | Intel Cilk Plus (Fibril's comparison) | [`CILK_PLUS`]: `abp`, a stand-in ([`NO_CILK_PLUS`], [`CILK_PLUS_STAND_IN`]) |
+//! | Intel Cilk Plus (Fibril's comparison) | [`CILK_PLUS`]: `abp`, a stand-in ([`no_cilk_plus!`], [`CILK_PLUS_STAND_IN`]) |
 //! | Intel TBB (both papers) | [`TBB`]: `tbb`, oneTBB (`--features tbb`) |
 //! | OpenMP, libomp (libfork's comparison) | [`OPENMP`]: `openmp`, LLVM's libomp (`--features openmp`) |
 //! | libfork lazy / busy (Lazy-LF, Busy-LF) | [`LAZY_LF`], [`BUSY_LF`] in libfork's figures |
-//! | taskflow (libfork's comparison) | none ([`NO_TASKFLOW`]) |
+//! | taskflow (libfork's comparison) | none ([`no_taskflow!`]) |
 //!
 //! `rayon` and `chili` are the Rust baselines; `tokio`, and in each paper's figures the other
 //! paper's runtimes, are baselines that paper did not run. A build without `tbb` or `openmp`
@@ -29,7 +29,7 @@ use stealbench_workloads::Variant;
 
 /// Fibril's twelve benchmarks (its Table 1): the paper's name, then our workload (matmul is
 /// `mm` on Fibril's matrix, n = 2048 at paper size).
-pub const FIBRIL_BENCHMARKS: [(&str, &str); 12] = [
+pub(crate) const FIBRIL_BENCHMARKS: [(&str, &str); 12] = [
     ("cholesky", "cholesky"),
     ("fft", "fft"),
     ("fib", "fib"),
@@ -45,7 +45,7 @@ pub const FIBRIL_BENCHMARKS: [(&str, &str); 12] = [
 ];
 
 /// Fibril: `fibril`.
-pub const FIBRIL: &str = "fibril";
+pub(crate) const FIBRIL: &str = "fibril";
 
 /// The arm of Fibril (w/o unmap), the paper's Fibril with its unmap a no-op (the third line of
 /// Fibril's Figure 4): `fibril` with no page of a suspended stack released.
@@ -57,11 +57,11 @@ macro_rules! fibril_no_unmap {
 pub(crate) use fibril_no_unmap;
 
 /// Fibril (w/o unmap): `fibril/unmap=off` (`fibril_no_unmap!`).
-pub const FIBRIL_NO_UNMAP: &str = fibril_no_unmap!();
+pub(crate) const FIBRIL_NO_UNMAP: &str = fibril_no_unmap!();
 
 /// Intel Cilk Plus: stood in for by `abp`, work stealing on stackful fibers as Cilk's
-/// ([`NO_CILK_PLUS`]); a claim that compares Fibril with it is `n/a` ([`CILK_PLUS_STAND_IN`]).
-pub const CILK_PLUS: &str = "abp";
+/// ([`no_cilk_plus!`]); a claim that compares Fibril with it is `n/a` ([`CILK_PLUS_STAND_IN`]).
+pub(crate) const CILK_PLUS: &str = "abp";
 
 /// Why the paper's Cilk Plus has no real row (`no_cilk_plus!`, also in the captions).
 macro_rules! no_cilk_plus {
@@ -72,13 +72,9 @@ macro_rules! no_cilk_plus {
 }
 pub(crate) use no_cilk_plus;
 
-/// Cilk Plus has no real row: icc's Cilk Plus is gone from compilers, and its stand-in `abp`
-/// runs Fibril's own code path.
-pub const NO_CILK_PLUS: &str = no_cilk_plus!();
-
 /// Why a claim that compares Fibril with Cilk Plus is `n/a`: the one place the stand-in is
-/// explained for the claims ([`NO_CILK_PLUS`], then why `abp` cannot decide it).
-pub const CILK_PLUS_STAND_IN: &str = concat!(
+/// explained for the claims ([`no_cilk_plus!`], then why `abp` cannot decide it).
+pub(crate) const CILK_PLUS_STAND_IN: &str = concat!(
     no_cilk_plus!(),
     "; the two differ only in their stack pools and in `fibril`'s release of a suspended \
      stack's pages, and the paper's lead over Cilk Plus comes from Fibril's calling \
@@ -86,10 +82,10 @@ pub const CILK_PLUS_STAND_IN: &str = concat!(
 );
 
 /// Intel TBB: `tbb`, oneTBB through the schedulers' C++ shim (cargo feature `tbb`).
-pub const TBB: &str = "tbb";
+pub(crate) const TBB: &str = "tbb";
 
 /// OpenMP: `openmp`, LLVM's libomp with untied tasks (cargo feature `openmp`).
-pub const OPENMP: &str = "openmp";
+pub(crate) const OPENMP: &str = "openmp";
 
 /// Why taskflow has no row (`no_taskflow!`, also in the captions).
 macro_rules! no_taskflow {
@@ -98,9 +94,6 @@ macro_rules! no_taskflow {
     };
 }
 pub(crate) use no_taskflow;
-
-/// taskflow has no row: no Debian package provides it.
-pub const NO_TASKFLOW: &str = no_taskflow!();
 
 /// The sentence of the captions on TBB and OpenMP: the real libraries, each behind its cargo
 /// feature.
@@ -156,7 +149,7 @@ pub(crate) use fibril_runtimes_caption;
 
 /// The runtimes of Fibril's Figures 3 and 4 here: Fibril, Cilk Plus (`abp`), TBB (`tbb`), then
 /// the Rust baselines `rayon` and `chili`, `tokio` and libfork's two arms.
-pub const FIBRIL_RUNTIMES: [&str; 8] = [
+pub(crate) const FIBRIL_RUNTIMES: [&str; 8] = [
     FIBRIL,
     CILK_PLUS,
     TBB,
@@ -169,7 +162,7 @@ pub const FIBRIL_RUNTIMES: [&str; 8] = [
 
 /// The runtimes of Fibril's Figure 4: [`FIBRIL_RUNTIMES`] with Fibril (w/o unmap) as its third
 /// line, as in the paper's figure.
-pub const FIBRIL_FIG4_RUNTIMES: [&str; 9] = [
+pub(crate) const FIBRIL_FIG4_RUNTIMES: [&str; 9] = [
     FIBRIL,
     CILK_PLUS,
     FIBRIL_NO_UNMAP,
@@ -183,14 +176,14 @@ pub const FIBRIL_FIG4_RUNTIMES: [&str; 9] = [
 
 /// The runtimes of Fibril's Tables 2 and 4: Fibril, Cilk Plus (`abp`), TBB (`tbb`), the
 /// paper's columns.
-pub const FIBRIL_TABLE_RUNTIMES: [&str; 3] = [FIBRIL, CILK_PLUS, TBB];
+pub(crate) const FIBRIL_TABLE_RUNTIMES: [&str; 3] = [FIBRIL, CILK_PLUS, TBB];
 
 /// The thread count of Fibril's tables and of its Figure 4's ratios: the 72 hardware threads of
 /// its machine (2 x 18 cores, 2-way SMT).
-pub const FIBRIL_P: usize = 72;
+pub(crate) const FIBRIL_P: usize = 72;
 
 /// libfork's classic benchmarks (its Table I, Figure 5; matmul on libfork's n = 8192).
-pub const LIBFORK_CLASSIC: [(&str, &str); 4] = [
+pub(crate) const LIBFORK_CLASSIC: [(&str, &str); 4] = [
     ("fib", "fib"),
     ("integrate", "integrate"),
     ("nqueens", "nqueens"),
@@ -198,7 +191,7 @@ pub const LIBFORK_CLASSIC: [(&str, &str); 4] = [
 ];
 
 /// libfork's UTS trees (its Table I, Figure 6), each a spec of the `uts` workload.
-pub const LIBFORK_UTS: [(&str, &str); 6] = [
+pub(crate) const LIBFORK_UTS: [(&str, &str); 6] = [
     ("T1", "uts/tree=T1"),
     ("T1L", "uts/tree=T1L"),
     ("T1XXL", "uts/tree=T1XXL"),
@@ -245,15 +238,15 @@ macro_rules! busy_lf {
 pub(crate) use busy_lf;
 
 /// Lazy-LF as libfork's figures run it (`lazy_lf!`).
-pub const LAZY_LF: &str = lazy_lf!();
+pub(crate) const LAZY_LF: &str = lazy_lf!();
 
 /// Busy-LF as libfork's figures run it (`busy_lf!`).
-pub const BUSY_LF: &str = busy_lf!();
+pub(crate) const BUSY_LF: &str = busy_lf!();
 
 /// The name of `runtime` in a plot's legend: the paper's for libfork's two arms of its figures
 /// (Lazy-LF, Busy-LF: their spellings, long for a legend, are in the captions and tables), the
 /// arm's spelling for every other.
-pub fn legend_name(runtime: &Arm) -> String {
+pub(crate) fn legend_name(runtime: &Arm) -> String {
     let spelt = runtime.to_string();
     match spelt.as_str() {
         LAZY_LF => "Lazy-LF".to_string(),
@@ -293,24 +286,24 @@ pub(crate) use libfork_runtimes_caption;
 /// The runtimes of libfork's figures here: Lazy-LF and Busy-LF on libfork's paper settings,
 /// then on their defaults (unpinned, unless `--pinning` says otherwise) TBB (`tbb`), OpenMP
 /// (`openmp`), the Rust baselines `rayon` and `chili`, and `abp`, `fibril` and `tokio`.
-pub const LIBFORK_RUNTIMES: [&str; 9] = [
+pub(crate) const LIBFORK_RUNTIMES: [&str; 9] = [
     LAZY_LF, BUSY_LF, TBB, OPENMP, "rayon", "chili", "abp", FIBRIL, "tokio",
 ];
 
 /// The numbers libfork's text states outside its tables (`claim,value,unit`), embedded: the
 /// bands of its figures' claims read them by [`libfork_claim`].
-pub const LIBFORK_CLAIMS: ReferenceCsv = reference_csv!("libfork_claims.csv");
+pub(crate) const LIBFORK_CLAIMS: ReferenceCsv = reference_csv!("libfork_claims.csv");
 
 /// The value of the record `claim` of [`LIBFORK_CLAIMS`] (`fib overhead T1/Ts libfork`: 8.8).
 /// Panics when there is none or it is no number: the claims that read it are built by every
 /// figure's test.
-pub fn libfork_claim(claim: &str) -> f64 {
+pub(crate) fn libfork_claim(claim: &str) -> f64 {
     libfork_claim_record(claim).0
 }
 
 /// The value of the record `claim` of [`LIBFORK_CLAIMS`] with its unit, as a claim's paper
 /// number (`8.8x`).
-pub fn libfork_claim_text(claim: &str) -> String {
+pub(crate) fn libfork_claim_text(claim: &str) -> String {
     let (value, unit) = libfork_claim_record(claim);
     format!("{value}{unit}")
 }
@@ -332,7 +325,7 @@ fn libfork_claim_record(claim: &str) -> (f64, String) {
 /// Why a claim about the large UTS trees (T1L, T1XXL, T3L, T3XXL) decides from size `small`
 /// on: `quick` cuts them to no more than their base trees, `small` keeps the paper's order of
 /// sizes.
-pub const LARGE_TREES_FROM_SMALL: &str = "at quick the large trees are no larger than their \
+pub(crate) const LARGE_TREES_FROM_SMALL: &str = "at quick the large trees are no larger than their \
      base trees (T1L 1.6M nodes and T1XXL, cut at T1's depth 10, T1 itself, against T1's \
      4.1M; T3L and T3XXL cut at depth 750, 2.4M and 2.5M nodes against T3's 4.1M); small \
      keeps the paper's order, T1 < T1L (6.4M) < T1XXL (264M) and T3 < T3L (12.7M, depth \
@@ -340,7 +333,7 @@ pub const LARGE_TREES_FROM_SMALL: &str = "at quick the large trees are no larger
 
 /// One fj row per benchmark and runtime, grouped by benchmark; `paper` gives a row its paper
 /// values (`None`: a runtime the paper did not run, or no number).
-pub fn rows(
+pub(crate) fn rows(
     benchmarks: &[(&str, &str)],
     runtimes: &[&str],
     paper: impl Fn(&str, &str) -> Option<PaperValues>,
@@ -359,13 +352,13 @@ pub fn rows(
 
 /// The rows of libfork's figures: `benchmarks` on [`LIBFORK_RUNTIMES`], none with paper
 /// values.
-pub fn libfork_rows(benchmarks: &[(&str, &str)]) -> Vec<Row> {
+pub(crate) fn libfork_rows(benchmarks: &[(&str, &str)]) -> Vec<Row> {
     rows(benchmarks, &LIBFORK_RUNTIMES, |_, _| None)
 }
 
 /// One of Fibril's Tables 2 and 4: the twelve benchmarks on [`FIBRIL_TABLE_RUNTIMES`] at
 /// [`FIBRIL_P`], every row with the paper's cells (of `reference`) beside ours.
-pub fn fibril_table(
+pub(crate) fn fibril_table(
     id: &'static str,
     title: &'static str,
     caption: &'static str,
@@ -384,7 +377,7 @@ const FIBRIL_SPEEDUPS: ReferenceCsv = reference_csv!("fibril_speedups.csv");
 /// The metric of Fibril's Figures 3 and 4: time, T_s / T_P and the ratios against
 /// [`CILK_PLUS`] and [`TBB`], with the paper's ratios from the columns `paper_columns`
 /// (against Cilk Plus, against TBB) of its speedups at `paper_p`.
-pub const fn fibril_ratios(
+pub(crate) const fn fibril_ratios(
     paper_columns: &'static [&'static str; 2],
     paper_p: usize,
     ideal: bool,
@@ -404,7 +397,7 @@ pub const fn fibril_ratios(
 /// Fibril's Figure 3 or 4 of `metric` (one of [`fibril_ratios`]): the twelve benchmarks on
 /// `runtimes` ([`FIBRIL_RUNTIMES`], [`FIBRIL_FIG4_RUNTIMES`]), the [`FIBRIL`] rows with the
 /// paper's ratio against Cilk Plus at the metric's P.
-pub fn fibril_ratio_figure(
+pub(crate) fn fibril_ratio_figure(
     id: &'static str,
     title: &'static str,
     caption: &'static str,
@@ -425,7 +418,7 @@ pub fn fibril_ratio_figure(
 /// is one of the figure's rows (its arm as the rows spell it, its workload and variant; T_s of
 /// a row's workload), so that no claim names a point the figure never measures.
 #[cfg(test)]
-pub fn assert_claims(fig: &Figure, ids: &[&str]) {
+pub(crate) fn assert_claims(fig: &Figure, ids: &[&str]) {
     let declared: Vec<&str> = fig.claims.iter().map(|c| c.id).collect();
     assert_eq!(declared, ids, "{}", fig.id);
     for c in &fig.claims {
@@ -496,14 +489,14 @@ mod tests {
         for arm in [FIBRIL, CILK_PLUS, TBB, "rayon", "chili", "tokio"] {
             assert!(fibril.contains(&format!("`{arm}`")), "{arm}: {fibril}");
         }
-        assert!(fibril.contains(NO_CILK_PLUS));
+        assert!(fibril.contains(no_cilk_plus!()));
         let libfork = libfork_runtimes_caption!();
         for arm in [
             LAZY_LF, BUSY_LF, TBB, OPENMP, "rayon", "chili", "abp", FIBRIL,
         ] {
             assert!(libfork.contains(&format!("`{arm}`")), "{arm}: {libfork}");
         }
-        assert!(libfork.contains(NO_TASKFLOW));
+        assert!(libfork.contains(no_taskflow!()));
     }
 
     #[test]
