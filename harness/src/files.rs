@@ -1,12 +1,16 @@
-//! The files the harness makes beside its results (the lock of a run directory, the probe of
-//! an output directory, the temporary files renamed into place) are opened so that a symbolic
-//! link at their name is refused, never followed: following one would truncate or overwrite
-//! the file it points to.
+//! How the harness writes files: never through a symbolic link, never torn.
+//!
+//! The files it makes beside its results (the lock of a run directory, the probe of an output
+//! directory, the temporary files renamed into place) are opened so that a symbolic link at
+//! their name is refused, never followed: following one would truncate or overwrite the file
+//! it points to. A file it writes whole (a summary, a figure, a page) is written beside its
+//! name and renamed over it ([`write_atomic`], [`replace_with`]): a link at the name is replaced,
+//! not followed, and a full disk or a crash leaves the old file or none, never half of one.
 
 use std::fs::{self, File, OpenOptions};
-use std::io;
+use std::io::{self, Write as _};
 use std::os::unix::fs::OpenOptionsExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// `e` with `path` in its message.
 fn at(path: &Path, e: io::Error) -> io::Error {
@@ -82,11 +86,61 @@ pub(crate) fn open_regular(path: &Path) -> io::Result<File> {
     Ok(file)
 }
 
+/// The temporary name beside `path` that [`replace_with`] writes: `.NAME.tmp`.
+fn beside(path: &Path) -> PathBuf {
+    let mut name = std::ffi::OsString::from(".");
+    name.push(path.file_name().unwrap_or_default());
+    name.push(".tmp");
+    path.with_file_name(name)
+}
+
+/// Writes `path` whole: `write` fills a fresh temporary file beside it (made by
+/// [`create_fresh`] and handed over by its path), which is synced and renamed over `path`. A
+/// symbolic link at `path` is replaced, never followed; on any error the temporary file is
+/// removed and `path` keeps what it had. Every error names the file it concerns.
+pub(crate) fn replace_with(
+    path: &Path,
+    write: impl FnOnce(&Path) -> io::Result<()>,
+) -> io::Result<()> {
+    let tmp = beside(path);
+    let result = (|| {
+        drop(create_fresh(&tmp)?);
+        write(&tmp).map_err(|e| named(&tmp, e))?;
+        File::open(&tmp)
+            .and_then(|f| f.sync_all())
+            .map_err(|e| at(&tmp, e))?;
+        fs::rename(&tmp, path).map_err(|e| at(path, e))
+    })();
+    if result.is_err() {
+        let _ = fs::remove_file(&tmp);
+    }
+    result
+}
+
+/// Writes `bytes` as the whole of `path` ([`replace_with`]).
+pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    replace_with(path, |tmp| {
+        OpenOptions::new()
+            .write(true)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(tmp)?
+            .write_all(bytes)
+    })
+}
+
+/// `e` naming `path` unless its message already does.
+fn named(path: &Path, e: io::Error) -> io::Error {
+    if e.to_string().contains(&*path.to_string_lossy()) {
+        e
+    } else {
+        at(path, e)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::tempdir::TempDir;
-    use std::io::Write;
 
     #[test]
     fn a_link_is_refused_and_its_target_kept() {
@@ -123,5 +177,28 @@ mod tests {
         assert!(!e.is_empty());
         let e = create_fresh(dir.path()).unwrap_err().to_string();
         assert!(e.contains("not a regular file"), "{e}");
+    }
+
+    #[test]
+    fn a_whole_file_replaces_a_link_and_never_its_target() {
+        let dir = TempDir::new("files-atomic");
+        let target = dir.path().join("victim");
+        fs::write(&target, b"precious").unwrap();
+        let link = dir.path().join("summary.csv");
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        write_atomic(&link, b"new").unwrap();
+        assert_eq!(fs::read(&target).unwrap(), b"precious");
+        assert!(
+            !fs::symlink_metadata(&link)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+        assert_eq!(fs::read(&link).unwrap(), b"new");
+        // A failed write leaves the old file and no temporary file.
+        let e = replace_with(&link, |_| Err(io::Error::other("disk full"))).unwrap_err();
+        assert!(e.to_string().contains(".summary.csv.tmp"), "{e}");
+        assert_eq!(fs::read(&link).unwrap(), b"new");
+        assert!(!beside(&link).exists());
     }
 }
