@@ -541,8 +541,8 @@ pub(crate) fn slurm_command(args: &SlurmArgs) -> Result<(), Failure> {
     );
     let write = |name: String, text: &str, exec: bool| -> Result<PathBuf, Failure> {
         let path = dir.join(name);
-        std::fs::write(&path, text)
-            .map_err(|e| Failure::Runtime(format!("{}: {e}", path.display())))?;
+        crate::files::write_atomic(&path, text.as_bytes())
+            .map_err(|e| Failure::Runtime(e.to_string()))?;
         if exec {
             use std::os::unix::fs::PermissionsExt;
             std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755))?;

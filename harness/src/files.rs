@@ -86,11 +86,11 @@ pub(crate) fn open_regular(path: &Path) -> io::Result<File> {
     Ok(file)
 }
 
-/// The temporary name beside `path` that [`replace_with`] writes: `.NAME.tmp`.
+/// The temporary name beside `path` that [`replace_with`] writes: `.tmp-NAME` (hidden, and
+/// with `NAME`'s extension, which some writers read to choose the format).
 fn beside(path: &Path) -> PathBuf {
-    let mut name = std::ffi::OsString::from(".");
+    let mut name = std::ffi::OsString::from(".tmp-");
     name.push(path.file_name().unwrap_or_default());
-    name.push(".tmp");
     path.with_file_name(name)
 }
 
@@ -197,7 +197,7 @@ mod tests {
         assert_eq!(fs::read(&link).unwrap(), b"new");
         // A failed write leaves the old file and no temporary file.
         let e = replace_with(&link, |_| Err(io::Error::other("disk full"))).unwrap_err();
-        assert!(e.to_string().contains(".summary.csv.tmp"), "{e}");
+        assert!(e.to_string().contains(".tmp-summary.csv"), "{e}");
         assert_eq!(fs::read(&link).unwrap(), b"new");
         assert!(!beside(&link).exists());
     }

@@ -847,7 +847,7 @@ fn max_p(fig: &Figure, grid: &Grid, panels: &[Panel]) -> usize {
     grid.workers.iter().chain(paper).copied().max().unwrap_or(1)
 }
 
-/// Writes the plot as SVG to `path`.
+/// Writes the plot as SVG to `path`, whole ([`crate::files::write_atomic`]).
 pub(crate) fn write_svg(
     path: &Path,
     fig: &Figure,
@@ -855,9 +855,8 @@ pub(crate) fn write_svg(
     panels: &[Panel],
     subtitle: &str,
 ) -> Result<(), String> {
-    let (size, _) = layout(panels);
-    let root = SVGBackend::new(path, size).into_drawing_area();
-    draw_all(root, fig, panels, max_p(fig, grid, panels), subtitle)
+    let text = svg_text(fig, grid, panels, subtitle)?;
+    crate::files::write_atomic(path, text.as_bytes()).map_err(|e| e.to_string())
 }
 
 /// The plot as SVG text (for a page that holds it inline).
@@ -876,7 +875,8 @@ pub(crate) fn svg_text(
     Ok(out)
 }
 
-/// Writes the plot as PNG to `path`, its text in the built-in pixel font.
+/// Writes the plot as PNG to `path`, whole ([`crate::files::replace_with`]), its text in the
+/// built-in pixel font.
 pub(crate) fn write_png(
     path: &Path,
     fig: &Figure,
@@ -885,8 +885,12 @@ pub(crate) fn write_png(
     subtitle: &str,
 ) -> Result<(), String> {
     let (size, _) = layout(panels);
-    let root = PixelText(BitMapBackend::new(path, size)).into_drawing_area();
-    draw_all(root, fig, panels, max_p(fig, grid, panels), subtitle)
+    crate::files::replace_with(path, |tmp| {
+        let root = PixelText(BitMapBackend::new(tmp, size)).into_drawing_area();
+        draw_all(root, fig, panels, max_p(fig, grid, panels), subtitle)
+            .map_err(std::io::Error::other)
+    })
+    .map_err(|e| e.to_string())
 }
 
 #[cfg(test)]

@@ -132,7 +132,7 @@ pub(crate) fn report_command(args: &ReportArgs) -> Result<i32, Failure> {
     let readme = out.join("README.md");
     let html = out.join("report.html");
     let write = |p: &Path, text: String| {
-        fs::write(p, text).map_err(|e| Failure::Runtime(format!("{}: {e}", p.display())))
+        crate::files::write_atomic(p, text.as_bytes()).map_err(|e| Failure::Runtime(e.to_string()))
     };
     write(&readme, readme_text(&rendered, &missing))?;
     write(&html, html_text(&rendered, &missing))?;

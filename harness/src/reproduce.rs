@@ -637,7 +637,7 @@ fn write_figure_files(
     subtitle: &str,
 ) -> Result<(), Failure> {
     std::fs::create_dir_all(dir)?;
-    std::fs::write(dir.join(format!("{}.md", fig.id)), md)?;
+    crate::files::write_atomic(&dir.join(format!("{}.md", fig.id)), md.as_bytes())?;
     plot::write_svg(
         &dir.join(format!("{}.svg", fig.id)),
         fig,

@@ -617,13 +617,15 @@ pub(crate) fn summary_rows(summaries: &[PointSummary], cpus: usize) -> Vec<Summa
         .collect()
 }
 
-/// Writes `summary.csv`.
+/// Writes `summary.csv` whole ([`crate::files::replace_with`]).
 pub(crate) fn write_summary(path: &Path, rows: &[SummaryRow]) -> io::Result<()> {
-    let mut w = csv::Writer::from_path(path).map_err(io::Error::other)?;
-    for r in rows {
-        w.serialize(r).map_err(io::Error::other)?;
-    }
-    w.flush()
+    crate::files::replace_with(path, |tmp| {
+        let mut w = csv::Writer::from_path(tmp).map_err(io::Error::other)?;
+        for r in rows {
+            w.serialize(r).map_err(io::Error::other)?;
+        }
+        w.flush()
+    })
 }
 
 /// The settings of a reproduction, stored in `meta.json` so `--resume` continues with them.
