@@ -1,6 +1,9 @@
-//! Pool configuration: worker count, pinning, victim and idle policies, and where futures run.
+//! Pool configuration: worker count, pinning, victim and idle policies, where futures run, and
+//! the fence mode of the work-stealing deques.
 
 use crate::api::StartError;
+use crate::deque::{self, Switching};
+use std::ffi::OsStr;
 use std::fmt;
 use std::str::FromStr;
 
@@ -105,6 +108,125 @@ pub enum Unmap {
     Off,
 }
 
+/// Where the SeqCst fence pair of a pool's work-stealing deques goes ([`crate::deque`]): the
+/// setting of the runtimes built on this crate's deque (`abp`, `fibril`, `prows`, `libfork`);
+/// the others ignore it (their libraries have deques of their own). A pool applies one mode to
+/// all its deques and to its workers' sleep handshake.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum FenceMode {
+    /// Each deque's owner switches between the asymmetric pair (a compiler fence per pop, a
+    /// `membarrier` per steal) and the symmetric one (`fence(SeqCst)` on both sides) by the
+    /// steal pressure it sees ([`Switching::ADAPTIVE`]).
+    #[default]
+    Adaptive,
+    /// As `adaptive`, but switching at every steal and every quiet stretch of 8 pops
+    /// ([`Switching::EAGER`]): for stress tests that must cross mode switches often.
+    Eager,
+    /// Always the asymmetric pair: a `membarrier` for every steal that gets past the cheap look.
+    Asymmetric,
+    /// Always `fence(SeqCst)` on both sides, and no `membarrier` anywhere in the pool: the
+    /// fallback where the kernel refuses `membarrier`.
+    Fenced,
+}
+
+/// The environment variable that chooses the deques' switching on the command line (see
+/// [`FenceMode::from_env_values`]).
+pub const FENCE_SWITCHING_ENV: &str = "STEALBENCH_FENCE_SWITCHING";
+/// The environment variable that turns `membarrier` off on the command line (see
+/// [`FenceMode::from_env_values`]).
+pub const NO_MEMBARRIER_ENV: &str = "STEALBENCH_NO_MEMBARRIER";
+
+impl FenceMode {
+    /// When the pool's deque owners switch modes: never for `asymmetric` and `fenced`.
+    pub fn switching(self) -> Switching {
+        match self {
+            FenceMode::Adaptive => Switching::ADAPTIVE,
+            FenceMode::Eager => Switching::EAGER,
+            FenceMode::Asymmetric | FenceMode::Fenced => Switching::NEVER,
+        }
+    }
+
+    /// The mode a pool given this one applies on this machine: `fenced` where the kernel
+    /// refuses `membarrier` (every mode but `fenced` needs it), else this one.
+    pub fn applied(self) -> FenceMode {
+        if deque::heavy_fence_is_membarrier() {
+            self
+        } else {
+            FenceMode::Fenced
+        }
+    }
+
+    /// Whether the mode's heavy fence is a `membarrier` (else `fence(SeqCst)`, and the light
+    /// one is a full fence too). Of the mode as given; see [`FenceMode::applied`].
+    pub fn uses_membarrier(self) -> bool {
+        self != FenceMode::Fenced
+    }
+
+    /// The mode that the command line's environment chooses ([`FenceMode::from_env_values`]
+    /// on this process's [`FENCE_SWITCHING_ENV`] and [`NO_MEMBARRIER_ENV`]).
+    pub fn from_env() -> Result<FenceMode, String> {
+        FenceMode::from_env_values(
+            std::env::var_os(FENCE_SWITCHING_ENV).as_deref(),
+            std::env::var_os(NO_MEMBARRIER_ENV).as_deref(),
+        )
+    }
+
+    /// The mode that these values of [`FENCE_SWITCHING_ENV`] and [`NO_MEMBARRIER_ENV`]
+    /// choose (`None`: unset), or one line saying what is wrong:
+    ///
+    /// * `STEALBENCH_FENCE_SWITCHING`: a mode's name (`adaptive`, `eager`, `asymmetric`,
+    ///   `fenced`), or `0` for `asymmetric` (never switch); unset or empty: `adaptive`.
+    /// * `STEALBENCH_NO_MEMBARRIER`: `1` for `fenced`; `0`, empty or unset: no effect. With
+    ///   `1`, a switching setting other than `fenced` contradicts it and is refused.
+    ///
+    /// Anything else is refused, so that a misspelt value never measures another mode.
+    pub fn from_env_values(
+        switching: Option<&OsStr>,
+        no_membarrier: Option<&OsStr>,
+    ) -> Result<FenceMode, String> {
+        let text = |name: &str, v: &OsStr| {
+            v.to_str()
+                .map(str::to_owned)
+                .ok_or_else(|| format!("{name} is not valid UTF-8: {v:?}"))
+        };
+        let chosen = match switching {
+            None => None,
+            Some(v) => match text(FENCE_SWITCHING_ENV, v)?.as_str() {
+                "" => None,
+                "0" => Some(FenceMode::Asymmetric),
+                t => Some(t.parse::<FenceMode>().map_err(|_| {
+                    format!(
+                        "{FENCE_SWITCHING_ENV}='{t}' is not a fence mode (expected one of: {}, \
+                         or 0 for asymmetric)",
+                        FenceMode::NAMES.join(", ")
+                    )
+                })?),
+            },
+        };
+        let fenced = match no_membarrier {
+            None => false,
+            Some(v) => match text(NO_MEMBARRIER_ENV, v)?.as_str() {
+                "" | "0" => false,
+                "1" => true,
+                t => {
+                    return Err(format!(
+                        "{NO_MEMBARRIER_ENV}='{t}' must be 1 (no membarrier: fenced deques) \
+                         or 0 (the default)"
+                    ));
+                }
+            },
+        };
+        match (chosen, fenced) {
+            (Some(m), true) if m != FenceMode::Fenced => Err(format!(
+                "{NO_MEMBARRIER_ENV}=1 fences every pop, which contradicts \
+                 {FENCE_SWITCHING_ENV}={m}; set one of them"
+            )),
+            (_, true) => Ok(FenceMode::Fenced),
+            (m, false) => Ok(m.unwrap_or_default()),
+        }
+    }
+}
+
 /// How a runtime takes its tasks (see [`crate::api`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum FrontEnd {
@@ -147,6 +269,9 @@ pub struct PoolConfig {
     /// Whether a suspended stack's unused pages go back to the OS ([`Unmap`]); only `fibril`
     /// gives pages back, and only it can be told not to.
     pub unmap: Unmap,
+    /// The fence mode of the pool's deques ([`FenceMode`]); the runtimes without this crate's
+    /// deques (see [`Capabilities::fence_modes`]) ignore it.
+    pub fence: FenceMode,
 }
 
 impl PoolConfig {
@@ -162,6 +287,7 @@ impl PoolConfig {
             steals: None,
             placement: Placement::default(),
             unmap: Unmap::default(),
+            fence: FenceMode::default(),
         }
     }
 }
@@ -199,6 +325,9 @@ pub struct Capabilities {
     /// It gives a suspended stack's unused pages back to the OS and can be told not to
     /// ([`PoolConfig::unmap`]: Fibril w/o unmap).
     pub unmap: bool,
+    /// Its work-stealing deques are this crate's, whose [`PoolConfig::fence`] it applies;
+    /// `false`: it ignores the setting, which is then no part of what it ran.
+    pub fence_modes: bool,
 }
 
 impl Capabilities {
@@ -216,6 +345,7 @@ impl Capabilities {
         idle: &[IdlePolicy::Lazy],
         pinning: true,
         unmap: false,
+        fence_modes: false,
     };
 
     /// The serial elision: one worker, the calling thread, every future (general or not) run
@@ -232,7 +362,14 @@ impl Capabilities {
         idle: IdlePolicy::ALL,
         pinning: true,
         unmap: false,
+        fence_modes: false,
     };
+
+    /// The fence mode a pool of this runtime applies for `config`: `None` where it has none of
+    /// this crate's deques, else [`FenceMode::applied`].
+    pub fn fence_applied(&self, config: &PoolConfig) -> Option<FenceMode> {
+        self.fence_modes.then(|| config.fence.applied())
+    }
 
     /// Refuses what `config` asks of the runtime named `runtime` that these capabilities lack,
     /// with one line naming the setting.
@@ -414,6 +551,12 @@ names!(IdlePolicy { Busy => "busy", Lazy => "lazy" });
 names!(FutureStack { New => "stack", Current => "nostack" });
 names!(Placement { Paper => "paper", Artifact => "artifact" });
 names!(Unmap { On => "on", Off => "off" });
+names!(FenceMode {
+    Adaptive => "adaptive",
+    Eager => "eager",
+    Asymmetric => "asymmetric",
+    Fenced => "fenced",
+});
 
 #[cfg(test)]
 mod tests {
@@ -438,6 +581,49 @@ mod tests {
         assert!(e.contains("exactly 1 worker"), "{e}");
     }
 
+    /// The command line's two variables: each value has one meaning or is refused.
+    #[test]
+    fn fence_mode_from_the_environment_is_strict() {
+        let m = |sw: Option<&str>, nm: Option<&str>| {
+            FenceMode::from_env_values(sw.map(OsStr::new), nm.map(OsStr::new))
+        };
+        assert_eq!(m(None, None), Ok(FenceMode::Adaptive));
+        assert_eq!(m(Some(""), Some("")), Ok(FenceMode::Adaptive));
+        assert_eq!(m(Some("0"), None), Ok(FenceMode::Asymmetric));
+        assert_eq!(m(Some("eager"), Some("0")), Ok(FenceMode::Eager));
+        for mode in FenceMode::ALL {
+            assert_eq!(m(Some(mode.name()), None), Ok(*mode));
+        }
+        assert_eq!(m(None, Some("1")), Ok(FenceMode::Fenced));
+        assert_eq!(m(Some("fenced"), Some("1")), Ok(FenceMode::Fenced));
+        let e = m(Some("bogus"), None).unwrap_err();
+        assert!(
+            e.contains("STEALBENCH_FENCE_SWITCHING='bogus'") && e.contains("eager"),
+            "{e}"
+        );
+        for bad in ["yes", "2", " 1", "true"] {
+            let e = m(None, Some(bad)).unwrap_err();
+            assert!(e.starts_with("STEALBENCH_NO_MEMBARRIER="), "{e}");
+        }
+        let e = m(Some("eager"), Some("1")).unwrap_err();
+        assert!(e.contains("contradicts"), "{e}");
+        use std::os::unix::ffi::OsStrExt;
+        let e = FenceMode::from_env_values(Some(OsStr::from_bytes(b"\xff")), None).unwrap_err();
+        assert!(e.contains("not valid UTF-8"), "{e}");
+    }
+
+    #[test]
+    fn fence_modes_switch_as_named() {
+        assert_eq!(FenceMode::default().switching(), Switching::ADAPTIVE);
+        assert_eq!(FenceMode::Eager.switching(), Switching::EAGER);
+        assert_eq!(FenceMode::Fenced.switching(), Switching::NEVER);
+        assert!(!FenceMode::Fenced.uses_membarrier());
+        assert_eq!(FenceMode::Fenced.applied(), FenceMode::Fenced);
+        if !deque::heavy_fence_is_membarrier() {
+            assert_eq!(FenceMode::Eager.applied(), FenceMode::Fenced);
+        }
+    }
+
     #[test]
     fn names_round_trip() {
         for n in Pinning::NAMES {
@@ -454,6 +640,9 @@ mod tests {
         }
         for n in Placement::NAMES {
             assert_eq!(n.parse::<Placement>().unwrap().name(), *n);
+        }
+        for n in FenceMode::NAMES {
+            assert_eq!(n.parse::<FenceMode>().unwrap().name(), *n);
         }
         assert!(
             "sideways"

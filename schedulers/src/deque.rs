@@ -25,7 +25,10 @@
 //! The owner watches the heavy fences thieves issue on its deque (asymmetric) or the entries
 //! they take (symmetric), and switches to whichever mode is cheaper for what it sees
 //! ([`Switching`]): a deque under steal pressure pays a fence per pop, one nobody steals from
-//! pays none. The mode is a generation counter, `mode`, odd while symmetric; only the owner
+//! pays none. A pool chooses how its deques do this with its [`FenceMode`]
+//! ([`PoolConfig::fence`](crate::PoolConfig::fence)), which its [`FenceCounts`] carry to every
+//! deque it makes ([`in_pool`]): switching adaptively, eagerly, never (always asymmetric), or
+//! `fenced`, symmetric for good with no `membarrier` at all. The mode is a generation counter, `mode`, odd while symmetric; only the owner
 //! writes it, between two of its pops ([`Owner::pop`] decides before its first access to the
 //! deque, [`Owner::make_symmetric`] outside pops).
 //!
@@ -58,8 +61,9 @@
 //! the mode: it knows its mode (a `Cell`), and its store of a new mode is ordered after its
 //! earlier pops by Release.
 //!
-//! Where the kernel refuses `membarrier`, both sides always use `fence(SeqCst)`, and the pools'
-//! deques never switch ([`heavy_fence_is_membarrier`] says which; a deque made with an
+//! Where the kernel refuses `membarrier`, and in the `fenced` mode, both sides always use
+//! `fence(SeqCst)` and the deques never switch ([`heavy_fence_is_membarrier`] says whether the
+//! kernel agreed, [`FenceMode::applied`] what a pool then applies; a deque made with an
 //! explicit [`Switching`] still switches there, harmlessly, which the tests use). Every heavy
 //! fence issued for the deque (a thief's on the asymmetric side, an owner's switching back:
 //! a `membarrier`, or on the fallback a `fence(SeqCst)`), every switch to symmetric mode, and
@@ -100,8 +104,8 @@
 //! as often as it can ([`Switching::EVERY_POP`]); each entry must be taken exactly once, whole, with what the owner
 //! wrote before pushing it visible to the taker. What the models cover and what they do not:
 //!
-//! * **The fence pair is the fallback's**, `fence(SeqCst)` on both sides (what
-//!   `STEALBENCH_NO_MEMBARRIER=1` selects): loom cannot model `membarrier`, a barrier the
+//! * **The fence pair is the fallback's**, `fence(SeqCst)` on both sides (the `fenced` mode's):
+//!   loom cannot model `membarrier`, a barrier the
 //!   kernel makes the other threads execute, so under loom [`heavy_fence_is_membarrier`] is
 //!   false. The asymmetric pair is correct if `membarrier` plus the owner's compiler fence act
 //!   as the fallback's two fences, which is the argument above, not something loom checked.
@@ -123,6 +127,7 @@
 //! * Scenarios are small (two or three threads, at most three entries, a buffer of 2 under
 //!   loom so that reuse and growth are reached) and explored at a bounded preemption depth.
 
+use crate::config::FenceMode;
 use crate::sync::{
     AtomicIsize, AtomicPtr, AtomicU64, AtomicUsize, Ordering, compiler_fence, fence,
 };
@@ -162,8 +167,8 @@ fn membarrier_available() -> bool {
 }
 
 /// Under loom: never. loom cannot model `membarrier` (a barrier the kernel runs on the other
-/// threads), so the models check the fallback, `fence(SeqCst)` on both sides, as
-/// `STEALBENCH_NO_MEMBARRIER=1` selects.
+/// threads), so the models check the fallback, `fence(SeqCst)` on both sides, as the `fenced`
+/// mode does.
 #[cfg(loom)]
 fn membarrier_available() -> bool {
     false
@@ -174,9 +179,6 @@ fn membarrier_available() -> bool {
 fn register_membarrier() -> bool {
     static OK: OnceLock<bool> = OnceLock::new();
     *OK.get_or_init(|| {
-        if std::env::var_os("STEALBENCH_NO_MEMBARRIER").is_some() {
-            return false;
-        }
         #[cfg(target_os = "linux")]
         {
             // SAFETY: membarrier takes integer arguments only and has no memory effects on this
@@ -198,13 +200,15 @@ fn register_membarrier() -> bool {
     })
 }
 
-/// Does [`heavy_fence`] use `membarrier` (and [`light_fence`] only a compiler fence)?
+/// Does the kernel let this process use `membarrier` (so that [`heavy_fence`] is one, and
+/// [`light_fence`] only a compiler fence)? Every [`FenceMode`] but `fenced` needs it.
 pub fn heavy_fence_is_membarrier() -> bool {
     membarrier_available()
 }
 
-/// The owner's side of the asymmetric fence (an [`Owner`] has its own, [`Owner::light_fence`],
-/// which reads a flag it cached instead).
+/// The owner's side of the asymmetric fence, paired with [`heavy_fence`] (a pool uses its own
+/// pair, [`FenceCounts::light_fence`] and [`FenceCounts::heavy_fence`], or an [`Owner`]'s
+/// [`Owner::light_fence`], which follow its fence mode).
 #[inline(always)]
 pub fn light_fence() {
     owner_fence(membarrier_available());
@@ -224,7 +228,14 @@ fn owner_fence(asymmetric: bool) {
 /// The thief's (or sleeper's) side of the asymmetric fence: every thread of the process has
 /// executed a full barrier when it returns.
 pub fn heavy_fence() {
-    if membarrier_available() {
+    heavy(membarrier_available());
+}
+
+/// The heavy side of the pair: a `membarrier` if `membarrier` (the process is registered),
+/// then a full fence.
+#[inline]
+pub(crate) fn heavy(membarrier: bool) {
+    if membarrier {
         #[cfg(target_os = "linux")]
         {
             // SAFETY: as in `membarrier_available`; the process is registered.
@@ -249,10 +260,15 @@ pub fn heavy_fence() {
     fence(Ordering::SeqCst);
 }
 
-/// What a pool's deques count of their fences, shared by all of them (each deque is made with
-/// an `Arc` of one): the costs the fence modes trade against each other.
+/// A pool's fence setting and what its deques count of their fences, shared by all of them
+/// (each deque is made with an `Arc` of one): the mode the pool applies ([`FenceMode::applied`]
+/// of its configuration's) and the costs the modes trade against each other.
 #[derive(Debug)]
 pub struct FenceCounts {
+    /// The mode applied (`fenced` where the kernel refuses `membarrier`).
+    mode: FenceMode,
+    /// Whether its heavy fence is a `membarrier` (the light one then a compiler fence).
+    membarrier: bool,
     /// Heavy fences issued for the deques: by thieves in asymmetric mode (a `membarrier`, or
     /// on the fallback a `fence(SeqCst)`), by owners switching back to asymmetric mode, and
     /// those a pool adds for its sleepers ([`FenceCounts::add_heavy`]).
@@ -265,13 +281,41 @@ pub struct FenceCounts {
 }
 
 impl FenceCounts {
-    /// Zeroed counts.
+    /// Zeroed counts of a pool in the default mode, `adaptive` (see [`FenceCounts::for_mode`]).
     pub fn new() -> Self {
+        FenceCounts::for_mode(FenceMode::default())
+    }
+
+    /// Zeroed counts of a pool whose deques use `mode`, as this machine allows it
+    /// ([`FenceMode::applied`]).
+    pub fn for_mode(mode: FenceMode) -> Self {
+        let mode = mode.applied();
         FenceCounts {
+            mode,
+            membarrier: mode.uses_membarrier(),
             heavy: AtomicU64::new(0),
             to_symmetric: AtomicU64::new(0),
             symmetric_pops: AtomicU64::new(0),
         }
+    }
+
+    /// The fence mode the pool's deques apply.
+    pub fn mode(&self) -> FenceMode {
+        self.mode
+    }
+
+    /// The heavy side of the pool's fence pair (a sleeper's, see [`crate::deque`]): a
+    /// `membarrier` and a full fence, or only the full fence in the `fenced` mode. Not counted:
+    /// see [`FenceCounts::add_heavy`].
+    pub fn heavy_fence(&self) {
+        heavy(self.membarrier);
+    }
+
+    /// The light side of the pool's fence pair: a compiler fence, or a full one in the
+    /// `fenced` mode.
+    #[inline(always)]
+    pub fn light_fence(&self) {
+        owner_fence(self.membarrier);
     }
 
     /// Counts a heavy fence issued elsewhere on the deques' behalf (a sleeper's, see
@@ -355,28 +399,6 @@ pub struct Switching {
 }
 
 impl Switching {
-    /// The runtimes' default: [`Switching::ADAPTIVE`]; [`Switching::NEVER`] on the fallback
-    /// (both modes fence alike there) and where `STEALBENCH_FENCE_SWITCHING=0` is set (always
-    /// asymmetric: to compare the two on one build); [`Switching::EAGER`] where it is `eager`
-    /// (the stress tests of the pools, in CI).
-    pub fn default_for_pools() -> Switching {
-        #[cfg(not(loom))]
-        {
-            static FROM_ENV: OnceLock<Switching> = OnceLock::new();
-            *FROM_ENV.get_or_init(|| {
-                let setting = std::env::var("STEALBENCH_FENCE_SWITCHING");
-                match setting.as_deref() {
-                    _ if !membarrier_available() => Switching::NEVER,
-                    Ok("0") => Switching::NEVER,
-                    Ok("eager") => Switching::EAGER,
-                    _ => Switching::ADAPTIVE,
-                }
-            })
-        }
-        #[cfg(loom)]
-        Switching::ADAPTIVE
-    }
-
     /// Symmetric at 2 heavy fences at one look or two looks 100 microseconds apart; a review
     /// every 1024 pops, starting at a rate of 64 (one steal a window), back below 16.
     pub const ADAPTIVE: Switching = Switching {
@@ -462,6 +484,8 @@ struct Inner {
     mode: AtomicUsize,
     /// Heavy fences thieves issued on this deque (the owner's review reads it).
     heavy: AtomicU64,
+    /// Whether the heavy fence is a `membarrier` (the pool's mode uses one).
+    membarrier: bool,
     buffer: AtomicPtr<Buffer>,
     /// The pool's counts.
     counts: Arc<FenceCounts>,
@@ -561,24 +585,25 @@ impl std::fmt::Debug for Thief {
     }
 }
 
-/// A new empty deque with counts of its own and the pools' [`Switching`]: the owner's handle
-/// and a thief's handle.
+/// A new empty deque with counts of its own, in the default mode (`adaptive`): the owner's
+/// handle and a thief's handle.
 pub fn new(initial_capacity: usize) -> (Owner, Thief) {
     in_pool(initial_capacity, &Arc::new(FenceCounts::new()))
 }
 
-/// A new empty deque of a pool: it counts its fences in the pool's `counts` and switches modes
-/// by [`Switching::default_for_pools`].
+/// A new empty deque of a pool: it counts its fences in the pool's `counts` and fences and
+/// switches modes as their [`FenceMode`] says.
 pub fn in_pool(initial_capacity: usize, counts: &Arc<FenceCounts>) -> (Owner, Thief) {
     with(
         initial_capacity,
         Arc::clone(counts),
-        Switching::default_for_pools(),
+        counts.mode().switching(),
     )
 }
 
-/// A new empty deque that counts its fences in `counts` and switches modes by `switching`.
-/// Without `membarrier` (on the fallback) the mode never matters: both sides always fence.
+/// A new empty deque that counts its fences in `counts`, fences as their mode says (with a
+/// `membarrier` or not), and switches modes by `switching`. Without `membarrier` (the
+/// `fenced` mode) the deque's mode never matters: both sides always fence.
 pub fn with(
     initial_capacity: usize,
     counts: Arc<FenceCounts>,
@@ -588,16 +613,17 @@ pub fn with(
     let mut first = Buffer::new(cap);
     let ptr: *mut Buffer = &mut *first;
     let slots = first.slots.as_ptr();
+    let membarrier = counts.membarrier;
     let inner = Arc::new(Inner {
         bottom: AtomicIsize::new(0),
         top: AtomicIsize::new(0),
         mode: AtomicUsize::new(0),
         heavy: AtomicU64::new(0),
+        membarrier,
         buffer: AtomicPtr::new(ptr),
         counts,
         retired: UnsafeCell::new(vec![first]),
     });
-    let membarrier = membarrier_available();
     (
         Owner {
             inner: Arc::clone(&inner),
@@ -778,9 +804,10 @@ impl Owner {
         }
     }
 
-    /// The owner's side of the sleep protocol's asymmetric fence, as [`light_fence`], but from
-    /// the flag this handle cached at its creation (no load of the process-wide flag on the
-    /// push path). The deque's mode does not change it: a sleeper always issues the heavy side.
+    /// The owner's side of the sleep protocol's asymmetric fence, as the pool's
+    /// [`FenceCounts::light_fence`], from the flag this handle cached at its creation (no
+    /// pointer chased on the push path). The deque's mode does not change it: a sleeper always
+    /// issues the heavy side.
     #[inline(always)]
     pub fn light_fence(&self) {
         owner_fence(self.membarrier);
@@ -856,7 +883,7 @@ impl Owner {
             // Before the next pop with a compiler fence only: every thief that read the old
             // generation has read `bottom` by the time this returns (see the module
             // documentation).
-            heavy_fence();
+            heavy(self.membarrier);
             inner.counts.add_heavy();
             self.modes
                 .seen_heavy
@@ -968,7 +995,7 @@ impl Thief {
 
     /// The heavy fence, counted for the owner's look and in the pool's counts.
     fn heavy_fence(&self) {
-        heavy_fence();
+        heavy(self.inner.membarrier);
         self.inner.heavy.fetch_add(1, Ordering::Relaxed);
         self.inner.counts.add_heavy();
     }
@@ -1167,5 +1194,35 @@ mod tests {
         assert!(!o.is_symmetric());
         // Its pops stay unfenced where `membarrier` is available.
         assert_eq!(o.pop_fences.get(), !heavy_fence_is_membarrier());
+    }
+
+    /// A pool's mode reaches its deques through its counts: `fenced` fences every pop and
+    /// never switches, whatever the kernel allows; `asymmetric` never switches either.
+    #[test]
+    fn a_pools_fence_mode_reaches_its_deques() {
+        let fenced = Arc::new(FenceCounts::for_mode(FenceMode::Fenced));
+        assert_eq!(fenced.mode(), FenceMode::Fenced);
+        let (o, t) = in_pool(16, &fenced);
+        assert!(o.pop_fences.get() && !o.membarrier && !t.inner.membarrier);
+        assert_eq!(o.modes.switching, Switching::NEVER);
+        for i in 0..100 {
+            o.push([i, 0]);
+            o.push([i, 1]);
+            assert!(matches!(t.steal(), Stolen::Entry(_)));
+            while o.pop().is_some() {}
+        }
+        assert!(!o.is_symmetric());
+        assert_eq!(fenced.named()[1].1, 0, "a fenced deque switched");
+        let asym = Arc::new(FenceCounts::for_mode(FenceMode::Asymmetric));
+        let (o, _) = in_pool(16, &asym);
+        assert_eq!(o.modes.switching, Switching::NEVER);
+        assert_eq!(o.membarrier, heavy_fence_is_membarrier());
+        let (o, _) = in_pool(16, &Arc::new(FenceCounts::for_mode(FenceMode::Eager)));
+        let eager = if heavy_fence_is_membarrier() {
+            Switching::EAGER
+        } else {
+            Switching::NEVER
+        };
+        assert_eq!(o.modes.switching, eager);
     }
 }

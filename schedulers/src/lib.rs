@@ -90,7 +90,7 @@ pub use api::{
     Scheduler, Scope, SharedHandle, StartError, Worker,
 };
 pub use config::{
-    Capabilities, FrontEnd, FutureStack, IdlePolicy, Pinning, Placement, PoolConfig, Unmap,
-    VictimPolicy,
+    Capabilities, FenceMode, FrontEnd, FutureStack, IdlePolicy, Pinning, Placement, PoolConfig,
+    Unmap, VictimPolicy,
 };
 pub use stats::Stats;

@@ -21,6 +21,8 @@
 //!   would get wrong.
 //! * `FutureStack::Current` on one worker: 3 deviations per future whose touch runs it inline.
 
+#[path = "common/fence.rs"]
+mod fence;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 use stealbench_schedulers::*;
@@ -166,7 +168,7 @@ macro_rules! deviation_tests {
             fn config(p: usize) -> PoolConfig {
                 PoolConfig {
                     placement: $placement,
-                    ..PoolConfig::with_workers(p)
+                    ..fence::config(p)
                 }
             }
 
@@ -441,7 +443,7 @@ deviation_tests!(
 fn abp_touch_resumed_by_its_own_worker() {
     use stealbench_schedulers::abp::Abp;
     for with_b in [true, false] {
-        let pool = Abp::start(&PoolConfig::with_workers(2)).unwrap();
+        let pool = Abp::start(&fence::config(2)).unwrap();
         let stolen = Flag::default();
         let resumed = Flag::default();
         let ran_b = AtomicUsize::new(0);
@@ -498,7 +500,7 @@ fn abp_touch_resumed_by_its_own_worker() {
 fn abp_current_2() -> stealbench_schedulers::abp::Abp {
     stealbench_schedulers::abp::Abp::start(&PoolConfig {
         futures: FutureStack::Current,
-        ..PoolConfig::with_workers(2)
+        ..fence::config(2)
     })
     .unwrap()
 }

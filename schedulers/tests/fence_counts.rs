@@ -5,9 +5,10 @@
 
 #![allow(clippy::manual_async_fn)]
 
+#[path = "common/fence.rs"]
+mod fence;
 use std::future::Future;
 use stealbench_schedulers::abp::Abp;
-use stealbench_schedulers::deque::{self, Switching};
 use stealbench_schedulers::fibril::Fibril;
 use stealbench_schedulers::libfork::LibforkPool;
 use stealbench_schedulers::prows::Prows;
@@ -76,7 +77,7 @@ fn check(name: &str, stats: &Stats) {
     eprintln!(
         "{name}: {steals} steals, {heavy} heavy fences, {switches} switches, {pops} symmetric pops"
     );
-    if deque::heavy_fence_is_membarrier() && Switching::default_for_pools() == Switching::ADAPTIVE {
+    if fence::mode().applied() == FenceMode::Adaptive {
         assert!(
             heavy < steals / 2 + 8 * P as u64,
             "{name}: {heavy} heavy fences for {steals} steals"
@@ -98,7 +99,7 @@ fn measure<S: Scheduler>(name: &str, pool: &S, run: impl Fn()) {
 fn closure_pool<S: ForkJoin>(name: &str, placement: Placement) {
     let pool = S::start(&PoolConfig {
         placement,
-        ..PoolConfig::with_workers(P)
+        ..fence::config(P)
     })
     .unwrap();
     let want = serial(0, LEAVES);
@@ -108,7 +109,7 @@ fn closure_pool<S: ForkJoin>(name: &str, placement: Placement) {
 }
 
 fn libfork_pool() {
-    let pool = LibforkPool::start(&PoolConfig::with_workers(P)).unwrap();
+    let pool = LibforkPool::start(&fence::config(P)).unwrap();
     let want = serial(0, LEAVES);
     measure("libfork", &pool, || {
         assert_eq!(pool.run_async(|c| tree_af(c, 0, LEAVES)), want)
@@ -124,4 +125,47 @@ fn every_deque_runtime_reports_its_fences() {
     closure_pool::<Prows>("prows", Placement::Paper);
     closure_pool::<Prows>("prows/placement=artifact", Placement::Artifact);
     libfork_pool();
+}
+
+/// The fence counts of `S` on `P` workers in fence mode `mode`, over three runs of the tree.
+fn counts_in<S: ForkJoin>(mode: FenceMode) -> (u64, u64) {
+    let config = PoolConfig {
+        fence: mode,
+        ..PoolConfig::with_workers(P)
+    };
+    assert_eq!(
+        S::CAPABILITIES.fence_applied(&config),
+        Some(mode.applied()),
+        "a deque runtime applies its configuration's fence mode"
+    );
+    let pool = S::start(&config).unwrap();
+    let want = serial(0, LEAVES);
+    for _ in 0..3 {
+        assert_eq!(pool.run(|w| tree_fj(w, 0, LEAVES)), want);
+    }
+    let stats = pool.stats();
+    let steals = stats.steals.expect("a deque runtime counts steals");
+    (stats.extra("fence_switches").unwrap(), steals)
+}
+
+/// Pools in different fence modes side by side in one process, each as its configuration
+/// says: `asymmetric` and `fenced` deques never switch, `eager` ones switch at steals (where
+/// the kernel allows `membarrier`; without it every mode is applied as `fenced`). A runtime
+/// with deques of its own library applies none.
+#[test]
+fn each_pool_applies_its_own_fence_mode() {
+    for mode in [FenceMode::Asymmetric, FenceMode::Fenced] {
+        assert_eq!(counts_in::<Abp>(mode).0, 0, "{mode}: switched");
+        assert_eq!(counts_in::<Prows>(mode).0, 0, "{mode}: switched");
+    }
+    let (switches, steals) = counts_in::<Abp>(FenceMode::Eager);
+    if FenceMode::Eager.applied() == FenceMode::Eager && steals > 0 {
+        assert!(switches > 0, "eager: {steals} steals, no switch");
+    }
+    let rayon = PoolConfig {
+        fence: FenceMode::Fenced,
+        ..PoolConfig::with_workers(2)
+    };
+    let caps = <stealbench_schedulers::rayon::RayonPool as Scheduler>::CAPABILITIES;
+    assert_eq!(caps.fence_applied(&rayon), None);
 }

@@ -6,6 +6,8 @@
 #[path = "common/fib.rs"]
 mod fib;
 
+#[path = "common/fence.rs"]
+mod fence;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 use stealbench_schedulers::*;
@@ -25,7 +27,7 @@ macro_rules! fiber_runtime_tests {
             fn config(p: usize) -> PoolConfig {
                 PoolConfig {
                     placement: $placement,
-                    ..PoolConfig::with_workers(p)
+                    ..fence::config(p)
                 }
             }
 
@@ -315,6 +317,7 @@ macro_rules! fiber_runtime_tests {
                     steals: Some(1 << 40),
                     placement: $placement,
                     unmap: Unmap::On,
+                    fence: fence::mode(),
                 };
                 let pool = <$Pool>::start(&cfg).unwrap();
                 assert_eq!(pool.workers(), 2);
@@ -333,7 +336,7 @@ macro_rules! fiber_runtime_tests {
                 // Only a runtime with stealable sets has a placement to choose.
                 let artifact = PoolConfig {
                     placement: Placement::Artifact,
-                    ..PoolConfig::with_workers(2)
+                    ..fence::config(2)
                 };
                 match <$Pool>::start(&artifact) {
                     Ok(_) => assert!(<$Pool>::CAPABILITIES.placement),

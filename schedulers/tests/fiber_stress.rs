@@ -8,6 +8,8 @@
 //!
 //! `ABP_STRESS_RUNS=n` sets the number of DAGs per runtime (default 1,000); the `#[ignore]`d test runs 20,000.
 
+#[path = "common/fence.rs"]
+mod fence;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 use stealbench_schedulers::abp::Abp;
@@ -151,7 +153,7 @@ const PROWS_EXTRA: [&str; 5] = [
 
 /// `runs` random DAGs on 2 workers, every setting at its default.
 fn stress<S: Stacks>(runs: u64) {
-    stress_on::<S>(runs, &PoolConfig::with_workers(2));
+    stress_on::<S>(runs, &fence::config(2));
 }
 
 /// `runs` random DAGs on 2 workers whose futures run as `futures` says.
@@ -160,7 +162,7 @@ fn stress_with<S: Stacks>(runs: u64, futures: FutureStack) {
         runs,
         &PoolConfig {
             futures,
-            ..PoolConfig::with_workers(2)
+            ..fence::config(2)
         },
     );
 }
@@ -171,7 +173,7 @@ fn stress_prows(runs: u64, placement: Placement, workers: usize) {
         runs,
         &PoolConfig {
             placement,
-            ..PoolConfig::with_workers(workers)
+            ..fence::config(workers)
         },
     );
 }
@@ -184,7 +186,7 @@ fn stress_on<S: Stacks>(runs: u64, config: &PoolConfig) {
     } else {
         format!("{}/placement={}", S::NAME, config.placement)
     };
-    let serial = Serial::start(&PoolConfig::with_workers(1)).unwrap();
+    let serial = Serial::start(&fence::config(1)).unwrap();
     let pool = S::start(config).unwrap();
     let mut suspended = 0;
     let mut totals = [0u64; PROWS_EXTRA.len()];

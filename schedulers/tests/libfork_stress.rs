@@ -11,6 +11,8 @@
 // fail to compile.
 #![allow(clippy::manual_async_fn)]
 
+#[path = "common/fence.rs"]
+mod fence;
 use std::future::Future;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use stealbench_schedulers::libfork::LibforkPool;
@@ -162,7 +164,7 @@ fn check_no_leak(pool: &LibforkPool, label: &str) {
 
 fn stress(config: PoolConfig, label: &str) {
     quiet_deliberate_panics();
-    let serial = Serial::start(&PoolConfig::with_workers(1)).unwrap();
+    let serial = Serial::start(&fence::config(1)).unwrap();
     let pool = LibforkPool::start(&config).unwrap();
     let mut steals = 0;
     for i in 0..runs() {
@@ -219,12 +221,12 @@ fn stress(config: PoolConfig, label: &str) {
 
 #[test]
 fn random_dags_lazy_p1() {
-    stress(PoolConfig::with_workers(1), "lazy P=1");
+    stress(fence::config(1), "lazy P=1");
 }
 
 #[test]
 fn random_dags_lazy_p2() {
-    stress(PoolConfig::with_workers(2), "lazy P=2");
+    stress(fence::config(2), "lazy P=2");
 }
 
 #[test]
@@ -232,7 +234,7 @@ fn random_dags_busy_p2() {
     stress(
         PoolConfig {
             idle: IdlePolicy::Busy,
-            ..PoolConfig::with_workers(2)
+            ..fence::config(2)
         },
         "busy P=2",
     );
@@ -252,7 +254,7 @@ fn deep_recursion_gives_stacklets_back() {
         }
     }
     for p in [1, 2] {
-        let pool = LibforkPool::start(&PoolConfig::with_workers(p)).unwrap();
+        let pool = LibforkPool::start(&fence::config(p)).unwrap();
         assert_eq!(pool.run_async(|c| deep(c, 50_000)), 50_001);
         let st = pool.stats();
         let get = |k: &str| {
@@ -291,7 +293,7 @@ fn numa_weighted_victims_p2() {
             pinning,
             idle,
             victim: VictimPolicy::NumaWeighted,
-            ..PoolConfig::with_workers(2)
+            ..fence::config(2)
         };
         let pool = LibforkPool::start(&config).unwrap();
         let mut steals = 0;
@@ -308,7 +310,7 @@ fn numa_weighted_victims_p2() {
     stress(
         PoolConfig {
             victim: VictimPolicy::NumaWeighted,
-            ..PoolConfig::with_workers(2)
+            ..fence::config(2)
         },
         "numa P=2",
     );
@@ -321,7 +323,7 @@ fn numa_weighted_victims_p2() {
 fn fork_reduce_loop_moves_between_workers() {
     let pool = LibforkPool::start(&PoolConfig {
         idle: IdlePolicy::Busy,
-        ..PoolConfig::with_workers(2)
+        ..fence::config(2)
     })
     .unwrap();
     // Rounds until the loop has been stolen often (a loaded machine may leave the second

@@ -19,6 +19,8 @@
 #[path = "common/fib.rs"]
 mod fib;
 
+#[path = "common/fence.rs"]
+mod fence;
 use std::any::Any;
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 use std::sync::Once;
@@ -129,8 +131,7 @@ fn check_reset(before: &Stats, after: &Stats, workers: usize) {
             workers as u64
         } else if k == "symmetric_pops" {
             // That window's pops, counted when it ends.
-            (workers * stealbench_schedulers::deque::Switching::default_for_pools().window as usize)
-                as u64
+            (workers * fence::mode().switching().window as usize) as u64
         } else if k == "minor_faults" {
             // The fiber pools count the worker threads' faults from the reset on: a worker
             // that goes idle just after it may touch a few new pages (of its own stack).
@@ -1259,7 +1260,7 @@ mod af {
 /// The closure front-end suite for runtime `$pool` at `$p` workers.
 macro_rules! closure_suite {
     ($name:ident, $pool:ty, $p:expr) => {
-        closure_suite!($name, $pool, PoolConfig::with_workers($p), DEPTH, futures: yes);
+        closure_suite!($name, $pool, fence::config($p), DEPTH, futures: yes);
     };
     ($name:ident, $pool:ty, $config:expr, $future_depth:expr) => {
         closure_suite!($name, $pool, $config, $future_depth, futures: yes);
@@ -1349,7 +1350,7 @@ macro_rules! closure_suite {
 /// the tests of futures unless the runtime is fork-join only (`futures: no`).
 macro_rules! async_suite {
     ($name:ident, $pool:ty, $p:expr) => {
-        async_suite!($name, $pool, PoolConfig::with_workers($p), futures: yes);
+        async_suite!($name, $pool, fence::config($p), futures: yes);
     };
     ($name:ident, $pool:ty, $config:expr, futures: $futures:ident) => {
         mod $name {
@@ -1438,17 +1439,17 @@ closure_suite!(fibril_p2, Fibril, 2);
 closure_suite!(prows_p1, Prows, 1);
 closure_suite!(prows_p2, Prows, 2);
 // The fork-join baselines without futures.
-closure_suite!(chili_p1, ChiliPool, PoolConfig::with_workers(1), DEPTH, futures: no);
-closure_suite!(chili_p2, ChiliPool, PoolConfig::with_workers(2), DEPTH, futures: no);
+closure_suite!(chili_p1, ChiliPool, fence::config(1), DEPTH, futures: no);
+closure_suite!(chili_p2, ChiliPool, fence::config(2), DEPTH, futures: no);
 // The papers' C/C++ baselines, in a build with their features.
 #[cfg(feature = "tbb")]
-closure_suite!(tbb_p1, stealbench_schedulers::tbb::TbbPool, PoolConfig::with_workers(1), DEPTH, futures: no);
+closure_suite!(tbb_p1, stealbench_schedulers::tbb::TbbPool, fence::config(1), DEPTH, futures: no);
 #[cfg(feature = "tbb")]
-closure_suite!(tbb_p2, stealbench_schedulers::tbb::TbbPool, PoolConfig::with_workers(2), DEPTH, futures: no);
+closure_suite!(tbb_p2, stealbench_schedulers::tbb::TbbPool, fence::config(2), DEPTH, futures: no);
 #[cfg(feature = "openmp")]
-closure_suite!(openmp_p1, stealbench_schedulers::openmp::OpenMpPool, PoolConfig::with_workers(1), DEPTH, futures: no);
+closure_suite!(openmp_p1, stealbench_schedulers::openmp::OpenMpPool, fence::config(1), DEPTH, futures: no);
 #[cfg(feature = "openmp")]
-closure_suite!(openmp_p2, stealbench_schedulers::openmp::OpenMpPool, PoolConfig::with_workers(2), DEPTH, futures: no);
+closure_suite!(openmp_p2, stealbench_schedulers::openmp::OpenMpPool, fence::config(2), DEPTH, futures: no);
 // Futures without a stack of their own (the "-stack" configuration): nested futures then nest
 // on one fiber stack, a few frames more per level than a join, so they go less deep.
 closure_suite!(
@@ -1456,7 +1457,7 @@ closure_suite!(
     Abp,
     PoolConfig {
         futures: FutureStack::Current,
-        ..PoolConfig::with_workers(2)
+        ..fence::config(2)
     },
     FUTURE_DEPTH_ONE_STACK
 );
@@ -1465,7 +1466,7 @@ closure_suite!(
     Prows,
     PoolConfig {
         futures: FutureStack::Current,
-        ..PoolConfig::with_workers(1)
+        ..fence::config(1)
     },
     FUTURE_DEPTH_ONE_STACK
 );
@@ -1474,7 +1475,7 @@ closure_suite!(
     Prows,
     PoolConfig {
         futures: FutureStack::Current,
-        ..PoolConfig::with_workers(2)
+        ..fence::config(2)
     },
     FUTURE_DEPTH_ONE_STACK
 );
@@ -1483,21 +1484,21 @@ closure_suite!(
     Prows,
     PoolConfig {
         placement: Placement::Artifact,
-        ..PoolConfig::with_workers(2)
+        ..fence::config(2)
     },
     DEPTH
 );
 async_suite!(serial_async, Serial, 1);
 async_suite!(tokio_p1, TokioPool, 1);
 async_suite!(tokio_p2, TokioPool, 2);
-async_suite!(libfork_p1, LibforkPool, PoolConfig::with_workers(1), futures: no);
-async_suite!(libfork_p2, LibforkPool, PoolConfig::with_workers(2), futures: no);
+async_suite!(libfork_p1, LibforkPool, fence::config(1), futures: no);
+async_suite!(libfork_p2, LibforkPool, fence::config(2), futures: no);
 async_suite!(
     libfork_busy_p2,
     LibforkPool,
     PoolConfig {
         idle: IdlePolicy::Busy,
-        ..PoolConfig::with_workers(2)
+        ..fence::config(2)
     },
     futures: no
 );
@@ -1506,7 +1507,7 @@ async_suite!(
     LibforkPool,
     PoolConfig {
         victim: VictimPolicy::NumaWeighted,
-        ..PoolConfig::with_workers(2)
+        ..fence::config(2)
     },
     futures: no
 );

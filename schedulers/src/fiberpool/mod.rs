@@ -132,6 +132,7 @@ pub const CAPABILITIES: Capabilities = Capabilities {
     idle: IdlePolicy::ALL,
     pinning: true,
     unmap: false,
+    fence_modes: true,
 };
 
 /// What distinguishes one fiber runtime from another: where work waits, how an idle worker

@@ -41,13 +41,13 @@ impl<P: Policy> FiberPool<P> {
         P::CAPABILITIES.admit(P::NAME, config)?;
         let p = config.workers;
         let placement = Topology::detect().placement(config.pinning, p);
-        let fences = Arc::new(FenceCounts::new());
+        let fences = Arc::new(FenceCounts::for_mode(config.fence));
         let (pol, seeds) = P::new(config, &fences);
         let shared = Arc::new(Shared {
             pol,
             fences,
             injector: Injector::new(),
-            sleep: Sleepers::new(p),
+            sleep: Sleepers::for_mode(p, config.fence),
             futures: config.futures,
             release_suspended: P::STACKS.release_suspended && config.unmap == Unmap::On,
             idle: config.idle,

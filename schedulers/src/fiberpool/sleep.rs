@@ -7,11 +7,12 @@
 //! ([`Sleepers::notify`]). The pair acts as two SeqCst fences, so either the sleeper sees the
 //! new entry or the pusher sees the sleeper: no lost wake-up. A waker clears the sleeper's flag
 //! before it unparks it, so a sleeper woken spuriously parks again. `tests/loom.rs` models it.
-//! The handshake's heavy fence is the process-wide one whatever the deques' fence modes (a
-//! push's light fence stays a compiler fence in symmetric mode too), and the pool counts it in
-//! its `heavy_fences`.
+//! The handshake's fence pair is the pool's [`FenceMode`]'s whatever the deques' current modes
+//! (a push's light fence stays a compiler fence in symmetric mode too; both are full fences in
+//! the `fenced` mode), and the pool counts the heavy one in its `heavy_fences`.
 
-use crate::deque::heavy_fence;
+use crate::config::FenceMode;
+use crate::deque;
 use crate::sync::thread::{self, Thread};
 use crate::sync::{AtomicBool, AtomicUsize, Ordering, fence};
 use std::sync::OnceLock;
@@ -26,12 +27,21 @@ pub struct Sleepers {
     threads: Box<[OnceLock<Thread>]>,
     /// Set when the pool is dropped.
     terminate: AtomicBool,
+    /// Whether the handshake's heavy fence is a `membarrier` (the pool's fence mode).
+    membarrier: bool,
 }
 
 impl Sleepers {
-    /// The sleep state of `p` workers, none asleep.
+    /// The sleep state of `p` workers, none asleep, in the default fence mode.
     pub fn new(p: usize) -> Self {
+        Sleepers::for_mode(p, FenceMode::default())
+    }
+
+    /// The sleep state of `p` workers, none asleep, whose handshake uses the fence pair of
+    /// `mode` as this machine applies it (the pushes' light fence must be the same mode's).
+    pub fn for_mode(p: usize, mode: FenceMode) -> Self {
         Sleepers {
+            membarrier: mode.applied().uses_membarrier(),
             count: AtomicUsize::new(0),
             sleeping: (0..p).map(|_| AtomicBool::new(false)).collect(),
             threads: (0..p).map(|_| OnceLock::new()).collect(),
@@ -102,7 +112,7 @@ impl Sleepers {
         self.count.fetch_add(1, Ordering::SeqCst);
         me.store(true, Ordering::SeqCst);
         // Pairs with the light fence after a push: see the module documentation.
-        heavy_fence();
+        deque::heavy(self.membarrier);
         if !work_visible() && !self.terminate.load(Ordering::SeqCst) {
             slept();
             while me.load(Ordering::Acquire) && !self.terminate.load(Ordering::Acquire) {

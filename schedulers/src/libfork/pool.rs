@@ -147,7 +147,7 @@ impl LibforkPool {
         let mut tables = victim_tables(config, topology).into_iter();
         let groups = groups_of(config, topology);
         let group_count = groups.iter().max().map_or(1, |g| g + 1);
-        let fences = Arc::new(FenceCounts::new());
+        let fences = Arc::new(FenceCounts::for_mode(config.fence));
         let owners: Vec<(Owner, Thief)> = (0..p).map(|_| deque::in_pool(64, &fences)).collect();
         let shared = Arc::new(Shared {
             thieves_handles: owners.iter().map(|(_, t)| t.clone()).collect(),
@@ -234,6 +234,7 @@ impl Scheduler for LibforkPool {
         idle: IdlePolicy::ALL,
         pinning: true,
         unmap: false,
+        fence_modes: true,
     };
 
     fn start(config: &PoolConfig) -> Result<Self, StartError> {

@@ -136,7 +136,7 @@
 //! task of the same pool.
 
 use crate::config::{Capabilities, Placement, PoolConfig};
-use crate::deque::{self, Entry, FenceCounts, Owner, Stolen, Thief, light_fence};
+use crate::deque::{self, Entry, FenceCounts, Owner, Stolen, Thief};
 use crate::fiberpool::Policy;
 use crate::fiberpool::future::{FiberFuture, FiberScope, FiberShared};
 use crate::fiberpool::handle::FiberWorker;
@@ -810,7 +810,7 @@ impl Local<ProwsPolicy> {
         // set) must find it referenced by nothing else to recycle it.
         drop(list);
         drop(g);
-        light_fence();
+        sh.fences.light_fence();
         sh.notify();
     }
 
