@@ -35,6 +35,24 @@ macro_rules! fiber_runtime_tests {
                 <$Pool>::start(&config(p)).unwrap()
             }
 
+            /// Stacks the process cannot map (1 PiB each, past any address space) make the
+            /// start fail with the OS's refusal, as a library pool's refused threads do, not
+            /// an abort in a worker.
+            #[test]
+            fn stacks_it_cannot_map_are_a_start_error() {
+                let cfg = PoolConfig {
+                    stack_size: Some(1 << 50),
+                    ..config(2)
+                };
+                match <$Pool>::start(&cfg) {
+                    Err(StartError::Os(m)) => {
+                        assert!(m.contains("cannot map 2 fiber stacks of"), "{m}")
+                    }
+                    Err(e) => panic!("{e}"),
+                    Ok(_) => panic!("a pool of 1 PiB stacks started"),
+                }
+            }
+
             fn stat(s: &Stats, name: &str) -> u64 {
                 s.extra(name).unwrap()
             }

@@ -9,7 +9,7 @@ use super::{DEFAULT_STACK_SIZE, Policy};
 use crate::api::{ForkJoin, Scheduler, StartError};
 use crate::config::{Capabilities, PoolConfig, Unmap};
 use crate::deque::FenceCounts;
-use crate::stack::StackCounters;
+use crate::stack::{Stack, StackCounters};
 use crate::stats::Stats;
 use crate::topology::{Topology, pin_current_thread};
 use crossbeam_deque::Injector;
@@ -40,6 +40,17 @@ impl<P: Policy> FiberPool<P> {
     pub fn with_stack_size(config: &PoolConfig, stack_size: usize) -> Result<Self, StartError> {
         P::CAPABILITIES.admit(P::NAME, config)?;
         let p = config.workers;
+        // Every busy worker runs on a fiber stack of its own: a pool whose workers cannot map
+        // one each (too little address space, `ulimit -v`) is refused now, as a library pool
+        // that cannot spawn its threads is, rather than failing mid-run. The probe's stacks are
+        // unmapped again; the workers map theirs as they need them.
+        let probe: Result<Vec<Stack>, _> = (0..p).map(|_| Stack::new(stack_size)).collect();
+        if let Err(e) = probe {
+            return Err(StartError::Os(format!(
+                "{}: cannot map {p} fiber stacks of {stack_size} bytes: {e}",
+                P::NAME
+            )));
+        }
         let placement = Topology::detect().placement(config.pinning, p);
         let fences = Arc::new(FenceCounts::for_mode(config.fence));
         let (pol, seeds) = P::new(config, &fences);

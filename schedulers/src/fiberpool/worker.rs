@@ -282,12 +282,17 @@ impl<P: Policy> Local<P> {
         // SAFETY: only this worker's thread touches its pool, and not re-entrantly.
         let pool = unsafe { &mut *self.stacks.get() };
         let stack = pool.take().unwrap_or_else(|e| {
+            // No unwinding from here: this may run on the worker's own stack, below every
+            // fiber, or inside a fiber whose frames cannot be unwound; and no waiting, since the
+            // task that needs the stack may be the one everything else waits for. The pool
+            // checked at its start that each worker could map one; this is a later shortage.
             eprintln!(
-                "{}: cannot map a {} byte fiber stack: {e}",
+                "{}: cannot map a {} byte fiber stack: {e} (give the process more address \
+                 space, or the pool smaller stacks); exiting",
                 P::NAME,
                 self.stack_size
             );
-            std::process::abort()
+            std::process::exit(1)
         });
         self.shared.counters.fibers.add_single_writer(self.index, 1);
         // The fiber's handle lives at the top of its stack, above every round's frames.
