@@ -1353,3 +1353,224 @@ fn slurm_checks_every_setting() {
         "{array}"
     );
 }
+
+/// `stealbench ARGS` in `cwd` with the environment variables `env` set.
+fn stealbench_env(args: &[&std::ffi::OsStr], env: &[(&str, &str)], cwd: &Path) -> Output {
+    let mut c = Command::new(BIN);
+    c.args(args).current_dir(cwd);
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    c.output().expect("the binary runs")
+}
+
+/// Exit code 2 and one line containing `needle`.
+fn refused(out: &Output, needle: &str, what: &str) {
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{what}: {err}");
+    assert_eq!(err.lines().count(), 1, "{what}: {err}");
+    assert!(err.contains(needle), "{what}: {err}");
+}
+
+/// The probe's hostile environment, paths and selections: each refused with one line and exit
+/// code 2 before anything is created (no run directory, not even its lock).
+#[test]
+fn hostile_settings_are_refused_before_anything_is_created() {
+    use std::ffi::{OsStr, OsString};
+    use std::os::unix::ffi::OsStringExt;
+    let dir = TempDir::new("hostile");
+    let os = |v: &[&str]| -> Vec<OsString> { v.iter().map(OsString::from).collect() };
+    let list = os(&["list"]);
+    let list: Vec<&OsStr> = list.iter().map(OsString::as_os_str).collect();
+    for (env, needle) in [
+        (
+            ("STEALBENCH_FENCE_SWITCHING", "bogus"),
+            "STEALBENCH_FENCE_SWITCHING='bogus' is not a fence mode",
+        ),
+        (
+            ("STEALBENCH_NO_MEMBARRIER", "yes"),
+            "STEALBENCH_NO_MEMBARRIER='yes' must be 1",
+        ),
+        (("STEALBENCH_PARENT_PID", "abc"), "is not a process id"),
+    ] {
+        refused(&stealbench_env(&list, &[env], &dir.0), needle, env.0);
+    }
+    // Empty is unset, for the parent's pid and the fence settings alike.
+    for env in [
+        ("STEALBENCH_PARENT_PID", ""),
+        ("STEALBENCH_NO_MEMBARRIER", ""),
+        ("STEALBENCH_FENCE_SWITCHING", ""),
+        ("STEALBENCH_NO_MEMBARRIER", "0"),
+    ] {
+        let out = stealbench_env(&list, &[env], &dir.0);
+        assert!(out.status.success(), "{env:?}: {}", text(&out.stderr));
+    }
+    let bad = OsString::from_vec(b"bad\xffdir".to_vec());
+    let fig3 = os(&[
+        "reproduce",
+        "prows-fig3",
+        "--size",
+        "test",
+        "--workers",
+        "1",
+        "--workloads",
+        "fib",
+    ]);
+    for flag in ["--out", "--figures-dir", "--resume", "--hw-video"] {
+        let mut args = fig3.clone();
+        args.extend([OsString::from(flag), bad.clone()]);
+        let args: Vec<&OsStr> = args.iter().map(OsString::as_os_str).collect();
+        refused(
+            &stealbench_env(&args, &[], &dir.0),
+            "argument bad\\xffdir is not valid UTF-8",
+            flag,
+        );
+    }
+    let merge = [OsStr::new("merge"), bad.as_os_str()];
+    refused(
+        &stealbench_env(&merge, &[], &dir.0),
+        "not valid UTF-8",
+        "merge",
+    );
+    let results = dir.0.join("results");
+    let results = results.to_str().unwrap();
+    for (extra, needle) in [
+        (
+            &["--runtimes", "abp", "--shard", "1/1000"][..],
+            "--shard 1/1000: prows-fig3 has ",
+        ),
+        (
+            &["--runtimes", "fibril"][..],
+            "--runtimes fibril: this figure does not run fibril (it runs: ",
+        ),
+    ] {
+        let mut args = fig3.clone();
+        args.extend(os(extra));
+        args.extend(os(&["--out", results]));
+        let args: Vec<&OsStr> = args.iter().map(OsString::as_os_str).collect();
+        refused(&stealbench_env(&args, &[], &dir.0), needle, extra[1]);
+    }
+    // A simulation has no threads: --pinning is refused as the arm's pinning= is.
+    let sim = os(&run_args(
+        "abp/sim=unit",
+        "fib",
+        "fj",
+        "2",
+        &["--size", "test", "--pinning", "compact"],
+    ));
+    let sim: Vec<&OsStr> = sim.iter().map(OsString::as_os_str).collect();
+    refused(
+        &stealbench_env(&sim, &[], &dir.0),
+        "a simulation runs no threads, so there is no worker to pin",
+        "sim pinning",
+    );
+    let many = os(&run_args("abp/sim=unit", "fib", "fj", "2000", &[]));
+    let many: Vec<&OsStr> = many.iter().map(OsString::as_os_str).collect();
+    refused(
+        &stealbench_env(&many, &[], &dir.0),
+        "at most 1024 (P=2000 given), the limit of every runtime and simulation",
+        "2000 workers",
+    );
+    assert_eq!(
+        fs::read_dir(&dir.0).unwrap().count(),
+        0,
+        "something was created"
+    );
+}
+
+/// The fence mode the command line's environment chooses reaches the pool, which says what it
+/// applied; a runtime with deques of its own library names none.
+#[test]
+fn run_applies_the_environments_fence_mode() {
+    use std::ffi::OsStr;
+    let dir = TempDir::new("fence");
+    let header = |runtime: &str, env: &[(&str, &str)]| {
+        let args = run_args(
+            runtime,
+            "fib",
+            "fj",
+            "2",
+            &["--size", "test", "--reps", "1"],
+        );
+        let args: Vec<&OsStr> = args.iter().map(OsStr::new).collect();
+        let out = stealbench_env(&args, env, &dir.0);
+        let stdout = text(&out.stdout);
+        assert!(out.status.success(), "{stdout}\n{}", text(&out.stderr));
+        stdout.lines().next().unwrap().to_string()
+    };
+    let fenced = header("abp", &[("STEALBENCH_NO_MEMBARRIER", "1")]);
+    assert!(fenced.ends_with(" fence=fenced"), "{fenced}");
+    let h = header("prows", &[("STEALBENCH_FENCE_SWITCHING", "0")]);
+    // `asymmetric`, or `fenced` where the kernel refuses membarrier.
+    assert!(
+        h.ends_with(" fence=asymmetric") || h.ends_with(" fence=fenced"),
+        "{h}"
+    );
+    let rayon = header("rayon", &[("STEALBENCH_NO_MEMBARRIER", "1")]);
+    assert!(!rayon.contains("fence="), "{rayon}");
+}
+
+/// Output that cannot be written (`/dev/full`) is an I/O failure, exit 3 with one line; a
+/// reader that stops reading (a closed pipe) costs the text only.
+#[test]
+fn stdout_that_cannot_be_written_exits_3_and_a_closed_pipe_is_silent() {
+    let dir = TempDir::new("devfull");
+    for args in [
+        vec!["list"],
+        run_args(
+            "serial",
+            "fib",
+            "fj",
+            "1",
+            &["--size", "test", "--reps", "1"],
+        ),
+    ] {
+        let out = Command::new(BIN)
+            .args(&args)
+            .current_dir(&dir.0)
+            .stdout(fs::File::create("/dev/full").unwrap())
+            .output()
+            .unwrap();
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(3), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(
+            err.contains("cannot write to stdout: No space left"),
+            "{err}"
+        );
+    }
+    let mut child = Command::new(BIN)
+        .arg("list")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(out.stderr.is_empty(), "{}", text(&out.stderr));
+}
+
+/// A fiber runtime that cannot map its stacks (`ulimit -v`) says it could not start, as the
+/// library runtimes do when they cannot spawn their threads, and is not killed by a signal.
+#[test]
+fn a_fiber_runtime_without_address_space_could_not_start() {
+    let dir = TempDir::new("ulimit");
+    for runtime in ["abp", "prows", "fibril"] {
+        let script = format!(
+            "ulimit -v 200000 && exec \"$0\" run --runtime {runtime} --workload fib --variant \
+             fj --workers 2 --size test --reps 1 --stack-size 1G"
+        );
+        let out = Command::new("sh")
+            .args(["-c", &script, BIN])
+            .current_dir(&dir.0)
+            .output()
+            .unwrap();
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{runtime}: {err}");
+        assert!(
+            err.contains(&format!("{runtime} could not start")) && err.contains("fiber stacks"),
+            "{runtime}: {err}"
+        );
+    }
+}

@@ -392,6 +392,30 @@ pub(crate) fn default_timeout(size: Size) -> u64 {
     }
 }
 
+/// Refuses a command line with an argument that is not UTF-8, naming it (its bytes escaped):
+/// a run records its paths and command line as text (meta.json, the Slurm scripts), which
+/// such a path cannot be. Checked before anything is created.
+pub(crate) fn check_utf8(args: &[std::ffi::OsString]) -> Result<(), String> {
+    match args.iter().find(|a| a.to_str().is_none()) {
+        Some(a) => Err(format!(
+            "argument {} is not valid UTF-8; stealbench records its paths as text, so give \
+             a path (or value) in UTF-8",
+            a.as_encoded_bytes().escape_ascii()
+        )),
+        None => Ok(()),
+    }
+}
+
+/// Whether to draw a progress bar (escape codes, redrawn in place) on stderr: only on a
+/// terminal that can move its cursor (`stderr_is_terminal`, and `TERM`, given as `term`, set
+/// and not `dumb`); elsewhere the progress is plain lines only.
+pub(crate) fn progress_bar_wanted(
+    stderr_is_terminal: bool,
+    term: Option<&std::ffi::OsStr>,
+) -> bool {
+    stderr_is_terminal && term.is_some_and(|t| !t.is_empty() && t != "dumb")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -581,5 +605,39 @@ mod tests {
                 .iter()
                 .any(|a| a == "--stack-size")
         );
+    }
+
+    #[test]
+    fn a_non_utf8_argument_is_refused_with_its_bytes() {
+        use std::ffi::OsString;
+        use std::os::unix::ffi::OsStringExt;
+        let ok = vec![
+            OsString::from("stealbench"),
+            OsString::from("--out"),
+            "d".into(),
+        ];
+        assert!(check_utf8(&ok).is_ok());
+        let bad = vec![
+            OsString::from("stealbench"),
+            OsString::from_vec(b"bad\xffdir".to_vec()),
+        ];
+        let e = check_utf8(&bad).unwrap_err();
+        assert!(
+            e.starts_with("argument bad\\xffdir is not valid UTF-8"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn progress_bars_only_on_a_capable_terminal() {
+        use std::ffi::OsStr;
+        assert!(progress_bar_wanted(
+            true,
+            Some(OsStr::new("xterm-256color"))
+        ));
+        assert!(!progress_bar_wanted(true, Some(OsStr::new("dumb"))));
+        assert!(!progress_bar_wanted(true, Some(OsStr::new(""))));
+        assert!(!progress_bar_wanted(true, None));
+        assert!(!progress_bar_wanted(false, Some(OsStr::new("xterm"))));
     }
 }

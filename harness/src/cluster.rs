@@ -290,7 +290,10 @@ pub(crate) fn merge_command(args: &MergeArgs, allocator: &str) -> Result<i32, Fa
     results::append_rows(&run_dir.join("raw.csv"), &rows)?;
     let mut meta = first.clone();
     meta.timestamp = stamp;
-    meta.command_line = std::env::args().collect::<Vec<_>>().join(" ");
+    meta.command_line = std::env::args_os()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect::<Vec<_>>()
+        .join(" ");
     meta.resumed = Vec::new();
     meta.finished = false;
     meta.finished_at = None;
@@ -488,13 +491,12 @@ pub(crate) fn slurm_command(args: &SlurmArgs) -> Result<(), Failure> {
         }
     }
     let points = check_reproduce_args(&fig, &args.reproduce_args)?;
-    if args.shards > points {
-        return Err(Failure::Usage(format!(
-            "--shards {}: {} has {points} points with these reproduce options, so some shards \
-             would measure nothing; use at most {points}",
-            args.shards, fig.id
-        )));
-    }
+    crate::shard::check_count(
+        &format!("--shards {}", args.shards),
+        args.shards,
+        points,
+        fig.id,
+    )?;
     let dir = crate::cli::output_dir("--dir", &args.dir)?;
     let exe = std::env::current_exe()?;
     let exe = exe.display().to_string();

@@ -222,6 +222,29 @@ pub(crate) fn availability(row: &Row, sel: &Selection) -> Availability {
     Availability::Ready
 }
 
+/// Refuses a `--runtimes` selection that names a runtime none of the figure's `rows` runs
+/// (`serial`, which measures every T_s, excepted): it would measure T_s only. The line names
+/// the runtimes the figure runs, as an unknown `--workloads` value is refused.
+pub(crate) fn check_runtime_selection(rows: &[Row], selected: &[Arm]) -> Result<(), String> {
+    let mut runs: Vec<&str> = Vec::new();
+    for r in rows {
+        if !runs.contains(&r.runtime.info.name) {
+            runs.push(r.runtime.info.name);
+        }
+    }
+    match selected
+        .iter()
+        .find(|a| a.info.name != "serial" && !runs.contains(&a.info.name))
+    {
+        Some(a) => Err(format!(
+            "--runtimes {a}: this figure does not run {} (it runs: {})",
+            a.info.name,
+            runs.join(", ")
+        )),
+        None => Ok(()),
+    }
+}
+
 /// The arms `sel` names that no row of `rows` has: arms with settings of a runtime the rows
 /// have.
 fn added_arms<'a>(rows: &[Row], sel: &'a Selection) -> Vec<&'a Arm> {
@@ -660,6 +683,24 @@ mod tests {
             };
             assert_eq!(with_selected_arms(rows.clone(), &sel), rows);
         }
+    }
+
+    #[test]
+    fn a_runtime_the_figure_does_not_run_is_refused() {
+        let rows = vec![
+            row("fib", Variant::Fj, "abp"),
+            row("fib", Variant::Fj, "prows"),
+        ];
+        let arms = |s: &[&str]| -> Vec<Arm> { s.iter().map(|a| Arm::parse(a).unwrap()).collect() };
+        assert!(
+            check_runtime_selection(&rows, &arms(&["abp", "serial", "prows/placement=artifact"]))
+                .is_ok()
+        );
+        let e = check_runtime_selection(&rows, &arms(&["abp", "fibril"])).unwrap_err();
+        assert_eq!(
+            e,
+            "--runtimes fibril: this figure does not run fibril (it runs: abp, prows)"
+        );
     }
 
     #[test]

@@ -20,11 +20,12 @@
 #![warn(missing_docs, unreachable_pub)]
 
 /// `println!` that never stops the program: when stdout is closed (`stealbench reproduce ...
-/// | head`), the text is lost, not the run.
+/// | head`), the text is lost, not the run. Any other failure to write (a full disk,
+/// `/dev/full`) is noted ([`note_stdout`]) and makes the command exit 3 at its end.
 macro_rules! outln {
     ($($arg:tt)*) => {{
         use std::io::Write as _;
-        let _ = writeln!(std::io::stdout(), $($arg)*);
+        $crate::note_stdout(writeln!(std::io::stdout(), $($arg)*));
     }};
 }
 
@@ -32,7 +33,7 @@ macro_rules! outln {
 macro_rules! out {
     ($($arg:tt)*) => {{
         use std::io::Write as _;
-        let _ = write!(std::io::stdout(), $($arg)*);
+        $crate::note_stdout(write!(std::io::stdout(), $($arg)*));
     }};
 }
 
@@ -73,28 +74,85 @@ use clap::Parser;
 use clap::error::ErrorKind;
 use cli::{Cli, Command};
 use std::ffi::OsString;
+use std::io::{self, Write as _};
+use std::sync::Mutex;
+use stealbench_schedulers::FenceMode;
 use stealbench_workloads::Size;
+
+/// The first failure to write stdout since the command began, other than a broken pipe (a
+/// reader that stopped reading, `| head`, which costs the text only).
+static STDOUT_FAILURE: Mutex<Option<String>> = Mutex::new(None);
+
+/// Notes the outcome of a write to stdout: a failure other than a broken pipe makes the
+/// command exit 3 with one line once it is done ([`run`]).
+pub(crate) fn note_stdout(written: io::Result<()>) {
+    if let Err(e) = written
+        && e.kind() != io::ErrorKind::BrokenPipe
+    {
+        let mut first = STDOUT_FAILURE.lock().unwrap_or_else(|p| p.into_inner());
+        first.get_or_insert_with(|| e.to_string());
+    }
+}
 
 /// Runs the command line of this process; returns the exit code. `allocator` (`jemalloc` or
 /// `system`) is recorded in every result's `meta.json`. A child process of `reproduce` or
 /// `bench` first ties its life to its parent's ([`runner::die_with_parent`]).
 pub fn main(allocator: &'static str) -> i32 {
-    runner::die_with_parent();
+    if let Err(e) = runner::die_with_parent() {
+        errln!("stealbench: {e}");
+        return 2;
+    }
     run(std::env::args_os(), allocator)
 }
 
-/// Runs the command line `args` (program name first); returns the exit code.
+/// Runs the command line `args` (program name first); returns the exit code. Its environment
+/// is read here, once: the deques' fence mode ([`FenceMode::from_env`]), which every pool of
+/// `run` and `bench-point` applies and the child processes of `reproduce` and `bench` inherit.
+/// A malformed value, or an argument that is not UTF-8, is refused (exit 2) before anything
+/// is created. stdout is flushed at the end; a failure to write it exits 3 ([`note_stdout`]).
 pub fn run<I, T>(args: I, allocator: &'static str) -> i32
 where
     I: IntoIterator<Item = T>,
     T: Into<OsString> + Clone,
 {
+    STDOUT_FAILURE
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .take();
+    let code = run_command_line(args.into_iter().map(Into::into).collect(), allocator);
+    note_stdout(io::stdout().flush());
+    let failed = STDOUT_FAILURE
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .take();
+    match failed {
+        Some(e) => {
+            errln!("stealbench: cannot write to stdout: {e}");
+            if code == 0 { 3 } else { code }
+        }
+        None => code,
+    }
+}
+
+/// [`run`] but for the flush of stdout at its end.
+fn run_command_line(args: Vec<OsString>, allocator: &'static str) -> i32 {
+    if let Err(e) = cli::check_utf8(&args) {
+        errln!("stealbench: {e}");
+        return 2;
+    }
+    let fence = match FenceMode::from_env() {
+        Ok(f) => f,
+        Err(e) => {
+            errln!("stealbench: {e}");
+            return 2;
+        }
+    };
     let cli = match Cli::try_parse_from(args) {
         Ok(c) => c,
         Err(e) => {
             return match e.kind() {
                 ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
-                    let _ = e.print();
+                    note_stdout(e.print());
                     0
                 }
                 ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
@@ -113,8 +171,8 @@ where
             list();
             Ok(0)
         }
-        Command::Run(a) => point::run_command(a).map(|()| 0),
-        Command::BenchPoint(a) => point::bench_point_command(a).map(|()| 0),
+        Command::Run(a) => point::run_command(a, fence).map(|()| 0),
+        Command::BenchPoint(a) => point::bench_point_command(a, fence).map(|()| 0),
         Command::Reproduce(a) => reproduce::reproduce_command(a, allocator),
         Command::Bench(a) => bench::bench_command(a),
         Command::Merge(a) => cluster::merge_command(a, allocator),

@@ -14,10 +14,10 @@ use crate::stats;
 use serde::{Deserialize, Serialize};
 use std::io::Write;
 use std::time::Instant;
+use stealbench_schedulers::{FenceMode, Pinning, PoolConfig, Scheduler, StartError, Stats};
 use stealbench_schedulers::{
     FrontEnd, with_async_runtime, with_closure_runtime, with_future_runtime,
 };
-use stealbench_schedulers::{Pinning, PoolConfig, Scheduler, StartError, Stats};
 use stealbench_workloads::params::split_spec;
 use stealbench_workloads::{
     InputOptions, Size, Variant, Workload, WorkloadInfo, resolve, with_workload,
@@ -296,8 +296,13 @@ impl Printer {
                 ),
             }
         };
-        // A closed stdout means the reader (the parent process) is gone: stop measuring.
-        if written.and_then(|()| out.flush()).is_err() {
+        // A closed stdout means the reader (the parent process) is gone: stop measuring. Any
+        // other failure to write loses the results: say so and stop, as an I/O failure.
+        if let Err(e) = written.and_then(|()| out.flush()) {
+            if e.kind() != std::io::ErrorKind::BrokenPipe {
+                errln!("stealbench: cannot write to stdout: {e}");
+                std::process::exit(Failure::Io(String::new()).exit_code());
+            }
             std::process::exit(1);
         }
     }
@@ -551,8 +556,9 @@ pub(crate) fn check_inputs(
         .collect()
 }
 
-/// `stealbench run`: one point in this process.
-pub(crate) fn run_command(args: &RunArgs) -> Result<(), Failure> {
+/// `stealbench run`: one point in this process, its pool in fence mode `fence` (the command
+/// line's, [`stealbench_schedulers::FenceMode::from_env`]).
+pub(crate) fn run_command(args: &RunArgs, fence: FenceMode) -> Result<(), Failure> {
     let (point, m) = (&args.point, &args.measure);
     let (arm, variant, workers, size) = (point.runtime, point.variant, point.workers, m.size);
     let runtime = arm.info;
@@ -563,6 +569,14 @@ pub(crate) fn run_command(args: &RunArgs) -> Result<(), Failure> {
         return Err(Failure::Usage(format!(
             "runtime '{}' does not run {variant} variants: {why}",
             runtime.name
+        )));
+    }
+    if arm.sim.is_some() && m.pinning != Pinning::None {
+        // As the arm's own `pinning=` is refused.
+        return Err(Failure::Usage(format!(
+            "--pinning {}: a simulation runs no threads, so there is no worker to pin: drop \
+             --pinning",
+            m.pinning
         )));
     }
     let reps = m.reps.unwrap_or_else(|| cli::default_reps(size));
@@ -577,12 +591,20 @@ pub(crate) fn run_command(args: &RunArgs) -> Result<(), Failure> {
     let config = arm.configure(PoolConfig {
         pinning: m.pinning,
         stack_size: m.stack_size,
+        fence,
         ..PoolConfig::with_workers(workers)
     });
     let printer = Printer::new(args.json);
     if !args.json {
+        // The fence mode where the pool applies one (a runtime on this crate's deques).
+        let fence = arm
+            .info
+            .capabilities
+            .filter(|_| arm.sim.is_none())
+            .and_then(|c| c.fence_applied(&config))
+            .map_or_else(String::new, |f| format!(" fence={f}"));
         outln!(
-            "{} {} {variant} P={workers} size={size} pinning={} reps={reps}",
+            "{} {} {variant} P={workers} size={size} pinning={} reps={reps}{fence}",
             arm.spec(),
             point.workload,
             config.pinning
@@ -658,7 +680,7 @@ fn fault_hook(arm: &str, workers: usize) {
 }
 
 /// `stealbench bench-point`: fib(n), one variant, P = 1, on one runtime.
-pub(crate) fn bench_point_command(args: &BenchPointArgs) -> Result<(), Failure> {
+pub(crate) fn bench_point_command(args: &BenchPointArgs, fence: FenceMode) -> Result<(), Failure> {
     use stealbench_workloads::fib::Fib;
     let (arm, variant) = (args.arm, args.variant);
     let runtime = arm.info;
@@ -672,6 +694,7 @@ pub(crate) fn bench_point_command(args: &BenchPointArgs) -> Result<(), Failure> 
     let config = arm.configure(PoolConfig {
         pinning: Pinning::None,
         stack_size: args.stack_size,
+        fence,
         ..PoolConfig::with_workers(1)
     });
     let printer = Printer::new(args.json);

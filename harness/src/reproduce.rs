@@ -60,6 +60,9 @@ pub(crate) fn settings_from_args(args: &ReproduceArgs, fig: &Figure) -> Result<S
     if let Some(ws) = &args.workloads {
         check_workload_selection(fig, ws)?;
     }
+    if let Some(rs) = &args.runtimes {
+        crate::grid::check_runtime_selection(&fig.rows, rs).map_err(Failure::Usage)?;
+    }
     let pinning = args.pinning.unwrap_or_default();
     let rounds = args.rounds.unwrap_or(fig.rounds);
     if rounds == 0 {
@@ -79,7 +82,7 @@ pub(crate) fn settings_from_args(args: &ReproduceArgs, fig: &Figure) -> Result<S
         size,
         &options,
     )?;
-    Ok(Settings {
+    let settings = Settings {
         size,
         reps,
         rounds,
@@ -96,7 +99,19 @@ pub(crate) fn settings_from_args(args: &ReproduceArgs, fig: &Figure) -> Result<S
             None => None,
         },
         shard: args.shard.as_deref().map(str::parse).transpose()?,
-    })
+    };
+    check_shard_count(&settings, fig)?;
+    Ok(settings)
+}
+
+/// Refuses a shard count above the number of points of the grid the settings give (see
+/// [`crate::shard::check_count`]).
+fn check_shard_count(s: &Settings, fig: &Figure) -> Result<(), Failure> {
+    if let Some(shard) = s.shard {
+        let points = run_grid(fig, s).points.len();
+        crate::shard::check_count(&format!("--shard {shard}"), shard.count, points, fig.id)?;
+    }
+    Ok(())
 }
 
 /// Checks a workload selection of `fig`: each a workload name of its rows (`uts`: every tree)
@@ -148,10 +163,13 @@ pub(crate) fn check_stored_settings(s: &Settings, fig: &Figure) -> Result<(), Fa
     if let Some(b) = s.stack_size {
         spec::parse_stack_size(&b.to_string()).map_err(Failure::Usage)?;
     }
+    if let Some(rs) = &s.runtimes {
+        crate::grid::check_runtime_selection(&fig.rows, rs).map_err(Failure::Usage)?;
+    }
     if let Some(shard) = s.shard {
         shard.to_string().parse::<crate::shard::Shard>()?;
     }
-    Ok(())
+    check_shard_count(s, fig)
 }
 
 /// The `meta.json` of the run directory `dir` that `--resume` continues: `dir` must exist and
@@ -353,7 +371,10 @@ impl Reporter {
                         list.join(", ")
                     ));
                 }
-                if std::io::stderr().is_terminal() && to_run > 0 {
+                let terminal = std::io::stderr().is_terminal();
+                if cli::progress_bar_wanted(terminal, std::env::var_os("TERM").as_deref())
+                    && to_run > 0
+                {
                     let bar = ProgressBar::new(to_run as u64);
                     bar.set_style(
                         ProgressStyle::with_template(
@@ -410,7 +431,10 @@ fn describe(o: &PointOutcome) -> String {
 }
 
 fn command_line() -> String {
-    std::env::args().collect::<Vec<_>>().join(" ")
+    std::env::args_os()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// Which run directory, with which settings and meta.

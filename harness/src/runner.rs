@@ -89,10 +89,11 @@ pub(crate) const PARENT_ENV: &str = "STEALBENCH_PARENT_PID";
 /// parent is already gone (the process's parent is no longer the pid [`PARENT_ENV`] gives: it
 /// died between the spawn and the `prctl`). `main` calls it before anything else, so a point's
 /// process never outlives an interrupted or killed `reproduce` or `bench`. Does nothing when
-/// [`PARENT_ENV`] is unset.
-pub(crate) fn die_with_parent() {
-    let Some(expected) = std::env::var_os(PARENT_ENV) else {
-        return;
+/// [`PARENT_ENV`] is unset or empty; a value that is not a process id is refused (`Err`, one
+/// line: bad input).
+pub(crate) fn die_with_parent() -> Result<(), String> {
+    let Some(expected) = parent_pid(std::env::var_os(PARENT_ENV).as_deref())? else {
+        return Ok(());
     };
     #[cfg(target_os = "linux")]
     {
@@ -101,15 +102,25 @@ pub(crate) fn die_with_parent() {
     }
     // SAFETY: getppid has no preconditions and touches no memory of ours.
     let parent = unsafe { libc::getppid() };
-    let expected = expected
-        .to_str()
-        .and_then(|s| s.parse::<libc::pid_t>().ok());
-    if expected != Some(parent) {
-        errln!(
-            "stealbench: the parent process ({PARENT_ENV}={}) is gone; exiting",
-            expected.map_or_else(|| "not a pid".to_string(), |p| p.to_string())
-        );
+    if expected != parent {
+        errln!("stealbench: the parent process ({PARENT_ENV}={expected}) is gone; exiting");
         std::process::exit(1);
+    }
+    Ok(())
+}
+
+/// The parent's pid that [`PARENT_ENV`]'s value `v` gives: `None` if unset or empty, an error
+/// if it is not a positive process id.
+fn parent_pid(v: Option<&std::ffi::OsStr>) -> Result<Option<libc::pid_t>, String> {
+    let Some(v) = v.filter(|v| !v.is_empty()) else {
+        return Ok(None);
+    };
+    match v.to_str().and_then(|s| s.parse::<libc::pid_t>().ok()) {
+        Some(pid) if pid > 0 => Ok(Some(pid)),
+        _ => Err(format!(
+            "{PARENT_ENV}={v:?} is not a process id (it is set by stealbench for its child \
+             processes; unset it)"
+        )),
     }
 }
 
@@ -839,5 +850,19 @@ mod tests {
         let k = run_child(sh, &args("echo oops >&2; kill -SEGV $$"), None).unwrap();
         assert_eq!(k.end, ChildEnd::Signaled(libc::SIGSEGV));
         assert_eq!(k.stderr_tail, "oops");
+    }
+
+    /// An empty parent pid is no parent; a malformed one is refused, not taken as a parent
+    /// that is gone.
+    #[test]
+    fn the_parent_pid_is_parsed_strictly() {
+        use std::ffi::OsStr;
+        assert_eq!(parent_pid(None), Ok(None));
+        assert_eq!(parent_pid(Some(OsStr::new(""))), Ok(None));
+        assert_eq!(parent_pid(Some(OsStr::new("4242"))), Ok(Some(4242)));
+        for bad in ["abc", "0", "-5", " 12", "99999999999"] {
+            let e = parent_pid(Some(OsStr::new(bad))).unwrap_err();
+            assert!(e.contains("is not a process id"), "{e}");
+        }
     }
 }

@@ -48,6 +48,24 @@ impl FromStr for Shard {
     }
 }
 
+/// Refuses `shards` parts of a grid of `points` points (of figure `id`) when some part would
+/// be empty: an empty shard records nothing, and its run directory cannot be merged. `flag`
+/// names the setting (`--shard i/N`, `--shards N`).
+pub(crate) fn check_count(
+    flag: &str,
+    shards: usize,
+    points: usize,
+    id: &str,
+) -> Result<(), Failure> {
+    if shards > points {
+        return Err(Failure::Usage(format!(
+            "{flag}: {id} has {points} points with these options, so some shards would \
+             measure nothing; use at most {points} shards"
+        )));
+    }
+    Ok(())
+}
+
 /// The expected time of a point, relative to its workload's serial time.
 fn expected_time(p: &PointSpec) -> f64 {
     if p.runtime.sim.is_some() {

@@ -140,7 +140,7 @@ pub(crate) const MAX_ROUNDS: usize = 100;
 /// The longest timeout (`--timeout`), in seconds: a week.
 pub(crate) const MAX_TIMEOUT: u64 = 7 * 24 * 3600;
 
-/// The most workers a measured point may have (each is an OS thread).
+/// The most workers a point may have: measured (each is an OS thread) or simulated alike.
 pub(crate) const MAX_WORKERS: usize = 1024;
 
 /// The smallest and largest fiber stack `--stack-size` accepts.
@@ -244,8 +244,8 @@ pub(crate) fn check_workers(p: usize) -> Result<usize, String> {
         Err("workers must be at least 1 (P=0 given)".to_string())
     } else if p > MAX_WORKERS {
         Err(format!(
-            "workers must be at most {MAX_WORKERS} (P={p} given): every worker is a thread of \
-             this machine; larger P is the simulator's"
+            "workers must be at most {MAX_WORKERS} (P={p} given), the limit of every runtime \
+             and simulation here"
         ))
     } else {
         Ok(p)
