@@ -65,8 +65,6 @@ mod stats;
 mod suggest;
 mod table;
 #[cfg(test)]
-mod tempdir;
-#[cfg(test)]
 mod testutil;
 
 use clap::Parser;

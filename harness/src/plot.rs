@@ -899,9 +899,9 @@ mod tests {
     use crate::figures::metric::{Count, Reduce};
     use crate::figures::{prows_fig2, prows_fig3};
     use crate::grid::{PaperValues, Selection};
-    use crate::tempdir::TempDir;
     use crate::testutil::ok_point;
     use stealbench_workloads::Variant;
+    use tempfile::TempDir;
 
     #[test]
     fn paper_lines_and_files() {
@@ -927,7 +927,7 @@ mod tests {
                 .all(|s| !s.label.starts_with("sf prows") || s.label.contains("nostack"))
         );
 
-        let dir = TempDir::new("plot");
+        let dir = TempDir::with_prefix("stealbench-plot-").unwrap();
         write_svg(&dir.path().join("p.svg"), &fig, &grid, &ps, "test").unwrap();
         write_png(&dir.path().join("p.png"), &fig, &grid, &ps, "test").unwrap();
         let svg = std::fs::read_to_string(dir.path().join("p.svg")).unwrap();
@@ -979,7 +979,7 @@ mod tests {
             ours(&panels(&fig, &grid, &ctx)).points,
             [(1, 7.0), (2, 7.0), (4, 7.0)]
         );
-        let dir = TempDir::new("plot-count");
+        let dir = TempDir::with_prefix("stealbench-plot-count-").unwrap();
         let ps = panels(&fig, &grid, &ctx);
         write_svg(&dir.path().join("c.svg"), &fig, &grid, &ps, "test").unwrap();
         let svg = std::fs::read_to_string(dir.path().join("c.svg")).unwrap();
@@ -1019,7 +1019,7 @@ mod tests {
         assert!(ps[1].series.is_empty());
         assert_eq!(spec_param("touchtree/t=4095"), Some(("t".into(), 4095)));
         assert_eq!(spec_param("touchtree"), None);
-        let dir = TempDir::new("plot-param");
+        let dir = TempDir::with_prefix("stealbench-plot-param-").unwrap();
         write_svg(&dir.path().join("x.svg"), &fig, &grid, &ps, "test").unwrap();
         let svg = std::fs::read_to_string(dir.path().join("x.svg")).unwrap();
         assert!(!svg.contains("workers P"));
@@ -1063,7 +1063,7 @@ mod tests {
                 pairs: vec![pair(1, 1.0, 0.5), pair(4, 4.0, 2.0)],
             }]
         );
-        let dir = TempDir::new("plot-versus");
+        let dir = TempDir::with_prefix("stealbench-plot-versus-").unwrap();
         write_svg(&dir.path().join("v.svg"), &fig, &grid, &ps, "test").unwrap();
         write_png(&dir.path().join("v.png"), &fig, &grid, &ps, "test").unwrap();
         let svg = std::fs::read_to_string(dir.path().join("v.svg")).unwrap();
