@@ -591,7 +591,7 @@ fn markdown(
         }
     }
     out.push_str(&format!(
-        "\n![{} against P]({}.svg)\n\nPNG version: [{}.png]({}.png) (text in a built-in pixel font).\n",
+        "\n![{} against P]({}.svg)\n\nPNG version: [{}.png]({}.png).\n",
         fig.metric.plot_name(),
         fig.id,
         fig.id,
