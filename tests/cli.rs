@@ -4,26 +4,9 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use tempfile::TempDir;
 
 const BIN: &str = env!("CARGO_BIN_EXE_stealbench");
-
-/// A fresh temporary directory, removed on drop.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(tag: &str) -> TempDir {
-        let p = std::env::temp_dir().join(format!("stealbench-cli-{tag}-{}", std::process::id()));
-        let _ = fs::remove_dir_all(&p);
-        fs::create_dir_all(&p).unwrap();
-        TempDir(p)
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = fs::remove_dir_all(&self.0);
-    }
-}
 
 fn stealbench(args: &[&str], cwd: &Path) -> Output {
     Command::new(BIN)
@@ -90,11 +73,11 @@ fn fib_fig3_args<'a>(runtimes: &'a str, workers: &'a str, extra: &[&'a str]) -> 
 /// with nothing to report is one line and exit code 2.
 #[test]
 fn claims_are_listed_for_every_figure() {
-    let dir = TempDir::new("claims");
-    let out = stealbench(&["claims"], &dir.0);
+    let dir = TempDir::with_prefix("stealbench-cli-claims-").unwrap();
+    let out = stealbench(&["claims"], dir.path());
     assert!(out.status.success(), "{}", text(&out.stderr));
     let listing = text(&out.stdout);
-    let list = text(&stealbench(&["list"], &dir.0).stdout);
+    let list = text(&stealbench(&["list"], dir.path()).stdout);
     let figures: Vec<&str> = list
         .lines()
         .skip(1)
@@ -115,11 +98,11 @@ fn claims_are_listed_for_every_figure() {
         .count();
     assert!(claims >= 20, "{claims} claims: {listing}");
     assert!(listing.contains("= 2 + 2d"), "{listing}");
-    let one = text(&stealbench(&["claims", "spoonhower-fig5"], &dir.0).stdout);
+    let one = text(&stealbench(&["claims", "spoonhower-fig5"], dir.path()).stdout);
     assert!(one.starts_with("spoonhower-fig5 (4 claims)"), "{one}");
-    let bad = stealbench(&["claims", "prows-fig9"], &dir.0);
+    let bad = stealbench(&["claims", "prows-fig9"], dir.path());
     assert_eq!(bad.status.code(), Some(2));
-    let empty = stealbench(&["report", dir.0.to_str().unwrap()], &dir.0);
+    let empty = stealbench(&["report", dir.path().to_str().unwrap()], dir.path());
     assert_eq!(empty.status.code(), Some(2), "{}", text(&empty.stderr));
     assert!(
         text(&empty.stderr).contains("no finished run"),
@@ -130,7 +113,7 @@ fn claims_are_listed_for_every_figure() {
 
 #[test]
 fn bad_input_is_one_line_and_exit_code_2() {
-    let dir = TempDir::new("bad");
+    let dir = TempDir::with_prefix("stealbench-cli-bad-").unwrap();
     let cases: Vec<(Vec<&str>, &str)> = vec![
         (vec!["reproduce", "prows-fig9"], "did you mean 'prows-fig"),
         (
@@ -182,19 +165,19 @@ fn bad_input_is_one_line_and_exit_code_2() {
         ),
     ];
     for (args, needle) in &cases {
-        let out = stealbench(args, &dir.0);
+        let out = stealbench(args, dir.path());
         let err = text(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
         assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
         assert!(err.contains(needle), "{args:?}: {err}");
     }
     // Nothing was written by the rejected commands.
-    assert_eq!(fs::read_dir(&dir.0).unwrap().count(), 0);
+    assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 0);
 }
 
 #[test]
 fn bench_measures_a_variant_where_it_can() {
-    let dir = TempDir::new("bench");
+    let dir = TempDir::with_prefix("stealbench-cli-bench-").unwrap();
     let out = stealbench(
         &[
             "bench",
@@ -207,7 +190,7 @@ fn bench_measures_a_variant_where_it_can() {
             "--variant",
             "sf",
         ],
-        &dir.0,
+        dir.path(),
     );
     let stdout = text(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{stdout}{}", text(&out.stderr));
@@ -232,9 +215,9 @@ fn bench_measures_a_variant_where_it_can() {
 
 #[test]
 fn run_prints_times_and_json_lines() {
-    let dir = TempDir::new("run");
+    let dir = TempDir::with_prefix("stealbench-cli-run-").unwrap();
     let test = ["--size", "test", "--reps", "3", "--json"];
-    let out = stealbench(&run_args("serial", "fib", "sf", "1", &test), &dir.0);
+    let out = stealbench(&run_args("serial", "fib", "sf", "1", &test), dir.path());
     assert!(out.status.success(), "{}", text(&out.stderr));
     let stdout = text(&out.stdout);
     let lines: Vec<&str> = stdout.lines().collect();
@@ -254,11 +237,11 @@ fn run_prints_times_and_json_lines() {
 /// benchmarks print theirs: UTS's node count, depth and leaves, of the tree the parameters give.
 #[test]
 fn run_prints_the_answer_and_what_it_was_checked_against() {
-    let dir = TempDir::new("answer");
+    let dir = TempDir::with_prefix("stealbench-cli-answer-").unwrap();
     let uts = |extra: &[&str]| {
         let mut args = run_args("abp", "uts", "fj", "2", &["--size", "test", "--reps", "2"]);
         args.extend_from_slice(extra);
-        let out = stealbench(&args, &dir.0);
+        let out = stealbench(&args, dir.path());
         assert!(out.status.success(), "{}", text(&out.stderr));
         text(&out.stdout)
     };
@@ -287,12 +270,12 @@ fn run_prints_the_answer_and_what_it_was_checked_against() {
 
 #[test]
 fn run_param_overrides_the_preset_and_is_recorded() {
-    let dir = TempDir::new("param");
+    let dir = TempDir::with_prefix("stealbench-cli-param-").unwrap();
     let run = |extra: &[&str]| {
         let test = ["--size", "test", "--reps", "1", "--json"];
         let mut args = run_args("abp", "fib", "fj", "1", &test);
         args.extend_from_slice(extra);
-        stealbench(&args, &dir.0)
+        stealbench(&args, dir.path())
     };
     let out = run(&["--param", "n=2^4", "--param", "n=23"]);
     assert!(out.status.success(), "{}", text(&out.stderr));
@@ -307,8 +290,8 @@ fn run_param_overrides_the_preset_and_is_recorded() {
 
 #[test]
 fn unbounded_inputs_are_refused_with_one_line_before_anything_runs() {
-    let dir = TempDir::new("bounds");
-    let results = dir.0.join("results");
+    let dir = TempDir::with_prefix("stealbench-cli-bounds-").unwrap();
+    let results = dir.path().join("results");
     let run = |workload: &str, extra: &str| {
         let point = run_args("serial", workload, "fj", "1", &["--size", "test"]);
         format!("{} {extra}", point.join(" "))
@@ -337,7 +320,7 @@ fn unbounded_inputs_are_refused_with_one_line_before_anything_runs() {
         (run("sort", "--param n=0"), "n=0: nothing to sort"),
     ];
     for (args, needle) in &cases {
-        let out = stealbench(&args.split(' ').collect::<Vec<_>>(), &dir.0);
+        let out = stealbench(&args.split(' ').collect::<Vec<_>>(), dir.path());
         let err = text(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{args}: {err}");
         assert_eq!(err.lines().count(), 1, "{args}: {err}");
@@ -346,7 +329,7 @@ fn unbounded_inputs_are_refused_with_one_line_before_anything_runs() {
     assert!(!results.exists(), "a refused reproduce made a directory");
     // Integers take `2^k` wherever a parameter holds a number (mm's side: a number or `input`).
     let args = run("mm", "--param n=2^6 --reps 1 --json");
-    let out = stealbench(&args.split(' ').collect::<Vec<_>>(), &dir.0);
+    let out = stealbench(&args.split(' ').collect::<Vec<_>>(), dir.path());
     assert!(out.status.success(), "{}", text(&out.stderr));
     let start = text(&out.stdout).lines().next().unwrap().to_string();
     assert!(start.contains(" n=64 "), "{start}");
@@ -372,13 +355,13 @@ fn shard_dir(results: &Path, figure: &str, i: usize, n: usize) -> PathBuf {
 
 #[test]
 fn reproduce_fig3_end_to_end_then_resume() {
-    let dir = TempDir::new("e2e");
-    let results = dir.0.join("results");
-    let figures = dir.0.join("figures");
+    let dir = TempDir::with_prefix("stealbench-cli-e2e-").unwrap();
+    let results = dir.path().join("results");
+    let figures = dir.path().join("figures");
     let dirs = dirs_args(results.to_str().unwrap(), figures.to_str().unwrap());
     let serial = ["--runtimes", "serial", "--rounds", "1"];
     let args = reproduce_args("prows-fig3", &[&serial[..], &dirs].concat());
-    let out = stealbench(&args, &dir.0);
+    let out = stealbench(&args, dir.path());
     let stdout = text(&out.stdout);
     assert!(out.status.success(), "{stdout}\n{}", text(&out.stderr));
     // The table in the paper's layout, with the paper's values beside ours.
@@ -471,7 +454,7 @@ fn reproduce_fig3_end_to_end_then_resume() {
             "--figures-dir",
             figures.to_str().unwrap(),
         ],
-        &dir.0,
+        dir.path(),
     );
     assert!(report.status.success(), "{}", text(&report.stderr));
     assert!(
@@ -491,7 +474,7 @@ fn reproduce_fig3_end_to_end_then_resume() {
     fs::write(run.join("meta.json"), meta_unfinished).unwrap();
     fs::write(run.join("raw.csv"), format!("{}\n", raw_lines[0])).unwrap();
     let resume = [&["reproduce", "prows-fig3", "--resume"][..], &dirs].concat();
-    let out = stealbench(&resume, &dir.0);
+    let out = stealbench(&resume, dir.path());
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert_eq!(
         run_dirs(&results, "prows-fig3").len(),
@@ -507,12 +490,12 @@ fn reproduce_fig3_end_to_end_then_resume() {
     );
 
     // Resuming again with the point recorded runs nothing; a finished run is not "unfinished".
-    let out = stealbench(&resume, &dir.0);
+    let out = stealbench(&resume, dir.path());
     assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
     assert!(text(&out.stderr).contains("no unfinished run"));
     let run_s = run.to_str().unwrap();
     let explicit = [&["reproduce", "prows-fig3", "--resume", run_s][..], &dirs].concat();
-    let out = stealbench(&explicit, &dir.0);
+    let out = stealbench(&explicit, dir.path());
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(
         text(&out.stderr).contains("1 points already recorded, 0 to run"),
@@ -523,7 +506,7 @@ fn reproduce_fig3_end_to_end_then_resume() {
     // A conflicting setting is refused.
     let mut conflicting = explicit.clone();
     conflicting.extend(["--size", "quick"]);
-    let out = stealbench(&conflicting, &dir.0);
+    let out = stealbench(&conflicting, dir.path());
     assert_eq!(out.status.code(), Some(2));
     assert!(
         text(&out.stderr).contains("--size test"),
@@ -537,17 +520,17 @@ fn reproduce_fig3_end_to_end_then_resume() {
 #[test]
 fn hw_video_is_checked_recorded_and_reaches_the_points() {
     use stealbench_workloads::hw::{VideoSpec, avi, fnv1a64};
-    let dir = TempDir::new("hwvideo");
+    let dir = TempDir::with_prefix("stealbench-cli-hwvideo-").unwrap();
     let video = VideoSpec::test(12).generate();
     let bytes = avi::encode_gray8(&video);
-    let good = dir.0.join("heart.avi");
+    let good = dir.path().join("heart.avi");
     fs::write(&good, &bytes).unwrap();
-    let garbage = dir.0.join("garbage.avi");
+    let garbage = dir.path().join("garbage.avi");
     fs::write(&garbage, b"GIF89a, not a video").unwrap();
-    let bad_points = dir.0.join("bad-points.txt");
+    let bad_points = dir.path().join("bad-points.txt");
     fs::write(&bad_points, "12 x\n").unwrap();
     let bad_points = bad_points.to_str().unwrap();
-    let points = dir.0.join("points.txt");
+    let points = dir.path().join("points.txt");
     let pts: String = VideoSpec::test(12)
         .initial_points()
         .iter()
@@ -559,8 +542,8 @@ fn hw_video_is_checked_recorded_and_reaches_the_points() {
         garbage.to_str().unwrap(),
         points.to_str().unwrap(),
     );
-    let results = dir.0.join("results");
-    let figures = dir.0.join("figures");
+    let results = dir.path().join("results");
+    let figures = dir.path().join("figures");
     let (results, figures) = (results.to_str().unwrap(), figures.to_str().unwrap());
     let run = |extra: &[&str]| {
         let test = ["--size", "test", "--reps", "1"];
@@ -608,19 +591,19 @@ fn hw_video_is_checked_recorded_and_reaches_the_points() {
         ),
     ];
     for (args, needle) in &cases {
-        let out = stealbench(&strs(args), &dir.0);
+        let out = stealbench(&strs(args), dir.path());
         let err = text(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
         assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
         assert!(err.contains(needle), "{args:?}: {err}");
     }
     assert!(
-        !dir.0.join("results").exists(),
+        !dir.path().join("results").exists(),
         "a rejected run wrote results"
     );
 
     // `run`: the point tracks the file's frames; its parameters name the file.
-    let out = stealbench(&strs(&run(&["--hw-video", good, "--json"])), &dir.0);
+    let out = stealbench(&strs(&run(&["--hw-video", good, "--json"])), dir.path());
     assert!(out.status.success(), "{}", text(&out.stderr));
     let stdout = text(&out.stdout);
     let fingerprint = format!("fnv1a64 {:016x}", fnv1a64(&bytes));
@@ -633,10 +616,10 @@ fn hw_video_is_checked_recorded_and_reaches_the_points() {
     // `reproduce`: the option reaches the child processes and is recorded.
     let out = stealbench(
         &strs(&reproduce(&["--hw-video", good, "--hw-points", points])),
-        &dir.0,
+        dir.path(),
     );
     assert!(out.status.success(), "{}", text(&out.stderr));
-    let run_dir = run_dirs(&dir.0.join("results"), "prows-fig2").remove(0);
+    let run_dir = run_dirs(&dir.path().join("results"), "prows-fig2").remove(0);
     let meta = fs::read_to_string(run_dir.join("meta.json")).unwrap();
     assert!(
         meta.contains("\"hw_video\"") && meta.contains("heart.avi") && meta.contains("points.txt"),
@@ -654,7 +637,7 @@ fn hw_video_is_checked_recorded_and_reaches_the_points() {
             "{r}"
         );
     }
-    let md = fs::read_to_string(dir.0.join("figures/prows-fig2.md")).unwrap();
+    let md = fs::read_to_string(dir.path().join("figures/prows-fig2.md")).unwrap();
     assert!(md.contains("heart.avi"), "{md}");
 
     // Resuming: a different --hw-video is a conflict; a video whose content changed since the
@@ -670,11 +653,11 @@ fn hw_video_is_checked_recorded_and_reaches_the_points() {
         a.extend(["--resume".to_string(), run_dir_s.clone()]);
         a
     };
-    let other = dir.0.join("other.avi");
+    let other = dir.path().join("other.avi");
     fs::write(&other, &bytes).unwrap();
     let out = stealbench(
         &strs(&resume(&["--hw-video", other.to_str().unwrap()])),
-        &dir.0,
+        dir.path(),
     );
     let err = text(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
@@ -683,8 +666,8 @@ fn hw_video_is_checked_recorded_and_reaches_the_points() {
         "{err}"
     );
     let changed = avi::encode_gray8(&VideoSpec::test(11).generate());
-    fs::write(dir.0.join("heart.avi"), changed).unwrap();
-    let out = stealbench(&strs(&resume(&[])), &dir.0);
+    fs::write(dir.path().join("heart.avi"), changed).unwrap();
+    let out = stealbench(&strs(&resume(&[])), dir.path());
     let err = text(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("were measured on input"), "{err}");
@@ -695,10 +678,10 @@ fn hw_video_is_checked_recorded_and_reaches_the_points() {
 /// retries exactly those points and finishes ok.
 #[test]
 fn crashed_and_timed_out_points_are_recorded_then_retried_on_resume() {
-    let dir = TempDir::new("faults");
+    let dir = TempDir::with_prefix("stealbench-cli-faults-").unwrap();
     let run = |faults: Option<&str>, args: &[&str]| {
         let mut c = Command::new(BIN);
-        c.args(args).current_dir(&dir.0);
+        c.args(args).current_dir(dir.path());
         match faults {
             Some(f) => c.env("STEALBENCH_FAULT", f),
             None => c.env_remove("STEALBENCH_FAULT"),
@@ -712,7 +695,7 @@ fn crashed_and_timed_out_points_are_recorded_then_retried_on_resume() {
         &reproduce_args("prows-fig3", &[&settings[..], &dirs].concat()),
     );
     assert_eq!(first.status.code(), Some(1), "{}", text(&first.stderr));
-    let runs = run_dirs(&dir.0.join("r"), "prows-fig3");
+    let runs = run_dirs(&dir.path().join("r"), "prows-fig3");
     assert_eq!(runs.len(), 1);
     let raw = fs::read_to_string(runs[0].join("raw.csv")).unwrap();
     let status_of = |rt: &str, variant: &str, p: &str| {
@@ -749,7 +732,7 @@ fn crashed_and_timed_out_points_are_recorded_then_retried_on_resume() {
         "{raw}"
     );
     assert!(runs[0].join("attempts.csv").exists());
-    assert!(dir.0.join("f/prows-fig3.md").exists());
+    assert!(dir.path().join("f/prows-fig3.md").exists());
 }
 
 /// The (runtime, workload, variant, workers) of every row of a run directory's raw.csv.
@@ -764,8 +747,8 @@ fn point_set(run: &Path) -> std::collections::BTreeSet<String> {
 
 #[test]
 fn three_shards_merge_to_the_whole_grid() {
-    let dir = TempDir::new("shards");
-    let path = |p: &str| dir.0.join(p).to_str().unwrap().to_string();
+    let dir = TempDir::with_prefix("stealbench-cli-shards-").unwrap();
+    let path = |p: &str| dir.path().join(p).to_str().unwrap().to_string();
     let reproduce = |out: &str, extra: &[&str]| {
         let runtimes = "abp,prows,abp/sim=unit";
         let settings = ["--workers", "1,2", "--reps", "1", "--runtimes", runtimes];
@@ -773,7 +756,7 @@ fn three_shards_merge_to_the_whole_grid() {
         let (o, f) = (path(out), path(&format!("{out}-figures")));
         args.extend_from_slice(&dirs_args(&o, &f));
         args.extend_from_slice(extra);
-        let out = stealbench(&args, &dir.0);
+        let out = stealbench(&args, dir.path());
         assert!(
             out.status.success(),
             "{}\n{}",
@@ -783,7 +766,7 @@ fn three_shards_merge_to_the_whole_grid() {
         text(&out.stdout)
     };
     reproduce("whole", &[]);
-    let whole_dir = run_dirs(&dir.0.join("whole"), "spoonhower-fig6").remove(0);
+    let whole_dir = run_dirs(&dir.path().join("whole"), "spoonhower-fig6").remove(0);
     let whole = point_set(&whole_dir);
     assert!(whole.len() > 10, "{whole:?}");
 
@@ -792,7 +775,7 @@ fn three_shards_merge_to_the_whole_grid() {
     for i in 1..=3 {
         let out = reproduce("shards", &["--shard", &format!("{i}/3")]);
         assert!(out.contains(&format!("shard {i}/3: ")), "{out}");
-        let d = shard_dir(&dir.0.join("shards"), "spoonhower-fig6", i, 3);
+        let d = shard_dir(&dir.path().join("shards"), "spoonhower-fig6", i, 3);
         let pts = point_set(&d);
         assert!(!pts.is_empty(), "shard {i} is empty");
         assert!(seen.is_disjoint(&pts), "shard {i} overlaps another");
@@ -805,15 +788,19 @@ fn three_shards_merge_to_the_whole_grid() {
     let mut args = vec!["merge"];
     args.extend(shard_dirs.iter().map(String::as_str));
     args.extend_from_slice(&dirs_args(&merged_out, &merged_figs));
-    let out = stealbench(&args, &dir.0);
+    let out = stealbench(&args, dir.path());
     assert!(out.status.success(), "{}", text(&out.stderr));
-    let merged_dir = run_dirs(&dir.0.join("merged"), "spoonhower-fig6").remove(0);
+    let merged_dir = run_dirs(&dir.path().join("merged"), "spoonhower-fig6").remove(0);
     assert_eq!(
         point_set(&merged_dir),
         whole,
         "3 shards merged = the unsharded run"
     );
-    assert!(dir.0.join("merged-figures/spoonhower-fig6.png").exists());
+    assert!(
+        dir.path()
+            .join("merged-figures/spoonhower-fig6.png")
+            .exists()
+    );
     // The merged run's verdicts: printed, in claims.csv, at the top of the page.
     let merged_text = text(&out.stdout);
     assert!(
@@ -821,7 +808,7 @@ fn three_shards_merge_to_the_whole_grid() {
         "{merged_text}"
     );
     assert!(merged_dir.join("claims.csv").is_file());
-    let md = fs::read_to_string(dir.0.join("merged-figures/spoonhower-fig6.md")).unwrap();
+    let md = fs::read_to_string(dir.path().join("merged-figures/spoonhower-fig6.md")).unwrap();
     assert!(md.contains("## Claims"), "{md}");
     let meta = fs::read_to_string(merged_dir.join("meta.json")).unwrap();
     assert_eq!(meta.matches("-of-3 (commit").count(), 3, "{meta}");
@@ -830,7 +817,7 @@ fn three_shards_merge_to_the_whole_grid() {
     let merge_first_and = |second: &str| {
         stealbench(
             &["merge", &shard_dirs[0], second, "--out", &merged_out],
-            &dir.0,
+            dir.path(),
         )
     };
     let twice = merge_first_and(&shard_dirs[0]);
@@ -855,11 +842,11 @@ fn three_shards_merge_to_the_whole_grid() {
             &slurm_dir,
             "--",
         ];
-        stealbench(&[&shards[..], reproduce].concat(), &dir.0)
+        stealbench(&[&shards[..], reproduce].concat(), dir.path())
     };
     let out = slurm(&["--size", "quick"]);
     assert!(out.status.success(), "{}", text(&out.stderr));
-    let array = fs::read_to_string(dir.0.join("slurm/spoonhower-fig6.sbatch")).unwrap();
+    let array = fs::read_to_string(dir.path().join("slurm/spoonhower-fig6.sbatch")).unwrap();
     for want in [
         "#SBATCH --array=1-3",
         "#SBATCH --exclusive",
@@ -874,7 +861,7 @@ fn three_shards_merge_to_the_whole_grid() {
         "spoonhower-fig6-submit.sh",
     ] {
         let check = Command::new("bash")
-            .args(["-n", dir.0.join("slurm").join(f).to_str().unwrap()])
+            .args(["-n", dir.path().join("slurm").join(f).to_str().unwrap()])
             .status()
             .unwrap();
         assert!(check.success(), "{f} is not valid bash");
@@ -887,14 +874,14 @@ fn three_shards_merge_to_the_whole_grid() {
 fn reproduce_the_memory_fit_end_to_end() {
     // libfork's Table II on fib at four P (oversubscribed past this machine's CPUs): each point
     // records its process's resident set, and the table fits the exponent to the four peaks.
-    let dir = TempDir::new("memfit");
-    let results = dir.0.join("results");
-    let figures = dir.0.join("figures");
+    let dir = TempDir::with_prefix("stealbench-cli-memfit-").unwrap();
+    let results = dir.path().join("results");
+    let figures = dir.path().join("figures");
     let fib = ["--workloads", "fib", "--runtimes", "libfork"];
     let workers = ["--workers", "1,2,3,4"];
     let dirs = dirs_args(results.to_str().unwrap(), figures.to_str().unwrap());
     let args = reproduce_args("libfork-table2", &[&fib[..], &workers, &dirs].concat());
-    let out = stealbench(&args, &dir.0);
+    let out = stealbench(&args, dir.path());
     let stdout = text(&out.stdout);
     assert!(out.status.success(), "{stdout}\n{}", text(&out.stderr));
     let md = fs::read_to_string(figures.join("libfork-table2.md")).unwrap();
@@ -936,12 +923,12 @@ fn reproduce_the_memory_fit_end_to_end() {
     .unwrap();
     // The grid's own arms are then missing: merge refuses, and `--force` merges what there is
     // (exit 1: incomplete).
-    let merged = dir.0.join("merged");
+    let merged = dir.path().join("merged");
     let dirs = dirs_args(merged.to_str().unwrap(), figures.to_str().unwrap());
     let args = [&["merge", run.to_str().unwrap()][..], &dirs].concat();
-    let refused = stealbench(&args, &dir.0);
+    let refused = stealbench(&args, dir.path());
     assert_eq!(refused.status.code(), Some(2), "{}", text(&refused.stderr));
-    let out = stealbench(&[&args[..], &["--force"]].concat(), &dir.0);
+    let out = stealbench(&[&args[..], &["--force"]].concat(), dir.path());
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
     let stdout = text(&out.stdout);
     let said = "the run has points of arms this figure no longer runs, in none of its tables or \
@@ -959,11 +946,11 @@ fn reproduce_the_memory_fit_end_to_end() {
 #[test]
 fn run_prints_the_pools_pinning() {
     // The arm's pinning= replaces --pinning, and the header says what the pool got.
-    let dir = TempDir::new("runpin");
+    let dir = TempDir::with_prefix("stealbench-cli-runpin-").unwrap();
     let pinning = ["--size", "test", "--reps", "1", "--pinning", "none"];
     let out = stealbench(
         &run_args("libfork/pinning=compact", "fib", "fj", "1", &pinning),
-        &dir.0,
+        dir.path(),
     );
     let stdout = text(&out.stdout);
     assert!(out.status.success(), "{stdout}\n{}", text(&out.stderr));
@@ -981,7 +968,7 @@ fn run_prints_the_pools_pinning() {
             "1",
             &["--size", "test"],
         ),
-        &dir.0,
+        dir.path(),
     );
     assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
     assert!(
@@ -1038,14 +1025,17 @@ fn hanging(args: &[&str], cwd: &Path) -> Command {
 /// that did not die with its parent would still be there.
 #[test]
 fn children_die_with_a_killed_parent() {
-    let dir = TempDir::new("orphans");
+    let dir = TempDir::with_prefix("stealbench-cli-orphans-").unwrap();
     let mut children = Vec::new();
     for _ in 0..20 {
-        let mut parent = hanging(&fib_fig3_args("serial", "1", &dirs_args("r", "f")), &dir.0)
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .unwrap();
+        let mut parent = hanging(
+            &fib_fig3_args("serial", "1", &dirs_args("r", "f")),
+            dir.path(),
+        )
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
         let child = loop {
             if let Some(&c) = children_of(parent.id()).first() {
@@ -1079,9 +1069,9 @@ fn children_die_with_a_killed_parent() {
 /// `STEALBENCH_PARENT_PID` names) exits at once instead of measuring.
 #[test]
 fn a_child_whose_parent_is_gone_exits_at_once() {
-    let dir = TempDir::new("parentgone");
+    let dir = TempDir::with_prefix("stealbench-cli-parentgone-").unwrap();
     let args = run_args("serial", "fib", "fj", "1", &["--size", "test", "--json"]);
-    let mut child = hanging(&args, &dir.0)
+    let mut child = hanging(&args, dir.path())
         .env(
             "STEALBENCH_PARENT_PID",
             (std::process::id() + 1).to_string(),
@@ -1129,7 +1119,7 @@ fn copy_run(from: &Path, to: &Path) {
 /// code 2, the shards unchanged. `--force` merges the whole measurements and exits 1.
 #[test]
 fn merge_refuses_damaged_or_missing_shards() {
-    let dir = TempDir::new("damaged");
+    let dir = TempDir::with_prefix("stealbench-cli-damaged-").unwrap();
     let mut shards = Vec::new();
     for i in 1..=2 {
         let shard = format!("{i}/2");
@@ -1139,16 +1129,16 @@ fn merge_refuses_damaged_or_missing_shards() {
             &["--shard", &shard],
         ]
         .concat();
-        let out = stealbench(&fib_fig3_args("serial,abp", "1,2", &rest), &dir.0);
+        let out = stealbench(&fib_fig3_args("serial,abp", "1,2", &rest), dir.path());
         assert!(out.status.success(), "{}", text(&out.stderr));
-        shards.push(shard_dir(&dir.0.join("r"), "prows-fig3", i, 2));
+        shards.push(shard_dir(&dir.path().join("r"), "prows-fig3", i, 2));
     }
     let second = shards[1].to_str().unwrap();
     let merge = |first: &Path, extra: &[&str]| {
         let mut args = vec!["merge", first.to_str().unwrap(), second];
         args.extend_from_slice(&dirs_args("m", "mf"));
         args.extend_from_slice(extra);
-        stealbench(&args, &dir.0)
+        stealbench(&args, dir.path())
     };
     let raw = fs::read_to_string(shards[0].join("raw.csv")).unwrap();
     assert!(raw.lines().count() >= 3, "{raw}");
@@ -1172,7 +1162,7 @@ fn merge_refuses_damaged_or_missing_shards() {
         ),
     ];
     for (name, content, want) in cases {
-        let d = dir.0.join(name);
+        let d = dir.path().join(name);
         copy_run(&shards[0], &d);
         match content {
             Some(c) => fs::write(d.join("raw.csv"), c).unwrap(),
@@ -1187,12 +1177,12 @@ fn merge_refuses_damaged_or_missing_shards() {
             assert_eq!(fs::read_to_string(d.join("raw.csv")).unwrap(), c, "{name}");
         }
     }
-    assert!(!dir.0.join("m").exists(), "nothing merged");
+    assert!(!dir.path().join("m").exists(), "nothing merged");
 
     // One of the two shards.
     let out = stealbench(
         &[&["merge", second][..], &dirs_args("m", "mf")].concat(),
-        &dir.0,
+        dir.path(),
     );
     let err = text(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
@@ -1202,7 +1192,7 @@ fn merge_refuses_damaged_or_missing_shards() {
     );
 
     // --force merges what is whole, says what is missing, and exits 1.
-    let out = merge(&dir.0.join("lost"), &["--force"]);
+    let out = merge(&dir.path().join("lost"), &["--force"]);
     let err = text(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(
@@ -1220,8 +1210,8 @@ fn merge_refuses_damaged_or_missing_shards() {
 /// again, not counted twice.
 #[test]
 fn resume_checks_the_run_first() {
-    let dir = TempDir::new("resumecheck");
-    let resume = |d: &str| stealbench(&["reproduce", "prows-fig3", "--resume", d], &dir.0);
+    let dir = TempDir::with_prefix("stealbench-cli-resumecheck-").unwrap();
+    let resume = |d: &str| stealbench(&["reproduce", "prows-fig3", "--resume", d], dir.path());
     let out = resume("nowhere");
     let err = text(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
@@ -1229,7 +1219,7 @@ fn resume_checks_the_run_first() {
         err.contains("cannot resume nowhere: no such directory"),
         "{err}"
     );
-    fs::create_dir(dir.0.join("empty")).unwrap();
+    fs::create_dir(dir.path().join("empty")).unwrap();
     let out = resume("empty");
     let err = text(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
@@ -1237,12 +1227,12 @@ fn resume_checks_the_run_first() {
         err.contains("not a run directory (it has no meta.json)"),
         "{err}"
     );
-    assert_eq!(fs::read_dir(dir.0.join("empty")).unwrap().count(), 0);
+    assert_eq!(fs::read_dir(dir.path().join("empty")).unwrap().count(), 0);
 
     let rest = [&["--reps", "2"][..], &dirs_args("r", "f")].concat();
-    let out = stealbench(&fib_fig3_args("serial", "1", &rest), &dir.0);
+    let out = stealbench(&fib_fig3_args("serial", "1", &rest), dir.path());
     assert!(out.status.success(), "{}", text(&out.stderr));
-    let run = run_dirs(&dir.0.join("r"), "prows-fig3").remove(0);
+    let run = run_dirs(&dir.path().join("r"), "prows-fig3").remove(0);
     let meta = fs::read_to_string(run.join("meta.json")).unwrap();
     for (name, from, to, want) in [
         (
@@ -1260,7 +1250,7 @@ fn resume_checks_the_run_first() {
         ("rt", "\"serial\"", "\"nosuch\"", "unknown runtime 'nosuch'"),
     ] {
         assert!(meta.contains(from), "{from}: {meta}");
-        let d = dir.0.join(name);
+        let d = dir.path().join(name);
         copy_run(&run, &d);
         fs::write(d.join("meta.json"), meta.replace(from, to)).unwrap();
         let out = resume(name);
@@ -1271,7 +1261,7 @@ fn resume_checks_the_run_first() {
     }
 
     // A planted .lock link (in place of the lock file the run left).
-    let target = dir.0.join("precious");
+    let target = dir.path().join("precious");
     fs::write(&target, "keep me").unwrap();
     let _ = fs::remove_file(run.join(".lock"));
     std::os::unix::fs::symlink(&target, run.join(".lock")).unwrap();
@@ -1307,11 +1297,11 @@ fn resume_checks_the_run_first() {
 /// `slurm` checks its settings and the reproduce options before writing a script.
 #[test]
 fn slurm_checks_every_setting() {
-    let dir = TempDir::new("slurmcheck");
+    let dir = TempDir::with_prefix("stealbench-cli-slurmcheck-").unwrap();
     let slurm = |args: &[&str]| {
         let mut a = vec!["slurm", "prows-fig3", "--dir", "s"];
         a.extend_from_slice(args);
-        stealbench(&a, &dir.0)
+        stealbench(&a, dir.path())
     };
     for (args, want) in [
         (
@@ -1343,11 +1333,11 @@ fn slurm_checks_every_setting() {
         assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
         assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
         assert!(err.contains(want), "{args:?}: {err}");
-        assert!(!dir.0.join("s/prows-fig3.sbatch").exists(), "{args:?}");
+        assert!(!dir.path().join("s/prows-fig3.sbatch").exists(), "{args:?}");
     }
     let out = slurm(&["--shards", "2", "--time", "1-12:30", "--partition", "cpu"]);
     assert!(out.status.success(), "{}", text(&out.stderr));
-    let array = fs::read_to_string(dir.0.join("s/prows-fig3.sbatch")).unwrap();
+    let array = fs::read_to_string(dir.path().join("s/prows-fig3.sbatch")).unwrap();
     assert!(
         array.contains("#SBATCH --time=1-12:30\n#SBATCH --partition=cpu\n"),
         "{array}"

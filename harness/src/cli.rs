@@ -538,7 +538,7 @@ mod tests {
 
     #[test]
     fn the_probe_of_an_output_dir_refuses_a_planted_link() {
-        let dir = crate::tempdir::TempDir::new("cli-planted");
+        let dir = tempfile::TempDir::with_prefix("stealbench-cli-planted-").unwrap();
         let target = dir.path().join("target");
         std::fs::write(&target, b"precious").unwrap();
         let probe = dir

@@ -140,11 +140,11 @@ fn named(path: &Path, e: io::Error) -> io::Error {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tempdir::TempDir;
+    use tempfile::TempDir;
 
     #[test]
     fn a_link_is_refused_and_its_target_kept() {
-        let dir = TempDir::new("files");
+        let dir = TempDir::with_prefix("stealbench-files-").unwrap();
         let target = dir.path().join("target");
         fs::write(&target, b"precious").unwrap();
         let link = dir.path().join("link");
@@ -164,7 +164,7 @@ mod tests {
 
     #[test]
     fn files_are_made_and_reopened() {
-        let dir = TempDir::new("files-ok");
+        let dir = TempDir::with_prefix("stealbench-files-ok-").unwrap();
         let p = dir.path().join("f");
         create_fresh(&p).unwrap().write_all(b"old").unwrap();
         // A stale file is replaced, not appended to.
@@ -181,7 +181,7 @@ mod tests {
 
     #[test]
     fn a_whole_file_replaces_a_link_and_never_its_target() {
-        let dir = TempDir::new("files-atomic");
+        let dir = TempDir::with_prefix("stealbench-files-atomic-").unwrap();
         let target = dir.path().join("victim");
         fs::write(&target, b"precious").unwrap();
         let link = dir.path().join("summary.csv");

@@ -115,7 +115,8 @@ impl Row {
 pub(crate) enum Availability {
     /// Measured.
     Ready,
-    /// The runtime, the workload or the variant does not exist yet; the string says which.
+    /// The row's workload, or its variant on the arm's front-end, does not exist in the
+    /// workloads crate (no committed figure has such a row); the string says which.
     NotImplemented(String),
     /// The runtime is behind a cargo feature this build lacks; the string says which
     /// (`not built: cargo run --release --features tbb`).

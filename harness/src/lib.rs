@@ -11,7 +11,7 @@
 //! * [`shard`]: a grid's part for one machine; [`cluster`]: the `merge` and `slurm` commands.
 //! * [`results`]: raw.csv, summary.csv, meta.json; [`stats`]: median and friends; [`files`]:
 //!   helper files that never follow a symbolic link.
-//! * [`figures`]: the papers' figures; [`table`] and [`plot`] (with [`pixel_font`]) render them.
+//! * [`figures`]: the papers' figures; [`table`] and [`plot`] render them.
 //! * [`claims`]: the papers' claims each figure tests, and their verdicts on a run;
 //!   [`report`]: every figure's latest run and verdicts in one page.
 //!
@@ -52,7 +52,6 @@ mod cluster;
 mod figures;
 mod files;
 mod grid;
-mod pixel_font;
 mod plot;
 mod point;
 mod report;
@@ -65,8 +64,6 @@ mod spec;
 mod stats;
 mod suggest;
 mod table;
-#[cfg(test)]
-mod tempdir;
 #[cfg(test)]
 mod testutil;
 

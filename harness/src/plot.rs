@@ -24,13 +24,14 @@
 //! the input) has no such chart. Each panel's legend is beside its charts, never over the data.
 //!
 //! The panels are computed from the figure's [`Metric`](crate::figures::Metric) by
-//! [`panels`]; one drawing code writes them as SVG (real text) and PNG (text in the built-in
-//! pixel font).
+//! [`panels`]; one drawing code writes them as SVG (`<text>` elements, in the viewer's
+//! sans-serif) and PNG (text drawn from the outlines of Hack, a font embedded from
+//! `epaint_default_fonts` and registered as plotters' "sans-serif" by [`register_font`], so no
+//! font need be installed on the machine).
 
 use crate::figures::metric::Context;
 use crate::figures::{Figure, XAxis};
 use crate::grid::{Availability, Grid, Row};
-use crate::pixel_font::PixelText;
 use crate::runtimes::Arm;
 use crate::spec::workload_name;
 use plotters::coord::Shift;
@@ -40,6 +41,7 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 use std::ops::{Range, RangeInclusive};
 use std::path::Path;
+use std::sync::LazyLock;
 use stealbench_workloads::Variant;
 
 /// One line of a panel.
@@ -387,8 +389,9 @@ impl Axis {
         }
     }
 
-    /// Pixels for the widest tick label and the axis title beside the axis (at size 16, 12
-    /// pixels a character in the PNG's pixel font).
+    /// Pixels for the widest tick label and the axis title beside the axis: 12 pixels a
+    /// character at size 16, more than the PNG's monospace font takes (its advance is about
+    /// 8 pixels there) and than an SVG viewer's sans-serif, so no label is clipped.
     fn label_area(&self) -> u32 {
         let widest = self.ticks.iter().map(|&t| self.label(t).len()).max();
         36 + 12 * widest.unwrap_or(1) as u32
@@ -805,6 +808,28 @@ fn layout(panels: &[Panel]) -> ((u32, u32), (usize, usize)) {
     ((w * cols as u32, 40 + h * rows as u32), (cols, rows))
 }
 
+/// Registers the plots' font once: plotters' `ab_glyph` text looks a family up by name, and
+/// every text style here names "sans-serif". Hack (MIT and the Bitstream Vera licence) comes
+/// as bytes from `epaint_default_fonts`. Monospace: a label's width is its length (see
+/// [`Axis::label_area`]), and plotters, which sets each glyph at its pen position without its
+/// left bearing, spaces even cells more evenly than a proportional face's (egui's Ubuntu
+/// Light ran "fj abp" together). SVG output needs it too: plotters lays text out by its measure.
+fn register_font() -> Result<(), String> {
+    static REGISTERED: LazyLock<bool> = LazyLock::new(|| {
+        plotters::style::register_font(
+            "sans-serif",
+            FontStyle::Normal,
+            epaint_default_fonts::HACK_REGULAR,
+        )
+        .is_ok()
+    });
+    if *REGISTERED {
+        Ok(())
+    } else {
+        Err("the plots' font (Hack, from epaint_default_fonts) could not be read".to_string())
+    }
+}
+
 fn draw_all<DB: DrawingBackend>(
     root: DrawingArea<DB, Shift>,
     fig: &Figure,
@@ -812,6 +837,7 @@ fn draw_all<DB: DrawingBackend>(
     max_p: usize,
     subtitle: &str,
 ) -> Result<(), String> {
+    register_font()?;
     let e = |e: DrawingAreaErrorKind<DB::ErrorType>| e.to_string();
     root.fill(&WHITE).map_err(e)?;
     let (title, body) = root.split_vertically(40);
@@ -876,7 +902,7 @@ pub(crate) fn svg_text(
 }
 
 /// Writes the plot as PNG to `path`, whole ([`crate::files::replace_with`]), its text in the
-/// built-in pixel font.
+/// registered font ([`register_font`]).
 pub(crate) fn write_png(
     path: &Path,
     fig: &Figure,
@@ -886,7 +912,7 @@ pub(crate) fn write_png(
 ) -> Result<(), String> {
     let (size, _) = layout(panels);
     crate::files::replace_with(path, |tmp| {
-        let root = PixelText(BitMapBackend::new(tmp, size)).into_drawing_area();
+        let root = BitMapBackend::new(tmp, size).into_drawing_area();
         draw_all(root, fig, panels, max_p(fig, grid, panels), subtitle)
             .map_err(std::io::Error::other)
     })
@@ -899,9 +925,9 @@ mod tests {
     use crate::figures::metric::{Count, Reduce};
     use crate::figures::{prows_fig2, prows_fig3};
     use crate::grid::{PaperValues, Selection};
-    use crate::tempdir::TempDir;
     use crate::testutil::ok_point;
     use stealbench_workloads::Variant;
+    use tempfile::TempDir;
 
     #[test]
     fn paper_lines_and_files() {
@@ -927,7 +953,7 @@ mod tests {
                 .all(|s| !s.label.starts_with("sf prows") || s.label.contains("nostack"))
         );
 
-        let dir = TempDir::new("plot");
+        let dir = TempDir::with_prefix("stealbench-plot-").unwrap();
         write_svg(&dir.path().join("p.svg"), &fig, &grid, &ps, "test").unwrap();
         write_png(&dir.path().join("p.png"), &fig, &grid, &ps, "test").unwrap();
         let svg = std::fs::read_to_string(dir.path().join("p.svg")).unwrap();
@@ -979,7 +1005,7 @@ mod tests {
             ours(&panels(&fig, &grid, &ctx)).points,
             [(1, 7.0), (2, 7.0), (4, 7.0)]
         );
-        let dir = TempDir::new("plot-count");
+        let dir = TempDir::with_prefix("stealbench-plot-count-").unwrap();
         let ps = panels(&fig, &grid, &ctx);
         write_svg(&dir.path().join("c.svg"), &fig, &grid, &ps, "test").unwrap();
         let svg = std::fs::read_to_string(dir.path().join("c.svg")).unwrap();
@@ -1019,7 +1045,7 @@ mod tests {
         assert!(ps[1].series.is_empty());
         assert_eq!(spec_param("touchtree/t=4095"), Some(("t".into(), 4095)));
         assert_eq!(spec_param("touchtree"), None);
-        let dir = TempDir::new("plot-param");
+        let dir = TempDir::with_prefix("stealbench-plot-param-").unwrap();
         write_svg(&dir.path().join("x.svg"), &fig, &grid, &ps, "test").unwrap();
         let svg = std::fs::read_to_string(dir.path().join("x.svg")).unwrap();
         assert!(!svg.contains("workers P"));
@@ -1063,7 +1089,7 @@ mod tests {
                 pairs: vec![pair(1, 1.0, 0.5), pair(4, 4.0, 2.0)],
             }]
         );
-        let dir = TempDir::new("plot-versus");
+        let dir = TempDir::with_prefix("stealbench-plot-versus-").unwrap();
         write_svg(&dir.path().join("v.svg"), &fig, &grid, &ps, "test").unwrap();
         write_png(&dir.path().join("v.png"), &fig, &grid, &ps, "test").unwrap();
         let svg = std::fs::read_to_string(dir.path().join("v.svg")).unwrap();
@@ -1146,5 +1172,40 @@ mod tests {
         let line = panel(vec![series("a", vec![(1, 3.0), (2, 5.0)])]);
         assert_eq!(one_p(&line), None);
         assert_eq!(one_p(&panel(Vec::new())), None);
+    }
+
+    /// PNG text is drawn from the registered font's outlines: the title strip holds ink and
+    /// anti-aliased edges (greys between ink and paper), which a bitmap font has none of.
+    #[test]
+    fn png_text_is_drawn_from_a_real_font() {
+        let fig = prows_fig3::figure();
+        let grid = Grid::build(fig.rows.clone(), &[1, 2], &Selection::default());
+        let summaries = vec![ok_point("serial", Variant::Fj, 1, 0.1)];
+        let ctx = Context {
+            summaries: &summaries,
+            cpus: 2,
+        };
+        let ps = panels(&fig, &grid, &ctx);
+        let ((w, h), _) = layout(&ps);
+        let mut rgb = vec![0u8; (w * h * 3) as usize];
+        let root = BitMapBackend::with_buffer(&mut rgb, (w, h)).into_drawing_area();
+        draw_all(root, &fig, &ps, 2, "test").unwrap();
+        let title = &rgb[..(w * 40 * 3) as usize];
+        let ink = title.iter().filter(|&&v| v < 64).count();
+        let edges = title.iter().filter(|&&v| (64..192).contains(&v)).count();
+        assert!(ink > 100, "{ink} dark subpixels in the title");
+        assert!(edges > 100, "{edges} grey subpixels in the title");
+    }
+
+    /// A y axis's label area allows 12 pixels a character at size 16: no tick label of the
+    /// registered font is wider.
+    #[test]
+    fn tick_labels_fit_their_area() {
+        register_font().unwrap();
+        let font = ("sans-serif", 16).into_font();
+        for label in ["1/1024", "0.25", "16384", "100%", "WWWW"] {
+            let (width, _) = font.box_size(label).unwrap();
+            assert!(width <= 12 * label.len() as u32, "{label}: {width} pixels");
+        }
     }
 }

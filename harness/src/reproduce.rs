@@ -615,7 +615,7 @@ fn markdown(
         }
     }
     out.push_str(&format!(
-        "\n![{} against P]({}.svg)\n\nPNG version: [{}.png]({}.png) (text in a built-in pixel font).\n",
+        "\n![{} against P]({}.svg)\n\nPNG version: [{}.png]({}.png).\n",
         fig.metric.plot_name(),
         fig.id,
         fig.id,
@@ -1031,11 +1031,11 @@ pub(crate) fn reproduce_command(args: &ReproduceArgs, allocator: &str) -> Result
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tempdir::TempDir;
+    use tempfile::TempDir;
 
     #[test]
     fn the_continue_command_names_the_output_absolutely() {
-        let dir = TempDir::new("hint");
+        let dir = TempDir::with_prefix("stealbench-hint-").unwrap();
         let figs = dir.path().join("my figs");
         std::fs::create_dir_all(&figs).unwrap();
         let c = continue_command("prows-fig3", dir.path(), &figs);
@@ -1129,7 +1129,7 @@ mod tests {
 
     #[test]
     fn output_directories_are_checked_first() {
-        let dir = TempDir::new("outdir");
+        let dir = TempDir::with_prefix("stealbench-outdir-").unwrap();
         let file = dir.path().join("a-file");
         std::fs::write(&file, b"x").unwrap();
         let e = cli::output_dir("--out", &file)

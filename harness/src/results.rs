@@ -1065,7 +1065,7 @@ mod tests {
         assert_eq!(s[0].counter("deviations"), None);
         assert_eq!(s[0].counter("nope"), None);
     }
-    use crate::tempdir::TempDir;
+    use tempfile::TempDir;
 
     fn row(rt: &str, p: usize, rep: Option<usize>, s: Option<f64>, status: Status) -> RawRow {
         RawRow {
@@ -1101,7 +1101,7 @@ mod tests {
 
     #[test]
     fn a_run_directory_is_locked_while_in_use() {
-        let tmp = TempDir::new("lock");
+        let tmp = TempDir::with_prefix("stealbench-lock-").unwrap();
         let dir = tmp.path();
         let held = RunLock::acquire(dir).unwrap();
         let e = RunLock::acquire(dir).unwrap_err();
@@ -1113,7 +1113,7 @@ mod tests {
 
     #[test]
     fn the_lock_and_the_temporary_files_refuse_planted_links() {
-        let dir = TempDir::new("results-planted");
+        let dir = TempDir::with_prefix("stealbench-results-planted-").unwrap();
         let target = dir.path().join("target");
         fs::write(&target, b"precious").unwrap();
         let plant = |name: &str| std::os::unix::fs::symlink(&target, dir.path().join(name));
@@ -1133,7 +1133,7 @@ mod tests {
 
     #[test]
     fn raw_csv_round_trips() {
-        let dir = TempDir::new("raw-round-trip");
+        let dir = TempDir::with_prefix("stealbench-raw-round-trip-").unwrap();
         let path = dir.path().join("raw.csv");
         let a = vec![
             row("serial", 1, Some(1), Some(0.1 + 0.2), Status::Ok),
@@ -1151,7 +1151,7 @@ mod tests {
 
     #[test]
     fn older_spellings_are_read_and_rewritten_as_arms() {
-        let dir = TempDir::new("raw-spellings");
+        let dir = TempDir::with_prefix("stealbench-raw-spellings-").unwrap();
         let path = dir.path().join("raw.csv");
         let old = |rt: &str, variant: &str| RawRow {
             variant: variant.into(),
@@ -1194,7 +1194,7 @@ mod tests {
 
     #[test]
     fn an_unreadable_raw_csv_or_meta_json_is_named() {
-        let dir = TempDir::new("raw-not-utf8");
+        let dir = TempDir::with_prefix("stealbench-raw-not-utf8-").unwrap();
         let raw = dir.path().join("raw.csv");
         fs::write(&raw, b"runtime,\xff\xfe\n").unwrap();
         for e in [read_raw(&raw).unwrap_err(), upgrade_raw(&raw).unwrap_err()] {
@@ -1211,7 +1211,7 @@ mod tests {
 
     #[test]
     fn a_time_that_is_no_time_is_refused() {
-        let dir = TempDir::new("raw-bad-seconds");
+        let dir = TempDir::with_prefix("stealbench-raw-bad-seconds-").unwrap();
         let raw = dir.path().join("raw.csv");
         let good = row("serial", 1, Some(1), Some(0.1), Status::Ok);
         append_rows(&raw, std::slice::from_ref(&good)).unwrap();
@@ -1252,7 +1252,7 @@ mod tests {
 
     #[test]
     fn meta_json_settings_are_read_by_the_command_lines_parsers() {
-        let dir = TempDir::new("meta-settings");
+        let dir = TempDir::with_prefix("stealbench-meta-settings-").unwrap();
         let mut meta = Meta::sample("prows-fig3", 2);
         meta.settings.runtimes = Some(vec!["prows/placement=artifact".into()]);
         meta.write(dir.path()).unwrap();
@@ -1325,7 +1325,7 @@ mod tests {
 
     #[test]
     fn a_cut_last_line_is_dropped() {
-        let dir = TempDir::new("raw-cut");
+        let dir = TempDir::with_prefix("stealbench-raw-cut-").unwrap();
         let path = dir.path().join("raw.csv");
         let a = vec![row("serial", 1, Some(1), Some(0.5), Status::Ok)];
         append_rows(&path, &a).unwrap();
@@ -1404,7 +1404,7 @@ mod tests {
 
     #[test]
     fn run_dirs_and_latest_unfinished() {
-        let dir = TempDir::new("run-dirs");
+        let dir = TempDir::with_prefix("stealbench-run-dirs-").unwrap();
         let a = create_run_dir(dir.path(), "fig", "2020-01-01T00-00-00Z").unwrap();
         let b = create_run_dir(dir.path(), "fig", "2020-01-01T00-00-00Z").unwrap();
         assert_ne!(a, b);

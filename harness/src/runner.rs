@@ -519,8 +519,8 @@ fn round_order(points: &[PointSpec], round: usize, rounds: usize) -> Vec<&PointS
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tempdir::TempDir;
     use stealbench_workloads::Variant;
+    use tempfile::TempDir;
 
     fn key(rt: &str, p: usize) -> PointSpec {
         PointSpec {
@@ -568,7 +568,7 @@ mod tests {
 
     #[test]
     fn resume_runs_only_the_missing_points() {
-        let dir = TempDir::new("resume");
+        let dir = TempDir::with_prefix("stealbench-resume-").unwrap();
         let raw = dir.path().join("raw.csv");
         let points = vec![
             key("serial", 1),
@@ -645,7 +645,7 @@ mod tests {
 
     #[test]
     fn rounds_run_every_point_once_each_in_shuffled_orders() {
-        let dir = TempDir::new("rounds");
+        let dir = TempDir::with_prefix("stealbench-rounds-").unwrap();
         let raw = dir.path().join("raw.csv");
         let points: Vec<PointSpec> = (1..=6).map(|p| key("abp", p)).collect();
         let mut fake = Fake {
@@ -707,7 +707,7 @@ mod tests {
     #[test]
     fn a_raw_csv_of_an_older_header_is_read_and_upgraded() {
         for columns in results::OLDER_COLUMNS {
-            let dir = TempDir::new("old-raw");
+            let dir = TempDir::with_prefix("stealbench-old-raw-").unwrap();
             let raw = dir.path().join("raw.csv");
             let points = vec![key("serial", 1), key("abp", 2)];
             assert_eq!(run_all_rounds(&points, &raw, 1), points);
@@ -743,7 +743,7 @@ mod tests {
 
     #[test]
     fn resume_retries_what_did_not_finish_ok_or_was_cut_short() {
-        let dir = TempDir::new("retry");
+        let dir = TempDir::with_prefix("stealbench-retry-").unwrap();
         let raw = dir.path().join("raw.csv");
         let points = vec![key("serial", 1), key("abp", 1), key("abp", 2)];
         assert_eq!(run_all(&points, &raw).0, points);

@@ -1,22 +1,5 @@
-//! "Did you mean ...?": the nearest valid name to a mistyped one, by edit distance.
-
-/// The Levenshtein distance between `a` and `b` (insertions, deletions, substitutions of
-/// characters, each costing 1).
-pub(crate) fn edit_distance(a: &str, b: &str) -> usize {
-    let a: Vec<char> = a.chars().collect();
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    let mut cur = vec![0; b.len() + 1];
-    for (i, ca) in a.iter().enumerate() {
-        cur[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let sub = prev[j] + usize::from(ca != cb);
-            cur[j + 1] = sub.min(prev[j + 1] + 1).min(cur[j] + 1);
-        }
-        std::mem::swap(&mut prev, &mut cur);
-    }
-    prev[b.len()]
-}
+//! "Did you mean ...?": the nearest valid name to a mistyped one, by Levenshtein distance
+//! (`strsim`).
 
 /// The candidate nearest to `input`, if it is near enough to be a plausible typo: at most half
 /// the longer name's length (and at least 1) edits away, or a prefix either way.
@@ -27,7 +10,7 @@ pub(crate) fn nearest<'a>(
     let lower = input.to_ascii_lowercase();
     candidates
         .into_iter()
-        .map(|c| (edit_distance(&lower, &c.to_ascii_lowercase()), c))
+        .map(|c| (strsim::levenshtein(&lower, &c.to_ascii_lowercase()), c))
         .filter(|(d, c)| {
             let limit = (lower.chars().count().max(c.chars().count()) / 2).max(1);
             *d <= limit || (!lower.is_empty() && (c.starts_with(&lower) || lower.starts_with(*c)))
@@ -50,12 +33,16 @@ pub(crate) fn unknown(what: &str, input: &str, candidates: &[&str]) -> String {
 mod tests {
     use super::*;
 
+    /// The distance `nearest` ranks by: Levenshtein over characters (not bytes), each
+    /// insertion, deletion or substitution costing 1.
     #[test]
     fn distances() {
-        assert_eq!(edit_distance("", ""), 0);
-        assert_eq!(edit_distance("kitten", "sitting"), 3);
-        assert_eq!(edit_distance("quik", "quick"), 1);
-        assert_eq!(edit_distance("abc", ""), 3);
+        use strsim::levenshtein;
+        assert_eq!(levenshtein("", ""), 0);
+        assert_eq!(levenshtein("kitten", "sitting"), 3);
+        assert_eq!(levenshtein("quik", "quick"), 1);
+        assert_eq!(levenshtein("abc", ""), 3);
+        assert_eq!(levenshtein("quïck", "quick"), 1);
     }
 
     #[test]

@@ -70,9 +70,10 @@
 //! the pops of every symmetric window that ended are counted in the [`FenceCounts`] the deque
 //! was made with, which a pool shares among its deques and reports.
 //!
-//! Measured on fib(35) `fj` with `abp` at P=1 (2 vCPUs, T_s = 24 ms): T_1/T_s was 9.8 with
-//! `crossbeam-deque` (whose `pop` issues a SeqCst fence, plus the fence the sleep protocol needs
-//! after a push) and about 3.1 with this deque.
+//! Why a deque of our own rather than `crossbeam-deque`: its `pop` issues a SeqCst fence every
+//! time (and the sleep protocol needed another after each push), which made `abp`'s fib `fj`
+//! at P = 1 three times as slow as with this deque (`paper-figures/measurements.md`, "Our
+//! deque against crossbeam-deque").
 //!
 //! The same asymmetric pair serves the runtimes' sleep protocol, whatever the deques' modes: a
 //! worker going to sleep calls [`heavy_fence`] after announcing itself and before its last look

@@ -126,8 +126,8 @@ pub unsafe fn restart(
 mod arch {
     /// Inline, so a switch costs no call and no return: a `ret` to another context's call
     /// site always misses the return-address predictor (a switch function ending in `ret`
-    /// cost about 10 ns a switch on the authors' Xeon, this one under 1 ns), while the
-    /// indirect `jmp` below is predicted from its history. The saved context
+    /// took ten times as long as this one: `paper-figures/measurements.md`, "One operation,
+    /// per runtime"), while the indirect `jmp` below is predicted from its history. The saved context
     /// is three words: the resume address, rbp and rbx (which inline assembly may not declare
     /// clobbered); r12-r15 are declared clobbered, so the compiler keeps their live values
     /// in the suspended frame, and `clobber_abi("C")` covers the caller-saved registers.

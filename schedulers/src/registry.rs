@@ -9,7 +9,7 @@
 //! it:
 //!
 //! * [`RUNTIMES`]: the entries as data, with each built runtime's
-//!   [`Capabilities`](crate::Capabilities), for listings and for refusing what a runtime
+//!   [`Capabilities`], for listings and for refusing what a runtime
 //!   cannot do; a runtime this build lacks stays listed, with the feature that builds it;
 //! * [`with_closure_runtime!`](crate::with_closure_runtime),
 //!   [`with_future_runtime!`](crate::with_future_runtime) and

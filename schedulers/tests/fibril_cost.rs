@@ -1,5 +1,5 @@
-//! Measurements behind the `fibril` section of `schedulers/README.md`, `#[ignore]`d (they
-//! time things; run them alone, in release):
+//! Measurements of `fibril`'s stacks (results: `paper-figures/measurements.md`, "`fibril`'s
+//! stacks"), `#[ignore]`d (they time things; run them alone, in release):
 //!
 //! ```sh
 //! cargo test --release -p stealbench-schedulers --test fibril_cost -- --ignored --nocapture --test-threads 1

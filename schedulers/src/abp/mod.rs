@@ -6,8 +6,8 @@
 //!
 //! Every worker owns one Chase-Lev deque ([`crate::deque`]: LIFO at the bottom for the owner,
 //! FIFO at the top for thieves, no fence on the owner's side while thieves are rare, a SeqCst
-//! fence on both sides while they are many; `crossbeam-deque` was measured
-//! first and cost about 2.5x more per join, see the module's documentation).
+//! fence on both sides while they are many; that module says why it is not
+//! `crossbeam-deque`).
 //! Root tasks of [`ForkJoin::run`](crate::api::ForkJoin::run) arrive through a `crossbeam-deque` injector. A deque entry is either a *task* (a type-erased job record) or
 //! a *fiber* to resume. A worker takes work from the bottom of its own deque, and only when it is
 //! empty does it steal: a uniformly random victim, the top of its deque (parsimonious).

@@ -145,7 +145,7 @@ where
     FA: Future,
     FB: Future,
 {
-    /// The join's [`ResumeFn`]: state 1 of `poll` when the continuation was not stolen, done
+    /// The join's [`ResumeFn`](super::frame::ResumeFn): state 1 of `poll` when the continuation was not stolen, done
     /// by the worker without polling the parent. A panic in making `b` unwinds to the worker
     /// loop with the parent current, as it would through the parent's poll.
     ///

@@ -42,9 +42,9 @@ pub(super) struct WorkerState {
     pub(super) request: Cell<Request>,
     pub(super) frames: *const AtomicU64,
     pub(super) rng: Cell<u64>,
-    /// Whom this worker steals from ([`victim_tables`]).
+    /// Whom this worker steals from ([`victim_tables`](super::numa::victim_tables)).
     pub(super) victims: VictimTable,
-    /// This worker's lazy-pool group (its NUMA node, [`groups_of`]).
+    /// This worker's lazy-pool group (its NUMA node, [`groups_of`](super::numa::groups_of)).
     pub(super) group: usize,
 }
 

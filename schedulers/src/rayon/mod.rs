@@ -14,7 +14,7 @@
 //!
 //! # Futures (rayon has none; this is how they are built)
 //!
-//! * **Creation is lazy and help-first.** [`Futures::future`] allocates a result cell (an `Arc`),
+//! * **Creation is lazy and help-first.** [`Futures::future`](crate::api::Futures::future) allocates a result cell (an `Arc`),
 //!   then spawns the future's task into the rayon scope exactly like [`Scope::spawn`]: the task
 //!   is pushed onto the creating worker's deque and the caller's continuation runs on. The
 //!   task runs when a touch (or the scope's end) pops it back, or when a thief steals it. Unlike
