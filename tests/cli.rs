@@ -1368,7 +1368,7 @@ fn refused(out: &Output, needle: &str, what: &str) {
 fn hostile_settings_are_refused_before_anything_is_created() {
     use std::ffi::{OsStr, OsString};
     use std::os::unix::ffi::OsStringExt;
-    let dir = TempDir::new("hostile");
+    let dir = TempDir::with_prefix("stealbench-cli-hostile-").unwrap();
     let os = |v: &[&str]| -> Vec<OsString> { v.iter().map(OsString::from).collect() };
     let list = os(&["list"]);
     let list: Vec<&OsStr> = list.iter().map(OsString::as_os_str).collect();
@@ -1383,7 +1383,7 @@ fn hostile_settings_are_refused_before_anything_is_created() {
         ),
         (("STEALBENCH_PARENT_PID", "abc"), "is not a process id"),
     ] {
-        refused(&stealbench_env(&list, &[env], &dir.0), needle, env.0);
+        refused(&stealbench_env(&list, &[env], dir.path()), needle, env.0);
     }
     // Empty is unset, for the parent's pid and the fence settings alike.
     for env in [
@@ -1392,7 +1392,7 @@ fn hostile_settings_are_refused_before_anything_is_created() {
         ("STEALBENCH_FENCE_SWITCHING", ""),
         ("STEALBENCH_NO_MEMBARRIER", "0"),
     ] {
-        let out = stealbench_env(&list, &[env], &dir.0);
+        let out = stealbench_env(&list, &[env], dir.path());
         assert!(out.status.success(), "{env:?}: {}", text(&out.stderr));
     }
     let bad = OsString::from_vec(b"bad\xffdir".to_vec());
@@ -1411,18 +1411,18 @@ fn hostile_settings_are_refused_before_anything_is_created() {
         args.extend([OsString::from(flag), bad.clone()]);
         let args: Vec<&OsStr> = args.iter().map(OsString::as_os_str).collect();
         refused(
-            &stealbench_env(&args, &[], &dir.0),
+            &stealbench_env(&args, &[], dir.path()),
             "argument bad\\xffdir is not valid UTF-8",
             flag,
         );
     }
     let merge = [OsStr::new("merge"), bad.as_os_str()];
     refused(
-        &stealbench_env(&merge, &[], &dir.0),
+        &stealbench_env(&merge, &[], dir.path()),
         "not valid UTF-8",
         "merge",
     );
-    let results = dir.0.join("results");
+    let results = dir.path().join("results");
     let results = results.to_str().unwrap();
     for (extra, needle) in [
         (
@@ -1438,7 +1438,7 @@ fn hostile_settings_are_refused_before_anything_is_created() {
         args.extend(os(extra));
         args.extend(os(&["--out", results]));
         let args: Vec<&OsStr> = args.iter().map(OsString::as_os_str).collect();
-        refused(&stealbench_env(&args, &[], &dir.0), needle, extra[1]);
+        refused(&stealbench_env(&args, &[], dir.path()), needle, extra[1]);
     }
     // A simulation has no threads: --pinning is refused as the arm's pinning= is.
     let sim = os(&run_args(
@@ -1450,19 +1450,19 @@ fn hostile_settings_are_refused_before_anything_is_created() {
     ));
     let sim: Vec<&OsStr> = sim.iter().map(OsString::as_os_str).collect();
     refused(
-        &stealbench_env(&sim, &[], &dir.0),
+        &stealbench_env(&sim, &[], dir.path()),
         "a simulation runs no threads, so there is no worker to pin",
         "sim pinning",
     );
     let many = os(&run_args("abp/sim=unit", "fib", "fj", "2000", &[]));
     let many: Vec<&OsStr> = many.iter().map(OsString::as_os_str).collect();
     refused(
-        &stealbench_env(&many, &[], &dir.0),
+        &stealbench_env(&many, &[], dir.path()),
         "at most 1024 (P=2000 given), the limit of every runtime and simulation",
         "2000 workers",
     );
     assert_eq!(
-        fs::read_dir(&dir.0).unwrap().count(),
+        fs::read_dir(dir.path()).unwrap().count(),
         0,
         "something was created"
     );
@@ -1473,7 +1473,7 @@ fn hostile_settings_are_refused_before_anything_is_created() {
 #[test]
 fn run_applies_the_environments_fence_mode() {
     use std::ffi::OsStr;
-    let dir = TempDir::new("fence");
+    let dir = TempDir::with_prefix("stealbench-cli-fence-").unwrap();
     let header = |runtime: &str, env: &[(&str, &str)]| {
         let args = run_args(
             runtime,
@@ -1483,7 +1483,7 @@ fn run_applies_the_environments_fence_mode() {
             &["--size", "test", "--reps", "1"],
         );
         let args: Vec<&OsStr> = args.iter().map(OsStr::new).collect();
-        let out = stealbench_env(&args, env, &dir.0);
+        let out = stealbench_env(&args, env, dir.path());
         let stdout = text(&out.stdout);
         assert!(out.status.success(), "{stdout}\n{}", text(&out.stderr));
         stdout.lines().next().unwrap().to_string()
@@ -1504,7 +1504,7 @@ fn run_applies_the_environments_fence_mode() {
 /// reader that stops reading (a closed pipe) costs the text only.
 #[test]
 fn stdout_that_cannot_be_written_exits_3_and_a_closed_pipe_is_silent() {
-    let dir = TempDir::new("devfull");
+    let dir = TempDir::with_prefix("stealbench-cli-devfull-").unwrap();
     for args in [
         vec!["list"],
         run_args(
@@ -1517,7 +1517,7 @@ fn stdout_that_cannot_be_written_exits_3_and_a_closed_pipe_is_silent() {
     ] {
         let out = Command::new(BIN)
             .args(&args)
-            .current_dir(&dir.0)
+            .current_dir(dir.path())
             .stdout(fs::File::create("/dev/full").unwrap())
             .output()
             .unwrap();
@@ -1545,7 +1545,7 @@ fn stdout_that_cannot_be_written_exits_3_and_a_closed_pipe_is_silent() {
 /// library runtimes do when they cannot spawn their threads, and is not killed by a signal.
 #[test]
 fn a_fiber_runtime_without_address_space_could_not_start() {
-    let dir = TempDir::new("ulimit");
+    let dir = TempDir::with_prefix("stealbench-cli-ulimit-").unwrap();
     for runtime in ["abp", "prows", "fibril"] {
         let script = format!(
             "ulimit -v 200000 && exec \"$0\" run --runtime {runtime} --workload fib --variant \
@@ -1553,7 +1553,7 @@ fn a_fiber_runtime_without_address_space_could_not_start() {
         );
         let out = Command::new("sh")
             .args(["-c", &script, BIN])
-            .current_dir(&dir.0)
+            .current_dir(dir.path())
             .output()
             .unwrap();
         let err = text(&out.stderr);
