@@ -94,13 +94,24 @@
 //!
 //! The answer (nodes, leaves, depth) is checked on every run: for the parameters of a named
 //! tree, against UTS's published counts; for any other parameters, against a count by an
-//! iterative depth-first walk ([`walk`], written independently of the recursive kernel, with
-//! an explicit stack so that deep trees do not overflow), made once, untimed, at the first
-//! check. The tests check the generator against values computed independently (Python's
+//! iterative depth-first walk ([`walk`], written independently of the recursive kernel), made
+//! once, untimed, at the first check. The walk's stack is the path from the root to the node
+//! it visits, each node with its next child's index: its memory grows with the depth (32
+//! bytes a level), never with a node's number of children, and no depth overflows the
+//! thread's stack.
+//!
+//! # Memory
+//!
+//! The tree is implicit, but a runtime that queues a node's children before running them
+//! holds them all: `tokio`'s `fork_reduce` spawns every child but the last as a task. Every
+//! node has at most [`MAX_CHILDREN`] children except a binomial root, which has `⌊b⌋` (up to
+//! 2^31 - 1), so the root's children are bounded by the memory rule of every size parameter
+//! ([`check_memory`]), at [`QUEUED_CHILD_BYTES`] a child, before anything runs. The tests check the generator against values computed independently (Python's
 //! `hashlib`) and small trees against counts computed that way; `tests/uts_published.rs`
 //! walks T1L, T1XXL and T3XXL whole against the published counts (ignored: seconds for T1L,
 //! minutes for the other two).
 
+use crate::params::check_memory;
 use crate::{Checked, InputOptions, Params, Size, Variant, Workload};
 use sha1::{Digest, Sha1};
 use std::future::Future;
@@ -591,27 +602,49 @@ pub fn fj_async<'s, C: AsyncWorker<'s>>(
     }
 }
 
-/// The reference count for the check: an iterative depth-first walk with an explicit stack
-/// of the nodes still to visit (written apart from the recursive kernel, and safe for trees
-/// of any depth).
+/// The reference count for the check: an iterative depth-first walk (written apart from the
+/// recursive kernel). Its stack holds the path from the root to the node being visited, each
+/// node with the index of its next child, so its memory is proportional to the tree's depth
+/// (32 bytes a level), never to a node's number of children (a binomial root has `b`).
 pub fn walk(tree: &Tree) -> Count {
-    let root = tree.root();
+    walk_with_path(tree).0
+}
+
+/// [`walk`], and the longest its path grew (the depth of the tree plus one).
+fn walk_with_path(tree: &Tree) -> (Count, usize) {
+    /// A node on the path, and which of its children comes next.
+    struct Open {
+        node: Node,
+        next: u32,
+        children: u32,
+    }
     let mut count = Count {
         nodes: 0,
         leaves: 0,
         depth: 0,
     };
-    let mut stack = vec![root];
-    while let Some(node) = stack.pop() {
-        let n = tree.children(&node);
-        count.nodes += 1;
-        count.depth = count.depth.max(node.depth);
-        if n == 0 {
-            count.leaves += 1;
+    let mut visit = |node: Node| {
+        let children = tree.children(&node);
+        count = count.merge(Count::one(node.depth, children == 0));
+        Open {
+            node,
+            next: 0,
+            children,
         }
-        stack.extend((0..n).rev().map(|i| node.child(i)));
+    };
+    let mut path = vec![visit(tree.root())];
+    let mut longest = 1;
+    while let Some(top) = path.last_mut() {
+        if top.next == top.children {
+            path.pop();
+            continue;
+        }
+        let child = top.node.child(top.next);
+        top.next += 1;
+        path.push(visit(child));
+        longest = longest.max(path.len());
     }
-    count
+    (count, longest)
 }
 
 /// The UTS parameters, in the order of the reference's command line.
@@ -631,10 +664,23 @@ pub struct Resolved {
     pub cut: Option<u32>,
 }
 
+/// The memory one forked child may hold while it waits to run, as the memory rule counts it:
+/// `tokio`'s `fork_reduce` spawns every child of a node but the last as a task before it joins
+/// them, so the root's children (a binomial root has `⌊b⌋`, any other node at most
+/// [`MAX_CHILDREN`]) are that many tasks at once, measured at about 700 bytes each.
+pub const QUEUED_CHILD_BYTES: f64 = 1024.0;
+
 impl Resolved {
-    /// The tree: `Err` names an unusable value.
+    /// The tree: `Err` names an unusable value, or a root with more children than the memory
+    /// rule allows at [`QUEUED_CHILD_BYTES`] each ([`check_memory`]).
     pub fn tree(&self) -> Result<Tree, String> {
-        Ok(tree_of(self.uts)?.with_cut(self.cut))
+        let tree = tree_of(self.uts)?.with_cut(self.cut);
+        let children = tree.children(&tree.root());
+        check_memory(
+            &format!("b={} ({children} children of the root)", self.uts.3),
+            f64::from(children) * QUEUED_CHILD_BYTES,
+        )?;
+        Ok(tree)
     }
 }
 
@@ -894,6 +940,45 @@ mod tests {
             assert_eq!(serial(&tree, &tree.root()), want, "{tree:?}");
             assert_eq!(walk(&tree), want, "{tree:?}");
         }
+    }
+
+    /// The walk's stack is the path to the node it visits: two entries for a root with 10^5
+    /// leaf children (a stack of the nodes still to visit holds all 10^5), the depth plus one
+    /// for any tree.
+    #[test]
+    fn the_walk_holds_a_path_not_the_siblings() {
+        let wide = Tree::from_uts(0, 0, 6, 100_000.0, 3, 0.0, 4).unwrap();
+        assert_eq!(walk_with_path(&wide), (count(100_001, 1, 100_000), 2));
+        for (tree, want) in small_trees() {
+            assert_eq!(
+                walk_with_path(&tree),
+                (want, want.depth as usize + 1),
+                "{tree:?}"
+            );
+        }
+    }
+
+    /// A binomial root's `⌊b⌋` children are bounded by the memory rule (b = 2^31 - 1, the
+    /// largest b a binomial tree takes, asks for 2 TiB); other trees' roots have at most 100.
+    #[test]
+    fn the_roots_children_are_bounded_by_the_memory_rule() {
+        let set = |o: &[(&str, &str)]| params(Size::Paper, o);
+        let huge = set(&[("t", "0"), ("q", "0"), ("b", "2147483647")]);
+        let e = Uts::input(&huge).unwrap_err();
+        assert!(
+            e.starts_with(
+                "b=2147483647 (2147483647 children of the root): the input needs 2.0 TiB of \
+                 memory; the limit is"
+            ) && !e.contains('\n'),
+            "{e}"
+        );
+        assert_eq!(Uts::params_with(&huge, &Default::default()), Err(e));
+        // A cut at the root leaves it no children, so no memory.
+        let cut = set(&[("t", "0"), ("q", "0"), ("b", "2147483647"), ("cut", "0")]);
+        assert_eq!(walk(&Uts::input(&cut).unwrap().tree), count(1, 0, 1));
+        // A geometric root draws at most MAX_CHILDREN whatever b is.
+        let geometric = set(&[("t", "1"), ("a", "3"), ("b", "1e9"), ("d", "1")]);
+        assert_eq!(walk(&Uts::input(&geometric).unwrap().tree).nodes, 101);
     }
 
     #[test]
