@@ -54,7 +54,9 @@
 //! depth at which nodes get no children ([`Tree::with_cut`]), `none`, or a size's name for
 //! the named tree's cut at that size ([`Cuts::at`]; `paper` is `none`), so that each size shrinks
 //! whichever tree is named (libfork's Figure 6 names all six at every size). A result row
-//! records the tree's name, all seven values and the cut depth ([`Workload::params_with`]).
+//! records all seven values and the cut depth ([`Workload::params_with`]), after `tree=NAME`
+//! when the seven values are a named tree's ([`Resolved::named_tree`]): a row names a tree
+//! only when that tree is what ran (cut or not).
 //!
 //! | tree | `paper` (`cut=paper`, as `none`) | `small` | `quick` | `test` |
 //! |---|---|---|---|---|
@@ -682,6 +684,16 @@ impl Resolved {
         )?;
         Ok(tree)
     }
+
+    /// The named tree whose parameters these seven values are (those its type does not read
+    /// aside; the cut apart): `tree`'s own unless other values replaced some of it, `None`
+    /// when they make no named tree.
+    pub fn named_tree(&self) -> Option<&'static Named> {
+        let tree = tree_of(self.uts).ok()?;
+        std::iter::once(self.named)
+            .chain(&NAMED)
+            .find(|n| n.tree() == tree)
+    }
 }
 
 /// The parameters of a run: the named tree `tree`; its UTS parameters with every one that is
@@ -803,16 +815,18 @@ impl Workload for Uts {
         Ok(UtsInput::new(resolve(params)?.tree()?))
     }
 
-    /// The named tree, the values of all seven UTS parameters and the cut (`Err` for an
-    /// unusable value).
+    /// The values of all seven UTS parameters and the cut, after `tree=NAME` when they make
+    /// a named tree ([`Resolved::named_tree`]; `Err` for an unusable value).
     fn params_with(params: &Params, _options: &InputOptions) -> Result<String, String> {
         let resolved = resolve(params)?;
         resolved.tree()?;
         let (t, a, d, b, r, q, m) = resolved.uts;
         let cut = resolved.cut.map_or("none".to_string(), |c| c.to_string());
+        let name = resolved
+            .named_tree()
+            .map_or(String::new(), |n| format!("tree={} ", n.name));
         Ok(format!(
-            "tree={} t={t} a={a} d={d} b={b:?} r={r} q={q:?} m={m} cut={cut}",
-            resolved.named.name
+            "{name}t={t} a={a} d={d} b={b:?} r={r} q={q:?} m={m} cut={cut}"
         ))
     }
 
@@ -1128,6 +1142,33 @@ mod tests {
         for size in [Size::Paper, Size::Small, Size::Quick, Size::Test] {
             Uts::input(&Uts::preset(size)).unwrap();
         }
+        // Raw parameters that make no named tree are printed without a name; those that make
+        // one, with its name, whatever `tree` says.
+        let raw =
+            |o: &[(&str, &str)]| Uts::params_with(&params(Size::Paper, o), &Default::default());
+        assert_eq!(
+            raw(&[("t", "0"), ("b", "200"), ("q", "0.1"), ("m", "5")]).unwrap(),
+            "t=0 a=3 d=10 b=200.0 r=19 q=0.1 m=5 cut=none"
+        );
+        assert_eq!(
+            raw(&[("tree", "T3"), ("m", "7")]).unwrap(),
+            "t=0 a=0 d=6 b=2000.0 r=42 q=0.124875 m=7 cut=none"
+        );
+        assert_eq!(
+            raw(&[("q", "0.5")]).unwrap(),
+            "tree=T1 t=1 a=3 d=10 b=4.0 r=19 q=0.5 m=4 cut=none"
+        );
+        let t3 = [
+            ("t", "0"),
+            ("b", "2000"),
+            ("r", "42"),
+            ("q", "0.124875"),
+            ("m", "8"),
+        ];
+        assert_eq!(
+            raw(&t3).unwrap(),
+            "tree=T3 t=0 a=3 d=10 b=2000.0 r=42 q=0.124875 m=8 cut=none"
+        );
         // Unusable values are refused in one line.
         let err = |o: &[(&str, &str)]| at(o).unwrap_err();
         assert!(err(&[("tree", "T2")]).starts_with("tree=T2: expected one of T1, T1L"));
