@@ -32,7 +32,7 @@
 //! As in the reference, a node has at most [`MAX_CHILDREN`] (100) children, except the root of
 //! a binomial tree. These are the reference code's formulas, in its order of floating-point
 //! operations, so the trees are the reference's: the six named trees reproduce the counts
-//! UTS publishes (`../shared/reference/libfork_table1_inputs.csv`).
+//! UTS publishes (`paper-figures/reference/libfork_table1_inputs.csv`).
 //!
 //! # Variants
 //!
@@ -60,28 +60,19 @@
 //!
 //! | tree | `paper` (`cut=paper`, as `none`) | `small` | `quick` | `test` |
 //! |---|---|---|---|---|
-//! | T1 | 4,130,071 nodes | whole | whole (0.27 s) | cut 5: 3,987 |
-//! | T1L | 102,181,082 | cut 11: 6,383,373 | cut 10: 1,596,447 (0.10 s) | cut 5 |
+//! | T1 | 4,130,071 nodes | whole | whole | cut 5: 3,987 |
+//! | T1L | 102,181,082 | cut 11: 6,383,373 | cut 10: 1,596,447 | cut 5 |
 //! | T1XXL | 4,230,646,601 | cut 13: 264,459,392 | cut 10: T1 | cut 5: as T1 |
-//! | T3 | 4,112,897 | whole | whole (0.19 s) | cut 2: 3,865 |
+//! | T3 | 4,112,897 | whole | whole | cut 2: 3,865 |
 //! | T3L | 111,345,631 | cut 2500: 12,692,096 | cut 750: 2,391,156 | cut 2: 3,951 |
 //! | T3XXL | 2,793,220,501 | cut 20000: 154,981,613 | cut 750: 2,478,425 | cut 2: 3,969 |
 //!
 //! A fixed-shape geometric tree cut at depth `c` is the tree with `d = c`, so the T1 trees
 //! shrink by a factor 4 a level; the binomial ones have about 2000 nodes a level near the
-//! root. `small` is about a tenth of the work or less (the whole tree for T1 and T3, under
-//! 0.3 s), `quick` 0.1 to 0.3 s serially. The presets' own trees: `paper` and `small` T1,
-//! `quick` T1L; each sets `cut` to its own name.
-//!
-//! # Measured (release, this 2-core machine, idle)
-//!
-//! T1 on one worker, 2026-11-27 (quiet, median of 7): `serial` 0.33 s, `serial/front=async` 0.35 s,
-//! `abp` 0.33 s, `libfork` 0.36 s (T_1/T_s 1.10; 4,130,070 frames for 4,130,071 nodes: one a
-//! node but the root's). On an earlier day, with `serial` at 0.27 s on T1 (65 ns a node, two
-//! thirds of it the SHA-1 compression, which the `sha1` crate does with the CPU's SHA
-//! instructions): T3 0.19 s, `quick` 0.10 s (T3L and T3XXL at `quick`: 0.11 and 0.12 s);
-//! T1 on `fibril` 0.27 s, `rayon` 0.32 s, `tokio` 1.6 s; two workers against one: `abp` 2.00,
-//! `fibril` 1.94.
+//! root. The cuts are chosen by serial time: `small` about a tenth of the work or less (the
+//! whole tree for T1 and T3, each under 0.3 s), `quick` 0.1 to 0.3 s serially (T1 and T3 are
+//! whole there too). The presets' own trees: `paper` and `small` T1, `quick` T1L; each sets
+//! `cut` to its own name. The serial and per-runtime times: `paper-figures/measurements.md`.
 //!
 //! # Stack depth
 //!
@@ -100,7 +91,10 @@
 //! once, untimed, at the first check. The walk's stack is the path from the root to the node
 //! it visits, each node with its next child's index: its memory grows with the depth (32
 //! bytes a level), never with a node's number of children, and no depth overflows the
-//! thread's stack.
+//! thread's stack. The tests check the generator against values computed independently
+//! (Python's `hashlib`) and small trees against counts computed that way;
+//! `tests/uts_published.rs` walks T1L, T1XXL and T3XXL whole against the published counts
+//! (ignored: seconds for T1L, minutes for the other two).
 //!
 //! # Memory
 //!
@@ -108,10 +102,7 @@
 //! holds them all: `tokio`'s `fork_reduce` spawns every child but the last as a task. Every
 //! node has at most [`MAX_CHILDREN`] children except a binomial root, which has `⌊b⌋` (up to
 //! 2^31 - 1), so the root's children are bounded by the memory rule of every size parameter
-//! ([`check_memory`]), at [`QUEUED_CHILD_BYTES`] a child, before anything runs. The tests check the generator against values computed independently (Python's
-//! `hashlib`) and small trees against counts computed that way; `tests/uts_published.rs`
-//! walks T1L, T1XXL and T3XXL whole against the published counts (ignored: seconds for T1L,
-//! minutes for the other two).
+//! ([`check_memory`]), at [`QUEUED_CHILD_BYTES`] a child, before anything runs.
 
 use crate::params::check_memory;
 use crate::{Checked, InputOptions, Params, Size, Variant, Workload};
