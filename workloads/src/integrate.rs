@@ -16,14 +16,13 @@
 //!
 //! # Work per task
 //!
-//! A split is one evaluation of `f` and about ten floating-point operations. Measured
-//! serially: 2.5 ns a split at `n = 2500` (2.6·10^7 leaves) but 6.5 ns at the paper's
-//! `n = 10^4` (1.75·10^8 leaves, 2.3 s), where near `x = 10^4` the test compares estimates
-//! that differ in their last bits only, so its branch is unpredictable. A join (one per
-//! split that is not a leaf) does twice that work: 5 to 13 ns, about a closure runtime's
-//! join (about 6 ns) and less than a libfork fork (about 20 ns). With `grain = 0` this
-//! workload measures the fork overhead (T_1/T_s is bounded below by about
-//! `(join's work + fork) / join's work`); `grain` shows what coarsening buys.
+//! A split is one evaluation of `f` and about ten floating-point operations, and a split costs
+//! more at larger `n` (1.75·10^8 leaves at the paper's `n = 10^4`): near `x = 10^4` the test
+//! compares estimates that differ in their last bits only, so its branch is unpredictable. A
+//! join (one per split that is not a leaf) does two splits' work, about what a join or a fork
+//! costs. With `grain = 0` this workload measures the fork overhead (T_1/T_s is bounded below
+//! by about `(join's work + fork) / join's work`); `grain` shows what coarsening buys. The
+//! times per split and per runtime: `paper-figures/measurements.md`.
 //!
 //! # Check
 //!
@@ -38,8 +37,7 @@
 //! less than `L·eps/3`. Each addition of the tree rounds by at most half a unit in the last
 //! place of its sum, and each leaf's estimate by a few of its own: `tolerance` allows
 //! `L·eps/3 + 2^-40·|I|`, 2^12 units in the last place of `I`, far more than the recursion's
-//! depth (under 64) of levels need. Measured: 0 at the paper's input, 7·10^-16·|I| at
-//! `n = 2000`.
+//! depth (under 64) of levels need.
 
 use crate::{Checked, Params, Size, Variant, Workload};
 use std::future::Future;

@@ -32,11 +32,10 @@
 //!
 //! # Work per task
 //!
-//! A node is a comparison, a division and a load of the shared best value. The paper's input
-//! takes 0.14 s serially for 3.5·10^7 joins: 4 ns of work a join, less than a closure
-//! runtime's join (about 6 ns) or a libfork fork (about 20 ns). Like `fib`, this workload
-//! measures the fork overhead unless `cutoff` is raised (T_1/T_s measured, CPU time, P = 1:
-//! 1.9 on `abp` and `fibril`, 6.9 on `libfork`).
+//! A node is a comparison, a division and a load of the shared best value: less work than a
+//! join or a fork costs, with 3.5·10^7 joins on the paper's input. Like `fib`, this workload
+//! measures the fork overhead unless `cutoff` is raised (the times per join and T_1/T_s per
+//! runtime: `paper-figures/measurements.md`).
 //!
 //! # Check
 //!

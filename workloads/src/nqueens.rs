@@ -22,12 +22,11 @@
 //!
 //! # Work per task
 //!
-//! A board tests each of the `n` columns against its queens (`O(n·d)` comparisons), about
-//! 120 ns a board; every board but the empty one is a task (2.7·10^7 at `n = 14`). Measured on
-//! this 2-core machine (2026-11-27, release, `small`: `n = 13`, median of 5, one worker):
-//! the serial elision 0.45 s, `abp` 0.53 s (T_1/T_s 1.19), `fibril` 0.57 s (1.27), `libfork`
-//! 0.70 s (1.57: a frame and a poll of the parent's loop for each board, which the serial
-//! elision runs as a plain loop).
+//! A board tests each of the `n` columns against its queens (`O(n·d)` comparisons), and every
+//! board but the empty one is a task (2.7·10^7 at `n = 14`): little work a task, so with
+//! `cutoff = 0` the workload weighs a runtime's cost of a task as much as the search. On
+//! `libfork` that cost is a frame and a poll of the parent's loop for each board, which the
+//! serial elision runs as a plain loop. Times per runtime: `paper-figures/measurements.md`.
 //!
 //! # Check
 //!

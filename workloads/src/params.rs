@@ -217,7 +217,7 @@ pub fn check_memory(values: &str, bytes: f64) -> Result<(), String> {
 }
 
 /// [`check_memory`] against `limit`.
-fn check_memory_within(values: &str, bytes: f64, limit: u64) -> Result<(), String> {
+pub(crate) fn check_memory_within(values: &str, bytes: f64, limit: u64) -> Result<(), String> {
     if bytes <= limit as f64 {
         return Ok(());
     }

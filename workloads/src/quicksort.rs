@@ -14,9 +14,8 @@
 //! Ranges shorter than `cutoff` elements (a parameter) are sorted serially by the same
 //! recursion ([`serial`]). Fibril forks down to ranges of two elements (`cutoff = 2`), and so
 //! does every preset: the partition of a range of `m` elements is `m` comparisons, so only
-//! the ranges near the leaves do less work than a fork, and the overhead stays small
-//! (T_1/T_s measured at `n = 3·10^6`, CPU time, P = 1: 1.04 on `abp`, 1.05 on `fibril`,
-//! 1.39 on `libfork`).
+//! the ranges near the leaves do less work than a fork, and the overhead stays small (T_1/T_s
+//! per runtime: `paper-figures/measurements.md`).
 //!
 //! Keys are `u32`, as Fibril's `int`s from `rand()`: here from [`SplitMix64`] with a seed (a
 //! parameter), the upper 32 bits of each draw.

@@ -32,7 +32,7 @@
 //! As in the reference, a node has at most [`MAX_CHILDREN`] (100) children, except the root of
 //! a binomial tree. These are the reference code's formulas, in its order of floating-point
 //! operations, so the trees are the reference's: the six named trees reproduce the counts
-//! UTS publishes (`../shared/reference/libfork_table1_inputs.csv`).
+//! UTS publishes (`paper-figures/reference/libfork_table1_inputs.csv`).
 //!
 //! # Variants
 //!
@@ -54,32 +54,25 @@
 //! depth at which nodes get no children ([`Tree::with_cut`]), `none`, or a size's name for
 //! the named tree's cut at that size ([`Cuts::at`]; `paper` is `none`), so that each size shrinks
 //! whichever tree is named (libfork's Figure 6 names all six at every size). A result row
-//! records the tree's name, all seven values and the cut depth ([`Workload::params_with`]).
+//! records all seven values and the cut depth ([`Workload::params_with`]), after `tree=NAME`
+//! when the seven values are a named tree's ([`Resolved::named_tree`]): a row names a tree
+//! only when that tree is what ran (cut or not).
 //!
 //! | tree | `paper` (`cut=paper`, as `none`) | `small` | `quick` | `test` |
 //! |---|---|---|---|---|
-//! | T1 | 4,130,071 nodes | whole | whole (0.27 s) | cut 5: 3,987 |
-//! | T1L | 102,181,082 | cut 11: 6,383,373 | cut 10: 1,596,447 (0.10 s) | cut 5 |
+//! | T1 | 4,130,071 nodes | whole | whole | cut 5: 3,987 |
+//! | T1L | 102,181,082 | cut 11: 6,383,373 | cut 10: 1,596,447 | cut 5 |
 //! | T1XXL | 4,230,646,601 | cut 13: 264,459,392 | cut 10: T1 | cut 5: as T1 |
-//! | T3 | 4,112,897 | whole | whole (0.19 s) | cut 2: 3,865 |
+//! | T3 | 4,112,897 | whole | whole | cut 2: 3,865 |
 //! | T3L | 111,345,631 | cut 2500: 12,692,096 | cut 750: 2,391,156 | cut 2: 3,951 |
 //! | T3XXL | 2,793,220,501 | cut 20000: 154,981,613 | cut 750: 2,478,425 | cut 2: 3,969 |
 //!
 //! A fixed-shape geometric tree cut at depth `c` is the tree with `d = c`, so the T1 trees
 //! shrink by a factor 4 a level; the binomial ones have about 2000 nodes a level near the
-//! root. `small` is about a tenth of the work or less (the whole tree for T1 and T3, under
-//! 0.3 s), `quick` 0.1 to 0.3 s serially. The presets' own trees: `paper` and `small` T1,
-//! `quick` T1L; each sets `cut` to its own name.
-//!
-//! # Measured (release, this 2-core machine, idle)
-//!
-//! T1 on one worker, 2026-11-27 (quiet, median of 7): `serial` 0.33 s, `serial/front=async` 0.35 s,
-//! `abp` 0.33 s, `libfork` 0.36 s (T_1/T_s 1.10; 4,130,070 frames for 4,130,071 nodes: one a
-//! node but the root's). On an earlier day, with `serial` at 0.27 s on T1 (65 ns a node, two
-//! thirds of it the SHA-1 compression, which the `sha1` crate does with the CPU's SHA
-//! instructions): T3 0.19 s, `quick` 0.10 s (T3L and T3XXL at `quick`: 0.11 and 0.12 s);
-//! T1 on `fibril` 0.27 s, `rayon` 0.32 s, `tokio` 1.6 s; two workers against one: `abp` 2.00,
-//! `fibril` 1.94.
+//! root. The cuts are chosen by serial time: `small` about a tenth of the work or less (the
+//! whole tree for T1 and T3, each under 0.3 s), `quick` 0.1 to 0.3 s serially (T1 and T3 are
+//! whole there too). The presets' own trees: `paper` and `small` T1, `quick` T1L; each sets
+//! `cut` to its own name. The serial and per-runtime times: `paper-figures/measurements.md`.
 //!
 //! # Stack depth
 //!
@@ -94,13 +87,24 @@
 //!
 //! The answer (nodes, leaves, depth) is checked on every run: for the parameters of a named
 //! tree, against UTS's published counts; for any other parameters, against a count by an
-//! iterative depth-first walk ([`walk`], written independently of the recursive kernel, with
-//! an explicit stack so that deep trees do not overflow), made once, untimed, at the first
-//! check. The tests check the generator against values computed independently (Python's
-//! `hashlib`) and small trees against counts computed that way; `tests/uts_published.rs`
-//! walks T1L, T1XXL and T3XXL whole against the published counts (ignored: seconds for T1L,
-//! minutes for the other two).
+//! iterative depth-first walk ([`walk`], written independently of the recursive kernel), made
+//! once, untimed, at the first check. The walk's stack is the path from the root to the node
+//! it visits, each node with its next child's index: its memory grows with the depth (32
+//! bytes a level), never with a node's number of children, and no depth overflows the
+//! thread's stack. The tests check the generator against values computed independently
+//! (Python's `hashlib`) and small trees against counts computed that way;
+//! `tests/uts_published.rs` walks T1L, T1XXL and T3XXL whole against the published counts
+//! (ignored: seconds for T1L, minutes for the other two).
+//!
+//! # Memory
+//!
+//! The tree is implicit, but a runtime that queues a node's children before running them
+//! holds them all: `tokio`'s `fork_reduce` spawns every child but the last as a task. Every
+//! node has at most [`MAX_CHILDREN`] children except a binomial root, which has `⌊b⌋` (up to
+//! 2^31 - 1), so the root's children are bounded by the memory rule of every size parameter
+//! ([`check_memory`]), at [`QUEUED_CHILD_BYTES`] a child, before anything runs.
 
+use crate::params::check_memory;
 use crate::{Checked, InputOptions, Params, Size, Variant, Workload};
 use sha1::{Digest, Sha1};
 use std::future::Future;
@@ -591,27 +595,49 @@ pub fn fj_async<'s, C: AsyncWorker<'s>>(
     }
 }
 
-/// The reference count for the check: an iterative depth-first walk with an explicit stack
-/// of the nodes still to visit (written apart from the recursive kernel, and safe for trees
-/// of any depth).
+/// The reference count for the check: an iterative depth-first walk (written apart from the
+/// recursive kernel). Its stack holds the path from the root to the node being visited, each
+/// node with the index of its next child, so its memory is proportional to the tree's depth
+/// (32 bytes a level), never to a node's number of children (a binomial root has `b`).
 pub fn walk(tree: &Tree) -> Count {
-    let root = tree.root();
+    walk_with_path(tree).0
+}
+
+/// [`walk`], and the longest its path grew (the depth of the tree plus one).
+fn walk_with_path(tree: &Tree) -> (Count, usize) {
+    /// A node on the path, and which of its children comes next.
+    struct Open {
+        node: Node,
+        next: u32,
+        children: u32,
+    }
     let mut count = Count {
         nodes: 0,
         leaves: 0,
         depth: 0,
     };
-    let mut stack = vec![root];
-    while let Some(node) = stack.pop() {
-        let n = tree.children(&node);
-        count.nodes += 1;
-        count.depth = count.depth.max(node.depth);
-        if n == 0 {
-            count.leaves += 1;
+    let mut visit = |node: Node| {
+        let children = tree.children(&node);
+        count = count.merge(Count::one(node.depth, children == 0));
+        Open {
+            node,
+            next: 0,
+            children,
         }
-        stack.extend((0..n).rev().map(|i| node.child(i)));
+    };
+    let mut path = vec![visit(tree.root())];
+    let mut longest = 1;
+    while let Some(top) = path.last_mut() {
+        if top.next == top.children {
+            path.pop();
+            continue;
+        }
+        let child = top.node.child(top.next);
+        top.next += 1;
+        path.push(visit(child));
+        longest = longest.max(path.len());
     }
-    count
+    (count, longest)
 }
 
 /// The UTS parameters, in the order of the reference's command line.
@@ -631,10 +657,33 @@ pub struct Resolved {
     pub cut: Option<u32>,
 }
 
+/// The memory one forked child may hold while it waits to run, as the memory rule counts it:
+/// `tokio`'s `fork_reduce` spawns every child of a node but the last as a task before it joins
+/// them, so the root's children (a binomial root has `⌊b⌋`, any other node at most
+/// [`MAX_CHILDREN`]) are that many tasks at once, measured at about 700 bytes each.
+pub const QUEUED_CHILD_BYTES: f64 = 1024.0;
+
 impl Resolved {
-    /// The tree: `Err` names an unusable value.
+    /// The tree: `Err` names an unusable value, or a root with more children than the memory
+    /// rule allows at [`QUEUED_CHILD_BYTES`] each ([`check_memory`]).
     pub fn tree(&self) -> Result<Tree, String> {
-        Ok(tree_of(self.uts)?.with_cut(self.cut))
+        let tree = tree_of(self.uts)?.with_cut(self.cut);
+        let children = tree.children(&tree.root());
+        check_memory(
+            &format!("b={} ({children} children of the root)", self.uts.3),
+            f64::from(children) * QUEUED_CHILD_BYTES,
+        )?;
+        Ok(tree)
+    }
+
+    /// The named tree whose parameters these seven values are (those its type does not read
+    /// aside; the cut apart): `tree`'s own unless other values replaced some of it, `None`
+    /// when they make no named tree.
+    pub fn named_tree(&self) -> Option<&'static Named> {
+        let tree = tree_of(self.uts).ok()?;
+        std::iter::once(self.named)
+            .chain(&NAMED)
+            .find(|n| n.tree() == tree)
     }
 }
 
@@ -757,16 +806,18 @@ impl Workload for Uts {
         Ok(UtsInput::new(resolve(params)?.tree()?))
     }
 
-    /// The named tree, the values of all seven UTS parameters and the cut (`Err` for an
-    /// unusable value).
+    /// The values of all seven UTS parameters and the cut, after `tree=NAME` when they make
+    /// a named tree ([`Resolved::named_tree`]; `Err` for an unusable value).
     fn params_with(params: &Params, _options: &InputOptions) -> Result<String, String> {
         let resolved = resolve(params)?;
         resolved.tree()?;
         let (t, a, d, b, r, q, m) = resolved.uts;
         let cut = resolved.cut.map_or("none".to_string(), |c| c.to_string());
+        let name = resolved
+            .named_tree()
+            .map_or(String::new(), |n| format!("tree={} ", n.name));
         Ok(format!(
-            "tree={} t={t} a={a} d={d} b={b:?} r={r} q={q:?} m={m} cut={cut}",
-            resolved.named.name
+            "{name}t={t} a={a} d={d} b={b:?} r={r} q={q:?} m={m} cut={cut}"
         ))
     }
 
@@ -894,6 +945,45 @@ mod tests {
             assert_eq!(serial(&tree, &tree.root()), want, "{tree:?}");
             assert_eq!(walk(&tree), want, "{tree:?}");
         }
+    }
+
+    /// The walk's stack is the path to the node it visits: two entries for a root with 10^5
+    /// leaf children (a stack of the nodes still to visit holds all 10^5), the depth plus one
+    /// for any tree.
+    #[test]
+    fn the_walk_holds_a_path_not_the_siblings() {
+        let wide = Tree::from_uts(0, 0, 6, 100_000.0, 3, 0.0, 4).unwrap();
+        assert_eq!(walk_with_path(&wide), (count(100_001, 1, 100_000), 2));
+        for (tree, want) in small_trees() {
+            assert_eq!(
+                walk_with_path(&tree),
+                (want, want.depth as usize + 1),
+                "{tree:?}"
+            );
+        }
+    }
+
+    /// A binomial root's `⌊b⌋` children are bounded by the memory rule (b = 2^31 - 1, the
+    /// largest b a binomial tree takes, asks for 2 TiB); other trees' roots have at most 100.
+    #[test]
+    fn the_roots_children_are_bounded_by_the_memory_rule() {
+        let set = |o: &[(&str, &str)]| params(Size::Paper, o);
+        let huge = set(&[("t", "0"), ("q", "0"), ("b", "2147483647")]);
+        let e = Uts::input(&huge).unwrap_err();
+        assert!(
+            e.starts_with(
+                "b=2147483647 (2147483647 children of the root): the input needs 2.0 TiB of \
+                 memory; the limit is"
+            ) && !e.contains('\n'),
+            "{e}"
+        );
+        assert_eq!(Uts::params_with(&huge, &Default::default()), Err(e));
+        // A cut at the root leaves it no children, so no memory.
+        let cut = set(&[("t", "0"), ("q", "0"), ("b", "2147483647"), ("cut", "0")]);
+        assert_eq!(walk(&Uts::input(&cut).unwrap().tree), count(1, 0, 1));
+        // A geometric root draws at most MAX_CHILDREN whatever b is.
+        let geometric = set(&[("t", "1"), ("a", "3"), ("b", "1e9"), ("d", "1")]);
+        assert_eq!(walk(&Uts::input(&geometric).unwrap().tree).nodes, 101);
     }
 
     #[test]
@@ -1043,6 +1133,33 @@ mod tests {
         for size in [Size::Paper, Size::Small, Size::Quick, Size::Test] {
             Uts::input(&Uts::preset(size)).unwrap();
         }
+        // Raw parameters that make no named tree are printed without a name; those that make
+        // one, with its name, whatever `tree` says.
+        let raw =
+            |o: &[(&str, &str)]| Uts::params_with(&params(Size::Paper, o), &Default::default());
+        assert_eq!(
+            raw(&[("t", "0"), ("b", "200"), ("q", "0.1"), ("m", "5")]).unwrap(),
+            "t=0 a=3 d=10 b=200.0 r=19 q=0.1 m=5 cut=none"
+        );
+        assert_eq!(
+            raw(&[("tree", "T3"), ("m", "7")]).unwrap(),
+            "t=0 a=0 d=6 b=2000.0 r=42 q=0.124875 m=7 cut=none"
+        );
+        assert_eq!(
+            raw(&[("q", "0.5")]).unwrap(),
+            "tree=T1 t=1 a=3 d=10 b=4.0 r=19 q=0.5 m=4 cut=none"
+        );
+        let t3 = [
+            ("t", "0"),
+            ("b", "2000"),
+            ("r", "42"),
+            ("q", "0.124875"),
+            ("m", "8"),
+        ];
+        assert_eq!(
+            raw(&t3).unwrap(),
+            "tree=T3 t=0 a=3 d=10 b=2000.0 r=42 q=0.124875 m=8 cut=none"
+        );
         // Unusable values are refused in one line.
         let err = |o: &[(&str, &str)]| at(o).unwrap_err();
         assert!(err(&[("tree", "T2")]).starts_with("tree=T2: expected one of T1, T1L"));

@@ -1,4 +1,4 @@
-//! The closing measurement of latency hiding (issue 15), by hand:
+//! A measurement of latency hiding against classic fork-join, run by hand:
 //!
 //! ```sh
 //! cargo test --release -p stealbench-workloads --test lh_measure -- --ignored --nocapture

@@ -6,9 +6,10 @@
 //! independent transcription of the generator that `uts`'s tests are checked against.
 //!
 //! Each test walks its tree with [`uts::walk`], the iterative depth-first count that the
-//! workload's check uses for trees without published counts: an explicit stack of nodes, so
-//! T3XXL (99,049 deep) cannot overflow the thread's stack. It visits every node once, one SHA-1 per node, as [`uts::serial`] does.
-//! They are `#[ignore]`d for their length; run them alone, in release, one at a time:
+//! workload's check uses for trees without published counts: its stack is the path from the
+//! root, on the heap, so T3XXL (99,049 deep) cannot overflow the thread's stack. It visits
+//! every node once, one SHA-1 per node, as [`uts::serial`] does. They are `#[ignore]`d for
+//! their length (minutes for T1XXL and T3XXL); run them alone, in release, one at a time:
 //!
 //! ```sh
 //! cargo test --release -p stealbench-workloads --test uts_published -- --ignored --nocapture t1l
@@ -16,9 +17,7 @@
 //! cargo test --release -p stealbench-workloads --test uts_published -- --ignored --nocapture t3xxl
 //! ```
 //!
-//! Last run 2026-11-27 on the 2-vCPU AMD EPYC VM (KVM, CPU family 25 model 17), release, with
-//! other builds sharing the machine: T1L (102 million nodes) 6.5 s; T1XXL (4.2 billion) 4 min
-//! 48 s (269 s of CPU); T3XXL (2.8 billion) 3 min 16 s (151 s of CPU). All three passed.
+//! Their wall times: `paper-figures/measurements.md`.
 
 use std::time::Instant;
 use stealbench_workloads::uts::{self, Count};

@@ -36,10 +36,22 @@
 //!
 //! Every malformed input (not RIFF AVI, truncated chunks, no video stream, a compressed
 //! codec, a frame chunk of the wrong size, no frames) is an `Err` saying what is wrong; the
-//! reader never panics and never reads past the data.
+//! reader never panics and never reads past the data. Two bounds keep a crafted file from
+//! exhausting the process:
+//!
+//! * `LIST rec ` groups may nest to any depth; they are walked with a stack on the heap (one
+//!   entry a level, each level's chunks), never by recursion, so deep nesting cannot overflow
+//!   the thread's stack.
+//! * Memory follows the rule of every size parameter ([`check_memory`]): before the frames
+//!   are allocated, the file's bytes and the decoded frames (4 bytes a pixel, a zero-length
+//!   chunk repeating a frame counting as a frame) must fit in the limit, and [`read_file`]
+//!   refuses a file larger than the limit, or than one RIFF chunk can be (4 GiB), before
+//!   reading it.
 
 use super::video::Video;
+use crate::params::{check_memory_within, memory_limit};
 use std::fmt::Write as _;
+use std::io::Read as _;
 use std::path::Path;
 
 /// What the headers of an AVI file say about its video.
@@ -71,9 +83,51 @@ pub struct Avi {
 /// Reads the AVI at `path`, decoding at most `max_frames` frames (`None` = all). Errors name
 /// the file and the reason.
 pub fn read(path: &Path, max_frames: Option<usize>) -> Result<Avi, String> {
-    let bytes =
-        std::fs::read(path).map_err(|e| format!("cannot read AVI {}: {e}", path.display()))?;
+    let bytes = read_file(path)?;
     decode(&bytes, max_frames).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// The largest file [`read_file`] reads: one RIFF chunk (its 8-byte header and at most
+/// `u32::MAX` bytes of data) and a pad byte. A larger file is an OpenDML AVI (refused by
+/// [`decode`]) or not an AVI.
+const MAX_FILE_BYTES: u64 = 8 + u32::MAX as u64 + 1;
+
+/// The bytes of the file at `path`, refused (an `Err` naming the file) when it is larger than
+/// one RIFF chunk or than [`memory_limit`], before they are read. A file whose size is not
+/// known in advance (a pipe, a device) is read up to the bound and refused past it.
+pub fn read_file(path: &Path) -> Result<Vec<u8>, String> {
+    read_file_within(path, memory_limit())
+}
+
+/// [`read_file`] with the memory limit `limit`.
+fn read_file_within(path: &Path, limit: u64) -> Result<Vec<u8>, String> {
+    let cannot = |e: std::io::Error| format!("cannot read AVI {}: {e}", path.display());
+    let file = std::fs::File::open(path).map_err(cannot)?;
+    let bound = MAX_FILE_BYTES.min(limit);
+    let too_large = |size: String| {
+        let memory = if MAX_FILE_BYTES <= limit {
+            String::new()
+        } else {
+            format!(" and the memory limit ({})", bytesize::ByteSize(limit))
+        };
+        format!(
+            "{}: the file is {size}, larger than one RIFF chunk (4 GiB, the largest AVI this \
+             reader takes){memory}",
+            path.display()
+        )
+    };
+    let known = file.metadata().map_err(cannot)?;
+    if known.is_file() && known.len() > bound {
+        return Err(too_large(format!("{} bytes", known.len())));
+    }
+    let mut bytes = Vec::new();
+    file.take(bound + 1)
+        .read_to_end(&mut bytes)
+        .map_err(cannot)?;
+    if bytes.len() as u64 > bound {
+        return Err(too_large(format!("more than {bound} bytes")));
+    }
+    Ok(bytes)
 }
 
 /// A little-endian `u32` at `at` (the caller has checked the bounds).
@@ -327,20 +381,22 @@ fn parse_hdrl(
     Ok((main_size, no, format))
 }
 
-/// Collects the data chunks of video stream `no` in `movi` (and its `LIST rec ` groups).
-fn collect_frames<'a>(
-    bytes: &'a [u8],
-    start: usize,
-    end: usize,
-    no: usize,
-    out: &mut Vec<&'a [u8]>,
-) -> Result<(), String> {
+/// The data chunks of video stream `no` in `movi` (`bytes[start..end]`) and its `LIST rec `
+/// groups, in file order. The groups are walked with a heap stack of the lists entered (their
+/// chunks not yet visited), not by recursion: a file may nest them as deep as its size allows.
+fn collect_frames(bytes: &[u8], start: usize, end: usize, no: usize) -> Result<Vec<&[u8]>, String> {
     let tag = format!("{no:02}");
-    for c in chunks(bytes, start, end)? {
+    let mut out = Vec::new();
+    let mut open = vec![chunks(bytes, start, end)?.into_iter()];
+    while let Some(level) = open.last_mut() {
+        let Some(c) = level.next() else {
+            open.pop();
+            continue;
+        };
         if c.id == b"LIST" {
             let (kind, s, e) = c.list_type(bytes)?;
             if kind == b"rec " {
-                collect_frames(bytes, s, e, no, out)?;
+                open.push(chunks(bytes, s, e)?.into_iter());
             }
             continue;
         }
@@ -358,11 +414,17 @@ fn collect_frames<'a>(
             _ => {}
         }
     }
-    Ok(())
+    Ok(out)
 }
 
-/// Decodes an AVI held in memory: at most `max_frames` frames (`None` = all).
+/// Decodes an AVI held in memory: at most `max_frames` frames (`None` = all). The file and
+/// the decoded frames must fit in [`memory_limit`] (checked before the frames are allocated).
 pub fn decode(bytes: &[u8], max_frames: Option<usize>) -> Result<Avi, String> {
+    decode_within(bytes, max_frames, memory_limit())
+}
+
+/// [`decode`] with the memory limit `limit`.
+fn decode_within(bytes: &[u8], max_frames: Option<usize>, limit: u64) -> Result<Avi, String> {
     if bytes.len() < 12 || &bytes[0..4] != b"RIFF" || &bytes[8..12] != b"AVI " {
         let head = &bytes[..bytes.len().min(12)];
         return Err(format!(
@@ -409,7 +471,7 @@ pub fn decode(bytes: &[u8], max_frames: Option<usize>) -> Result<Avi, String> {
                     .as_ref()
                     .ok_or("the movi list comes before the headers (LIST hdrl)")?
                     .1;
-                collect_frames(bytes, s, e, no, &mut frames)?;
+                frames = collect_frames(bytes, s, e, no)?;
                 movi = true;
             }
             _ => {}
@@ -437,10 +499,13 @@ pub fn decode(bytes: &[u8], max_frames: Option<usize>) -> Result<Avi, String> {
     let padded = tight.div_ceil(4) * 4;
     let decoded = max_frames.map_or(frames.len(), |m| m.min(frames.len()));
     let n = w * h;
+    let what = format!("{decoded} frames of {w} x {h} pixels");
+    // The file (held by the caller) and the frames, a pixel an `f32`.
+    let need = bytes.len() as f64 + 4.0 * decoded as f64 * n as f64;
+    check_memory_within(&what, need, limit)?;
     let total = n
         .checked_mul(decoded)
-        .filter(|&t| t <= 1 << 31)
-        .ok_or_else(|| format!("{decoded} frames of {w} x {h} are too many pixels"))?;
+        .ok_or_else(|| format!("{what} are too many pixels"))?;
     let mut pixels = vec![0f32; total];
     let mut last = 0;
     let mut gray_row = vec![0u8; w];

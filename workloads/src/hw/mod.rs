@@ -94,6 +94,10 @@
 //!   ([`RODINIA_POINTS`], the values hard-coded in Rodinia's and the artifact's `main`, which
 //!   are 1-based in the flipped, top-down frame, converted to 0-based), else the synthetic
 //!   layout (20 + 31 points on two rings around the frame's centre) scaled to the frame.
+//! * Memory: the file and its decoded frames are bounded by the rule of every size parameter
+//!   (3/4 of the machine's physical memory, [`check_memory`]), checked by [`avi`] before the
+//!   frames are allocated: a short file of zero-length chunks (each repeating the previous
+//!   frame) cannot make it allocate more than that.
 //! * The serial reference is computed on those frames and points (untimed, in
 //!   [`Workload::input_with`]), so every run is still checked against it.
 //! * The parameters ([`Workload::params_with`]) name the file, its FNV-1a 64-bit
@@ -788,8 +792,7 @@ pub fn load_real(
             None => Ok(None),
         };
     };
-    let bytes =
-        std::fs::read(path).map_err(|e| format!("cannot read video {}: {e}", path.display()))?;
+    let bytes = avi::read_file(path)?;
     let a = avi::decode(&bytes, Some(frames)).map_err(|e| format!("{}: {e}", path.display()))?;
     let (rows, cols) = (a.video.rows, a.video.cols);
     let (initial, points) = match &options.hw_points {
@@ -836,7 +839,8 @@ impl Workload for Hw {
 
     fn input(params: &Params) -> Result<HwInput, String> {
         let (frames, v, g) = setup(params)?;
-        // The synthetic video's pixels, an f32 each (a real video is as large as its file).
+        // The synthetic video's pixels, an f32 each (a real video's frames are checked by the
+        // reader, `avi::decode`, before it allocates them).
         check_memory(
             &format!("frames={frames}"),
             4.0 * frames as f64 * (v.rows * v.cols) as f64,

@@ -574,3 +574,45 @@ fn points_follow_a_translated_texture_in_a_real_video() {
         }
     }
 }
+
+/// A crafted video asking for more memory than any machine has (one real 1024 × 1024 frame
+/// and 2^20 zero-length chunks repeating it, with `frames=2^20`: 4 TiB of frames from a 9 MiB
+/// file) is refused in one line naming the file, before the frames are allocated.
+#[test]
+fn a_real_video_is_bounded_by_the_memory_rule() {
+    let dir = Scratch::new("memory");
+    let one = Video {
+        rows: 1024,
+        cols: 1024,
+        frames: 1,
+        pixels: vec![0.5; 1024 * 1024],
+    };
+    let mut bytes = avi::encode_gray8(&one);
+    // Insert the empty chunks after the frame, inside `movi`, and fix up the lengths.
+    let frame = bytes.windows(4).position(|x| x == b"00db").unwrap();
+    let after = frame + 8 + 1024 * 1024;
+    let empties = b"00db\0\0\0\0".repeat(1 << 20);
+    bytes.splice(after..after, empties.iter().copied());
+    let movi = bytes.windows(4).position(|x| x == b"movi").unwrap() - 8;
+    for at in [4, movi + 4] {
+        let len = u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap()) + empties.len() as u32;
+        bytes[at..at + 4].copy_from_slice(&len.to_le_bytes());
+    }
+    let options = InputOptions {
+        hw_video: Some(dir.write("crafted.avi", &bytes)),
+        ..InputOptions::default()
+    };
+    let mut params = Hw::preset(Size::Test);
+    params.set("frames", "2^20").unwrap();
+    let e = Hw::params_with(&params, &options).unwrap_err();
+    assert!(
+        e.contains("crafted.avi: 1048576 frames of 1024 x 1024 pixels: the input needs 4.0 TiB")
+            && e.contains("the limit is")
+            && !e.contains('\n'),
+        "{e}"
+    );
+    assert_eq!(Hw::input_with(&params, &options).unwrap_err(), e);
+    // The file's own two frames' worth is fine.
+    params.set("frames", "2").unwrap();
+    assert_eq!(Hw::input_with(&params, &options).unwrap().video.frames, 2);
+}

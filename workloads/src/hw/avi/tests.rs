@@ -442,3 +442,123 @@ fn read_names_the_file() {
     assert_eq!(read(&good, None).unwrap().video, video);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// `bytes` (a file from [`write`]) with `bytes[range]`, which lies inside `LIST movi`, replaced
+/// by `new`: the RIFF and `movi` lengths fixed up.
+fn replace_in_movi(bytes: &[u8], range: std::ops::Range<usize>, new: &[u8]) -> Vec<u8> {
+    let grow = new.len() as i64 - range.len() as i64;
+    let mut out = bytes[..range.start].to_vec();
+    out.extend_from_slice(new);
+    out.extend_from_slice(&bytes[range.end..]);
+    let movi = out.windows(4).position(|x| x == b"movi").unwrap() - 8;
+    for at in [4, movi + 4] {
+        let len = (i64::from(u32_at(&out, at)) + grow) as u32;
+        out[at..at + 4].copy_from_slice(&len.to_le_bytes());
+    }
+    out
+}
+
+/// `payload` (of even length) inside `depth` nested `LIST rec ` lists, written outermost first
+/// (no copying per level).
+fn nested_rec(depth: usize, payload: &[u8]) -> Vec<u8> {
+    assert!(payload.len() % 2 == 0);
+    let mut out = Vec::with_capacity(12 * depth + payload.len());
+    for level in 0..depth {
+        let len = 4 + 12 * (depth - 1 - level) + payload.len();
+        out.extend_from_slice(b"LIST");
+        out.extend_from_slice(&(len as u32).to_le_bytes());
+        out.extend_from_slice(b"rec ");
+    }
+    out.extend_from_slice(payload);
+    out
+}
+
+/// The range of the first `00db` chunk (header included) of a file from [`write`].
+fn first_frame_chunk(bytes: &[u8]) -> std::ops::Range<usize> {
+    let at = bytes.windows(4).position(|x| x == b"00db").unwrap();
+    at..at + 8 + u32_at(bytes, at + 4) as usize
+}
+
+/// 50,000 nested `LIST rec ` groups (600 KB) around the only frame: walked without recursion,
+/// on a thread whose stack is far smaller than a recursive walk of that depth needs, and the
+/// frame deep inside is found; the same nesting with no frame is an error.
+#[test]
+fn deeply_nested_rec_lists_do_not_overflow_the_stack() {
+    let (w, h) = (4, 2);
+    let fr = frames(1, w, h, false, 7);
+    let good = write(&fr, w, h, &Layout::new(8));
+    let frame = first_frame_chunk(&good);
+    let deep = replace_in_movi(
+        &good,
+        frame.clone(),
+        &nested_rec(50_000, &good[frame.clone()]),
+    );
+    assert!(deep.len() > 600_000);
+    let empty = replace_in_movi(&good, frame.clone(), &nested_rec(50_000, &[]));
+    let (avi, e) = std::thread::Builder::new()
+        .stack_size(256 << 10)
+        .spawn(move || (decode(&deep, None), decode(&empty, None)))
+        .unwrap()
+        .join()
+        .unwrap();
+    let avi = avi.unwrap();
+    assert_eq!(avi.video.pixels, expected(&fr, |p| p[0]));
+    assert_eq!(avi.info.frames_in_file, 1);
+    assert!(e.unwrap_err().contains("no frames"));
+}
+
+/// One real frame and 499 zero-length chunks (each repeating it), with 500 frames asked for:
+/// the decoded frames' memory is checked against the limit before it is allocated.
+#[test]
+fn repeated_frames_are_bounded_by_the_memory_limit() {
+    let (w, h) = (64, 32);
+    let fr = frames(1, w, h, false, 8);
+    let good = write(&fr, w, h, &Layout::new(8));
+    let frame = first_frame_chunk(&good);
+    let mut movi = good[frame.clone()].to_vec();
+    for _ in 0..499 {
+        movi.extend_from_slice(&chunk(b"00db", &[]));
+    }
+    let bytes = replace_in_movi(&good, frame, &movi);
+    let need = bytes.len() as u64 + 4 * 500 * (w * h) as u64; // about 4 MiB
+    let e = decode_within(&bytes, Some(500), need - 1).unwrap_err();
+    assert!(
+        e.starts_with("500 frames of 64 x 32 pixels: the input needs 3.9 MiB")
+            && e.contains("of memory; the limit is")
+            && !e.contains('\n'),
+        "{e}"
+    );
+    let avi = decode_within(&bytes, Some(500), need).unwrap();
+    assert_eq!(avi.info.frames_in_file, 500);
+    assert_eq!(avi.video.frame(499), avi.video.frame(0));
+    // Fewer frames asked for: fewer to hold.
+    assert_eq!(
+        decode_within(&bytes, Some(2), need / 100)
+            .unwrap()
+            .video
+            .frames,
+        2
+    );
+}
+
+/// A file larger than the limit is refused before it is read, a regular file by its size and
+/// a device or pipe once the bound is passed.
+#[test]
+fn files_larger_than_the_limit_are_refused_unread() {
+    let dir = std::env::temp_dir().join(format!("stealbench-avi-big-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("big.avi");
+    std::fs::write(&file, [0u8; 100]).unwrap();
+    let e = read_file_within(&file, 99).unwrap_err();
+    assert!(
+        e.contains("big.avi") && e.contains("the file is 100 bytes") && e.contains("99 B"),
+        "{e}"
+    );
+    assert_eq!(read_file_within(&file, 100).unwrap().len(), 100);
+    std::fs::remove_dir_all(&dir).unwrap();
+    let e = read_file_within(Path::new("/dev/zero"), 1 << 20).unwrap_err();
+    assert!(
+        e.contains("/dev/zero: the file is more than 1048576 bytes"),
+        "{e}"
+    );
+}
