@@ -808,6 +808,17 @@ fn three_shards_merge_to_the_whole_grid() {
         "{merged_text}"
     );
     assert!(merged_dir.join("claims.csv").is_file());
+    // One `wrote` line, naming each file the merge wrote, every one there.
+    let wrote: Vec<&str> = merged_text
+        .lines()
+        .filter_map(|l| l.strip_prefix("wrote "))
+        .collect();
+    assert_eq!(wrote.len(), 1, "{merged_text}");
+    let named: Vec<&str> = wrote[0].split(", ").collect();
+    assert_eq!(named.len(), 5, "{}", wrote[0]);
+    for f in named {
+        assert!(Path::new(f).is_file(), "{f} is named but not written");
+    }
     let md = fs::read_to_string(dir.path().join("merged-figures/spoonhower-fig6.md")).unwrap();
     assert!(md.contains("## Claims"), "{md}");
     let meta = fs::read_to_string(merged_dir.join("meta.json")).unwrap();

@@ -348,13 +348,8 @@ pub(crate) fn merge_command(args: &MergeArgs, allocator: &str) -> Result<i32, Fa
             .entry(r.workload.clone())
             .or_insert_with(|| r.params.clone());
     }
+    // `render` prints the one `wrote ...` line, naming every file it wrote.
     let summaries = reproduce::render(&fig, &grid, &mut meta, &run_dir, &figures_dir, &params_of)?;
-    outln!(
-        "\nwrote {0}/summary.csv, {1}/{2}.md, {1}/{2}.svg, {1}/{2}.png",
-        run_dir.display(),
-        figures_dir.display(),
-        fig.id
-    );
     if !absent.is_empty() {
         errln!(
             "incomplete: the merged run lacks {} of the grid's measurements ({})",
