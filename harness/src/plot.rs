@@ -909,7 +909,7 @@ mod tests {
         let grid = Grid::build(fig.rows.clone(), &[1, 2], &Selection::default());
         let summaries = vec![ok_point("serial", Variant::Fj, 1, 0.1)];
         let ctx = Context {
-            summaries: &summaries,
+            summaries: &crate::results::Summaries::from(summaries.to_vec()),
             cpus: 2,
         };
         let ps = panels(&fig, &grid, &ctx);
@@ -941,7 +941,7 @@ mod tests {
     fn the_legends_name_libforks_arms_as_the_paper_does() {
         let (fig, grid, summaries) = crate::testutil::libfork_fig5_at_1();
         let ctx = Context {
-            summaries: &summaries,
+            summaries: &crate::results::Summaries::from(summaries.to_vec()),
             cpus: 2,
         };
         let fib = panels(&fig, &grid, &ctx).remove(0);
@@ -963,7 +963,7 @@ mod tests {
         }
         // Two logical CPUs: P = 4 is oversubscribed.
         let ctx = Context {
-            summaries: &summaries,
+            summaries: &crate::results::Summaries::from(summaries.to_vec()),
             cpus: 2,
         };
         let ours = |ps: &[Panel]| ps[0].series.iter().find(|s| !s.paper).unwrap().clone();
@@ -1001,7 +1001,7 @@ mod tests {
         };
         let summaries = vec![point("touchchain/d=32", 5), point("touchchain/d=16", 3)];
         let ctx = Context {
-            summaries: &summaries,
+            summaries: &crate::results::Summaries::from(summaries.to_vec()),
             cpus: 2,
         };
         let ps = panels(&fig, &grid, &ctx);
@@ -1048,7 +1048,7 @@ mod tests {
             }
         }
         let ctx = Context {
-            summaries: &summaries,
+            summaries: &crate::results::Summaries::from(summaries.to_vec()),
             cpus: 4,
         };
         let ps = panels(&fig, &grid, &ctx);

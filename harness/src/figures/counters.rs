@@ -134,7 +134,7 @@ mod tests {
         ];
         let s = vec![p];
         let ctx = Context {
-            summaries: &s,
+            summaries: &crate::results::Summaries::from(s.to_vec()),
             cpus: 2,
         };
         assert_eq!(

@@ -141,7 +141,7 @@ mod tests {
         assert_eq!(f.rows.len(), 36);
         let fibril = |bench| f.row(bench, "fibril");
         let ctx = Context {
-            summaries: &[],
+            summaries: &crate::results::Summaries::default(),
             cpus: 2,
         };
         let lead = f.metric.lead(&ctx, fibril("quicksort"));
@@ -206,7 +206,7 @@ mod tests {
             ..figure()
         };
         let run = Run {
-            summaries: &run,
+            summaries: &crate::results::Summaries::from(run.to_vec()),
             cores: 2,
             size: Size::Quick,
         };

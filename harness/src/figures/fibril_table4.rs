@@ -178,7 +178,7 @@ mod tests {
         let j = judge(
             &f,
             &Run {
-                summaries: &run,
+                summaries: &crate::results::Summaries::from(run.to_vec()),
                 cores: 72,
                 size: Size::Quick,
             },
@@ -190,7 +190,7 @@ mod tests {
         let small = judge(
             &f,
             &Run {
-                summaries: &run,
+                summaries: &crate::results::Summaries::from(run.to_vec()),
                 cores: 2,
                 size: Size::Quick,
             },

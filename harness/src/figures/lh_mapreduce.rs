@@ -385,7 +385,7 @@ mod tests {
             point("prows", &spec(50), Variant::Sf, 8, 1.0),
         ];
         let ctx = Context {
-            summaries: &s,
+            summaries: &crate::results::Summaries::from(s.to_vec()),
             cpus: 2,
         };
         let row = Row {

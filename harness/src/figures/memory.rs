@@ -440,7 +440,7 @@ mod tests {
         };
         let summaries = vec![s, early];
         let ctx = Context {
-            summaries: &summaries,
+            summaries: &crate::results::Summaries::from(summaries.to_vec()),
             cpus: 2,
         };
         assert_eq!(
@@ -483,7 +483,7 @@ mod tests {
             })
             .collect();
         let ctx = Context {
-            summaries: &summaries,
+            summaries: &crate::results::Summaries::from(summaries.to_vec()),
             cpus: 2,
         };
         let e = Exponent {

@@ -11,7 +11,7 @@
 //! speedup for them, in the table or the plot.
 
 use crate::grid::{Row, Status};
-use crate::results::{self, PointSummary};
+use crate::results::{self, PointSummary, Summaries};
 use crate::spec::PointSpec;
 use crate::stats;
 
@@ -19,7 +19,7 @@ use crate::stats;
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Context<'a> {
     /// Every measured point of the run.
-    pub summaries: &'a [PointSummary],
+    pub summaries: &'a Summaries,
     /// This machine's logical CPUs: a point with more workers is oversubscribed.
     pub cpus: usize,
 }
@@ -27,14 +27,19 @@ pub(crate) struct Context<'a> {
 impl<'a> Context<'a> {
     /// The summary of `row` at `p`, if measured.
     pub(crate) fn point(&self, row: &Row, p: usize) -> Option<&'a PointSummary> {
-        let k = key(row, p);
-        self.summaries.iter().find(|s| s.key == k)
+        self.summaries.get(&key(row, p))
     }
 
     /// Whether `row` at P = `p` ran more worker threads than this machine has logical CPUs
     /// (a simulated row runs none).
     pub(crate) fn oversubscribed(&self, row: &Row, p: usize) -> bool {
         p > self.cpus && row.runtime.sim.is_none()
+    }
+
+    /// Whether `row` at P = `p` has no speedup or ratio to show: oversubscribed, or simulated
+    /// (a simulated point's seconds are the replay's wall time, not the program's).
+    pub(crate) fn no_speedup(&self, row: &Row, p: usize) -> bool {
+        self.oversubscribed(row, p) || row.runtime.sim.is_some()
     }
 }
 
@@ -166,9 +171,9 @@ pub(crate) struct Time(pub SpeedupBase);
 
 impl Time {
     /// Our speedup of `row` at `p` (`None` if either time is missing, for the base itself,
-    /// and for an oversubscribed point).
+    /// and for an oversubscribed or simulated point).
     pub(crate) fn speedup(&self, ctx: &Context<'_>, row: &Row, p: usize) -> Option<f64> {
-        if ctx.oversubscribed(row, p) {
+        if ctx.no_speedup(row, p) {
             return None;
         }
         let t = results::median_of(ctx.summaries, &key(row, p));
@@ -426,7 +431,7 @@ mod tests {
             ok_point("serial", Variant::Fj, 2, 0.5),
         ];
         let ctx = Context {
-            summaries: &s,
+            summaries: &crate::results::Summaries::from(s.to_vec()),
             cpus: 2,
         };
         let r = fib_row("serial");
@@ -459,7 +464,7 @@ mod tests {
         ];
         let s = vec![p1, p16];
         let ctx = Context {
-            summaries: &s,
+            summaries: &crate::results::Summaries::from(s.to_vec()),
             cpus: 2,
         };
         let r = fib_row("prows");

@@ -392,7 +392,7 @@ mod tests {
             rayon,
         ];
         let ctx = Context {
-            summaries: &s,
+            summaries: &crate::results::Summaries::from(s.to_vec()),
             cpus: 2,
         };
         let abp = fib_row("abp");

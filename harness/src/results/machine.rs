@@ -100,3 +100,63 @@ pub(crate) fn this_build(allocator: &str) -> Build {
         rustflags: env!("STEALBENCH_RUSTFLAGS").to_string(),
     }
 }
+
+/// What differs between the machine and build of a run (`was`) and another's (`now`): the CPU
+/// model, the CPUs this process may use, the commit, compiler, allocator, profile, flags and
+/// version, each as `what was (now now)`. `--resume` refuses any of them.
+pub(crate) fn run_differences(was: (&Machine, &Build), now: (&Machine, &Build)) -> Vec<String> {
+    let ((m, b), (m2, b2)) = (was, now);
+    let mut d = Vec::new();
+    let mut check = |what: &str, x: String, y: String| {
+        if x != y {
+            d.push(format!("{what} {x} (now {y})"));
+        }
+    };
+    check("CPU", m.cpu_model.clone(), m2.cpu_model.clone());
+    check("cores", m.cores.to_string(), m2.cores.to_string());
+    check(
+        "logical CPUs",
+        m.logical_cpus.to_string(),
+        m2.logical_cpus.to_string(),
+    );
+    check(
+        "NUMA nodes",
+        m.numa_nodes.to_string(),
+        m2.numa_nodes.to_string(),
+    );
+    check("commit", b.git_commit.clone(), b2.git_commit.clone());
+    check("rustc", b.rustc.clone(), b2.rustc.clone());
+    check("allocator", b.allocator.clone(), b2.allocator.clone());
+    check("profile", b.profile.clone(), b2.profile.clone());
+    check("rustflags", b.rustflags.clone(), b2.rustflags.clone());
+    check(
+        "stealbench",
+        b.stealbench_version.clone(),
+        b2.stealbench_version.clone(),
+    );
+    d
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_difference_of_machine_or_build_is_named() {
+        let (m, b) = (this_machine(), this_build("system"));
+        assert!(run_differences((&m, &b), (&m, &b)).is_empty());
+        let other = Machine {
+            logical_cpus: m.logical_cpus + 2,
+            ..m.clone()
+        };
+        let jemalloc = Build {
+            git_commit: "0123abc".into(),
+            ..this_build("jemalloc")
+        };
+        let d = run_differences((&other, &jemalloc), (&m, &b));
+        assert_eq!(d.len(), 3, "{d:?}");
+        assert!(d[0].starts_with("logical CPUs "), "{d:?}");
+        assert!(d[1].starts_with("commit 0123abc (now "), "{d:?}");
+        assert_eq!(d[2], "allocator jemalloc (now system)");
+    }
+}

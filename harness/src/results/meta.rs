@@ -5,6 +5,7 @@ use super::machine::{Build, Machine};
 use super::store::with_path;
 use crate::runtimes::Arm;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::fs;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
@@ -154,6 +155,11 @@ pub(crate) struct Meta {
     /// size, CPU and start (empty for a run `reproduce` made).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub merged_from: Vec<String>,
+    /// What each recorded point's process reported it ran (its parameters and pool
+    /// configuration), by point (`abp fib-fj P=2`), as raw.csv records it; written when the
+    /// run is rendered (absent in runs made before it was recorded).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub ran: BTreeMap<String, crate::point::Ran>,
 }
 
 #[cfg(test)]
@@ -187,6 +193,7 @@ impl Meta {
             machine: super::this_machine(),
             build: super::this_build("system"),
             merged_from: Vec::new(),
+            ran: BTreeMap::new(),
         }
     }
 }

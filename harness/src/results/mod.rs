@@ -11,16 +11,15 @@ mod run_dir;
 mod store;
 mod summary;
 
-pub(crate) use machine::{this_build, this_machine};
+pub(crate) use machine::{run_differences, this_build, this_machine};
 pub(crate) use meta::{Meta, Settings, timestamps};
 pub(crate) use resume::{
     incomplete_measurements, points_to_rerun, recorded_points, recorded_rounds,
 };
 pub(crate) use run_dir::{RunLock, create_run_dir, latest_unfinished};
-pub(crate) use store::{
-    OLDER_COLUMNS, RAW_HEADER, RawRow, append_rows, cut_last_line, left_out_note, parse_raw,
-    parse_stats, read_raw, rewrite_raw, set_aside, upgrade_raw, with_path,
-};
+#[cfg(test)]
+pub(crate) use store::{RAW_COLUMNS, older_fixture};
+pub(crate) use store::{RawRow, Store, cut_last_line, left_out_note, with_path};
 pub(crate) use summary::{
-    PointSummary, median_of, spread, summarize, summary_rows, ts_of, write_summary,
+    PointSummary, Summaries, median_of, spread, summarize, summary_rows, ts_of, write_summary,
 };

@@ -1,14 +1,14 @@
 //! The resume policy: which recorded measurements are whole, and which run again (a failed
 //! status, or rows cut short or recorded twice), their rows set aside in attempts.csv.
 
-use super::store::{RawRow, by_point};
+use super::store::{RawRow, Store};
 use crate::grid::Status;
 use crate::spec::PointSpec;
 use std::collections::BTreeSet;
 
-/// The points recorded in `rows` (finished, whatever their status).
-pub(crate) fn recorded_points(rows: &[RawRow]) -> BTreeSet<PointSpec> {
-    rows.iter().filter_map(RawRow::key).collect()
+/// The points recorded in `store` (finished, whatever their status).
+pub(crate) fn recorded_points(store: &Store) -> BTreeSet<PointSpec> {
+    store.by_point().map(|(p, _)| p.clone()).collect()
 }
 
 /// Why a recorded point must run again, if it must: its status is not `ok` (a crash, a
@@ -44,11 +44,11 @@ pub(crate) fn incomplete_reason(rows: &[&RawRow], reps: usize) -> Option<String>
     (timed < reps).then(|| format!("{timed} of {reps} repetitions"))
 }
 
-/// The rows of each measurement (point, round) of `rows`, points in order of first
+/// The rows of each measurement (point, round) of `store`, points in order of first
 /// appearance, rounds in order.
-fn measurements(rows: &[RawRow]) -> Vec<(PointSpec, usize, Vec<&RawRow>)> {
-    by_point(rows)
-        .into_iter()
+fn measurements(store: &Store) -> Vec<(PointSpec, usize, Vec<&RawRow>)> {
+    store
+        .by_point()
         .flat_map(|(k, rs)| {
             let mut rounds: Vec<usize> = rs.iter().map(|r| r.round).collect();
             rounds.sort_unstable();
@@ -65,68 +65,75 @@ fn measurements(rows: &[RawRow]) -> Vec<(PointSpec, usize, Vec<&RawRow>)> {
         .collect()
 }
 
-/// The measurements (point, round) of `rows` that must run again ([`rerun_reason`]), with the
-/// reason, in order of first appearance.
-pub(crate) fn points_to_rerun(rows: &[RawRow], reps: usize) -> Vec<(PointSpec, usize, String)> {
-    measurements(rows)
+/// The measurements (point, round) of `store` that must run again ([`rerun_reason`]), with
+/// the reason, in order of first appearance.
+pub(crate) fn points_to_rerun(store: &Store, reps: usize) -> Vec<(PointSpec, usize, String)> {
+    measurements(store)
         .into_iter()
         .filter_map(|(k, round, rs)| Some((k, round, rerun_reason(&rs, reps)?)))
         .collect()
 }
 
-/// The measurements (point, round) of `rows` that are not whole records
+/// The measurements (point, round) of `store` that are not whole records
 /// ([`incomplete_reason`]), with the reason, in order of first appearance.
 pub(crate) fn incomplete_measurements(
-    rows: &[RawRow],
+    store: &Store,
     reps: usize,
 ) -> Vec<(PointSpec, usize, String)> {
-    measurements(rows)
+    measurements(store)
         .into_iter()
         .filter_map(|(k, round, rs)| Some((k, round, incomplete_reason(&rs, reps)?)))
         .collect()
 }
 
-/// The measurements (point, round) recorded in `rows`, whatever their status.
-pub(crate) fn recorded_rounds(rows: &[RawRow]) -> BTreeSet<(PointSpec, usize)> {
-    rows.iter()
-        .filter_map(|r| Some((r.key()?, r.round)))
+/// The measurements (point, round) recorded in `store`, whatever their status.
+pub(crate) fn recorded_rounds(store: &Store) -> BTreeSet<(PointSpec, usize)> {
+    store
+        .rows()
+        .iter()
+        .map(|r| (r.point.clone(), r.round))
         .collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::results::store::Store;
     use crate::results::store::test_row as row;
     use crate::results::summarize;
+
+    fn store(rows: &[RawRow]) -> Store {
+        Store::from_rows(rows)
+    }
 
     #[test]
     fn a_row_recorded_twice_counts_once_and_marks_the_measurement() {
         let rep = |n, t| row("serial", 1, Some(n), Some(t), Status::Ok);
         let whole = vec![rep(1, 0.1), rep(2, 0.3)];
-        assert!(points_to_rerun(&whole, 2).is_empty());
-        assert!(incomplete_measurements(&whole, 2).is_empty());
+        assert!(points_to_rerun(&store(&whole), 2).is_empty());
+        assert!(incomplete_measurements(&store(&whole), 2).is_empty());
         // Repetition 2 twice, repetition 1 lost: two rows, but not two repetitions.
         let twice = vec![rep(2, 0.3), rep(2, 0.3)];
-        let why = points_to_rerun(&twice, 2);
+        let why = points_to_rerun(&store(&twice), 2);
         assert_eq!(why.len(), 1);
         assert_eq!(why[0].2, "repetition 2 recorded twice");
-        assert_eq!(incomplete_measurements(&twice, 2)[0].2, why[0].2);
-        assert_eq!(summarize(&twice)[0].summary.unwrap().n, 1);
+        assert_eq!(incomplete_measurements(&store(&twice), 2)[0].2, why[0].2);
+        assert_eq!(summarize(&store(&twice))[0].summary.unwrap().n, 1);
         // A point's row twice.
         let timeout = row("serial", 1, None, None, Status::Timeout);
         let rows = vec![timeout.clone(), timeout];
         assert_eq!(
-            incomplete_measurements(&rows, 2)[0].2,
+            incomplete_measurements(&store(&rows), 2)[0].2,
             "its row recorded twice"
         );
         // Cut short: fewer repetitions than asked.
         assert_eq!(
-            incomplete_measurements(&whole[..1], 2)[0].2,
+            incomplete_measurements(&store(&whole[..1]), 2)[0].2,
             "1 of 2 repetitions"
         );
         // A failed measurement is whole, and run again.
         let failed = vec![row("serial", 1, None, None, Status::Crashed)];
-        assert!(incomplete_measurements(&failed, 2).is_empty());
-        assert_eq!(points_to_rerun(&failed, 2)[0].2, "crashed");
+        assert!(incomplete_measurements(&store(&failed), 2).is_empty());
+        assert_eq!(points_to_rerun(&store(&failed), 2)[0].2, "crashed");
     }
 }

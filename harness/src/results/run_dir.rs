@@ -2,6 +2,7 @@
 //! and the lock a process holds on the one it works in.
 
 use super::meta::Meta;
+use super::store::with_path;
 use std::fs::{self, File};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
@@ -44,7 +45,7 @@ impl RunLock {
 /// Creates a new run directory `<root>/<id>/<timestamp>/` (suffixed `-2`, `-3`, ... if taken).
 pub(crate) fn create_run_dir(root: &Path, id: &str, stamp: &str) -> io::Result<PathBuf> {
     let parent = root.join(id);
-    fs::create_dir_all(&parent)?;
+    fs::create_dir_all(&parent).map_err(|e| with_path(&parent, e))?;
     for i in 1.. {
         let name = if i == 1 {
             stamp.to_string()
@@ -55,7 +56,7 @@ pub(crate) fn create_run_dir(root: &Path, id: &str, stamp: &str) -> io::Result<P
         match fs::create_dir(&dir) {
             Ok(()) => return Ok(dir),
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
-            Err(e) => return Err(e),
+            Err(e) => return Err(with_path(&dir, e)),
         }
     }
     unreachable!("an unbounded range ends only by returning")
@@ -67,7 +68,8 @@ pub(crate) fn latest_unfinished(root: &Path, id: &str) -> io::Result<Option<Path
     if !parent.is_dir() {
         return Ok(None);
     }
-    let mut dirs: Vec<PathBuf> = fs::read_dir(&parent)?
+    let mut dirs: Vec<PathBuf> = fs::read_dir(&parent)
+        .map_err(|e| with_path(&parent, e))?
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.is_dir())
         .collect();
@@ -82,7 +84,7 @@ pub(crate) fn latest_unfinished(root: &Path, id: &str) -> io::Result<Option<Path
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::results::rewrite_raw;
+    use crate::results::Store;
     use crate::tempdir::TempDir;
 
     #[test]
@@ -112,7 +114,7 @@ mod tests {
         let e = Meta::write(&Meta::sample("prows-fig3", 1), dir.path()).unwrap_err();
         assert!(e.to_string().contains("is a symbolic link"), "{e}");
         plant("raw.csv.tmp").unwrap();
-        let e = rewrite_raw(&dir.path().join("raw.csv"), &[]).unwrap_err();
+        let e = Store::create(&dir.path().join("raw.csv"), &[]).unwrap_err();
         assert!(e.to_string().contains("is a symbolic link"), "{e}");
         assert_eq!(fs::read(&target).unwrap(), b"precious");
     }

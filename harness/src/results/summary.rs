@@ -1,14 +1,71 @@
 //! Summaries: a point's repetitions reduced to its statistics and counters, the speedups
 //! over T_s and T_1, and summary.csv.
 
-use super::store::{RawRow, by_point, parse_stats};
+use super::store::{RawRow, Store};
 use crate::grid::Status;
+use crate::runtimes::Arm;
 use crate::spec::PointSpec;
 use crate::stats::{self, Summary};
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 use std::io;
 use std::path::Path;
+
+/// Every point of a run, summarised ([`summarize`]), in the order of their first rows, and
+/// indexed: a figure's cell ([`median_of`], [`ts_of`], [`Summaries::get`]) is a lookup, not a
+/// scan. It derefs to the slice of the points.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct Summaries {
+    /// The points.
+    list: Vec<PointSummary>,
+    /// Each point's place in `list`.
+    index: HashMap<PointSpec, usize>,
+    /// The place of each workload's T_s point (`serial` at P = 1).
+    ts: HashMap<String, usize>,
+    /// The arms of the points, by their spellings.
+    arms: HashMap<String, Arm>,
+}
+
+impl From<Vec<PointSummary>> for Summaries {
+    fn from(list: Vec<PointSummary>) -> Summaries {
+        let mut index = HashMap::new();
+        let mut ts = HashMap::new();
+        let mut arms = HashMap::new();
+        for (i, s) in list.iter().enumerate() {
+            index.entry(s.key.clone()).or_insert(i);
+            if s.key.runtime == crate::runtimes::SERIAL && s.key.workers == 1 {
+                ts.entry(s.key.workload.clone()).or_insert(i);
+            }
+            arms.entry(s.key.runtime.to_string())
+                .or_insert(s.key.runtime);
+        }
+        Summaries {
+            list,
+            index,
+            ts,
+            arms,
+        }
+    }
+}
+
+impl std::ops::Deref for Summaries {
+    type Target = [PointSummary];
+    fn deref(&self) -> &[PointSummary] {
+        &self.list
+    }
+}
+
+impl Summaries {
+    /// The summary of `key`, if measured.
+    pub(crate) fn get(&self, key: &PointSpec) -> Option<&PointSummary> {
+        self.index.get(key).map(|&i| &self.list[i])
+    }
+
+    /// The arm of the points spelt `spelling`, if any point has it.
+    pub(crate) fn arm(&self, spelling: &str) -> Option<Arm> {
+        self.arms.get(spelling).copied()
+    }
+}
 /// The summary of one point, for `summary.csv`, the table and the plot.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct PointSummary {
@@ -45,15 +102,15 @@ impl PointSummary {
     }
 }
 
-/// The counters of `rows` (one point's repetitions), in order of first appearance.
+/// The counters of `rows` (one point's repetitions), in the order of raw.csv's columns.
 fn counters_of(rows: &[&RawRow]) -> Vec<(String, Vec<u64>)> {
     let mut out: Vec<(String, Vec<u64>)> = Vec::new();
     for r in rows.iter().filter(|r| r.rep.is_some()) {
-        for (k, v) in parse_stats(&r.stats) {
-            let i = match out.iter().position(|(n, _)| *n == k) {
+        for (k, v) in &r.counters {
+            let i = match out.iter().position(|(n, _)| n == k) {
                 Some(i) => i,
                 None => {
-                    out.push((k, Vec::new()));
+                    out.push((k.clone(), Vec::new()));
                     out.len() - 1
                 }
             };
@@ -63,11 +120,11 @@ fn counters_of(rows: &[&RawRow]) -> Vec<(String, Vec<u64>)> {
     out
 }
 
-/// Groups raw rows into points (in order of first appearance) and summarises each. A row
-/// recorded twice (a repetition of a round on two lines) counts once.
-pub(crate) fn summarize(rows: &[RawRow]) -> Vec<PointSummary> {
-    by_point(rows)
-        .into_iter()
+/// Groups the rows of `store` into points (in order of first appearance) and summarises each.
+/// A row recorded twice (a repetition of a round on two lines) counts once.
+pub(crate) fn summarize(store: &Store) -> Summaries {
+    store
+        .by_point()
         .map(|(k, mut rs)| {
             let mut seen = BTreeSet::new();
             rs.retain(|r| seen.insert((r.round, r.rep)));
@@ -93,7 +150,7 @@ pub(crate) fn summarize(rows: &[RawRow]) -> Vec<PointSummary> {
                 .collect();
             let times: Vec<f64> = rs.iter().filter_map(|r| r.seconds).collect();
             PointSummary {
-                size: rs[0].size.clone(),
+                size: rs[0].size.name().to_string(),
                 params: rs[0].params.clone(),
                 status,
                 summary: if status == Status::Ok {
@@ -110,26 +167,21 @@ pub(crate) fn summarize(rows: &[RawRow]) -> Vec<PointSummary> {
                     .find(|n| !n.is_empty())
                     .unwrap_or("")
                     .to_string(),
-                key: k,
+                key: k.clone(),
             }
         })
-        .collect()
+        .collect::<Vec<_>>()
+        .into()
 }
 
 /// The median of the point `key` if it finished ok.
-pub(crate) fn median_of(summaries: &[PointSummary], key: &PointSpec) -> Option<f64> {
-    summaries
-        .iter()
-        .find(|s| &s.key == key)
-        .and_then(|s| s.summary)
-        .map(|s| s.median)
+pub(crate) fn median_of(summaries: &Summaries, key: &PointSpec) -> Option<f64> {
+    summaries.get(key).and_then(|s| s.summary).map(|s| s.median)
 }
 
 /// The T_s point of `workload` among `summaries` (the `serial` runtime at P = 1).
-pub(crate) fn ts_of<'a>(summaries: &'a [PointSummary], workload: &str) -> Option<&'a PointSummary> {
-    summaries.iter().find(|s| {
-        s.key.workload == workload && s.key.runtime == crate::runtimes::SERIAL && s.key.workers == 1
-    })
+pub(crate) fn ts_of<'a>(summaries: &'a Summaries, workload: &str) -> Option<&'a PointSummary> {
+    summaries.ts.get(workload).map(|&i| &summaries.list[i])
 }
 
 /// One row of `summary.csv`.
@@ -190,7 +242,7 @@ pub(crate) fn spread(medians: &[f64]) -> Option<f64> {
 
 /// The `summary.csv` rows of `summaries`, with both speedups but for the points with more
 /// workers than `cpus` (oversubscribed: no speedup).
-pub(crate) fn summary_rows(summaries: &[PointSummary], cpus: usize) -> Vec<SummaryRow> {
+pub(crate) fn summary_rows(summaries: &Summaries, cpus: usize) -> Vec<SummaryRow> {
     summaries
         .iter()
         .map(|s| {
@@ -252,33 +304,17 @@ mod tests {
     #[test]
     fn counters_are_read_per_repetition() {
         assert_eq!(
-            parse_stats("steals=3;steal_attempts=n/a;junk"),
+            crate::results::store::parse_stats("steals=3;steal_attempts=n/a;junk"),
             [
                 ("steals".to_string(), Some(3)),
                 ("steal_attempts".to_string(), None)
             ]
         );
-        let row = |rep: Option<usize>, stats: &str| RawRow {
-            runtime: "abp".into(),
-            workload: "fib".into(),
-            variant: "fj".into(),
-            workers: 2,
-            size: "test".into(),
-            params: "n=20".into(),
-            rep,
-            seconds: rep.map(|_| 0.1),
-            peak_rss_kb: None,
-            check: "ok".into(),
-            status: Status::Ok,
-            stats: stats.into(),
-            note: String::new(),
-            round: 1,
-            answer: String::new(),
+        let row = |rep: Option<usize>, steals: u64| RawRow {
+            counters: vec![("steals".into(), Some(steals)), ("deviations".into(), None)],
+            ..row("abp", 2, rep, rep.map(|_| 0.1), Status::Ok)
         };
-        let s = summarize(&[
-            row(Some(1), "steals=3;deviations=n/a"),
-            row(Some(2), "steals=5;deviations=n/a"),
-        ]);
+        let s = summarize(&Store::from_rows(&[row(Some(1), 3), row(Some(2), 5)]));
         assert_eq!(s[0].counter("steals"), Some(&[3, 5][..]));
         assert_eq!(s[0].counter("deviations"), None);
         assert_eq!(s[0].counter("nope"), None);
@@ -291,7 +327,7 @@ mod tests {
             row("abp/sim=unit", 1, Some(1), Some(0.5), Status::Ok),
             row("abp/sim=unit", 64, Some(1), Some(0.25), Status::Ok),
         ];
-        let out = summary_rows(&summarize(&rows), 2);
+        let out = summary_rows(&summarize(&Store::from_rows(&rows)), 2);
         for r in &out[1..] {
             assert_eq!(
                 (r.speedup_ts, r.scalability_t1),
@@ -315,7 +351,7 @@ mod tests {
             row("rayon", 2, Some(3), Some(4.0), Status::Ok),
             row("tokio", 2, None, None, Status::Crashed),
         ];
-        let s = summarize(&rows);
+        let s = summarize(&Store::from_rows(&rows));
         assert_eq!(s.len(), 4);
         assert_eq!(s[0].summary.unwrap().median, 2.0);
         assert_eq!(s[3].summary, None);
