@@ -454,6 +454,35 @@ mod tests {
     }
 
     #[test]
+    fn a_simulated_row_shows_its_time_and_no_speedup() {
+        // prows-fig2's `--runtimes abp/sim=unit`: the replay's wall time is no T_P.
+        let s = vec![
+            ok_point("serial", Variant::Fj, 1, 2.0),
+            ok_point("abp/sim=unit", Variant::Fj, 1, 0.1),
+            ok_point("abp/sim=unit", Variant::Fj, 2, 0.1),
+        ];
+        let ctx = Context {
+            summaries: &crate::results::Summaries::from(s),
+            cpus: 2,
+        };
+        let r = fib_row("abp/sim=unit");
+        for base in [SpeedupBase::Serial, SpeedupBase::OneWorker] {
+            assert_eq!(Time(base).speedup(&ctx, &r, 2), None);
+            assert_eq!(Time(base).cell(&ctx, &r, 2), "0.1000");
+        }
+        let rel = crate::figures::ratio::Relative {
+            against: &["serial"],
+            paper_names: &["serial"],
+            reference: "",
+            paper_columns: &[],
+            paper_p: 1,
+            ideal: true,
+            y_label: "",
+        };
+        assert_eq!(rel.cell(&ctx, &r, 2), "0.1000");
+    }
+
+    #[test]
     fn counts_reduce_the_repetitions() {
         let mut p1 = ok_point("prows", Variant::Fj, 1, 1.0);
         p1.counters = vec![("deviations".into(), vec![0, 0, 0])];
