@@ -883,7 +883,7 @@ impl Owner {
     /// as every switch; nothing on the fallback or with [`Switching::NEVER`].
     pub fn make_symmetric(&self) {
         let g = self.modes.mode.get();
-        if g % 2 == 0 && self.membarrier && self.modes.switching.window != 0 {
+        if g.is_multiple_of(2) && self.membarrier && self.modes.switching.window != 0 {
             self.modes.left.set(self.modes.switching.window);
             self.modes.own_takes.set(0);
             // No steal seen yet: back after the first window without one.
