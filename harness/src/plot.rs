@@ -907,7 +907,7 @@ mod tests {
     fn paper_lines_and_files() {
         let fig = prows_fig3::figure();
         let grid = Grid::build(fig.rows.clone(), &[1, 2], &Selection::default());
-        let summaries = vec![ok_point("serial", Variant::Fj, 1, 0.1)];
+        let summaries = [ok_point("serial", Variant::Fj, 1, 0.1)];
         let ctx = Context {
             summaries: &crate::results::Summaries::from(summaries.to_vec()),
             cpus: 2,
@@ -999,7 +999,7 @@ mod tests {
             ];
             s
         };
-        let summaries = vec![point("touchchain/d=32", 5), point("touchchain/d=16", 3)];
+        let summaries = [point("touchchain/d=32", 5), point("touchchain/d=16", 3)];
         let ctx = Context {
             summaries: &crate::results::Summaries::from(summaries.to_vec()),
             cpus: 2,

@@ -1007,16 +1007,16 @@ pub(crate) fn reproduce_command(args: &ReproduceArgs, allocator: &str) -> Result
     // A resumed run must measure the inputs its recorded rows measured: an input file (or
     // the input generation) may have changed since.
     for row in store.rows() {
-        if let Some(now) = params_of.get(row.point.workload.as_str()) {
-            if *now != row.params {
-                return Err(Failure::Usage(format!(
-                    "{}: its {} rows were measured on input '{}', now it is '{}'; start a new run",
-                    run_dir.display(),
-                    row.point.workload,
-                    row.params,
-                    now
-                )));
-            }
+        if let Some(now) = params_of.get(row.point.workload.as_str())
+            && *now != row.params
+        {
+            return Err(Failure::Usage(format!(
+                "{}: its {} rows were measured on input '{}', now it is '{}'; start a new run",
+                run_dir.display(),
+                row.point.workload,
+                row.params,
+                now
+            )));
         }
     }
     let params = |p: &PointSpec| {

@@ -173,13 +173,15 @@ pub(crate) fn run_child(
             unsafe { libc::kill(pid, libc::SIGKILL) };
             stopped = true;
         }
-        if let Some(d) = deadline {
-            if !timed_out && !stopped && Instant::now() >= d {
-                // SAFETY: `pid` is still our unreaped child (wait4 just returned 0), so the id
-                // cannot have been reused by another process.
-                unsafe { libc::kill(pid, libc::SIGKILL) };
-                timed_out = true;
-            }
+        if let Some(d) = deadline
+            && !timed_out
+            && !stopped
+            && Instant::now() >= d
+        {
+            // SAFETY: `pid` is still our unreaped child (wait4 just returned 0), so the id
+            // cannot have been reused by another process.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+            timed_out = true;
         }
         std::thread::sleep(pause);
         pause = (pause * 2).min(Duration::from_millis(20));

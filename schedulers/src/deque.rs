@@ -1084,11 +1084,11 @@ mod tests {
         let mut mine = vec![];
         for i in 0..n {
             o.push([i, !i]);
-            if i % 3 == 0 {
-                if let Some(e) = o.pop() {
-                    assert_eq!(e[1], !e[0]);
-                    mine.push(e[0]);
-                }
+            if i % 3 == 0
+                && let Some(e) = o.pop()
+            {
+                assert_eq!(e[1], !e[0]);
+                mine.push(e[0]);
             }
             if drain_every != 0 && i % drain_every == 0 {
                 while let Some(e) = o.pop() {

@@ -29,7 +29,7 @@ pub(crate) use check::{Band, Case, Check, Growth, Outcome, case};
 pub(crate) use quantity::{Q, counter, peak_rss, time, ts};
 
 use crate::figures::Figure;
-use crate::results::{PointSummary, Summaries};
+use crate::results::Summaries;
 use crate::runtimes::SERIAL;
 use std::fmt;
 use std::io;
@@ -293,13 +293,13 @@ fn gate(claim: &Claim, run: &Run<'_>) -> Option<Verdict> {
             run.cores
         )));
     }
-    if let Some((size, why)) = claim.min_size {
-        if rank(run.size) < rank(size) {
-            return Some(Verdict::Inconclusive(format!(
-                "this run's size is {}; the effect shows from size {} on: {why}",
-                run.size, size
-            )));
-        }
+    if let Some((size, why)) = claim.min_size
+        && rank(run.size) < rank(size)
+    {
+        return Some(Verdict::Inconclusive(format!(
+            "this run's size is {}; the effect shows from size {} on: {why}",
+            run.size, size
+        )));
     }
     for q in claim.check.quantities().iter().flat_map(|q| q.times()) {
         let rounds = q.samples(run.summaries).ok().map(|s| s.values.len());
@@ -469,6 +469,7 @@ pub(crate) fn listing(figures: &[Figure]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::results::PointSummary;
     use crate::testutil::ok_point;
     use stealbench_workloads::Variant;
 
@@ -626,7 +627,7 @@ mod tests {
 
     #[test]
     fn a_row_faster_than_serial_in_every_round_makes_ts_suspect() {
-        let pts = vec![
+        let pts = [
             rounds("serial", 1, &[1.0, 1.0, 1.0]),
             rounds("abp", 1, &[0.9, 0.92, 0.91]),
             rounds("fibril", 1, &[0.9, 1.1, 1.0]),

@@ -167,10 +167,8 @@ mod tests {
             ];
             s
         };
-        let run = vec![
-            point("fibril", 8192, &[11264, 11264]),
-            point("abp", 8192, &[10240, 14336]),
-        ];
+        let run = [point("fibril", 8192, &[11264, 11264]),
+            point("abp", 8192, &[10240, 14336])];
         let f = Figure {
             claims: vec![claims().remove(0)],
             ..figure()

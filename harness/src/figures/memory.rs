@@ -438,7 +438,7 @@ mod tests {
             columns: &[("fibril", ["fd", "fm", "fs"]), ("tbb", ["td", "tm", ""])],
             paper_p: 72,
         };
-        let summaries = vec![s, early];
+        let summaries = [s, early];
         let ctx = Context {
             summaries: &crate::results::Summaries::from(summaries.to_vec()),
             cpus: 2,

@@ -426,7 +426,7 @@ mod tests {
 
     #[test]
     fn speedups_follow_the_base() {
-        let s = vec![
+        let s = [
             ok_point("serial", Variant::Fj, 1, 2.0),
             ok_point("serial", Variant::Fj, 2, 0.5),
         ];
@@ -491,7 +491,7 @@ mod tests {
             ("deviations".into(), vec![40, 7, 12]),
             ("steals".into(), Vec::new()),
         ];
-        let s = vec![p1, p16];
+        let s = [p1, p16];
         let ctx = Context {
             summaries: &crate::results::Summaries::from(s.to_vec()),
             cpus: 2,

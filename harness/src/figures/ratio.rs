@@ -222,7 +222,7 @@ mod tests {
 
     #[test]
     fn ratios_are_the_others_time_over_the_rows() {
-        let s = vec![
+        let s = [
             ok_point("serial", Variant::Fj, 1, 1.0),
             ok_point("fibril", Variant::Fj, 1, 2.0),
             ok_point("abp", Variant::Fj, 1, 4.0),

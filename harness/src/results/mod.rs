@@ -13,9 +13,9 @@ mod summary;
 
 pub(crate) use machine::{run_differences, this_build, this_machine};
 pub(crate) use meta::{Meta, Settings, timestamps};
-pub(crate) use resume::{
-    incomplete_measurements, points_to_rerun, recorded_points, recorded_rounds,
-};
+#[cfg(test)]
+pub(crate) use resume::recorded_points;
+pub(crate) use resume::{incomplete_measurements, points_to_rerun, recorded_rounds};
 pub(crate) use run_dir::{RunLock, create_run_dir, latest_unfinished};
 #[cfg(test)]
 pub(crate) use store::{RAW_COLUMNS, older_fixture};

@@ -7,6 +7,7 @@ use crate::spec::PointSpec;
 use std::collections::BTreeSet;
 
 /// The points recorded in `store` (finished, whatever their status).
+#[cfg(test)]
 pub(crate) fn recorded_points(store: &Store) -> BTreeSet<PointSpec> {
     store.by_point().map(|(p, _)| p.clone()).collect()
 }
