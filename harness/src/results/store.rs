@@ -334,7 +334,6 @@ impl Store {
                 widened = true;
             }
         }
-        let new_file = self.is_empty() && !widened;
         for r in rows {
             self.push(r.clone());
         }
@@ -350,7 +349,7 @@ impl Store {
         let len = f
             .seek(io::SeekFrom::End(0))
             .map_err(|e| with_path(&self.path, e))?;
-        if new_file || len == 0 {
+        if len == 0 {
             w.write_record(self.header()).map_err(at)?;
         }
         for r in rows {
