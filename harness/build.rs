@@ -72,10 +72,9 @@ fn main() {
         if let Some(path) = output(
             "git",
             &["rev-parse", "--path-format=absolute", "--git-path", &name],
-        ) {
-            if Path::new(&path).exists() {
-                println!("cargo:rerun-if-changed={path}");
-            }
+        ) && Path::new(&path).exists()
+        {
+            println!("cargo:rerun-if-changed={path}");
         }
     }
     println!("cargo:rerun-if-changed=build.rs");

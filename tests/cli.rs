@@ -385,10 +385,13 @@ fn reproduce_fig3_end_to_end_then_resume() {
         "{raw}"
     );
     assert!(raw_lines[2].contains(",ok,ok,"), "{raw}");
-    // Each repetition's answer, and what it was checked against, in the last column.
-    for line in &raw_lines[1..] {
-        assert!(
-            line.ends_with(",1,fib(20) = 6765; checked against the iterative fib(n)"),
+    // Each repetition's answer, and what it was checked against, in its column.
+    let mut r = csv::Reader::from_path(run.join("raw.csv")).unwrap();
+    let answer = r.headers().unwrap().iter().position(|h| h == "answer");
+    for rec in r.records() {
+        assert_eq!(
+            &rec.unwrap()[answer.unwrap()],
+            "fib(20) = 6765; checked against the iterative fib(n)",
             "{raw}"
         );
     }
@@ -921,7 +924,7 @@ fn reproduce_the_memory_fit_end_to_end() {
     let run = run_dirs(&results, "libfork-table2").remove(0);
     let raw = fs::read_to_string(run.join("raw.csv")).unwrap();
     assert!(
-        raw.contains("process_rss_before_kb=") && raw.contains("process_hwm_kb="),
+        raw.contains(",process_rss_before_kb,") && raw.contains(",process_hwm_kb,"),
         "{raw}"
     );
 
@@ -1574,4 +1577,96 @@ fn a_fiber_runtime_without_address_space_could_not_start() {
             "{runtime}: {err}"
         );
     }
+}
+
+/// A point's record is what its process reported it ran: a child that reports parameters of
+/// its own (the fault hook's `params`) has them in raw.csv, with the pool configuration it
+/// started, and in meta.json's `ran`. A resume by another machine or build (here: meta.json
+/// says two more logical CPUs) is refused in one line, exit 2, before anything changes.
+#[test]
+fn a_points_record_is_its_childs_and_a_resume_must_be_on_its_machine() {
+    let dir = TempDir::with_prefix("stealbench-cli-child-record-").unwrap();
+    let dirs = dirs_args("r", "f");
+    let out = Command::new(BIN)
+        .args(fib_fig3_args("abp,abp", "1", &dirs))
+        .env("STEALBENCH_FAULT", "abp@1=params")
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let run = &run_dirs(&dir.path().join("r"), "prows-fig3")[0];
+    let mut r = csv::Reader::from_path(run.join("raw.csv")).unwrap();
+    let h = r.headers().unwrap().clone();
+    let col = |name: &str| h.iter().position(|c| c == name).unwrap();
+    let rows: Vec<csv::StringRecord> = r.records().map(Result::unwrap).collect();
+    let abp: Vec<_> = rows
+        .iter()
+        .filter(|r| &r[col("runtime")] == "abp")
+        .collect();
+    assert!(!abp.is_empty());
+    for row in &abp {
+        assert!(row[col("params")].ends_with(" (misreported)"), "{row:?}");
+        assert!(row[col("pool")].contains("workers=1"), "{row:?}");
+        // The counters are columns.
+        assert!(row[col("steals")].parse::<u64>().is_ok(), "{row:?}");
+    }
+    let serial = rows
+        .iter()
+        .find(|r| &r[col("runtime")] == "serial")
+        .unwrap();
+    assert!(!serial[col("params")].contains("misreported"));
+    let meta_path = run.join("meta.json");
+    let meta = fs::read_to_string(&meta_path).unwrap();
+    assert!(meta.contains("(misreported)"), "{meta}");
+    // --runtimes abp,abp is stored once.
+    assert!(
+        meta.contains("\"runtimes\": [\n      \"abp\"\n    ]"),
+        "{meta}"
+    );
+
+    let v: serde_json::Value = serde_json::from_str(&meta).unwrap();
+    let cpus = v["machine"]["logical_cpus"].as_u64().unwrap();
+    let moved = meta.replace(
+        &format!("\"logical_cpus\": {cpus}"),
+        &format!("\"logical_cpus\": {}", cpus + 2),
+    );
+    let moved = moved.replace("\"finished\": true", "\"finished\": false");
+    fs::write(&meta_path, &moved).unwrap();
+    let before = fs::read(run.join("raw.csv")).unwrap();
+    let out = stealbench(
+        &["reproduce", "prows-fig3", "--resume", run.to_str().unwrap()],
+        dir.path(),
+    );
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("it was measured with logical CPUs"), "{err}");
+    assert_eq!(fs::read_to_string(&meta_path).unwrap(), moved);
+    assert_eq!(fs::read(run.join("raw.csv")).unwrap(), before);
+}
+
+/// A resume whose raw.csv has a header of no known shape is refused in one line, exit 2,
+/// before meta.json changes.
+#[test]
+fn a_resume_of_a_bad_raw_csv_changes_nothing() {
+    let dir = TempDir::with_prefix("stealbench-cli-bad-header-").unwrap();
+    let dirs = dirs_args("r", "f");
+    let out = stealbench(&fib_fig3_args("serial", "1", &dirs), dir.path());
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let run = &run_dirs(&dir.path().join("r"), "prows-fig3")[0];
+    let meta_path = run.join("meta.json");
+    let meta = fs::read_to_string(&meta_path)
+        .unwrap()
+        .replace("\"finished\": true", "\"finished\": false");
+    fs::write(&meta_path, &meta).unwrap();
+    fs::write(run.join("raw.csv"), "what,is,this\n").unwrap();
+    let out = stealbench(
+        &["reproduce", "prows-fig3", "--resume", run.to_str().unwrap()],
+        dir.path(),
+    );
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("unexpected header"), "{err}");
+    assert!(text(&out.stdout).is_empty(), "{}", text(&out.stdout));
+    assert_eq!(fs::read_to_string(&meta_path).unwrap(), meta);
 }

@@ -6,7 +6,7 @@ use crate::cli::{Failure, MergeArgs, SlurmArgs};
 use crate::figures::Figure;
 use crate::grid::Status;
 use crate::reproduce;
-use crate::results::{self, Meta, RawRow};
+use crate::results::{self, Meta, RawRow, Store};
 use crate::shard::{Shard, shard_points};
 use crate::spec::PointSpec;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -103,7 +103,7 @@ fn read_part(fig: &Figure, dir: &Path, meta: &Meta) -> Result<Part, Failure> {
     let mut problems = Vec::new();
     let text = match std::fs::read(&path) {
         Ok(bytes) => String::from_utf8(bytes)
-            .map_err(|_| Failure::Runtime(format!("{}: not UTF-8 text", path.display())))?,
+            .map_err(|_| Failure::Usage(format!("{}: not UTF-8 text", path.display())))?,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             problems.push(format!("{} is missing", path.display()));
             return Ok(Part {
@@ -111,7 +111,7 @@ fn read_part(fig: &Figure, dir: &Path, meta: &Meta) -> Result<Part, Failure> {
                 problems,
             });
         }
-        Err(e) => return Err(Failure::Runtime(format!("{}: {e}", path.display()))),
+        Err(e) => return Err(Failure::Io(format!("{}: {e}", path.display()))),
     };
     if text.is_empty() {
         problems.push(format!("{} is empty", path.display()));
@@ -120,17 +120,16 @@ fn read_part(fig: &Figure, dir: &Path, meta: &Meta) -> Result<Part, Failure> {
             problems,
         });
     }
-    let whole_lines = match results::cut_last_line(&text) {
+    let whole_lines = match results::cut_last_line(text.as_bytes()) {
         Some(keep) => {
             problems.push(format!("{}: its last line is cut short", path.display()));
             &text[..keep]
         }
         None => &text[..],
     };
-    let rows =
-        results::parse_raw(&path, whole_lines).map_err(|e| Failure::Runtime(e.to_string()))?;
+    let store = Store::parse(&path, whole_lines).map_err(|e| Failure::Usage(e.to_string()))?;
     let s = &meta.settings;
-    let incomplete = results::incomplete_measurements(&rows, s.reps);
+    let incomplete = results::incomplete_measurements(&store, s.reps);
     for (p, round, why) in &incomplete {
         problems.push(format!(
             "{}: {}: {why}",
@@ -139,7 +138,7 @@ fn read_part(fig: &Figure, dir: &Path, meta: &Meta) -> Result<Part, Failure> {
         ));
     }
     let expected = measurements_of(fig, s);
-    let recorded = results::recorded_rounds(&rows);
+    let recorded = results::recorded_rounds(&store);
     let missing: Vec<String> = expected
         .iter()
         .filter(|m| !recorded.contains(*m))
@@ -156,9 +155,11 @@ fn read_part(fig: &Figure, dir: &Path, meta: &Meta) -> Result<Part, Failure> {
     }
     let cut: BTreeSet<(PointSpec, usize)> =
         incomplete.into_iter().map(|(p, r, _)| (p, r)).collect();
-    let rows = rows
-        .into_iter()
-        .filter(|r| r.key().is_none_or(|k| !cut.contains(&(k, r.round))))
+    let rows = store
+        .rows()
+        .iter()
+        .filter(|r| !cut.contains(&(r.point.clone(), r.round)))
+        .cloned()
         .collect();
     Ok(Part { rows, problems })
 }
@@ -244,7 +245,8 @@ pub(crate) fn merge_command(args: &MergeArgs, allocator: &str) -> Result<i32, Fa
             )));
         }
         problems.extend(part.problems);
-        for p in results::recorded_points(&part.rows) {
+        let points: BTreeSet<&PointSpec> = part.rows.iter().map(|r| &r.point).collect();
+        for p in points {
             if let Some(other) = owner.insert(p.clone(), d) {
                 return Err(Failure::Usage(format!(
                     "point {p} is in both {} and {}: merge disjoint runs (the shards of one \
@@ -287,7 +289,7 @@ pub(crate) fn merge_command(args: &MergeArgs, allocator: &str) -> Result<i32, Fa
     let (stamp, dir_stamp) = results::timestamps(SystemTime::now());
     let run_dir = results::create_run_dir(&args.out, fig.id, &format!("{dir_stamp}-merged"))?;
     let _lock = results::RunLock::acquire(&run_dir).map_err(Failure::Runtime)?;
-    results::append_rows(&run_dir.join("raw.csv"), &rows)?;
+    let store = Store::create(&run_dir.join("raw.csv"), &rows)?;
     let mut meta = first.clone();
     meta.timestamp = stamp;
     meta.command_line = std::env::args_os()
@@ -299,6 +301,20 @@ pub(crate) fn merge_command(args: &MergeArgs, allocator: &str) -> Result<i32, Fa
     meta.finished_at = None;
     meta.settings.shard = None;
     meta.settings.figures_dir = Some(figures_dir.clone());
+    // Runs merged with --force across builds name every build's commit, compiler and
+    // allocator.
+    let every = |f: fn(&Meta) -> &str| {
+        let mut seen: Vec<&str> = Vec::new();
+        for m in &metas {
+            if !seen.contains(&f(m)) {
+                seen.push(f(m));
+            }
+        }
+        seen.join(", ")
+    };
+    meta.build.git_commit = every(|m| &m.build.git_commit);
+    meta.build.rustc = every(|m| &m.build.rustc);
+    meta.build.allocator = every(|m| &m.build.allocator);
     meta.merged_from = args
         .dirs
         .iter()
@@ -325,7 +341,7 @@ pub(crate) fn merge_command(args: &MergeArgs, allocator: &str) -> Result<i32, Fa
         .iter()
         .filter(|p| !owner.contains_key(*p))
         .count();
-    let recorded = results::recorded_rounds(&rows);
+    let recorded = results::recorded_rounds(&store);
     let absent: Vec<String> = measurements_of(&fig, &s)
         .into_iter()
         .filter(|m| !recorded.contains(m))
@@ -339,17 +355,18 @@ pub(crate) fn merge_command(args: &MergeArgs, allocator: &str) -> Result<i32, Fa
         owner.len(),
         missing
     );
-    if let Some(n) = results::left_out_note(&grid, &rows) {
+    if let Some(n) = results::left_out_note(&grid, &store) {
         outln!("note: {n}");
     }
-    let mut params_of: HashMap<String, String> = HashMap::new();
-    for r in &rows {
-        params_of
-            .entry(r.workload.clone())
-            .or_insert_with(|| r.params.clone());
-    }
     // `render` prints the one `wrote ...` line, naming every file it wrote.
-    let summaries = reproduce::render(&fig, &grid, &mut meta, &run_dir, &figures_dir, &params_of)?;
+    let summaries = reproduce::render(
+        &fig,
+        &grid,
+        &mut meta,
+        &store,
+        &figures_dir,
+        &HashMap::new(),
+    )?;
     if !absent.is_empty() {
         errln!(
             "incomplete: the merged run lacks {} of the grid's measurements ({})",

@@ -933,9 +933,9 @@ mod tests {
     fn paper_lines_and_files() {
         let fig = prows_fig3::figure();
         let grid = Grid::build(fig.rows.clone(), &[1, 2], &Selection::default());
-        let summaries = vec![ok_point("serial", Variant::Fj, 1, 0.1)];
+        let summaries = [ok_point("serial", Variant::Fj, 1, 0.1)];
         let ctx = Context {
-            summaries: &summaries,
+            summaries: &crate::results::Summaries::from(summaries.to_vec()),
             cpus: 2,
         };
         let ps = panels(&fig, &grid, &ctx);
@@ -967,7 +967,7 @@ mod tests {
     fn the_legends_name_libforks_arms_as_the_paper_does() {
         let (fig, grid, summaries) = crate::testutil::libfork_fig5_at_1();
         let ctx = Context {
-            summaries: &summaries,
+            summaries: &crate::results::Summaries::from(summaries.to_vec()),
             cpus: 2,
         };
         let fib = panels(&fig, &grid, &ctx).remove(0);
@@ -989,7 +989,7 @@ mod tests {
         }
         // Two logical CPUs: P = 4 is oversubscribed.
         let ctx = Context {
-            summaries: &summaries,
+            summaries: &crate::results::Summaries::from(summaries.to_vec()),
             cpus: 2,
         };
         let ours = |ps: &[Panel]| ps[0].series.iter().find(|s| !s.paper).unwrap().clone();
@@ -1025,9 +1025,9 @@ mod tests {
             ];
             s
         };
-        let summaries = vec![point("touchchain/d=32", 5), point("touchchain/d=16", 3)];
+        let summaries = [point("touchchain/d=32", 5), point("touchchain/d=16", 3)];
         let ctx = Context {
-            summaries: &summaries,
+            summaries: &crate::results::Summaries::from(summaries.to_vec()),
             cpus: 2,
         };
         let ps = panels(&fig, &grid, &ctx);
@@ -1074,7 +1074,7 @@ mod tests {
             }
         }
         let ctx = Context {
-            summaries: &summaries,
+            summaries: &crate::results::Summaries::from(summaries.to_vec()),
             cpus: 4,
         };
         let ps = panels(&fig, &grid, &ctx);
@@ -1180,7 +1180,8 @@ mod tests {
     fn png_text_is_drawn_from_a_real_font() {
         let fig = prows_fig3::figure();
         let grid = Grid::build(fig.rows.clone(), &[1, 2], &Selection::default());
-        let summaries = vec![ok_point("serial", Variant::Fj, 1, 0.1)];
+        let summaries =
+            crate::results::Summaries::from(vec![ok_point("serial", Variant::Fj, 1, 0.1)]);
         let ctx = Context {
             summaries: &summaries,
             cpus: 2,

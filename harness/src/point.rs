@@ -27,11 +27,9 @@ use stealbench_workloads::{
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "event", rename_all = "kebab-case")]
 pub(crate) enum Event {
-    /// The point, before anything runs: its input parameters.
-    Start {
-        /// The workload's parameters at this size (`n=32`).
-        params: String,
-    },
+    /// The point, before it measures: what it runs ([`Ran`]), which the parent records as
+    /// the point's.
+    Start(Ran),
     /// A timed repetition whose answer checked.
     Rep {
         /// 1-based repetition number.
@@ -67,6 +65,97 @@ pub(crate) enum Event {
     },
 }
 
+/// What a point's process ran, as that process reports it (its [`Event::Start`]): the record
+/// `raw.csv` keeps of every repetition, and `meta.json` of every point, rather than what the
+/// parent meant to run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct Ran {
+    /// The workload's parameters as the process resolved them (`n=32`).
+    pub params: String,
+    /// The pool's configuration as the process started it (`None`: a simulated point, which
+    /// starts no pool).
+    pub pool: Option<PoolRecord>,
+}
+
+/// A pool's configuration ([`PoolConfig`]) as a record: each field the pool was started with,
+/// stored as the text its type reads, so a setting added to `PoolConfig` is one more field
+/// here (and one more line in [`PoolRecord::of`]). In `raw.csv` it is one cell spelt as an
+/// arm is, `futures=stack/idle=lazy/...` ([`PoolRecord::spelling`], [`PoolRecord::parse`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct PoolRecord {
+    /// Workers P.
+    pub workers: usize,
+    /// Thread pinning.
+    pub pinning: String,
+    /// Victim selection.
+    pub victim: String,
+    /// Idle behaviour.
+    pub idle: String,
+    /// Where future tasks run.
+    pub futures: String,
+    /// Usable bytes of every fiber stack (absent: the runtime's default).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stack_size: Option<usize>,
+    /// The forced schedule's steal budget (absent: none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steals: Option<u64>,
+    /// Where prows puts a deque that becomes stealable.
+    pub placement: String,
+    /// Whether suspended stacks' unused pages go back to the OS.
+    pub unmap: String,
+}
+
+impl PoolRecord {
+    /// The record of `config`.
+    pub(crate) fn of(config: &PoolConfig) -> PoolRecord {
+        PoolRecord {
+            workers: config.workers,
+            pinning: config.pinning.to_string(),
+            victim: config.victim.to_string(),
+            idle: config.idle.to_string(),
+            futures: config.futures.to_string(),
+            stack_size: config.stack_size,
+            steals: config.steals,
+            placement: config.placement.to_string(),
+            unmap: config.unmap.to_string(),
+        }
+    }
+
+    /// The record as one line, `key=value` per field given, joined with `/`, keys in name
+    /// order.
+    pub(crate) fn spelling(&self) -> String {
+        let value = serde_json::to_value(self).expect("a record serialises");
+        let serde_json::Value::Object(fields) = value else {
+            unreachable!("a struct serialises to an object")
+        };
+        fields
+            .iter()
+            .map(|(k, v)| match v {
+                serde_json::Value::String(s) => format!("{k}={s}"),
+                v => format!("{k}={v}"),
+            })
+            .collect::<Vec<_>>()
+            .join("/")
+    }
+
+    /// Reads [`PoolRecord::spelling`] back.
+    pub(crate) fn parse(s: &str) -> Result<PoolRecord, String> {
+        let mut fields = serde_json::Map::new();
+        for part in s.split('/') {
+            let (k, v) = part
+                .split_once('=')
+                .ok_or_else(|| format!("pool '{s}': '{part}' is not key=value"))?;
+            let v = match v.parse::<u64>() {
+                Ok(n) => serde_json::Value::from(n),
+                Err(_) => serde_json::Value::from(v),
+            };
+            fields.insert(k.to_string(), v);
+        }
+        serde_json::from_value(serde_json::Value::Object(fields))
+            .map_err(|e| format!("pool '{s}': {e}"))
+    }
+}
+
 /// Formats statistics as `steals=3;steal_attempts=n/a;...`.
 pub(crate) fn format_stats(stats: &[(String, Option<u64>)]) -> String {
     stats
@@ -79,8 +168,15 @@ pub(crate) fn format_stats(stats: &[(String, Option<u64>)]) -> String {
         .join(";")
 }
 
-/// Peak resident set size of this process in KiB (`getrusage(RUSAGE_SELF)`).
+/// Peak resident set size of this process in KiB: `VmHWM`, the high-water mark of this
+/// program's own memory. `getrusage`'s `ru_maxrss` is no such thing in a child: the kernel
+/// carries into it, at `exec`, the high-water mark of the memory it was spawned from (the
+/// parent's, which a `vfork`-like spawn shares until `exec`), so a small point would report a
+/// parent's hundreds of MiB. `ru_maxrss` only where `/proc` cannot be read.
 pub(crate) fn self_peak_rss_kb() -> u64 {
+    if let Some((_, hwm)) = self_rss_kb() {
+        return hwm;
+    }
     // SAFETY: `rusage` is plain old data for which all-zeroes is a valid value.
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
     // SAFETY: `usage` is a valid, exclusively borrowed `rusage` for the call to fill in.
@@ -258,7 +354,7 @@ impl Printer {
             writeln!(out, "{line}")
         } else {
             match e {
-                Event::Start { params } => writeln!(out, "input: {params}"),
+                Event::Start(ran) => writeln!(out, "input: {}", ran.params),
                 Event::Rep {
                     rep,
                     seconds,
@@ -339,7 +435,10 @@ where
             });
         }
     };
-    printer.emit(&Event::Start { params });
+    printer.emit(&Event::Start(Ran {
+        params,
+        pool: Some(PoolRecord::of(config)),
+    }));
     let input = printer.or_error(input())?;
     let mut sink = |e: Event| printer.emit(&e);
     match measure::<S, W, R>(&pool, &input, reps, run, &mut sink) {
@@ -386,7 +485,7 @@ fn simulate_point<W: Workload>(
     printer: &Printer,
 ) -> Result<(), Failure> {
     use stealbench_schedulers::record::Recorder;
-    printer.emit(&Event::Start { params });
+    printer.emit(&Event::Start(Ran { params, pool: None }));
     let input = printer.or_error(input())?;
     let recorder = Recorder::new(weights);
     let mut work = W::prepare(&input);
@@ -416,7 +515,11 @@ fn simulate_point<W: Workload>(
         let report = stealbench_sim::simulate_with(&dag, &sim);
         let seconds = start.elapsed().as_secs_f64();
         times.push(seconds);
-        let mut stats = crate::results::parse_stats(&report.counters());
+        let mut stats: Vec<(String, Option<u64>)> = report
+            .named()
+            .iter()
+            .map(|&(k, v)| (k.to_string(), Some(v)))
+            .collect();
         stats.push(("fork_depth".to_string(), Some(depth)));
         printer.emit(&Event::Rep {
             rep,
@@ -612,7 +715,11 @@ pub(crate) fn run_command(args: &RunArgs, fence: FenceMode) -> Result<(), Failur
     }
     let name = runtime.name;
     let options = &options;
-    fault_hook(&arm.spec(), workers);
+    let params = if fault_hook(&arm.spec(), workers) {
+        format!("{params} (misreported)")
+    } else {
+        params
+    };
     if let (Some(weights), Some(model)) = (arm.sim, arm.model()) {
         let sim = stealbench_sim::SimConfig {
             steals: arm.steals,
@@ -657,14 +764,17 @@ fn has_futures(arm: &runtimes::Arm) -> bool {
 
 /// The environment variable of the test-only fault hook: `ARM@P=KIND[,...]` makes the point
 /// of runtime arm `ARM` at `P` workers fail before it measures anything, as KIND says:
-/// `panic`, `abort` or `hang` (sleeps until killed). The end-to-end tests use it to check what
-/// `reproduce` records for a crashed or overrunning child, and that `--resume` retries it.
+/// `panic`, `abort` or `hang` (sleeps until killed), or measures it but reports parameters of
+/// its own (`params`: the input's, with ` (misreported)` after them). The end-to-end tests use
+/// it to check what `reproduce` records for a crashed or overrunning child, that `--resume`
+/// retries it, and that a point's record is what its process reported.
 pub(crate) const FAULT_ENV: &str = "STEALBENCH_FAULT";
 
-/// Acts on [`FAULT_ENV`] for the point of `arm` at `workers`, if it names it.
-fn fault_hook(arm: &str, workers: usize) {
+/// Acts on [`FAULT_ENV`] for the point of `arm` at `workers`, if it names it; whether the point
+/// is to misreport its parameters.
+fn fault_hook(arm: &str, workers: usize) -> bool {
     let Ok(spec) = std::env::var(FAULT_ENV) else {
-        return;
+        return false;
     };
     let me = format!("{arm}@{workers}");
     for fault in spec.split(',') {
@@ -674,9 +784,11 @@ fn fault_hook(arm: &str, workers: usize) {
             Some((at, "hang")) if at == me => loop {
                 std::thread::sleep(std::time::Duration::from_secs(3600));
             },
+            Some((at, "params")) if at == me => return true,
             _ => {}
         }
     }
+    false
 }
 
 /// `stealbench bench-point`: fib(n), one variant, P = 1, on one runtime.

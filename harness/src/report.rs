@@ -87,8 +87,8 @@ fn latest_runs(dirs: &[PathBuf]) -> Result<Vec<(PathBuf, Meta)>, Failure> {
 fn render(dir: &Path, meta: Meta) -> Result<Rendered, Failure> {
     let fig = reproduce::lookup_figure(&meta.id)?;
     let grid = reproduce::run_grid(&fig, &meta.settings);
-    let rows = results::read_raw(&dir.join("raw.csv"))?;
-    let view = reproduce::view(&fig, &grid, &meta, &rows);
+    let store = results::Store::open(&dir.join("raw.csv"))?;
+    let view = reproduce::view(&fig, &grid, &meta, &store);
     let svg =
         plot::svg_text(&fig, &grid, &view.panels, &view.subtitle).map_err(Failure::Runtime)?;
     Ok(Rendered {

@@ -5,7 +5,7 @@ use crate::cli::{self, Failure, ReproduceArgs};
 use crate::figures::metric::Context;
 use crate::figures::{self, Figure};
 use crate::grid::{Availability, Grid, Status, workload_info};
-use crate::results::{self, Meta, Settings};
+use crate::results::{self, Meta, Settings, Store};
 use crate::runner::{ChildExecutor, ExecError, PointOutcome, Progress, run_missing};
 use crate::spec::{PointSpec, workload_name};
 use crate::{claims, plot, point, runtimes, spec, suggest, table};
@@ -87,8 +87,8 @@ pub(crate) fn settings_from_args(args: &ReproduceArgs, fig: &Figure) -> Result<S
         reps,
         rounds,
         workers,
-        runtimes: args.runtimes.clone(),
-        workloads: args.workloads.clone(),
+        runtimes: args.runtimes.as_deref().map(dedup),
+        workloads: args.workloads.as_deref().map(dedup),
         timeout_secs: args.timeout.unwrap_or_else(|| cli::default_timeout(size)),
         pinning,
         hw_video: options.hw_video,
@@ -112,6 +112,17 @@ fn check_shard_count(s: &Settings, fig: &Figure) -> Result<(), Failure> {
         crate::shard::check_count(&format!("--shard {shard}"), shard.count, points, fig.id)?;
     }
     Ok(())
+}
+
+/// `list` without its repetitions, in order: `--runtimes abp,abp` selects what `abp` does.
+fn dedup<T: PartialEq + Clone>(list: &[T]) -> Vec<T> {
+    let mut out: Vec<T> = Vec::new();
+    for x in list {
+        if !out.contains(x) {
+            out.push(x.clone());
+        }
+    }
+    out
 }
 
 /// Checks a workload selection of `fig`: each a workload name of its rows (`uts`: every tree)
@@ -200,7 +211,42 @@ fn resumable_meta(dir: &Path, fig: &Figure) -> Result<Meta, Failure> {
     }
     check_stored_settings(&meta.settings, fig)
         .map_err(|f| cannot(format!("its meta.json is invalid: {}", f.message())))?;
+    let mut meta = meta;
+    // An older build stored a selection as given, repetitions and all.
+    meta.settings.runtimes = meta.settings.runtimes.as_deref().map(dedup);
+    meta.settings.workloads = meta.settings.workloads.as_deref().map(dedup);
     Ok(meta)
+}
+
+/// The `raw.csv` of the run directory `dir`, read for `--resume` before anything in `dir`
+/// changes: a file this build cannot read (a header or a row of no known shape) is bad input
+/// that names it, a file that cannot be read an I/O failure.
+fn resumable_store(dir: &Path) -> Result<Store, Failure> {
+    Store::open(&dir.join("raw.csv")).map_err(|e| match e.kind() {
+        std::io::ErrorKind::InvalidData => {
+            Failure::Usage(format!("cannot resume {}: {e}", dir.display()))
+        }
+        _ => Failure::from(e),
+    })
+}
+
+/// On `--resume`, the machine and build must be those that measured the run: a point
+/// measured on another machine or by another build would be shown beside the others as if
+/// they were comparable, under the run's recorded machine and build.
+fn check_resume_machine(meta: &Meta, allocator: &str, dir: &Path) -> Result<(), Failure> {
+    let d = results::run_differences(
+        (&meta.machine, &meta.build),
+        (&results::this_machine(), &results::this_build(allocator)),
+    );
+    if d.is_empty() {
+        return Ok(());
+    }
+    Err(Failure::Usage(format!(
+        "cannot resume {}: it was measured with {}; start a new run (or merge runs with \
+         `stealbench merge --force`)",
+        dir.display(),
+        d.join(", ")
+    )))
 }
 
 /// The implemented workload specs of `fig` that a selection (`None` = all; workload names
@@ -437,12 +483,12 @@ fn command_line() -> String {
         .join(" ")
 }
 
-/// Which run directory, with which settings and meta.
+/// Which run directory, with which settings and meta, and its raw.csv, read.
 fn open_run(
     args: &ReproduceArgs,
     fig: &Figure,
     allocator: &str,
-) -> Result<(PathBuf, Meta, results::RunLock), Failure> {
+) -> Result<(PathBuf, Meta, Store, results::RunLock), Failure> {
     let given = settings_from_args(args, fig)?;
     let (stamp, dir_stamp) = results::timestamps(SystemTime::now());
     match &args.resume {
@@ -463,6 +509,8 @@ fn open_run(
             // Read again under the lock: another process may have changed it meanwhile.
             let mut meta = resumable_meta(&dir, fig)?;
             check_resume_conflicts(args, &given, &meta.settings, &dir)?;
+            check_resume_machine(&meta, allocator, &dir)?;
+            let store = resumable_store(&dir)?;
             if let Some(t) = args.timeout {
                 meta.settings.timeout_secs = t;
             }
@@ -476,7 +524,7 @@ fn open_run(
             });
             meta.resumed.push(format!("{stamp} {}", command_line()));
             meta.write(&dir)?;
-            Ok((dir, meta, lock))
+            Ok((dir, meta, store, lock))
         }
         None => {
             let mut given = given;
@@ -507,9 +555,11 @@ fn open_run(
                 machine: results::this_machine(),
                 build: results::this_build(allocator),
                 merged_from: Vec::new(),
+                ran: Default::default(),
             };
             meta.write(&dir)?;
-            Ok((dir, meta, lock))
+            let store = Store::open(&dir.join("raw.csv"))?;
+            Ok((dir, meta, store, lock))
         }
     }
 }
@@ -740,7 +790,7 @@ pub(crate) fn run_grid(fig: &Figure, s: &Settings) -> Grid {
 /// gathers them from every figure's latest run.
 pub(crate) struct View {
     /// Every point of the run, summarised.
-    pub summaries: Vec<results::PointSummary>,
+    pub summaries: results::Summaries,
     /// The figure's table.
     pub table: table::Table,
     /// The verdicts of the figure's claims.
@@ -752,8 +802,8 @@ pub(crate) struct View {
 }
 
 /// The view of the run `meta` whose `raw.csv` holds `rows`, through `grid`.
-pub(crate) fn view(fig: &Figure, grid: &Grid, meta: &Meta, rows: &[results::RawRow]) -> View {
-    let summaries = results::summarize(rows);
+pub(crate) fn view(fig: &Figure, grid: &Grid, meta: &Meta, store: &Store) -> View {
+    let summaries = results::summarize(store);
     let ctx = Context {
         summaries: &summaries,
         cpus: meta.machine.logical_cpus,
@@ -794,26 +844,32 @@ pub(crate) fn view(fig: &Figure, grid: &Grid, meta: &Meta, rows: &[results::RawR
 
 /// Summarises a run directory's `raw.csv` and renders the figure from it: `summary.csv`, the
 /// table (printed), the Markdown page and the plots (in the run directory and in
-/// `figures_dir`); marks the run finished. `reproduce` calls it after its points, `merge` on
-/// the merged rows. Returns the points' summaries.
+/// `figures_dir`); records in meta.json what each point's process ran and marks the run
+/// finished. `reproduce` calls it after its points, `merge` on the merged rows. The page
+/// gives each workload's parameters as its points' processes reported them (`params_of`, what
+/// this process computed, for a workload none reported). Returns the points' summaries.
 pub(crate) fn render(
     fig: &Figure,
     grid: &Grid,
     meta: &mut Meta,
-    run_dir: &Path,
+    store: &Store,
     figures_dir: &Path,
     params_of: &HashMap<String, String>,
-) -> Result<Vec<results::PointSummary>, Failure> {
+) -> Result<results::Summaries, Failure> {
     let s = meta.settings.clone();
-    let raw = run_dir.join("raw.csv");
-    let rows = results::read_raw(&raw)?;
+    let run_dir = store.path().parent().unwrap_or(Path::new("."));
+    let mut params_of = params_of.clone();
+    for r in store.rows() {
+        params_of.insert(r.point.workload.clone(), r.params.clone());
+    }
+    let params_of = &params_of;
     let View {
         summaries,
         table: tbl,
         verdicts,
         panels,
         subtitle,
-    } = view(fig, grid, meta, &rows);
+    } = view(fig, grid, meta, store);
     results::write_summary(
         &run_dir.join("summary.csv"),
         &results::summary_rows(&summaries, meta.machine.logical_cpus),
@@ -835,7 +891,7 @@ pub(crate) fn render(
         out!("{}", claims::text(&verdicts));
     }
 
-    let lacking = results::left_out_note(grid, &rows);
+    let lacking = results::left_out_note(grid, store);
     let md = markdown(
         fig,
         meta,
@@ -849,6 +905,17 @@ pub(crate) fn render(
     );
     write_figure_files(run_dir, fig, &md, grid, &panels, &subtitle)?;
     write_figure_files(figures_dir, fig, &md, grid, &panels, &subtitle)?;
+    meta.ran = store
+        .rows()
+        .iter()
+        .map(|r| {
+            let ran = crate::point::Ran {
+                params: r.params.clone(),
+                pool: r.pool.clone(),
+            };
+            (r.point.to_string(), ran)
+        })
+        .collect();
     meta.finished = true;
     meta.finished_at = Some(results::timestamps(SystemTime::now()).0);
     meta.write(run_dir)?;
@@ -866,7 +933,7 @@ pub(crate) fn render(
 /// failed (recorded), 130 when interrupted.
 pub(crate) fn reproduce_command(args: &ReproduceArgs, allocator: &str) -> Result<i32, Failure> {
     let fig = lookup_figure(&args.id)?;
-    let (run_dir, mut meta, _lock) = open_run(args, &fig, allocator)?;
+    let (run_dir, mut meta, mut store, _lock) = open_run(args, &fig, allocator)?;
     crate::runner::catch_interrupts();
     let s = meta.settings.clone();
     let figures_dir = s
@@ -958,24 +1025,22 @@ pub(crate) fn reproduce_command(args: &ReproduceArgs, allocator: &str) -> Result
         },
         timeout: (s.timeout_secs > 0).then(|| Duration::from_secs(s.timeout_secs)),
     };
-    let raw = run_dir.join("raw.csv");
-    let recorded = results::read_raw(&raw)?;
-    if let Some(n) = results::left_out_note(&grid, &recorded) {
+    if let Some(n) = results::left_out_note(&grid, &store) {
         outln!("note: {n}");
     }
     // A resumed run must measure the inputs its recorded rows measured: an input file (or
     // the input generation) may have changed since.
-    for row in recorded {
-        if let Some(now) = params_of.get(row.workload.as_str()) {
-            if *now != row.params {
-                return Err(Failure::Usage(format!(
-                    "{}: its {} rows were measured on input '{}', now it is '{}'; start a new run",
-                    run_dir.display(),
-                    row.workload,
-                    row.params,
-                    now
-                )));
-            }
+    for row in store.rows() {
+        if let Some(now) = params_of.get(row.point.workload.as_str())
+            && *now != row.params
+        {
+            return Err(Failure::Usage(format!(
+                "{}: its {} rows were measured on input '{}', now it is '{}'; start a new run",
+                run_dir.display(),
+                row.point.workload,
+                row.params,
+                now
+            )));
         }
     }
     let params = |p: &PointSpec| {
@@ -987,7 +1052,7 @@ pub(crate) fn reproduce_command(args: &ReproduceArgs, allocator: &str) -> Result
     let mut reporter = Reporter::new();
     let r = run_missing(
         &grid.points,
-        &raw,
+        &mut store,
         size,
         s.reps,
         s.rounds,
@@ -999,17 +1064,21 @@ pub(crate) fn reproduce_command(args: &ReproduceArgs, allocator: &str) -> Result
     match r {
         Ok(()) => {}
         Err(ExecError::Interrupted) => {
+            let recorded = if store.is_empty() {
+                "no point finished, nothing is recorded yet".to_string()
+            } else {
+                format!("finished points are in {}", store.path().display())
+            };
             errln!(
-                "interrupted; finished points are in {}. Continue with: {}",
-                raw.display(),
+                "interrupted; {recorded}. Continue with: {}",
                 continue_command(fig.id, &run_dir, &figures_dir)
             );
             return Ok(130);
         }
-        Err(ExecError::Io(e)) => return Err(Failure::Runtime(e.to_string())),
+        Err(ExecError::Io(e)) => return Err(Failure::from(e)),
     }
 
-    let summaries = render(&fig, &grid, &mut meta, &run_dir, &figures_dir, &params_of)?;
+    let summaries = render(&fig, &grid, &mut meta, &store, &figures_dir, &params_of)?;
 
     let failed: Vec<String> = summaries
         .iter()

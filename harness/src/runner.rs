@@ -9,8 +9,8 @@
 //! parent alone was signalled is killed by the parent.
 
 use crate::grid::Status;
-use crate::point::{Event, format_stats};
-use crate::results::{self, RawRow};
+use crate::point::{Event, Ran};
+use crate::results::{self, RawRow, Store};
 use crate::spec::{Measure, PointSpec};
 use std::io::{self, BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
@@ -62,7 +62,9 @@ pub(crate) struct ChildResult {
     pub events: Vec<Event>,
     /// How it ended.
     pub end: ChildEnd,
-    /// Its peak resident set in KiB, from `wait4`.
+    /// Its peak resident set in KiB, from `wait4`: an upper bound only, since a spawned
+    /// process inherits, at `exec`, the high-water mark of the memory it was spawned from
+    /// (this process's); [`outcome_of`] takes what the child reported instead.
     pub peak_rss_kb: Option<u64>,
     /// The last lines of its stderr, joined with ` | `.
     pub stderr_tail: String,
@@ -182,13 +184,15 @@ pub(crate) fn run_child(
             unsafe { libc::kill(pid, libc::SIGKILL) };
             stopped = true;
         }
-        if let Some(d) = deadline {
-            if !timed_out && !stopped && Instant::now() >= d {
-                // SAFETY: `pid` is still our unreaped child (wait4 just returned 0), so the id
-                // cannot have been reused by another process.
-                unsafe { libc::kill(pid, libc::SIGKILL) };
-                timed_out = true;
-            }
+        if let Some(d) = deadline
+            && !timed_out
+            && !stopped
+            && Instant::now() >= d
+        {
+            // SAFETY: `pid` is still our unreaped child (wait4 just returned 0), so the id
+            // cannot have been reused by another process.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+            timed_out = true;
         }
         std::thread::sleep(pause);
         pause = (pause * 2).min(Duration::from_millis(20));
@@ -226,7 +230,7 @@ pub(crate) struct RepRecord {
     pub seconds: f64,
     /// The answer and what it was checked against.
     pub answer: String,
-    /// Scheduler statistics.
+    /// Scheduler statistics (`None`: cannot count).
     pub stats: Vec<(String, Option<u64>)>,
 }
 
@@ -239,8 +243,11 @@ pub(crate) struct PointOutcome {
     pub failed_check: Option<(usize, String)>,
     /// The point's status.
     pub status: Status,
-    /// Peak RSS of its process, KiB.
+    /// Peak RSS of its process, KiB, as the process reported it (its high-water mark when it
+    /// finished, else after its last repetition); `None` if it reported none.
     pub peak_rss_kb: Option<u64>,
+    /// What the process reported it ran (`None`: it never started measuring).
+    pub ran: Option<Ran>,
     /// What went wrong, one line.
     pub note: String,
 }
@@ -266,23 +273,33 @@ pub(crate) fn outcome_of(child: ChildResult, timeout: Option<Duration>) -> Optio
     let mut failed_check = None;
     let mut error = None;
     let mut done = false;
+    let mut ran = None;
+    let mut peak = None;
     for e in child.events {
         match e {
-            Event::Start { .. } => {}
+            Event::Start(r) => ran = Some(r),
             Event::Rep {
                 rep,
                 seconds,
                 answer,
                 stats,
-            } => reps.push(RepRecord {
-                rep,
-                seconds,
-                answer,
-                stats,
-            }),
+            } => {
+                // The process's high-water mark after the repetition, should it not finish.
+                let hwm = stats.iter().find(|(k, _)| k == "process_hwm_kb");
+                peak = hwm.and_then(|(_, v)| *v).or(peak);
+                reps.push(RepRecord {
+                    rep,
+                    seconds,
+                    answer,
+                    stats,
+                })
+            }
             Event::CheckFailed { rep, message } => failed_check = Some((rep, message)),
             Event::Error { message } => error = Some(message),
-            Event::Done { .. } => done = true,
+            Event::Done { peak_rss_kb, .. } => {
+                done = true;
+                peak = Some(peak_rss_kb);
+            }
         }
     }
     let with_stderr = |what: String| {
@@ -330,7 +347,8 @@ pub(crate) fn outcome_of(child: ChildResult, timeout: Option<Duration>) -> Optio
         reps,
         failed_check,
         status,
-        peak_rss_kb: child.peak_rss_kb,
+        peak_rss_kb: peak,
+        ran,
         note,
     })
 }
@@ -366,7 +384,9 @@ impl PointExecutor for ChildExecutor {
 }
 
 /// The `raw.csv` rows of a finished point: one per checked repetition, one for a repetition
-/// whose check failed (no time), or a single point-level row when there is neither.
+/// whose check failed (no time), or a single point-level row when there is neither. The rows
+/// record what the point's process reported it ran ([`PointOutcome::ran`]); `params` (what
+/// this process computed) only where it reported nothing.
 pub(crate) fn rows_of(
     p: &PointSpec,
     round: usize,
@@ -375,21 +395,22 @@ pub(crate) fn rows_of(
     o: &PointOutcome,
 ) -> Vec<RawRow> {
     let base = RawRow {
-        runtime: p.runtime.to_string(),
-        workload: p.workload.clone(),
-        variant: p.variant.name().to_string(),
-        workers: p.workers,
-        size: size.name().to_string(),
-        params: params.to_string(),
+        point: p.clone(),
+        size,
+        params: o
+            .ran
+            .as_ref()
+            .map_or_else(|| params.to_string(), |r| r.params.clone()),
         rep: None,
         seconds: None,
         peak_rss_kb: o.peak_rss_kb,
         check: String::new(),
         status: o.status,
-        stats: String::new(),
         note: o.note.clone(),
         round,
         answer: String::new(),
+        pool: o.ran.as_ref().and_then(|r| r.pool.clone()),
+        counters: Vec::new(),
     };
     let mut rows: Vec<RawRow> = o
         .reps
@@ -398,7 +419,7 @@ pub(crate) fn rows_of(
             rep: Some(r.rep),
             seconds: Some(r.seconds),
             check: "ok".to_string(),
-            stats: format_stats(&r.stats),
+            counters: r.stats.clone(),
             answer: r.answer.clone(),
             ..base.clone()
         })
@@ -437,14 +458,14 @@ pub(crate) enum Progress<'a> {
 
 /// Runs every point of `points` once per round (`rounds` of them, the rounds one after the
 /// other; with more than one, each round in its own shuffled order, seeded by the round) unless
-/// raw.csv already has it, appending each point's rows as soon as it finishes. A recorded
+/// `store` (the run's raw.csv) already has it, appending each point's rows as soon as it finishes. A recorded
 /// point's round that did not finish ok, or has fewer than `reps` timed repetitions, runs
-/// again whole: its old rows move to `attempts.csv` first ([`results::set_aside`]). Stops
+/// again whole: its old rows move to `attempts.csv` first ([`Store::set_aside`]). Stops
 /// early (returning `Interrupted`) when the user interrupts.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn run_missing(
     points: &[PointSpec],
-    raw_path: &Path,
+    store: &mut Store,
     size: Size,
     reps: usize,
     rounds: usize,
@@ -452,17 +473,16 @@ pub(crate) fn run_missing(
     executor: &mut dyn PointExecutor,
     observe: &mut dyn FnMut(Progress<'_>),
 ) -> Result<(), ExecError> {
-    results::upgrade_raw(raw_path).map_err(ExecError::Io)?;
-    let rows = results::read_raw(raw_path).map_err(ExecError::Io)?;
-    let reruns: Vec<(PointSpec, usize, String)> = results::points_to_rerun(&rows, reps)
+    store.upgrade().map_err(ExecError::Io)?;
+    let reruns: Vec<(PointSpec, usize, String)> = results::points_to_rerun(store, reps)
         .into_iter()
         .filter(|(k, round, _)| points.contains(k) && *round <= rounds)
         .collect();
     if !reruns.is_empty() {
         let set: std::collections::BTreeSet<(PointSpec, usize)> =
             reruns.iter().map(|(k, r, _)| (k.clone(), *r)).collect();
-        results::set_aside(raw_path, &raw_path.with_file_name("attempts.csv"), &set)
-            .map_err(ExecError::Io)?;
+        let attempts = store.path().with_file_name("attempts.csv");
+        store.set_aside(&attempts, &set).map_err(ExecError::Io)?;
     }
     let retried: Vec<(PointSpec, String)> = reruns
         .into_iter()
@@ -475,7 +495,7 @@ pub(crate) fn run_missing(
             (k, why)
         })
         .collect();
-    let done = results::recorded_rounds(&results::read_raw(raw_path).map_err(ExecError::Io)?);
+    let done = results::recorded_rounds(store);
     let mut todo: Vec<(usize, &PointSpec)> = Vec::new();
     for round in 1..=rounds {
         for p in round_order(points, round, rounds) {
@@ -495,7 +515,8 @@ pub(crate) fn run_missing(
         }
         observe(Progress::Started(p));
         let outcome = executor.execute(p)?;
-        results::append_rows(raw_path, &rows_of(p, round, size, &params(p), &outcome))
+        store
+            .append(&rows_of(p, round, size, &params(p), &outcome))
             .map_err(ExecError::Io)?;
         observe(Progress::Finished(p, &outcome));
     }
@@ -519,6 +540,7 @@ fn round_order(points: &[PointSpec], round: usize, rounds: usize) -> Vec<&PointS
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::results::Store;
     use stealbench_workloads::Variant;
     use tempfile::TempDir;
 
@@ -561,6 +583,7 @@ mod tests {
                 failed_check: None,
                 status: Status::Ok,
                 peak_rss_kb: Some(1000),
+                ran: None,
                 note: String::new(),
             })
         }
@@ -584,7 +607,7 @@ mod tests {
         };
         let r = run_missing(
             &points,
-            &raw,
+            &mut Store::open(&raw).unwrap(),
             Size::Test,
             2,
             1,
@@ -594,7 +617,7 @@ mod tests {
         );
         assert!(matches!(r, Err(ExecError::Interrupted)));
         assert_eq!(first.calls, points[..2]);
-        assert_eq!(results::read_raw(&raw).unwrap().len(), 4);
+        assert_eq!(Store::open(&raw).unwrap().rows().to_vec().len(), 4);
         // Resume: only the other two run.
         let mut second = Fake {
             calls: vec![],
@@ -603,7 +626,7 @@ mod tests {
         let mut plan = None;
         run_missing(
             &points,
-            &raw,
+            &mut Store::open(&raw).unwrap(),
             Size::Test,
             2,
             1,
@@ -621,9 +644,12 @@ mod tests {
         .unwrap();
         assert_eq!(second.calls, points[2..]);
         assert_eq!(plan, Some((2, 2)));
-        let rows = results::read_raw(&raw).unwrap();
+        let rows = Store::open(&raw).unwrap().rows().to_vec();
         assert_eq!(rows.len(), 8);
-        assert_eq!(results::recorded_points(&rows).len(), 4);
+        assert_eq!(
+            results::recorded_points(&Store::open(&raw).unwrap()).len(),
+            4
+        );
     }
 
     /// The points `run_missing` runs on `raw` (2 repetitions each), and its plan's retries.
@@ -639,7 +665,18 @@ mod tests {
                 retried = r.to_vec();
             }
         };
-        run_missing(points, raw, Size::Test, 2, 1, &params, &mut fake, observe).unwrap();
+        let mut store = Store::open(raw).unwrap();
+        run_missing(
+            points,
+            &mut store,
+            Size::Test,
+            2,
+            1,
+            &params,
+            &mut fake,
+            observe,
+        )
+        .unwrap();
         (fake.calls, retried)
     }
 
@@ -655,7 +692,7 @@ mod tests {
         let params = |_: &PointSpec| "n=20".to_string();
         run_missing(
             &points,
-            &raw,
+            &mut Store::open(&raw).unwrap(),
             Size::Test,
             2,
             3,
@@ -675,9 +712,9 @@ mod tests {
             round(1) != round(2) || round(2) != round(3),
             "the orders are shuffled"
         );
-        let rows = results::read_raw(&raw).unwrap();
+        let rows = Store::open(&raw).unwrap().rows().to_vec();
         assert_eq!(rows.iter().filter(|r| r.round == 3).count(), 12);
-        let s = results::summarize(&rows);
+        let s = results::summarize(&Store::open(&raw).unwrap());
         assert_eq!(s[0].round_medians.len(), 3);
         // Everything is recorded: a resume runs nothing.
         assert!(run_all_rounds(&points, &raw, 3).is_empty());
@@ -692,7 +729,7 @@ mod tests {
         let params = |_: &PointSpec| "n=20".to_string();
         run_missing(
             points,
-            raw,
+            &mut Store::open(raw).unwrap(),
             Size::Test,
             2,
             rounds,
@@ -706,35 +743,30 @@ mod tests {
 
     #[test]
     fn a_raw_csv_of_an_older_header_is_read_and_upgraded() {
-        for columns in results::OLDER_COLUMNS {
+        for columns in [13, 14, 15] {
             let dir = TempDir::with_prefix("stealbench-old-raw-").unwrap();
             let raw = dir.path().join("raw.csv");
             let points = vec![key("serial", 1), key("abp", 2)];
-            assert_eq!(run_all_rounds(&points, &raw, 1), points);
-            // Keep the first `columns` columns, as files written before the others.
-            let mut reader = csv::Reader::from_path(&raw).unwrap();
-            let mut writer = csv::Writer::from_writer(Vec::new());
-            writer
-                .write_record(reader.headers().unwrap().iter().take(columns))
-                .unwrap();
-            for record in reader.records() {
-                writer
-                    .write_record(record.unwrap().iter().take(columns))
-                    .unwrap();
-            }
-            std::fs::write(&raw, writer.into_inner().unwrap()).unwrap();
-            let old = results::read_raw(&raw).unwrap();
+            // Round 1 as an older build wrote it: the counters in one `stats` cell, and the
+            // first `columns` columns of its header.
+            let older = crate::results::older_fixture(columns);
+            std::fs::write(&raw, &older).unwrap();
+            let old = Store::open(&raw).unwrap().rows().to_vec();
             assert_eq!(old.len(), 4);
             assert!(
-                old.iter().all(|r| r.round == 1 && r.answer.is_empty()),
+                old.iter().all(|r| r.round == 1 && r.counters.len() == 2),
                 "{columns} columns"
             );
-            // A second round appends to it, after the upgrade.
+            // Round 1 is recorded; a second round appends to it, after the upgrade.
             assert_eq!(run_all_rounds(&points, &raw, 2).len(), 2);
             let text = std::fs::read_to_string(&raw).unwrap();
-            assert!(text.starts_with(&results::RAW_HEADER.join(",")), "{text}");
-            let rows = results::read_raw(&raw).unwrap();
+            assert!(
+                text.starts_with(&crate::results::RAW_COLUMNS.join(",")),
+                "{text}"
+            );
+            let rows = Store::open(&raw).unwrap().rows().to_vec();
             assert_eq!(rows.len(), 8);
+            assert_eq!(rows[..4], old[..], "the older rows, as they read before");
             let new: Vec<_> = rows.iter().filter(|r| r.round == 2).collect();
             assert_eq!(new.len(), 4);
             assert!(new.iter().all(|r| r.answer.starts_with("fib(20) = 6765")));
@@ -748,13 +780,13 @@ mod tests {
         let points = vec![key("serial", 1), key("abp", 1), key("abp", 2)];
         assert_eq!(run_all(&points, &raw).0, points);
         // abp P=1 crashed; abp P=2 lost its last repetition (a cut last line).
-        let mut rows = results::read_raw(&raw).unwrap();
-        for r in rows.iter_mut().filter(|r| r.key() == Some(key("abp", 1))) {
+        let mut rows = Store::open(&raw).unwrap().rows().to_vec();
+        for r in rows.iter_mut().filter(|r| r.point == key("abp", 1)) {
             r.status = Status::Crashed;
         }
         rows.pop();
         std::fs::remove_file(&raw).unwrap();
-        results::append_rows(&raw, &rows).unwrap();
+        Store::create(&raw, &rows).unwrap();
         let (calls, retried) = run_all(&points, &raw);
         assert_eq!(calls, points[1..]);
         assert_eq!(
@@ -764,10 +796,13 @@ mod tests {
                 (key("abp", 2), "1 of 2 repetitions".to_string())
             ]
         );
-        let rows = results::read_raw(&raw).unwrap();
+        let rows = Store::open(&raw).unwrap().rows().to_vec();
         assert_eq!(rows.len(), 6);
         assert!(rows.iter().all(|r| r.status == Status::Ok));
-        let attempts = results::read_raw(&dir.path().join("attempts.csv")).unwrap();
+        let attempts = Store::open(&dir.path().join("attempts.csv"))
+            .unwrap()
+            .rows()
+            .to_vec();
         assert_eq!(attempts.len(), 3, "the old rows are kept aside");
         // A third run has nothing to do.
         assert!(run_all(&points, &raw).0.is_empty());
@@ -824,6 +859,48 @@ mod tests {
         assert_eq!(rows[1].check, "failed: wrong");
         assert_eq!(rows[1].answer, "", "a failed check has no answer");
         assert!(outcome_of(child(vec![], ChildEnd::Signaled(libc::SIGINT)), None).is_none());
+    }
+
+    #[test]
+    fn a_points_record_and_peak_are_what_its_process_reported() {
+        let ran = Ran {
+            params: "n=21 (the child's)".into(),
+            pool: Some(crate::point::PoolRecord::of(
+                &stealbench_schedulers::PoolConfig::with_workers(2),
+            )),
+        };
+        let rep = Event::Rep {
+            rep: 1,
+            seconds: 0.1,
+            answer: "fib(21) = 10946; checked against the iterative fib(n)".into(),
+            stats: vec![("process_hwm_kb".into(), Some(3))],
+        };
+        let done = Event::Done {
+            reps: 1,
+            median: 0.1,
+            peak_rss_kb: 4,
+        };
+        // wait4 says 5 (the parent's high-water mark carried over); the child said 4.
+        let events = vec![Event::Start(ran.clone()), rep.clone(), done];
+        let ok = outcome_of(child(events, ChildEnd::Exited(0)), None).unwrap();
+        assert_eq!(ok.peak_rss_kb, Some(4));
+        let rows = rows_of(&key("abp", 2), 1, Size::Test, "n=20", &ok);
+        assert_eq!(
+            rows[0].params, ran.params,
+            "the child's parameters, not the parent's"
+        );
+        assert_eq!(rows[0].pool, ran.pool);
+        // A child that died after a repetition: its high-water mark after it.
+        let events = vec![Event::Start(ran), rep];
+        let crashed = outcome_of(child(events, ChildEnd::Signaled(libc::SIGSEGV)), None).unwrap();
+        assert_eq!(crashed.peak_rss_kb, Some(3));
+        // One that never reported: the parent's parameters, no peak.
+        let silent = outcome_of(child(vec![], ChildEnd::Exited(101)), None).unwrap();
+        assert_eq!(silent.peak_rss_kb, None);
+        assert_eq!(
+            rows_of(&key("abp", 2), 1, Size::Test, "n=20", &silent)[0].params,
+            "n=20"
+        );
     }
 
     #[test]

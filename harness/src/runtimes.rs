@@ -88,6 +88,9 @@ pub(crate) fn serial() -> Arm {
 /// future work-first on a stack of its own).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Arm {
+    /// The canonical spelling, made once when the arm is ([`Arm::spec`]): what compares,
+    /// orders and hashes arms, so no comparison builds it.
+    spelt: &'static str,
     /// The runtime.
     pub info: &'static Runtime,
     /// `idle=`, if given.
@@ -283,6 +286,7 @@ impl Arm {
     /// The runtime `info` with no setting given.
     pub(crate) fn plain(info: &'static Runtime) -> Arm {
         Arm {
+            spelt: info.name,
             info,
             idle: None,
             victim: None,
@@ -321,6 +325,7 @@ impl Arm {
         for k in KEYS {
             (k.forget_default)(&mut arm);
         }
+        arm.spelt = intern(arm.spelling());
         arm.refusal()
             .map_or(Ok(arm), |why| Err(format!("runtime '{spec}': {why}")))
     }
@@ -373,6 +378,11 @@ impl Arm {
 
     /// The canonical spelling: the name, then the settings given, in the order of `KEYS`.
     pub(crate) fn spec(&self) -> String {
+        self.spelt.to_string()
+    }
+
+    /// The canonical spelling, made from the settings.
+    fn spelling(&self) -> String {
         KEYS.iter()
             .filter_map(|k| Some(format!("/{}={}", k.name, (k.get)(self)?)))
             .fold(self.info.name.to_string(), |s, kv| s + &kv)
@@ -389,8 +399,26 @@ impl Arm {
 
 impl fmt::Display for Arm {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.spec())
+        f.write_str(self.spelt)
     }
+}
+
+/// `spelling` as a string that lives as long as the process: one copy per distinct arm (a few
+/// dozen at most), so an [`Arm`] stays `Copy` and carries its spelling.
+fn intern(spelling: String) -> &'static str {
+    use std::collections::HashSet;
+    use std::sync::{Mutex, OnceLock};
+    static SPELT: OnceLock<Mutex<HashSet<&'static str>>> = OnceLock::new();
+    let mut set = SPELT
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    if let Some(&s) = set.get(spelling.as_str()) {
+        return s;
+    }
+    let s: &'static str = Box::leak(spelling.into_boxed_str());
+    set.insert(s);
+    s
 }
 
 /// [`Arm::parse`].
@@ -413,7 +441,7 @@ impl From<&str> for Arm {
 /// `==`).
 impl Ord for Arm {
     fn cmp(&self, other: &Arm) -> std::cmp::Ordering {
-        self.spec().cmp(&other.spec())
+        self.spelt.cmp(other.spelt)
     }
 }
 
@@ -425,20 +453,20 @@ impl PartialOrd for Arm {
 
 impl std::hash::Hash for Arm {
     fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
-        self.spec().hash(state);
+        self.spelt.hash(state);
     }
 }
 
 /// An arm equals the text of its canonical spelling.
 impl PartialEq<str> for Arm {
     fn eq(&self, other: &str) -> bool {
-        self.spec() == other
+        self.spelt == other
     }
 }
 
 impl PartialEq<&str> for Arm {
     fn eq(&self, other: &&str) -> bool {
-        self.spec() == *other
+        self.spelt == *other
     }
 }
 

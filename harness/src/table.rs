@@ -167,9 +167,9 @@ mod tests {
     fn fig3_cells_show_measured_and_paper_values() {
         let fig = prows_fig3::figure();
         let grid = Grid::build(fig.rows.clone(), &[1, 2], &Selection::default());
-        let summaries = vec![ok_point("serial", Variant::Fj, 1, 0.25)];
+        let summaries = [ok_point("serial", Variant::Fj, 1, 0.25)];
         let ctx = Context {
-            summaries: &summaries,
+            summaries: &crate::results::Summaries::from(summaries.to_vec()),
             cpus: 2,
         };
         let t = build(&fig, &grid, &ctx);
@@ -197,7 +197,7 @@ mod tests {
     fn the_table_spells_libforks_arms_out() {
         let (fig, grid, summaries) = crate::testutil::libfork_fig5_at_1();
         let ctx = Context {
-            summaries: &summaries,
+            summaries: &crate::results::Summaries::from(summaries.to_vec()),
             cpus: 2,
         };
         let busy = crate::figures::suites::BUSY_LF;

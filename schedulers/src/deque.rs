@@ -911,7 +911,7 @@ impl Owner {
     /// as every switch; nothing on the fallback or with [`Switching::NEVER`].
     pub fn make_symmetric(&self) {
         let g = self.modes.mode.get();
-        if g % 2 == 0 && self.membarrier && self.modes.switching.window != 0 {
+        if g.is_multiple_of(2) && self.membarrier && self.modes.switching.window != 0 {
             self.modes.left.set(self.modes.switching.window);
             self.modes.own_takes.set(0);
             // No steal seen yet: back after the first window without one.
@@ -1112,11 +1112,11 @@ mod tests {
         let mut mine = vec![];
         for i in 0..n {
             o.push([i, !i]);
-            if i % 3 == 0 {
-                if let Some(e) = o.pop() {
-                    assert_eq!(e[1], !e[0]);
-                    mine.push(e[0]);
-                }
+            if i % 3 == 0
+                && let Some(e) = o.pop()
+            {
+                assert_eq!(e[1], !e[0]);
+                mine.push(e[0]);
             }
             if drain_every != 0 && i % drain_every == 0 {
                 while let Some(e) = o.pop() {

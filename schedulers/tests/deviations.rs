@@ -82,7 +82,7 @@ impl Flag {
 /// tasks and by a chained future).
 fn dag<W: Futures>(w: &W, seed: u64, depth: u32, futures: bool) -> u64 {
     let r = splitmix(seed);
-    if depth == 0 || r % 6 == 0 {
+    if depth == 0 || r.is_multiple_of(6) {
         return leaf(seed);
     }
     let d = depth - 1;

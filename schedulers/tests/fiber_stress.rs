@@ -24,7 +24,7 @@ use common::{leaf, mix, splitmix};
 /// One node of a random DAG; its shape and value depend on `seed` only.
 fn node<W: Futures>(w: &W, seed: u64, depth: u32) -> u64 {
     let r = splitmix(seed);
-    if depth == 0 || r % 7 == 0 {
+    if depth == 0 || r.is_multiple_of(7) {
         return leaf(seed);
     }
     let d = depth - 1;

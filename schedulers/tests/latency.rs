@@ -136,7 +136,7 @@ fn a_ready_future_is_not_handed_to_the_io_thread() {
 /// other's continuations. Its value depends on the seed only.
 fn node<W: Futures>(w: &W, seed: u64, depth: u32) -> u64 {
     let r = splitmix(seed);
-    if depth == 0 || r % 5 == 0 {
+    if depth == 0 || r.is_multiple_of(5) {
         return leaf(seed);
     }
     let d = depth - 1;

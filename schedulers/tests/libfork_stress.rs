@@ -37,8 +37,8 @@ fn node<'s, C: AsyncWorker<'s>>(
 ) -> impl Future<Output = u64> + Send + 's {
     async move {
         let r = splitmix(seed);
-        if depth == 0 || r % 7 == 0 {
-            if panic_odds != 0 && (r >> 32) % panic_odds == 0 {
+        if depth == 0 || r.is_multiple_of(7) {
+            if panic_odds != 0 && (r >> 32).is_multiple_of(panic_odds) {
                 std::panic::panic_any(BOOM);
             }
             return leaf(seed);

@@ -213,9 +213,19 @@ impl SimReport {
         }
     }
 
-    /// The counters as `name=value` pairs, `;`-separated, as the harness writes a runtime's
-    /// statistics (`sim_time` is [`SimReport::time`], in the DAG's weight units).
+    /// The counters as `name=value` pairs, `;`-separated, for a line of text (`sim_time` is
+    /// [`SimReport::time`], in the DAG's weight units).
     pub fn counters(&self) -> String {
+        self.named()
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join(";")
+    }
+
+    /// The counters of [`SimReport::counters`], each with its name, in that order: the harness
+    /// records them as a simulated point's statistics.
+    pub fn named(&self) -> [(&'static str, u64); 11] {
         [
             ("sim_time", self.time),
             ("steals", self.steals),
@@ -229,10 +239,6 @@ impl SimReport {
             ("max_deques", self.max_deques),
             ("max_stealable", self.max_stealable),
         ]
-        .iter()
-        .map(|(k, v)| format!("{k}={v}"))
-        .collect::<Vec<_>>()
-        .join(";")
     }
 }
 

@@ -453,7 +453,7 @@ impl Strings {
     /// Unless `b ≥ 1` divides `n`.
     pub fn random(n: usize, b: usize, seed: u64) -> Self {
         assert!(
-            b >= 1 && n >= b && n % b == 0,
+            b >= 1 && n >= b && n.is_multiple_of(b),
             "n={n} must be a multiple of b={b}"
         );
         let mut rng = SplitMix64::new(seed);

@@ -50,7 +50,7 @@ impl<const L: usize> Block<L> {
 /// `n` is not `S·2^k`.
 pub fn block_count<const L: usize>(n: usize) -> Option<usize> {
     let s = Block::<L>::SIDE;
-    (n >= s && n % s == 0 && (n / s).is_power_of_two()).then(|| (n / s) * (n / s))
+    (n >= s && n.is_multiple_of(s) && (n / s).is_power_of_two()).then(|| (n / s) * (n / s))
 }
 
 /// The (block row, block column) of the `t`-th block in Z-order: the bits of `t` alternate

@@ -10,7 +10,7 @@
 
 use super::quantity::{Estimate, Missing, Q, number};
 use crate::figures::fit;
-use crate::results::PointSummary;
+use crate::results::Summaries;
 
 use std::fmt;
 
@@ -255,7 +255,7 @@ impl Check {
     }
 
     /// Runs the check on `run`: a result per case.
-    pub(crate) fn run(&self, run: &[PointSummary]) -> Vec<CaseResult> {
+    pub(crate) fn run(&self, run: &Summaries) -> Vec<CaseResult> {
         match self {
             Check::Within { cases, band, .. } => cases
                 .iter()
@@ -328,12 +328,12 @@ fn no_samples(q: &Q) -> Missing {
 }
 
 /// The estimate of `q` in `run`.
-fn estimate(q: &Q, run: &[PointSummary]) -> Result<Estimate, Missing> {
+fn estimate(q: &Q, run: &Summaries) -> Result<Estimate, Missing> {
     q.samples(run)?.estimate().ok_or_else(|| no_samples(q))
 }
 
 /// One case of [`Check::Order`]: each value over the one before, within `band`.
-fn order(label: &str, qs: &[Q], band: &Band, run: &[PointSummary]) -> CaseResult {
+fn order(label: &str, qs: &[Q], band: &Band, run: &Summaries) -> CaseResult {
     let mut values = Vec::new();
     let mut outcomes = Vec::new();
     let mut prev: Option<super::quantity::Samples> = None;
@@ -363,7 +363,7 @@ fn exponent(
     model: Growth,
     series: &[(f64, Q)],
     band: &Band,
-    run: &[PointSummary],
+    run: &Summaries,
 ) -> CaseResult {
     let mut points = Vec::new();
     for (x, q) in series {

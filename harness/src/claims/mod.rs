@@ -29,7 +29,7 @@ pub(crate) use check::{Band, Case, Check, Growth, Outcome, case};
 pub(crate) use quantity::{Q, counter, peak_rss, time, ts};
 
 use crate::figures::Figure;
-use crate::results::PointSummary;
+use crate::results::Summaries;
 use crate::runtimes::SERIAL;
 use std::fmt;
 use std::io;
@@ -162,7 +162,7 @@ impl fmt::Display for Verdict {
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Run<'a> {
     /// Every point of the run.
-    pub summaries: &'a [PointSummary],
+    pub summaries: &'a Summaries,
     /// The machine's physical cores.
     pub cores: usize,
     /// The run's input size.
@@ -293,13 +293,13 @@ fn gate(claim: &Claim, run: &Run<'_>) -> Option<Verdict> {
             run.cores
         )));
     }
-    if let Some((size, why)) = claim.min_size {
-        if rank(run.size) < rank(size) {
-            return Some(Verdict::Inconclusive(format!(
-                "this run's size is {}; the effect shows from size {} on: {why}",
-                run.size, size
-            )));
-        }
+    if let Some((size, why)) = claim.min_size
+        && rank(run.size) < rank(size)
+    {
+        return Some(Verdict::Inconclusive(format!(
+            "this run's size is {}; the effect shows from size {} on: {why}",
+            run.size, size
+        )));
     }
     for q in claim.check.quantities().iter().flat_map(|q| q.times()) {
         let rounds = q.samples(run.summaries).ok().map(|s| s.values.len());
@@ -316,7 +316,7 @@ fn gate(claim: &Claim, run: &Run<'_>) -> Option<Verdict> {
 /// Why T_s of `workload` is suspect in `summaries`: a row of the same program (T_s's variant)
 /// at P = 1 that beat it in every round, by more than 2 %. Another variant may beat it by
 /// design (a latency-hiding version overlaps the waits that the serial elision sleeps through).
-pub(crate) fn suspect_ts(summaries: &[PointSummary], workload: &str) -> Option<String> {
+pub(crate) fn suspect_ts(summaries: &Summaries, workload: &str) -> Option<String> {
     let ts = crate::results::ts_of(summaries, workload)?;
     let t = quantity::Samples::rounds(&ts.round_medians);
     summaries
@@ -469,6 +469,7 @@ pub(crate) fn listing(figures: &[Figure]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::results::PointSummary;
     use crate::testutil::ok_point;
     use stealbench_workloads::Variant;
 
@@ -504,7 +505,7 @@ mod tests {
 
     fn verdict(claim: Claim, points: Vec<PointSummary>) -> Verdict {
         let run = Run {
-            summaries: &points,
+            summaries: &crate::results::Summaries::from(points.to_vec()),
             cores: 2,
             size: Size::Quick,
         };
@@ -626,17 +627,26 @@ mod tests {
 
     #[test]
     fn a_row_faster_than_serial_in_every_round_makes_ts_suspect() {
-        let pts = vec![
+        let pts = [
             rounds("serial", 1, &[1.0, 1.0, 1.0]),
             rounds("abp", 1, &[0.9, 0.92, 0.91]),
             rounds("fibril", 1, &[0.9, 1.1, 1.0]),
         ];
-        let why = suspect_ts(&pts, "fib").unwrap();
+        let why = suspect_ts(&crate::results::Summaries::from(pts.to_vec()), "fib").unwrap();
         assert!(why.contains("abp fib-fj"), "{why}");
         // Another program (sf) beating the serial elision of fj is no sign of a bad T_s.
         let mut sf = rounds("prows", 1, &[0.5, 0.5, 0.5]);
         sf.key.variant = Variant::Sf;
-        assert_eq!(suspect_ts(&[pts[0].clone(), sf], "fib"), None);
-        assert_eq!(suspect_ts(&pts[..1], "fib"), None);
+        assert_eq!(
+            suspect_ts(
+                &crate::results::Summaries::from([pts[0].clone(), sf].to_vec()),
+                "fib"
+            ),
+            None
+        );
+        assert_eq!(
+            suspect_ts(&crate::results::Summaries::from(pts[..1].to_vec()), "fib"),
+            None
+        );
     }
 }

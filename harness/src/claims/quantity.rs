@@ -11,7 +11,7 @@
 //! can only widen the spread.
 
 use crate::grid::Status;
-use crate::results::{self, PointSummary};
+use crate::results::{self, PointSummary, Summaries};
 use crate::runtimes::Arm;
 use crate::spec::PointSpec;
 use crate::stats;
@@ -172,7 +172,7 @@ impl Q {
     }
 
     /// Its value in `run`, or why there is none.
-    pub(crate) fn samples(&self, run: &[PointSummary]) -> Result<Samples, Missing> {
+    pub(crate) fn samples(&self, run: &Summaries) -> Result<Samples, Missing> {
         match self {
             Q::Time(p) => {
                 let s = point(run, p)?;
@@ -242,7 +242,7 @@ impl fmt::Display for Missing {
 }
 
 /// The summary of `p` in `run`, finished ok.
-fn point<'a>(run: &'a [PointSummary], p: &Pt) -> Result<&'a PointSummary, Missing> {
+fn point<'a>(run: &'a Summaries, p: &Pt) -> Result<&'a PointSummary, Missing> {
     let arm = Arm::parse(p.runtime).map_err(|e| Missing::NotMeasured(format!("{p} ({e})")))?;
     let key = PointSpec {
         runtime: arm,
@@ -251,8 +251,7 @@ fn point<'a>(run: &'a [PointSummary], p: &Pt) -> Result<&'a PointSummary, Missin
         workers: p.p,
     };
     let s = run
-        .iter()
-        .find(|s| s.key == key)
+        .get(&key)
         .ok_or_else(|| Missing::NotMeasured(p.to_string()))?;
     ok(s, &p.to_string())?;
     Ok(s)

@@ -132,9 +132,9 @@ mod tests {
             ("unmaps".into(), vec![50, 70, 60]),
             ("process_minor_faults".into(), vec![1000, 1200, 1100]),
         ];
-        let s = vec![p];
+        let s = [p];
         let ctx = Context {
-            summaries: &s,
+            summaries: &crate::results::Summaries::from(s.to_vec()),
             cpus: 2,
         };
         assert_eq!(

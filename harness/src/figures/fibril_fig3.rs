@@ -245,6 +245,7 @@ mod tests {
             ..figure()
         };
         let verdict = |summaries: &[crate::results::PointSummary]| {
+            let summaries = &crate::results::Summaries::from(summaries.to_vec());
             let run = Run {
                 summaries,
                 cores: 2,

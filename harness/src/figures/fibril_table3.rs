@@ -141,7 +141,7 @@ mod tests {
         assert_eq!(f.rows.len(), 36);
         let fibril = |bench| f.row(bench, "fibril");
         let ctx = Context {
-            summaries: &[],
+            summaries: &crate::results::Summaries::default(),
             cpus: 2,
         };
         let lead = f.metric.lead(&ctx, fibril("quicksort"));
@@ -180,8 +180,7 @@ mod tests {
         };
         // strassen at the quick size: S_1 = 10 pages over its nested spawns' stacks (its
         // deepest stack is 2), D = 4, S_72 / 72 = 3.5: a quarter of its bound.
-        let run = vec![
-            with(DEPTH_ARM, 1, &[("fork_depth", &[4])]),
+        let run = [with(DEPTH_ARM, 1, &[("fork_depth", &[4])]),
             with(
                 "fibril",
                 1,
@@ -190,8 +189,7 @@ mod tests {
                     ("stack_depth_pages_high_water", &[2, 2, 2]),
                 ],
             ),
-            with("fibril", 72, &[("stack_pages_touched", &[252, 252, 255])]),
-        ];
+            with("fibril", 72, &[("stack_pages_touched", &[252, 252, 255])])];
         let f = Figure {
             claims: figure()
                 .claims
@@ -206,7 +204,7 @@ mod tests {
             ..figure()
         };
         let run = Run {
-            summaries: &run,
+            summaries: &crate::results::Summaries::from(run.to_vec()),
             cores: 2,
             size: Size::Quick,
         };

@@ -167,10 +167,8 @@ mod tests {
             ];
             s
         };
-        let run = vec![
-            point("fibril", 8192, &[11264, 11264]),
-            point("abp", 8192, &[10240, 14336]),
-        ];
+        let run = [point("fibril", 8192, &[11264, 11264]),
+            point("abp", 8192, &[10240, 14336])];
         let f = Figure {
             claims: vec![claims().remove(0)],
             ..figure()
@@ -178,7 +176,7 @@ mod tests {
         let j = judge(
             &f,
             &Run {
-                summaries: &run,
+                summaries: &crate::results::Summaries::from(run.to_vec()),
                 cores: 72,
                 size: Size::Quick,
             },
@@ -190,7 +188,7 @@ mod tests {
         let small = judge(
             &f,
             &Run {
-                summaries: &run,
+                summaries: &crate::results::Summaries::from(run.to_vec()),
                 cores: 2,
                 size: Size::Quick,
             },

@@ -117,10 +117,10 @@ pub(crate) fn fit(points: &[(f64, f64)], m1: f64) -> Option<Fit> {
     let mut best: Option<(usize, f64)> = None;
     for i in 0..=GRID {
         let n = lo + step * i as f64;
-        if let Some((_, _, rss)) = profile(&ps, &ys, n) {
-            if best.is_none_or(|(_, r)| rss < r) {
-                best = Some((i, rss));
-            }
+        if let Some((_, _, rss)) = profile(&ps, &ys, n)
+            && best.is_none_or(|(_, r)| rss < r)
+        {
+            best = Some((i, rss));
         }
     }
     let (i, _) = best?;

@@ -378,14 +378,12 @@ mod tests {
             s.key.workload = w.to_string();
             s
         };
-        let s = vec![
-            point("serial", &spec(0), Variant::Fj, 1, 4.0),
+        let s = [point("serial", &spec(0), Variant::Fj, 1, 4.0),
             point("serial", &spec(50), Variant::Fj, 1, 40.0),
             point("prows", &spec(50), Variant::Sf, 2, 2.0),
-            point("prows", &spec(50), Variant::Sf, 8, 1.0),
-        ];
+            point("prows", &spec(50), Variant::Sf, 8, 1.0)];
         let ctx = Context {
-            summaries: &s,
+            summaries: &crate::results::Summaries::from(s.to_vec()),
             cpus: 2,
         };
         let row = Row {

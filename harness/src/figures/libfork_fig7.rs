@@ -311,7 +311,7 @@ mod tests {
             point("tbb", "nqueens", 200),
             point(LAZY_LF, "nqueens", 100),
         ];
-        let mean = mean_over_libfork(TBB, &["fib", "nqueens"], 2).samples(&run);
+        let mean = mean_over_libfork(TBB, &["fib", "nqueens"], 2).samples(&crate::results::Summaries::from(run.to_vec()));
         assert_eq!(mean.unwrap().values, [2.5]);
     }
 }

@@ -214,7 +214,7 @@ mod tests {
         assert_eq!(METRIC.paper(row("fib", "tokio")), None);
         assert_eq!(row("matmul", "abp").workload, "mm/input=libfork");
         let ctx = Context {
-            summaries: &[],
+            summaries: &crate::results::Summaries::default(),
             cpus: 2,
         };
         let lead = f.metric.lead(&ctx, row("T1", BUSY_LF));

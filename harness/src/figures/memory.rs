@@ -438,9 +438,9 @@ mod tests {
             columns: &[("fibril", ["fd", "fm", "fs"]), ("tbb", ["td", "tm", ""])],
             paper_p: 72,
         };
-        let summaries = vec![s, early];
+        let summaries = [s, early];
         let ctx = Context {
-            summaries: &summaries,
+            summaries: &crate::results::Summaries::from(summaries.to_vec()),
             cpus: 2,
         };
         assert_eq!(
@@ -483,7 +483,7 @@ mod tests {
             })
             .collect();
         let ctx = Context {
-            summaries: &summaries,
+            summaries: &crate::results::Summaries::from(summaries.to_vec()),
             cpus: 2,
         };
         let e = Exponent {

@@ -11,7 +11,7 @@
 //! speedup for them, in the table or the plot.
 
 use crate::grid::{Row, Status};
-use crate::results::{self, PointSummary};
+use crate::results::{self, PointSummary, Summaries};
 use crate::spec::PointSpec;
 use crate::stats;
 
@@ -19,7 +19,7 @@ use crate::stats;
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Context<'a> {
     /// Every measured point of the run.
-    pub summaries: &'a [PointSummary],
+    pub summaries: &'a Summaries,
     /// This machine's logical CPUs: a point with more workers is oversubscribed.
     pub cpus: usize,
 }
@@ -27,14 +27,19 @@ pub(crate) struct Context<'a> {
 impl<'a> Context<'a> {
     /// The summary of `row` at `p`, if measured.
     pub(crate) fn point(&self, row: &Row, p: usize) -> Option<&'a PointSummary> {
-        let k = key(row, p);
-        self.summaries.iter().find(|s| s.key == k)
+        self.summaries.get(&key(row, p))
     }
 
     /// Whether `row` at P = `p` ran more worker threads than this machine has logical CPUs
     /// (a simulated row runs none).
     pub(crate) fn oversubscribed(&self, row: &Row, p: usize) -> bool {
         p > self.cpus && row.runtime.sim.is_none()
+    }
+
+    /// Whether `row` at P = `p` has no speedup or ratio to show: oversubscribed, or simulated
+    /// (a simulated point's seconds are the replay's wall time, not the program's).
+    pub(crate) fn no_speedup(&self, row: &Row, p: usize) -> bool {
+        self.oversubscribed(row, p) || row.runtime.sim.is_some()
     }
 }
 
@@ -166,9 +171,9 @@ pub(crate) struct Time(pub SpeedupBase);
 
 impl Time {
     /// Our speedup of `row` at `p` (`None` if either time is missing, for the base itself,
-    /// and for an oversubscribed point).
+    /// and for an oversubscribed or simulated point).
     pub(crate) fn speedup(&self, ctx: &Context<'_>, row: &Row, p: usize) -> Option<f64> {
-        if ctx.oversubscribed(row, p) {
+        if ctx.no_speedup(row, p) {
             return None;
         }
         let t = results::median_of(ctx.summaries, &key(row, p));
@@ -421,12 +426,12 @@ mod tests {
 
     #[test]
     fn speedups_follow_the_base() {
-        let s = vec![
+        let s = [
             ok_point("serial", Variant::Fj, 1, 2.0),
             ok_point("serial", Variant::Fj, 2, 0.5),
         ];
         let ctx = Context {
-            summaries: &s,
+            summaries: &crate::results::Summaries::from(s.to_vec()),
             cpus: 2,
         };
         let r = fib_row("serial");
@@ -449,6 +454,35 @@ mod tests {
     }
 
     #[test]
+    fn a_simulated_row_shows_its_time_and_no_speedup() {
+        // prows-fig2's `--runtimes abp/sim=unit`: the replay's wall time is no T_P.
+        let s = vec![
+            ok_point("serial", Variant::Fj, 1, 2.0),
+            ok_point("abp/sim=unit", Variant::Fj, 1, 0.1),
+            ok_point("abp/sim=unit", Variant::Fj, 2, 0.1),
+        ];
+        let ctx = Context {
+            summaries: &crate::results::Summaries::from(s),
+            cpus: 2,
+        };
+        let r = fib_row("abp/sim=unit");
+        for base in [SpeedupBase::Serial, SpeedupBase::OneWorker] {
+            assert_eq!(Time(base).speedup(&ctx, &r, 2), None);
+            assert_eq!(Time(base).cell(&ctx, &r, 2), "0.1000");
+        }
+        let rel = crate::figures::ratio::Relative {
+            against: &["serial"],
+            paper_names: &["serial"],
+            reference: "",
+            paper_columns: &[],
+            paper_p: 1,
+            ideal: true,
+            y_label: "",
+        };
+        assert_eq!(rel.cell(&ctx, &r, 2), "0.1000");
+    }
+
+    #[test]
     fn counts_reduce_the_repetitions() {
         let mut p1 = ok_point("prows", Variant::Fj, 1, 1.0);
         p1.counters = vec![("deviations".into(), vec![0, 0, 0])];
@@ -457,9 +491,9 @@ mod tests {
             ("deviations".into(), vec![40, 7, 12]),
             ("steals".into(), Vec::new()),
         ];
-        let s = vec![p1, p16];
+        let s = [p1, p16];
         let ctx = Context {
-            summaries: &s,
+            summaries: &crate::results::Summaries::from(s.to_vec()),
             cpus: 2,
         };
         let r = fib_row("prows");

@@ -47,9 +47,9 @@ pub(crate) fn format_ratio(x: f64) -> String {
 }
 
 impl Relative {
-    /// T_s / T_P of `row` (none when oversubscribed).
+    /// T_s / T_P of `row` (none when oversubscribed or simulated).
     pub(crate) fn speedup(&self, ctx: &Context<'_>, row: &Row, p: usize) -> Option<f64> {
-        if ctx.oversubscribed(row, p) {
+        if ctx.no_speedup(row, p) {
             return None;
         }
         stats::speedup(
@@ -61,13 +61,14 @@ impl Relative {
     }
 
     /// T_P(`other`) / T_P(`row`), same workload, variant and P: how many times faster the row
-    /// is than `other` (none when oversubscribed or either is missing).
+    /// is than `other` (none when oversubscribed, simulated, or either is missing).
     pub(crate) fn ratio(&self, ctx: &Context<'_>, row: &Row, p: usize, other: &str) -> Option<f64> {
-        if ctx.oversubscribed(row, p) {
+        if ctx.no_speedup(row, p) {
             return None;
         }
+        // The other arm as the run recorded it: looked up by its spelling, not parsed.
         let theirs = PointSpec {
-            runtime: other.parse().ok()?,
+            runtime: ctx.summaries.arm(other)?,
             ..key(row, p)
         };
         stats::speedup(
@@ -221,7 +222,7 @@ mod tests {
 
     #[test]
     fn ratios_are_the_others_time_over_the_rows() {
-        let s = vec![
+        let s = [
             ok_point("serial", Variant::Fj, 1, 1.0),
             ok_point("fibril", Variant::Fj, 1, 2.0),
             ok_point("abp", Variant::Fj, 1, 4.0),
@@ -232,7 +233,7 @@ mod tests {
             ok_point("abp", Variant::Fj, 4, 1.0),
         ];
         let ctx = Context {
-            summaries: &s,
+            summaries: &crate::results::Summaries::from(s.to_vec()),
             cpus: 2,
         };
         let f = fib_row("fibril");

@@ -287,7 +287,7 @@ mod tests {
             with("rayon", 72, &[]),
         ];
         let ctx = Context {
-            summaries: &s,
+            summaries: &crate::results::Summaries::from(s),
             cpus: 2,
         };
         let lead = METRIC.lead(&ctx, &fib_row("fibril"));

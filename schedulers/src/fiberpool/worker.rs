@@ -668,7 +668,7 @@ pub unsafe fn switch_msg<M, R>(msg: M, to: usize, save: *mut usize) -> R {
 /// As [`std::ptr::read`].
 #[inline(always)]
 unsafe fn read_words<R>(src: *const R) -> R {
-    const { assert!(std::mem::align_of::<R>() >= 8 && std::mem::size_of::<R>() % 8 == 0) };
+    const { assert!(std::mem::align_of::<R>() >= 8 && std::mem::size_of::<R>().is_multiple_of(8)) };
     let mut out = std::mem::MaybeUninit::<R>::uninit();
     let (from, to) = (
         src as *const std::mem::MaybeUninit<u64>,

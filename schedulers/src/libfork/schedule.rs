@@ -61,14 +61,14 @@ impl WorkerState {
                 return Some(f);
             }
             failed += 1;
-            if failed % p.max(1) != 0 {
+            if !failed.is_multiple_of(p.max(1)) {
                 std::hint::spin_loop();
                 continue;
             }
             let rounds = failed / p.max(1);
             match sh.idle {
                 IdlePolicy::Busy => {
-                    if rounds % 16 == 0 {
+                    if rounds.is_multiple_of(16) {
                         thread::yield_now();
                     }
                 }

@@ -331,7 +331,7 @@ impl ProwsDeques {
     fn set_active(&self, g: &mut Sets, v: usize, d: Option<Arc<Dq>>) -> Option<Arc<Dq>> {
         let slot = &self.slots[v];
         let s = slot.version.load(Ordering::Relaxed);
-        debug_assert!(s % 2 == 0, "a slot written twice at once");
+        debug_assert!(s.is_multiple_of(2), "a slot written twice at once");
         slot.version.store(s + 1, Ordering::Relaxed);
         fence(Ordering::SeqCst);
         let p = d

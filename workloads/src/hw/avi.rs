@@ -446,15 +446,12 @@ fn decode_within(bytes: &[u8], max_frames: Option<usize>, limit: u64) -> Result<
     }
     let end = 8 + riff_len;
     // OpenDML files continue in further `RIFF AVIX` chunks after the first.
-    if let Ok(rest) = chunks(bytes, end + (end & 1).min(bytes.len() - end), bytes.len()) {
-        if rest
+    if let Ok(rest) = chunks(bytes, end + (end & 1).min(bytes.len() - end), bytes.len())
+        && rest
             .iter()
             .any(|c| c.id == b"RIFF" && c.len >= 4 && &bytes[c.start..c.start + 4] == b"AVIX")
-        {
-            return Err(
-                "OpenDML AVI (RIFF AVIX extensions, files over 1 GiB) is not supported".into(),
-            );
-        }
+    {
+        return Err("OpenDML AVI (RIFF AVIX extensions, files over 1 GiB) is not supported".into());
     }
     let mut hdrl = None;
     let mut frames = Vec::new();

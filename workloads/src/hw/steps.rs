@@ -550,7 +550,7 @@ pub fn s10(f: &Frame<'_>, p: &PointState) {
     };
     place.current = new;
     wr(&p.track, "track").push(new);
-    if f.no % TEMPLATE_UPDATE == 0 {
+    if f.no.is_multiple_of(TEMPLATE_UPDATE) {
         place.reference = new;
         let t = g.t_size as i64;
         let corner = (i64::from(new.row) - t, i64::from(new.col) - t);

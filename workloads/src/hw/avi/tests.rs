@@ -461,7 +461,7 @@ fn replace_in_movi(bytes: &[u8], range: std::ops::Range<usize>, new: &[u8]) -> V
 /// `payload` (of even length) inside `depth` nested `LIST rec ` lists, written outermost first
 /// (no copying per level).
 fn nested_rec(depth: usize, payload: &[u8]) -> Vec<u8> {
-    assert!(payload.len() % 2 == 0);
+    assert!(payload.len().is_multiple_of(2));
     let mut out = Vec::with_capacity(12 * depth + payload.len());
     for level in 0..depth {
         let len = 4 + 12 * (depth - 1 - level) + payload.len();

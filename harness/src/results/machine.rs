@@ -1,0 +1,162 @@
+//! The machine and build a run is measured on (meta.json's `machine` and `build`): probed
+//! once per run, and compared where runs or resumes must share them.
+
+use serde::{Deserialize, Serialize};
+use std::fs;
+use stealbench_schedulers::topology::Topology;
+/// The machine a run was made on.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct Machine {
+    /// `model name` of /proc/cpuinfo.
+    pub cpu_model: String,
+    /// Physical cores this process may run on (all of them unless its affinity, set by
+    /// `taskset`, a cgroup or Slurm, leaves some out).
+    pub cores: usize,
+    /// Logical CPUs this process may run on, as `cores`.
+    pub logical_cpus: usize,
+    /// NUMA nodes.
+    pub numa_nodes: usize,
+    /// `uname -srm` of the kernel.
+    pub kernel: String,
+}
+
+/// The build that made a run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct Build {
+    /// Version of stealbench.
+    pub stealbench_version: String,
+    /// `rustc --version` at build time.
+    pub rustc: String,
+    /// Git commit at build time, or `unknown`.
+    pub git_commit: String,
+    /// `jemalloc` or `system`.
+    pub allocator: String,
+    /// `release` or `debug` (debug timings are not comparable).
+    pub profile: String,
+    /// The flags rustc got (empty if none; absent in runs made before it was recorded).
+    #[serde(default)]
+    pub rustflags: String,
+}
+
+/// The machine this process runs on.
+pub(crate) fn this_machine() -> Machine {
+    let topo = Topology::detect();
+    let cpu_model = fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split_once(':'))
+                .map(|(_, v)| v.trim().to_string())
+        })
+        .unwrap_or_else(|| "unknown".to_string());
+    Machine {
+        cpu_model,
+        cores: topo.cores(),
+        logical_cpus: topo.cpus.len(),
+        numa_nodes: topo.nodes(),
+        kernel: kernel(),
+    }
+}
+
+fn c_field(field: &[libc::c_char]) -> String {
+    let bytes: Vec<u8> = field
+        .iter()
+        .take_while(|&&c| c != 0)
+        .map(|&c| c as u8)
+        .collect();
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
+/// `sysname release machine` from uname(2), or `unknown`.
+pub(crate) fn kernel() -> String {
+    // SAFETY: `utsname` is plain old data (arrays of c_char) for which all-zeroes is valid.
+    let mut u: libc::utsname = unsafe { std::mem::zeroed() };
+    // SAFETY: `u` is a valid, exclusively borrowed `utsname` for uname to fill in.
+    if unsafe { libc::uname(&mut u) } != 0 {
+        return "unknown".to_string();
+    }
+    format!(
+        "{} {} {}",
+        c_field(&u.sysname),
+        c_field(&u.release),
+        c_field(&u.machine)
+    )
+}
+
+/// The build of this binary, given the allocator `main` chose.
+pub(crate) fn this_build(allocator: &str) -> Build {
+    Build {
+        stealbench_version: env!("CARGO_PKG_VERSION").to_string(),
+        rustc: env!("STEALBENCH_RUSTC_VERSION").to_string(),
+        git_commit: env!("STEALBENCH_GIT_COMMIT").to_string(),
+        allocator: allocator.to_string(),
+        profile: if cfg!(debug_assertions) {
+            "debug"
+        } else {
+            "release"
+        }
+        .to_string(),
+        rustflags: env!("STEALBENCH_RUSTFLAGS").to_string(),
+    }
+}
+
+/// What differs between the machine and build of a run (`was`) and another's (`now`): the CPU
+/// model, the CPUs this process may use, the commit, compiler, allocator, profile, flags and
+/// version, each as `what was (now now)`. `--resume` refuses any of them.
+pub(crate) fn run_differences(was: (&Machine, &Build), now: (&Machine, &Build)) -> Vec<String> {
+    let ((m, b), (m2, b2)) = (was, now);
+    let mut d = Vec::new();
+    let mut check = |what: &str, x: String, y: String| {
+        if x != y {
+            d.push(format!("{what} {x} (now {y})"));
+        }
+    };
+    check("CPU", m.cpu_model.clone(), m2.cpu_model.clone());
+    check("cores", m.cores.to_string(), m2.cores.to_string());
+    check(
+        "logical CPUs",
+        m.logical_cpus.to_string(),
+        m2.logical_cpus.to_string(),
+    );
+    check(
+        "NUMA nodes",
+        m.numa_nodes.to_string(),
+        m2.numa_nodes.to_string(),
+    );
+    check("commit", b.git_commit.clone(), b2.git_commit.clone());
+    check("rustc", b.rustc.clone(), b2.rustc.clone());
+    check("allocator", b.allocator.clone(), b2.allocator.clone());
+    check("profile", b.profile.clone(), b2.profile.clone());
+    check("rustflags", b.rustflags.clone(), b2.rustflags.clone());
+    check(
+        "stealbench",
+        b.stealbench_version.clone(),
+        b2.stealbench_version.clone(),
+    );
+    d
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_difference_of_machine_or_build_is_named() {
+        let (m, b) = (this_machine(), this_build("system"));
+        assert!(run_differences((&m, &b), (&m, &b)).is_empty());
+        let other = Machine {
+            logical_cpus: m.logical_cpus + 2,
+            ..m.clone()
+        };
+        let jemalloc = Build {
+            git_commit: "0123abc".into(),
+            ..this_build("jemalloc")
+        };
+        let d = run_differences((&other, &jemalloc), (&m, &b));
+        assert_eq!(d.len(), 3, "{d:?}");
+        assert!(d[0].starts_with("logical CPUs "), "{d:?}");
+        assert!(d[1].starts_with("commit 0123abc (now "), "{d:?}");
+        assert_eq!(d[2], "allocator jemalloc (now system)");
+    }
+}
