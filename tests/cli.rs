@@ -1581,7 +1581,7 @@ fn a_fiber_runtime_without_address_space_could_not_start() {
 
 /// A point's record is what its process reported it ran: a child that reports parameters of
 /// its own (the fault hook's `params`) has them in raw.csv, with the pool configuration it
-/// started, and in meta.json's `ran`. A resume by another machine or build (here: meta.json
+/// started (the fence mode its deques applied among them), and in meta.json's `ran`. A resume by another machine or build (here: meta.json
 /// says two more logical CPUs) is refused in one line, exit 2, before anything changes.
 #[test]
 fn a_points_record_is_its_childs_and_a_resume_must_be_on_its_machine() {
@@ -1590,6 +1590,7 @@ fn a_points_record_is_its_childs_and_a_resume_must_be_on_its_machine() {
     let out = Command::new(BIN)
         .args(fib_fig3_args("abp,abp", "1", &dirs))
         .env("STEALBENCH_FAULT", "abp@1=params")
+        .env("STEALBENCH_NO_MEMBARRIER", "1")
         .current_dir(dir.path())
         .output()
         .unwrap();
@@ -1607,6 +1608,8 @@ fn a_points_record_is_its_childs_and_a_resume_must_be_on_its_machine() {
     for row in &abp {
         assert!(row[col("params")].ends_with(" (misreported)"), "{row:?}");
         assert!(row[col("pool")].contains("workers=1"), "{row:?}");
+        // The fence mode the child's pool applied, from the environment of the command line.
+        assert!(row[col("pool")].contains("fence=fenced"), "{row:?}");
         // The counters are columns.
         assert!(row[col("steals")].parse::<u64>().is_ok(), "{row:?}");
     }
@@ -1615,6 +1618,7 @@ fn a_points_record_is_its_childs_and_a_resume_must_be_on_its_machine() {
         .find(|r| &r[col("runtime")] == "serial")
         .unwrap();
     assert!(!serial[col("params")].contains("misreported"));
+    assert!(!serial[col("pool")].contains("fence="), "{serial:?}");
     let meta_path = run.join("meta.json");
     let meta = fs::read_to_string(&meta_path).unwrap();
     assert!(meta.contains("(misreported)"), "{meta}");

@@ -14,7 +14,9 @@ use crate::stats;
 use serde::{Deserialize, Serialize};
 use std::io::Write;
 use std::time::Instant;
-use stealbench_schedulers::{FenceMode, Pinning, PoolConfig, Scheduler, StartError, Stats};
+use stealbench_schedulers::{
+    Capabilities, FenceMode, Pinning, PoolConfig, Scheduler, StartError, Stats,
+};
 use stealbench_schedulers::{
     FrontEnd, with_async_runtime, with_closure_runtime, with_future_runtime,
 };
@@ -103,11 +105,15 @@ pub(crate) struct PoolRecord {
     pub placement: String,
     /// Whether suspended stacks' unused pages go back to the OS.
     pub unmap: String,
+    /// The fence mode the pool's deques applied (absent: a runtime without this crate's
+    /// deques, whose library has its own).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fence: Option<String>,
 }
 
 impl PoolRecord {
-    /// The record of `config`.
-    pub(crate) fn of(config: &PoolConfig) -> PoolRecord {
+    /// The record of `config` as a pool of a runtime with `capabilities` applies it.
+    pub(crate) fn of(config: &PoolConfig, capabilities: &Capabilities) -> PoolRecord {
         PoolRecord {
             workers: config.workers,
             pinning: config.pinning.to_string(),
@@ -118,6 +124,7 @@ impl PoolRecord {
             steals: config.steals,
             placement: config.placement.to_string(),
             unmap: config.unmap.to_string(),
+            fence: capabilities.fence_applied(config).map(|f| f.to_string()),
         }
     }
 
@@ -437,7 +444,7 @@ where
     };
     printer.emit(&Event::Start(Ran {
         params,
-        pool: Some(PoolRecord::of(config)),
+        pool: Some(PoolRecord::of(config, &S::CAPABILITIES)),
     }));
     let input = printer.or_error(input())?;
     let mut sink = |e: Event| printer.emit(&e);

@@ -867,6 +867,7 @@ mod tests {
             params: "n=21 (the child's)".into(),
             pool: Some(crate::point::PoolRecord::of(
                 &stealbench_schedulers::PoolConfig::with_workers(2),
+                &<stealbench_schedulers::abp::Abp as stealbench_schedulers::Scheduler>::CAPABILITIES,
             )),
         };
         let rep = Event::Rep {
