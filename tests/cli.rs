@@ -1674,3 +1674,50 @@ fn a_resume_of_a_bad_raw_csv_changes_nothing() {
     assert!(text(&out.stdout).is_empty(), "{}", text(&out.stdout));
     assert_eq!(fs::read_to_string(&meta_path).unwrap(), meta);
 }
+
+/// A full disk, as a file-size limit stands in for it (`ulimit -f`, with SIGXFSZ ignored so a
+/// write past it fails with EFBIG): the figure files that do not fit are refused with one line
+/// naming the file, exit 3 (not 1, which says a point failed), and none of them is left torn
+/// or half-written under its name, nor a temporary file beside it.
+#[test]
+fn a_full_disk_is_an_io_failure_naming_the_file_and_tears_nothing() {
+    let dir = TempDir::with_prefix("stealbench-cli-full-disk-").unwrap();
+    let args = fib_fig3_args("abp", "1,2", &dirs_args("r", "f"));
+    // 40 blocks (of 512 bytes in dash, 1 KiB in bash): raw.csv, summary.csv and the .md fit,
+    // the SVG does not.
+    let script = "trap '' XFSZ; ulimit -f 40; exec \"$@\"";
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg(script)
+        .arg("sh")
+        .arg(BIN)
+        .args(&args)
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    let last = err.lines().last().unwrap_or_default();
+    assert!(
+        last.contains("prows-fig3.svg") && last.contains("File too large"),
+        "{err}"
+    );
+    assert!(
+        !last.contains(".tmp-"),
+        "the temporary name is not the user's: {last}"
+    );
+    for d in [
+        dir.path().join("f"),
+        run_dirs(&dir.path().join("r"), "prows-fig3")[0].clone(),
+    ] {
+        for e in fs::read_dir(&d).into_iter().flatten() {
+            let name = e.unwrap().file_name().into_string().unwrap();
+            assert!(!name.starts_with(".tmp-"), "{name} left in {}", d.display());
+            assert!(
+                !name.ends_with(".svg") && !name.ends_with(".png"),
+                "{name} in {}",
+                d.display()
+            );
+        }
+    }
+}

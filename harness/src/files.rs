@@ -105,7 +105,7 @@ pub(crate) fn replace_with(
     let tmp = beside(path);
     let result = (|| {
         drop(create_fresh(&tmp)?);
-        write(&tmp).map_err(|e| named(&tmp, e))?;
+        write(&tmp).map_err(|e| named(path, &tmp, e))?;
         File::open(&tmp)
             .and_then(|f| f.sync_all())
             .map_err(|e| at(&tmp, e))?;
@@ -128,9 +128,13 @@ pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
     })
 }
 
-/// `e` naming `path` unless its message already does.
-fn named(path: &Path, e: io::Error) -> io::Error {
-    if e.to_string().contains(&*path.to_string_lossy()) {
+/// `e`, met while writing `path` through `tmp`, naming `path` (the file the user asked for)
+/// in place of `tmp`, or in front where it names neither.
+fn named(path: &Path, tmp: &Path, e: io::Error) -> io::Error {
+    let (text, tmp_text) = (e.to_string(), tmp.to_string_lossy());
+    if text.contains(&*tmp_text) {
+        io::Error::new(e.kind(), text.replace(&*tmp_text, &path.to_string_lossy()))
+    } else if text.contains(&*path.to_string_lossy()) {
         e
     } else {
         at(path, e)
@@ -197,7 +201,7 @@ mod tests {
         assert_eq!(fs::read(&link).unwrap(), b"new");
         // A failed write leaves the old file and no temporary file.
         let e = replace_with(&link, |_| Err(io::Error::other("disk full"))).unwrap_err();
-        assert!(e.to_string().contains(".tmp-summary.csv"), "{e}");
+        assert_eq!(e.to_string(), format!("{}: disk full", link.display()));
         assert_eq!(fs::read(&link).unwrap(), b"new");
         assert!(!beside(&link).exists());
     }

@@ -29,6 +29,7 @@
 //! `epaint_default_fonts` and registered as plotters' "sans-serif" by [`register_font`], so no
 //! font need be installed on the machine).
 
+use crate::cli::Failure;
 use crate::figures::metric::Context;
 use crate::figures::{Figure, XAxis};
 use crate::grid::{Availability, Grid, Row};
@@ -880,9 +881,9 @@ pub(crate) fn write_svg(
     grid: &Grid,
     panels: &[Panel],
     subtitle: &str,
-) -> Result<(), String> {
-    let text = svg_text(fig, grid, panels, subtitle)?;
-    crate::files::write_atomic(path, text.as_bytes()).map_err(|e| e.to_string())
+) -> Result<(), Failure> {
+    let text = svg_text(fig, grid, panels, subtitle).map_err(Failure::Runtime)?;
+    Ok(crate::files::write_atomic(path, text.as_bytes())?)
 }
 
 /// The plot as SVG text (for a page that holds it inline).
@@ -909,14 +910,14 @@ pub(crate) fn write_png(
     grid: &Grid,
     panels: &[Panel],
     subtitle: &str,
-) -> Result<(), String> {
+) -> Result<(), Failure> {
     let (size, _) = layout(panels);
-    crate::files::replace_with(path, |tmp| {
+    // The drawing's errors here are the bitmap backend's, which writes the file: I/O.
+    Ok(crate::files::replace_with(path, |tmp| {
         let root = BitMapBackend::new(tmp, size).into_drawing_area();
         draw_all(root, fig, panels, max_p(fig, grid, panels), subtitle)
             .map_err(std::io::Error::other)
-    })
-    .map_err(|e| e.to_string())
+    })?)
 }
 
 #[cfg(test)]

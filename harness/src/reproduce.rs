@@ -718,8 +718,7 @@ fn write_figure_files(
         grid,
         panels,
         subtitle,
-    )
-    .map_err(Failure::Runtime)?;
+    )?;
     plot::write_png(
         &dir.join(format!("{}.png", fig.id)),
         fig,
@@ -727,8 +726,6 @@ fn write_figure_files(
         panels,
         subtitle,
     )
-    .map_err(Failure::Runtime)?;
-    Ok(())
 }
 
 /// What the rounds say about the machine's drift: how far apart a point's round medians are,
