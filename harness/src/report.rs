@@ -41,7 +41,7 @@ fn run_dirs(path: &Path) -> Result<Vec<PathBuf>, Failure> {
     let mut out = Vec::new();
     let entries = |p: &Path| -> Result<Vec<PathBuf>, Failure> {
         let mut v: Vec<PathBuf> = fs::read_dir(p)
-            .map_err(|e| Failure::Runtime(format!("{}: {e}", p.display())))?
+            .map_err(|e| Failure::Io(format!("{}: {e}", p.display())))?
             .filter_map(|e| e.ok().map(|e| e.path()))
             .filter(|p| p.is_dir())
             .collect();
@@ -64,8 +64,7 @@ fn latest_runs(dirs: &[PathBuf]) -> Result<Vec<(PathBuf, Meta)>, Failure> {
     let mut by_id: BTreeMap<String, (PathBuf, Meta)> = BTreeMap::new();
     for d in dirs {
         for run in run_dirs(d)? {
-            let meta = Meta::read(&run)
-                .map_err(|e| Failure::Runtime(format!("{}: {e}", run.display())))?;
+            let meta = Meta::read(&run).map_err(Failure::from)?;
             if !meta.finished {
                 continue;
             }
@@ -87,7 +86,7 @@ fn latest_runs(dirs: &[PathBuf]) -> Result<Vec<(PathBuf, Meta)>, Failure> {
 fn render(dir: &Path, meta: Meta) -> Result<Rendered, Failure> {
     let fig = reproduce::lookup_figure(&meta.id)?;
     let grid = reproduce::run_grid(&fig, &meta.settings);
-    let store = results::Store::open(&dir.join("raw.csv"))?;
+    let store = results::Store::read(&dir.join("raw.csv"))?;
     let view = reproduce::view(&fig, &grid, &meta, &store);
     let svg =
         plot::svg_text(&fig, &grid, &view.panels, &view.subtitle).map_err(Failure::Runtime)?;
@@ -128,11 +127,11 @@ pub(crate) fn report_command(args: &ReportArgs) -> Result<i32, Failure> {
         .filter(|id| rendered.iter().all(|r| r.fig.id != *id))
         .collect();
     let out = &args.figures_dir;
-    fs::create_dir_all(out).map_err(|e| Failure::Runtime(format!("{}: {e}", out.display())))?;
+    fs::create_dir_all(out).map_err(|e| Failure::Io(format!("{}: {e}", out.display())))?;
     let readme = out.join("README.md");
     let html = out.join("report.html");
     let write = |p: &Path, text: String| {
-        crate::files::write_atomic(p, text.as_bytes()).map_err(|e| Failure::Runtime(e.to_string()))
+        crate::files::write_atomic(p, text.as_bytes()).map_err(|e| Failure::Io(e.to_string()))
     };
     write(&readme, readme_text(&rendered, &missing))?;
     write(&html, html_text(&rendered, &missing))?;

@@ -422,8 +422,13 @@ pub(crate) const CSV_HEADER: [&str; 8] = [
     "claim", "verdict", "reason", "caveat", "ours", "band", "paper", "quote",
 ];
 
-/// Writes `claims.csv`: one row per claim of the run.
+/// Writes `claims.csv` whole ([`crate::files::replace_with`]): one row per claim of the run.
 pub(crate) fn write_csv(path: &Path, judgements: &[Judgement]) -> io::Result<()> {
+    crate::files::replace_with(path, |tmp| write_rows(tmp, judgements))
+}
+
+/// The rows of `claims.csv` into the fresh file `path`.
+fn write_rows(path: &Path, judgements: &[Judgement]) -> io::Result<()> {
     let mut w = csv::Writer::from_path(path).map_err(io::Error::other)?;
     w.write_record(CSV_HEADER).map_err(io::Error::other)?;
     for j in judgements {
@@ -648,5 +653,18 @@ mod tests {
             suspect_ts(&crate::results::Summaries::from(pts[..1].to_vec()), "fib"),
             None
         );
+    }
+
+    #[test]
+    fn claims_csv_replaces_a_planted_link_and_never_writes_its_target() {
+        let dir = tempfile::TempDir::with_prefix("stealbench-claims-csv-").unwrap();
+        let victim = dir.path().join("victim");
+        std::fs::write(&victim, b"precious").unwrap();
+        let path = dir.path().join("claims.csv");
+        std::os::unix::fs::symlink(&victim, &path).unwrap();
+        write_csv(&path, &[]).unwrap();
+        assert_eq!(std::fs::read(&victim).unwrap(), b"precious");
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(text.trim_end(), CSV_HEADER.join(","));
     }
 }

@@ -7,7 +7,7 @@ use crate::runtimes::Arm;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fs;
-use std::io::{self, Write};
+use std::io;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 use stealbench_schedulers::Pinning;
@@ -207,14 +207,12 @@ impl Meta {
             .map_err(|e| io::Error::other(format!("{}: {e}", path.display())))
     }
 
-    /// Writes `meta.json` of `dir` (through a temporary file, so a crash leaves the old one).
+    /// Writes `meta.json` of `dir` whole ([`crate::files::write_atomic`]: a crash or a full
+    /// disk leaves the old one; every error names the file).
     pub(crate) fn write(&self, dir: &Path) -> io::Result<()> {
-        let tmp = dir.join("meta.json.tmp");
-        let mut f = crate::files::create_fresh(&tmp)?;
-        f.write_all(serde_json::to_string_pretty(self)?.as_bytes())?;
-        f.write_all(b"\n")?;
-        f.sync_data()?;
-        fs::rename(tmp, dir.join("meta.json"))
+        let mut text = serde_json::to_string_pretty(self)?;
+        text.push('\n');
+        crate::files::write_atomic(&dir.join("meta.json"), text.as_bytes())
     }
 }
 

@@ -110,10 +110,10 @@ mod tests {
         let e = RunLock::acquire(dir.path()).unwrap_err();
         assert!(e.contains(".lock is a symbolic link"), "{e}");
         // The temporary meta.json and raw.csv.
-        plant("meta.json.tmp").unwrap();
+        plant(".tmp-meta.json").unwrap();
         let e = Meta::write(&Meta::sample("prows-fig3", 1), dir.path()).unwrap_err();
         assert!(e.to_string().contains("is a symbolic link"), "{e}");
-        plant("raw.csv.tmp").unwrap();
+        plant(".tmp-raw.csv").unwrap();
         let e = Store::create(&dir.path().join("raw.csv"), &[]).unwrap_err();
         assert!(e.to_string().contains("is a symbolic link"), "{e}");
         assert_eq!(fs::read(&target).unwrap(), b"precious");

@@ -140,20 +140,33 @@ pub(crate) struct Store {
 }
 
 impl Store {
-    /// Reads the `raw.csv` at `path` (none there: an empty store). A last line cut short by a
-    /// crash (no final newline) is dropped and cut off the file (not through a symbolic link),
-    /// so appending continues on a clean line.
+    /// Reads the `raw.csv` at `path` to append to it (none there: an empty store). A last line
+    /// cut short by a crash (no final newline) is dropped and cut off the file (not through a
+    /// symbolic link), so appending continues on a clean line.
     pub(crate) fn open(path: &Path) -> io::Result<Store> {
+        Store::load(path, true)
+    }
+
+    /// Reads the `raw.csv` at `path` and leaves the file as it is (`report` reads runs it
+    /// must not change): a last line cut short is dropped from the store only.
+    pub(crate) fn read(path: &Path) -> io::Result<Store> {
+        Store::load(path, false)
+    }
+
+    /// [`Store::open`] (`repair`: the cut line is cut off the file too) or [`Store::read`].
+    fn load(path: &Path, repair: bool) -> io::Result<Store> {
         let mut bytes = match fs::read(path) {
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Store::empty(path)),
             r => r.map_err(|e| with_path(path, e))?,
         };
         if let Some(keep) = cut_last_line(&bytes) {
             bytes.truncate(keep);
-            let f = crate::files::open_regular(path)?;
-            f.set_len(keep as u64)
-                .and_then(|()| f.sync_data())
-                .map_err(|e| with_path(path, e))?;
+            if repair {
+                let f = crate::files::open_regular(path)?;
+                f.set_len(keep as u64)
+                    .and_then(|()| f.sync_data())
+                    .map_err(|e| with_path(path, e))?;
+            }
         }
         let text = String::from_utf8(bytes).map_err(|_| {
             with_path(
@@ -400,31 +413,22 @@ impl Store {
         cells
     }
 
-    /// Rewrites the file as the store's rows under today's header: a temporary file beside
-    /// it (a link or anything but a file there refused), synced, then renamed over it, so an
-    /// interruption or a full disk leaves either the old file or the new one.
+    /// Rewrites the file as the store's rows under today's header, whole
+    /// ([`crate::files::replace_with`]): an interruption or a full disk leaves either the old
+    /// file or the new one, and a link at its name is replaced, not followed.
     pub(crate) fn rewrite(&mut self) -> io::Result<()> {
-        let mut name = self.path.file_name().unwrap_or_default().to_os_string();
-        name.push(".tmp");
-        let tmp = self.path.with_file_name(name);
-        let f = crate::files::create_fresh(&tmp)?;
-        let mut w = csv::Writer::from_writer(io::BufWriter::new(f));
-        let at = |e: csv::Error| with_path(&tmp, io::Error::other(e));
-        w.write_record(self.header()).map_err(at)?;
-        for r in &self.rows {
-            w.write_record(self.record(r)).map_err(at)?;
-        }
-        for t in &self.unread {
-            w.write_record(self.header().iter().map(|c| t.get(c)))
-                .map_err(at)?;
-        }
-        let f = w
-            .into_inner()
-            .map_err(|e| with_path(&tmp, io::Error::other(e.to_string())))?
-            .into_inner()
-            .map_err(|e| with_path(&tmp, e.into_error()))?;
-        f.sync_data().map_err(|e| with_path(&tmp, e))?;
-        fs::rename(&tmp, &self.path).map_err(|e| with_path(&self.path, e))?;
+        crate::files::replace_with(&self.path, |tmp| {
+            let mut w = csv::Writer::from_path(tmp).map_err(io::Error::other)?;
+            w.write_record(self.header()).map_err(io::Error::other)?;
+            for r in &self.rows {
+                w.write_record(self.record(r)).map_err(io::Error::other)?;
+            }
+            for t in &self.unread {
+                w.write_record(self.header().iter().map(|c| t.get(c)))
+                    .map_err(io::Error::other)?;
+            }
+            w.flush()
+        })?;
         self.current = true;
         Ok(())
     }
@@ -750,7 +754,7 @@ mod tests {
             )),
             "{text}"
         );
-        assert!(!dir.path().join("raw.csv.tmp").exists());
+        assert!(!dir.path().join(".tmp-raw.csv").exists());
         let back = Store::open(&path).unwrap();
         assert_eq!(back.rows()[0], serial);
         assert_eq!(back.rows()[1], abp);
@@ -902,8 +906,13 @@ mod tests {
         let mut f = fs::OpenOptions::new().append(true).open(&path).unwrap();
         f.write_all(b"rayon,fib,fj,2,test,n=2").unwrap();
         drop(f);
+        // A reader (report) drops the cut line and leaves the file as it is.
+        let before = fs::read(&path).unwrap();
+        assert_eq!(Store::read(&path).unwrap().rows(), a);
+        assert_eq!(fs::read(&path).unwrap(), before);
         let mut store = Store::open(&path).unwrap();
         assert_eq!(store.rows(), a);
+        assert!(fs::read(&path).unwrap().len() < before.len());
         store.append(&a).unwrap();
         assert_eq!(Store::open(&path).unwrap().rows().len(), 2);
     }
