@@ -10,7 +10,8 @@
 //!   [`reproduce`]: the `reproduce` command; [`bench`](mod@bench): the `bench` command.
 //! * [`shard`]: a grid's part for one machine; [`cluster`]: the `merge` and `slurm` commands.
 //! * [`results`]: raw.csv, summary.csv, meta.json; [`stats`]: median and friends; [`files`]:
-//!   helper files that never follow a symbolic link.
+//!   how every file is written (never through a symbolic link; whole files beside their name,
+//!   then renamed, never torn).
 //! * [`figures`]: the papers' figures; [`table`] and [`plot`] render them.
 //! * [`claims`]: the papers' claims each figure tests, and their verdicts on a run;
 //!   [`report`]: every figure's latest run and verdicts in one page.

@@ -25,9 +25,11 @@
 //!
 //! The panels are computed from the figure's [`Metric`](crate::figures::Metric) by
 //! [`panels`]; one drawing code writes them as SVG (`<text>` elements, in the viewer's
-//! sans-serif) and PNG (text drawn from the outlines of Hack, a font embedded from
-//! `epaint_default_fonts` and registered as plotters' "sans-serif" by [`register_font`], so no
-//! font need be installed on the machine).
+//! sans-serif) and PNG (text drawn from the outlines of Hack, a monospace font embedded from
+//! `epaint_default_fonts` and registered under the family name the plots ask for,
+//! "sans-serif", by [`register_font`], so no font need be installed on the machine).
+//! plotters' outline drawing ignores a glyph's left bearing, so narrow glyphs in the PNGs sit
+//! a little left of their cell ("1. 04"); a monospace face keeps that smallest.
 
 use crate::cli::Failure;
 use crate::figures::metric::Context;

@@ -86,10 +86,14 @@ pub(crate) fn serial() -> Arm {
 /// `stealbench-sim`'s [`Model`] of that scheduler at P, one seed per repetition (`abp` and
 /// `prows`, either placement, only; no `pinning`, no `futures=nostack`: the model runs every
 /// future work-first on a stack of its own).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+///
+/// Its fields are set only here, by [`Arm::parse`] and [`Arm::plain`], which make `spelt`
+/// from them; elsewhere they are read, never assigned.
+#[derive(Debug, Clone, Copy)]
 pub(crate) struct Arm {
-    /// The canonical spelling, made once when the arm is ([`Arm::spec`]): what compares,
-    /// orders and hashes arms, so no comparison builds it.
+    /// The canonical spelling, made once when the arm is ([`Arm::spec`]): what compares
+    /// (equality included), orders and hashes arms, so no comparison builds it and the three
+    /// agree.
     spelt: &'static str,
     /// The runtime.
     pub info: &'static Runtime,
@@ -439,6 +443,14 @@ impl From<&str> for Arm {
 
 /// Arms order as their canonical spellings do (one spelling per arm: the order agrees with
 /// `==`).
+impl PartialEq for Arm {
+    fn eq(&self, other: &Arm) -> bool {
+        self.spelt == other.spelt
+    }
+}
+
+impl Eq for Arm {}
+
 impl Ord for Arm {
     fn cmp(&self, other: &Arm) -> std::cmp::Ordering {
         self.spelt.cmp(other.spelt)

@@ -33,18 +33,6 @@ pub(crate) fn unknown(what: &str, input: &str, candidates: &[&str]) -> String {
 mod tests {
     use super::*;
 
-    /// The distance `nearest` ranks by: Levenshtein over characters (not bytes), each
-    /// insertion, deletion or substitution costing 1.
-    #[test]
-    fn distances() {
-        use strsim::levenshtein;
-        assert_eq!(levenshtein("", ""), 0);
-        assert_eq!(levenshtein("kitten", "sitting"), 3);
-        assert_eq!(levenshtein("quik", "quick"), 1);
-        assert_eq!(levenshtein("abc", ""), 3);
-        assert_eq!(levenshtein("quïck", "quick"), 1);
-    }
-
     #[test]
     fn nearest_names() {
         let sizes = ["paper", "small", "quick", "test"];

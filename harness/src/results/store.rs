@@ -257,6 +257,14 @@ impl Store {
             if older {
                 // The counters of the `stats` cell become columns.
                 for (k, v) in parse_stats(&cells.remove("stats").unwrap_or_default()) {
+                    // A name that cannot be a column, or that is one of the row's own, would
+                    // overwrite a cell or write a header no build reads.
+                    if !is_counter_name(&k) || RAW_COLUMNS.contains(&k.as_str()) {
+                        return Err(bad(format!(
+                            "record {}: '{k}' in its stats cell is not a counter's name",
+                            i + 1
+                        )));
+                    }
                     if !store.counters.contains(&k) {
                         store.counters.push(k.clone());
                     }
@@ -785,6 +793,15 @@ mod tests {
                 "{text}"
             );
             assert_eq!(Store::open(&path).unwrap().rows(), rows);
+            // A stats key that is no counter's name, or a column of the row's own, is refused.
+            for bad in ["note=5", "Steals=1", "a b=2"] {
+                let text = older_fixture(columns).replace("steals=4", bad);
+                assert_ne!(text, older_fixture(columns));
+                fs::write(&path, &text).unwrap();
+                let e = Store::read(&path).unwrap_err().to_string();
+                assert!(e.contains("is not a counter's name"), "{bad}: {e}");
+                assert_eq!(fs::read_to_string(&path).unwrap(), text);
+            }
         }
     }
 
