@@ -15,7 +15,8 @@ use serde::{Deserialize, Serialize};
 use std::io::Write;
 use std::time::Instant;
 use stealbench_schedulers::{
-    Capabilities, FenceMode, Pinning, PoolConfig, Scheduler, StartError, Stats,
+    Capabilities, FenceMode, FutureStack, IdlePolicy, Pinning, Placement, PoolConfig, Scheduler,
+    StartError, Stats, Unmap, VictimPolicy,
 };
 use stealbench_schedulers::{
     FrontEnd, with_async_runtime, with_closure_runtime, with_future_runtime,
@@ -79,87 +80,144 @@ pub(crate) struct Ran {
     pub pool: Option<PoolRecord>,
 }
 
-/// A pool's configuration ([`PoolConfig`]) as a record: each field the pool was started with,
-/// stored as the text its type reads, so a setting added to `PoolConfig` is one more field
-/// here (and one more line in [`PoolRecord::of`]). In `raw.csv` it is one cell spelt as an
-/// arm is, `futures=stack/idle=lazy/...` ([`PoolRecord::spelling`], [`PoolRecord::parse`]).
+/// A pool's configuration ([`PoolConfig`]) as the pool applied it: each setting the runtime
+/// honours (its [`Capabilities`]), typed; a setting it ignores is left out, being no part of
+/// what ran (`serial` records its one worker and nothing else). A setting added to
+/// `PoolConfig` is one more field here and one line in each of [`PoolRecord::of`],
+/// [`PoolRecord::spelling`] and [`PoolRecord::parse`]. In `raw.csv` and `meta.json` it is one
+/// text spelt as an arm is, `workers=2/pinning=none/idle=lazy/...`, read back by the value
+/// parsers of the settings' own types.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(into = "String", try_from = "String")]
 pub(crate) struct PoolRecord {
     /// Workers P.
     pub workers: usize,
-    /// Thread pinning.
-    pub pinning: String,
-    /// Victim selection.
-    pub victim: String,
-    /// Idle behaviour.
-    pub idle: String,
-    /// Where future tasks run.
-    pub futures: String,
-    /// Usable bytes of every fiber stack (absent: the runtime's default).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Thread pinning (where it has worker threads it can pin).
+    pub pinning: Option<Pinning>,
+    /// Victim selection (where it has worker threads and more than one policy).
+    pub victim: Option<VictimPolicy>,
+    /// Idle behaviour (where it has worker threads and more than one policy).
+    pub idle: Option<IdlePolicy>,
+    /// Where future tasks run (a runtime on fiber stacks).
+    pub futures: Option<FutureStack>,
+    /// Usable bytes of every fiber stack, the default's included (a runtime on fiber stacks).
     pub stack_size: Option<usize>,
-    /// The forced schedule's steal budget (absent: none).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// The forced schedule's steal budget (where one is forced).
     pub steals: Option<u64>,
-    /// Where prows puts a deque that becomes stealable.
-    pub placement: String,
-    /// Whether suspended stacks' unused pages go back to the OS.
-    pub unmap: String,
-    /// The fence mode the pool's deques applied (absent: a runtime without this crate's
-    /// deques, whose library has its own).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub fence: Option<String>,
+    /// Where a deque that becomes stealable goes (a runtime with stealable sets).
+    pub placement: Option<Placement>,
+    /// Whether suspended stacks' unused pages go back to the OS (where it can tell).
+    pub unmap: Option<Unmap>,
+    /// The fence mode the pool's deques applied (a runtime on this crate's deques).
+    pub fence: Option<FenceMode>,
 }
 
 impl PoolRecord {
     /// The record of `config` as a pool of a runtime with `capabilities` applies it.
     pub(crate) fn of(config: &PoolConfig, capabilities: &Capabilities) -> PoolRecord {
+        let c = capabilities;
+        let fibers = c.fiber_stacks;
         PoolRecord {
             workers: config.workers,
-            pinning: config.pinning.to_string(),
-            victim: config.victim.to_string(),
-            idle: config.idle.to_string(),
-            futures: config.futures.to_string(),
-            stack_size: config.stack_size,
-            steals: config.steals,
-            placement: config.placement.to_string(),
-            unmap: config.unmap.to_string(),
-            fence: capabilities.fence_applied(config).map(|f| f.to_string()),
+            pinning: (c.threads && c.pinning).then_some(config.pinning),
+            // The serial elision takes every policy and has no thief or idle worker to apply
+            // one to.
+            victim: (c.threads && c.victims.len() > 1).then_some(config.victim),
+            idle: (c.threads && c.idle.len() > 1).then_some(config.idle),
+            futures: fibers.then_some(config.futures),
+            stack_size: fibers.then(|| {
+                config
+                    .stack_size
+                    .unwrap_or(stealbench_schedulers::abp::DEFAULT_STACK_SIZE)
+            }),
+            steals: config.steals.filter(|_| c.steals),
+            placement: c.placement.then_some(config.placement),
+            unmap: c.unmap.then_some(config.unmap),
+            fence: c.fence_applied(config),
         }
     }
 
-    /// The record as one line, `key=value` per field given, joined with `/`, keys in name
-    /// order.
+    /// The record as one line, `key=value` per setting recorded, joined with `/`.
     pub(crate) fn spelling(&self) -> String {
-        let value = serde_json::to_value(self).expect("a record serialises");
-        let serde_json::Value::Object(fields) = value else {
-            unreachable!("a struct serialises to an object")
-        };
-        fields
-            .iter()
-            .map(|(k, v)| match v {
-                serde_json::Value::String(s) => format!("{k}={s}"),
-                v => format!("{k}={v}"),
-            })
-            .collect::<Vec<_>>()
-            .join("/")
+        let text = |k: &str, v: Option<String>| v.map(|v| format!("{k}={v}"));
+        [
+            text("workers", Some(self.workers.to_string())),
+            text("pinning", self.pinning.map(|v| v.to_string())),
+            text("victim", self.victim.map(|v| v.to_string())),
+            text("idle", self.idle.map(|v| v.to_string())),
+            text("futures", self.futures.map(|v| v.to_string())),
+            text("stack_size", self.stack_size.map(|v| v.to_string())),
+            text("steals", self.steals.map(|v| v.to_string())),
+            text("placement", self.placement.map(|v| v.to_string())),
+            text("unmap", self.unmap.map(|v| v.to_string())),
+            text("fence", self.fence.map(|v| v.to_string())),
+        ]
+        .into_iter()
+        .flatten()
+        .collect::<Vec<_>>()
+        .join("/")
     }
 
-    /// Reads [`PoolRecord::spelling`] back.
+    /// Reads [`PoolRecord::spelling`] back, each value by its type's parser; an unknown key,
+    /// a value its type refuses, a key given twice or no `workers` is refused in one line.
     pub(crate) fn parse(s: &str) -> Result<PoolRecord, String> {
-        let mut fields = serde_json::Map::new();
+        fn put<T: std::str::FromStr>(slot: &mut Option<T>, v: &str) -> Result<(), String>
+        where
+            T::Err: std::fmt::Display,
+        {
+            if slot.is_some() {
+                return Err("given twice".into());
+            }
+            *slot = Some(v.parse().map_err(|e: T::Err| e.to_string())?);
+            Ok(())
+        }
+        let mut workers: Option<usize> = None;
+        let mut r = PoolRecord {
+            workers: 0,
+            pinning: None,
+            victim: None,
+            idle: None,
+            futures: None,
+            stack_size: None,
+            steals: None,
+            placement: None,
+            unmap: None,
+            fence: None,
+        };
         for part in s.split('/') {
             let (k, v) = part
                 .split_once('=')
                 .ok_or_else(|| format!("pool '{s}': '{part}' is not key=value"))?;
-            let v = match v.parse::<u64>() {
-                Ok(n) => serde_json::Value::from(n),
-                Err(_) => serde_json::Value::from(v),
-            };
-            fields.insert(k.to_string(), v);
+            match k {
+                "workers" => put(&mut workers, v),
+                "pinning" => put(&mut r.pinning, v),
+                "victim" => put(&mut r.victim, v),
+                "idle" => put(&mut r.idle, v),
+                "futures" => put(&mut r.futures, v),
+                "stack_size" => put(&mut r.stack_size, v),
+                "steals" => put(&mut r.steals, v),
+                "placement" => put(&mut r.placement, v),
+                "unmap" => put(&mut r.unmap, v),
+                "fence" => put(&mut r.fence, v),
+                _ => Err("not a pool setting".into()),
+            }
+            .map_err(|e| format!("pool '{s}': {k}: {e}"))?;
         }
-        serde_json::from_value(serde_json::Value::Object(fields))
-            .map_err(|e| format!("pool '{s}': {e}"))
+        r.workers = workers.ok_or_else(|| format!("pool '{s}': no workers"))?;
+        Ok(r)
+    }
+}
+
+impl From<PoolRecord> for String {
+    fn from(r: PoolRecord) -> String {
+        r.spelling()
+    }
+}
+
+impl TryFrom<String> for PoolRecord {
+    type Error = String;
+    fn try_from(s: String) -> Result<PoolRecord, String> {
+        PoolRecord::parse(&s)
     }
 }
 
@@ -846,6 +904,32 @@ pub(crate) fn bench_point_command(args: &BenchPointArgs, fence: FenceMode) -> Re
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_pool_record_holds_what_the_runtime_honours_typed() {
+        use stealbench_schedulers::Scheduler as _;
+        let config = PoolConfig::with_workers(2);
+        let serial = PoolRecord::of(
+            &config,
+            &stealbench_schedulers::serial::Serial::CAPABILITIES,
+        );
+        assert_eq!(serial.spelling(), "workers=2");
+        let abp = PoolRecord::of(&config, &stealbench_schedulers::abp::Abp::CAPABILITIES);
+        let text = abp.spelling();
+        assert!(
+            text.contains("stack_size=16777216") && text.contains("fence="),
+            "{text}"
+        );
+        assert_eq!(PoolRecord::parse(&text).unwrap(), abp);
+        for bad in [
+            "pinning=banana/workers=1",
+            "workers=1/workers=2",
+            "idle=lazy",
+            "x=1/workers=1",
+        ] {
+            assert!(PoolRecord::parse(bad).is_err(), "{bad}");
+        }
+    }
     use stealbench_schedulers::serial::Serial;
     use stealbench_workloads::fib::Fib;
 

@@ -737,7 +737,7 @@ mod tests {
         );
         assert_eq!(
             &recs[2][col("pool")],
-            "futures=stack/idle=lazy/pinning=none/placement=paper/unmap=on/victim=default/workers=2"
+            "workers=2/pinning=none/victim=default/idle=lazy/futures=stack/placement=paper/unmap=on"
         );
     }
 
