@@ -41,10 +41,14 @@ impl FromStr for Shard {
             i.trim().parse().map_err(|_| bad())?,
             n.trim().parse().map_err(|_| bad())?,
         );
-        if count == 0 || index == 0 || index > count {
-            return Err(bad());
-        }
-        Ok(Shard { index, count })
+        Shard::new(index, count).ok_or_else(bad)
+    }
+}
+
+impl Shard {
+    /// The `index`-th of `count` shards, if `1 <= index <= count`.
+    pub(crate) fn new(index: usize, count: usize) -> Option<Shard> {
+        (index >= 1 && index <= count).then_some(Shard { index, count })
     }
 }
 
