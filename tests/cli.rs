@@ -1259,7 +1259,7 @@ fn resume_checks_the_run_first() {
             "reps0",
             "\"reps\": 2",
             "\"reps\": 0",
-            "reps 0: must be 1 to 10000",
+            "reps: 0 is not in 1..=10000",
         ),
         ("rt", "\"serial\"", "\"nosuch\"", "unknown runtime 'nosuch'"),
     ] {

@@ -63,7 +63,9 @@ pub(crate) struct RunArgs {
     pub json: bool,
 }
 
-/// Arguments of `reproduce`.
+/// Arguments of `reproduce`: the figure, the run directory's options, and the settings the
+/// user gives, each an override (`None`: not given) that `reproduce::resolve_settings`
+/// resolves into the run's `Settings` over the resumed run's stored ones or the defaults.
 #[derive(Debug, Args)]
 pub(crate) struct ReproduceArgs {
     /// Figure or table id (see `stealbench list`), e.g. prows-fig3.

@@ -13,46 +13,31 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
-/// What must agree between the runs `merge` combines unless `--force`: the commit, the size,
-/// the CPU model, and every setting that shapes the grid or its points (all but the shard, the
-/// timeout and the figures directory).
+/// What must agree between the runs `merge` combines unless `--force`: the commit, the CPU
+/// model, and every setting ([`results::Settings::differences`]) but those that do not shape
+/// the grid or its points ([`MAY_DIFFER`]).
 fn differences(a: &Meta, b: &Meta) -> Vec<String> {
     let mut d = Vec::new();
-    let mut check = |what: &str, x: String, y: String| {
+    for (what, x, y) in [
+        ("commit", &a.build.git_commit, &b.build.git_commit),
+        ("CPU", &a.machine.cpu_model, &b.machine.cpu_model),
+    ] {
         if x != y {
             d.push(format!("{what} {x} vs {y}"));
         }
-    };
-    check(
-        "commit",
-        a.build.git_commit.clone(),
-        b.build.git_commit.clone(),
+    }
+    d.extend(
+        a.settings
+            .differences(&b.settings, &MAY_DIFFER)
+            .into_iter()
+            .map(|d| format!("{} {} vs {}", d.key, d.ours, d.theirs)),
     );
-    check(
-        "CPU",
-        a.machine.cpu_model.clone(),
-        b.machine.cpu_model.clone(),
-    );
-    let (s, t) = (&a.settings, &b.settings);
-    check("size", s.size.to_string(), t.size.to_string());
-    let key = |x: &results::Settings| {
-        format!(
-            "workers {:?} reps {} rounds {} runtimes {:?} workloads {:?} pinning {} stack {:?} \
-             video {:?} points {:?}",
-            x.workers,
-            x.reps,
-            x.rounds,
-            x.runtimes,
-            x.workloads,
-            x.pinning,
-            x.stack_size,
-            x.hw_video,
-            x.hw_points
-        )
-    };
-    check("settings", key(s), key(t));
     d
 }
+
+/// The settings in which the shards of one run differ, or may: the shard itself, the timeout
+/// and where the figures go.
+const MAY_DIFFER: [&str; 3] = ["shard", "timeout_secs", "figures_dir"];
 
 /// The measurements (point, round) a run with settings `s` of `fig` makes: its shard's part of
 /// the grid (all of it without a shard), every point once per round.
@@ -129,7 +114,7 @@ fn read_part(fig: &Figure, dir: &Path, meta: &Meta) -> Result<Part, Failure> {
     };
     let store = Store::parse(&path, whole_lines).map_err(|e| Failure::Usage(e.to_string()))?;
     let s = &meta.settings;
-    let incomplete = results::incomplete_measurements(&store, s.reps);
+    let incomplete = results::incomplete_measurements(&store, s.reps());
     for (p, round, why) in &incomplete {
         problems.push(format!(
             "{}: {}: {why}",
@@ -178,7 +163,7 @@ pub(crate) fn merge_command(args: &MergeArgs, allocator: &str) -> Result<i32, Fa
             |why: String| Failure::Usage(format!("{}: not a run directory ({why})", d.display()));
         let m = Meta::read(d).map_err(|e| not_a_run(e.to_string()))?;
         if let Ok(fig) = reproduce::lookup_figure(&m.id) {
-            reproduce::check_stored_settings(&m.settings, &fig)
+            reproduce::check_settings(&m.settings, &fig)
                 .map_err(|f| not_a_run(format!("its meta.json is invalid: {}", f.message())))?;
         }
         metas.push(m);
@@ -324,7 +309,7 @@ pub(crate) fn merge_command(args: &MergeArgs, allocator: &str) -> Result<i32, Fa
                 "{} (commit {}, size {}, {}, started {})",
                 d.canonicalize().unwrap_or_else(|_| d.clone()).display(),
                 m.build.git_commit,
-                m.settings.size,
+                m.settings.measure.size,
                 m.machine.cpu_model,
                 m.timestamp
             )
@@ -463,7 +448,7 @@ fn check_reproduce_args(fig: &Figure, args: &[String]) -> Result<usize, Failure>
     let crate::cli::Command::Reproduce(r) = cli.command else {
         unreachable!("the line starts with `reproduce`")
     };
-    let s = reproduce::settings_from_args(&r, fig).map_err(|f| bad(f.message()))?;
+    let s = reproduce::resolve_settings(&r, fig, None).map_err(|f| bad(f.message()))?;
     Ok(reproduce::run_grid(fig, &s).points.len())
 }
 
@@ -580,6 +565,31 @@ pub(crate) fn slurm_command(args: &SlurmArgs) -> Result<(), Failure> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn shards_may_differ_in_their_shard_timeout_and_figures_only() {
+        let a = Meta::sample("prows-fig3", 2);
+        let mut b = a.clone();
+        b.settings.shard = Some("2/2".parse().unwrap());
+        b.settings.timeout_secs = 60;
+        b.settings.figures_dir = Some(PathBuf::from("/elsewhere"));
+        assert!(differences(&a, &b).is_empty());
+        b.settings.measure.size = stealbench_workloads::Size::Quick;
+        b.settings.rounds = 3;
+        b.build.git_commit = "abc".to_string();
+        let d = differences(&a, &b);
+        assert_eq!(
+            d[1..],
+            [
+                "rounds 1 vs 3".to_string(),
+                "size test vs quick".to_string()
+            ]
+        );
+        assert!(
+            d[0].starts_with("commit ") && d[0].ends_with(" vs abc"),
+            "{d:?}"
+        );
+    }
 
     #[test]
     fn slurm_times_are_slurms_formats() {

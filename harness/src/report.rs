@@ -199,7 +199,7 @@ fn readme_text(rendered: &[Rendered], missing: &[&str]) -> String {
         out.push_str(&format!(
             "| [{0}]({0}.md) | {1} | {2}, {3} cores | {4} | `{5}` |\n",
             r.fig.id,
-            r.meta.settings.size,
+            r.meta.settings.measure.size,
             r.meta.machine.cpu_model,
             r.meta.machine.cores,
             claims::tally(&r.verdicts),
@@ -336,9 +336,9 @@ fn html_text(rendered: &[Rendered], missing: &[&str]) -> String {
             esc(&b.git_commit),
             esc(&b.allocator),
             esc(&b.profile),
-            s.size,
+            s.measure.size,
             s.rounds,
-            s.reps,
+            s.reps(),
             esc(&r.meta.timestamp),
             esc(&r.dir.display().to_string())
         ));

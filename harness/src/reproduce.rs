@@ -8,7 +8,7 @@ use crate::grid::{Availability, Grid, Status, workload_info};
 use crate::results::{self, Meta, Settings, Store};
 use crate::runner::{ChildExecutor, ExecError, PointOutcome, Progress, run_missing};
 use crate::spec::{PointSpec, workload_name};
-use crate::{claims, plot, point, runtimes, spec, suggest, table};
+use crate::{claims, plot, point, spec, suggest, table};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::collections::HashMap;
 use std::io::IsTerminal;
@@ -43,86 +43,114 @@ pub(crate) fn default_workers(fig: &Figure) -> Vec<usize> {
     if w.is_empty() { vec![1] } else { w }
 }
 
-/// Checks the explicit options and fills in the defaults.
-pub(crate) fn settings_from_args(args: &ReproduceArgs, fig: &Figure) -> Result<Settings, Failure> {
-    let size = args.size.unwrap_or(Size::Paper);
-    let mut workers = match &args.workers {
-        Some(w) => w.clone(),
-        None => default_workers(fig),
+/// The settings of a run of `fig`: the options `args` gives, the others from `stored` (the
+/// settings of the run being resumed) or, for a new run, the figure's and the size's defaults;
+/// checked as a whole ([`check_settings`]), with the input files, before anything runs. The
+/// figures directory is made absolute when given, else left as stored (`open_run` settles it).
+pub(crate) fn resolve_settings(
+    args: &ReproduceArgs,
+    fig: &Figure,
+    stored: Option<&Settings>,
+) -> Result<Settings, Failure> {
+    let size = args
+        .size
+        .or(stored.map(|s| s.measure.size))
+        .unwrap_or(Size::Paper);
+    let rounds = args
+        .rounds
+        .or(stored.map(|s| s.rounds))
+        .unwrap_or(fig.rounds);
+    let reps = args
+        .reps
+        .or(stored.map(Settings::reps))
+        .or(fig.reps)
+        .unwrap_or_else(|| cli::default_reps(size).div_ceil(rounds));
+    let workers = match (&args.workers, stored) {
+        (Some(w), _) => {
+            let mut w = w.clone();
+            w.sort_unstable();
+            w.dedup();
+            w
+        }
+        (None, Some(s)) => s.workers.clone(),
+        (None, None) => default_workers(fig),
     };
-    workers.sort_unstable();
-    workers.dedup();
     if workers.is_empty() {
         return Err(Failure::Usage(
             "--workers lists no worker count".to_string(),
         ));
     }
-    if let Some(ws) = &args.workloads {
-        check_workload_selection(fig, ws)?;
-    }
-    if let Some(rs) = &args.runtimes {
-        crate::grid::check_runtime_selection(&fig.rows, rs).map_err(Failure::Usage)?;
-    }
-    let pinning = args.pinning.unwrap_or_default();
-    let rounds = args.rounds.unwrap_or(fig.rounds);
-    if rounds == 0 {
-        return Err(Failure::Usage("rounds must be at least 1".to_string()));
-    }
-    let reps = args
-        .reps
-        .or(fig.reps)
-        .unwrap_or_else(|| cli::default_reps(size).div_ceil(rounds));
-    if reps == 0 {
-        return Err(Failure::Usage("reps must be at least 1".to_string()));
-    }
-    let options = cli::input_options(args.hw_video.as_deref(), args.hw_points.as_deref())?;
-    // The input files are checked now, before a run directory exists or a point runs.
-    point::check_inputs(
-        &selected_workloads(fig, args.workloads.as_deref()),
-        size,
-        &options,
-    )?;
+    let given = cli::input_options(args.hw_video.as_deref(), args.hw_points.as_deref())?;
+    let stored_file = |f: fn(&Settings) -> &Option<PathBuf>| stored.and_then(|s| f(s).clone());
     let settings = Settings {
-        size,
-        reps,
+        measure: spec::Measure {
+            size,
+            reps: Some(reps),
+            pinning: args
+                .pinning
+                .or(stored.map(|s| s.measure.pinning))
+                .unwrap_or_default(),
+            stack_size: args
+                .stack_size
+                .or(stored.and_then(|s| s.measure.stack_size)),
+            hw_video: given
+                .hw_video
+                .or_else(|| stored_file(|s| &s.measure.hw_video)),
+            hw_points: given
+                .hw_points
+                .or_else(|| stored_file(|s| &s.measure.hw_points)),
+            params: Vec::new(),
+        },
         rounds,
         workers,
-        runtimes: args.runtimes.as_deref().map(dedup),
-        workloads: args.workloads.as_deref().map(dedup),
-        timeout_secs: args.timeout.unwrap_or_else(|| cli::default_timeout(size)),
-        pinning,
-        hw_video: options.hw_video,
-        hw_points: options.hw_points,
-        stack_size: args.stack_size,
+        runtimes: match &args.runtimes {
+            Some(r) => Some(spec::stored::dedup(r)),
+            None => stored.and_then(|s| s.runtimes.clone()),
+        },
+        workloads: match &args.workloads {
+            Some(w) => Some(spec::stored::dedup(w)),
+            None => stored.and_then(|s| s.workloads.clone()),
+        },
+        timeout_secs: args
+            .timeout
+            .or(stored.map(|s| s.timeout_secs))
+            .unwrap_or_else(|| cli::default_timeout(size)),
         figures_dir: match &args.figures_dir {
             Some(d) => Some(cli::output_dir("--figures-dir", d)?),
-            None => None,
+            None => stored.and_then(|s| s.figures_dir.clone()),
         },
-        shard: args.shard.as_deref().map(str::parse).transpose()?,
+        shard: match &args.shard {
+            Some(s) => Some(s.parse()?),
+            None => stored.and_then(|s| s.shard),
+        },
     };
-    check_shard_count(&settings, fig)?;
+    check_settings(&settings, fig)?;
+    // The input files are checked now, before a run directory exists or a point runs.
+    point::check_inputs(
+        &selected_workloads(fig, settings.workloads.as_deref()),
+        size,
+        &settings.input_options(),
+    )?;
     Ok(settings)
 }
 
-/// Refuses a shard count above the number of points of the grid the settings give (see
-/// [`crate::shard::check_count`]).
-fn check_shard_count(s: &Settings, fig: &Figure) -> Result<(), Failure> {
+/// Checks settings against the figure they run, wherever they come from (the command line,
+/// or a run's `meta.json`, whose every value its option's check has read): the workloads and
+/// runtimes selected must be the figure's, and a shard count at most its points (see
+/// [`crate::shard::check_count`]). The input files are checked when the run starts
+/// (`check_inputs`).
+pub(crate) fn check_settings(s: &Settings, fig: &Figure) -> Result<(), Failure> {
+    if let Some(ws) = &s.workloads {
+        check_workload_selection(fig, ws)?;
+    }
+    if let Some(rs) = &s.runtimes {
+        crate::grid::check_runtime_selection(&fig.rows, rs).map_err(Failure::Usage)?;
+    }
     if let Some(shard) = s.shard {
         let points = run_grid(fig, s).points.len();
         crate::shard::check_count(&format!("--shard {shard}"), shard.count, points, fig.id)?;
     }
     Ok(())
-}
-
-/// `list` without its repetitions, in order: `--runtimes abp,abp` selects what `abp` does.
-fn dedup<T: PartialEq + Clone>(list: &[T]) -> Vec<T> {
-    let mut out: Vec<T> = Vec::new();
-    for x in list {
-        if !out.contains(x) {
-            out.push(x.clone());
-        }
-    }
-    out
 }
 
 /// Checks a workload selection of `fig`: each a workload name of its rows (`uts`: every tree)
@@ -148,43 +176,9 @@ fn check_workload_selection(fig: &Figure, selection: &[String]) -> Result<(), Fa
     Ok(())
 }
 
-/// Checks settings read from a run's `meta.json` as the command line's are checked (a file
-/// edited or damaged since would otherwise run points with P = 0, no repetition or a runtime
-/// that does not exist). The input files are checked when the run starts (`check_inputs`).
-pub(crate) fn check_stored_settings(s: &Settings, fig: &Figure) -> Result<(), Failure> {
-    if s.workers.is_empty() {
-        return Err(Failure::Usage("workers: none listed".to_string()));
-    }
-    for &p in &s.workers {
-        spec::check_workers(p).map_err(Failure::Usage)?;
-    }
-    let within = |what: &str, v: u64, lo: u64, hi: u64| {
-        if (lo..=hi).contains(&v) {
-            Ok(())
-        } else {
-            Err(Failure::Usage(format!("{what} {v}: must be {lo} to {hi}")))
-        }
-    };
-    within("reps", s.reps as u64, 1, spec::MAX_REPS as u64)?;
-    within("rounds", s.rounds as u64, 1, spec::MAX_ROUNDS as u64)?;
-    within("timeout_secs", s.timeout_secs, 0, spec::MAX_TIMEOUT)?;
-    if let Some(ws) = &s.workloads {
-        check_workload_selection(fig, ws)?;
-    }
-    if let Some(b) = s.stack_size {
-        spec::parse_stack_size(&b.to_string()).map_err(Failure::Usage)?;
-    }
-    if let Some(rs) = &s.runtimes {
-        crate::grid::check_runtime_selection(&fig.rows, rs).map_err(Failure::Usage)?;
-    }
-    if let Some(shard) = s.shard {
-        shard.to_string().parse::<crate::shard::Shard>()?;
-    }
-    check_shard_count(s, fig)
-}
-
 /// The `meta.json` of the run directory `dir` that `--resume` continues: `dir` must exist and
-/// be a run of `fig` whose stored settings pass [`check_stored_settings`].
+/// be a run of `fig` whose stored settings read (by the command line's checks) and pass
+/// [`check_settings`].
 fn resumable_meta(dir: &Path, fig: &Figure) -> Result<Meta, Failure> {
     let cannot = |why: String| Failure::Usage(format!("cannot resume {}: {why}", dir.display()));
     if !dir.exists() {
@@ -199,7 +193,7 @@ fn resumable_meta(dir: &Path, fig: &Figure) -> Result<Meta, Failure> {
         ));
     }
     // A value the command line would refuse does not even read (the settings are read by its
-    // parsers); the counts and lists are checked below.
+    // checks); what the figure must agree with is checked below.
     let meta = Meta::read(dir).map_err(|e| cannot(format!("its meta.json is invalid: {e}")))?;
     if meta.id != fig.id {
         return Err(Failure::Usage(format!(
@@ -209,12 +203,8 @@ fn resumable_meta(dir: &Path, fig: &Figure) -> Result<Meta, Failure> {
             fig.id
         )));
     }
-    check_stored_settings(&meta.settings, fig)
+    check_settings(&meta.settings, fig)
         .map_err(|f| cannot(format!("its meta.json is invalid: {}", f.message())))?;
-    let mut meta = meta;
-    // An older build stored a selection as given, repetitions and all.
-    meta.settings.runtimes = meta.settings.runtimes.as_deref().map(dedup);
-    meta.settings.workloads = meta.settings.workloads.as_deref().map(dedup);
     Ok(meta)
 }
 
@@ -265,106 +255,31 @@ fn selected_workloads(fig: &Figure, selection: Option<&[String]>) -> Vec<String>
     out
 }
 
-/// On `--resume`, an explicit option must agree with the resumed run's settings (except the
-/// timeout, which may change).
-fn check_resume_conflicts(
-    args: &ReproduceArgs,
-    given: &Settings,
-    stored: &Settings,
-    dir: &Path,
-) -> Result<(), Failure> {
-    let conflict = |what: &str, theirs: String, ours: String| {
-        Failure::Usage(format!(
-            "{} was made with {what} {theirs}, not {ours}; drop the option to resume it",
-            dir.display()
-        ))
-    };
-    let list = |v: Option<Vec<String>>| v.map_or("all".to_string(), |v| v.join(","));
-    let arms = |v: &Option<Vec<runtimes::Arm>>| {
-        list(v.as_ref().map(|v| v.iter().map(|a| a.spec()).collect()))
-    };
-    if args.size.is_some() && given.size != stored.size {
-        return Err(conflict(
-            "--size",
-            stored.size.to_string(),
-            given.size.to_string(),
-        ));
+/// The settings a resumed run may change: the timeout, and where its figures go.
+const CHANGEABLE_ON_RESUME: [&str; 2] = ["timeout_secs", "figures_dir"];
+
+/// On `--resume`, the settings resolved from the command line over the stored ones must be the
+/// stored ones but for [`CHANGEABLE_ON_RESUME`]: an option that differs is refused, every one
+/// named with both values.
+fn check_resume_conflicts(given: &Settings, stored: &Settings, dir: &Path) -> Result<(), Failure> {
+    let d = stored.differences(given, &CHANGEABLE_ON_RESUME);
+    if d.is_empty() {
+        return Ok(());
     }
-    if args.reps.is_some() && given.reps != stored.reps {
-        return Err(conflict(
-            "--reps",
-            stored.reps.to_string(),
-            given.reps.to_string(),
-        ));
-    }
-    if args.workers.is_some() && given.workers != stored.workers {
-        let j = |w: &[usize]| {
-            w.iter()
-                .map(|p| p.to_string())
-                .collect::<Vec<_>>()
-                .join(",")
-        };
-        return Err(conflict("--workers", j(&stored.workers), j(&given.workers)));
-    }
-    if args.runtimes.is_some() && given.runtimes != stored.runtimes {
-        return Err(conflict(
-            "--runtimes",
-            arms(&stored.runtimes),
-            arms(&given.runtimes),
-        ));
-    }
-    if args.workloads.is_some() && given.workloads != stored.workloads {
-        return Err(conflict(
-            "--workloads",
-            list(stored.workloads.clone()),
-            list(given.workloads.clone()),
-        ));
-    }
-    if args.rounds.is_some() && given.rounds != stored.rounds {
-        return Err(conflict(
-            "--rounds",
-            stored.rounds.to_string(),
-            given.rounds.to_string(),
-        ));
-    }
-    if args.stack_size.is_some() && given.stack_size != stored.stack_size {
-        let show = |s: Option<usize>| s.map_or("default".to_string(), |b| format!("{b} bytes"));
-        return Err(conflict(
-            "--stack-size",
-            show(stored.stack_size),
-            show(given.stack_size),
-        ));
-    }
-    if args.shard.is_some() && given.shard != stored.shard {
-        let show = |s: Option<crate::shard::Shard>| s.map_or("none".to_string(), |s| s.to_string());
-        return Err(conflict("--shard", show(stored.shard), show(given.shard)));
-    }
-    if args.pinning.is_some() && given.pinning != stored.pinning {
-        return Err(conflict(
-            "--pinning",
-            stored.pinning.to_string(),
-            given.pinning.to_string(),
-        ));
-    }
-    let path = |p: &Option<PathBuf>| {
-        p.as_ref()
-            .map_or("none".to_string(), |p| p.display().to_string())
-    };
-    if args.hw_video.is_some() && given.hw_video != stored.hw_video {
-        return Err(conflict(
-            "--hw-video",
-            path(&stored.hw_video),
-            path(&given.hw_video),
-        ));
-    }
-    if args.hw_points.is_some() && given.hw_points != stored.hw_points {
-        return Err(conflict(
-            "--hw-points",
-            path(&stored.hw_points),
-            path(&given.hw_points),
-        ));
-    }
-    Ok(())
+    let each: Vec<String> = d
+        .iter()
+        .map(|d| format!("{} {}, not {}", d.option(), d.ours, d.theirs))
+        .collect();
+    Err(Failure::Usage(format!(
+        "{} was made with {}; drop {} to resume it",
+        dir.display(),
+        each.join("; "),
+        if d.len() == 1 {
+            "the option"
+        } else {
+            "those options"
+        }
+    )))
 }
 
 /// Prints progress: a bar with ETA on a terminal, one plain line per finished point otherwise.
@@ -489,7 +404,6 @@ fn open_run(
     fig: &Figure,
     allocator: &str,
 ) -> Result<(PathBuf, Meta, Store, results::RunLock), Failure> {
-    let given = settings_from_args(args, fig)?;
     let (stamp, dir_stamp) = results::timestamps(SystemTime::now());
     match &args.resume {
         Some(choice) => {
@@ -508,26 +422,24 @@ fn open_run(
             let lock = results::RunLock::acquire(&dir).map_err(Failure::Runtime)?;
             // Read again under the lock: another process may have changed it meanwhile.
             let mut meta = resumable_meta(&dir, fig)?;
-            check_resume_conflicts(args, &given, &meta.settings, &dir)?;
+            let mut given = resolve_settings(args, fig, Some(&meta.settings))?;
+            check_resume_conflicts(&given, &meta.settings, &dir)?;
             check_resume_machine(&meta, allocator, &dir)?;
             let store = resumable_store(&dir)?;
-            if let Some(t) = args.timeout {
-                meta.settings.timeout_secs = t;
-            }
-            // Where the figure goes: as given now, else as stored, else the default.
-            meta.settings.figures_dir = Some(match given.figures_dir {
-                Some(d) => d,
-                None => match meta.settings.figures_dir.take() {
+            // Where the figure goes: as given now (checked), else as stored, else the default.
+            if args.figures_dir.is_none() {
+                given.figures_dir = Some(match given.figures_dir.take() {
                     Some(d) => cli::output_dir("the stored figures directory", &d)?,
                     None => cli::output_dir("--figures-dir", Path::new(DEFAULT_FIGURES_DIR))?,
-                },
-            });
+                });
+            }
+            meta.settings = given;
             meta.resumed.push(format!("{stamp} {}", command_line()));
             meta.write(&dir)?;
             Ok((dir, meta, store, lock))
         }
         None => {
-            let mut given = given;
+            let mut given = resolve_settings(args, fig, None)?;
             if given.figures_dir.is_none() {
                 given.figures_dir = Some(cli::output_dir(
                     "--figures-dir",
@@ -609,26 +521,26 @@ fn markdown(
     out.push_str(&format!(
         "- Size: {} ({}); {} timed repetitions per point after one warm-up, median shown; \
          workers {}; `--pinning` {}\n",
-        s.size,
+        s.measure.size,
         if params.is_empty() {
             "no implemented workload".to_string()
         } else {
             params.join(", ")
         },
-        s.reps,
+        s.reps(),
         s.workers
             .iter()
             .map(|p| p.to_string())
             .collect::<Vec<_>>()
             .join(", "),
-        match s.stack_size {
-            Some(b) => format!("{}; fiber stacks of {b} bytes", s.pinning),
-            None => s.pinning.to_string(),
+        match s.measure.stack_size {
+            Some(b) => format!("{}; fiber stacks of {b} bytes", s.measure.pinning),
+            None => s.measure.pinning.to_string(),
         }
     ));
     out.push_str(&format!(
         "- Runtime settings: {}\n",
-        settings_note(grid, s.pinning)
+        settings_note(grid, s.measure.pinning)
     ));
     if let Some(n) = lacking_note {
         out.push_str(&format!("- Left out: {n}\n"));
@@ -827,14 +739,17 @@ pub(crate) fn view(fig: &Figure, grid: &Grid, meta: &Meta, store: &Store) -> Vie
         &claims::Run {
             summaries: &summaries,
             cores: meta.machine.cores,
-            size: meta.settings.size,
+            size: meta.settings.measure.size,
         },
     );
     View {
         table,
         panels,
         verdicts,
-        subtitle: format!("size {}, {}", meta.settings.size, meta.machine.cpu_model),
+        subtitle: format!(
+            "size {}, {}",
+            meta.settings.measure.size, meta.machine.cpu_model
+        ),
         summaries,
     }
 }
@@ -937,7 +852,7 @@ pub(crate) fn reproduce_command(args: &ReproduceArgs, allocator: &str) -> Result
         .figures_dir
         .clone()
         .unwrap_or_else(|| PathBuf::from(DEFAULT_FIGURES_DIR));
-    let size = s.size;
+    let size = s.measure.size;
     let sel = s.selection();
     let mut grid = run_grid(&fig, &s);
     if let Some(shard) = s.shard {
@@ -957,9 +872,9 @@ pub(crate) fn reproduce_command(args: &ReproduceArgs, allocator: &str) -> Result
     outln!("{}", fig.title);
     outln!(
         "size {}, workers {:?}, {} reps per point, timeout {}, run directory {}",
-        s.size,
+        s.measure.size,
         s.workers,
-        s.reps,
+        s.reps(),
         if s.timeout_secs == 0 {
             "none".to_string()
         } else {
@@ -974,7 +889,10 @@ pub(crate) fn reproduce_command(args: &ReproduceArgs, allocator: &str) -> Result
         not_built,
         grid.points.len()
     );
-    outln!("runtime settings: {}", settings_note(&grid, s.pinning));
+    outln!(
+        "runtime settings: {}",
+        settings_note(&grid, s.measure.pinning)
+    );
     for n in crate::grid::added_arms_notes(&fig.rows, &sel) {
         outln!("note: {n}");
     }
@@ -1011,15 +929,7 @@ pub(crate) fn reproduce_command(args: &ReproduceArgs, allocator: &str) -> Result
     let exe = std::env::current_exe()?;
     let mut executor = ChildExecutor {
         exe,
-        measure: spec::Measure {
-            size,
-            reps: Some(s.reps),
-            pinning: s.pinning,
-            stack_size: s.stack_size,
-            hw_video: options.hw_video.clone(),
-            hw_points: options.hw_points.clone(),
-            params: Vec::new(),
-        },
+        measure: s.measure.clone(),
         timeout: (s.timeout_secs > 0).then(|| Duration::from_secs(s.timeout_secs)),
     };
     if let Some(n) = results::left_out_note(&grid, &store) {
@@ -1051,7 +961,7 @@ pub(crate) fn reproduce_command(args: &ReproduceArgs, allocator: &str) -> Result
         &grid.points,
         &mut store,
         size,
-        s.reps,
+        s.reps(),
         s.rounds,
         &params,
         &mut executor,
@@ -1148,49 +1058,186 @@ mod tests {
         );
     }
 
+    /// `stealbench reproduce ARGS...` as clap reads it.
+    fn reproduce_args(args: &[&str]) -> ReproduceArgs {
+        use clap::Parser;
+        let line = [&["stealbench", "reproduce"][..], args].concat();
+        match cli::Cli::try_parse_from(line).unwrap().command {
+            cli::Command::Reproduce(a) => a,
+            other => panic!("not reproduce: {other:?}"),
+        }
+    }
+
     #[test]
-    fn stored_settings_are_checked_as_the_command_lines() {
+    fn settings_are_checked_against_their_figure() {
         let fig = lookup_figure("prows-fig3").unwrap();
-        let good = Settings {
-            size: Size::Test,
-            reps: 2,
-            workers: vec![1, 2],
-            runtimes: Some(vec!["serial".into(), "libfork/idle=busy".into()]),
-            workloads: Some(vec!["fib".into()]),
-            timeout_secs: 0,
-            pinning: Pinning::None,
-            hw_video: None,
-            hw_points: None,
-            rounds: 1,
-            stack_size: Some(1 << 20),
-            figures_dir: None,
-            shard: Some(crate::shard::Shard { index: 2, count: 3 }),
-        };
-        check_stored_settings(&good, &fig).unwrap();
+        let args = [
+            "prows-fig3",
+            "--size",
+            "test",
+            "--workers",
+            "1,2",
+            "--runtimes",
+            "serial,libfork/idle=busy",
+            "--workloads",
+            "fib",
+            "--shard",
+            "2/3",
+        ];
+        let good = resolve_settings(&reproduce_args(&args), &fig, None).unwrap();
+        check_settings(&good, &fig).unwrap();
         type Spoil = fn(&mut Settings);
-        let bad: [(Spoil, &str); 9] = [
-            (|s| s.workers = vec![1, 0], "P=0"),
-            (|s| s.workers = Vec::new(), "none listed"),
-            (|s| s.reps = 0, "reps 0: must be 1 to 10000"),
-            (|s| s.rounds = 0, "rounds 0: must be 1 to 100"),
-            (|s| s.rounds = 101, "rounds 101: must be 1 to 100"),
-            (
-                |s| s.timeout_secs = u64::MAX,
-                "timeout_secs 18446744073709551615",
-            ),
+        let bad: [(Spoil, &str); 3] = [
             (|s| s.workloads = Some(vec!["mm".into()]), "workload 'mm'"),
-            (|s| s.stack_size = Some(1), "between 16K and 4G"),
             (
-                |s| s.shard = Some(crate::shard::Shard { index: 4, count: 3 }),
-                "--shard 4/3",
+                |s| s.runtimes = Some(vec!["fibril".into()]),
+                "this figure does not run fibril",
+            ),
+            (
+                |s| s.shard = Some("1/1000".parse().unwrap()),
+                "--shard 1/1000: prows-fig3 has",
             ),
         ];
         for (spoil, want) in bad {
             let mut s = good.clone();
             spoil(&mut s);
-            let e = check_stored_settings(&s, &fig).unwrap_err();
+            let e = check_settings(&s, &fig).unwrap_err();
             assert!(e.message().contains(want), "{want}: {}", e.message());
         }
+    }
+
+    /// What `reproduce` takes, what meta.json stores and what a point's child gets are one
+    /// `Settings` and the `Measure` it holds: resolved from the command line, written to and
+    /// read from meta.json unchanged, and given to the child as arguments that its command line
+    /// reads back as the same `Measure`.
+    #[test]
+    fn settings_round_trip_from_the_command_line_through_meta_json_to_the_child() {
+        use crate::runner::ChildExecutor;
+        use stealbench_workloads::hw::{VideoSpec, avi};
+        let dir = TempDir::with_prefix("stealbench-settings-trip-").unwrap();
+        let video = dir.path().join("heart.avi");
+        std::fs::write(&video, avi::encode_gray8(&VideoSpec::test(12).generate())).unwrap();
+        let points = dir.path().join("points.txt");
+        let pts: String = VideoSpec::test(12)
+            .initial_points()
+            .iter()
+            .map(|p| format!("{} {}\n", p.row, p.col))
+            .collect();
+        std::fs::write(&points, pts).unwrap();
+        let figs = dir.path().join("figs");
+        let fig = lookup_figure("prows-fig2").unwrap();
+        let args = reproduce_args(&[
+            "prows-fig2",
+            "--size",
+            "test",
+            "--reps",
+            "3",
+            "--rounds",
+            "2",
+            "--workers",
+            "2,1,2",
+            "--pinning",
+            "compact",
+            "--stack-size",
+            "64K",
+            "--timeout",
+            "30",
+            "--runtimes",
+            "prows,prows",
+            "--workloads",
+            "hw",
+            "--hw-video",
+            video.to_str().unwrap(),
+            "--hw-points",
+            points.to_str().unwrap(),
+            "--figures-dir",
+            figs.to_str().unwrap(),
+        ]);
+        let settings = resolve_settings(&args, &fig, None).unwrap();
+        let abs = |p: &Path| p.canonicalize().unwrap();
+        assert_eq!(
+            settings.measure,
+            spec::Measure {
+                size: Size::Test,
+                reps: Some(3),
+                pinning: Pinning::Compact,
+                stack_size: Some(64 << 10),
+                hw_video: Some(abs(&video)),
+                hw_points: Some(abs(&points)),
+                params: Vec::new(),
+            }
+        );
+        assert_eq!(
+            (&settings.workers, settings.rounds, settings.timeout_secs),
+            (&vec![1, 2], 2, 30)
+        );
+        assert_eq!(settings.runtimes, Some(vec!["prows".into()]));
+        assert_eq!(settings.figures_dir, Some(abs(&figs)));
+
+        let mut meta = Meta::sample(fig.id, 1);
+        meta.settings = settings.clone();
+        meta.write(dir.path()).unwrap();
+        let stored = Meta::read(dir.path()).unwrap().settings;
+        assert_eq!(stored, settings);
+
+        // The child of an hw point on a fiber runtime is given every setting of the Measure.
+        let point = PointSpec {
+            runtime: "prows".into(),
+            workload: "hw".to_string(),
+            variant: stealbench_workloads::Variant::Gf,
+            workers: 2,
+        };
+        let executor = ChildExecutor {
+            exe: PathBuf::from("stealbench"),
+            measure: stored.measure.clone(),
+            timeout: None,
+        };
+        let argv = [vec!["stealbench".to_string()], executor.args(&point)].concat();
+        let cli::Command::Run(child) = <cli::Cli as clap::Parser>::try_parse_from(&argv)
+            .unwrap()
+            .command
+        else {
+            panic!("not run: {argv:?}")
+        };
+        assert_eq!(
+            (child.point, child.measure),
+            (point, settings.measure.clone())
+        );
+
+        // A resume that gives nothing resolves to the stored settings.
+        let resume = reproduce_args(&["prows-fig2", "--resume"]);
+        assert_eq!(
+            resolve_settings(&resume, &fig, Some(&stored)).unwrap(),
+            stored
+        );
+    }
+
+    #[test]
+    fn a_resume_names_every_option_that_differs_from_the_stored_settings() {
+        let fig = lookup_figure("prows-fig3").unwrap();
+        let first = ["prows-fig3", "--size", "test", "--workers", "1,2"];
+        let stored = resolve_settings(&reproduce_args(&first), &fig, None).unwrap();
+        let resume = |extra: &[&str]| {
+            let args = reproduce_args(&[&["prows-fig3", "--resume"][..], extra].concat());
+            let given = resolve_settings(&args, &fig, Some(&stored)).unwrap();
+            check_resume_conflicts(&given, &stored, Path::new("D"))
+        };
+        resume(&[]).unwrap();
+        // The same values, and a new timeout, which a resume may change.
+        resume(&["--size", "test", "--workers", "2,1", "--timeout", "5"]).unwrap();
+        // Two repetitions of size test over the figure's three rounds: one a round.
+        let e = resume(&["--reps", "4"]).unwrap_err();
+        assert_eq!(e.exit_code(), 2);
+        assert_eq!(
+            e.message(),
+            "D was made with --reps 1, not 4; drop the option to resume it"
+        );
+        let e = resume(&["--size", "quick", "--workers", "1", "--stack-size", "1M"]).unwrap_err();
+        assert_eq!(
+            e.message(),
+            "D was made with --size test, not quick; --stack-size default, not 1048576; \
+             --workers 1,2, not 1; drop those options to resume it"
+        );
     }
 
     #[test]

@@ -9,12 +9,11 @@
 
 use crate::cli::Failure;
 use crate::spec::PointSpec;
-use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::str::FromStr;
 
 /// The `i`-th of `n` shards, 1-based (as `SLURM_ARRAY_TASK_ID` of `--array=1-N`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Shard {
     /// Which shard, `1..=count`.
     pub index: usize,
@@ -41,10 +40,14 @@ impl FromStr for Shard {
             i.trim().parse().map_err(|_| bad())?,
             n.trim().parse().map_err(|_| bad())?,
         );
-        if count == 0 || index == 0 || index > count {
-            return Err(bad());
-        }
-        Ok(Shard { index, count })
+        Shard::new(index, count).ok_or_else(bad)
+    }
+}
+
+impl Shard {
+    /// The `index`-th of `count` shards, if `1 <= index <= count`.
+    pub(crate) fn new(index: usize, count: usize) -> Option<Shard> {
+        (index >= 1 && index <= count).then_some(Shard { index, count })
     }
 }
 

@@ -1,15 +1,16 @@
 //! The typed experiment model: a point ([`PointSpec`]: runtime arm, workload, variant, P; the
 //! key of its results everywhere) and how it is measured ([`Measure`]: size, repetitions,
 //! pinning, stack size, input files, parameters).
-//! Each setting is read once, from text, by the clap value parser of its field (the functions
-//! below, also used where text comes from a file, as `meta.json`'s settings); the parent's
-//! argv to a `stealbench run` child is the serialisation of the two ([`PointSpec::to_args`],
+//! Each setting is read once, by the check of its field (the functions below): from the
+//! command line through its clap value parser, from `meta.json` through its deserializer in
+//! [`stored`], which hands the stored value to the same check. The parent's argv to a
+//! `stealbench run` child is the serialisation of the two ([`PointSpec::to_args`],
 //! [`Measure::to_args`]), which the child reads back with the same parsers.
 
 use crate::runtimes::{self, Arm};
 use crate::suggest;
 use clap::Args;
-use clap::builder::RangedU64ValueParser;
+use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::path::PathBuf;
 use stealbench_schedulers::Pinning;
@@ -71,38 +72,60 @@ impl PointSpec {
     }
 }
 
-/// How a point is measured.
-#[derive(Debug, Clone, PartialEq, Eq, Args)]
+/// How a point is measured: what `stealbench run` takes, and what a reproduction gives every
+/// point's child process (it is part of a run's `Settings`, stored flattened in `meta.json`:
+/// each field there under its own key, as the command line spells it).
+#[derive(Debug, Clone, PartialEq, Eq, Args, Serialize, Deserialize)]
 pub(crate) struct Measure {
     /// Input size: paper, small, quick (or test).
     #[arg(long, default_value = "paper", value_parser = parse_size)]
+    #[serde(serialize_with = "stored::as_text", deserialize_with = "stored::size")]
     pub size: Size,
     /// Timed repetitions, 1 to 10000 (default: 10 for paper, 5 small, 3 quick, 2 test).
     #[arg(long, value_parser = count(MAX_REPS))]
+    #[serde(deserialize_with = "stored::reps")]
     pub reps: Option<usize>,
     /// Thread pinning: none, compact, scatter (the runtime's `pinning=`, if given, instead).
     #[arg(long, default_value = "none", value_parser = parse_pinning)]
+    #[serde(
+        serialize_with = "stored::as_text",
+        deserialize_with = "stored::pinning"
+    )]
     pub pinning: Pinning,
     /// Usable size of every fiber stack of a fiber runtime (abp, fibril, prows), in bytes or
     /// with K, M, G (KiB, MiB, GiB), 16K to 4G; default 16M. Other runtimes refuse it.
     #[arg(long, value_name = "SIZE", value_parser = parse_stack_size)]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "stored::stack_size"
+    )]
     pub stack_size: Option<usize>,
     /// Workload hw: track this uncompressed AVI (e.g. Rodinia's test.avi) instead of the
     /// synthetic video.
     #[arg(long, value_name = "PATH")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hw_video: Option<PathBuf>,
     /// Workload hw: the initial points for --hw-video, one `row col` per line (0-based, row 0
     /// at the top). Default: Rodinia's points for a 609x590 video, else two rings.
     #[arg(long, value_name = "PATH", requires = "hw_video")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hw_points: Option<PathBuf>,
     /// Override one input parameter of the size's preset (repeatable, applied in order; e.g.
     /// `--param n=30`, `--param tree=T3`). `list` shows every workload's parameters.
     /// The row's params record the values used.
     #[arg(long = "param", value_name = "KEY=VALUE")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub params: Vec<String>,
 }
 
 impl Measure {
+    /// The timed repetitions: `--reps`, else the size's default.
+    pub(crate) fn reps(&self) -> usize {
+        self.reps
+            .unwrap_or_else(|| crate::cli::default_reps(self.size))
+    }
+
     /// The arguments that give these settings to `stealbench run` of `point`: the stack size
     /// only where the point runs on fiber stacks, the hw files only to the hw workload.
     pub(crate) fn to_args(&self, point: &PointSpec) -> Vec<String> {
@@ -146,21 +169,47 @@ pub(crate) const MAX_WORKERS: usize = 1024;
 /// The smallest and largest fiber stack `--stack-size` accepts.
 pub(crate) const STACK_SIZE_RANGE: (usize, usize) = (16 << 10, 4 << 30);
 
-/// The value parser of a count from 1 to `max`: anything else is refused by clap, before the
-/// command does anything.
-pub(crate) fn count(max: usize) -> RangedU64ValueParser<usize> {
-    RangedU64ValueParser::new().range(1..=max as u64)
+/// A whole number from `lo` to `hi`: the one check of a bounded count, whether it comes from
+/// the command line (the value parsers [`count`], [`seconds`], [`fib_n`]) or from `meta.json`
+/// ([`stored`]). Its message is clap's for a range.
+fn check_range(v: u64, lo: u64, hi: u64) -> Result<u64, String> {
+    if (lo..=hi).contains(&v) {
+        Ok(v)
+    } else {
+        Err(format!("{v} is not in {lo}..={hi}"))
+    }
+}
+
+/// The value parser of a whole number from `lo` to `hi` ([`check_range`]): anything else is
+/// refused by clap, before the command does anything.
+fn ranged<T: TryFrom<u64>>(
+    lo: u64,
+    hi: u64,
+) -> impl Fn(&str) -> Result<T, String> + Clone + Send + Sync + 'static {
+    move |s: &str| {
+        let v: u64 = s
+            .trim()
+            .parse()
+            .map_err(|_| format!("'{s}' is not a whole number from {lo} to {hi}"))?;
+        let v = check_range(v, lo, hi)?;
+        T::try_from(v).map_err(|_| format!("{v} does not fit this machine's integers"))
+    }
+}
+
+/// The value parser of a count from 1 to `max`.
+pub(crate) fn count(max: usize) -> impl Fn(&str) -> Result<usize, String> + Clone + Send + Sync {
+    ranged(1, max as u64)
 }
 
 /// The value parser of `--timeout`: 0 (never) to [`MAX_TIMEOUT`] seconds.
-pub(crate) fn seconds() -> RangedU64ValueParser<u64> {
-    RangedU64ValueParser::new().range(0..=MAX_TIMEOUT)
+pub(crate) fn seconds() -> impl Fn(&str) -> Result<u64, String> + Clone + Send + Sync {
+    ranged(0, MAX_TIMEOUT)
 }
 
 /// The value parser of `bench`'s `--n`: the Fibonacci numbers that fit 64 bits, as `run`
 /// takes them.
-pub(crate) fn fib_n() -> RangedU64ValueParser<u64> {
-    RangedU64ValueParser::new().range(0..=stealbench_workloads::fib::MAX_N)
+pub(crate) fn fib_n() -> impl Fn(&str) -> Result<u64, String> + Clone + Send + Sync {
+    ranged(0, stealbench_workloads::fib::MAX_N)
 }
 
 /// An implemented runtime's arm (`NAME[/key=value]...`), refused with the nearest valid name
@@ -207,13 +256,13 @@ pub(crate) fn parse_pinning(s: &str) -> Result<Pinning, String> {
 }
 
 /// A fiber stack size: bytes, or a number with `K`, `M`, `G` (powers of 1024, `KiB`, `MiB`,
-/// `GiB` also accepted), between [`STACK_SIZE_RANGE`]'s bounds.
+/// `GiB` also accepted), between [`STACK_SIZE_RANGE`]'s bounds ([`check_stack_size`]).
 pub(crate) fn parse_stack_size(s: &str) -> Result<usize, String> {
     let t = s.trim();
     let bad = |why: &str| format!("stack size {s}: {why}");
     let digits = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
     let (n, unit) = t.split_at(digits);
-    let n: usize = n
+    let n: u64 = n
         .parse()
         .map_err(|_| bad("expected bytes, or a number with K, M or G (16M)"))?;
     let shift = match unit.to_ascii_uppercase().as_str() {
@@ -223,10 +272,17 @@ pub(crate) fn parse_stack_size(s: &str) -> Result<usize, String> {
         "G" | "GB" | "GIB" => 30,
         _ => return Err(bad("unknown unit (use K, M or G)")),
     };
+    // A product that overflows is as much too large as any other.
     let bytes = n.checked_shl(shift).filter(|b| b >> shift == n);
-    match bytes {
-        Some(b) if (STACK_SIZE_RANGE.0..=STACK_SIZE_RANGE.1).contains(&b) => Ok(b),
-        _ => Err(bad("must be between 16K and 4G")),
+    check_stack_size(bytes.unwrap_or(u64::MAX)).map_err(|_| bad("must be between 16K and 4G"))
+}
+
+/// Checks a fiber stack size in bytes: within [`STACK_SIZE_RANGE`].
+pub(crate) fn check_stack_size(bytes: u64) -> Result<usize, String> {
+    let (lo, hi) = STACK_SIZE_RANGE;
+    match usize::try_from(bytes) {
+        Ok(b) if (lo..=hi).contains(&b) => Ok(b),
+        _ => Err(format!("stack size {bytes}: must be between 16K and 4G")),
     }
 }
 
@@ -239,16 +295,168 @@ pub(crate) fn parse_workers(s: &str) -> Result<usize, String> {
 }
 
 /// Checks a worker count: at least 1, at most [`MAX_WORKERS`].
-pub(crate) fn check_workers(p: usize) -> Result<usize, String> {
+pub(crate) fn check_workers(p: u64) -> Result<usize, String> {
     if p == 0 {
         Err("workers must be at least 1 (P=0 given)".to_string())
-    } else if p > MAX_WORKERS {
+    } else if p > MAX_WORKERS as u64 {
         Err(format!(
             "workers must be at most {MAX_WORKERS} (P={p} given), the limit of every runtime \
              and simulation here"
         ))
     } else {
-        Ok(p)
+        Ok(p as usize)
+    }
+}
+
+/// The settings in `meta.json`, read by the checks of their command-line options: each
+/// deserializer takes the value as the file holds it (the command line's text for a named
+/// setting, a number for a count) and hands it to its option's check ([`parse_size`],
+/// [`count`]'s [`check_range`], [`check_workers`], ...), whose message, with the key, says
+/// what is wrong. A named setting is written as the command line spells it.
+pub(crate) mod stored {
+    use super::*;
+    use crate::shard::Shard;
+    use serde::de::Error;
+    use serde::{Deserializer, Serializer};
+
+    /// `check`'s message for the value of `key`.
+    fn at<E: Error>(key: &'static str) -> impl FnOnce(String) -> E {
+        move |e| E::custom(format!("{key}: {e}"))
+    }
+
+    /// A count of `key` from `lo` to `hi`.
+    fn ranged<'de, D: Deserializer<'de>>(
+        d: D,
+        key: &'static str,
+        lo: u64,
+        hi: u64,
+    ) -> Result<u64, D::Error> {
+        check_range(u64::deserialize(d)?, lo, hi).map_err(at(key))
+    }
+
+    /// Writes a setting as the command line spells it (its `Display`).
+    pub(crate) fn as_text<T: fmt::Display, S: Serializer>(v: &T, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(v)
+    }
+
+    /// `size`, read by `--size`'s parser.
+    pub(crate) fn size<'de, D: Deserializer<'de>>(d: D) -> Result<Size, D::Error> {
+        parse_size(&String::deserialize(d)?).map_err(at("size"))
+    }
+
+    /// `pinning`, read by `--pinning`'s parser.
+    pub(crate) fn pinning<'de, D: Deserializer<'de>>(d: D) -> Result<Pinning, D::Error> {
+        parse_pinning(&String::deserialize(d)?).map_err(at("pinning"))
+    }
+
+    /// `reps`: 1 to [`MAX_REPS`] (required: a run stores the repetitions it resolved).
+    pub(crate) fn reps<'de, D: Deserializer<'de>>(d: D) -> Result<Option<usize>, D::Error> {
+        ranged(d, "reps", 1, MAX_REPS as u64).map(|r| Some(r as usize))
+    }
+
+    /// `rounds`: 1 to [`MAX_ROUNDS`].
+    pub(crate) fn rounds<'de, D: Deserializer<'de>>(d: D) -> Result<usize, D::Error> {
+        ranged(d, "rounds", 1, MAX_ROUNDS as u64).map(|r| r as usize)
+    }
+
+    /// `timeout_secs`: 0 to [`MAX_TIMEOUT`].
+    pub(crate) fn timeout_secs<'de, D: Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
+        ranged(d, "timeout_secs", 0, MAX_TIMEOUT)
+    }
+
+    /// `stack_size` in bytes, by [`check_stack_size`].
+    pub(crate) fn stack_size<'de, D: Deserializer<'de>>(d: D) -> Result<Option<usize>, D::Error> {
+        Option::<u64>::deserialize(d)?
+            .map(check_stack_size)
+            .transpose()
+            .map_err(D::Error::custom)
+    }
+
+    /// `workers`: at least one, each by [`check_workers`].
+    pub(crate) fn workers<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<usize>, D::Error> {
+        let w = Vec::<u64>::deserialize(d)?;
+        if w.is_empty() {
+            return Err(D::Error::custom("workers: none listed"));
+        }
+        w.into_iter()
+            .map(|p| check_workers(p).map_err(D::Error::custom))
+            .collect()
+    }
+
+    /// `list` without its repetitions, in order: `--runtimes abp,abp` selects what `abp` does.
+    pub(crate) fn dedup<T: PartialEq + Clone>(list: &[T]) -> Vec<T> {
+        let mut out: Vec<T> = Vec::new();
+        for x in list {
+            if !out.contains(x) {
+                out.push(x.clone());
+            }
+        }
+        out
+    }
+
+    /// The selected runtimes: each arm's spelling (`None`: all).
+    pub(crate) fn runtimes_as_text<S: Serializer>(
+        arms: &Option<Vec<Arm>>,
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
+        arms.as_ref()
+            .map(|v| v.iter().map(Arm::spec).collect::<Vec<_>>())
+            .serialize(s)
+    }
+
+    /// The selected runtimes, each read by `--runtimes`' parser in today's spelling
+    /// ([`runtimes::upgrade`]: an older build spelt some settings as runtimes of their own),
+    /// once each (an older build stored a selection as given, repetitions and all).
+    pub(crate) fn runtimes<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Vec<Arm>>, D::Error> {
+        let Some(spelt) = Option::<Vec<String>>::deserialize(d)? else {
+            return Ok(None);
+        };
+        let arms = spelt
+            .iter()
+            .map(|r| parse_arm(&runtimes::upgrade(r, "").0).map_err(D::Error::custom))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Some(dedup(&arms)))
+    }
+
+    /// The selected workloads (`None`: all), once each; checked against the figure's rows
+    /// when the run is (`reproduce::check_settings`).
+    pub(crate) fn workloads<'de, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<Option<Vec<String>>, D::Error> {
+        Ok(Option::<Vec<String>>::deserialize(d)?.map(|w| dedup(&w)))
+    }
+
+    /// The shard as `--shard` spells it (`2/3`).
+    pub(crate) fn shard_as_text<S: Serializer>(
+        shard: &Option<Shard>,
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
+        shard.map(|x| x.to_string()).serialize(s)
+    }
+
+    /// The shard: `--shard`'s text, read by its parser, or an older build's
+    /// `{"index": i, "count": N}`, checked as the parser checks.
+    pub(crate) fn shard<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Shard>, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Spelt {
+            Text(String),
+            Parts { index: usize, count: usize },
+        }
+        match Option::<Spelt>::deserialize(d)? {
+            None => Ok(None),
+            Some(Spelt::Text(t)) => t
+                .parse::<Shard>()
+                .map(Some)
+                .map_err(|f| D::Error::custom(format!("shard: {}", f.message()))),
+            Some(Spelt::Parts { index, count }) => {
+                Shard::new(index, count).map(Some).ok_or_else(|| {
+                    D::Error::custom(format!(
+                        "shard: {index} of {count}: expected i/N with 1 <= i <= N"
+                    ))
+                })
+            }
+        }
     }
 }
 
@@ -295,7 +503,7 @@ mod tests {
             assert!(parse_stack_size(bad).is_err(), "{bad}");
         }
         assert!(check_workers(0).is_err());
-        assert_eq!(check_workers(MAX_WORKERS).unwrap(), MAX_WORKERS);
+        assert_eq!(check_workers(MAX_WORKERS as u64).unwrap(), MAX_WORKERS);
         assert!(parse_workers("1025").unwrap_err().contains("at most 1024"));
         assert!(parse_workers("two").unwrap_err().contains("not a number"));
         assert_eq!(parse_pinning("compact").unwrap(), Pinning::Compact);

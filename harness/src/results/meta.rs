@@ -4,108 +4,81 @@
 use super::machine::{Build, Machine};
 use super::store::with_path;
 use crate::runtimes::Arm;
+use crate::spec::{Measure, stored};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
-use stealbench_schedulers::Pinning;
-use stealbench_workloads::{InputOptions, Size};
-/// The settings of a reproduction, stored in `meta.json` so `--resume` continues with them.
-/// The typed ones are stored as the text the command line takes, and read back with their
-/// `FromStr` (an arm with `Arm::parse`, older spellings upgraded), which names a value it
-/// refuses; the counts and lists are checked by `reproduce::check_stored_settings`.
+use stealbench_workloads::InputOptions;
+
+/// The resolved settings of a reproduction (`reproduce::resolve_settings`: the command line's
+/// options over the resumed run's settings or the figure's defaults), stored in `meta.json` so
+/// `--resume` continues with them. What every point's child process is told is the
+/// [`Measure`] they contain, flattened here: `meta.json` keeps one key per setting. Every value
+/// is read back by its command-line option's check ([`crate::spec::stored`]), so a file edited
+/// or damaged since does not even read; older files read as they were written (a missing
+/// `rounds` is 1, a shard stored as `{"index", "count"}` reads, an older arm spelling is
+/// today's). What the figure must also agree with (its workloads, runtimes and points) is
+/// checked by `reproduce::check_settings`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct Settings {
-    /// Size preset.
-    #[serde(with = "as_text")]
-    pub size: Size,
-    /// Timed repetitions per point.
-    pub reps: usize,
-    /// Worker counts.
+    /// How each point is measured: size, repetitions (always given here), pinning, fiber
+    /// stack size, and the `hw` input files (`--hw-video`, `--hw-points`, absolute paths; the
+    /// hw rows' `params` also give the video's fingerprint).
+    #[serde(flatten)]
+    pub measure: Measure,
+    /// Worker counts, ascending, each once.
+    #[serde(deserialize_with = "stored::workers")]
     pub workers: Vec<usize>,
     /// Runtimes selected (`None` = all): an arm with no setting selects every arm of its
     /// runtime.
-    #[serde(with = "arms_as_text")]
+    #[serde(
+        serialize_with = "stored::runtimes_as_text",
+        deserialize_with = "stored::runtimes"
+    )]
     pub runtimes: Option<Vec<Arm>>,
     /// Workloads selected (`None` = all).
+    #[serde(deserialize_with = "stored::workloads")]
     pub workloads: Option<Vec<String>>,
-    /// Per-point timeout in seconds (0 = none).
+    /// Per-point timeout in seconds (0 = none); a resume may change it.
+    #[serde(deserialize_with = "stored::timeout_secs")]
     pub timeout_secs: u64,
-    /// Thread pinning.
-    #[serde(with = "as_text")]
-    pub pinning: Pinning,
-    /// `--hw-video`: the AVI the `hw` points tracked (absolute path; absent = the synthetic
-    /// video). The hw rows' `params` also give its fingerprint.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub hw_video: Option<PathBuf>,
-    /// `--hw-points`: the initial points file of `hw_video` (absolute path).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub hw_points: Option<PathBuf>,
     /// Rounds over the grid (`--rounds`): every point runs once per round, the rounds one
     /// after the other, each in a shuffled order.
-    #[serde(default = "first_round")]
+    #[serde(default = "first_round", deserialize_with = "stored::rounds")]
     pub rounds: usize,
-    /// `--stack-size` in bytes (absent: the runtimes' default).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub stack_size: Option<usize>,
     /// `--figures-dir`: where the table and plots go (absolute path; absent in runs made
-    /// before it was stored: `paper-figures`).
+    /// before it was stored: `paper-figures`); a resume may change it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub figures_dir: Option<PathBuf>,
     /// `--shard`: the part of the grid this run measures (absent: all of it).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "stored::shard_as_text",
+        deserialize_with = "stored::shard"
+    )]
     pub shard: Option<crate::shard::Shard>,
 }
 
-/// A setting in `meta.json` as the command line spells it: written with `Display`, read with
-/// `FromStr` (the command line's parser), whose message names a value it refuses.
-mod as_text {
-    use serde::{Deserialize, Deserializer, Serializer, de::Error};
-    use std::fmt::Display;
-    use std::str::FromStr;
-
-    pub(super) fn serialize<T: Display, S: Serializer>(v: &T, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_str(v)
-    }
-
-    pub(super) fn deserialize<'de, T, D>(d: D) -> Result<T, D::Error>
-    where
-        T: FromStr<Err = String>,
-        D: Deserializer<'de>,
-    {
-        String::deserialize(d)?.parse().map_err(D::Error::custom)
-    }
+/// A setting whose value differs between two [`Settings`]: its `meta.json` key and each
+/// value as the command line spells it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Difference {
+    /// The key in `meta.json` (`stack_size`; its option is `--stack-size`).
+    pub key: String,
+    /// The value in the first settings.
+    pub ours: String,
+    /// The value in the second.
+    pub theirs: String,
 }
 
-/// The selected runtimes in `meta.json`: each arm's spelling, read in today's spelling
-/// ([`crate::runtimes::upgrade`]: an older build spelt some settings as runtimes of their
-/// own).
-mod arms_as_text {
-    use crate::runtimes::{self, Arm};
-    use serde::{Deserialize, Deserializer, Serialize, Serializer, de::Error};
-
-    pub(super) fn serialize<S: Serializer>(
-        arms: &Option<Vec<Arm>>,
-        s: S,
-    ) -> Result<S::Ok, S::Error> {
-        arms.as_ref()
-            .map(|v| v.iter().map(Arm::spec).collect::<Vec<_>>())
-            .serialize(s)
-    }
-
-    pub(super) fn deserialize<'de, D: Deserializer<'de>>(
-        d: D,
-    ) -> Result<Option<Vec<Arm>>, D::Error> {
-        let Some(spelt) = Option::<Vec<String>>::deserialize(d)? else {
-            return Ok(None);
-        };
-        spelt
-            .iter()
-            .map(|r| Arm::parse(&runtimes::upgrade(r, "").0).map_err(D::Error::custom))
-            .collect::<Result<_, _>>()
-            .map(Some)
+impl Difference {
+    /// The command-line option of the key.
+    pub(crate) fn option(&self) -> String {
+        format!("--{}", self.key.replace('_', "-"))
     }
 }
 
@@ -121,10 +94,59 @@ impl Settings {
     /// The input options these settings give the workloads.
     pub(crate) fn input_options(&self) -> InputOptions {
         InputOptions {
-            hw_video: self.hw_video.clone(),
-            hw_points: self.hw_points.clone(),
+            hw_video: self.measure.hw_video.clone(),
+            hw_points: self.measure.hw_points.clone(),
             params: Vec::new(),
         }
+    }
+
+    /// The timed repetitions per point and round.
+    pub(crate) fn reps(&self) -> usize {
+        self.measure.reps()
+    }
+
+    /// Every setting, but those keyed in `except`, whose value differs between `self` and
+    /// `other`, in key order: the two compared as `meta.json` stores them, so every setting
+    /// is compared, those added later too. An absent value (the option's default) is
+    /// `default`.
+    pub(crate) fn differences(&self, other: &Settings, except: &[&str]) -> Vec<Difference> {
+        let (ours, theirs) = (self.as_json(), other.as_json());
+        let keys: std::collections::BTreeSet<&String> = ours.keys().chain(theirs.keys()).collect();
+        keys.into_iter()
+            .filter(|k| !except.contains(&k.as_str()))
+            .filter_map(|k| {
+                let (a, b) = (spelt(ours.get(k)), spelt(theirs.get(k)));
+                (a != b).then(|| Difference {
+                    key: k.clone(),
+                    ours: a,
+                    theirs: b,
+                })
+            })
+            .collect()
+    }
+
+    /// The settings as `meta.json` holds them, a map by key.
+    fn as_json(&self) -> serde_json::Map<String, serde_json::Value> {
+        match serde_json::to_value(self) {
+            Ok(serde_json::Value::Object(m)) => m,
+            other => unreachable!("settings serialize to a JSON object, not {other:?}"),
+        }
+    }
+}
+
+/// A stored setting as the command line spells it: text as is, a list comma-separated, an
+/// absent one `default`.
+fn spelt(v: Option<&serde_json::Value>) -> String {
+    use serde_json::Value;
+    match v {
+        None | Some(Value::Null) => "default".to_string(),
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Array(a)) => a
+            .iter()
+            .map(|x| spelt(Some(x)))
+            .collect::<Vec<_>>()
+            .join(","),
+        Some(other) => other.to_string(),
     }
 }
 
@@ -163,6 +185,9 @@ pub(crate) struct Meta {
 }
 
 #[cfg(test)]
+use {stealbench_schedulers::Pinning, stealbench_workloads::Size};
+
+#[cfg(test)]
 impl Meta {
     /// A run's metadata for the tests: figure `id`, size `test`, P = 1, `reps` repetitions,
     /// this machine and build.
@@ -176,17 +201,20 @@ impl Meta {
             finished: false,
             finished_at: None,
             settings: Settings {
-                size: Size::Test,
-                reps,
+                measure: Measure {
+                    size: Size::Test,
+                    reps: Some(reps),
+                    pinning: Pinning::None,
+                    stack_size: None,
+                    hw_video: None,
+                    hw_points: None,
+                    params: Vec::new(),
+                },
                 workers: vec![1],
                 runtimes: None,
                 workloads: None,
                 timeout_secs: 0,
-                pinning: Pinning::None,
-                hw_video: None,
-                hw_points: None,
                 rounds: 1,
-                stack_size: None,
                 figures_dir: None,
                 shard: None,
             },
@@ -251,11 +279,13 @@ mod tests {
         let older = text.replace("prows/placement=artifact", "prows-artifact");
         fs::write(&path, older).unwrap();
         assert_eq!(Meta::read(dir.path()).unwrap(), meta);
+        let workers = "\"workers\": [\n      1\n    ]";
+        let timeout = "\"timeout_secs\": 0";
         for (from, to, says) in [
             (
                 "\"size\": \"test\"",
                 "\"size\": \"huge\"",
-                "unknown size 'huge'",
+                "size: unknown size 'huge'",
             ),
             (
                 "\"pinning\": \"none\"",
@@ -272,11 +302,122 @@ mod tests {
                 "abp/placement=artifact",
                 "only prows has",
             ),
+            // The counts by the bounds of their options.
+            ("\"reps\": 2", "\"reps\": 0", "reps: 0 is not in 1..=10000"),
+            ("\"reps\": 2", "\"reps\": -1", "expected u64"),
+            (
+                "\"rounds\": 1",
+                "\"rounds\": 101",
+                "rounds: 101 is not in 1..=100",
+            ),
+            (
+                timeout,
+                "\"timeout_secs\": 18446744073709551615",
+                "timeout_secs: 18446744073709551615 is not in 0..=604800",
+            ),
+            (workers, "\"workers\": []", "workers: none listed"),
+            (workers, "\"workers\": [1, 0]", "P=0 given"),
+            (workers, "\"workers\": [1025]", "at most 1024"),
+            (
+                timeout,
+                "\"timeout_secs\": 0, \"stack_size\": 1",
+                "stack size 1: must be between 16K and 4G",
+            ),
+            (
+                timeout,
+                "\"timeout_secs\": 0, \"shard\": \"4/3\"",
+                "shard: --shard 4/3: expected i/N",
+            ),
+            (
+                timeout,
+                "\"timeout_secs\": 0, \"shard\": {\"index\": 0, \"count\": 3}",
+                "shard: 0 of 3",
+            ),
         ] {
+            assert!(text.contains(from), "{from}: {text}");
             fs::write(&path, text.replace(from, to)).unwrap();
             let e = Meta::read(dir.path()).unwrap_err().to_string();
             assert!(e.contains(says) && e.contains("meta.json"), "{to}: {e}");
         }
+    }
+
+    /// The settings of a meta.json an older build wrote: no `rounds` (1), the shard as
+    /// `{"index", "count"}`, a selection with a repetition (read once), an older arm spelling
+    /// (today's); written back in today's form (the shard as `--shard` spells it).
+    #[test]
+    fn an_older_builds_settings_read() {
+        let dir = TempDir::with_prefix("stealbench-meta-older-").unwrap();
+        let mut meta = Meta::sample("prows-fig3", 2);
+        meta.write(dir.path()).unwrap();
+        let path = dir.path().join("meta.json");
+        let mut doc: serde_json::Value =
+            serde_json::from_str(&fs::read_to_string(&path).unwrap()).unwrap();
+        let older = serde_json::json!({
+            "size": "quick", "reps": 3, "workers": [1, 2], "pinning": "none",
+            "runtimes": ["prows-artifact", "abp", "abp"], "workloads": ["fib", "fib"],
+            "timeout_secs": 300, "shard": {"index": 2, "count": 3}
+        });
+        doc["settings"] = older;
+        fs::write(&path, doc.to_string()).unwrap();
+        let s = Meta::read(dir.path()).unwrap().settings;
+        assert_eq!((s.measure.size, s.reps(), s.rounds), (Size::Quick, 3, 1));
+        assert_eq!(
+            s.runtimes,
+            Some(vec!["prows/placement=artifact".into(), "abp".into()])
+        );
+        assert_eq!(s.workloads, Some(vec!["fib".to_string()]));
+        assert_eq!(s.shard, Some("2/3".parse().unwrap()));
+        meta.settings = s;
+        meta.write(dir.path()).unwrap();
+        let text = fs::read_to_string(&path).unwrap();
+        assert!(text.contains("\"shard\": \"2/3\""), "{text}");
+        assert_eq!(Meta::read(dir.path()).unwrap(), meta);
+    }
+
+    /// Every run committed under paper-figures/runs reads, and its settings are written back
+    /// with the same keys and values.
+    #[test]
+    fn the_committed_runs_settings_read_and_write_back_unchanged() {
+        let runs = Path::new(env!("CARGO_MANIFEST_DIR")).join("../paper-figures/runs");
+        let mut seen = 0;
+        for fig in fs::read_dir(&runs).unwrap() {
+            for run in fs::read_dir(fig.unwrap().path()).unwrap() {
+                let dir = run.unwrap().path();
+                let Ok(text) = fs::read_to_string(dir.join("meta.json")) else {
+                    continue;
+                };
+                let doc: serde_json::Value = serde_json::from_str(&text).unwrap();
+                let meta = Meta::read(&dir).unwrap();
+                let back = serde_json::to_value(&meta.settings).unwrap();
+                assert_eq!(back, doc["settings"], "{}", dir.display());
+                seen += 1;
+            }
+        }
+        assert!(seen > 0, "no committed run under {}", runs.display());
+    }
+
+    #[test]
+    fn differences_name_each_setting_with_both_values() {
+        let a = Meta::sample("prows-fig3", 2).settings;
+        let mut b = a.clone();
+        assert!(a.differences(&b, &[]).is_empty());
+        b.workers = vec![1, 2];
+        b.measure.stack_size = Some(1 << 20);
+        b.timeout_secs = 9;
+        b.shard = Some("1/2".parse().unwrap());
+        let d: Vec<String> = a
+            .differences(&b, &["timeout_secs"])
+            .iter()
+            .map(|d| format!("{} {} {}", d.option(), d.ours, d.theirs))
+            .collect();
+        assert_eq!(
+            d,
+            [
+                "--shard default 1/2",
+                "--stack-size default 1048576",
+                "--workers 1 1,2"
+            ]
+        );
     }
 
     #[test]
