@@ -1637,10 +1637,20 @@ fn a_points_record_is_its_childs_and_a_resume_must_be_on_its_machine() {
     let moved = moved.replace("\"finished\": true", "\"finished\": false");
     fs::write(&meta_path, &moved).unwrap();
     let before = fs::read(run.join("raw.csv")).unwrap();
-    let out = stealbench(
-        &["reproduce", "prows-fig3", "--resume", run.to_str().unwrap()],
-        dir.path(),
+    let resume =
+        ["reproduce", "prows-fig3", "--resume", run.to_str().unwrap()].map(std::ffi::OsStr::new);
+    // The run's pools were fenced: a resume whose environment chooses another mode would mix
+    // two in one table.
+    let out = stealbench_env(&resume, &[], dir.path());
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("the fence mode (STEALBENCH_FENCE_SWITCHING, STEALBENCH_NO_MEMBARRIER)")
+            && err.contains("fenced, not adaptive"),
+        "{err}"
     );
+    let out = stealbench_env(&resume, &[("STEALBENCH_NO_MEMBARRIER", "1")], dir.path());
     let err = text(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert_eq!(err.lines().count(), 1, "{err}");

@@ -448,7 +448,9 @@ fn check_reproduce_args(fig: &Figure, args: &[String]) -> Result<usize, Failure>
     let crate::cli::Command::Reproduce(r) = cli.command else {
         unreachable!("the line starts with `reproduce`")
     };
-    let s = reproduce::resolve_settings(&r, fig, None).map_err(|f| bad(f.message()))?;
+    // The fence mode is no part of the grid.
+    let s = reproduce::resolve_settings(&r, fig, None, Default::default())
+        .map_err(|f| bad(f.message()))?;
     Ok(reproduce::run_grid(fig, &s).points.len())
 }
 

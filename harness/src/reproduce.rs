@@ -14,8 +14,8 @@ use std::collections::HashMap;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
-use stealbench_schedulers::Pinning;
 use stealbench_schedulers::topology::Topology;
+use stealbench_schedulers::{FenceMode, Pinning};
 use stealbench_workloads::Size;
 
 /// The figure with id `id`, or a one-line reason.
@@ -51,6 +51,7 @@ pub(crate) fn resolve_settings(
     args: &ReproduceArgs,
     fig: &Figure,
     stored: Option<&Settings>,
+    fence: FenceMode,
 ) -> Result<Settings, Failure> {
     let size = args
         .size
@@ -123,6 +124,7 @@ pub(crate) fn resolve_settings(
             Some(s) => Some(s.parse()?),
             None => stored.and_then(|s| s.shard),
         },
+        fence,
     };
     check_settings(&settings, fig)?;
     // The input files are checked now, before a run directory exists or a point runs.
@@ -403,6 +405,7 @@ fn open_run(
     args: &ReproduceArgs,
     fig: &Figure,
     allocator: &str,
+    fence: FenceMode,
 ) -> Result<(PathBuf, Meta, Store, results::RunLock), Failure> {
     let (stamp, dir_stamp) = results::timestamps(SystemTime::now());
     match &args.resume {
@@ -422,7 +425,7 @@ fn open_run(
             let lock = results::RunLock::acquire(&dir).map_err(Failure::Runtime)?;
             // Read again under the lock: another process may have changed it meanwhile.
             let mut meta = resumable_meta(&dir, fig)?;
-            let mut given = resolve_settings(args, fig, Some(&meta.settings))?;
+            let mut given = resolve_settings(args, fig, Some(&meta.settings), fence)?;
             check_resume_conflicts(&given, &meta.settings, &dir)?;
             check_resume_machine(&meta, allocator, &dir)?;
             let store = resumable_store(&dir)?;
@@ -439,7 +442,7 @@ fn open_run(
             Ok((dir, meta, store, lock))
         }
         None => {
-            let mut given = resolve_settings(args, fig, None)?;
+            let mut given = resolve_settings(args, fig, None, fence)?;
             if given.figures_dir.is_none() {
                 given.figures_dir = Some(cli::output_dir(
                     "--figures-dir",
@@ -843,9 +846,13 @@ pub(crate) fn render(
 
 /// `stealbench reproduce`. Returns the exit code: 0 when every point finished ok, 1 when some
 /// failed (recorded), 130 when interrupted.
-pub(crate) fn reproduce_command(args: &ReproduceArgs, allocator: &str) -> Result<i32, Failure> {
+pub(crate) fn reproduce_command(
+    args: &ReproduceArgs,
+    allocator: &str,
+    fence: FenceMode,
+) -> Result<i32, Failure> {
     let fig = lookup_figure(&args.id)?;
-    let (run_dir, mut meta, mut store, _lock) = open_run(args, &fig, allocator)?;
+    let (run_dir, mut meta, mut store, _lock) = open_run(args, &fig, allocator, fence)?;
     crate::runner::catch_interrupts();
     let s = meta.settings.clone();
     let figures_dir = s
@@ -1084,7 +1091,8 @@ mod tests {
             "--shard",
             "2/3",
         ];
-        let good = resolve_settings(&reproduce_args(&args), &fig, None).unwrap();
+        let good =
+            resolve_settings(&reproduce_args(&args), &fig, None, FenceMode::default()).unwrap();
         check_settings(&good, &fig).unwrap();
         type Spoil = fn(&mut Settings);
         let bad: [(Spoil, &str); 3] = [
@@ -1153,7 +1161,7 @@ mod tests {
             "--figures-dir",
             figs.to_str().unwrap(),
         ]);
-        let settings = resolve_settings(&args, &fig, None).unwrap();
+        let settings = resolve_settings(&args, &fig, None, FenceMode::default()).unwrap();
         let abs = |p: &Path| p.canonicalize().unwrap();
         assert_eq!(
             settings.measure,
@@ -1207,7 +1215,7 @@ mod tests {
         // A resume that gives nothing resolves to the stored settings.
         let resume = reproduce_args(&["prows-fig2", "--resume"]);
         assert_eq!(
-            resolve_settings(&resume, &fig, Some(&stored)).unwrap(),
+            resolve_settings(&resume, &fig, Some(&stored), FenceMode::default()).unwrap(),
             stored
         );
     }
@@ -1216,10 +1224,11 @@ mod tests {
     fn a_resume_names_every_option_that_differs_from_the_stored_settings() {
         let fig = lookup_figure("prows-fig3").unwrap();
         let first = ["prows-fig3", "--size", "test", "--workers", "1,2"];
-        let stored = resolve_settings(&reproduce_args(&first), &fig, None).unwrap();
+        let stored =
+            resolve_settings(&reproduce_args(&first), &fig, None, FenceMode::default()).unwrap();
         let resume = |extra: &[&str]| {
             let args = reproduce_args(&[&["prows-fig3", "--resume"][..], extra].concat());
-            let given = resolve_settings(&args, &fig, Some(&stored)).unwrap();
+            let given = resolve_settings(&args, &fig, Some(&stored), FenceMode::default()).unwrap();
             check_resume_conflicts(&given, &stored, Path::new("D"))
         };
         resume(&[]).unwrap();

@@ -344,6 +344,13 @@ pub(crate) mod stored {
         parse_size(&String::deserialize(d)?).map_err(at("size"))
     }
 
+    /// `fence`, read as `STEALBENCH_FENCE_SWITCHING` takes a mode's name.
+    pub(crate) fn fence<'de, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<stealbench_schedulers::FenceMode, D::Error> {
+        String::deserialize(d)?.parse().map_err(at("fence"))
+    }
+
     /// `pinning`, read by `--pinning`'s parser.
     pub(crate) fn pinning<'de, D: Deserializer<'de>>(d: D) -> Result<Pinning, D::Error> {
         parse_pinning(&String::deserialize(d)?).map_err(at("pinning"))

@@ -11,6 +11,8 @@ use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
+use stealbench_schedulers::FenceMode;
+use stealbench_schedulers::config::{FENCE_SWITCHING_ENV, NO_MEMBARRIER_ENV};
 use stealbench_workloads::InputOptions;
 
 /// The resolved settings of a reproduction (`reproduce::resolve_settings`: the command line's
@@ -61,6 +63,15 @@ pub(crate) struct Settings {
         deserialize_with = "stored::shard"
     )]
     pub shard: Option<crate::shard::Shard>,
+    /// The deques' fence mode the environment chose for the run's pools
+    /// (`STEALBENCH_FENCE_SWITCHING`, `STEALBENCH_NO_MEMBARRIER`; absent in runs made before it
+    /// was stored: `adaptive`). Each point records the mode its pool applied.
+    #[serde(
+        default,
+        serialize_with = "stored::as_text",
+        deserialize_with = "stored::fence"
+    )]
+    pub fence: FenceMode,
 }
 
 /// A setting whose value differs between two [`Settings`]: its `meta.json` key and each
@@ -78,7 +89,11 @@ pub(crate) struct Difference {
 impl Difference {
     /// The command-line option of the key.
     pub(crate) fn option(&self) -> String {
-        format!("--{}", self.key.replace('_', "-"))
+        match self.key.as_str() {
+            // Not an option: the environment of the command line chooses it.
+            "fence" => format!("the fence mode ({FENCE_SWITCHING_ENV}, {NO_MEMBARRIER_ENV})"),
+            key => format!("--{}", key.replace('_', "-")),
+        }
     }
 }
 
@@ -217,6 +232,7 @@ impl Meta {
                 rounds: 1,
                 figures_dir: None,
                 shard: None,
+                fence: FenceMode::default(),
             },
             machine: super::this_machine(),
             build: super::this_build("system"),
@@ -375,7 +391,8 @@ mod tests {
     }
 
     /// Every run committed under paper-figures/runs reads, and its settings are written back
-    /// with the same keys and values.
+    /// with the same keys and values, and the fence mode of the runs made before it was
+    /// stored, `adaptive`.
     #[test]
     fn the_committed_runs_settings_read_and_write_back_unchanged() {
         let runs = Path::new(env!("CARGO_MANIFEST_DIR")).join("../paper-figures/runs");
@@ -388,7 +405,11 @@ mod tests {
                 };
                 let doc: serde_json::Value = serde_json::from_str(&text).unwrap();
                 let meta = Meta::read(&dir).unwrap();
-                let back = serde_json::to_value(&meta.settings).unwrap();
+                let mut back = serde_json::to_value(&meta.settings).unwrap();
+                if doc["settings"].get("fence").is_none() {
+                    let fence = back.as_object_mut().unwrap().remove("fence");
+                    assert_eq!(fence, Some("adaptive".into()), "{}", dir.display());
+                }
                 assert_eq!(back, doc["settings"], "{}", dir.display());
                 seen += 1;
             }
