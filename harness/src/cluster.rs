@@ -13,19 +13,16 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
-/// What must agree between the runs `merge` combines unless `--force`: the commit, the CPU
-/// model, and every setting ([`results::Settings::differences`]) but those that do not shape
-/// the grid or its points ([`MAY_DIFFER`]).
+/// What must agree between the runs `merge` combines unless `--force`: the machine and build
+/// (as on `--resume`, [`results::run_differences`]), and every setting
+/// ([`results::Settings::differences`]) but those that do not shape the grid or its points
+/// ([`MAY_DIFFER`]).
 fn differences(a: &Meta, b: &Meta) -> Vec<String> {
-    let mut d = Vec::new();
-    for (what, x, y) in [
-        ("commit", &a.build.git_commit, &b.build.git_commit),
-        ("CPU", &a.machine.cpu_model, &b.machine.cpu_model),
-    ] {
-        if x != y {
-            d.push(format!("{what} {x} vs {y}"));
-        }
-    }
+    let mut d: Vec<String> =
+        results::run_differences((&a.machine, &a.build), (&b.machine, &b.build))
+            .into_iter()
+            .map(|(what, x, y)| format!("{what} {x} vs {y}"))
+            .collect();
     d.extend(
         a.settings
             .differences(&b.settings, &MAY_DIFFER)
@@ -579,18 +576,22 @@ mod tests {
         b.settings.measure.size = stealbench_workloads::Size::Quick;
         b.settings.rounds = 3;
         b.build.git_commit = "abc".to_string();
+        b.build.allocator = "jemalloc".to_string();
+        b.machine.logical_cpus = a.machine.logical_cpus + 2;
         let d = differences(&a, &b);
         assert_eq!(
-            d[1..],
+            d[3..],
             [
                 "rounds 1 vs 3".to_string(),
                 "size test vs quick".to_string()
             ]
         );
+        assert!(d[0].starts_with("logical CPUs "), "{d:?}");
         assert!(
-            d[0].starts_with("commit ") && d[0].ends_with(" vs abc"),
+            d[1].starts_with("commit ") && d[1].ends_with(" vs abc"),
             "{d:?}"
         );
+        assert_eq!(d[2], "allocator system vs jemalloc");
     }
 
     #[test]

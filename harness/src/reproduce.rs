@@ -226,10 +226,13 @@ fn resumable_store(dir: &Path) -> Result<Store, Failure> {
 /// measured on another machine or by another build would be shown beside the others as if
 /// they were comparable, under the run's recorded machine and build.
 fn check_resume_machine(meta: &Meta, allocator: &str, dir: &Path) -> Result<(), Failure> {
-    let d = results::run_differences(
+    let d: Vec<String> = results::run_differences(
         (&meta.machine, &meta.build),
         (&results::this_machine(), &results::this_build(allocator)),
-    );
+    )
+    .into_iter()
+    .map(|(what, was, now)| format!("{what} {was} (now {now})"))
+    .collect();
     if d.is_empty() {
         return Ok(());
     }

@@ -101,15 +101,20 @@ pub(crate) fn this_build(allocator: &str) -> Build {
     }
 }
 
-/// What differs between the machine and build of a run (`was`) and another's (`now`): the CPU
-/// model, the CPUs this process may use, the commit, compiler, allocator, profile, flags and
-/// version, each as `what was (now now)`. `--resume` refuses any of them.
-pub(crate) fn run_differences(was: (&Machine, &Build), now: (&Machine, &Build)) -> Vec<String> {
+/// What differs between the machine and build of one run (`was`) and another's (`now`): the
+/// CPU model, the CPUs a process may use, the commit, compiler, allocator, profile, flags and
+/// version, each as (what, its value in `was`, in `now`). `--resume` refuses any of them, and
+/// `merge` (unless `--force`): points measured on another machine or by another build would
+/// be shown as if comparable, under one run's record of machine and build.
+pub(crate) fn run_differences(
+    was: (&Machine, &Build),
+    now: (&Machine, &Build),
+) -> Vec<(&'static str, String, String)> {
     let ((m, b), (m2, b2)) = (was, now);
     let mut d = Vec::new();
-    let mut check = |what: &str, x: String, y: String| {
+    let mut check = |what: &'static str, x: String, y: String| {
         if x != y {
-            d.push(format!("{what} {x} (now {y})"));
+            d.push((what, x, y));
         }
     };
     check("CPU", m.cpu_model.clone(), m2.cpu_model.clone());
@@ -155,8 +160,8 @@ mod tests {
         };
         let d = run_differences((&other, &jemalloc), (&m, &b));
         assert_eq!(d.len(), 3, "{d:?}");
-        assert!(d[0].starts_with("logical CPUs "), "{d:?}");
-        assert!(d[1].starts_with("commit 0123abc (now "), "{d:?}");
-        assert_eq!(d[2], "allocator jemalloc (now system)");
+        assert_eq!(d[0].0, "logical CPUs", "{d:?}");
+        assert_eq!((d[1].0, d[1].1.as_str()), ("commit", "0123abc"), "{d:?}");
+        assert_eq!(d[2], ("allocator", "jemalloc".into(), "system".into()));
     }
 }
