@@ -539,11 +539,11 @@ pub(crate) fn slurm_command(args: &SlurmArgs) -> Result<(), Failure> {
     );
     let write = |name: String, text: &str, exec: bool| -> Result<PathBuf, Failure> {
         let path = dir.join(name);
-        crate::files::write_atomic(&path, text.as_bytes())
-            .map_err(|e| Failure::Runtime(e.to_string()))?;
+        crate::files::write_atomic(&path, text.as_bytes())?;
         if exec {
             use std::os::unix::fs::PermissionsExt;
-            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755))?;
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755))
+                .map_err(|e| Failure::Io(format!("{}: {e}", path.display())))?;
         }
         Ok(path)
     };

@@ -628,7 +628,7 @@ fn write_figure_files(
     panels: &[plot::Panel],
     subtitle: &str,
 ) -> Result<(), Failure> {
-    std::fs::create_dir_all(dir)?;
+    std::fs::create_dir_all(dir).map_err(|e| Failure::Io(format!("{}: {e}", dir.display())))?;
     crate::files::write_atomic(&dir.join(format!("{}.md", fig.id)), md.as_bytes())?;
     plot::write_svg(
         &dir.join(format!("{}.svg", fig.id)),
