@@ -534,11 +534,7 @@ fn hw_video_is_checked_recorded_and_reaches_the_points() {
     fs::write(&bad_points, "12 x\n").unwrap();
     let bad_points = bad_points.to_str().unwrap();
     let points = dir.path().join("points.txt");
-    let pts: String = VideoSpec::test(12)
-        .initial_points()
-        .iter()
-        .map(|p| format!("{} {}\n", p.row, p.col))
-        .collect();
+    let pts = stealbench_workloads::hw::points_text(&VideoSpec::test(12).initial_points());
     fs::write(&points, pts).unwrap();
     let (good, garbage, points) = (
         good.to_str().unwrap(),

@@ -1129,11 +1129,7 @@ mod tests {
         let video = dir.path().join("heart.avi");
         std::fs::write(&video, avi::encode_gray8(&VideoSpec::test(12).generate())).unwrap();
         let points = dir.path().join("points.txt");
-        let pts: String = VideoSpec::test(12)
-            .initial_points()
-            .iter()
-            .map(|p| format!("{} {}\n", p.row, p.col))
-            .collect();
+        let pts = stealbench_workloads::hw::points_text(&VideoSpec::test(12).initial_points());
         std::fs::write(&points, pts).unwrap();
         let figs = dir.path().join("figs");
         let fig = lookup_figure("prows-fig2").unwrap();

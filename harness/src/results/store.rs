@@ -46,28 +46,28 @@ pub(crate) const RAW_COLUMNS: [&str; 15] = [
     "pool",
 ];
 
-/// The header of the `raw.csv` of older builds (counters in the one `stats` cell), and the
-/// column counts it had, each a first part of it: before `round` (13 columns: every row is
-/// round 1), before `answer` (14: no row has an answer), and with both (15).
-pub(crate) const OLDER_HEADER: [&str; 15] = [
-    "runtime",
-    "workload",
-    "variant",
-    "workers",
-    "size",
-    "params",
-    "rep",
-    "seconds",
-    "peak_rss_kb",
-    "check",
-    "status",
-    "stats",
-    "note",
-    "round",
-    "answer",
-];
+/// The header of the `raw.csv` of older builds: today's columns up to `check` and `status`,
+/// then the counters in the one `stats` cell, then `note`, `round` and `answer`, and no `pool`.
+/// Its column counts ([`OLDER_COLUMNS`]) are each a first part of it: before `round` (13
+/// columns: every row is round 1), before `answer` (14: no row has an answer), and with both
+/// (15).
+fn older_header() -> impl Iterator<Item = &'static str> {
+    let note = RAW_COLUMNS
+        .iter()
+        .position(|&c| c == "note")
+        .expect("a note column");
+    let pool = RAW_COLUMNS
+        .iter()
+        .position(|&c| c == "pool")
+        .expect("a pool column");
+    RAW_COLUMNS[..note]
+        .iter()
+        .copied()
+        .chain(["stats"])
+        .chain(RAW_COLUMNS[note..pool].iter().copied())
+}
 
-/// The column counts of older `raw.csv` files ([`OLDER_HEADER`]).
+/// The column counts of older `raw.csv` files ([`older_header`]).
 pub(crate) const OLDER_COLUMNS: [usize; 3] = [13, 14, 15];
 
 /// One row of `raw.csv`: one timed repetition, or the one row of a point that produced none
@@ -214,12 +214,9 @@ impl Store {
         };
         let header = header.map_err(|e| bad(e.to_string()))?;
         let names: Vec<String> = header.iter().map(str::to_string).collect();
-        let older = OLDER_COLUMNS.iter().any(|&n| {
-            names
-                .iter()
-                .map(String::as_str)
-                .eq(OLDER_HEADER[..n].iter().copied())
-        });
+        let older = OLDER_COLUMNS
+            .iter()
+            .any(|&n| names.iter().map(String::as_str).eq(older_header().take(n)));
         let today = names.len() >= RAW_COLUMNS.len()
             && names[..RAW_COLUMNS.len()]
                 .iter()

@@ -734,6 +734,15 @@ pub fn points_for(rows: usize, cols: usize) -> (Vec<Pos>, PointsOrigin) {
     (spec.initial_points(), PointsOrigin::Rings)
 }
 
+/// `points` as a `--hw-points` file holds them, one `row col` line each: what
+/// [`parse_points`] reads.
+pub fn points_text(points: &[Pos]) -> String {
+    points
+        .iter()
+        .map(|p| format!("{} {}\n", p.row, p.col))
+        .collect()
+}
+
 /// Parses a points file: one `row col` pair per line (0-based, row 0 at the top; separated by
 /// spaces, tabs or a comma), `#` starts a comment, blank lines are skipped. Every point must
 /// lie in the `rows × cols` frame, and there must be at least one.

@@ -616,3 +616,11 @@ fn a_real_video_is_bounded_by_the_memory_rule() {
     params.set("frames", "2").unwrap();
     assert_eq!(Hw::input_with(&params, &options).unwrap().video.frames, 2);
 }
+
+#[test]
+fn points_text_is_what_parse_points_reads() {
+    let spec = VideoSpec::test(12);
+    let pts = spec.initial_points();
+    let (rows, cols) = (spec.rows, spec.cols);
+    assert_eq!(parse_points(&points_text(&pts), rows, cols).unwrap(), pts);
+}
