@@ -449,7 +449,16 @@ fn reproduce_fig3_end_to_end_then_resume() {
         "{claims_csv}"
     );
     assert_eq!(claims_csv.lines().count(), 5, "{claims_csv}");
-    // The report of that run: README.md and report.html, the verdicts in both.
+    // The report of that run: README.md and report.html, the verdicts in both, and the
+    // figure's page and plots written again, as reproduce wrote them.
+    let page = |ext: &str| figures.join(format!("prows-fig3.{ext}"));
+    let (md_before, svg_before) = (
+        fs::read(page("md")).unwrap(),
+        fs::read(page("svg")).unwrap(),
+    );
+    for ext in ["md", "svg", "png"] {
+        fs::remove_file(page(ext)).unwrap();
+    }
     let report = stealbench(
         &[
             "report",
@@ -471,6 +480,8 @@ fn reproduce_fig3_end_to_end_then_resume() {
     assert!(readme.contains("[prows-fig3](prows-fig3.md)"), "{readme}");
     let png = fs::read(figures.join("prows-fig3.png")).unwrap();
     assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+    assert_eq!(fs::read(page("md")).unwrap(), md_before);
+    assert_eq!(fs::read(page("svg")).unwrap(), svg_before);
 
     // Simulate an interruption before the only point finished: unfinished meta, header only.
     let meta_unfinished = meta.replace("\"finished\": true", "\"finished\": false");

@@ -10,8 +10,8 @@ use crate::claims::{self, Judgement};
 use crate::cli::{Failure, ReportArgs};
 use crate::figures::{self, Figure};
 use crate::results::{self, Meta};
-use crate::{plot, reproduce, table};
-use std::collections::BTreeMap;
+use crate::{plot, reproduce};
+use std::collections::{BTreeMap, HashMap};
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
@@ -21,9 +21,10 @@ struct Rendered {
     fig: Figure,
     meta: Meta,
     dir: PathBuf,
-    table: table::Table,
-    verdicts: Vec<Judgement>,
+    grid: crate::grid::Grid,
     svg: String,
+    /// The figure's table, verdicts, page and plots.
+    view: reproduce::View,
 }
 
 /// The run directories under `path`: `path` itself if it holds a `meta.json`, else every
@@ -87,16 +88,16 @@ fn render(dir: &Path, meta: Meta) -> Result<Rendered, Failure> {
     let fig = reproduce::lookup_figure(&meta.id)?;
     let grid = reproduce::run_grid(&fig, &meta.settings);
     let store = results::Store::read(&dir.join("raw.csv"))?;
-    let view = reproduce::view(&fig, &grid, &meta, &store);
+    let view = reproduce::view(&fig, &grid, &meta, &store, &HashMap::new());
     let svg =
         plot::svg_text(&fig, &grid, &view.panels, &view.subtitle).map_err(Failure::Runtime)?;
     Ok(Rendered {
         fig,
         meta,
         dir: dir.to_path_buf(),
-        table: view.table,
-        verdicts: view.verdicts,
+        grid,
         svg,
+        view,
     })
 }
 
@@ -135,12 +136,20 @@ pub(crate) fn report_command(args: &ReportArgs) -> Result<i32, Failure> {
     };
     write(&readme, readme_text(&rendered, &missing))?;
     write(&html, html_text(&rendered, &missing))?;
-    let all: Vec<Judgement> = rendered.iter().flat_map(|r| r.verdicts.clone()).collect();
+    // Each figure's page and plots, as `reproduce` wrote them, but by this build.
+    for r in &rendered {
+        let v = &r.view;
+        reproduce::write_figure_files(out, &r.fig, &v.page, &r.grid, &v.panels, &v.subtitle)?;
+    }
+    let all: Vec<Judgement> = rendered
+        .iter()
+        .flat_map(|r| r.view.verdicts.clone())
+        .collect();
     for r in &rendered {
         outln!(
             "{:<16} {} ({})",
             r.fig.id,
-            claims::tally(&r.verdicts),
+            claims::tally(&r.view.verdicts),
             r.dir.display()
         );
     }
@@ -148,12 +157,13 @@ pub(crate) fn report_command(args: &ReportArgs) -> Result<i32, Failure> {
         outln!("no run of: {}", missing.join(", "));
     }
     outln!(
-        "\n{} figures, {} claims: {}\nwrote {} and {}",
+        "\n{} figures, {} claims: {}\nwrote {}, {} and each figure's .md, .svg and .png in {}",
         rendered.len(),
         all.len(),
         claims::tally(&all),
         readme.display(),
-        html.display()
+        html.display(),
+        out.display()
     );
     Ok(0)
 }
@@ -162,7 +172,8 @@ pub(crate) fn report_command(args: &ReportArgs) -> Result<i32, Failure> {
 const README_HEAD: &str = "\
 # paper-figures/
 
-`stealbench reproduce <id>` writes here, for each figure or table `<id>`:
+`stealbench reproduce <id>` writes here, for each figure or table `<id>` (and `stealbench
+report` writes them all again from each figure's latest run):
 
 | file | contents |
 |---|---|
@@ -185,7 +196,10 @@ stealbench only stands in for, or one whose points the run did not measure. Meas
 /// `paper-figures/README.md`.
 fn readme_text(rendered: &[Rendered], missing: &[&str]) -> String {
     let mut out = README_HEAD.to_string();
-    let all: Vec<Judgement> = rendered.iter().flat_map(|r| r.verdicts.clone()).collect();
+    let all: Vec<Judgement> = rendered
+        .iter()
+        .flat_map(|r| r.view.verdicts.clone())
+        .collect();
     out.push_str(&format!(
         "\n## The committed runs' verdicts\n\n{} claims in {} figures: {}. Written by `stealbench \
          report` on {}.\n\n",
@@ -202,7 +216,7 @@ fn readme_text(rendered: &[Rendered], missing: &[&str]) -> String {
             r.meta.settings.measure.size,
             r.meta.machine.cpu_model,
             r.meta.machine.cores,
-            claims::tally(&r.verdicts),
+            claims::tally(&r.view.verdicts),
             r.dir.display()
         ));
     }
@@ -214,7 +228,7 @@ fn readme_text(rendered: &[Rendered], missing: &[&str]) -> String {
             "\n### [{0}]({0}.md): {1}\n\n",
             r.fig.id, r.fig.title
         ));
-        for j in &r.verdicts {
+        for j in &r.view.verdicts {
             let mut v = format!("**{}**", j.verdict.word());
             if !j.verdict.reason().is_empty() {
                 v.push_str(&format!(" ({})", j.verdict.reason()));
@@ -299,7 +313,10 @@ fn claims_table(js: &[Judgement]) -> String {
 
 /// `report.html`.
 fn html_text(rendered: &[Rendered], missing: &[&str]) -> String {
-    let all: Vec<Judgement> = rendered.iter().flat_map(|r| r.verdicts.clone()).collect();
+    let all: Vec<Judgement> = rendered
+        .iter()
+        .flat_map(|r| r.view.verdicts.clone())
+        .collect();
     let mut out = format!(
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
          <title>stealbench: the papers' claims on this machine</title><style>{STYLE}</style>\
@@ -358,9 +375,9 @@ fn html_text(rendered: &[Rendered], missing: &[&str]) -> String {
             esc(r.fig.id),
             esc(r.fig.title),
             esc(r.fig.caption),
-            esc(&claims::tally(&r.verdicts))
+            esc(&claims::tally(&r.view.verdicts))
         ));
-        out.push_str(&claims_table(&r.verdicts));
+        out.push_str(&claims_table(&r.view.verdicts));
         out.push_str(&format!(
             "<div class=\"plot\">{}</div>\n",
             strip_xml_header(&r.svg)
@@ -371,11 +388,11 @@ fn html_text(rendered: &[Rendered], missing: &[&str]) -> String {
             esc(&r.fig.metric.describe()),
             esc(r.fig.metric.cell_legend())
         ));
-        for h in &r.table.header {
+        for h in &r.view.table.header {
             out.push_str(&format!("<th>{}</th>", esc(h)));
         }
         out.push_str("</tr>\n");
-        for row in &r.table.rows {
+        for row in &r.view.table.rows {
             out.push_str("<tr>");
             for c in row {
                 out.push_str(&format!("<td>{}</td>", esc(c)));

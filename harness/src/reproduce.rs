@@ -620,7 +620,7 @@ pub(crate) fn settings_note(grid: &Grid, pinning: Pinning) -> String {
 }
 
 /// Writes `<id>.md`, `<id>.svg`, `<id>.png` into `dir`.
-fn write_figure_files(
+pub(crate) fn write_figure_files(
     dir: &Path,
     fig: &Figure,
     md: &str,
@@ -701,8 +701,9 @@ pub(crate) fn run_grid(fig: &Figure, s: &Settings) -> Grid {
 }
 
 /// A run's points as its figure shows them: the points' summaries, the table, the claims'
-/// verdicts and the plot's panels with its subtitle. `render` writes them out; `report`
-/// gathers them from every figure's latest run.
+/// verdicts, the plot's panels with its subtitle, and the figure's Markdown page. `render`
+/// writes them out after a run; `report` gathers them from every figure's latest run and
+/// writes the figure's page and plots again with this build.
 pub(crate) struct View {
     /// Every point of the run, summarised.
     pub summaries: results::Summaries,
@@ -714,10 +715,22 @@ pub(crate) struct View {
     pub panels: Vec<plot::Panel>,
     /// The plot's subtitle.
     pub subtitle: String,
+    /// What the rounds say about the machine's drift (with more than one round).
+    pub rounds_note: Option<String>,
+    /// The figure's Markdown page (`<id>.md`).
+    pub page: String,
 }
 
-/// The view of the run `meta` whose `raw.csv` holds `rows`, through `grid`.
-pub(crate) fn view(fig: &Figure, grid: &Grid, meta: &Meta, store: &Store) -> View {
+/// The view of the run `meta` whose `raw.csv` is `store`, through `grid`. The page gives each
+/// workload's parameters as its points' processes reported them, else as `params_of` has
+/// them (what this process computed, for a workload no point reported).
+pub(crate) fn view(
+    fig: &Figure,
+    grid: &Grid,
+    meta: &Meta,
+    store: &Store,
+    params_of: &HashMap<String, String>,
+) -> View {
     let summaries = results::summarize(store);
     let ctx = Context {
         summaries: &summaries,
@@ -748,6 +761,24 @@ pub(crate) fn view(fig: &Figure, grid: &Grid, meta: &Meta, store: &Store) -> Vie
             size: meta.settings.measure.size,
         },
     );
+    let mut params_of = params_of.clone();
+    for r in store.rows() {
+        params_of.insert(r.point.workload.clone(), r.params.clone());
+    }
+    let s = &meta.settings;
+    let rounds_note = (s.rounds > 1).then(|| rounds_note(s.rounds, &summaries));
+    let run_dir = store.path().parent().unwrap_or(Path::new("."));
+    let page = markdown(
+        fig,
+        meta,
+        grid,
+        &table,
+        run_dir,
+        &params_of,
+        rounds_note.as_deref(),
+        results::left_out_note(grid, store).as_deref(),
+        &verdicts,
+    );
     View {
         table,
         panels,
@@ -757,6 +788,8 @@ pub(crate) fn view(fig: &Figure, grid: &Grid, meta: &Meta, store: &Store) -> Vie
             meta.settings.measure.size, meta.machine.cpu_model
         ),
         summaries,
+        rounds_note,
+        page,
     }
 }
 
@@ -774,20 +807,16 @@ pub(crate) fn render(
     figures_dir: &Path,
     params_of: &HashMap<String, String>,
 ) -> Result<results::Summaries, Failure> {
-    let s = meta.settings.clone();
     let run_dir = store.path().parent().unwrap_or(Path::new("."));
-    let mut params_of = params_of.clone();
-    for r in store.rows() {
-        params_of.insert(r.point.workload.clone(), r.params.clone());
-    }
-    let params_of = &params_of;
     let View {
         summaries,
         table: tbl,
         verdicts,
         panels,
         subtitle,
-    } = view(fig, grid, meta, store);
+        rounds_note,
+        page,
+    } = view(fig, grid, meta, store, params_of);
     results::write_summary(
         &run_dir.join("summary.csv"),
         &results::summary_rows(&summaries, meta.machine.logical_cpus),
@@ -795,7 +824,6 @@ pub(crate) fn render(
     outln!();
     out!("{}", tbl.to_text());
     outln!("{}", fig.metric.describe());
-    let rounds_note = (s.rounds > 1).then(|| rounds_note(s.rounds, &summaries));
     if let Some(n) = &rounds_note {
         outln!("rounds: {n}");
     }
@@ -809,20 +837,8 @@ pub(crate) fn render(
         out!("{}", claims::text(&verdicts));
     }
 
-    let lacking = results::left_out_note(grid, store);
-    let md = markdown(
-        fig,
-        meta,
-        grid,
-        &tbl,
-        run_dir,
-        params_of,
-        rounds_note.as_deref(),
-        lacking.as_deref(),
-        &verdicts,
-    );
-    write_figure_files(run_dir, fig, &md, grid, &panels, &subtitle)?;
-    write_figure_files(figures_dir, fig, &md, grid, &panels, &subtitle)?;
+    write_figure_files(run_dir, fig, &page, grid, &panels, &subtitle)?;
+    write_figure_files(figures_dir, fig, &page, grid, &panels, &subtitle)?;
     meta.ran = store
         .rows()
         .iter()
