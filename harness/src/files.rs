@@ -12,8 +12,8 @@ use std::io::{self, Write as _};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
-/// `e` with `path` in its message.
-fn at(path: &Path, e: io::Error) -> io::Error {
+/// `e` with `path` in its message: how every error of the harness's file I/O names its file.
+pub(crate) fn with_path(path: &Path, e: io::Error) -> io::Error {
     io::Error::new(e.kind(), format!("{}: {e}", path.display()))
 }
 
@@ -35,7 +35,7 @@ fn link_error(path: &Path) -> io::Error {
 pub(crate) fn create_fresh(path: &Path) -> io::Result<File> {
     match fs::symlink_metadata(path) {
         Ok(m) if m.file_type().is_symlink() => return Err(link_error(path)),
-        Ok(m) if m.is_file() => fs::remove_file(path).map_err(|e| at(path, e))?,
+        Ok(m) if m.is_file() => fs::remove_file(path).map_err(|e| with_path(path, e))?,
         Ok(_) => {
             return Err(io::Error::new(
                 io::ErrorKind::AlreadyExists,
@@ -43,7 +43,7 @@ pub(crate) fn create_fresh(path: &Path) -> io::Result<File> {
             ));
         }
         Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-        Err(e) => return Err(at(path, e)),
+        Err(e) => return Err(with_path(path, e)),
     }
     OpenOptions::new()
         .write(true)
@@ -55,7 +55,7 @@ pub(crate) fn create_fresh(path: &Path) -> io::Result<File> {
                 e.kind(),
                 format!("{} appeared while it was being made", path.display()),
             ),
-            _ => at(path, e),
+            _ => with_path(path, e),
         })
 }
 
@@ -74,10 +74,10 @@ pub(crate) fn open_regular(path: &Path) -> io::Result<File> {
             if e.raw_os_error() == Some(libc::ELOOP) {
                 link_error(path)
             } else {
-                at(path, e)
+                with_path(path, e)
             }
         })?;
-    if !file.metadata().map_err(|e| at(path, e))?.is_file() {
+    if !file.metadata().map_err(|e| with_path(path, e))?.is_file() {
         return Err(io::Error::new(
             io::ErrorKind::InvalidInput,
             format!("{} is not a regular file", path.display()),
@@ -108,8 +108,8 @@ pub(crate) fn replace_with(
         write(&tmp).map_err(|e| named(path, &tmp, e))?;
         File::open(&tmp)
             .and_then(|f| f.sync_all())
-            .map_err(|e| at(&tmp, e))?;
-        fs::rename(&tmp, path).map_err(|e| at(path, e))
+            .map_err(|e| with_path(&tmp, e))?;
+        fs::rename(&tmp, path).map_err(|e| with_path(path, e))
     })();
     if result.is_err() {
         let _ = fs::remove_file(&tmp);
@@ -137,7 +137,7 @@ fn named(path: &Path, tmp: &Path, e: io::Error) -> io::Error {
     } else if text.contains(&*path.to_string_lossy()) {
         e
     } else {
-        at(path, e)
+        with_path(path, e)
     }
 }
 

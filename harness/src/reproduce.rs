@@ -827,8 +827,7 @@ pub(crate) fn render(
     if let Some(n) = &rounds_note {
         outln!("rounds: {n}");
     }
-    claims::write_csv(&run_dir.join("claims.csv"), &verdicts)
-        .map_err(|e| results::with_path(&run_dir.join("claims.csv"), e))?;
+    claims::write_csv(&run_dir.join("claims.csv"), &verdicts)?;
     if !verdicts.is_empty() {
         outln!(
             "\nThe paper's claims on this run ({}):",

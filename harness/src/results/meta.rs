@@ -2,7 +2,7 @@
 //! made it, and when it started and finished.
 
 use super::machine::{Build, Machine};
-use super::store::with_path;
+use crate::files::with_path;
 use crate::runtimes::Arm;
 use crate::spec::{Measure, stored};
 use serde::{Deserialize, Serialize};

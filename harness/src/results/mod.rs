@@ -19,7 +19,7 @@ pub(crate) use resume::{incomplete_measurements, points_to_rerun, recorded_round
 pub(crate) use run_dir::{RunLock, create_run_dir, latest_unfinished};
 #[cfg(test)]
 pub(crate) use store::{RAW_COLUMNS, older_fixture};
-pub(crate) use store::{RawRow, Store, cut_last_line, left_out_note, with_path};
+pub(crate) use store::{RawRow, Store, cut_last_line, left_out_note};
 pub(crate) use summary::{
     PointSummary, Summaries, median_of, spread, summarize, summary_rows, ts_of, write_summary,
 };

@@ -2,7 +2,7 @@
 //! and the lock a process holds on the one it works in.
 
 use super::meta::Meta;
-use super::store::with_path;
+use crate::files::with_path;
 use std::fs::{self, File};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};

@@ -15,6 +15,7 @@
 //! variant or size it does not know, or an arm a runtime no longer takes) is kept as it is,
 //! named by [`left_out_note`], and written back with the others.
 
+use crate::files::with_path;
 use crate::grid::Status;
 use crate::point::PoolRecord;
 use crate::runtimes::{self, Arm};
@@ -606,11 +607,6 @@ pub(crate) fn left_out_note(grid: &crate::grid::Grid, store: &Store) -> Option<S
         (Some(a), Some(b)) => Some(format!("{a}; {b}")),
         (a, b) => a.or(b),
     }
-}
-
-/// `e` with the path it concerns in its message.
-pub(crate) fn with_path(path: &Path, e: io::Error) -> io::Error {
-    io::Error::new(e.kind(), format!("{}: {e}", path.display()))
 }
 
 /// Parses an older `stats` cell of `raw.csv` (`steals=3;steal_attempts=n/a`) into (name,
