@@ -74,6 +74,8 @@ fn first_few(names: &[String]) -> String {
 struct Part {
     rows: Vec<RawRow>,
     problems: Vec<String>,
+    /// The run's rows as read, those this build cannot read among them (kept by the merge).
+    store: Option<Store>,
 }
 
 /// Reads the `raw.csv` of the run `dir` (its meta `meta`) for a merge, without changing it:
@@ -91,6 +93,7 @@ fn read_part(fig: &Figure, dir: &Path, meta: &Meta) -> Result<Part, Failure> {
             return Ok(Part {
                 rows: Vec::new(),
                 problems,
+                store: None,
             });
         }
         Err(e) => return Err(Failure::Io(format!("{}: {e}", path.display()))),
@@ -100,6 +103,7 @@ fn read_part(fig: &Figure, dir: &Path, meta: &Meta) -> Result<Part, Failure> {
         return Ok(Part {
             rows: Vec::new(),
             problems,
+            store: None,
         });
     }
     let whole_lines = match results::cut_last_line(text.as_bytes()) {
@@ -143,7 +147,11 @@ fn read_part(fig: &Figure, dir: &Path, meta: &Meta) -> Result<Part, Failure> {
         .filter(|r| !cut.contains(&(r.point.clone(), r.round)))
         .cloned()
         .collect();
-    Ok(Part { rows, problems })
+    Ok(Part {
+        rows,
+        problems,
+        store: Some(store),
+    })
 }
 
 /// `stealbench merge DIR...`: the rows of the runs of one figure, checked to agree, to measure
@@ -214,6 +222,7 @@ pub(crate) fn merge_command(args: &MergeArgs, allocator: &str) -> Result<i32, Fa
     }
     let fig = reproduce::lookup_figure(&first.id)?;
     let mut rows = Vec::new();
+    let mut stores = Vec::new();
     let mut owner: BTreeMap<PointSpec, &Path> = BTreeMap::new();
     let mut problems = Vec::new();
     for (d, m) in args.dirs.iter().zip(&metas) {
@@ -239,6 +248,7 @@ pub(crate) fn merge_command(args: &MergeArgs, allocator: &str) -> Result<i32, Fa
             }
         }
         rows.extend(part.rows);
+        stores.extend(part.store);
     }
     if let Some(s) = shards.first() {
         let absent: Vec<String> = (1..=s.count)
@@ -271,7 +281,8 @@ pub(crate) fn merge_command(args: &MergeArgs, allocator: &str) -> Result<i32, Fa
     let (stamp, dir_stamp) = results::timestamps(SystemTime::now());
     let run_dir = results::create_run_dir(&args.out, fig.id, &format!("{dir_stamp}-merged"))?;
     let _lock = results::RunLock::acquire(&run_dir).map_err(Failure::Runtime)?;
-    let store = Store::create(&run_dir.join("raw.csv"), &rows)?;
+    let others: Vec<&Store> = stores.iter().collect();
+    let store = Store::create(&run_dir.join("raw.csv"), &rows, &others)?;
     let mut meta = first.clone();
     meta.timestamp = stamp;
     meta.command_line = std::env::args_os()

@@ -786,7 +786,7 @@ mod tests {
         }
         rows.pop();
         std::fs::remove_file(&raw).unwrap();
-        Store::create(&raw, &rows).unwrap();
+        Store::create(&raw, &rows, &[]).unwrap();
         let (calls, retried) = run_all(&points, &raw);
         assert_eq!(calls, points[1..]);
         assert_eq!(

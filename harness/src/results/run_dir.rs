@@ -114,7 +114,7 @@ mod tests {
         let e = Meta::write(&Meta::sample("prows-fig3", 1), dir.path()).unwrap_err();
         assert!(e.to_string().contains("is a symbolic link"), "{e}");
         plant(".tmp-raw.csv").unwrap();
-        let e = Store::create(&dir.path().join("raw.csv"), &[]).unwrap_err();
+        let e = Store::create(&dir.path().join("raw.csv"), &[], &[]).unwrap_err();
         assert!(e.to_string().contains("is a symbolic link"), "{e}");
         assert_eq!(fs::read(&target).unwrap(), b"precious");
     }

@@ -439,9 +439,19 @@ impl Store {
         Ok(())
     }
 
-    /// A new store at `path` holding `rows`, written whole ([`Store::rewrite`]): `merge`'s.
-    pub(crate) fn create(path: &Path, rows: &[RawRow]) -> io::Result<Store> {
+    /// A new store at `path` holding `rows` and the rows of `others` this build cannot read
+    /// (kept as written, as a rewrite keeps them), written whole ([`Store::rewrite`]):
+    /// `merge`'s.
+    pub(crate) fn create(path: &Path, rows: &[RawRow], others: &[&Store]) -> io::Result<Store> {
         let mut store = Store::empty(path);
+        for o in others {
+            for k in &o.counters {
+                if !store.counters.contains(k) {
+                    store.counters.push(k.clone());
+                }
+            }
+            store.unread.extend(o.unread.iter().cloned());
+        }
         for r in rows {
             for (k, _) in &r.counters {
                 if !store.counters.contains(k) {
@@ -959,5 +969,10 @@ mod tests {
         let again = Store::open(&path).unwrap();
         assert_eq!(again.rows().len(), 2);
         assert_eq!(again.unread.len(), 2);
+        // A merge keeps them too.
+        let merged = dir.path().join("merged.csv");
+        let m = Store::create(&merged, again.rows(), &[&again]).unwrap();
+        assert_eq!(Store::open(&merged).unwrap().unread.len(), 2);
+        assert_eq!(m.rows().len(), 2);
     }
 }
