@@ -105,10 +105,25 @@ pub trait ForkJoin: Scheduler {
 
 /// A worker handle: the operations a task may perform.
 ///
-/// The handle passed to a closure is valid for that closure's whole execution. Code must use
-/// the handle it was given (not one captured from an enclosing task), because a task may run on
-/// another worker than its parent.
-pub trait Worker: Sized + Send + Sync + 'static {
+/// The handle passed to a closure is valid for that closure's whole execution, and every
+/// closure a runtime calls is given its own: the two sides of a join, a scope's body, a spawned
+/// task, a future's task. Code must use the handle it was given, never one of an enclosing
+/// task, because a task may run on another worker than its parent. The trait does not make a
+/// handle `Send` or `Sync`, so generic code cannot capture one in a closure (every closure
+/// handed to a runtime is `Send`, and `&W` is `Send` only where `W: Sync`): the rule is kept by
+/// the compiler, and a runtime whose handle is a library's own `&mut` scope (`chili`) can hand
+/// that scope to its closures as it is, with no check at run time. A closure that captures
+/// its parent's handle is refused:
+///
+/// ```compile_fail
+/// use stealbench_schedulers::Worker;
+///
+/// fn nested<W: Worker>(w: &W) {
+///     // `w` is the parent's: the child must use the handle it is given.
+///     w.join(|_| w.join(|_| (), |_| ()), |_| ());
+/// }
+/// ```
+pub trait Worker: Sized + 'static {
     /// The scope type of [`Worker::scope`].
     type Scope<'s>: Scope<'s, Worker = Self>;
 
@@ -123,9 +138,10 @@ pub trait Worker: Sized + Send + Sync + 'static {
 
     /// Opens a scope: tasks spawned and futures created in it may borrow anything that
     /// outlives `'s`. `scope` returns only after every one of them has finished (the sync).
+    /// The body gets the scope and its own handle.
     fn scope<'s, F, R>(&self, f: F) -> R
     where
-        F: FnOnce(&Self::Scope<'s>) -> R + Send,
+        F: FnOnce(&Self::Scope<'s>, &Self) -> R + Send,
         R: Send;
 }
 
@@ -178,7 +194,7 @@ pub trait Futures: Worker {
     /// `make` runs at once, in the context of the tokio runtime that will drive the future
     /// (so tokio's timers and sockets work in it); a panic in `make` or in the future is the
     /// future's, as a panic in a future task: the touch panics and the scope re-raises it.
-    /// Neither gets a worker handle, and neither may use one captured from the task: a runtime
+    /// Neither gets a worker handle (nor can capture one: a handle is not `Sync`), as a runtime
     /// call there could switch fibers inside that tokio context (tokio then panics).
     ///
     /// The fiber runtimes (`abp`, `fibril`, `prows`) *hide* the latency: the future is polled

@@ -146,10 +146,10 @@ macro_rules! c_abi_front_end {
 
             fn scope<'s, F, R>(&self, f: F) -> R
             where
-                F: FnOnce(&$S<'s>) -> R + Send,
+                F: FnOnce(&$S<'s>, &$W) -> R + Send,
                 R: Send,
             {
-                $ffi::scope(|s| f($S::wrap(s)))
+                $ffi::scope(|s| f($S::wrap(s), &$W(())))
             }
         }
 

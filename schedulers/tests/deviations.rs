@@ -96,7 +96,7 @@ fn dag<W: Futures>(w: &W, seed: u64, depth: u32, futures: bool) -> u64 {
         1 => {
             let k = 1 + (r >> 16) as usize % 3;
             let slots: Vec<AtomicU64> = (0..k).map(|_| AtomicU64::new(0)).collect();
-            let here = w.scope(|sc| {
+            let here = w.scope(|sc, w| {
                 for (i, slot) in slots.iter().enumerate() {
                     let si = s(10 + i as u64);
                     sc.spawn(w, move |_, w| {
@@ -109,19 +109,19 @@ fn dag<W: Futures>(w: &W, seed: u64, depth: u32, futures: bool) -> u64 {
                 .iter()
                 .fold(here, |acc, x| mix(acc, x.load(Ordering::Relaxed)))
         }
-        2 => w.scope(|sc| {
+        2 => w.scope(|sc, w| {
             let x = w.future(sc, move |_, w| dag(w, s(1), d, futures));
             let y = dag(w, s(2), d, futures);
             mix(x.get(w), y)
         }),
-        3 => w.scope(|sc| {
+        3 => w.scope(|sc, w| {
             let x = w.future(sc, move |_, w| dag(w, s(1), d, futures));
             let (a, b) = w.join(move |w| x.get(w), |w| dag(w, s(2), d, futures));
             mix(a, b)
         }),
         4 => {
             let out = AtomicU64::new(0);
-            let own = w.scope(|sc| {
+            let own = w.scope(|sc, w| {
                 let x = w.future(sc, move |_, w| dag(w, s(1), d, futures));
                 let out = &out;
                 sc.spawn(w, move |_, w| {
@@ -134,7 +134,7 @@ fn dag<W: Futures>(w: &W, seed: u64, depth: u32, futures: bool) -> u64 {
         }
         _ => {
             let acc = AtomicU64::new(0);
-            let (own, chained) = w.scope(|sc| {
+            let (own, chained) = w.scope(|sc, w| {
                 let f = w.shared_future(sc, move |_, w| dag(w, s(1), d, futures));
                 for i in 0..2 {
                     let f = f.clone();
@@ -363,7 +363,7 @@ macro_rules! deviation_tests {
                     let stolen = Flag::default();
                     let ran = AtomicUsize::new(0);
                     let (v, c) = run_counted(&pool, |w| {
-                        w.scope(|s| {
+                        w.scope(|s, w| {
                             let (pool, stolen, ran) = (&pool, &stolen, &ran);
                             let x = w.future(s, move |_, _| {
                                 stolen.wait("the continuation to be stolen");
@@ -449,7 +449,7 @@ fn abp_touch_resumed_by_its_own_worker() {
         let ran_b = AtomicUsize::new(0);
         pool.reset_stats();
         let v = pool.run(|w| {
-            w.scope(|s| {
+            w.scope(|s, w| {
                 let (pool, stolen, resumed, ran_b) = (&pool, &stolen, &resumed, &ran_b);
                 let f = w.shared_future(s, move |_, _| {
                     stolen.wait("the continuation to be stolen");
@@ -523,7 +523,7 @@ fn abp_stolen_branch_right_after_its_predecessor_does_not_deviate() {
     let (stolen, joined, q_ran) = (Flag::default(), Flag::default(), Flag::default());
     pool.reset_stats();
     let v = pool.run(|w| {
-        w.scope(|s| {
+        w.scope(|s, w| {
             let (pool, stolen, joined, q_ran) = (&pool, &stolen, &joined, &q_ran);
             let f = w.shared_future(s, move |_, _| {
                 stolen.wait("the continuation to be stolen");
@@ -573,7 +573,7 @@ fn abp_stolen_continuation_right_after_its_child_does_not_deviate() {
     let (stolen, resumed, q_ran) = (Flag::default(), Flag::default(), Flag::default());
     pool.reset_stats();
     let v = pool.run(|w| {
-        w.scope(|s| {
+        w.scope(|s, w| {
             let (pool, stolen, resumed, q_ran) = (&pool, &stolen, &resumed, &q_ran);
             let f = w.shared_future(s, move |_, _| {
                 stolen.wait("the continuation to be stolen");

@@ -94,7 +94,7 @@ macro_rules! fiber_runtime_tests {
                     let slots: Vec<AtomicUsize> =
                         (0..10_000).map(|_| AtomicUsize::new(0)).collect();
                     let total = pool.run(|w| {
-                        w.scope(|s| {
+                        w.scope(|s, w| {
                             for (i, slot) in slots.iter().enumerate() {
                                 s.spawn(w, move |_, _| {
                                     slot.fetch_add(i + 1, Ordering::Relaxed);
@@ -120,7 +120,7 @@ macro_rules! fiber_runtime_tests {
             #[test]
             fn scope_debug_says_whether_the_body_runs() {
                 let pool = pool(1);
-                let text = pool.run(|w| w.scope(|s| format!("{s:?}")));
+                let text = pool.run(|w| w.scope(|s, _| format!("{s:?}")));
                 assert!(
                     text.contains("body_running: true") && text.contains("pending_besides_body: 0"),
                     "{text}"
@@ -138,7 +138,7 @@ macro_rules! fiber_runtime_tests {
                     }
                     let mid = out.len() / 2;
                     let (l, r) = out.split_at_mut(mid);
-                    w.scope(|s| {
+                    w.scope(|s, w| {
                         s.spawn(w, move |_, w| fill(w, base, l));
                         s.spawn(w, move |_, w| fill(w, base + mid, r));
                     });
@@ -156,7 +156,7 @@ macro_rules! fiber_runtime_tests {
                     let seen = AtomicUsize::new(0);
                     let seen = &seen;
                     let r = pool.run(|w| {
-                        w.scope(|s| {
+                        w.scope(|s, w| {
                             // Single touch.
                             let a = w.future(s, |_, w| fib_fj(w, 15));
                             // Multi-touch, touched here and by two other tasks.
@@ -186,7 +186,7 @@ macro_rules! fiber_runtime_tests {
             fn future_handle_escapes_its_scope() {
                 let pool = pool(2);
                 let v = pool.run(|w| {
-                    let f = w.scope(|s| w.shared_future(s, |_, w| fib_fj(w, 12)));
+                    let f = w.scope(|s, w| w.shared_future(s, |_, w| fib_fj(w, 12)));
                     *f.get(w) + f.clone().get(w)
                 });
                 assert_eq!(v, 2 * 144);
@@ -204,7 +204,7 @@ macro_rules! fiber_runtime_tests {
                 if d == 0 {
                     return 0;
                 }
-                w.scope(|s| {
+                w.scope(|s, w| {
                     let f = w.future(s, move |_, w| deep_futures(w, d - 1));
                     f.get(w) + 1
                 })
@@ -248,7 +248,7 @@ macro_rules! fiber_runtime_tests {
                     (
                         "spawn",
                         Box::new(|w| {
-                            w.scope(|s| {
+                            w.scope(|s, w| {
                                 s.spawn(w, |_, w| {
                                     fib_fj(w, 15);
                                     panic!("boom spawn")
@@ -260,7 +260,7 @@ macro_rules! fiber_runtime_tests {
                     (
                         "future",
                         Box::new(|w| {
-                            w.scope(|s| {
+                            w.scope(|s, w| {
                                 let f = w.future(s, |_, w| -> u64 {
                                     fib_fj(w, 15);
                                     panic!("boom future")

@@ -37,7 +37,7 @@ fn node<W: Futures>(w: &W, seed: u64, depth: u32) -> u64 {
         1 => {
             let k = 1 + (r >> 16) as usize % 4;
             let slots: Vec<AtomicU64> = (0..k).map(|_| AtomicU64::new(0)).collect();
-            let here = w.scope(|sc| {
+            let here = w.scope(|sc, w| {
                 for (i, slot) in slots.iter().enumerate() {
                     let si = s(10 + i as u64);
                     sc.spawn(w, move |_, w| slot.store(node(w, si, d), Ordering::Relaxed));
@@ -48,7 +48,7 @@ fn node<W: Futures>(w: &W, seed: u64, depth: u32) -> u64 {
                 .iter()
                 .fold(here, |acc, x| mix(acc, x.load(Ordering::Relaxed)))
         }
-        2 => w.scope(|sc| {
+        2 => w.scope(|sc, w| {
             let x = w.future(sc, move |_, w| node(w, s(1), d));
             let y = node(w, s(2), d);
             mix(x.get(w), y)
@@ -58,7 +58,7 @@ fn node<W: Futures>(w: &W, seed: u64, depth: u32) -> u64 {
             // future; the tasks' contributions are combined commutatively.
             let acc = AtomicU64::new(0);
             let k = (r >> 16) % 3;
-            let (own, chained) = w.scope(|sc| {
+            let (own, chained) = w.scope(|sc, w| {
                 let f = w.shared_future(sc, move |_, w| node(w, s(1), d));
                 for i in 0..k {
                     let f = f.clone();
@@ -82,7 +82,7 @@ fn node<W: Futures>(w: &W, seed: u64, depth: u32) -> u64 {
             // deques).
             let (x, y) = w.join(
                 |w| {
-                    w.scope(|sc| {
+                    w.scope(|sc, w| {
                         let f = w.shared_future(sc, move |_, w| node(w, s(1), d));
                         let (a, b) = w.join(|w| *f.get(w), |w| node(w, s(2), d));
                         mix(a, b)
@@ -95,7 +95,7 @@ fn node<W: Futures>(w: &W, seed: u64, depth: u32) -> u64 {
         _ => {
             // A single-touch future touched by another task than its creator.
             let out = AtomicU64::new(0);
-            w.scope(|sc| {
+            w.scope(|sc, w| {
                 let x = w.future(sc, move |_, w| node(w, s(1), d));
                 let out = &out;
                 sc.spawn(w, move |_, w| {

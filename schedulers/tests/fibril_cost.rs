@@ -180,7 +180,7 @@ fn fib_spawn<W: Worker>(w: &W, n: u64) -> u64 {
         return n;
     }
     let a = AtomicU64::new(0);
-    let b = w.scope(|s| {
+    let b = w.scope(|s, w| {
         s.spawn(w, |_, w| a.store(fib_spawn(w, n - 1), Ordering::Relaxed));
         fib_spawn(w, n - 2)
     });

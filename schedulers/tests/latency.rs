@@ -48,7 +48,7 @@ fn arm<S: Scheduler>(placement: Placement) -> String {
 /// items spread over the workers by a join tree. Returns the sum of the futures' values.
 fn items<W: Futures>(w: &W, lo: u64, hi: u64, wait: Duration, spin: Duration) -> u64 {
     if hi - lo == 1 {
-        let v = w.scope(|s| {
+        let v = w.scope(|s, w| {
             let h = w.latency_future(s, move || async move {
                 sleep(wait).await;
                 lo
@@ -126,7 +126,7 @@ fn classic_runtimes_block_and_agree() {
 #[test]
 fn a_ready_future_is_not_handed_to_the_io_thread() {
     let pool = Abp::start(&PoolConfig::with_workers(2)).unwrap();
-    let v = pool.run(|w| w.scope(|s| w.latency_future(s, || async { 5u32 }).get(w)));
+    let v = pool.run(|w| w.scope(|s, w| w.latency_future(s, || async { 5u32 }).get(w)));
     assert_eq!(v, 5);
     assert_eq!(pool.stats().extra("latency_waits"), Some(0));
 }
@@ -148,7 +148,7 @@ fn node<W: Futures>(w: &W, seed: u64, depth: u32) -> u64 {
             mix(a, b)
         }
         // Touched at once.
-        1 => w.scope(|sc| {
+        1 => w.scope(|sc, w| {
             let (v, wait) = (s(1), lat(s(2)));
             let h = w.latency_future(sc, move || async move {
                 sleep(wait).await;
@@ -157,7 +157,7 @@ fn node<W: Futures>(w: &W, seed: u64, depth: u32) -> u64 {
             mix(h.get(w), node(w, s(3), d))
         }),
         // Touched after some work of its own.
-        2 => w.scope(|sc| {
+        2 => w.scope(|sc, w| {
             let (v, wait) = (s(1), lat(s(2)));
             let h = w.latency_future(sc, move || async move {
                 sleep(wait).await;
@@ -167,7 +167,7 @@ fn node<W: Futures>(w: &W, seed: u64, depth: u32) -> u64 {
             mix(y, h.get(w))
         }),
         // Touched by another task (a future task of the same scope).
-        3 => w.scope(|sc| {
+        3 => w.scope(|sc, w| {
             let (v, wait) = (s(1), lat(s(2)));
             let h = w.latency_future(sc, move || async move {
                 sleep(wait).await;
@@ -178,7 +178,7 @@ fn node<W: Futures>(w: &W, seed: u64, depth: u32) -> u64 {
             mix(other.get(w), y)
         }),
         // Never touched: the scope's end waits for it.
-        _ => w.scope(|sc| {
+        _ => w.scope(|sc, w| {
             let wait = lat(s(2));
             let _ = w.latency_future(sc, move || async move {
                 sleep(wait).await;
@@ -253,7 +253,7 @@ fn panics_propagate<S: FutureForkJoin>() {
     let pool = S::start(&PoolConfig::with_workers(2)).unwrap();
     let toucher_saw = pool.run(|w| {
         panic::catch_unwind(AssertUnwindSafe(|| {
-            w.scope(|s| {
+            w.scope(|s, w| {
                 let h = w.latency_future(s, || async {
                     sleep(ms(5)).await;
                     panic!("io failed");
@@ -266,7 +266,7 @@ fn panics_propagate<S: FutureForkJoin>() {
     assert!(toucher_saw, "{}: the touch did not panic", S::NAME);
     let r = panic::catch_unwind(AssertUnwindSafe(|| {
         pool.run(|w| {
-            w.scope(|s| {
+            w.scope(|s, w| {
                 let h = w.latency_future(s, || async {
                     sleep(ms(5)).await;
                     panic!("io failed");
@@ -280,7 +280,7 @@ fn panics_propagate<S: FutureForkJoin>() {
     // A panic at the first poll, and one in a future nobody touches.
     let r = panic::catch_unwind(AssertUnwindSafe(|| {
         pool.run(|w| {
-            w.scope(|s| {
+            w.scope(|s, w| {
                 let _ = w.latency_future(s, || async {
                     sleep(ms(2)).await;
                     panic!("untouched");
@@ -306,7 +306,7 @@ fn a_socket_wait_is_hidden_too() {
     fn run<S: FutureForkJoin>() {
         let pool = S::start(&PoolConfig::with_workers(2)).unwrap();
         let got = pool.run(|w| {
-            w.scope(|s| {
+            w.scope(|s, w| {
                 let (a, b) = std::os::unix::net::UnixStream::pair().unwrap();
                 a.set_nonblocking(true).unwrap();
                 b.set_nonblocking(true).unwrap();
@@ -358,7 +358,7 @@ fn pools_shut_down_with_waits_in_flight() {
             let pool = S::start(&PoolConfig::with_workers(2)).unwrap();
             let d = Arc::clone(&drops);
             let n = pool.run(|w| {
-                w.scope(|s| {
+                w.scope(|s, w| {
                     let hs: Vec<_> = (0..8u64)
                         .map(|i| {
                             let d = Arc::clone(&d);
@@ -446,7 +446,7 @@ fn values_may_borrow_from_outside_the_scope() {
     let pool = Prows::start(&PoolConfig::with_workers(2)).unwrap();
     let words = vec!["a".to_string(), "b".to_string()];
     let got = pool.run(|w| {
-        w.scope(|s| {
+        w.scope(|s, w| {
             let ws = &words;
             let h = w.latency_future(s, move || async move {
                 sleep(ms(2)).await;

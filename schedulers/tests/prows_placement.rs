@@ -46,7 +46,7 @@ fn wait_for(flag: &AtomicBool) {
 fn suspend_with_ready_node<W: Futures>(w: &W) -> u64 {
     let released = AtomicBool::new(false);
     let released = &released;
-    w.scope(|s| {
+    w.scope(|s, w| {
         let f = w.future(s, move |_, w| {
             wait_for(released);
             fib_fj(w, 15)
@@ -110,7 +110,7 @@ fn prows_artifact_stealable_high_water() {
 fn many_suspensions<W: Futures>(w: &W, round: u64) -> u64 {
     let sum = AtomicU64::new(0);
     let sum = &sum;
-    w.scope(|s| {
+    w.scope(|s, w| {
         for i in 0..8u64 {
             let released = std::sync::Arc::new(AtomicBool::new(false));
             let r = std::sync::Arc::clone(&released);

@@ -244,7 +244,7 @@ mod fj {
         let mut slots = vec![0u64; SPAWNS];
         let ran = AtomicUsize::new(0);
         pool.run(|w| {
-            w.scope(|s| {
+            w.scope(|s, w| {
                 for (i, slot) in slots.iter_mut().enumerate() {
                     let ran = &ran;
                     let value = (i as u64) * (i as u64) + 1;
@@ -275,7 +275,7 @@ mod fj {
     pub fn single_touch_futures<S: FutureForkJoin>(pool: &S) {
         assert_eq!(pool.run(|w| fib_sf(w, 18)), fib(18));
         let words = pool.run(|w| {
-            w.scope(|s| {
+            w.scope(|s, w| {
                 let hs: Vec<_> = (0..100)
                     .map(|i| w.future(s, move |_, _| format!("w{i}")))
                     .collect();
@@ -288,7 +288,7 @@ mod fj {
         assert_eq!(words, (0..100).map(|i| format!("w{i}")).collect::<Vec<_>>());
         // A handle that leaves its scope is still valid.
         let v = pool.run(|w| {
-            let h = w.scope(|s| w.future(s, |_, _| vec![1u8, 2, 3]));
+            let h = w.scope(|s, w| w.future(s, |_, _| vec![1u8, 2, 3]));
             h.get(w)
         });
         assert_eq!(v, [1, 2, 3]);
@@ -297,7 +297,7 @@ mod fj {
     pub fn multi_touch_futures<S: FutureForkJoin>(pool: &S) {
         let total = AtomicU64::new(0);
         let creator = pool.run(|w| {
-            w.scope(|s| {
+            w.scope(|s, w| {
                 let f = w.shared_future(s, |_, _| 21u64);
                 for _ in 0..8 {
                     let g = f.clone();
@@ -332,7 +332,7 @@ mod fj {
     pub fn touched_by_another_task<S: FutureForkJoin>(pool: &S) {
         let out = AtomicU64::new(0);
         let via_future = pool.run(|w| {
-            w.scope(|s| {
+            w.scope(|s, w| {
                 let f = w.future(s, |_, _| 1234u64);
                 let out = &out;
                 s.spawn(w, move |_, w| out.store(f.get(w) + 1, Ordering::SeqCst));
@@ -347,7 +347,7 @@ mod fj {
 
     pub fn chained_futures<S: FutureForkJoin>(pool: &S) {
         let single = pool.run(|w| {
-            w.scope(|s| {
+            w.scope(|s, w| {
                 let mut f = w.future(s, |_, _| 1u64);
                 for i in 1..CHAIN as u64 {
                     let prev = f;
@@ -358,7 +358,7 @@ mod fj {
         });
         assert_eq!(single, chain_value(CHAIN));
         let shared = pool.run(|w| {
-            w.scope(|s| {
+            w.scope(|s, w| {
                 let mut f = w.shared_future(s, |_, _| 1u64);
                 let first = f.clone();
                 for i in 1..CHAIN as u64 {
@@ -386,7 +386,7 @@ mod fj {
         if d == 0 {
             return 0;
         }
-        w.scope(|s| {
+        w.scope(|s, w| {
             let f = w.future(s, move |_, w| deep_future(w, d - 1));
             f.get(w) + 1
         })
@@ -400,7 +400,7 @@ mod fj {
     fn deep_spawn_from<W: Worker>(w: &W, top: usize, d: usize, deepest: &AtomicUsize) {
         deepest.fetch_max(top - d, Ordering::Relaxed);
         if d > 0 {
-            w.scope(|s| s.spawn(w, move |_, w| deep_spawn_from(w, top, d - 1, deepest)));
+            w.scope(|s, w| s.spawn(w, move |_, w| deep_spawn_from(w, top, d - 1, deepest)));
         }
     }
 
@@ -423,7 +423,7 @@ mod fj {
         let ran = AtomicUsize::new(0);
         let ran = &ran;
         let got = pool.run(|w| {
-            let h = w.scope(|s| {
+            let h = w.scope(|s, w| {
                 for i in 0..200u64 {
                     let f = w.future(s, move |_, _| {
                         ran.fetch_add(1, Ordering::SeqCst);
@@ -460,7 +460,7 @@ mod fj {
             let total = pool.run(|w| {
                 let sum = AtomicU64::new(0);
                 let sum = &sum;
-                w.scope(|s| {
+                w.scope(|s, w| {
                     for i in 0..8u64 {
                         // Spawned tasks create futures in the same scope and touch half.
                         s.spawn(w, move |s, w| {
@@ -474,7 +474,7 @@ mod fj {
                         .map(|i| w.future(s, move |_, _| work(i)))
                         .collect();
                     // A nested scope's body (same fiber) creates futures in the outer scope.
-                    let from_inner = w.scope(|_| {
+                    let from_inner = w.scope(|_, w| {
                         (0..4u64)
                             .map(|i| w.future(s, move |_, _| work(i + 2)))
                             .collect::<Vec<_>>()
@@ -518,7 +518,7 @@ mod fj {
         let written = AtomicUsize::new(0);
         expect_panic("deliberate panic: spawn", || {
             pool.run(|w| {
-                w.scope(|s| {
+                w.scope(|s, w| {
                     for i in 0..100 {
                         let written = &written;
                         s.spawn(w, move |_, _| {
@@ -547,7 +547,7 @@ mod fj {
         let works = |pool: &S| assert_eq!(pool.run(|w| fib_fj(w, 15)), fib(15));
         expect_panic("deliberate panic: touched future", || {
             pool.run(|w| {
-                w.scope(|s| {
+                w.scope(|s, w| {
                     let f = w.future(s, |_, _| -> u64 { panic!("{DELIBERATE}: touched future") });
                     f.get(w)
                 })
@@ -556,7 +556,7 @@ mod fj {
         works(pool);
         expect_panic("deliberate panic: untouched future", || {
             pool.run(|w| {
-                w.scope(|s| {
+                w.scope(|s, w| {
                     drop(w.future(s, |_, _| -> u64 {
                         panic!("{DELIBERATE}: untouched future")
                     }));
@@ -567,7 +567,7 @@ mod fj {
         works(pool);
         expect_panic("deliberate panic: shared future", || {
             pool.run(|w| {
-                w.scope(|s| {
+                w.scope(|s, w| {
                     let f =
                         w.shared_future(s, |_, _| -> u64 { panic!("{DELIBERATE}: shared future") });
                     for _ in 0..2 {
@@ -595,7 +595,7 @@ mod fj {
     pub fn future_stats_reset<S: FutureForkJoin>(pool: &S) {
         pool.reset_stats();
         let sum = pool.run(|w| {
-            w.scope(|s| {
+            w.scope(|s, w| {
                 let single: Vec<_> = (0..100u64).map(|i| w.future(s, move |_, _| i)).collect();
                 let shared: Vec<_> = (0..50u64)
                     .map(|i| w.shared_future(s, move |_, _| i))

@@ -65,7 +65,7 @@ fn a_stolen_join_branch_costs_two_deviations() {
 #[test]
 fn an_early_touch_suspends_and_the_put_resumes() {
     let (_, dag) = Recorder::record(Weights::Unit, |w| {
-        w.scope(|s| {
+        w.scope(|s, w| {
             let f = w.future(s, |_, w| w.work(20));
             f.get(w);
         })
@@ -124,7 +124,7 @@ fn an_early_touch_suspends_and_the_put_resumes() {
 #[test]
 fn a_touch_with_work_below_suspends_the_whole_deque_under_prows_only() {
     let (_, dag) = Recorder::record(Weights::Unit, |w| {
-        w.scope(|s| {
+        w.scope(|s, w| {
             let f = w.future(s, |_, w| w.work(30));
             w.join(|w| f.get(w), |w| w.work(4));
         })
@@ -189,7 +189,7 @@ fn figure_5a_under_one_steal_deviates_2_plus_2d_times_under_abp_and_twice_under_
     }
     for d in [4u32, 16, 64] {
         let (_, dag) = Recorder::record(Weights::Unit, |w| {
-            w.scope(|s| {
+            w.scope(|s, w| {
                 let x = w.future(s, move |_, w| w.work(10 * d));
                 chain(w, d, x);
             })

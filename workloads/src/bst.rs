@@ -456,7 +456,7 @@ fn merge_gf<'s, W: Futures>(
 /// General futures (pipelined): the whole merge in one scope, whose end waits for every
 /// spawned merge and every split future.
 pub fn gf<W: Futures>(w: &W, a: &Arena, t1: u32, t2: u32) -> u32 {
-    w.scope(|sc| merge_gf(sc, w, a, t1, GTree::Plain(t2), 0))
+    w.scope(|sc, w| merge_gf(sc, w, a, t1, GTree::Plain(t2), 0))
 }
 
 /// Fork-join on the async front-end: as [`fj`], with [`AsyncWorker::join`].

@@ -52,7 +52,7 @@ pub fn sf<W: Futures>(w: &W, n: u64) -> u64 {
     if n < 2 {
         return n;
     }
-    w.scope(|s| {
+    w.scope(|s, w| {
         let x = w.future(s, move |_, w| sf(w, n - 1));
         let y = sf(w, n - 2);
         x.get(w) + y

@@ -143,7 +143,7 @@ fn walk<'s, W: Futures>(w: &W, l: &List<'s, W>, out: &mut Vec<u32>) {
 /// The general-futures variant: sorts `keys` into `out`.
 pub fn gf<W: Futures>(w: &W, keys: &[u32], out: &mut Vec<u32>) {
     out.clear();
-    w.scope(|sc| {
+    w.scope(|sc, w| {
         let sorted = qs(sc, w, List::Keys(keys), List::Nil);
         walk(w, &sorted, out);
     });

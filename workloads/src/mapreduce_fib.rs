@@ -102,7 +102,7 @@ pub fn blocking_wait<W: Worker>(_w: &W, x: &Input, i: u64) -> u64 {
 /// The `sf` wait of an item: a latency future, touched at once.
 pub fn latency_wait<W: Futures>(w: &W, x: &Input, i: u64) -> u64 {
     let wait = x.latency;
-    w.scope(|s| {
+    w.scope(|s, w| {
         w.latency_future(s, move || async move {
             sleep(wait).await;
             i

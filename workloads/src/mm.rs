@@ -142,7 +142,7 @@ pub fn sf<W: Futures>(w: &W, c: &[CBlock], a: &[Block], b: &[Block]) {
     let Some(phases) = step(c, a, b) else {
         return;
     };
-    w.scope(|s| {
+    w.scope(|s, w| {
         for [p0, p1, p2, p3] in phases {
             let f0 = w.future(s, move |_, w| sf(w, p0.0, p0.1, p0.2));
             let f1 = w.future(s, move |_, w| sf(w, p1.0, p1.1, p1.2));

@@ -138,7 +138,7 @@ pub fn fj_board<W: Worker>(w: &W, board: Board, cutoff: usize) -> u64 {
         return serial(&board);
     }
     let mut counts = [0u64; MAX_N];
-    w.scope(|s| {
+    w.scope(|s, w| {
         for (col, count) in (0..board.n).zip(counts.iter_mut()) {
             if board.allows(col) {
                 s.spawn(w, move |_, w| *count = fj_board(w, board.with(col), cutoff));

@@ -208,7 +208,7 @@ pub fn fj<W: Worker>(w: &W, a: &[Block], b: &[Block]) -> Vec<Block> {
     let mut m: [Vec<Block>; 7] = Default::default();
     {
         let [m1, m2, m3, m4, m5, m6, m7] = &mut m;
-        w.scope(|sc| {
+        w.scope(|sc, w| {
             sc.spawn(w, move |_, w| *m1 = fj(w, p1.0, p1.1));
             sc.spawn(w, move |_, w| *m2 = fj(w, p2.0, p2.1));
             sc.spawn(w, move |_, w| *m3 = fj(w, p3.0, p3.1));
@@ -230,7 +230,7 @@ pub fn sf<W: Futures>(w: &W, a: &[Block], b: &[Block]) -> Vec<Block> {
     let s = sums(a, b);
     let [p1, p2, p3, p4, p5, p6, p7] =
         products(quarters(a), quarters(b), s.each_ref().map(|v| &v[..]));
-    w.scope(|sc| {
+    w.scope(|sc, w| {
         let f1 = w.future(sc, move |_, w| sf(w, p1.0, p1.1));
         let f2 = w.future(sc, move |_, w| sf(w, p2.0, p2.1));
         let f3 = w.future(sc, move |_, w| sf(w, p3.0, p3.1));

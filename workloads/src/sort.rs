@@ -263,7 +263,7 @@ pub fn sf<W: Futures>(w: &W, a: &[AtomicU64], tmp: &[AtomicU64]) {
     };
     let [s0, s1, s2, s3] = st.sorts;
     let [m0, m1] = st.pair_merges;
-    w.scope(|s| {
+    w.scope(|s, w| {
         let f0 = w.future(s, move |_, w| sf(w, s0.0, s0.1));
         let f1 = w.future(s, move |_, w| sf(w, s1.0, s1.1));
         let f2 = w.future(s, move |_, w| sf(w, s2.0, s2.1));
@@ -283,7 +283,7 @@ pub fn sf<W: Futures>(w: &W, a: &[AtomicU64], tmp: &[AtomicU64]) {
 /// future touched.
 pub fn merge_sf<W: Futures>(w: &W, a: &[AtomicU64], b: &[AtomicU64], dest: &[AtomicU64]) {
     if let Some([l, r]) = merge_step(a, b, dest) {
-        w.scope(|s| {
+        w.scope(|s, w| {
             let f = w.future(s, move |_, w| merge_sf(w, l.0, l.1, l.2));
             merge_sf(w, r.0, r.1, r.2);
             f.get(w);

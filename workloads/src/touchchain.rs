@@ -69,7 +69,7 @@ pub fn sf<W: Futures>(w: &W, input: &ChainInput) -> u64 {
         a + b
     }
     let spin_for = input.spin;
-    w.scope(|s| {
+    w.scope(|s, w| {
         let x = w.future(s, move |_, _| {
             spin(spin_for);
             1

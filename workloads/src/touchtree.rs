@@ -150,7 +150,7 @@ fn consume<'s, W: Futures>(w: &W, n: &Node<'s, W>) -> u64 {
 
 /// The kernel with the delays made by `delay` (see [`Delay`]).
 pub fn gf_with<W: Futures>(w: &W, input: TreeInput, delay: Delay<W>) -> u64 {
-    w.scope(|s| {
+    w.scope(|s, w| {
         let g = w.shared_future(s, move |_, w| {
             delay(w, input.gate_min);
             crate::parfor::fj(w, 0..input.t, &|w, _| delay(w, input.gate_per_node));

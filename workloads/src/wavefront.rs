@@ -196,7 +196,7 @@ fn sf_order(nb: usize, mut visit: impl FnMut(usize, usize, [Option<usize>; 2])) 
 
 /// Structured futures: the parent walks the wavefronts, touching each future exactly once.
 pub fn sf<W: Futures, K: TileKernel>(w: &W, k: &K, g: &Grid<K::Tile>) {
-    w.scope(|s| sf_walk(s, w, k, g));
+    w.scope(|s, w| sf_walk(s, w, k, g));
 }
 
 /// The parent of [`sf`] inside its scope.
@@ -219,7 +219,7 @@ fn sf_walk<'s, W: Futures, K: TileKernel>(s: &W::Scope<'s>, w: &W, k: &'s K, g: 
 /// left and upper neighbours itself.
 pub fn gf<W: Futures, K: TileKernel>(w: &W, k: &K, g: &Grid<K::Tile>) {
     let nb = g.side();
-    w.scope(|s| {
+    w.scope(|s, w| {
         let slots: Vec<OnceLock<_>> = (0..nb * nb).map(|_| OnceLock::new()).collect();
         gf_tree(s, w, k, g, &slots, (0, nb), (0, nb));
         slots[nb * nb - 1].get().expect("last tile created").get(w);

@@ -18,9 +18,13 @@
 //!   root's), so P threads run tasks. chili's heartbeat thread comes on top.
 //! * `join(a, b)` is chili's join with the two closures swapped: chili runs its second closure
 //!   inline first and its first one later, so serially `a` runs before `b`, as the trait says.
-//!   Each side runs under `catch_unwind`: chili frees a join's stack record when its inline
-//!   side unwinds, even while a thief still runs the other side, so no panic may leave a chili
-//!   closure. The first panic (`a`'s before `b`'s) is re-raised once both sides are done.
+//!   The inline side (`a`) runs under `catch_unwind`: chili frees a join's stack record when
+//!   its inline side unwinds, even while a thief still runs the other side, so no panic may
+//!   leave that closure. The other side needs nothing of ours: chili catches its panic where a
+//!   thief runs it and re-raises it after the wait, and where the owner pops it back and runs
+//!   it inline, nothing else can reach the record any more. `a`'s panic is re-raised once `b`
+//!   is done (if both panic, `b`'s unwinds first and `a`'s is dropped). That `catch_unwind` is
+//!   the one cost of ours on chili's join (`workloads/examples/direct_floor.rs` measures it).
 //! * chili has no spawn. A [`ChiliScope`] keeps its spawned tasks (boxed) and runs them at the
 //!   scope's end as a balanced tree of joins, round after round until no task spawns another:
 //!   a loop of spawns and a sync, as Cilk's `nqueens` writes it, runs as the tree of joins a
@@ -34,19 +38,23 @@
 //!
 //! # The handle
 //!
-//! chili hands each closure a `&mut chili::Scope`; [`ChiliWorker`] wraps the pointer so that a
-//! task's handle is the `&ChiliWorker` of the trait. A handle is only valid on the thread that
-//! runs its closure, and not while a join it started is running (chili's inner closures use
-//! the same scope then): a handle used elsewhere panics instead of aliasing the scope.
+//! chili hands each closure a `&mut chili::Scope`, and [`ChiliWorker`] is that scope as it is
+//! (`repr(transparent)` over an `UnsafeCell`): a task's `&ChiliWorker` is chili's `&mut Scope`
+//! seen through a shared reference, so making one costs nothing and a join reaches chili's
+//! scope with no check. It is sound because a handle is neither `Send` nor `Sync` (the
+//! `UnsafeCell`): a closure given to a join, a scope or a spawn must be `Send`, so none can
+//! capture a handle, and the only `&ChiliWorker` a closure can use is the one it was given,
+//! on the thread chili runs it on. While a join of a handle runs, its closures use their own
+//! handles (chili's reborrows of the same scope), never the joining one.
 
 use crate::api::{ForkJoin, Scheduler, Scope, StartError, Worker};
 use crate::config::{Capabilities, PoolConfig};
 use crate::stats::Stats;
 use std::any::Any;
+use std::cell::UnsafeCell;
 use std::marker::PhantomData;
 use std::num::NonZero;
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, PoisonError};
 
 /// The `chili` pool.
@@ -108,63 +116,36 @@ impl ForkJoin for ChiliPool {
         R: Send,
     {
         let mut scope = self.pool.scope();
-        f(&ChiliWorker::new(&mut scope))
+        f(ChiliWorker::of(&mut scope))
     }
-}
-
-thread_local! {
-    /// A byte whose address names the current thread (a `const` thread-local: reading its
-    /// address costs no initialisation check).
-    static HERE: u8 = const { 0 };
-}
-
-/// The current thread's [`HERE`].
-#[inline(always)]
-fn here() -> usize {
-    HERE.with(|b| b as *const u8 as usize)
 }
 
 /// The handle of a task on `chili`: chili's scope of the closure running the task.
-pub struct ChiliWorker {
-    /// The `&mut chili::Scope` chili gave the closure, its lifetime erased.
-    scope: *mut chili::Scope<'static>,
-    /// The thread running the closure ([`here`]).
-    thread: usize,
-    /// A join of this handle is running (its closures have the scope now).
-    busy: AtomicBool,
-}
-
-// SAFETY: the pointer is dereferenced only by `ChiliWorker::with_scope`, which checks that it
-// runs on the handle's own thread and not inside one of its own joins: the only `&mut` to the
-// scope is then the one it makes, so sharing or sending the handle cannot alias the scope.
-unsafe impl Send for ChiliWorker {}
-// SAFETY: as for `Send`.
-unsafe impl Sync for ChiliWorker {}
+#[repr(transparent)]
+pub struct ChiliWorker(UnsafeCell<chili::Scope<'static>>);
 
 impl ChiliWorker {
-    fn new(scope: &mut chili::Scope<'_>) -> Self {
-        ChiliWorker {
-            scope: (scope as *mut chili::Scope<'_>).cast(),
-            thread: here(),
-            busy: AtomicBool::new(false),
-        }
+    /// The handle of the closure that chili gave `scope`.
+    #[inline(always)]
+    fn of<'a>(scope: &'a mut chili::Scope<'_>) -> &'a ChiliWorker {
+        // SAFETY: `ChiliWorker` is `repr(transparent)` over `UnsafeCell<chili::Scope>`, itself
+        // `repr(transparent)`, so the pointer is one to a `ChiliWorker`. The erased lifetime is
+        // that of the pool's borrow, which outlives every closure of the pool; the returned
+        // reference lives no longer than chili's `&mut` it comes from, and holds it exclusively
+        // (the caller gives its `&mut` up for `'a`).
+        unsafe { &*(scope as *mut chili::Scope<'_>).cast::<ChiliWorker>() }
     }
 
-    /// Calls `f` with the scope, after checking that this handle may use it.
+    /// Chili's scope, for one call into chili.
     #[inline(always)]
-    fn with_scope<R>(&self, f: impl FnOnce(&mut chili::Scope<'static>) -> R) -> R {
-        // A load and a store, not a swap (no locked instruction on the fast path): once the
-        // thread check has passed, every access to `busy` is this one thread's.
-        if self.thread != here() || self.busy.load(Ordering::Relaxed) {
-            panic!("chili: a task used a worker handle that is not its own");
-        }
-        self.busy.store(true, Ordering::Relaxed);
-        // SAFETY: on the thread whose closure got the scope, which is still running (the
-        // handle lives no longer than that closure's borrow of it), and not inside a join of
-        // this handle: nothing else holds a reference to the scope.
-        let r = f(unsafe { &mut *self.scope });
-        self.busy.store(false, Ordering::Relaxed);
-        r
+    #[allow(clippy::mut_from_ref)]
+    fn chili(&self) -> &mut chili::Scope<'static> {
+        // SAFETY: a handle is the `&mut chili::Scope` chili gave one closure (`of`), and it is
+        // neither `Send` nor `Sync`, so only that closure, on its thread, can use it: no closure
+        // it hands to chili can capture it (they must be `Send`). The `&mut` made here lives
+        // for one call into chili, during which the closures chili runs use their own scopes,
+        // reborrowed from this one; so no two `&mut` to the scope are used at once.
+        unsafe { &mut *self.0.get() }
     }
 }
 
@@ -182,22 +163,21 @@ impl Worker for ChiliWorker {
         RA: Send,
         RB: Send,
     {
-        // chili runs its second closure first: `a` goes second.
-        let (rb, ra) = self.with_scope(|s| {
-            s.join(
-                move |s| catch_unwind(AssertUnwindSafe(|| b(&ChiliWorker::new(s)))),
-                move |s| catch_unwind(AssertUnwindSafe(|| a(&ChiliWorker::new(s)))),
-            )
-        });
-        match (ra, rb) {
-            (Ok(ra), Ok(rb)) => (ra, rb),
-            (Err(p), _) | (_, Err(p)) => resume_unwind(p),
+        // chili runs its second closure first, inline: `a` goes second, and is the only one
+        // that must not unwind through chili's join (see the module docs).
+        let (rb, ra) = self.chili().join(
+            move |s| b(ChiliWorker::of(s)),
+            move |s| catch_unwind(AssertUnwindSafe(|| a(ChiliWorker::of(s)))),
+        );
+        match ra {
+            Ok(ra) => (ra, rb),
+            Err(p) => resume_unwind(p),
         }
     }
 
     fn scope<'s, F, R>(&self, f: F) -> R
     where
-        F: FnOnce(&ChiliScope<'s>) -> R + Send,
+        F: FnOnce(&ChiliScope<'s>, &ChiliWorker) -> R + Send,
         R: Send,
     {
         let scope = ChiliScope {
@@ -205,7 +185,7 @@ impl Worker for ChiliWorker {
             panic: Mutex::new(None),
             _marker: PhantomData,
         };
-        let body = catch_unwind(AssertUnwindSafe(|| f(&scope)));
+        let body = catch_unwind(AssertUnwindSafe(|| f(&scope, self)));
         loop {
             let round = std::mem::take(&mut *lock(&scope.tasks));
             if round.is_empty() {

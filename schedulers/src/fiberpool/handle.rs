@@ -411,7 +411,7 @@ impl<P: Policy> Worker for FiberWorker<P> {
 
     fn scope<'s, F, R>(&self, f: F) -> R
     where
-        F: FnOnce(&FiberScope<'s, P>) -> R + Send,
+        F: FnOnce(&FiberScope<'s, P>, &Self) -> R + Send,
         R: Send,
     {
         let scope = FiberScope {
@@ -421,7 +421,7 @@ impl<P: Policy> Worker for FiberWorker<P> {
             panic: AtomicPtr::new(std::ptr::null_mut()),
             _marker: PhantomData,
         };
-        let r = panic::catch_unwind(AssertUnwindSafe(|| f(&scope)));
+        let r = panic::catch_unwind(AssertUnwindSafe(|| f(&scope, self)));
         // The sync: if tasks remain, the last one sets `done`.
         if !scope.end_body() {
             self.wait_in_strand(&scope.done);

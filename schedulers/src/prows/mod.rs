@@ -996,7 +996,7 @@ mod tests {
     fn suspend_once<W: Futures>(w: &W) -> u64 {
         let released = AtomicBool::new(false);
         let released = &released;
-        w.scope(|s| {
+        w.scope(|s, w| {
             let f = w.future(s, move |_, _| {
                 while !released.load(Ordering::Acquire) {
                     std::thread::yield_now();

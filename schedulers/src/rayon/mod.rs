@@ -378,10 +378,10 @@ impl Worker for RayonWorker {
     #[inline]
     fn scope<'s, F, R>(&self, f: F) -> R
     where
-        F: FnOnce(&RayonScope<'s>) -> R + Send,
+        F: FnOnce(&RayonScope<'s>, &RayonWorker) -> R + Send,
         R: Send,
     {
-        ::rayon::scope(|s| f(RayonScope::wrap(s)))
+        ::rayon::scope(|s| f(RayonScope::wrap(s), &WORKER))
     }
 }
 
@@ -509,7 +509,7 @@ mod tests {
     fn futures_and_waits_are_counted() {
         let pool = RayonPool::start(&PoolConfig::with_workers(1)).unwrap();
         let r = pool.run(|w| {
-            w.scope(|s| {
+            w.scope(|s, w| {
                 let a = s.future(w, |_, _| 20u64);
                 let b = s.shared_future(w, |_, _| 22u64);
                 // On one worker both tasks are still queued: the first touch of each waits (b's

@@ -12,7 +12,7 @@
 //! use stealbench_schedulers::{FutureHandle, Futures, Worker};
 //!
 //! let (v, dag) = Recorder::record(Weights::Unit, |w| {
-//!     w.scope(|s| {
+//!     w.scope(|s, w| {
 //!         let f = w.future(s, |_, _| 20);
 //!         let (a, b) = w.join(|_| 1, |_| 2);
 //!         f.get(w) + a + b
@@ -242,14 +242,17 @@ impl Worker for RecordWorker {
 
     fn scope<'s, F, R>(&self, f: F) -> R
     where
-        F: FnOnce(&RecordScope<'s>) -> R + Send,
+        F: FnOnce(&RecordScope<'s>, &RecordWorker) -> R + Send,
         R: Send,
     {
         let level = self.b().open_scope();
-        let r = f(&RecordScope {
-            level,
-            _marker: PhantomData,
-        });
+        let r = f(
+            &RecordScope {
+                level,
+                _marker: PhantomData,
+            },
+            self,
+        );
         self.b().close_scope(level);
         r
     }
@@ -516,7 +519,7 @@ mod tests {
         if n < 2 {
             return n;
         }
-        w.scope(|s| {
+        w.scope(|s, w| {
             let x = w.future(s, move |_, w| fib_sf(w, n - 1));
             let y = fib_sf(w, n - 2);
             x.get(w) + y
@@ -566,7 +569,7 @@ mod tests {
     fn the_exact_shape_of_a_small_program() {
         let (_, dag) = Recorder::record(Weights::Unit, |w| {
             w.work(4); // node 0 weighs 5
-            w.scope(|s| {
+            w.scope(|s, w| {
                 let f = w.shared_future(s, |_, w| w.work(9)); // node 1: the future (put)
                 s.spawn(w, |_, _| {}); // node 2: continuation, forks 3
                 let g = f.clone();

@@ -104,12 +104,15 @@ impl Worker for SerialWorker {
     #[inline(always)]
     fn scope<'s, F, R>(&self, f: F) -> R
     where
-        F: FnOnce(&SerialScope<'s>) -> R + Send,
+        F: FnOnce(&SerialScope<'s>, &SerialWorker) -> R + Send,
         R: Send,
     {
-        f(&SerialScope {
-            _marker: PhantomData,
-        })
+        f(
+            &SerialScope {
+                _marker: PhantomData,
+            },
+            self,
+        )
     }
 }
 

@@ -17,7 +17,7 @@ pub fn fib_sf<W: Futures>(w: &W, n: u64) -> u64 {
     if n < 2 {
         return n;
     }
-    w.scope(|s| {
+    w.scope(|s, w| {
         let x = w.future(s, move |_, w| fib_sf(w, n - 1));
         let y = fib_sf(w, n - 2);
         x.get(w) + y

@@ -224,7 +224,7 @@ pub fn serial(db: &Database, queries: &[Vec<u8>]) -> Vec<Vec<Hit>> {
 pub fn lp<W: Futures>(w: &W, db: &Database, queries: &[Vec<u8>], window: usize) -> Vec<Vec<Hit>> {
     assert!(window > 0, "the throttle window must be positive");
     let mut out = Vec::with_capacity(queries.len());
-    w.scope(|s| {
+    w.scope(|s, w| {
         let mut in_flight = VecDeque::with_capacity(window);
         for q in queries {
             if in_flight.len() == window {
@@ -252,7 +252,7 @@ fn output(out: &Mutex<Vec<Vec<Hit>>>, hits: Vec<Hit>) {
 /// General futures: one future per query, each touching the previous one before its output
 /// (see the module doc). The answer is appended to `out`.
 pub fn gf<W: Futures>(w: &W, db: &Database, queries: &[Vec<u8>], out: &Mutex<Vec<Vec<Hit>>>) {
-    w.scope(|s| {
+    w.scope(|s, w| {
         let mut prev: Option<W::SharedFuture<'_, ()>> = None;
         for q in queries {
             let img = load(q);

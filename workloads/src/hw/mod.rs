@@ -269,7 +269,7 @@ pub fn point_fj<W: Worker>(w: &W, f: &Frame<'_>, p: &PointState) {
 
 /// Structured futures, each touched once by this task, in the artifact's order.
 pub fn point_sf<W: Futures>(w: &W, f: &Frame<'_>, p: &PointState) {
-    w.scope(|s| {
+    w.scope(|s, w| {
         let fut = |k: Step| w.future(s, move |_, _| k.run(f, p));
         let f1 = fut(Step::S1);
         let f2 = fut(Step::S2);
@@ -313,7 +313,7 @@ fn gf_step<'s, W: Futures>(
 /// General futures: every step's task touches its predecessors' futures.
 pub fn point_gf<W: Futures>(w: &W, f: &Frame<'_>, p: &PointState) {
     let f = *f;
-    w.scope(|s| {
+    w.scope(|s, w| {
         let f1 = gf_step(s, w, vec![], Step::S1, f, p);
         let f2 = gf_step(s, w, vec![], Step::S2, f, p);
         let f9 = gf_step(s, w, vec![], Step::S9, f, p);

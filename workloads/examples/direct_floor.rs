@@ -1,0 +1,183 @@
+//! Whether each Rust baseline runs at its own speed behind the `Scheduler` traits: `fib` written
+//! directly on the library, as its users write it, against the workload's own `fib` (`fj` on
+//! the closure front-end, `fj_async` on the async one) run through stealbench's runtime of that
+//! library, at P = 1 and 2.
+//!
+//! - `rayon`: `rayon::join` in a pool of P threads (`ThreadPool::install`), against `rayon`;
+//! - `chili`: `chili::Scope::join` in a pool of P threads, against `chili`;
+//! - `tokio`: `tokio::spawn` of `fib(n-1)`, `fib(n-2)` awaited in a box, then the join handle,
+//!   on a multi-thread runtime of P workers, against `tokio`.
+//!
+//! The configurations run in alternating rounds (these VMs move up to 2x between processes and
+//! drift within one), each round a median of `reps` checked runs; every figure printed is the
+//! median over the rounds, and `via/direct` is the median of each round's own ratio. T_s is
+//! `workloads::fib::serial`. The oneTBB and OpenMP baselines have their own program
+//! (`baseline_floor`), as their direct code is C++.
+//!
+//! `cargo run --release -p stealbench-workloads --example direct_floor [n] [reps] [rounds]`
+//! (defaults 35, 7 and 5).
+
+#![allow(clippy::manual_async_fn)]
+
+use std::future::Future;
+use std::hint::black_box;
+use std::num::NonZero;
+use std::pin::Pin;
+use std::time::Instant;
+use stealbench_schedulers::chili::ChiliPool;
+use stealbench_schedulers::rayon::RayonPool;
+use stealbench_schedulers::tokio::TokioPool;
+use stealbench_schedulers::{AsyncForkJoin, ForkJoin, PoolConfig, Scheduler};
+use stealbench_workloads::fib::{expected, fj, fj_async, serial};
+
+fn fib_rayon(n: u64) -> u64 {
+    if n < 2 {
+        return n;
+    }
+    let (a, b) = rayon::join(|| fib_rayon(n - 1), || fib_rayon(n - 2));
+    a + b
+}
+
+fn fib_chili(s: &mut chili::Scope<'_>, n: u64) -> u64 {
+    if n < 2 {
+        return n;
+    }
+    let (a, b) = s.join(|s| fib_chili(s, n - 1), |s| fib_chili(s, n - 2));
+    a + b
+}
+
+fn fib_tokio(n: u64) -> Pin<Box<dyn Future<Output = u64> + Send>> {
+    Box::pin(async move {
+        if n < 2 {
+            return n;
+        }
+        let a = tokio::spawn(fib_tokio(n - 1));
+        let b = fib_tokio(n - 2).await;
+        a.await.expect("fib task") + b
+    })
+}
+
+/// The median of `xs`.
+fn median(mut xs: Vec<f64>) -> f64 {
+    xs.sort_by(f64::total_cmp);
+    let m = xs.len() / 2;
+    if xs.len() % 2 == 1 {
+        xs[m]
+    } else {
+        (xs[m - 1] + xs[m]) / 2.0
+    }
+}
+
+/// The median wall time of `reps` runs of `f`, each checked against `want`.
+fn timed(reps: usize, want: u64, mut f: impl FnMut() -> u64) -> f64 {
+    median(
+        (0..reps)
+            .map(|_| {
+                let t = Instant::now();
+                let v = f();
+                let s = t.elapsed().as_secs_f64();
+                assert_eq!(v, want, "wrong answer");
+                s
+            })
+            .collect(),
+    )
+}
+
+/// One library at one P: the direct and the through-stealbench runs, timed alternately.
+struct Pair<'a> {
+    name: String,
+    direct: Box<dyn FnMut() -> u64 + 'a>,
+    via: Box<dyn FnMut() -> u64 + 'a>,
+    direct_s: Vec<f64>,
+    via_s: Vec<f64>,
+}
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let n: u64 = args.next().map_or(35, |s| s.parse().expect("n"));
+    let reps: usize = args.next().map_or(7, |s| s.parse().expect("reps"));
+    let rounds: usize = args.next().map_or(5, |s| s.parse().expect("rounds"));
+    let want = expected(n);
+
+    let config = |p: usize| PoolConfig::with_workers(p);
+    let threads = |p: usize| NonZero::new(p).expect("P > 0");
+    let mut pairs: Vec<Pair<'_>> = Vec::new();
+    for p in [1, 2] {
+        let direct = rayon::ThreadPoolBuilder::new()
+            .num_threads(p)
+            .build()
+            .expect("rayon pool");
+        let via = RayonPool::start(&config(p)).expect("rayon");
+        pairs.push(Pair {
+            name: format!("rayon P={p}"),
+            direct: Box::new(move || direct.install(|| fib_rayon(black_box(n)))),
+            via: Box::new(move || via.run(|w| fj(w, black_box(n)))),
+            direct_s: Vec::new(),
+            via_s: Vec::new(),
+        });
+        let direct = chili::ThreadPool::with_config(chili::Config {
+            thread_count: Some(threads(p)),
+            ..chili::Config::default()
+        });
+        let via = ChiliPool::start(&config(p)).expect("chili");
+        pairs.push(Pair {
+            name: format!("chili P={p}"),
+            direct: Box::new(move || fib_chili(&mut direct.scope(), black_box(n))),
+            via: Box::new(move || via.run(|w| fj(w, black_box(n)))),
+            direct_s: Vec::new(),
+            via_s: Vec::new(),
+        });
+        let direct = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(p)
+            .build()
+            .expect("tokio runtime");
+        let via = TokioPool::start(&config(p)).expect("tokio");
+        pairs.push(Pair {
+            name: format!("tokio P={p}"),
+            direct: Box::new(move || direct.block_on(fib_tokio(black_box(n)))),
+            via: Box::new(move || via.run_async(|c| fj_async(c, black_box(n)))),
+            direct_s: Vec::new(),
+            via_s: Vec::new(),
+        });
+    }
+
+    let mut ts = Vec::new();
+    for round in 0..rounds {
+        ts.push(timed(reps, want, || serial(black_box(n))));
+        for pair in &mut pairs {
+            // Alternate which of the two goes first, round by round.
+            if round % 2 == 0 {
+                pair.direct_s.push(timed(reps, want, &mut pair.direct));
+                pair.via_s.push(timed(reps, want, &mut pair.via));
+            } else {
+                pair.via_s.push(timed(reps, want, &mut pair.via));
+                pair.direct_s.push(timed(reps, want, &mut pair.direct));
+            }
+        }
+    }
+    let ts = median(ts);
+    println!(
+        "fib({n}), {rounds} alternating rounds, each a median of {reps}: T_s = {ts:.4} s \
+         (fib::serial)"
+    );
+    println!(
+        "{:>12} {:>10} {:>10} {:>14} {:>14} {:>11}",
+        "library", "direct s", "via s", "direct T/T_s", "via T/T_s", "via/direct"
+    );
+    for pair in &pairs {
+        let ratio = median(
+            pair.via_s
+                .iter()
+                .zip(&pair.direct_s)
+                .map(|(v, d)| v / d)
+                .collect(),
+        );
+        let (d, v) = (median(pair.direct_s.clone()), median(pair.via_s.clone()));
+        println!(
+            "{:>12} {d:>10.4} {v:>10.4} {:>14.2} {:>14.2} {ratio:>11.3}",
+            pair.name,
+            d / ts,
+            v / ts
+        );
+    }
+}
