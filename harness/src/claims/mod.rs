@@ -689,6 +689,15 @@ pub(crate) fn apart(judgements: &[Judgement]) -> Option<String> {
     (!others.is_empty()).then(|| others.join(" and "))
 }
 
+/// `s` with its first letter in upper case, to open a sentence.
+fn capitalized(s: &str) -> String {
+    let mut chars = s.chars();
+    chars
+        .next()
+        .map(|c| c.to_uppercase().chain(chars).collect())
+        .unwrap_or_default()
+}
+
 /// Escapes `|` for a Markdown table cell.
 fn cell(s: &str) -> String {
     s.replace('|', "\\|").replace('\n', " ")
@@ -711,7 +720,7 @@ pub(crate) fn markdown(judgements: &[Judgement]) -> String {
          in for here or not in this build), when it says what its cases would give. A failure \
          names its cause where one is measured; a verdict decided on oversubscribed points \
          says so. `stealbench claims` lists every check.\n\n",
-        summary(judgements)
+        capitalized(&summary(judgements))
     );
     for word in Kind::WORDS {
         let js = of_kind(judgements, word);
@@ -1231,6 +1240,9 @@ mod tests {
             "2 claims of the papers: 2 holds, 0 fails, 0 inconclusive, 0 n/a; apart, 1 of \
              ours (1 holds, 0 fails, 0 inconclusive, 0 n/a) and 1 regression check (1 holds, \
              0 fails, 0 inconclusive, 0 n/a)"
+        );
+        assert!(
+            markdown(&js[1..3]).starts_with("## Claims\n\nNo claim of a paper; apart, 1 of ours")
         );
         let md = markdown(&js);
         let headings: Vec<&str> = md.lines().filter(|l| l.starts_with("### ")).collect();
