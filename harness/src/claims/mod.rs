@@ -365,7 +365,8 @@ impl Judgement {
                 }
                 notes.push(cause());
             }
-            Some(v) => notes.push(format!("would {}", v.word().trim_end_matches('s'))),
+            // `would` is only ever `holds` or `fails`.
+            Some(_) => notes.push("would hold".to_string()),
             None => {}
         }
         if self.verdict == Verdict::Fails {
