@@ -100,6 +100,10 @@ fn claims_are_listed_for_every_figure() {
     assert!(listing.contains("= 2 + 2d"), "{listing}");
     let one = text(&stealbench(&["claims", "spoonhower-fig5"], dir.path()).stdout);
     assert!(one.starts_with("spoonhower-fig5 (4 claims)"), "{one}");
+    assert!(
+        one.contains("kind:  regression check (holds by construction: a forced schedule"),
+        "{one}"
+    );
     let bad = stealbench(&["claims", "prows-fig9"], dir.path());
     assert_eq!(bad.status.code(), Some(2));
     let empty = stealbench(&["report", dir.path().to_str().unwrap()], dir.path());
@@ -109,6 +113,64 @@ fn claims_are_listed_for_every_figure() {
         "{}",
         text(&empty.stderr)
     );
+}
+
+/// `claims --format csv`: one row per case of each claim, with its figure, id, kind, quote,
+/// paper's number, band and case; the three kinds present, and the papers' claims counted as
+/// the text form's last line counts them.
+#[test]
+fn claims_as_csv_name_each_claims_kind_and_cases() {
+    let dir = TempDir::with_prefix("stealbench-cli-claims-csv-").unwrap();
+    let out = stealbench(&["claims", "--format", "csv"], dir.path());
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let mut r = csv::Reader::from_reader(&out.stdout[..]);
+    let header: Vec<String> = r.headers().unwrap().iter().map(String::from).collect();
+    for col in ["figure", "id", "kind", "quote", "paper", "band", "case"] {
+        assert!(header.iter().any(|h| h == col), "{col} missing: {header:?}");
+    }
+    let at = |name: &str| header.iter().position(|h| h == name).unwrap();
+    let rows: Vec<csv::StringRecord> = r.records().map(Result::unwrap).collect();
+    let mut claims: Vec<(String, String, String)> = rows
+        .iter()
+        .map(|row| {
+            let (figure, id) = (&row[at("figure")], &row[at("id")]);
+            (
+                figure.to_string(),
+                id.to_string(),
+                row[at("kind")].to_string(),
+            )
+        })
+        .collect();
+    claims.dedup();
+    assert!(
+        rows.len() > claims.len(),
+        "a claim of several cases has several rows"
+    );
+    for kind in ["paper", "ours", "regression"] {
+        assert!(claims.iter().any(|c| c.2 == kind), "no {kind} claim");
+    }
+    let kind_of = |figure: &str, id: &str| {
+        claims
+            .iter()
+            .find(|c| c.0 == figure && c.1 == id)
+            .map(|c| c.2.as_str())
+            .unwrap_or_else(|| panic!("{figure}/{id} not listed"))
+    };
+    assert_eq!(
+        kind_of("spoonhower-fig5", "a-proactive-constant"),
+        "regression"
+    );
+    assert_eq!(kind_of("steal-scaling", "no-slower-than-rayon"), "ours");
+    assert_eq!(kind_of("prows-fig3", "scales-p16"), "paper");
+    let papers = claims.iter().filter(|c| c.2 == "paper").count();
+    let listing = text(&stealbench(&["claims"], dir.path()).stdout);
+    assert!(
+        listing.contains(&format!(" {papers} of the papers, ")),
+        "{papers}: {listing}"
+    );
+    assert!(papers >= 50, "{papers} claims of the papers");
+    let bad = stealbench(&["claims", "--format", "json"], dir.path());
+    assert_eq!(bad.status.code(), Some(2));
 }
 
 #[test]
@@ -443,12 +505,27 @@ fn reproduce_fig3_end_to_end_then_resume() {
         p16.contains("**inconclusive** (a time claim at P = 16") || p16.contains("**n/a**"),
         "{p16}"
     );
-    let claims_csv = fs::read_to_string(run.join("claims.csv")).unwrap();
-    assert!(
-        claims_csv.starts_with("claim,verdict,reason,caveat,ours,band,paper,quote\n"),
-        "{claims_csv}"
+    // claims.csv: one row per case of each claim, each with its claim's kind and verdict.
+    let mut claims_csv = csv::Reader::from_path(run.join("claims.csv")).unwrap();
+    let header: Vec<String> = claims_csv
+        .headers()
+        .unwrap()
+        .iter()
+        .map(String::from)
+        .collect();
+    assert_eq!(
+        header[..4],
+        ["claim", "kind", "kind_reason", "verdict"],
+        "{header:?}"
     );
-    assert_eq!(claims_csv.lines().count(), 5, "{claims_csv}");
+    let at = |name: &str| header.iter().position(|h| h == name).unwrap();
+    let rows: Vec<csv::StringRecord> = claims_csv.records().map(Result::unwrap).collect();
+    let mut ids: Vec<&str> = rows.iter().map(|r| &r[at("claim")]).collect();
+    ids.dedup();
+    assert_eq!(ids.len(), 4, "{ids:?}");
+    assert!(rows.len() >= 4);
+    assert!(rows.iter().all(|r| &r[at("kind")] == "paper"));
+    assert!(rows.iter().all(|r| !r[at("case_verdict")].is_empty()));
     // The report of that run: README.md and report.html, the verdicts in both, and the
     // figure's page and plots written again, as reproduce wrote them.
     let page = |ext: &str| figures.join(format!("prows-fig3.{ext}"));

@@ -74,7 +74,8 @@ pub(crate) struct ReproduceArgs {
     #[arg(long, value_parser = parse_size)]
     pub size: Option<Size>,
     /// Worker counts, comma-separated, each 1 to 1024 (default: the paper's, capped at this
-    /// machine's cores).
+    /// machine's cores for a figure of times; for counts or memory, the paper's and every P
+    /// its claims read, oversubscribed past the cores).
     #[arg(long, value_delimiter = ',', value_parser = parse_workers)]
     pub workers: Option<Vec<usize>>,
     /// Only these runtimes, comma-separated (T_s on `serial` is always measured): a name
@@ -140,6 +141,19 @@ pub(crate) struct ReproduceArgs {
 pub(crate) struct ClaimsArgs {
     /// Only this figure's claims (see `stealbench list`).
     pub id: Option<String>,
+    /// `text`: each claim with its kind, words, check and band; `csv`: one row per case of
+    /// each claim (figure, id, kind, quote, paper's number, check, band, case, quantities).
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: ClaimsFormat,
+}
+
+/// The forms of `claims`' listing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum ClaimsFormat {
+    /// For a reader.
+    Text,
+    /// For a program: one row per case of each claim.
+    Csv,
 }
 
 /// Arguments of `report`.

@@ -187,13 +187,20 @@ fn run_command_line(args: Vec<OsString>, allocator: &'static str) -> i32 {
     }
 }
 
-/// `stealbench claims [ID]`: every claim of the figure `ID`, or of every figure.
+/// `stealbench claims [ID] [--format text|csv]`: every claim of the figure `ID`, or of every
+/// figure.
 fn claims_command(a: &cli::ClaimsArgs) -> Result<i32, cli::Failure> {
     let figures = match &a.id {
         Some(id) => vec![reproduce::lookup_figure(id)?],
         None => figures::FIGURES.iter().map(|f| (f.build)()).collect(),
     };
-    out!("{}", claims::listing(&figures));
+    match a.format {
+        cli::ClaimsFormat::Text => out!("{}", claims::listing(&figures)),
+        cli::ClaimsFormat::Csv => out!(
+            "{}",
+            claims::listing_csv(&figures).map_err(|e| cli::Failure::Io(e.to_string()))?
+        ),
+    }
     Ok(0)
 }
 

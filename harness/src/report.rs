@@ -147,20 +147,22 @@ pub(crate) fn report_command(args: &ReportArgs) -> Result<i32, Failure> {
         .collect();
     for r in &rendered {
         outln!(
-            "{:<16} {} ({})",
+            "{:<16} {} ({}{})",
             r.fig.id,
-            claims::tally(&r.view.verdicts),
-            r.dir.display()
+            claims::summary(&r.view.verdicts),
+            r.dir.display(),
+            results::build_note(&r.meta.build)
+                .map(|b| format!("; {b}"))
+                .unwrap_or_default()
         );
     }
     if !missing.is_empty() {
         outln!("no run of: {}", missing.join(", "));
     }
     outln!(
-        "\n{} figures, {} claims: {}\nwrote {}, {} and each figure's .md, .svg and .png in {}",
+        "\n{} figures, {}\nwrote {}, {} and each figure's .md, .svg and .png in {}",
         rendered.len(),
-        all.len(),
-        claims::tally(&all),
+        claims::summary(&all),
         readme.display(),
         html.display(),
         out.display()
@@ -184,14 +186,53 @@ report` writes them all again from each figure's latest run):
 
 `stealbench report` writes this page and [`report.html`](report.html) (every figure's verdicts,
 plot and table in one self-contained page) from the latest run of every figure; `stealbench
-claims` lists every claim with its check and band without running anything. A verdict is
-`holds` or `fails` only when the run's whole spread (rounds for a time, repetitions for a
-count) lies inside or outside the claim's band; `inconclusive` says why the run cannot decide
-(a P beyond the machine's cores, fewer than 3 rounds for a time, an input below the size where
-the effect shows, a spread across the band's edge); `n/a` marks a claim against a system
-stealbench only stands in for, or one whose points the run did not measure. Measured results, each with its machine and date, are in
-[`measurements.md`](measurements.md) and [`steal-path.md`](steal-path.md).
+claims` lists every claim with its kind, check and band without running anything (`--format
+csv` for a program).
+
+A claim is of one of three kinds: a paper's (the tally below counts these only), ours (the
+`steal-scaling` figure's, about our own runtimes), or a regression check of our own
+construction (it holds by how it is built: a forced schedule, a claim implied by another, the
+same code path twice, a band drawn from its own data); the last two are listed apart, under
+their own headings, with their verdicts. Each case of a claim (a benchmark, a d, a P) has its
+own verdict: `holds` or `fails` only when the run's whole spread (rounds for a time,
+repetitions for a count) lies inside or outside the band, `inconclusive` when it crosses the
+band's edge, `n/a` when the run did not measure it. A claim's verdict is the worst of its
+cases', unless a gate says the run cannot decide it: `inconclusive` for a time at a P beyond
+the machine's cores (a count or memory point is measured there, oversubscribed), fewer than 3
+rounds for a time, or an input below the size where the effect shows; `n/a` for a system
+stealbench only stands in for or a runtime this build lacks. A gated claim says what its cases
+would give (`would fail: fib`), a failure names its measured cause or says `cause unknown`, a
+verdict decided on oversubscribed points says so, and a run made by a dirty build or by another
+build than the one that wrote this page is marked in the runs table and beside its verdicts.
+Measured results, each with its machine and date, are in [`measurements.md`](measurements.md)
+and [`steal-path.md`](steal-path.md).
 ";
+
+/// The commit of the build that made the run and, when it was a dirty build or another commit
+/// than this build's, why that matters ([`results::build_note`]).
+fn build_cell(meta: &Meta) -> (String, Option<String>) {
+    (
+        meta.build.git_commit.clone(),
+        results::build_note(&meta.build),
+    )
+}
+
+/// One claim's bullet of `paper-figures/README.md`.
+fn readme_bullet(j: &Judgement) -> String {
+    let kind = match j.claim.kind {
+        claims::Kind::Regression(why) => format!(" By construction: {why}."),
+        _ => String::new(),
+    };
+    format!(
+        "- `{}`: {}. Paper: \"{}\" ({}). Cases: {} (band {}).{kind}\n",
+        j.id,
+        j.verdict_markdown(),
+        j.claim.quote,
+        j.claim.paper,
+        j.cases_text(),
+        j.claim.check.band(),
+    )
+}
 
 /// `paper-figures/README.md`.
 fn readme_text(rendered: &[Rendered], missing: &[&str]) -> String {
@@ -200,23 +241,43 @@ fn readme_text(rendered: &[Rendered], missing: &[&str]) -> String {
         .iter()
         .flat_map(|r| r.view.verdicts.clone())
         .collect();
+    let papers = claims::of_kind(&all, "paper");
     out.push_str(&format!(
-        "\n## The committed runs' verdicts\n\n{} claims in {} figures: {}. Written by `stealbench \
-         report` on {}.\n\n",
-        all.len(),
+        "\n## The committed runs' verdicts\n\n{} claims of the papers in {} figures: {}. \
+         Apart from them: {}. Written by `stealbench report` on {}.\n\n",
+        papers.len(),
         rendered.len(),
-        claims::tally(&all),
+        claims::tally(&papers),
+        claims::apart(&all).unwrap_or_else(|| "none".to_string()),
         results::timestamps(SystemTime::now()).0
     ));
-    out.push_str("| figure | size | machine | verdicts | run |\n|---|---|---|---|---|\n");
+    out.push_str(
+        "| figure | size | machine | build | the papers' claims | ours, regression checks | run |\n\
+         |---|---|---|---|---|---|---|\n",
+    );
     for r in rendered {
+        let (commit, note) = build_cell(&r.meta);
+        let others: Vec<Judgement> = r
+            .view
+            .verdicts
+            .iter()
+            .filter(|j| j.claim.kind != claims::Kind::Paper)
+            .cloned()
+            .collect();
         out.push_str(&format!(
-            "| [{0}]({0}.md) | {1} | {2}, {3} cores | {4} | `{5}` |\n",
+            "| [{0}]({0}.md) | {1} | {2}, {3} cores | {4} | {5} | {6} | `{7}` |\n",
             r.fig.id,
             r.meta.settings.measure.size,
             r.meta.machine.cpu_model,
             r.meta.machine.cores,
-            claims::tally(&r.view.verdicts),
+            // The note names the run's commit; a clean run of this build's, the commit alone.
+            note.map_or_else(|| format!("`{commit}`"), |n| format!("**{n}**")),
+            claims::tally(&claims::of_kind(&r.view.verdicts, "paper")),
+            if others.is_empty() {
+                "none".to_string()
+            } else {
+                claims::tally(&others)
+            },
             r.dir.display()
         ));
     }
@@ -224,27 +285,30 @@ fn readme_text(rendered: &[Rendered], missing: &[&str]) -> String {
         out.push_str(&format!("\nNo run of: {}.\n", missing.join(", ")));
     }
     for r in rendered {
+        let papers = claims::of_kind(&r.view.verdicts, "paper");
+        if papers.is_empty() {
+            continue;
+        }
         out.push_str(&format!(
             "\n### [{0}]({0}.md): {1}\n\n",
             r.fig.id, r.fig.title
         ));
-        for j in &r.view.verdicts {
-            let mut v = format!("**{}**", j.verdict.word());
-            if !j.verdict.reason().is_empty() {
-                v.push_str(&format!(" ({})", j.verdict.reason()));
-            }
-            out.push_str(&format!(
-                "- `{}`: {v}. Paper: \"{}\" ({}). Ours: {} (band {}).{}\n",
-                j.id,
-                j.claim.quote,
-                j.claim.paper,
-                j.ours,
-                j.claim.check.band(),
-                j.caveat
-                    .as_ref()
-                    .map(|c| format!(" {c}."))
-                    .unwrap_or_default()
-            ));
+        for j in &papers {
+            out.push_str(&readme_bullet(j));
+        }
+    }
+    for word in ["ours", "regression"] {
+        let js = claims::of_kind(&all, word);
+        if js.is_empty() {
+            continue;
+        }
+        out.push_str(&format!(
+            "\n## {}\n\n{}: not in the tally of the papers' claims.\n\n",
+            claims::Kind::heading(word),
+            claims::tally(&js)
+        ));
+        for j in &js {
+            out.push_str(&readme_bullet(j));
         }
     }
     out
@@ -258,14 +322,9 @@ fn esc(s: &str) -> String {
         .replace('"', "&quot;")
 }
 
-/// The CSS class of a verdict.
+/// The CSS class of a claim's verdict.
 fn class(j: &Judgement) -> &'static str {
-    match j.verdict {
-        claims::Verdict::Holds => "holds",
-        claims::Verdict::Fails => "fails",
-        claims::Verdict::Inconclusive(_) => "inconclusive",
-        claims::Verdict::NotApplicable(_) => "na",
-    }
+    verdict_class(&j.verdict)
 }
 
 const STYLE: &str = "body{font-family:sans-serif;margin:2em auto;max-width:1400px;color:#222}\
@@ -277,28 +336,48 @@ th{background:#f0f0f0}\
 .plot svg{max-width:100%;height:auto}.caption{font-size:13px;color:#444}\
 .scroll{overflow-x:auto}";
 
-/// The verdicts of `js` as an HTML table, with the figure column when `with_figure`.
+/// The CSS class of a verdict.
+fn verdict_class(v: &claims::Verdict) -> &'static str {
+    match v {
+        claims::Verdict::Holds => "holds",
+        claims::Verdict::Fails => "fails",
+        claims::Verdict::Inconclusive(_) => "inconclusive",
+        claims::Verdict::NotApplicable(_) => "na",
+    }
+}
+
+/// The verdicts of `js` as an HTML table: each claim with its cases, each case coloured by its
+/// own verdict.
 fn claims_table(js: &[Judgement]) -> String {
     let mut out = String::from(
-        "<table><tr><th>claim</th><th>paper</th><th>band</th><th>ours</th><th>verdict</th></tr>\n",
+        "<table><tr><th>claim</th><th>paper</th><th>band</th><th>cases</th><th>verdict</th></tr>\n",
     );
     for j in js {
-        let mut why = esc(j.verdict.reason());
-        if let Some(c) = &j.caveat {
-            if !why.is_empty() {
-                why.push_str("; ");
-            }
-            why.push_str(&esc(c));
-        }
+        let why = esc(&j.notes().join("; "));
+        let cases: Vec<String> = j
+            .cases
+            .iter()
+            .map(|c| {
+                format!(
+                    "<span class=\"{}\">{}</span>",
+                    verdict_class(&c.verdict),
+                    esc(&c.text())
+                )
+            })
+            .collect();
+        let kind = match j.claim.kind {
+            claims::Kind::Regression(why) => format!("<br>by construction: {}", esc(why)),
+            _ => String::new(),
+        };
         out.push_str(&format!(
-            "<tr class=\"{}\"><td><code>{}</code></td><td>“{}” ({})</td><td>{}</td><td>{}</td>\
+            "<tr class=\"{}\"><td><code>{}</code>{kind}</td><td>“{}” ({})</td><td>{}</td><td>{}</td>\
              <td><span class=\"verdict\">{}</span>{}</td></tr>\n",
             class(j),
             esc(&j.id),
             esc(j.claim.quote),
             esc(&j.claim.paper),
             esc(&j.claim.check.band()),
-            esc(&j.ours),
+            cases.join("<br>"),
             j.verdict.word(),
             if why.is_empty() {
                 String::new()
@@ -311,25 +390,53 @@ fn claims_table(js: &[Judgement]) -> String {
     out
 }
 
+/// The tables of `js`, one per kind of claim present, each under a heading of level `h`.
+fn claims_tables(js: &[Judgement], h: u8) -> String {
+    let mut out = String::new();
+    for word in claims::Kind::WORDS {
+        let of = claims::of_kind(js, word);
+        if of.is_empty() {
+            continue;
+        }
+        out.push_str(&format!(
+            "<h{h}>{} ({})</h{h}>\n",
+            esc(claims::Kind::heading(word)),
+            esc(&claims::tally(&of))
+        ));
+        out.push_str(&claims_table(&of));
+    }
+    out
+}
+
 /// `report.html`.
 fn html_text(rendered: &[Rendered], missing: &[&str]) -> String {
     let all: Vec<Judgement> = rendered
         .iter()
         .flat_map(|r| r.view.verdicts.clone())
         .collect();
+    let papers = claims::of_kind(&all, "paper");
     let mut out = format!(
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
          <title>stealbench: the papers' claims on this machine</title><style>{STYLE}</style>\
          </head><body>\n<h1>stealbench: the papers' claims on this machine</h1>\n\
-         <p>{} claims in {} figures: <b>{}</b>. Written by <code>stealbench report</code> on {}. \
-         A verdict is <span class=\"holds\">holds</span> or <span class=\"fails\">fails</span> \
-         only when the run's whole spread (rounds for a time, repetitions for a count) lies \
-         inside or outside the claim's band; <span class=\"inconclusive\">inconclusive</span> \
-         says why the run cannot decide; <span class=\"na\">n/a</span> marks a claim against a \
-         system stealbench only stands in for, or one whose points the run did not measure.</p>\n",
-        all.len(),
+         <p>{} claims of the papers in {} figures: <b>{}</b>. {}. Written by \
+         <code>stealbench report</code> on {}. \
+         Each case of a claim has its own verdict: <span class=\"holds\">holds</span> or \
+         <span class=\"fails\">fails</span> only when the run's whole spread (rounds for a \
+         time, repetitions for a count) lies inside or outside the claim's band, \
+         <span class=\"inconclusive\">inconclusive</span> when it crosses the band's edge, \
+         <span class=\"na\">n/a</span> when the run did not measure it. A claim's verdict is \
+         the worst of its cases', unless the run cannot decide it (a time at a P beyond the \
+         machine's cores, fewer than 3 rounds, an input below the size where the effect shows; \
+         a system stealbench only stands in for): then it says what its cases would give. A \
+         failure names its measured cause or says \"cause unknown\"; a verdict decided on \
+         oversubscribed points says so; a run made by a dirty build or by another build than \
+         this one is marked. Claims of ours and regression checks of our own construction are \
+         listed apart and are not in the papers' tally.</p>\n",
+        papers.len(),
         rendered.len(),
-        esc(&claims::tally(&all)),
+        esc(&claims::tally(&papers)),
+        esc(&claims::summary(&all)),
         results::timestamps(SystemTime::now()).0
     );
     out.push_str(
@@ -338,9 +445,10 @@ fn html_text(rendered: &[Rendered], missing: &[&str]) -> String {
     );
     for r in rendered {
         let (m, b, s) = (&r.meta.machine, &r.meta.build, &r.meta.settings);
+        let (commit, note) = build_cell(&r.meta);
         out.push_str(&format!(
             "<tr><td><a href=\"#{0}\">{0}</a></td><td>{1}, {2} cores / {3} logical CPUs, {4} NUMA \
-             node(s), {5}</td><td>stealbench {6}, {7}, commit {8}, allocator {9}, {10}</td>\
+             node(s), {5}</td><td{16}>stealbench {6}, {7}, commit {8}, allocator {9}, {10}{17}</td>\
              <td>{11}</td><td>{12}, {13}</td><td>{14}</td><td><code>{15}</code></td></tr>\n",
             esc(r.fig.id),
             esc(&m.cpu_model),
@@ -350,14 +458,21 @@ fn html_text(rendered: &[Rendered], missing: &[&str]) -> String {
             esc(&m.kernel),
             esc(&b.stealbench_version),
             esc(&b.rustc),
-            esc(&b.git_commit),
+            esc(&commit),
             esc(&b.allocator),
             esc(&b.profile),
             s.measure.size,
             s.rounds,
             s.reps(),
             esc(&r.meta.timestamp),
-            esc(&r.dir.display().to_string())
+            esc(&r.dir.display().to_string()),
+            if note.is_some() {
+                " class=\"inconclusive\""
+            } else {
+                ""
+            },
+            note.map(|n| format!("<br><b>{}</b>", esc(&n)))
+                .unwrap_or_default()
         ));
     }
     out.push_str("</table>\n");
@@ -368,16 +483,16 @@ fn html_text(rendered: &[Rendered], missing: &[&str]) -> String {
         ));
     }
     out.push_str("<h2>Every claim</h2>\n");
-    out.push_str(&claims_table(&all));
+    out.push_str(&claims_tables(&all, 3));
     for r in rendered {
         out.push_str(&format!(
             "<h2 id=\"{0}\">{0}: {1}</h2>\n<p class=\"caption\">{2}</p>\n<p>{3}</p>\n",
             esc(r.fig.id),
             esc(r.fig.title),
             esc(r.fig.caption),
-            esc(&claims::tally(&r.view.verdicts))
+            esc(&claims::summary(&r.view.verdicts))
         ));
-        out.push_str(&claims_table(&r.view.verdicts));
+        out.push_str(&claims_tables(&r.view.verdicts, 3));
         out.push_str(&format!(
             "<div class=\"plot\">{}</div>\n",
             strip_xml_header(&r.svg)

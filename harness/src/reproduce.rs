@@ -28,10 +28,18 @@ pub(crate) fn lookup_figure(id: &str) -> Result<Figure, Failure> {
 }
 
 /// The paper's worker counts: those that fit on this machine's physical cores (at least
-/// `[1]`) for a figure whose metric needs a core per worker, all of them otherwise.
+/// `[1]`) for a figure whose metric needs a core per worker; for a figure of counts or memory,
+/// all of them and every P its claims read (libfork-fig7's claims at P = 112 beyond its
+/// 1 to 16), measured oversubscribed past this machine's cores and marked so.
 pub(crate) fn default_workers(fig: &Figure) -> Vec<usize> {
     if !fig.metric.needs_cores() {
-        return fig.paper_workers.to_vec();
+        let mut w = fig.paper_workers.to_vec();
+        for c in &fig.claims {
+            w.extend(c.points().iter().map(|(p, _)| p.p));
+        }
+        w.sort_unstable();
+        w.dedup();
+        return w;
     }
     let cores = Topology::detect().cores();
     let w: Vec<usize> = fig
@@ -753,7 +761,7 @@ pub(crate) fn view(
     let grid = &grid;
     let table = table::build(fig, grid, &ctx);
     let panels = plot::panels(fig, grid, &ctx);
-    let verdicts = claims::judge(
+    let mut verdicts = claims::judge(
         fig,
         &claims::Run {
             summaries: &summaries,
@@ -761,6 +769,10 @@ pub(crate) fn view(
             size: meta.settings.measure.size,
         },
     );
+    let build = results::build_note(&meta.build);
+    for v in &mut verdicts {
+        v.build.clone_from(&build);
+    }
     let mut params_of = params_of.clone();
     for r in store.rows() {
         params_of.insert(r.point.workload.clone(), r.params.clone());
@@ -829,10 +841,7 @@ pub(crate) fn render(
     }
     claims::write_csv(&run_dir.join("claims.csv"), &verdicts)?;
     if !verdicts.is_empty() {
-        outln!(
-            "\nThe paper's claims on this run ({}):",
-            claims::tally(&verdicts)
-        );
+        outln!("\nThe claims on this run ({}):", claims::summary(&verdicts));
         out!("{}", claims::text(&verdicts));
     }
 

@@ -5,10 +5,14 @@
 //!
 //! A check decides on an estimate's whole spread, never on its median alone (an exponent's
 //! spread is its fit's ± 2 standard errors): it holds when the spread lies inside the band,
-//! fails when it lies outside, and is inconclusive when the spread crosses the band's edge. A claim over several cases (every benchmark, every d) fails
-//! if one fails and holds only if all hold.
+//! fails when it lies outside, and is inconclusive when the spread crosses the band's edge.
+//!
+//! Every case of a check (a benchmark, a d, a series) gets an [`Outcome`] of its own
+//! ([`CaseResult`], with the points it read), and the claim's is the [`worst`] of its cases':
+//! it fails if one fails, holds only if all hold, and is otherwise undecided by the first case
+//! that is (a spread across an edge before a point the run did not measure).
 
-use super::quantity::{Estimate, Missing, Q, number};
+use super::quantity::{Estimate, Missing, Pt, Q, number};
 use crate::figures::fit;
 use crate::results::Summaries;
 
@@ -102,8 +106,23 @@ pub(crate) enum Outcome {
     Holds,
     /// The spread lies outside the band.
     Fails,
-    /// The spread crosses the band's edge, or the case cannot be judged; why.
+    /// The spread crosses the band's edge, or the case cannot be judged (a point that did
+    /// not finish, a counter its runtime does not keep); why.
     Inconclusive(String),
+    /// A point the case reads is not in the run (not selected, or not built); which.
+    NotMeasured(String),
+}
+
+impl Outcome {
+    /// How bad it is, for [`worst`]: holds < not measured < inconclusive < fails.
+    fn rank(&self) -> u8 {
+        match self {
+            Outcome::Holds => 0,
+            Outcome::NotMeasured(_) => 1,
+            Outcome::Inconclusive(_) => 2,
+            Outcome::Fails => 3,
+        }
+    }
 }
 
 /// A case of a check: a label (`mm`, `d=64`) and its quantity.
@@ -170,7 +189,7 @@ pub(crate) enum Check {
     },
 }
 
-/// A case's result: its label, what we measured, and its outcome.
+/// A case's result: its label, what we measured, its outcome, and the points it read.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct CaseResult {
     /// The case's label.
@@ -179,6 +198,8 @@ pub(crate) struct CaseResult {
     pub ours: String,
     /// The outcome.
     pub outcome: Outcome,
+    /// The points its quantities read, each with whether it is read as a time.
+    pub points: Vec<(Pt, bool)>,
 }
 
 impl Check {
@@ -191,6 +212,28 @@ impl Check {
             Check::Exponent { cases, .. } => cases
                 .iter()
                 .flat_map(|(_, s)| s.iter().map(|(_, q)| q))
+                .collect(),
+        }
+    }
+
+    /// Each case: its label and the quantities it reads.
+    pub(crate) fn cases(&self) -> Vec<(String, Vec<&Q>)> {
+        match self {
+            Check::Within { cases, .. } => cases
+                .iter()
+                .map(|c| (c.label.clone(), vec![&c.q]))
+                .collect(),
+            Check::Order { cases, .. } => cases
+                .iter()
+                .map(|(label, qs)| (label.clone(), qs.iter().collect()))
+                .collect(),
+            Check::Exact { cases, .. } => cases
+                .iter()
+                .map(|(c, _)| (c.label.clone(), vec![&c.q]))
+                .collect(),
+            Check::Exponent { cases, .. } => cases
+                .iter()
+                .map(|(label, s)| (label.clone(), s.iter().map(|(_, q)| q).collect()))
                 .collect(),
         }
     }
@@ -254,8 +297,23 @@ impl Check {
         }
     }
 
-    /// Runs the check on `run`: a result per case.
+    /// Runs the check on `run`: a result per case, in [`Check::cases`]' order.
     pub(crate) fn run(&self, run: &Summaries) -> Vec<CaseResult> {
+        let mut results = self.outcomes(run);
+        for (r, (_, qs)) in results.iter_mut().zip(self.cases()) {
+            for q in qs {
+                for p in q.points() {
+                    if !r.points.contains(&p) {
+                        r.points.push(p);
+                    }
+                }
+            }
+        }
+        results
+    }
+
+    /// Each case's result, without its points.
+    fn outcomes(&self, run: &Summaries) -> Vec<CaseResult> {
         match self {
             Check::Within { cases, band, .. } => cases
                 .iter()
@@ -316,11 +374,16 @@ fn result(label: &str, ours: String, outcome: Outcome) -> CaseResult {
         label: label.to_string(),
         ours,
         outcome,
+        points: Vec::new(),
     }
 }
 
 fn missing(label: &str, m: Missing) -> CaseResult {
-    result(label, "—".to_string(), Outcome::Inconclusive(m.to_string()))
+    let outcome = match m {
+        Missing::NotMeasured(_) => Outcome::NotMeasured(m.to_string()),
+        _ => Outcome::Inconclusive(m.to_string()),
+    };
+    result(label, "—".to_string(), outcome)
 }
 
 fn no_samples(q: &Q) -> Missing {
@@ -405,15 +468,17 @@ fn exponent(
     )
 }
 
-/// The outcome of several: fails if one fails, holds if all hold, else the first reason.
+/// The outcome of several, the worst of them: fails if one fails, holds if all hold (or there
+/// are none), else the first inconclusive one, else the first not measured (a case the run
+/// measured decides before one it did not).
 pub(crate) fn worst(outcomes: Vec<Outcome>) -> Outcome {
-    if outcomes.contains(&Outcome::Fails) {
-        return Outcome::Fails;
+    let mut worst = Outcome::Holds;
+    for o in outcomes {
+        if o.rank() > worst.rank() {
+            worst = o;
+        }
     }
-    outcomes
-        .into_iter()
-        .find(|o| *o != Outcome::Holds)
-        .unwrap_or(Outcome::Holds)
+    worst
 }
 
 #[cfg(test)]
@@ -462,6 +527,12 @@ mod tests {
         let inc = Outcome::Inconclusive("x".into());
         assert_eq!(worst(vec![Outcome::Holds, Outcome::Holds]), Outcome::Holds);
         assert_eq!(worst(vec![Outcome::Holds, inc.clone()]), inc);
+        let unmeasured = Outcome::NotMeasured("y".into());
+        assert_eq!(worst(vec![unmeasured.clone(), inc.clone()]), inc);
+        assert_eq!(worst(vec![Outcome::Holds, unmeasured.clone()]), unmeasured);
+        let first = Outcome::Inconclusive("first".into());
+        assert_eq!(worst(vec![first.clone(), inc.clone()]), first);
         assert_eq!(worst(vec![inc, Outcome::Fails]), Outcome::Fails);
+        assert_eq!(worst(Vec::new()), Outcome::Holds);
     }
 }

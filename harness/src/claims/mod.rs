@@ -1,20 +1,35 @@
-//! The papers' claims and the verdicts a run gives them.
+//! The claims the figures test and the verdicts a run gives them.
 //!
 //! Every figure module declares the claims it exists to test ([`Claim`]: an id, the paper's
 //! words, the paper's number or formula, and a [`Check`] of the measured points against a
-//! band), and [`judge`] gives each a [`Verdict`] on one run:
+//! band). A claim is of one of three [`Kind`]s: a paper's (the default), ours
+//! ([`Claim::ours`]: the `steal-scaling` figure's), or a regression check of our own
+//! construction ([`Claim::regression`], with why it holds by construction). Only the papers'
+//! claims are tallied as theirs ([`summary`]); the others are shown apart, under their own
+//! headings, with their verdicts.
+//!
+//! [`judge`] gives each case of a claim (a benchmark, a d, a series) a [`Verdict`] of its own by
+//! its check ([`CaseVerdict`]: `holds`, `fails`, `inconclusive` across the band's edge or on a
+//! point that did not finish, `n/a` on a point the run did not measure), and the claim the
+//! worst of its cases' (fails, then inconclusive, then n/a, then holds), unless a gate says the
+//! run cannot decide it:
 //!
 //! - `n/a (why)` when the claim compares with a system stealbench only stands in for (Cilk
 //!   Plus is `abp`), one it does not have (taskflow) or one this build lacks (`tbb`,
-//!   `openmp` without their features), or when a point it reads was not measured in this run
-//!   (but a claim at a P beyond this machine's cores is inconclusive: a larger machine
-//!   decides it);
-//! - `inconclusive (why)` when the run cannot decide it: a time claim at a P beyond this
-//!   machine's cores, a time point with fewer than [`MIN_TIME_ROUNDS`] rounds (one process
-//!   per round: a VM's times move between processes, so one round reads noise as a result), a
-//!   count or memory claim at an input below the size where the paper's effect shows, a point
-//!   that did not finish, or a spread that crosses the band's edge;
-//! - else `holds` or `fails`, by the check.
+//!   `openmp` without their features);
+//! - `inconclusive (why)` for a time at a P beyond this machine's cores (times only: a count
+//!   or memory point is measured at any P, oversubscribed, and the default workers of a
+//!   figure of counts or memory include its claims' P), a time point with fewer than
+//!   [`MIN_TIME_ROUNDS`] rounds (one process per round: a VM's times move between processes,
+//!   so one round reads noise as a result), or a count or memory claim at an input below the
+//!   size where the paper's effect shows.
+//!
+//! A gated claim still says what its cases would give when they decide it (`would fail: fib`,
+//! [`Judgement::would`]). A failure, or a would-be one, carries the measured cause a figure
+//! gives it ([`Claim::cause`]) or says "cause unknown"; a verdict decided on points with more
+//! workers than the machine's cores says so (`oversubscribed: P = 16 on 2 cores`); and the
+//! caller that renders a run marks a run made by a dirty build or by another commit than its
+//! own ([`Judgement::build`]).
 //!
 //! A time is the median over the rounds of each round's median, its spread the smallest and
 //! largest round (`quantity.rs`); a check decides on the whole spread (`check.rs`). A claim
@@ -39,7 +54,50 @@ use stealbench_workloads::Size;
 /// The rounds a time point needs for a claim to be judged on it.
 pub(crate) const MIN_TIME_ROUNDS: usize = 3;
 
-/// A claim of a paper that a figure tests.
+/// Whose claim a claim is. Only [`Kind::Paper`] claims are "the papers' claims" that every
+/// tally counts ([`tally`]); the others are shown apart, under their own headings, with their
+/// verdicts.
+///
+/// The rule where two kinds fit: a check that cannot fail by the effect it names is a
+/// regression check, whoever states it ([`Claim::regression`] over [`Claim::ours`]): what
+/// such a check can still catch is a bug of ours, not a property of a design.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kind {
+    /// A paper's claim, in its words, judged against its number (the default).
+    Paper,
+    /// A claim of ours about our own runtimes (the `steal-scaling` figure's): no paper states
+    /// it.
+    Ours,
+    /// A regression check of our own construction: it holds by how it is built (a forced
+    /// schedule, a claim implied by another, the same code path twice, a band drawn from the
+    /// data it judges), with why.
+    Regression(&'static str),
+}
+
+impl Kind {
+    /// Every kind's word, in the order the reports show them.
+    pub(crate) const WORDS: [&'static str; 3] = ["paper", "ours", "regression"];
+
+    /// `paper`, `ours` or `regression`: its column in the CSV forms.
+    pub(crate) fn word(&self) -> &'static str {
+        match self {
+            Kind::Paper => "paper",
+            Kind::Ours => "ours",
+            Kind::Regression(_) => "regression",
+        }
+    }
+
+    /// The heading of its claims in a report.
+    pub(crate) fn heading(word: &str) -> &'static str {
+        match word {
+            "ours" => "Our claims, which no paper states",
+            "regression" => "Regression checks of our own construction, which hold by construction",
+            _ => "The papers' claims",
+        }
+    }
+}
+
+/// A claim that a figure tests: by default a paper's ([`Kind`]).
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Claim {
     /// Its id within the figure (`futures-keep-up`); `FIGURE/ID` names it everywhere.
@@ -56,10 +114,15 @@ pub(crate) struct Claim {
     /// The smallest input size at which the paper's effect shows, and why; below it the
     /// verdict is `inconclusive`.
     pub min_size: Option<(Size, &'static str)>,
+    /// Whose claim it is.
+    pub kind: Kind,
+    /// The measured cause of a failure, where one is known: shown beside `fails` (and beside
+    /// a gated claim's "would fail"); without it a failure says "cause unknown".
+    pub cause: Option<&'static str>,
 }
 
 impl Claim {
-    /// A claim with its check, on every size, with no stand-in.
+    /// A paper's claim with its check, on every size, with no stand-in.
     pub(crate) fn new(
         id: &'static str,
         quote: &'static str,
@@ -73,6 +136,8 @@ impl Claim {
             check,
             stand_in: None,
             min_size: None,
+            kind: Kind::Paper,
+            cause: None,
         }
     }
 
@@ -92,9 +157,45 @@ impl Claim {
         }
     }
 
+    /// The claim, ours rather than a paper's.
+    pub(crate) fn ours(self) -> Claim {
+        Claim {
+            kind: Kind::Ours,
+            ..self
+        }
+    }
+
+    /// The claim, a regression check of our own construction: it holds by construction, for
+    /// `why`.
+    pub(crate) fn regression(self, why: &'static str) -> Claim {
+        Claim {
+            kind: Kind::Regression(why),
+            ..self
+        }
+    }
+
+    /// The claim, with the measured cause of its failure.
+    pub(crate) fn cause(self, why: &'static str) -> Claim {
+        Claim {
+            cause: Some(why),
+            ..self
+        }
+    }
+
     /// The largest P among the points it reads.
+    #[cfg(test)]
     pub(crate) fn max_p(&self) -> usize {
         self.points().iter().map(|(p, _)| p.p).max().unwrap_or(1)
+    }
+
+    /// The largest P among the points it reads as times (1 if none).
+    pub(crate) fn max_time_p(&self) -> usize {
+        self.points()
+            .iter()
+            .filter(|(_, time)| *time)
+            .map(|(p, _)| p.p)
+            .max()
+            .unwrap_or(1)
     }
 
     /// The points it reads, each once, with whether it is read as a time.
@@ -116,7 +217,7 @@ impl Claim {
     }
 }
 
-/// A claim's verdict on one run.
+/// A verdict: a claim's on one run, or one case's.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Verdict {
     /// The measured spread lies inside the band.
@@ -147,6 +248,16 @@ impl Verdict {
             _ => "",
         }
     }
+
+    /// A case's verdict from its outcome: a point the run did not measure makes it `n/a`.
+    fn of_case(outcome: &Outcome) -> Verdict {
+        match outcome {
+            Outcome::Holds => Verdict::Holds,
+            Outcome::Fails => Verdict::Fails,
+            Outcome::Inconclusive(why) => Verdict::Inconclusive(why.clone()),
+            Outcome::NotMeasured(why) => Verdict::NotApplicable(why.clone()),
+        }
+    }
 }
 
 impl fmt::Display for Verdict {
@@ -163,10 +274,38 @@ impl fmt::Display for Verdict {
 pub(crate) struct Run<'a> {
     /// Every point of the run.
     pub summaries: &'a Summaries,
-    /// The machine's physical cores.
+    /// The machine's physical cores: a time claim at a larger P cannot be decided here, and
+    /// a count or memory point with more workers is oversubscribed.
     pub cores: usize,
     /// The run's input size.
     pub size: Size,
+}
+
+/// One case of a claim judged: its label, our value, and its own verdict.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct CaseVerdict {
+    /// The case's label (`fib`, `d=64 abp/steals=1`); empty for a claim of one case.
+    pub label: String,
+    /// Our value, with its spread.
+    pub ours: String,
+    /// The case's verdict by its check alone (no gate): `n/a` when the run did not measure
+    /// a point it reads.
+    pub verdict: Verdict,
+    /// The largest P of its points measured with more workers than the machine's cores (a
+    /// simulated point runs none), if any.
+    pub oversubscribed: Option<usize>,
+}
+
+impl CaseVerdict {
+    /// `label ours → verdict`, the reason of an undecided case in brackets.
+    pub(crate) fn text(&self) -> String {
+        let head = if self.label.is_empty() {
+            self.ours.clone()
+        } else {
+            format!("{} {}", self.label, self.ours)
+        };
+        format!("{head} → {}", self.verdict)
+    }
 }
 
 /// A claim judged on a run.
@@ -178,10 +317,102 @@ pub(crate) struct Judgement {
     pub claim: Claim,
     /// Our values, case by case, with their spread.
     pub ours: String,
-    /// The verdict.
+    /// Each case with its own verdict.
+    pub cases: Vec<CaseVerdict>,
+    /// The verdict: a gate's, when the run cannot decide the claim (a stand-in, a P beyond
+    /// the cores for a time, a size, too few rounds), else the worst of its cases'.
     pub verdict: Verdict,
+    /// For a gated claim, the verdict its cases would give without the gate, when they
+    /// decide it (`holds` or `fails`).
+    pub would: Option<Verdict>,
+    /// The largest P beyond this machine's cores on which the verdict (or `would`) was
+    /// decided, oversubscribed.
+    pub oversubscribed: Option<usize>,
+    /// This machine's cores, for the oversubscription note.
+    pub cores: usize,
     /// A caveat beside the verdict (a suspect T_s).
     pub caveat: Option<String>,
+    /// What a reader should know about the build that made the run (a dirty build, a build
+    /// other than the one rendering it): set by the caller that knows both builds.
+    pub build: Option<String>,
+}
+
+impl Judgement {
+    /// The notes beside the verdict word, in order: the reason of `inconclusive` or `n/a`,
+    /// what a gated claim's data would give, the cause of a failure, the oversubscription it
+    /// was decided on, the caveat, the build.
+    pub(crate) fn notes(&self) -> Vec<String> {
+        let mut notes = Vec::new();
+        if !self.verdict.reason().is_empty() {
+            notes.push(self.verdict.reason().to_string());
+        }
+        let cause = || match self.claim.cause {
+            Some(c) => format!("cause: {c}"),
+            None => "cause unknown".to_string(),
+        };
+        match &self.would {
+            Some(Verdict::Fails) => {
+                let failing: Vec<&str> = self
+                    .cases
+                    .iter()
+                    .filter(|c| c.verdict == Verdict::Fails && !c.label.is_empty())
+                    .map(|c| c.label.as_str())
+                    .collect();
+                if failing.is_empty() {
+                    notes.push("would fail".to_string());
+                } else {
+                    notes.push(format!("would fail: {}", failing.join(", ")));
+                }
+                notes.push(cause());
+            }
+            // `would` is only ever `holds` or `fails`.
+            Some(_) => notes.push("would hold".to_string()),
+            None => {}
+        }
+        if self.verdict == Verdict::Fails {
+            notes.push(cause());
+        }
+        if let Some(p) = self.oversubscribed {
+            notes.push(format!("oversubscribed: P = {p} on {} cores", self.cores));
+        }
+        if let Some(c) = &self.caveat {
+            notes.push(c.clone());
+        }
+        if let Some(b) = &self.build {
+            notes.push(b.clone());
+        }
+        notes
+    }
+
+    /// The verdict with its notes: `holds`, `fails (cause unknown)`, `inconclusive (this run's
+    /// size is quick; ...; would fail: fib; cause unknown)`.
+    pub(crate) fn verdict_text(&self) -> String {
+        self.with_notes(self.verdict.word().to_string())
+    }
+
+    /// [`Judgement::verdict_text`] with the verdict's word in bold, for Markdown.
+    pub(crate) fn verdict_markdown(&self) -> String {
+        self.with_notes(format!("**{}**", self.verdict.word()))
+    }
+
+    /// `word` and the notes in brackets, if any.
+    fn with_notes(&self, word: String) -> String {
+        let notes = self.notes();
+        if notes.is_empty() {
+            word
+        } else {
+            format!("{word} ({})", notes.join("; "))
+        }
+    }
+
+    /// Each case with its verdict, `; `-separated.
+    pub(crate) fn cases_text(&self) -> String {
+        self.cases
+            .iter()
+            .map(CaseVerdict::text)
+            .collect::<Vec<_>>()
+            .join("; ")
+    }
 }
 
 /// The verdicts of `fig`'s claims on `run`.
@@ -202,6 +433,21 @@ fn rank(s: Size) -> u8 {
     }
 }
 
+/// The verdict of a claim from its cases': the worst ([`check::worst`]), an undecided case's
+/// reason naming the case.
+fn worst_of(cases: &[CaseVerdict]) -> Verdict {
+    let outcomes = cases.iter().map(|c| match &c.verdict {
+        Verdict::Holds => Outcome::Holds,
+        Verdict::Fails => Outcome::Fails,
+        Verdict::Inconclusive(why) if !c.label.is_empty() => {
+            Outcome::Inconclusive(format!("{}: {why}", c.label))
+        }
+        Verdict::Inconclusive(why) => Outcome::Inconclusive(why.clone()),
+        Verdict::NotApplicable(why) => Outcome::NotMeasured(why.clone()),
+    });
+    Verdict::of_case(&check::worst(outcomes.collect()))
+}
+
 fn judge_one(figure: &str, claim: &Claim, run: &Run<'_>) -> Judgement {
     let results = claim.check.run(run.summaries);
     let ours = results
@@ -215,46 +461,50 @@ fn judge_one(figure: &str, claim: &Claim, run: &Run<'_>) -> Judgement {
         })
         .collect::<Vec<_>>()
         .join("; ");
-    let verdict = gate(claim, run).unwrap_or_else(|| {
-        // The reason names the case it comes from. A case the run did measure decides
-        // before one it did not: fails, then an undecided case, then a point not measured
-        // (n/a; inconclusive at a P beyond this machine's cores).
-        let outcomes: Vec<Outcome> = results
-            .into_iter()
-            .map(|r| match r.outcome {
-                Outcome::Inconclusive(why) if !r.label.is_empty() => {
-                    Outcome::Inconclusive(format!("{}: {why}", r.label))
-                }
-                o => o,
-            })
-            .collect();
-        let unmeasured = |o: &Outcome| {
-            matches!(o, Outcome::Inconclusive(why) if why.contains("not measured in this run"))
-        };
-        let (missing, measured): (Vec<Outcome>, Vec<Outcome>) =
-            outcomes.into_iter().partition(unmeasured);
-        match check::worst(measured) {
-            Outcome::Holds if !missing.is_empty() => {
-                let Outcome::Inconclusive(why) = missing[0].clone() else {
-                    unreachable!("partitioned on Inconclusive")
-                };
-                // A point at a P beyond this machine's cores, which a figure of times does not
-                // measure by default: a larger machine decides it.
-                if claim.max_p() > run.cores {
-                    Verdict::Inconclusive(format!(
-                        "the claim is at P = {}, not measured on this machine's {} cores ({why})",
-                        claim.max_p(),
-                        run.cores
-                    ))
-                } else {
-                    Verdict::NotApplicable(why)
-                }
+    let cases: Vec<CaseVerdict> = results
+        .into_iter()
+        .map(|r| {
+            let oversubscribed = r
+                .points
+                .iter()
+                .filter(|(pt, _)| pt.p > run.cores && !simulated(pt))
+                .map(|(pt, _)| pt.p)
+                .max();
+            let mut verdict = Verdict::of_case(&r.outcome);
+            // A count or memory point with more workers than cores is measured here,
+            // oversubscribed: say how.
+            if let (Verdict::NotApplicable(why), Some(p)) = (&verdict, oversubscribed)
+                && !r.points.iter().any(|(_, time)| *time)
+            {
+                verdict = Verdict::NotApplicable(format!(
+                    "{why} (`--workers` with {p} measures it on this machine, oversubscribed)"
+                ));
             }
-            Outcome::Holds => Verdict::Holds,
-            Outcome::Fails => Verdict::Fails,
-            Outcome::Inconclusive(why) => Verdict::Inconclusive(why),
+            CaseVerdict {
+                label: r.label,
+                ours: r.ours,
+                verdict,
+                oversubscribed,
+            }
+        })
+        .collect();
+    let data = worst_of(&cases);
+    let (verdict, would) = match gate(claim, run) {
+        Some(g) => {
+            let decided = matches!(data, Verdict::Holds | Verdict::Fails);
+            (g, decided.then_some(data))
         }
-    });
+        None => (data, None),
+    };
+    let decided = [Some(&verdict), would.as_ref()]
+        .into_iter()
+        .flatten()
+        .any(|v| matches!(v, Verdict::Holds | Verdict::Fails));
+    let oversubscribed = cases
+        .iter()
+        .filter_map(|c| c.oversubscribed)
+        .max()
+        .filter(|_| decided);
     let caveat = claim
         .check
         .quantities()
@@ -265,9 +515,19 @@ fn judge_one(figure: &str, claim: &Claim, run: &Run<'_>) -> Judgement {
         id: format!("{figure}/{}", claim.id),
         claim: claim.clone(),
         ours,
+        cases,
         verdict,
+        would,
+        oversubscribed,
+        cores: run.cores,
         caveat,
+        build: None,
     }
+}
+
+/// Whether `pt` is a simulated row's (its arm has `sim=`), which runs no worker threads.
+fn simulated(pt: &quantity::Pt) -> bool {
+    crate::runtimes::Arm::parse(pt.runtime).is_ok_and(|a| a.sim.is_some())
 }
 
 /// The verdict a claim gets before its check decides, if the run cannot decide it.
@@ -286,7 +546,9 @@ fn gate(claim: &Claim, run: &Run<'_>) -> Option<Verdict> {
     if let Some(why) = missing {
         return Some(Verdict::NotApplicable(why));
     }
-    let max_p = claim.max_p();
+    // The cores gate is for times only: a count or memory point is measured beyond the cores,
+    // oversubscribed.
+    let max_p = claim.max_time_p();
     if claim.reads_time() && max_p > run.cores {
         return Some(Verdict::Inconclusive(format!(
             "a time claim at P = {max_p}; this machine has {} cores",
@@ -345,25 +607,35 @@ pub(crate) fn suspect_ts(summaries: &Summaries, workload: &str) -> Option<String
         })
 }
 
-/// One line per verdict, for the terminal.
+/// The claim's id with its kind when not a paper's: `FIGURE/ID [ours]`, `FIGURE/ID
+/// [regression check]`.
+fn tagged(j: &Judgement) -> String {
+    match j.claim.kind {
+        Kind::Paper => j.id.clone(),
+        Kind::Ours => format!("{} [ours]", j.id),
+        Kind::Regression(_) => format!("{} [regression check]", j.id),
+    }
+}
+
+/// One line per verdict, for the terminal, then a line of its cases, band and paper's number.
 pub(crate) fn text(judgements: &[Judgement]) -> String {
     let mut out = String::new();
     for j in judgements {
-        out.push_str(&format!("claim {}: {}\n", j.id, j.verdict));
+        out.push_str(&format!("claim {}: {}\n", tagged(j), j.verdict_text()));
         out.push_str(&format!(
             "  ours {} | band {} | paper {}\n",
-            j.ours,
+            j.cases_text(),
             j.claim.check.band(),
             j.claim.paper
         ));
-        if let Some(c) = &j.caveat {
-            out.push_str(&format!("  {c}\n"));
+        if let Kind::Regression(why) = j.claim.kind {
+            out.push_str(&format!("  holds by construction: {why}\n"));
         }
     }
     out
 }
 
-/// The verdicts in a line: `3 hold, 1 fails, 2 inconclusive, 1 n/a`.
+/// The verdicts in a line: `3 holds, 1 fails, 2 inconclusive, 1 n/a`.
 pub(crate) fn tally(judgements: &[Judgement]) -> String {
     let count = |w: &str| judgements.iter().filter(|j| j.verdict.word() == w).count();
     format!(
@@ -375,56 +647,146 @@ pub(crate) fn tally(judgements: &[Judgement]) -> String {
     )
 }
 
+/// The judgements of the kind `word` ([`Kind::word`]).
+pub(crate) fn of_kind(judgements: &[Judgement], word: &str) -> Vec<Judgement> {
+    judgements
+        .iter()
+        .filter(|j| j.claim.kind.word() == word)
+        .cloned()
+        .collect()
+}
+
+/// The papers' claims' count and tally, then the others' apart: `12 claims of the papers: 3
+/// holds, ...; apart, 2 of ours (...) and 1 regression check (...)`. Every tally that a run or
+/// a report prints is this one.
+pub(crate) fn summary(judgements: &[Judgement]) -> String {
+    let papers = of_kind(judgements, "paper");
+    let mut out = if papers.is_empty() {
+        "no claim of a paper".to_string()
+    } else {
+        format!("{} claims of the papers: {}", papers.len(), tally(&papers))
+    };
+    if let Some(others) = apart(judgements) {
+        out.push_str(&format!("; apart, {others}"));
+    }
+    out
+}
+
+/// The claims of ours and the regression checks among `judgements`, counted and tallied
+/// (`2 of ours (...) and 1 regression check (...)`); `None` when there are none.
+pub(crate) fn apart(judgements: &[Judgement]) -> Option<String> {
+    let others: Vec<String> = [("ours", "of ours"), ("regression", "regression check")]
+        .iter()
+        .filter_map(|(word, what)| {
+            let js = of_kind(judgements, word);
+            let s = if js.len() == 1 || *word == "ours" {
+                ""
+            } else {
+                "s"
+            };
+            (!js.is_empty()).then(|| format!("{} {what}{s} ({})", js.len(), tally(&js)))
+        })
+        .collect();
+    (!others.is_empty()).then(|| others.join(" and "))
+}
+
+/// `s` with its first letter in upper case, to open a sentence.
+fn capitalized(s: &str) -> String {
+    let mut chars = s.chars();
+    chars
+        .next()
+        .map(|c| c.to_uppercase().chain(chars).collect())
+        .unwrap_or_default()
+}
+
 /// Escapes `|` for a Markdown table cell.
 fn cell(s: &str) -> String {
     s.replace('|', "\\|").replace('\n', " ")
 }
 
-/// The "Claims" section of a figure's Markdown page.
+/// The "Claims" section of a figure's Markdown page: the papers' claims, then ours and the
+/// regression checks, each kind under its own heading.
 pub(crate) fn markdown(judgements: &[Judgement]) -> String {
     if judgements.is_empty() {
         return String::new();
     }
     let mut out = format!(
-        "## Claims\n\n{}. Each claim is checked on this run's points against its band: \
-         `holds` when our whole spread (the smallest to the largest round for a time, \
-         repetition for a count) lies inside it, `fails` when it lies outside, \
-         `inconclusive` when it crosses the band's edge or the run cannot decide, `n/a` \
-         when the paper's system is only stood in for here or not in this build, or the run \
-         did not measure the claim's points. `stealbench claims` lists every check.\n\n",
-        tally(judgements)
+        "## Claims\n\n{}. Each claim is checked on this run's points against its band, case by \
+         case: a case `holds` when our whole spread (the smallest to the largest round for a \
+         time, repetition for a count) lies inside it, `fails` when it lies outside, \
+         `inconclusive` when it crosses the band's edge, `n/a` when the run did not measure \
+         it. The claim's verdict is the worst of its cases', unless the run cannot decide it \
+         (`inconclusive`: a time at a P beyond this machine's cores, fewer than 3 rounds, an \
+         input below the size where the effect shows; `n/a`: the paper's system only stood \
+         in for here or not in this build), when it says what its cases would give. A failure \
+         names its cause where one is measured; a verdict decided on oversubscribed points \
+         says so. `stealbench claims` lists every check.\n\n",
+        capitalized(&summary(judgements))
     );
-    out.push_str("| claim | paper | check | ours | verdict |\n|---|---|---|---|---|\n");
-    for j in judgements {
-        let mut verdict = format!("**{}**", j.verdict.word());
-        if !j.verdict.reason().is_empty() {
-            verdict.push_str(&format!(" ({})", j.verdict.reason()));
-        }
-        if let Some(c) = &j.caveat {
-            verdict.push_str(&format!("; {c}"));
+    for word in Kind::WORDS {
+        let js = of_kind(judgements, word);
+        if js.is_empty() {
+            continue;
         }
         out.push_str(&format!(
-            "| `{}` | {} ({}) | {} | {} | {} |\n",
-            j.id,
-            cell(j.claim.quote),
-            cell(&j.claim.paper),
-            cell(&j.claim.check.band()),
-            cell(&j.ours),
-            cell(&verdict)
+            "### {} ({})\n\n| claim | paper | check | cases | verdict |\n|---|---|---|---|---|\n",
+            Kind::heading(word),
+            tally(&js)
         ));
+        for j in &js {
+            let id = match j.claim.kind {
+                Kind::Regression(why) => format!("`{}` (by construction: {why})", j.id),
+                _ => format!("`{}`", j.id),
+            };
+            out.push_str(&format!(
+                "| {} | {} ({}) | {} | {} | {} |\n",
+                cell(&id),
+                cell(j.claim.quote),
+                cell(&j.claim.paper),
+                cell(&j.claim.check.band()),
+                cell(&j.cases_text()),
+                cell(&j.verdict_markdown())
+            ));
+        }
+        out.push('\n');
     }
-    out.push('\n');
     out
 }
 
-/// The columns of `claims.csv`.
-pub(crate) const CSV_HEADER: [&str; 8] = [
-    "claim", "verdict", "reason", "caveat", "ours", "band", "paper", "quote",
+/// The columns of `claims.csv`: one row per case of each claim, the claim's columns repeated
+/// on each of its rows.
+pub(crate) const CSV_HEADER: [&str; 17] = [
+    "claim",
+    "kind",
+    "kind_reason",
+    "verdict",
+    "reason",
+    "would",
+    "cause",
+    "oversubscribed",
+    "caveat",
+    "build",
+    "case",
+    "case_verdict",
+    "case_reason",
+    "ours",
+    "band",
+    "paper",
+    "quote",
 ];
 
-/// Writes `claims.csv` whole ([`crate::files::replace_with`]): one row per claim of the run.
+/// Writes `claims.csv` whole ([`crate::files::replace_with`]): one row per case of each claim
+/// of the run.
 pub(crate) fn write_csv(path: &Path, judgements: &[Judgement]) -> io::Result<()> {
     crate::files::replace_with(path, |tmp| write_rows(tmp, judgements))
+}
+
+/// The reason of a regression check, else nothing.
+fn kind_reason(kind: Kind) -> &'static str {
+    match kind {
+        Kind::Regression(why) => why,
+        _ => "",
+    }
 }
 
 /// The rows of `claims.csv` into the fresh file `path`.
@@ -432,30 +794,67 @@ fn write_rows(path: &Path, judgements: &[Judgement]) -> io::Result<()> {
     let mut w = csv::Writer::from_path(path).map_err(io::Error::other)?;
     w.write_record(CSV_HEADER).map_err(io::Error::other)?;
     for j in judgements {
-        w.write_record([
-            j.id.as_str(),
-            j.verdict.word(),
-            j.verdict.reason(),
-            j.caveat.as_deref().unwrap_or(""),
-            j.ours.as_str(),
-            &j.claim.check.band(),
-            &j.claim.paper,
-            j.claim.quote,
-        ])
-        .map_err(io::Error::other)?;
+        let fails = j.verdict == Verdict::Fails || j.would == Some(Verdict::Fails);
+        let cause = match (fails, j.claim.cause) {
+            (false, _) => String::new(),
+            (true, Some(c)) => c.to_string(),
+            (true, None) => "unknown".to_string(),
+        };
+        let oversubscribed = j
+            .oversubscribed
+            .map(|p| format!("P = {p} on {} cores", j.cores))
+            .unwrap_or_default();
+        for c in &j.cases {
+            w.write_record([
+                j.id.as_str(),
+                j.claim.kind.word(),
+                kind_reason(j.claim.kind),
+                j.verdict.word(),
+                j.verdict.reason(),
+                j.would.as_ref().map_or("", Verdict::word),
+                &cause,
+                &oversubscribed,
+                j.caveat.as_deref().unwrap_or(""),
+                j.build.as_deref().unwrap_or(""),
+                &c.label,
+                c.verdict.word(),
+                c.verdict.reason(),
+                &c.ours,
+                &j.claim.check.band(),
+                &j.claim.paper,
+                j.claim.quote,
+            ])
+            .map_err(io::Error::other)?;
+        }
     }
     w.flush()
 }
 
-/// Every claim of `figures`, with its check and band, for `stealbench claims`.
+/// The number of claims of each kind in `figures`, in [`Kind::WORDS`]' order.
+fn kind_counts(figures: &[Figure]) -> [usize; 3] {
+    Kind::WORDS.map(|w| {
+        figures
+            .iter()
+            .flat_map(|f| &f.claims)
+            .filter(|c| c.kind.word() == w)
+            .count()
+    })
+}
+
+/// Every claim of `figures`, with its kind, check and band, for `stealbench claims`.
 pub(crate) fn listing(figures: &[Figure]) -> String {
     let mut out = String::new();
-    let mut n = 0;
     for f in figures {
         out.push_str(&format!("{} ({} claims)\n", f.id, f.claims.len()));
         for c in &f.claims {
-            n += 1;
             out.push_str(&format!("  {}/{}\n", f.id, c.id));
+            match c.kind {
+                Kind::Paper => {}
+                Kind::Ours => out.push_str("    kind:  ours (no paper states it)\n"),
+                Kind::Regression(why) => out.push_str(&format!(
+                    "    kind:  regression check (holds by construction: {why})\n"
+                )),
+            }
             out.push_str(&format!("    paper: \"{}\" ({})\n", c.quote, c.paper));
             out.push_str(&format!("    check: {}\n", c.check.describe()));
             out.push_str(&format!("    band:  {}\n", c.check.band()));
@@ -465,10 +864,78 @@ pub(crate) fn listing(figures: &[Figure]) -> String {
             if let Some((size, why)) = c.min_size {
                 out.push_str(&format!("    decides from size {size} on: {why}\n"));
             }
+            if let Some(why) = c.cause {
+                out.push_str(&format!("    cause of a failure: {why}\n"));
+            }
         }
     }
-    out.push_str(&format!("\n{n} claims in {} figures\n", figures.len()));
+    let [paper, ours, regression] = kind_counts(figures);
+    out.push_str(&format!(
+        "\n{} claims in {} figures: {paper} of the papers, {ours} of ours, {regression} \
+         regression checks\n",
+        paper + ours + regression,
+        figures.len()
+    ));
     out
+}
+
+/// The columns of `stealbench claims --format csv`: one row per case of each claim, the
+/// claim's columns repeated on each of its rows.
+pub(crate) const LISTING_CSV_HEADER: [&str; 13] = [
+    "figure",
+    "id",
+    "kind",
+    "kind_reason",
+    "quote",
+    "paper",
+    "check",
+    "band",
+    "case",
+    "quantities",
+    "stand_in",
+    "decides_from",
+    "cause",
+];
+
+/// Every claim of `figures` as CSV ([`LISTING_CSV_HEADER`]), for `stealbench claims --format
+/// csv`.
+pub(crate) fn listing_csv(figures: &[Figure]) -> io::Result<String> {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    w.write_record(LISTING_CSV_HEADER)
+        .map_err(io::Error::other)?;
+    for f in figures {
+        for c in &f.claims {
+            let decides_from = c
+                .min_size
+                .map(|(size, why)| format!("{size}: {why}"))
+                .unwrap_or_default();
+            for (label, qs) in c.check.cases() {
+                let quantities = qs
+                    .iter()
+                    .map(|q| q.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                w.write_record([
+                    f.id,
+                    c.id,
+                    c.kind.word(),
+                    kind_reason(c.kind),
+                    c.quote,
+                    &c.paper,
+                    &c.check.describe(),
+                    &c.check.band(),
+                    &label,
+                    &quantities,
+                    c.stand_in.unwrap_or(""),
+                    &decides_from,
+                    c.cause.unwrap_or(""),
+                ])
+                .map_err(io::Error::other)?;
+            }
+        }
+    }
+    let bytes = w.into_inner().map_err(io::Error::other)?;
+    String::from_utf8(bytes).map_err(io::Error::other)
 }
 
 #[cfg(test)]
@@ -653,6 +1120,227 @@ mod tests {
             suspect_ts(&crate::results::Summaries::from(pts[..1].to_vec()), "fib"),
             None
         );
+    }
+
+    /// A count claim over two cases at P: d=16 of `abp` (34 deviations) and of `prows` (2, 2,
+    /// 3), each within `band`.
+    fn two_cases(p: usize, band: Band) -> (Claim, Vec<PointSummary>) {
+        let mut abp = ok_point("abp", Variant::Fj, p, 1.0);
+        abp.counters = vec![("deviations".into(), vec![34, 34, 34])];
+        let mut prows = ok_point("prows", Variant::Fj, p, 1.0);
+        prows.counters = vec![("deviations".into(), vec![2, 2, 3])];
+        let claim = Claim::new(
+            "few",
+            "few deviations",
+            "at most 10",
+            Check::Within {
+                cases: ["abp", "prows"]
+                    .map(|rt| case(rt, counter(rt, "fib", Variant::Fj, p, "deviations")))
+                    .to_vec(),
+                band,
+                unit: "",
+            },
+        );
+        (claim, vec![abp, prows])
+    }
+
+    fn judged(claim: Claim, points: Vec<PointSummary>, size: Size) -> Judgement {
+        let run = Run {
+            summaries: &crate::results::Summaries::from(points),
+            cores: 2,
+            size,
+        };
+        judge(&figure(claim), &run).remove(0)
+    }
+
+    #[test]
+    fn each_case_has_its_verdict_and_the_claim_the_worst() {
+        let (claim, pts) = two_cases(2, Band::at_most(10.0));
+        let j = judged(claim.clone(), pts.clone(), Size::Quick);
+        let words: Vec<&str> = j.cases.iter().map(|c| c.verdict.word()).collect();
+        assert_eq!(words, ["fails", "holds"]);
+        assert_eq!(j.verdict, Verdict::Fails);
+        assert_eq!(j.verdict_text(), "fails (cause unknown)");
+        assert!(
+            j.cases_text()
+                .starts_with("abp 34 → fails; prows 2 [2–3] → holds")
+        );
+        let known = judged(claim.cause("the forced schedule"), pts.clone(), Size::Quick);
+        assert_eq!(known.verdict_text(), "fails (cause: the forced schedule)");
+        // A case the run did not measure is n/a; one measured decides before it.
+        let (wide, _) = two_cases(2, Band::at_least(1.0));
+        let j = judged(wide.clone(), pts[1..].to_vec(), Size::Quick);
+        assert_eq!(j.cases[0].verdict.word(), "n/a");
+        assert!(matches!(j.verdict, Verdict::NotApplicable(_)));
+        assert_eq!(judged(wide, pts, Size::Quick).verdict, Verdict::Holds);
+    }
+
+    #[test]
+    fn a_gated_claim_says_what_its_data_would_give() {
+        let (claim, pts) = two_cases(2, Band::at_most(10.0));
+        let gated = claim.at_least_size(Size::Paper, "counts grow with the input");
+        let j = judged(gated.clone(), pts.clone(), Size::Quick);
+        assert!(matches!(j.verdict, Verdict::Inconclusive(_)));
+        assert_eq!(j.would, Some(Verdict::Fails));
+        let text = j.verdict_text();
+        assert!(
+            text.contains("size is quick") && text.ends_with("; would fail: abp; cause unknown)"),
+            "{text}"
+        );
+        let (holding, _) = two_cases(2, Band::at_least(1.0));
+        let j = judged(
+            holding.at_least_size(Size::Paper, "big"),
+            pts.clone(),
+            Size::Quick,
+        );
+        assert!(
+            j.verdict_text().ends_with("; would hold)"),
+            "{}",
+            j.verdict_text()
+        );
+        // At the size the gate opens, the data decide.
+        assert_eq!(judged(gated, pts, Size::Paper).verdict, Verdict::Fails);
+    }
+
+    #[test]
+    fn the_cores_gate_is_for_times_and_counts_beyond_the_cores_say_so() {
+        // A count at P = 16 on 2 cores is decided, oversubscribed, and says so.
+        let (claim, pts) = two_cases(16, Band::at_least(1.0));
+        let j = judged(claim.clone(), pts.clone(), Size::Quick);
+        assert_eq!(j.verdict, Verdict::Holds);
+        assert_eq!(
+            j.verdict_text(),
+            "holds (oversubscribed: P = 16 on 2 cores)"
+        );
+        // Not measured: n/a, with the P that measures it here.
+        let j = judged(claim, Vec::new(), Size::Quick);
+        match &j.verdict {
+            Verdict::NotApplicable(why) => assert!(why.contains("`--workers` with 16"), "{why}"),
+            v => panic!("{v:?}"),
+        }
+        // At P = 2 nothing is oversubscribed.
+        let (at2, pts2) = two_cases(2, Band::at_least(1.0));
+        assert_eq!(judged(at2, pts2, Size::Quick).oversubscribed, None);
+    }
+
+    #[test]
+    fn only_the_papers_claims_are_tallied_as_theirs() {
+        let (claim, pts) = two_cases(2, Band::at_least(1.0));
+        let js: Vec<Judgement> = [
+            claim.clone(),
+            claim.clone().ours(),
+            claim.clone().regression("by construction"),
+            claim,
+        ]
+        .into_iter()
+        .map(|c| judged(c, pts.clone(), Size::Quick))
+        .collect();
+        assert_eq!(of_kind(&js, "paper").len(), 2);
+        assert_eq!(
+            summary(&js),
+            "2 claims of the papers: 2 holds, 0 fails, 0 inconclusive, 0 n/a; apart, 1 of \
+             ours (1 holds, 0 fails, 0 inconclusive, 0 n/a) and 1 regression check (1 holds, \
+             0 fails, 0 inconclusive, 0 n/a)"
+        );
+        assert!(
+            markdown(&js[1..3]).starts_with("## Claims\n\nNo claim of a paper; apart, 1 of ours")
+        );
+        let md = markdown(&js);
+        let headings: Vec<&str> = md.lines().filter(|l| l.starts_with("### ")).collect();
+        assert_eq!(headings.len(), 3, "{md}");
+        assert!(
+            headings[0].starts_with("### The papers' claims (2 holds"),
+            "{md}"
+        );
+        assert!(md.contains("(by construction: by construction)"), "{md}");
+        assert!(text(&js).contains("claim prows-fig3/few [regression check]: holds"));
+    }
+
+    #[test]
+    fn claims_csv_has_a_row_per_case_with_the_claims_kind() {
+        let dir = tempfile::TempDir::with_prefix("stealbench-claims-csv-").unwrap();
+        let path = dir.path().join("claims.csv");
+        let (claim, pts) = two_cases(2, Band::at_most(10.0));
+        let js = [
+            judged(claim.clone(), pts.clone(), Size::Quick),
+            judged(claim.ours(), pts, Size::Quick),
+        ];
+        write_csv(&path, &js).unwrap();
+        let mut r = csv::Reader::from_path(&path).unwrap();
+        assert_eq!(r.headers().unwrap().iter().collect::<Vec<_>>(), CSV_HEADER);
+        let rows: Vec<csv::StringRecord> = r.records().map(Result::unwrap).collect();
+        let col = |row: &csv::StringRecord, name: &str| {
+            let i = CSV_HEADER.iter().position(|h| *h == name).unwrap();
+            row[i].to_string()
+        };
+        assert_eq!(rows.len(), 4);
+        let first: Vec<String> = ["claim", "kind", "verdict", "cause", "case", "case_verdict"]
+            .iter()
+            .map(|c| col(&rows[0], c))
+            .collect();
+        assert_eq!(
+            first,
+            [
+                "prows-fig3/few",
+                "paper",
+                "fails",
+                "unknown",
+                "abp",
+                "fails"
+            ]
+        );
+        assert_eq!(col(&rows[1], "case_verdict"), "holds");
+        assert_eq!(col(&rows[3], "kind"), "ours");
+    }
+
+    #[test]
+    fn the_listing_as_csv_has_every_case_and_kind() {
+        let figures: Vec<Figure> = crate::figures::FIGURES
+            .iter()
+            .map(|f| (f.build)())
+            .collect();
+        let text = listing_csv(&figures).unwrap();
+        let mut r = csv::Reader::from_reader(text.as_bytes());
+        assert_eq!(
+            r.headers().unwrap().iter().collect::<Vec<_>>(),
+            LISTING_CSV_HEADER
+        );
+        let rows: Vec<csv::StringRecord> = r.records().map(Result::unwrap).collect();
+        let cases: usize = figures
+            .iter()
+            .flat_map(|f| &f.claims)
+            .map(|c| c.check.cases().len())
+            .sum();
+        assert_eq!(rows.len(), cases);
+        for kind in Kind::WORDS {
+            assert!(rows.iter().any(|row| &row[2] == kind), "no {kind} claim");
+        }
+        let listed = listing(&figures);
+        let [paper, ours, regression] = kind_counts(&figures);
+        assert!(
+            listed.ends_with(&format!(
+                "{paper} of the papers, {ours} of ours, {regression} regression checks\n"
+            )),
+            "{listed}"
+        );
+    }
+
+    #[test]
+    fn a_count_or_memory_figure_runs_the_p_of_its_claims_by_default() {
+        for entry in crate::figures::FIGURES {
+            let f = (entry.build)();
+            if f.metric.needs_cores() {
+                continue;
+            }
+            let workers = crate::reproduce::default_workers(&f);
+            for c in &f.claims {
+                for (pt, _) in c.points() {
+                    assert!(workers.contains(&pt.p), "{}/{}: P = {}", f.id, c.id, pt.p);
+                }
+            }
+        }
+        let fig7 = crate::figures::libfork_fig7::figure();
+        assert!(crate::reproduce::default_workers(&fig7).contains(&112));
     }
 
     #[test]

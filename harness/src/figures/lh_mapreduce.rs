@@ -145,6 +145,10 @@ pub(crate) fn claims() -> Vec<Claim> {
                 band: Band::at_least(2.0),
                 unit: "x",
             },
+        )
+        .regression(
+            "implied by hides-latency: one worker that waits out every latency is slower than \
+             P = 1 of latency hiding by the waits it overlaps",
         ),
         Claim::new(
             "same-at-0-ms",

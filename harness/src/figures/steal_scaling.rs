@@ -13,7 +13,10 @@
 //! `fib` runs at the size's n (`small`: 36, the steal path's fib case): a spec `fib/n=36`
 //! would fix n at every size, `test` included.
 //!
-//! Its claims ([`claims`]) are ours, there being no paper. At P = 2 every deque runtime makes
+//! Its claims ([`claims`]) are ours, there being no paper (`Claim::ours`, out of the papers'
+//! tally); the first, whose band was drawn from the runs it judges, is a regression check
+//! (`Claim::regression`: a check that cannot fail by its effect is one, whoever states it). At
+//! P = 2 every deque runtime makes
 //! at most 2 heavy fences per successful steal: with few thieves a deque stays in asymmetric
 //! mode, so each steal that finds work issues one `membarrier` and the sleep protocol adds
 //! some (a run that steals a handful of times moves the ratio by a fence more or less); under
@@ -297,6 +300,10 @@ pub(crate) fn claims() -> Vec<Claim> {
             &[],
             2,
             Band::at_most(2.0),
+        )
+        .regression(
+            "its band was drawn from the same runs it judges (quick: 0.003 to 2); a claim of \
+             ours and a check that cannot fail by its effect, it is a regression check",
         ),
         fences_per_steal(
             "fences-well-below-1",
@@ -305,7 +312,8 @@ pub(crate) fn claims() -> Vec<Claim> {
             &["uts T3"],
             16,
             Band::at_most(0.25),
-        ),
+        )
+        .ours(),
         Claim::new(
             "no-slower-than-rayon",
             "ours: the deque runtimes are no slower than rayon",
@@ -315,7 +323,8 @@ pub(crate) fn claims() -> Vec<Claim> {
                 band: Band::at_least(1.0),
                 unit: "x",
             },
-        ),
+        )
+        .ours(),
     ]
 }
 

@@ -101,6 +101,50 @@ pub(crate) fn this_build(allocator: &str) -> Build {
     }
 }
 
+impl Build {
+    /// Whether it was built from a work tree whose tracked files differed from its commit
+    /// (`build.rs` marks its commit `-dirty`): its results claim no commit's code.
+    pub(crate) fn dirty(&self) -> bool {
+        self.git_commit.ends_with("-dirty")
+    }
+}
+
+/// The first 8 characters of a commit, with its `-dirty` mark.
+fn short(commit: &str) -> String {
+    let (hash, dirty) = match commit.strip_suffix("-dirty") {
+        Some(h) => (h, "-dirty"),
+        None => (commit, ""),
+    };
+    format!("{}{dirty}", hash.get(..8).unwrap_or(hash))
+}
+
+/// What a reader of a run's verdicts should know of `run`, the build that made it, against
+/// this build, which renders them: that it was dirty, or another commit than this one's (its
+/// figures and claims may have judged the run otherwise). `None` for a clean build of this
+/// build's commit.
+pub(crate) fn build_note(run: &Build) -> Option<String> {
+    build_note_against(run, env!("STEALBENCH_GIT_COMMIT"))
+}
+
+/// [`build_note`] against the commit `this`.
+fn build_note_against(run: &Build, this: &str) -> Option<String> {
+    let base = |c: &str| c.trim_end_matches("-dirty").to_string();
+    let other = base(&run.git_commit) != base(this);
+    match (run.dirty(), other) {
+        (false, false) => None,
+        (true, false) => Some(format!(
+            "run by a dirty build ({}): uncommitted code",
+            short(&run.git_commit)
+        )),
+        (dirty, true) => Some(format!(
+            "run by {}build {}, not this one ({})",
+            if dirty { "a dirty " } else { "" },
+            short(&run.git_commit),
+            short(this)
+        )),
+    }
+}
+
 /// What differs between the machine and build of one run (`was`) and another's (`now`): the
 /// CPU model, the CPUs a process may use, the commit, compiler, allocator, profile, flags and
 /// version, each as (what, its value in `was`, in `now`). `--resume` refuses any of them, and
@@ -145,6 +189,26 @@ pub(crate) fn run_differences(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_dirty_build_or_another_commit_is_noted() {
+        let at = |c: &str| Build {
+            git_commit: c.into(),
+            ..this_build("system")
+        };
+        let this = "0123456789abcdef";
+        assert_eq!(build_note_against(&at(this), this), None);
+        let dirty = build_note_against(&at("0123456789abcdef-dirty"), this).unwrap();
+        assert!(dirty.contains("dirty build (01234567-dirty)"), "{dirty}");
+        let other = build_note_against(&at("fedcba9876543210"), this).unwrap();
+        assert_eq!(other, "run by build fedcba98, not this one (01234567)");
+        let both = build_note_against(&at("fedcba9876543210-dirty"), this).unwrap();
+        assert!(
+            both.starts_with("run by a dirty build fedcba98-dirty"),
+            "{both}"
+        );
+        assert!(!at("unknown").dirty() && at("x-dirty").dirty());
+    }
 
     #[test]
     fn every_difference_of_machine_or_build_is_named() {
