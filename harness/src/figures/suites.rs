@@ -356,17 +356,22 @@ pub(crate) fn libfork_rows(benchmarks: &[(&str, &str)]) -> Vec<Row> {
     rows(benchmarks, &LIBFORK_RUNTIMES, |_, _| None)
 }
 
-/// One of Fibril's Tables 2 and 4: the twelve benchmarks on [`FIBRIL_TABLE_RUNTIMES`] at
-/// [`FIBRIL_P`], every row with the paper's cells (of `reference`) beside ours.
+/// One of Fibril's Tables 2 and 4: the twelve benchmarks on [`FIBRIL_TABLE_RUNTIMES`], then
+/// on the arms of `extra` (rows the paper's table has no column for), at [`FIBRIL_P`], the
+/// paper's rows with its cells (of `reference`) beside ours.
 pub(crate) fn fibril_table(
     id: &'static str,
     title: &'static str,
     caption: &'static str,
     reference: ReferenceCsv,
     metric: &'static dyn Metric,
+    extra: &[&str],
 ) -> Figure {
-    let rows = rows(&FIBRIL_BENCHMARKS, &FIBRIL_TABLE_RUNTIMES, |_, _| {
-        Some(PaperValues::default())
+    let runtimes: Vec<&str> = FIBRIL_TABLE_RUNTIMES.iter().chain(extra).copied().collect();
+    let rows = rows(&FIBRIL_BENCHMARKS, &runtimes, |_, rt| {
+        FIBRIL_TABLE_RUNTIMES
+            .contains(&rt)
+            .then(PaperValues::default)
     });
     Figure::new(id, title, caption, &[FIBRIL_P], metric, rows).with_reference(reference)
 }
