@@ -135,7 +135,9 @@ fn claims() -> Vec<Claim> {
              bound",
             format!(
                 "S_72/72 / (S_1 + D) of Table 3: {}; here S_1 is the deepest single stack of \
-                 the one-worker run",
+                 the one-worker run (nqueens and strassen run each spawned child on a fiber of \
+                 its own: a partly used page per nested spawn, in S_72 and in the bound's D, \
+                 where Fibril's one linear stack has none)",
                 paper_range(CSV.text, "S72_per_worker", "S1_plus_D")
             ),
             check(0.6),
@@ -174,7 +176,9 @@ mod tests {
         assert_eq!(
             f.claims[1].paper,
             "S_72/72 / (S_1 + D) of Table 3: 0.135 (quicksort) to 0.599 (strassen); here S_1 \
-             is the deepest single stack of the one-worker run"
+             is the deepest single stack of the one-worker run (nqueens and strassen run each \
+             spawned child on a fiber of its own: a partly used page per nested spawn, in \
+             S_72 and in the bound's D, where Fibril's one linear stack has none)"
         );
     }
 

@@ -13,6 +13,11 @@
 //! which replays each program's recorded DAG (`sim=nanos`: the strands' measured lengths, so
 //! the producer's spin outlasts the consumer's descent there as it does on the machine).
 //! The x axis is the workload parameter (`d` or `t`), set by each row's workload spec.
+//!
+//! Its claims: the lower bounds exactly on the forced schedule (2 + 2d and 2(t + 1) on
+//! `abp`; 2 on `prows`, which holds by construction), and under the machine's own schedule
+//! ProWS's Theorem 4.11 (at most 3 deviations per steal, by its proof) and its "equal or
+//! better" against parsimonious stealing (`prows`'s deviations over `abp`'s at most 1).
 
 use super::prows_fig4::{DEVIATIONS_PER_STEAL, THEOREM_4_11};
 use super::spoonhower_fig6::{NO_MORE_THAN_PARSIMONIOUS, STEALS_AND_DEVIATIONS};
