@@ -99,7 +99,7 @@ fn claims_are_listed_for_every_figure() {
     assert!(claims >= 20, "{claims} claims: {listing}");
     assert!(listing.contains("= 2 + 2d"), "{listing}");
     let one = text(&stealbench(&["claims", "spoonhower-fig5"], dir.path()).stdout);
-    assert!(one.starts_with("spoonhower-fig5 (4 claims)"), "{one}");
+    assert!(one.starts_with("spoonhower-fig5 (8 claims)"), "{one}");
     let bad = stealbench(&["claims", "prows-fig9"], dir.path());
     assert_eq!(bad.status.code(), Some(2));
     let empty = stealbench(&["report", dir.path().to_str().unwrap()], dir.path());
