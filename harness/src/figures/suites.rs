@@ -73,7 +73,10 @@ macro_rules! no_cilk_plus {
 pub(crate) use no_cilk_plus;
 
 /// Why a claim that compares Fibril with Cilk Plus is `n/a`: the one place the stand-in is
-/// explained for the claims ([`no_cilk_plus!`], then why `abp` cannot decide it).
+/// explained for the claims ([`no_cilk_plus!`], then why `abp` cannot decide it). One rule for
+/// every such claim (Fibril's Figures 3 and 4, Tables 2 and 4): `n/a`, its numbers shown; where
+/// the paper's sentence names a cause that one of our arms isolates, the claim compares with
+/// that arm instead (unmapping's page faults: [`FIBRIL_NO_UNMAP`]).
 pub(crate) const CILK_PLUS_STAND_IN: &str = concat!(
     no_cilk_plus!(),
     "; the two differ only in their stack pools and in `fibril`'s release of a suspended \
