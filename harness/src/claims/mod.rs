@@ -804,7 +804,7 @@ fn write_rows(path: &Path, judgements: &[Judgement]) -> io::Result<()> {
             .oversubscribed
             .map(|p| format!("P = {p} on {} cores", j.cores))
             .unwrap_or_default();
-        for c in &j.cases {
+        for (i, c) in j.cases.iter().enumerate() {
             w.write_record([
                 j.id.as_str(),
                 j.claim.kind.word(),
@@ -820,7 +820,7 @@ fn write_rows(path: &Path, judgements: &[Judgement]) -> io::Result<()> {
                 c.verdict.word(),
                 c.verdict.reason(),
                 &c.ours,
-                &j.claim.check.band(),
+                &j.claim.check.case_band(i),
                 &j.claim.paper,
                 j.claim.quote,
             ])
@@ -909,7 +909,7 @@ pub(crate) fn listing_csv(figures: &[Figure]) -> io::Result<String> {
                 .min_size
                 .map(|(size, why)| format!("{size}: {why}"))
                 .unwrap_or_default();
-            for (label, qs) in c.check.cases() {
+            for (i, (label, qs)) in c.check.cases().into_iter().enumerate() {
                 let quantities = qs
                     .iter()
                     .map(|q| q.to_string())
@@ -923,7 +923,7 @@ pub(crate) fn listing_csv(figures: &[Figure]) -> io::Result<String> {
                     c.quote,
                     &c.paper,
                     &c.check.describe(),
-                    &c.check.band(),
+                    &c.check.case_band(i),
                     &label,
                     &quantities,
                     c.stand_in.unwrap_or(""),

@@ -60,6 +60,8 @@ pub(crate) enum Q {
     Div(Box<Q>, Box<Q>),
     /// The sum.
     Add(Box<Q>, Box<Q>),
+    /// The larger of the two (the paper's "up to": the largest over its benchmarks).
+    Max(Box<Q>, Box<Q>),
 }
 
 /// A point's time.
@@ -117,6 +119,11 @@ impl Q {
         Q::Add(Box::new(self), Box::new(other))
     }
 
+    /// The larger of `self` and `other`, sample by sample as [`Samples::combine`] pairs them.
+    pub(crate) fn max(self, other: Q) -> Q {
+        Q::Max(Box::new(self), Box::new(other))
+    }
+
     /// The points it reads, with whether each is read as a time (T_s as the `serial` point).
     pub(crate) fn points(&self) -> Vec<(Pt, bool)> {
         match self {
@@ -132,7 +139,7 @@ impl Q {
             )],
             Q::Counter(p, _) | Q::PeakRss(p) => vec![(p.clone(), false)],
             Q::Const(_) => Vec::new(),
-            Q::Div(a, b) | Q::Add(a, b) => {
+            Q::Div(a, b) | Q::Add(a, b) | Q::Max(a, b) => {
                 let mut v = a.points();
                 v.extend(b.points());
                 v
@@ -144,7 +151,7 @@ impl Q {
     pub(crate) fn times(&self) -> Vec<&Q> {
         match self {
             Q::Time(_) | Q::Ts(_) => vec![self],
-            Q::Div(a, b) | Q::Add(a, b) => {
+            Q::Div(a, b) | Q::Add(a, b) | Q::Max(a, b) => {
                 let mut v = a.times();
                 v.extend(b.times());
                 v
@@ -162,7 +169,7 @@ impl Q {
     pub(crate) fn ts_workloads(&self) -> Vec<String> {
         match self {
             Q::Ts(w) => vec![w.clone()],
-            Q::Div(a, b) | Q::Add(a, b) => {
+            Q::Div(a, b) | Q::Add(a, b) | Q::Max(a, b) => {
                 let mut v = a.ts_workloads();
                 v.extend(b.ts_workloads());
                 v
@@ -203,6 +210,7 @@ impl Q {
             Q::Const(x) => Ok(Samples::one(*x)),
             Q::Div(a, b) => Ok(a.samples(run)?.combine(&b.samples(run)?, |x, y| x / y)),
             Q::Add(a, b) => Ok(a.samples(run)?.combine(&b.samples(run)?, |x, y| x + y)),
+            Q::Max(a, b) => Ok(a.samples(run)?.combine(&b.samples(run)?, f64::max)),
         }
     }
 }
@@ -217,6 +225,7 @@ impl fmt::Display for Q {
             Q::Const(x) => write!(f, "{x}"),
             Q::Div(a, b) => write!(f, "{a} / {b}"),
             Q::Add(a, b) => write!(f, "({a} + {b})"),
+            Q::Max(a, b) => write!(f, "max({a}, {b})"),
         }
     }
 }

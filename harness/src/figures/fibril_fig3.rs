@@ -7,8 +7,10 @@
 //! rows are [`FIBRIL_RUNTIMES`], the papers' systems mapped to our arms in [`super::suites`]
 //! (Cilk Plus a stand-in, TBB oneTBB, then the baselines). Every cell gives T_1, T_s / T_1 and
 //! the ratios T_1(Cilk Plus) / T_1(row) and T_1(TBB) / T_1(row); the paper's ratios sit beside
-//! the `fibril` rows. The claims against TBB read the `tbb` rows; those against Cilk Plus are
-//! `n/a` ([`CILK_PLUS_STAND_IN`]).
+//! the `fibril` rows. The claims against TBB read the `tbb` rows, each benchmark around its own
+//! ratio in the paper; those against Cilk Plus are `n/a` ([`CILK_PLUS_STAND_IN`]). The text's
+//! matmul "approximately 40% slower" than its serial version on one worker is a claim too,
+//! which our mm's 32 x 32 x 32 base case cannot show (its text says so).
 
 use super::Figure;
 use super::ratio::Relative;
@@ -63,8 +65,9 @@ pub(crate) fn figure() -> Figure {
 
 /// The claims "Fibril's BENCH outperform those of Cilk Plus and TBB by Nx" of Figure 3 (P = 1)
 /// or Figure 4 (P = 72), for the benchmarks whose ratios `metric`'s reference gives: T_P(Cilk
-/// Plus) / T_P(Fibril) and T_P(TBB) / T_P(Fibril) (`metric`'s runtimes), each at least 0.9
-/// times the smallest ratio the paper gives; the one against Cilk Plus is `n/a`
+/// Plus) / T_P(Fibril) and T_P(TBB) / T_P(Fibril) (`metric`'s runtimes), each benchmark
+/// within its own band around the ratio the paper gives it ([`Band::more`]: ± 25 %, not below
+/// 1, the words being "outperform"); the one against Cilk Plus is `n/a`
 /// ([`CILK_PLUS_STAND_IN`]), the one against TBB reads the `tbb` rows.
 pub(super) fn faster_claims(
     metric: &Relative,
@@ -81,7 +84,6 @@ pub(super) fn faster_claims(
                 .iter()
                 .filter_map(|&(b, w)| Some((b, w, metric.paper_ratio(b, i)?)))
                 .collect();
-            let least = benches.iter().map(|b| b.2).fold(f64::INFINITY, f64::min);
             let paper = benches
                 .iter()
                 .map(|(b, _, r)| format!("{b} {r:.1}x"))
@@ -91,18 +93,20 @@ pub(super) fn faster_claims(
                 ids[i],
                 quotes[i],
                 format!("T_{p}({}) / T_{p}(Fibril): {paper}", metric.paper_names[i]),
-                Check::Within {
+                Check::Each {
                     cases: benches
                         .iter()
-                        .map(|&(b, w, _)| {
-                            case(
-                                b,
-                                time(against, w, Variant::Fj, p)
-                                    .over(time(FIBRIL, w, Variant::Fj, p)),
+                        .map(|&(b, w, r)| {
+                            (
+                                case(
+                                    b,
+                                    time(against, w, Variant::Fj, p)
+                                        .over(time(FIBRIL, w, Variant::Fj, p)),
+                                ),
+                                Band::more(r),
                             )
                         })
                         .collect(),
-                    band: Band::at_least(0.9 * least),
                     unit: "x",
                 },
             );
@@ -120,7 +124,7 @@ pub(super) fn faster_claims(
 const ALIKE: [&str; 5] = ["fft", "heat", "lu", "rectmul", "strassen"];
 
 /// The claim that fft, heat, lu, rectmul and strassen perform about the same on Fibril and on
-/// `other` (T_1(other) / T_1(fibril) within 10 % of 1).
+/// `other` (T_1(other) / T_1(fibril) within 10 % of 1: [`Band::same`]).
 fn alike(id: &'static str, other: &'static str, paper: &'static str) -> Claim {
     Claim::new(
         id,
@@ -138,15 +142,20 @@ fn alike(id: &'static str, other: &'static str, paper: &'static str) -> Claim {
                     )
                 })
                 .collect(),
-            band: Band::around(1.0, 0.1),
+            band: Band::same(1.0),
             unit: "x",
         },
     )
 }
 
+/// The paper's matmul on one worker against its serial version: "approximately 40% slower",
+/// Figure 3's normalised performance T_s / T_1 = 1 - 0.4.
+const MATMUL_T1_OVER_SERIAL: f64 = 0.6;
+
 /// The figure's claims: Fibril faster than Cilk Plus and TBB on one thread, and fft, heat, lu,
 /// rectmul and strassen alike on all three, against Cilk Plus and against TBB; those against
-/// Cilk Plus are `n/a` ([`CILK_PLUS_STAND_IN`]: on one worker `abp` runs Fibril's own code).
+/// Cilk Plus are `n/a` ([`CILK_PLUS_STAND_IN`]: on one worker `abp` runs Fibril's own code);
+/// and Fibril's matmul on one worker slower than its serial version.
 fn claims() -> Vec<Claim> {
     let mut claims = faster_claims(
         &METRIC,
@@ -170,6 +179,27 @@ fn claims() -> Vec<Claim> {
         "fp-benchmarks-alike-tbb",
         TBB,
         "T_1 about the same on Fibril, Cilk Plus and TBB (here: TBB against Fibril)",
+    ));
+    claims.push(Claim::new(
+        "matmul-slower-than-serial",
+        "the performance of matmul using Fibril on one thread is approximately 40% slower than \
+         the performance of the serial matmul",
+        format!(
+            "T_s / T_1 of Fibril's matmul about {MATMUL_T1_OVER_SERIAL} (Figure 3's normalised \
+             performance). Ours cannot show it: our mm recurses to a 32 x 32 x 32 base case, \
+             whose serial loop of 32^3 multiply-adds amortizes each join to next to nothing \
+             (T_1 / T_s 1.005 on this machine); a `fails` here is that base case, not the \
+             runtime"
+        ),
+        Check::Within {
+            cases: vec![case(
+                "matmul",
+                crate::claims::ts("mm/input=fibril")
+                    .over(time(FIBRIL, "mm/input=fibril", Variant::Fj, P)),
+            )],
+            band: Band::ratio(MATMUL_T1_OVER_SERIAL),
+            unit: "x",
+        },
     ));
     claims
 }
@@ -211,8 +241,16 @@ mod tests {
                 "faster-than-tbb",
                 "fp-benchmarks-alike",
                 "fp-benchmarks-alike-tbb",
+                "matmul-slower-than-serial",
             ],
         );
+        // One band per benchmark, around the paper's own ratio: fib 6.0, quicksort 2.0.
+        let Check::Each { cases, .. } = &f.claims[1].check else {
+            panic!("a band per case");
+        };
+        assert_eq!(cases[0].1, Band::ratio(6.0));
+        assert_eq!(cases[5].1, Band::ratio(2.0));
+        assert_eq!(f.claims[4].check.band(), "[0.450, 0.750] x");
         // The paper's ratios come from the reference; the comparisons with Cilk Plus are n/a
         // here, those with TBB read the `tbb` rows.
         assert!(f.claims[0].paper.contains("fib 1.9x") && f.claims[0].stand_in.is_some());
@@ -231,9 +269,12 @@ mod tests {
         use crate::claims::{Run, Verdict, judge};
         use crate::testutil::ok_point;
         use stealbench_workloads::Size;
+        // TBB as many times slower as the paper has it on each benchmark (8x where it gives
+        // no ratio), then fib 26 times: the case outside its band fails the claim.
         let mut run = Vec::new();
-        for (_, w) in FIBRIL_BENCHMARKS {
-            for (rt, t) in [("fibril", 1.0), ("tbb", 8.0)] {
+        for (b, w) in FIBRIL_BENCHMARKS {
+            let paper = METRIC.paper_ratio(b, 1).unwrap_or(8.0);
+            for (rt, t) in [("fibril", 1.0), ("tbb", paper)] {
                 let mut s = ok_point(rt, Variant::Fj, 1, t);
                 s.key.workload = w.to_string();
                 s.round_medians = vec![t; 3];
@@ -255,6 +296,14 @@ mod tests {
         };
         // A run that holds tbb's points is judged on them, whatever build reads it.
         assert_eq!(verdict(&run), Verdict::Holds);
+        let mut fib_26 = run.clone();
+        for s in fib_26
+            .iter_mut()
+            .filter(|s| s.key.workload == "fib" && s.key.runtime.info.name == "tbb")
+        {
+            s.round_medians = vec![26.0; 3];
+        }
+        assert_eq!(verdict(&fib_26), Verdict::Fails);
         // One without them: n/a in a build without tbb, with the feature that builds it.
         run.retain(|s| s.key.runtime.info.name != "tbb");
         let tbb = crate::runtimes::find("tbb").expect("tbb is registered");

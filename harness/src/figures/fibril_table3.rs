@@ -65,7 +65,9 @@ pub(crate) fn figure() -> Figure {
          on a fiber of its own even on one worker, so nqueens and strassen (which spawn \
          in a scope; the others join on the caller's stack) hold one stack per nested \
          spawn and their S_1 is the sum, several times their deepest stack \
-         (`stack_depth_pages_high_water`). S_P/P has two counts, `first touched \
+         (`stack_depth_pages_high_water`); the claims take that deepest stack as S_1, a \
+         lower bound of the serial depth, so that the sum cannot make them hold. S_P/P has \
+         two counts, `first touched \
          / resident`. First touched is `stack_pages_touched` at P over P: the stack pages \
          touched at least once since the point's pool started, its warm-up included, \
          each one first-touch page fault. That is Fibril's S_P: its code maps the stacks \
@@ -87,19 +89,27 @@ pub(crate) fn figure() -> Figure {
     .with_claims(claims())
 }
 
-/// `fibril`'s S_72 / 72 over its bound S_1 + D for workload `w`, as the table's columns count
-/// them: S_72 and S_1 `stack_pages_touched` at 72 and 1 workers, D `fork_depth` of
-/// [`DEPTH_ARM`].
+/// `fibril`'s S_72 / 72 over its bound S_1 + D for workload `w`: S_72 `stack_pages_touched`
+/// at 72 workers as the table's column, D `fork_depth` of [`DEPTH_ARM`], and S_1 the deepest
+/// single stack of the one-worker run (`stack_depth_pages_high_water` at P = 1), not the
+/// table's S_1 column. Where a program spawns in a scope (nqueens, strassen) that column sums
+/// one stack per nested spawn (nqueens 13 pages against the paper's 3), which would enlarge
+/// the bound and bias the claims toward holding; the deepest stack is a lower bound of the
+/// serial depth, so the share can only come out larger: a `holds` is not the count's doing.
+/// Where the program joins on its caller's stack the two are the same (lu: 9 pages, the
+/// paper's 2: our frames are larger, in S_72 as in S_1).
 fn share_of_bound(w: &str) -> Q {
-    let touched = |p| counter(FIBRIL, w, Variant::Fj, p, "stack_pages_touched");
+    let touched = counter(FIBRIL, w, Variant::Fj, FIBRIL_P, "stack_pages_touched");
+    let serial_depth = counter(FIBRIL, w, Variant::Fj, 1, "stack_depth_pages_high_water");
     let depth = counter(DEPTH_ARM, w, Variant::Fj, 1, "fork_depth");
-    touched(FIBRIL_P)
+    touched
         .over(Q::Const(FIBRIL_P as f64))
-        .over(touched(1).plus(depth))
+        .over(serial_depth.plus(depth))
 }
 
-/// The figure's claims on every benchmark's share of its bound S_72 / 72 / (S_1 + D): at most
-/// 1 (Theorem 4.2) and below 0.6 (the paper's measurements).
+/// The figure's claims on every benchmark's share of its bound S_72 / 72 / (S_1 + D), S_1 the
+/// deepest stack ([`share_of_bound`]): at most 1 (Theorem 4.2) and below 0.6 (the paper's
+/// measurements); both one-sided, as the theorem's bound and the words "less than 60%" are.
 fn claims() -> Vec<Claim> {
     let check = |at_most| Check::Within {
         cases: FIBRIL_BENCHMARKS
@@ -114,7 +124,9 @@ fn claims() -> Vec<Claim> {
             "within-bound",
             "the Fibril scheduler can execute the program on P processors using P(S_1 + D) \
              pages of physical memory",
-            "Theorem 4.2: S_P <= P (S_1 + D)",
+            "Theorem 4.2: S_P <= P (S_1 + D); here S_1 is the deepest single stack of the \
+             one-worker run, a lower bound of the serial depth (the table's S_1 sums nqueens' \
+             and strassen's nested spawns' stacks)",
             check(1.0),
         ),
         Claim::new(
@@ -122,7 +134,10 @@ fn claims() -> Vec<Claim> {
             "all of the benchmarks use less than 60% of the stack space of their theoretical \
              bound",
             format!(
-                "S_72/72 / (S_1 + D) of Table 3: {}",
+                "S_72/72 / (S_1 + D) of Table 3: {}; here S_1 is the deepest single stack of \
+                 the one-worker run (nqueens and strassen run each spawned child on a fiber of \
+                 its own: a partly used page per nested spawn, in S_72 and in the bound's D, \
+                 where Fibril's one linear stack has none)",
                 paper_range(CSV.text, "S72_per_worker", "S1_plus_D")
             ),
             check(0.6),
@@ -160,7 +175,10 @@ mod tests {
         crate::figures::suites::assert_claims(&f, &["within-bound", "under-60-percent"]);
         assert_eq!(
             f.claims[1].paper,
-            "S_72/72 / (S_1 + D) of Table 3: 0.135 (quicksort) to 0.599 (strassen)"
+            "S_72/72 / (S_1 + D) of Table 3: 0.135 (quicksort) to 0.599 (strassen); here S_1 \
+             is the deepest single stack of the one-worker run (nqueens and strassen run each \
+             spawned child on a fiber of its own: a partly used page per nested spawn, in \
+             S_72 and in the bound's D, where Fibril's one linear stack has none)"
         );
     }
 
@@ -178,8 +196,9 @@ mod tests {
                 .collect();
             s
         };
-        // strassen at the quick size: S_1 = 10 pages over its nested spawns' stacks (its
-        // deepest stack is 2), D = 4, S_72 / 72 = 3.5: a quarter of its bound.
+        // strassen at the quick size: 10 pages over its nested spawns' stacks, its deepest
+        // stack 2 (S_1 here), D = 4, S_72 / 72 = 3.5: 0.58 of its bound (a quarter with the
+        // summed S_1: the share the bias would have given).
         let run = [with(DEPTH_ARM, 1, &[("fork_depth", &[4])]),
             with(
                 "fibril",
@@ -211,6 +230,6 @@ mod tests {
         let j = judge(&f, &run);
         assert_eq!(j[0].verdict, Verdict::Holds);
         assert_eq!(j[1].verdict, Verdict::Holds);
-        assert_eq!(j[0].ours, "strassen 0.250 [0.250–0.253]");
+        assert_eq!(j[0].ours, "strassen 0.583 [0.583–0.590]");
     }
 }

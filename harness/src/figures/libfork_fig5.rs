@@ -10,12 +10,17 @@
 //! oneTBB, OpenMP libomp, then the baselines). A time needs a core per worker: by default the figure measures the paper's P up
 //! to this machine's cores.
 //!
-//! Its claims ([`claims`]): libfork's fib overhead T_1 / T_s against the paper's 8.8 and below
-//! the other libraries' (41 and up), TBB's and OpenMP's against the paper's 57 and 41, its busy
-//! and lazy schedulers alike, linear scaling at P = 2 and up to 56 cores (the latter
-//! inconclusive on fewer cores), and its ratios against TBB and OpenMP at 112 cores. The
-//! numbers come from `paper-figures/reference/libfork_claims.csv`; taskflow has no row, so its
-//! number is only the bound of the claim that names it.
+//! Its claims ([`claims`]), each band ± 25 % around the paper's number (the band rule,
+//! `claims/check.rs`): libfork's fib overhead T_1 / T_s against the paper's 8.8, and OpenMP's
+//! T_1 over libfork's against 41 / 8.8 (the lowest of the others' overheads over libfork's: no
+//! T_s in it), TBB's and OpenMP's overheads against the paper's 57 and 41 (the overheads' texts
+//! name the serial code they divide by, [`FIB_TS`], and libfork's, which the paper divides
+//! by), its busy and lazy schedulers alike, linear scaling (T_1 / T_P about P) at P = 2 and up
+//! to 56 cores (the latter inconclusive on fewer cores), its ratios against TBB and OpenMP at
+//! 112 cores, and the abstract's averages, 7.2x faster than OpenMP and 2.7x than TBB (the mean
+//! over the four benchmarks at 112 cores). The numbers come from
+//! `paper-figures/reference/libfork_claims.csv`; taskflow has no row, so its number is in no
+//! band.
 
 use super::metric::Time;
 use super::suites::{
@@ -23,6 +28,7 @@ use super::suites::{
     libfork_claim_text, libfork_rows, libfork_runtimes_caption,
 };
 use super::{Figure, SpeedupBase};
+use crate::claims::quantity::number;
 use crate::claims::{Band, Case, Check, Claim, Q, case, time, ts};
 use stealbench_workloads::Variant;
 
@@ -60,9 +66,6 @@ pub(crate) fn figure() -> Figure {
 /// libfork's two arms of the figures, with their names in the paper.
 pub(crate) const LIBFORK_ARMS: [(&str, &str); 2] = [("Lazy-LF", LAZY_LF), ("Busy-LF", BUSY_LF)];
 
-/// The fraction of P that a speedup T_1 / T_P must reach to count as linear.
-pub(crate) const LINEAR: f64 = 0.75;
-
 /// T_1 / T_P of `arm` on `workload`.
 fn self_speedup(arm: &'static str, workload: &str, p: usize) -> Q {
     time(arm, workload, Variant::Fj, 1).over(time(arm, workload, Variant::Fj, p))
@@ -81,20 +84,67 @@ fn per_arm(what: &str, q: impl Fn(&'static str) -> Q) -> Vec<Case> {
         .collect()
 }
 
-/// The linear-scaling claim at `p`: T_1 / T_P of both arms on the four benchmarks at least
-/// [`LINEAR`] P.
+/// The linear-scaling claim at `p`: T_1 / T_P of both arms on the four benchmarks about P
+/// (Eq. (2), T_P = T_1 / P; the paper prints no speedups, so the band is the model's P within
+/// [`Band::ratio`]'s 25 %).
 fn linear_at(id: &'static str, p: usize) -> Claim {
     Claim::new(
         id,
         "libfork's execution time should scale as Eq. (2). This linear scaling is apparent \
          in almost all the benchmarks up to around 56 cores",
-        format!("T_1/T_P linear in P up to 56 cores (here: at least {LINEAR} P at P = {p})"),
+        format!("T_1/T_P linear in P up to 56 cores, Eq. (2): T_1/T_P = P (here at P = {p})"),
         Check::Within {
             cases: LIBFORK_CLASSIC
                 .iter()
                 .flat_map(|(bench, w)| per_arm(bench, |arm| self_speedup(arm, w, p)))
                 .collect(),
-            band: Band::at_least(LINEAR * p as f64),
+            band: Band::ratio(p as f64),
+            unit: "x",
+        },
+    )
+}
+
+/// The serial code T_s of fib is here, for the overhead claims' texts: the paper's T_1 / T_s
+/// divides by libfork's own serial fib, and a ratio over a faster serial code comes out larger.
+pub(crate) const FIB_TS: &str = "T_s of `fib`, the `serial` runtime's fj (the serial elision \
+     through the Worker trait)";
+
+/// The text of an overhead claim's paper number `key` of the claims CSV: the number, the serial
+/// code the paper divides by, and ours ([`FIB_TS`]).
+fn overhead_text(key: &str) -> String {
+    format!(
+        "{}, T_1 / T_s with T_s libfork's serial fib (bench/source/fib/serial.cpp: never \
+         inlined, its result through an out-parameter). Ours divides by {FIB_TS}; a serial \
+         code faster than libfork's makes every overhead larger by the ratio of the two (30.8 \
+         against 17.0 ms for fib(35) with g++ 12 -O3, a plain recursive fib being the \
+         faster): a `fails` above the band has that denominator as a known cause",
+        libfork_claim_text(key)
+    )
+}
+
+/// The mean over the classic benchmarks of T(`other`) / T(Lazy-LF) at `p`.
+fn mean_faster_than(other: &'static str, p: usize) -> Q {
+    let sum = LIBFORK_CLASSIC
+        .iter()
+        .map(|(_, w)| faster_than(other, LAZY_LF, w, p))
+        .reduce(Q::plus)
+        .expect("four benchmarks");
+    sum.over(Q::Const(LIBFORK_CLASSIC.len() as f64))
+}
+
+/// The abstract's "on average N× faster" than `other` (the record `key` of the claims CSV):
+/// the mean over the figure's four benchmarks of T(other) / T(Lazy-LF) at 112 cores.
+fn on_average(id: &'static str, other: &'static str, quote: &'static str, key: &str) -> Claim {
+    Claim::new(
+        id,
+        quote,
+        format!(
+            "{} on average (here the mean over the figure's 4 benchmarks at P = 112, Lazy-LF)",
+            libfork_claim_text(key)
+        ),
+        Check::Within {
+            cases: vec![case("mean", mean_faster_than(other, 112))],
+            band: Band::ratio(libfork_claim(key)),
             unit: "x",
         },
     )
@@ -125,7 +175,7 @@ pub(crate) fn claims() -> Vec<Claim> {
             format!("{} at P = 112", libfork_claim_text(key)),
             Check::Within {
                 cases: per_arm(bench, |arm| faster_than(other, arm, bench, 112)),
-                band: Band::around(libfork_claim(key), 0.25),
+                band: Band::more(libfork_claim(key)),
                 unit: "x",
             },
         )
@@ -138,10 +188,10 @@ pub(crate) fn claims() -> Vec<Claim> {
             "fib-overhead",
             "for Fibonacci ... the overheads, T_1/T_S, where 8.8, 41, 57 and, 180 for libfork, \
              openMP, TBB, and, taskflow",
-            libfork_claim_text("fib overhead T1/Ts libfork"),
+            overhead_text("fib overhead T1/Ts libfork"),
             Check::Within {
                 cases: per_arm("fib", overhead),
-                band: Band::around(libfork, 0.5),
+                band: Band::ratio(libfork),
                 unit: "x",
             },
         )
@@ -150,30 +200,34 @@ pub(crate) fn claims() -> Vec<Claim> {
             "fib-overhead-lowest",
             "the overheads, T_1/T_S, where 8.8, 41, 57 and, 180 for libfork, openMP, TBB, and, \
              taskflow",
-            format!("libfork {libfork}x, below OpenMP's {openmp}x, the lowest of the others'"),
+            format!(
+                "libfork {libfork}x, below OpenMP's {openmp}x, the lowest of the others': \
+                 T_1(OpenMP) / T_1(libfork) = {openmp} / {libfork} = {} (no T_s in it)",
+                number(openmp / libfork)
+            ),
             Check::Within {
-                cases: per_arm("fib", overhead),
-                band: Band::at_most(openmp),
+                cases: per_arm("fib", |arm| faster_than(OPENMP, arm, "fib", 1)),
+                band: Band::more(openmp / libfork),
                 unit: "x",
             },
         ),
         Claim::new(
             "tbb-fib-overhead",
             "the overheads, T_1/T_S, where ... 57 ... for ... TBB",
-            libfork_claim_text("fib overhead T1/Ts tbb"),
+            overhead_text("fib overhead T1/Ts tbb"),
             Check::Within {
                 cases: vec![case("fib TBB", overhead(TBB))],
-                band: Band::around(tbb, 0.5),
+                band: Band::ratio(tbb),
                 unit: "x",
             },
         ),
         Claim::new(
             "openmp-fib-overhead",
             "the overheads, T_1/T_S, where ... 41 ... for ... openMP",
-            libfork_claim_text("fib overhead T1/Ts openmp"),
+            overhead_text("fib overhead T1/Ts openmp"),
             Check::Within {
                 cases: vec![case("fib OpenMP", overhead(OPENMP))],
-                band: Band::around(openmp, 0.5),
+                band: Band::ratio(openmp),
                 unit: "x",
             },
         )
@@ -238,6 +292,18 @@ pub(crate) fn claims() -> Vec<Claim> {
             "integrate",
             "integrate at 112 cores: libfork faster than openmp",
         ),
+        on_average(
+            "faster-than-openmp-on-average",
+            OPENMP,
+            "Compared to openMP (libomp), libfork is on average 7.2× faster (abstract)",
+            "average speedup over openmp",
+        ),
+        on_average(
+            "faster-than-tbb-on-average",
+            TBB,
+            "compared to Intel's TBB, libfork is on average 2.7× faster (abstract)",
+            "average speedup over tbb",
+        ),
     ]
 }
 
@@ -287,20 +353,32 @@ mod tests {
                 "integrate-faster-than-tbb",
                 "fib-faster-than-openmp",
                 "integrate-faster-than-openmp",
+                "faster-than-openmp-on-average",
+                "faster-than-tbb-on-average",
             ],
         );
         let claim = |id: &str| f.claims.iter().find(|c| c.id == id).unwrap();
-        assert_eq!(claim("fib-overhead").paper, "8.8x");
-        assert_eq!(claim("fib-overhead-lowest").check.band(), "≤ 41 x");
-        assert_eq!(claim("openmp-fib-overhead").paper, "41x");
+        // Every band closed, ± 25 % around the paper's number; the overheads name the serial
+        // code they divide by.
+        assert!(claim("fib-overhead").paper.starts_with("8.8x, T_1 / T_s with T_s libfork's"));
+        assert!(claim("fib-overhead").paper.contains(FIB_TS));
+        assert_eq!(claim("fib-overhead").check.band(), "[6.60, 11] x");
+        assert_eq!(claim("tbb-fib-overhead").check.band(), "[42.8, 71.2] x");
+        assert_eq!(claim("fib-overhead-lowest").check.band(), "[3.49, 5.82] x");
+        assert!(claim("openmp-fib-overhead").paper.starts_with("41x"));
         assert_eq!(claim("fib-faster-than-openmp").check.band(), "[18, 30] x");
+        assert_eq!(claim("linear-at-2").check.band(), "[1.50, 2.50] x");
+        assert_eq!(claim("faster-than-openmp-on-average").check.band(), "[5.40, 9] x");
+        assert_eq!(claim("faster-than-tbb-on-average").check.band(), "[2.03, 3.38] x");
         // The claims against TBB and OpenMP read the real libraries' rows (n/a in a build
-        // without them, by the gate, not by a stand-in), each only its own.
+        // without them, by the gate, not by a stand-in), each only its own (OpenMP's T_1 is
+        // the lowest of the others' in fib-overhead-lowest).
         for c in &f.claims {
             assert!(c.stand_in.is_none(), "{}", c.id);
             for (rt, name) in [("tbb", "tbb"), ("openmp", "openmp")] {
                 let reads = c.points().iter().any(|(p, _)| p.runtime == rt);
-                assert_eq!(reads, c.id.contains(name), "{}", c.id);
+                let lowest = c.id == "fib-overhead-lowest" && rt == "openmp";
+                assert_eq!(reads, c.id.contains(name) || lowest, "{}", c.id);
             }
         }
         assert_eq!(claim("linear-to-56").max_p(), 56);

@@ -13,10 +13,16 @@
 //! which replays each program's recorded DAG (`sim=nanos`: the strands' measured lengths, so
 //! the producer's spin outlasts the consumer's descent there as it does on the machine).
 //! The x axis is the workload parameter (`d` or `t`), set by each row's workload spec.
+//!
+//! Its claims: the lower bounds exactly on the forced schedule (2 + 2d and 2(t + 1) on
+//! `abp`; 2 on `prows`, which holds by construction), and under the machine's own schedule
+//! ProWS's Theorem 4.11 (at most 3 deviations per steal, by its proof) and its "equal or
+//! better" against parsimonious stealing (`prows`'s deviations over `abp`'s at most 1).
 
-use super::spoonhower_fig6::STEALS_AND_DEVIATIONS;
+use super::prows_fig4::{DEVIATIONS_PER_STEAL, THEOREM_4_11};
+use super::spoonhower_fig6::{NO_MORE_THAN_PARSIMONIOUS, STEALS_AND_DEVIATIONS};
 use super::{Figure, XAxis};
-use crate::claims::{Check, Claim, case, counter};
+use crate::claims::{Band, Case, Check, Claim, Q, case, counter};
 use crate::grid::Row;
 use stealbench_workloads::Variant;
 
@@ -148,8 +154,72 @@ const FORCED_TWO: &str = "a forced schedule of one steal, whose deviations are 2
                           construction; under the machine's own schedule prows deviates 2 + 2d \
                           times on graph (a), as abp does";
 
+/// A case per value of `values` of `workload` (`touchchain/d=`), and per arm of `arms`:
+/// `q(arm, spec)` at P = 2.
+fn natural(
+    (workload, key, variant): (&str, &str, Variant),
+    values: &[u64],
+    arms: &[&'static str],
+    q: impl Fn(&'static str, &str, Variant) -> Q,
+) -> Vec<Case> {
+    values
+        .iter()
+        .flat_map(|v| {
+            let spec = format!("{workload}/{key}={v}");
+            arms.iter()
+                .map(|&rt| case(format!("{key}={v} {rt}"), q(rt, &spec, variant)))
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+/// ProWS's deviations under the schedule the machine gives, on the same graphs: Theorem
+/// 4.11's at most a constant per steal (on `prows` and the artifact's placement), and no more
+/// deviations than the parsimonious `abp` (ProWS's abstract).
+fn natural_claims(
+    graph: &str,
+    ids: [&'static str; 2],
+    sweep: (&str, &str, Variant),
+    values: &[u64],
+) -> [Claim; 2] {
+    let dev = |rt, w: &str, v| counter(rt, w, v, 2, "deviations");
+    let per_steal = |rt, w: &str, v| dev(rt, w, v).over(counter(rt, w, v, 2, "steals"));
+    [
+        Claim::new(
+            ids[0],
+            THEOREM_4_11,
+            format!(
+                "O(n) deviations for n steals, at most {DEVIATIONS_PER_STEAL} per steal by the \
+                 proof; graph {graph} under the machine's own schedule (the paper prints no \
+                 counts)"
+            ),
+            Check::Within {
+                cases: natural(sweep, values, &["prows", "prows/placement=artifact"], per_steal),
+                band: Band::at_most(DEVIATIONS_PER_STEAL),
+                unit: "deviations per steal",
+            },
+        ),
+        Claim::new(
+            ids[1],
+            NO_MORE_THAN_PARSIMONIOUS,
+            format!(
+                "deviations of prows over abp's at most 1, graph {graph} under the machine's \
+                 own schedule"
+            ),
+            Check::Within {
+                cases: natural(sweep, values, &["prows"], |rt, w, v| {
+                    dev(rt, w, v).over(dev("abp", w, v))
+                }),
+                band: Band::at_most(1.0),
+                unit: "x",
+            },
+        ),
+    ]
+}
+
 /// The lower bounds, exactly as the constructions give them on the forced schedule (one
-/// steal), for the parsimonious `abp` and, on the same programs, the proactive `prows`.
+/// steal), for the parsimonious `abp` and, on the same programs, the proactive `prows`; then
+/// ProWS's deviations under the machine's own schedule ([`natural_claims`]).
 fn claims() -> Vec<Claim> {
     let chain = ("touchchain", "d", Variant::Sf);
     let tree = ("touchtree", "t", Variant::Gf);
@@ -209,6 +279,20 @@ fn claims() -> Vec<Claim> {
         )
         .regression(FORCED_TWO),
     ]
+    .into_iter()
+    .chain(natural_claims(
+        "(a)",
+        ["a-proactive-per-steal", "a-no-more-than-parsimonious"],
+        chain,
+        &SPANS,
+    ))
+    .chain(natural_claims(
+        "(b)",
+        ["b-proactive-per-steal", "b-no-more-than-parsimonious"],
+        tree,
+        &TOUCHES,
+    ))
+    .collect()
 }
 
 #[cfg(test)]
@@ -235,8 +319,27 @@ mod tests {
                 "b-parsimonious-linear-in-t",
                 "a-proactive-constant",
                 "b-proactive-constant",
+                "a-proactive-per-steal",
+                "a-no-more-than-parsimonious",
+                "b-proactive-per-steal",
+                "b-no-more-than-parsimonious",
             ],
         );
+        // The natural-schedule claims read the unforced arms only.
+        for c in &f.claims[4..] {
+            assert!(
+                c.points()
+                    .iter()
+                    .all(|(p, _)| !p.runtime.contains("steals=") && p.p == 2),
+                "{}",
+                c.id
+            );
+        }
+        let Check::Within { cases, .. } = &f.claims[5].check else {
+            panic!("a ratio");
+        };
+        assert_eq!(cases[0].label, "d=16 prows");
+        assert_eq!(cases.len(), 9);
         let Check::Exact { cases, .. } = &f.claims[0].check else {
             panic!("exact");
         };

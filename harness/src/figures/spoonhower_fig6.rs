@@ -8,8 +8,12 @@
 //! The counts are measured with up to 16 workers, oversubscribed past this machine's cores (a
 //! count, not a time), and simulated (`sim=unit`: the recorded DAG, unit strands, replayed in
 //! `stealbench-sim`'s model of each scheduler) up to 1024.
+//!
+//! Its claims, at the measured P from 2 on: `abp`'s deviations many per steal (the paper's
+//! observation), `prows`'s at most 3 per steal (ProWS's Theorem 4.11) and no more than `abp`'s.
 
 use super::Figure;
+use super::prows_fig4::{DEVIATIONS_PER_STEAL, THEOREM_4_11};
 use crate::claims::{Band, Check, Claim, case, counter};
 use super::metric::{Count, Reduce};
 use crate::grid::Row;
@@ -96,6 +100,13 @@ fn per_steal(
     )
 }
 
+/// ProWS's words on its deviations against parsimonious work stealing's, for the claims that
+/// compare the two on one program under the machine's own schedule (a bound, one-sided: no
+/// more deviations than `abp`).
+pub(crate) const NO_MORE_THAN_PARSIMONIOUS: &str = "We show that ProWS, for programs that use \
+     futures, can provide provably efficient execution time and equal or better bounds on the \
+     number of deviations compared to classic parsimonious work stealing (ProWS, abstract)";
+
 /// The paper's observation on the parsimonious scheduler (`abp`: most deviations come after
 /// suspended touches, not from steals, at least 10 per steal), and ProWS's on the same program
 /// (a few per steal: its deviations are bounded by its steals).
@@ -110,11 +121,27 @@ fn claims() -> Vec<Claim> {
         ),
         per_steal(
             "proactive-few-per-steal",
-            "By proactively suspending the computation instead of expanding what's already \
-             on the deque, one can minimize the deviations (ProWS, Section 1)",
-            "ProWS's deviation bound O(m_k T_inf + P T_inf lg P): a constant number per steal",
+            THEOREM_4_11,
+            "O(n) deviations for n steals: at most 3 per steal by the proof (its three kinds \
+             of trace start, each bounded by the steals)",
             "prows",
-            Band::at_most(3.0),
+            Band::at_most(DEVIATIONS_PER_STEAL),
+        ),
+        Claim::new(
+            "no-more-than-parsimonious",
+            NO_MORE_THAN_PARSIMONIOUS,
+            "deviations of prows over abp's at most 1, at each measured P",
+            Check::Within {
+                cases: [2, 4, 8, 16]
+                    .into_iter()
+                    .map(|p| {
+                        let dev = |rt| counter(rt, "hqsort", Variant::Gf, p, "deviations");
+                        case(format!("P={p}"), dev("prows").over(dev("abp")))
+                    })
+                    .collect(),
+                band: Band::at_most(1.0),
+                unit: "x",
+            },
         ),
     ]
 }
@@ -148,7 +175,11 @@ mod tests {
         assert_eq!(at_1024, RUNTIMES[3..]);
         super::super::suites::assert_claims(
             &f,
-            &["parsimonious-deviations-not-from-steals", "proactive-few-per-steal"],
+            &[
+                "parsimonious-deviations-not-from-steals",
+                "proactive-few-per-steal",
+                "no-more-than-parsimonious",
+            ],
         );
     }
 }

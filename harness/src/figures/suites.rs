@@ -73,7 +73,10 @@ macro_rules! no_cilk_plus {
 pub(crate) use no_cilk_plus;
 
 /// Why a claim that compares Fibril with Cilk Plus is `n/a`: the one place the stand-in is
-/// explained for the claims ([`no_cilk_plus!`], then why `abp` cannot decide it).
+/// explained for the claims ([`no_cilk_plus!`], then why `abp` cannot decide it). One rule for
+/// every such claim (Fibril's Figures 3 and 4, Tables 2 and 4): `n/a`, its numbers shown; where
+/// the paper's sentence names a cause that one of our arms isolates, the claim compares with
+/// that arm instead (unmapping's page faults: [`FIBRIL_NO_UNMAP`]).
 pub(crate) const CILK_PLUS_STAND_IN: &str = concat!(
     no_cilk_plus!(),
     "; the two differ only in their stack pools and in `fibril`'s release of a suspended \
@@ -356,17 +359,22 @@ pub(crate) fn libfork_rows(benchmarks: &[(&str, &str)]) -> Vec<Row> {
     rows(benchmarks, &LIBFORK_RUNTIMES, |_, _| None)
 }
 
-/// One of Fibril's Tables 2 and 4: the twelve benchmarks on [`FIBRIL_TABLE_RUNTIMES`] at
-/// [`FIBRIL_P`], every row with the paper's cells (of `reference`) beside ours.
+/// One of Fibril's Tables 2 and 4: the twelve benchmarks on [`FIBRIL_TABLE_RUNTIMES`], then
+/// on the arms of `extra` (rows the paper's table has no column for), at [`FIBRIL_P`], the
+/// paper's rows with its cells (of `reference`) beside ours.
 pub(crate) fn fibril_table(
     id: &'static str,
     title: &'static str,
     caption: &'static str,
     reference: ReferenceCsv,
     metric: &'static dyn Metric,
+    extra: &[&str],
 ) -> Figure {
-    let rows = rows(&FIBRIL_BENCHMARKS, &FIBRIL_TABLE_RUNTIMES, |_, _| {
-        Some(PaperValues::default())
+    let runtimes: Vec<&str> = FIBRIL_TABLE_RUNTIMES.iter().chain(extra).copied().collect();
+    let rows = rows(&FIBRIL_BENCHMARKS, &runtimes, |_, rt| {
+        FIBRIL_TABLE_RUNTIMES
+            .contains(&rt)
+            .then(PaperValues::default)
     });
     Figure::new(id, title, caption, &[FIBRIL_P], metric, rows).with_reference(reference)
 }
