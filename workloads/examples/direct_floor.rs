@@ -4,7 +4,8 @@
 //! library, at P = 1 and 2.
 //!
 //! - `rayon`: `rayon::join` in a pool of P threads (`ThreadPool::install`), against `rayon`;
-//! - `chili`: `chili::Scope::join` in a pool of P threads, against `chili`;
+//! - `chili`: `chili::Scope::join` in a pool of P threads, its sides in the order that gives
+//!   the trait's schedule (`fib(n-1)` inline, `fib(n-2)` offered to thieves), against `chili`;
 //! - `tokio`: `tokio::spawn` of `fib(n-1)`, `fib(n-2)` awaited in a box, then the join handle,
 //!   on a multi-thread runtime of P workers, against `tokio`.
 //!
@@ -14,8 +15,9 @@
 //! `workloads::fib::serial`. The oneTBB and OpenMP baselines have their own program
 //! (`baseline_floor`), as their direct code is C++.
 //!
-//! `cargo run --release -p stealbench-workloads --example direct_floor [n] [reps] [rounds]`
-//! (defaults 35, 7 and 5).
+//! `cargo run --release -p stealbench-workloads --example direct_floor [n] [reps] [rounds]
+//! [tokio_n]` (defaults 35, 7, 5 and 30: a task per call makes tokio's fib(35) take seconds a
+//! run, and fib(30)'s 1.3 million spawns measure the same cost per task).
 
 #![allow(clippy::manual_async_fn)]
 
@@ -42,7 +44,9 @@ fn fib_chili(s: &mut chili::Scope<'_>, n: u64) -> u64 {
     if n < 2 {
         return n;
     }
-    let (a, b) = s.join(|s| fib_chili(s, n - 1), |s| fib_chili(s, n - 2));
+    // chili runs its second closure inline and offers the first to thieves: fib(n-1) inline
+    // and fib(n-2) offered, the schedule of `fj` through the trait (and of `rayon::join`).
+    let (b, a) = s.join(|s| fib_chili(s, n - 2), |s| fib_chili(s, n - 1));
     a + b
 }
 
@@ -86,6 +90,10 @@ fn timed(reps: usize, want: u64, mut f: impl FnMut() -> u64) -> f64 {
 /// One library at one P: the direct and the through-stealbench runs, timed alternately.
 struct Pair<'a> {
     name: String,
+    /// fib's value at this pair's n.
+    want: u64,
+    /// T_s at this pair's n.
+    ts: f64,
     direct: Box<dyn FnMut() -> u64 + 'a>,
     via: Box<dyn FnMut() -> u64 + 'a>,
     direct_s: Vec<f64>,
@@ -97,6 +105,7 @@ fn main() {
     let n: u64 = args.next().map_or(35, |s| s.parse().expect("n"));
     let reps: usize = args.next().map_or(7, |s| s.parse().expect("reps"));
     let rounds: usize = args.next().map_or(5, |s| s.parse().expect("rounds"));
+    let tokio_n: u64 = args.next().map_or(30, |s| s.parse().expect("tokio_n"));
     let want = expected(n);
 
     let config = |p: usize| PoolConfig::with_workers(p);
@@ -110,6 +119,8 @@ fn main() {
         let via = RayonPool::start(&config(p)).expect("rayon");
         pairs.push(Pair {
             name: format!("rayon P={p}"),
+            want,
+            ts: 0.0,
             direct: Box::new(move || direct.install(|| fib_rayon(black_box(n)))),
             via: Box::new(move || via.run(|w| fj(w, black_box(n)))),
             direct_s: Vec::new(),
@@ -122,6 +133,8 @@ fn main() {
         let via = ChiliPool::start(&config(p)).expect("chili");
         pairs.push(Pair {
             name: format!("chili P={p}"),
+            want,
+            ts: 0.0,
             direct: Box::new(move || fib_chili(&mut direct.scope(), black_box(n))),
             via: Box::new(move || via.run(|w| fj(w, black_box(n)))),
             direct_s: Vec::new(),
@@ -134,18 +147,24 @@ fn main() {
         let via = TokioPool::start(&config(p)).expect("tokio");
         pairs.push(Pair {
             name: format!("tokio P={p}"),
-            direct: Box::new(move || direct.block_on(fib_tokio(black_box(n)))),
-            via: Box::new(move || via.run_async(|c| fj_async(c, black_box(n)))),
+            want: expected(tokio_n),
+            ts: 0.0,
+            direct: Box::new(move || direct.block_on(fib_tokio(black_box(tokio_n)))),
+            via: Box::new(move || via.run_async(|c| fj_async(c, black_box(tokio_n)))),
             direct_s: Vec::new(),
             via_s: Vec::new(),
         });
     }
 
-    let mut ts = Vec::new();
+    let mut ts: Vec<(u64, Vec<f64>)> = vec![(n, Vec::new()), (tokio_n, Vec::new())];
     for round in 0..rounds {
-        ts.push(timed(reps, want, || serial(black_box(n))));
+        for (m, times) in &mut ts {
+            let m = *m;
+            times.push(timed(reps, expected(m), || serial(black_box(m))));
+        }
         for pair in &mut pairs {
             // Alternate which of the two goes first, round by round.
+            let want = pair.want;
             if round % 2 == 0 {
                 pair.direct_s.push(timed(reps, want, &mut pair.direct));
                 pair.via_s.push(timed(reps, want, &mut pair.via));
@@ -155,10 +174,15 @@ fn main() {
             }
         }
     }
-    let ts = median(ts);
+    let ts: Vec<(u64, f64)> = ts.into_iter().map(|(m, t)| (m, median(t))).collect();
+    for pair in &mut pairs {
+        let m = if pair.want == want { n } else { tokio_n };
+        pair.ts = ts.iter().find(|(k, _)| *k == m).map_or(f64::NAN, |(_, t)| *t);
+    }
     println!(
-        "fib({n}), {rounds} alternating rounds, each a median of {reps}: T_s = {ts:.4} s \
-         (fib::serial)"
+        "fib({n}) (tokio: fib({tokio_n})), {rounds} alternating rounds, each a median of {reps}: \
+         T_s = {:.4} s and {:.4} s (fib::serial)",
+        ts[0].1, ts[1].1
     );
     println!(
         "{:>12} {:>10} {:>10} {:>14} {:>14} {:>11}",
@@ -176,8 +200,8 @@ fn main() {
         println!(
             "{:>12} {d:>10.4} {v:>10.4} {:>14.2} {:>14.2} {ratio:>11.3}",
             pair.name,
-            d / ts,
-            v / ts
+            d / pair.ts,
+            v / pair.ts
         );
     }
 }
