@@ -204,7 +204,21 @@ fn bench_measures_a_variant_where_it_can() {
     };
     assert!(row("libfork").contains("not supported"), "{stdout}");
     assert!(row("prows").ends_with(" ok"), "{stdout}");
-    assert!(row("serial").ends_with(" 1.00-1.00  ok"), "{stdout}");
+    // T_s is the kernel: fib's serial code, no runtime and no trait. The `serial` row (the
+    // trait's elision, here of sf) and libfork's serial shape are rows like the others.
+    assert!(
+        row("serial/front=kernel").ends_with(" 1.00-1.00  ok"),
+        "{stdout}"
+    );
+    assert!(row("serial").ends_with(" ok"), "{stdout}");
+    assert!(
+        row("serial/front=kernel/shape=libfork").ends_with(" ok"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("T_s = serial/front=kernel: fib's serial code called directly"),
+        "{stdout}"
+    );
     // Two rounds: every measured runtime shows the range of its two ratios.
     let range = row("prows").split_whitespace().nth(4).unwrap().to_string();
     let (lo, hi) = range.split_once('-').expect("a range lo-hi");
@@ -378,10 +392,11 @@ fn reproduce_fig3_end_to_end_then_resume() {
     let raw = fs::read_to_string(run.join("raw.csv")).unwrap();
     let raw_lines: Vec<&str> = raw.lines().collect();
     assert!(raw_lines[0].starts_with("runtime,workload,variant,workers,size,params,rep,seconds"));
-    // T_s: serial fib fj P=1, two repetitions at the test size, both checked.
+    // T_s: the kernel of fib (fj's elision) at P=1, two repetitions at the test size, both
+    // checked.
     assert_eq!(raw_lines.len(), 3, "{raw}");
     assert!(
-        raw_lines[1].starts_with("serial,fib,fj,1,test,n=20,1,"),
+        raw_lines[1].starts_with("serial/front=kernel,fib,fj,1,test,n=20,1,"),
         "{raw}"
     );
     assert!(raw_lines[2].contains(",ok,ok,"), "{raw}");
@@ -401,7 +416,7 @@ fn reproduce_fig3_end_to_end_then_resume() {
             .lines()
             .nth(1)
             .unwrap()
-            .starts_with("serial,fib,fj,1,test,n=20,2,"),
+            .starts_with("serial/front=kernel,fib,fj,1,test,n=20,2,"),
         "{summary}"
     );
     let meta = fs::read_to_string(run.join("meta.json")).unwrap();
@@ -426,6 +441,11 @@ fn reproduce_fig3_end_to_end_then_resume() {
         "{md}"
     );
     assert!(md.contains("scalability over T_1"), "{md}");
+    // The page says which T_s it used: ProWS divides by the serial elision, the plain kernel.
+    assert!(
+        md.contains("- T_s: `serial/front=kernel`, each workload's kernel"),
+        "{md}"
+    );
     // The claims' verdicts: after the table, in the page (first), and in claims.csv. Only T_s
     // ran: the claims on the figure's rows are n/a (not measured), the one at P = 16
     // inconclusive on this machine's cores.
@@ -640,7 +660,7 @@ fn hw_video_is_checked_recorded_and_reaches_the_points() {
     assert!(!rows.is_empty(), "{raw}");
     for r in &rows {
         assert!(
-            r.starts_with("serial,hw,fj,1,test,")
+            r.starts_with("serial/front=kernel,hw,fj,1,test,")
                 && r.contains(&fingerprint)
                 && r.contains("20 points (from ")
                 && r.contains(",ok,ok,"),
@@ -1032,11 +1052,12 @@ fn alive(pid: u32) -> bool {
     })
 }
 
-/// The binary with `args` in `cwd`, its serial points at P = 1 hanging (`STEALBENCH_FAULT`).
+/// The binary with `args` in `cwd`, its T_s points (the kernel at P = 1) hanging
+/// (`STEALBENCH_FAULT`).
 fn hanging(args: &[&str], cwd: &Path) -> Command {
     let mut c = Command::new(BIN);
     c.args(args)
-        .env("STEALBENCH_FAULT", "serial@1=hang")
+        .env("STEALBENCH_FAULT", "serial/front=kernel@1=hang")
         .current_dir(cwd);
     c
 }
@@ -1622,7 +1643,7 @@ fn a_points_record_is_its_childs_and_a_resume_must_be_on_its_machine() {
     }
     let serial = rows
         .iter()
-        .find(|r| &r[col("runtime")] == "serial")
+        .find(|r| &r[col("runtime")] == "serial/front=kernel")
         .unwrap();
     assert!(!serial[col("params")].contains("misreported"));
     assert!(!serial[col("pool")].contains("fence="), "{serial:?}");

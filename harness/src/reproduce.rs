@@ -559,6 +559,9 @@ fn markdown(
         fig.metric.note_label(),
         fig.metric.describe()
     ));
+    if fig.metric.compares_times() {
+        out.push_str(&format!("- T_s: {}\n", crate::figures::ts_note(fig.ts)));
+    }
     if let Some(p) = s.workers.iter().find(|&&p| p > meta.machine.logical_cpus) {
         out.push_str(&format!(
             "- Oversubscribed: P={p} and above exceed this machine's {} logical CPUs: {}\n",
@@ -695,7 +698,7 @@ fn continue_command(id: &str, run_dir: &Path, figures_dir: &Path) -> String {
 /// workers under its selection, and the simulated rows at the figure's extra P (the whole grid:
 /// a shard's part is taken from it).
 pub(crate) fn run_grid(fig: &Figure, s: &Settings) -> Grid {
-    let mut grid = Grid::build(fig.rows.clone(), &s.workers, &s.selection());
+    let mut grid = Grid::build_with(fig.rows.clone(), fig.ts, &s.workers, &s.selection());
     grid.simulate_also(fig.sim_workers);
     grid
 }
@@ -731,7 +734,7 @@ pub(crate) fn view(
     store: &Store,
     params_of: &HashMap<String, String>,
 ) -> View {
-    let summaries = results::summarize(store);
+    let summaries = results::summarize(store).with_ts(fig.ts);
     let ctx = Context {
         summaries: &summaries,
         cpus: meta.machine.logical_cpus,

@@ -50,7 +50,9 @@ pub(crate) fn figure() -> Figure {
              perform about the same on all three. Paper machine: 2 x 18-core Haswell, \
              2.3 GHz, GCC 5.2 -O2, mean of 10 runs, 1 MiB stacks. ",
             fibril_runtimes_caption!(),
-            "matmul is our `mm` and strassen our `smm`. Each cell: T_1, then T_s/T_1 and how \
+            "matmul is our `mm` and strassen our `smm`. T_serial is each workload's kernel, \
+             the serial elision of its Cilk code (Fibril's serial versions) with no runtime. \
+             Each cell: T_1, then T_s/T_1 and how \
              many times faster than `abp` and `tbb` (T_1(abp)/T_1(row), T_1(tbb)/T_1(row)); \
              the paper's ratios beside the `fibril` rows."
         ),

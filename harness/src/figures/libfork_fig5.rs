@@ -10,6 +10,10 @@
 //! oneTBB, OpenMP libomp, then the baselines). A time needs a core per worker: by default the figure measures the paper's P up
 //! to this machine's cores.
 //!
+//! T_s is the serial code of libfork's benchmark ([`Shape::Libfork`]): its fib is never inlined
+//! and returns through an out-parameter, a slower serial fib than the plain recursion, and the
+//! one the paper's overheads divide by.
+//!
 //! Its claims ([`claims`]): libfork's fib overhead T_1 / T_s against the paper's 8.8 and below
 //! the other libraries' (41 and up), TBB's and OpenMP's against the paper's 57 and 41, its busy
 //! and lazy schedulers alike, linear scaling at P = 2 and up to 56 cores (the latter
@@ -24,7 +28,7 @@ use super::suites::{
 };
 use super::{Figure, SpeedupBase};
 use crate::claims::{Band, Case, Check, Claim, Q, case, time, ts};
-use stealbench_workloads::Variant;
+use stealbench_workloads::{Shape, Variant};
 
 /// The figure's id.
 pub(crate) const ID: &str = "libfork-fig5";
@@ -48,12 +52,17 @@ pub(crate) fn figure() -> Figure {
              56-core Xeon Platinum 8480+ (112 cores, two NUMA nodes), Clang 18, medians of 5 \
              runs; inputs fib n=42, integrate n=10^4 eps=1e-9, nqueens n=14, matmul n=8192. ",
             libfork_runtimes_caption!(),
-            "matmul is our `mm`. The paper prints no times: no paper value is beside ours."
+            "matmul is our `mm`. T_s, as the paper's benchmark times it, is the serial code of \
+             libfork's benchmark: its fib is never inlined and returns through an \
+             out-parameter, the shape the overheads T_1/T_s divide by; its integrate, nqueens \
+             and matmul are plain (the page's T_s line). The paper prints no times: no paper \
+             value is beside ours."
         ),
         PAPER_WORKERS,
         &Time(SpeedupBase::Serial),
         libfork_rows(&LIBFORK_CLASSIC),
     )
+    .with_ts(Shape::Libfork)
     .with_claims(claims())
 }
 
@@ -254,6 +263,35 @@ mod tests {
         let matmul = f.rows.iter().find(|r| r.bench == "matmul").unwrap();
         assert_eq!(matmul.workload, "mm/input=libfork");
         assert!(f.metric.needs_cores());
+    }
+
+    #[test]
+    fn overheads_divide_by_libforks_serial_shape_and_the_page_says_so() {
+        use crate::testutil::ok_point;
+        let f = figure();
+        assert_eq!(f.ts, Shape::Libfork);
+        let note = crate::figures::ts_note(f.ts);
+        assert!(
+            note.starts_with("`serial/front=kernel/shape=libfork`")
+                && note.contains("never inlined")
+                && note.contains("out-parameter"),
+            "{note}"
+        );
+        assert!(f.caption.contains("returns through an out-parameter"));
+        // The grid measures libfork's serial fib as T_s, and T_1 / T_s divides by it.
+        let grid = crate::grid::Grid::build_with(f.rows.clone(), f.ts, &[1], &Default::default());
+        assert_eq!(
+            grid.points[0].to_string(),
+            "serial/front=kernel/shape=libfork fib-fj P=1"
+        );
+        let run = crate::results::Summaries::from(vec![
+            ok_point("serial/front=kernel", Variant::Fj, 1, 0.05),
+            ok_point("serial/front=kernel/shape=libfork", Variant::Fj, 1, 0.1),
+            ok_point(LAZY_LF, Variant::Fj, 1, 1.0),
+        ])
+        .with_ts(f.ts);
+        let overhead = time(LAZY_LF, "fib", Variant::Fj, 1).over(ts("fib"));
+        assert_eq!(overhead.samples(&run).unwrap().values, [10.0]);
     }
 
     #[test]
