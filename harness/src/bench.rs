@@ -173,8 +173,15 @@ pub(crate) fn bench_command(args: &BenchArgs) -> Result<i32, Failure> {
         .find(|l| l.arm == ts_arm)
         .map(|l| l.medians.clone())
         .unwrap_or_default();
+    // The widest arm's spelling sets the first column.
+    let width = lines
+        .iter()
+        .map(|l| l.name.len())
+        .max()
+        .unwrap_or(0)
+        .max(26);
     outln!(
-        "\n{:<26} {:<8} {:>12} {:>10} {:>13}  status",
+        "\n{:<width$} {:<8} {:>12} {:>10} {:>13}  status",
         "runtime",
         "front",
         "T1 (s)",
@@ -206,7 +213,7 @@ pub(crate) fn bench_command(args: &BenchArgs) -> Result<i32, Failure> {
             (Ok(_), None) => "ok".to_string(),
         };
         outln!(
-            "{:<26} {:<8} {:>12} {:>10} {:>13}  {}",
+            "{:<width$} {:<8} {:>12} {:>10} {:>13}  {}",
             l.name,
             l.front,
             t1.map_or("—".to_string(), format_time),
