@@ -367,6 +367,56 @@ fn shard_dir(results: &Path, figure: &str, i: usize, n: usize) -> PathBuf {
         .expect("the shard's run directory names it")
 }
 
+/// libfork's figures divide by libfork's serial fib (never inlined, an out-parameter): their
+/// T_s points are that kernel's, `speedup_ts` reads them, and the page says which T_s it used.
+#[test]
+fn libforks_figures_divide_by_its_serial_shape() {
+    let dir = TempDir::with_prefix("stealbench-cli-libfork-ts-").unwrap();
+    let lazy = "libfork/victim=numa/pinning=scatter";
+    let rest = [
+        &["--runtimes", lazy, "--workloads", "fib", "--workers", "1"][..],
+        &["--rounds", "1", "--reps", "2"],
+        &dirs_args("r", "f"),
+    ]
+    .concat();
+    let out = stealbench(&reproduce_args("libfork-fig5", &rest), dir.path());
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let run = run_dirs(&dir.path().join("r"), "libfork-fig5").remove(0);
+    let raw = fs::read_to_string(run.join("raw.csv")).unwrap();
+    assert!(
+        raw.lines()
+            .any(|l| l.starts_with("serial/front=kernel/shape=libfork,fib,fj,1,test,n=20,")),
+        "{raw}"
+    );
+    assert!(!raw.contains("\nserial/front=kernel,"), "{raw}");
+    let mut r = csv::Reader::from_path(run.join("summary.csv")).unwrap();
+    let h = r.headers().unwrap().clone();
+    let col = |name: &str| h.iter().position(|c| c == name).unwrap();
+    let rows: Vec<csv::StringRecord> = r.records().map(Result::unwrap).collect();
+    let median = |rt: &str| -> (f64, Option<f64>) {
+        let row = rows.iter().find(|r| &r[col("runtime")] == rt).unwrap();
+        (
+            row[col("median")].parse().unwrap(),
+            row[col("speedup_ts")].parse().ok(),
+        )
+    };
+    let (ts, _) = median("serial/front=kernel/shape=libfork");
+    let (t1, speedup) = median(lazy);
+    assert!(
+        (speedup.unwrap() - ts / t1).abs() < 1e-9 * (ts / t1),
+        "{rows:?}"
+    );
+    let md = fs::read_to_string(dir.path().join("f/libfork-fig5.md")).unwrap();
+    assert!(
+        md.contains("- T_s: `serial/front=kernel/shape=libfork`, the serial code of libfork's"),
+        "{md}"
+    );
+    assert!(
+        md.contains("The claims' T_s is `serial/front=kernel/shape=libfork`"),
+        "{md}"
+    );
+}
+
 #[test]
 fn reproduce_fig3_end_to_end_then_resume() {
     let dir = TempDir::with_prefix("stealbench-cli-e2e-").unwrap();

@@ -8,7 +8,7 @@ use crate::grid::{Availability, Grid, Status, workload_info};
 use crate::results::{self, Meta, Settings, Store};
 use crate::runner::{ChildExecutor, ExecError, PointOutcome, Progress, run_missing};
 use crate::spec::{PointSpec, workload_name};
-use crate::{claims, plot, point, spec, suggest, table};
+use crate::{claims, plot, point, runtimes, spec, suggest, table};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::collections::HashMap;
 use std::io::IsTerminal;
@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 use stealbench_schedulers::topology::Topology;
 use stealbench_schedulers::{FenceMode, Pinning};
-use stealbench_workloads::Size;
+use stealbench_workloads::{Shape, Size};
 
 /// The figure with id `id`, or a one-line reason.
 pub(crate) fn lookup_figure(id: &str) -> Result<Figure, Failure> {
@@ -510,6 +510,20 @@ fn markdown(
         fig.id, meta.timestamp
     ));
     out.push_str(&claims::markdown(verdicts));
+    let reads_ts = verdicts.iter().any(|j| {
+        j.claim
+            .check
+            .quantities()
+            .iter()
+            .any(|q| !q.ts_workloads().is_empty())
+    });
+    if fig.ts != Shape::Plain && reads_ts {
+        out.push_str(&format!(
+            "The claims' T_s is `{}`, the {} paper's serial code (T_s, under The run).\n\n",
+            runtimes::kernel(fig.ts),
+            fig.ts
+        ));
+    }
     out.push_str("## The run\n\n");
     out.push_str(&format!(
         "- Machine: {}, {} cores / {} logical CPUs, {} NUMA node(s), {}\n",
