@@ -290,7 +290,21 @@ fn bench_measures_a_variant_where_it_can() {
     };
     assert!(row("libfork").contains("not supported"), "{stdout}");
     assert!(row("prows").ends_with(" ok"), "{stdout}");
-    assert!(row("serial").ends_with(" 1.00-1.00  ok"), "{stdout}");
+    // T_s is the kernel: fib's serial code, no runtime and no trait. The `serial` row (the
+    // trait's elision, here of sf) and libfork's serial shape are rows like the others.
+    assert!(
+        row("serial/front=kernel").ends_with(" 1.00-1.00  ok"),
+        "{stdout}"
+    );
+    assert!(row("serial").ends_with(" ok"), "{stdout}");
+    assert!(
+        row("serial/front=kernel/shape=libfork").ends_with(" ok"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("T_s = serial/front=kernel: fib's serial code called directly"),
+        "{stdout}"
+    );
     // Two rounds: every measured runtime shows the range of its two ratios.
     let range = row("prows").split_whitespace().nth(4).unwrap().to_string();
     let (lo, hi) = range.split_once('-').expect("a range lo-hi");
@@ -439,6 +453,56 @@ fn shard_dir(results: &Path, figure: &str, i: usize, n: usize) -> PathBuf {
         .expect("the shard's run directory names it")
 }
 
+/// libfork's figures divide by libfork's serial fib (never inlined, an out-parameter): their
+/// T_s points are that kernel's, `speedup_ts` reads them, and the page says which T_s it used.
+#[test]
+fn libforks_figures_divide_by_its_serial_shape() {
+    let dir = TempDir::with_prefix("stealbench-cli-libfork-ts-").unwrap();
+    let lazy = "libfork/victim=numa/pinning=scatter";
+    let rest = [
+        &["--runtimes", lazy, "--workloads", "fib", "--workers", "1"][..],
+        &["--rounds", "1", "--reps", "2"],
+        &dirs_args("r", "f"),
+    ]
+    .concat();
+    let out = stealbench(&reproduce_args("libfork-fig5", &rest), dir.path());
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let run = run_dirs(&dir.path().join("r"), "libfork-fig5").remove(0);
+    let raw = fs::read_to_string(run.join("raw.csv")).unwrap();
+    assert!(
+        raw.lines()
+            .any(|l| l.starts_with("serial/front=kernel/shape=libfork,fib,fj,1,test,n=20,")),
+        "{raw}"
+    );
+    assert!(!raw.contains("\nserial/front=kernel,"), "{raw}");
+    let mut r = csv::Reader::from_path(run.join("summary.csv")).unwrap();
+    let h = r.headers().unwrap().clone();
+    let col = |name: &str| h.iter().position(|c| c == name).unwrap();
+    let rows: Vec<csv::StringRecord> = r.records().map(Result::unwrap).collect();
+    let median = |rt: &str| -> (f64, Option<f64>) {
+        let row = rows.iter().find(|r| &r[col("runtime")] == rt).unwrap();
+        (
+            row[col("median")].parse().unwrap(),
+            row[col("speedup_ts")].parse().ok(),
+        )
+    };
+    let (ts, _) = median("serial/front=kernel/shape=libfork");
+    let (t1, speedup) = median(lazy);
+    assert!(
+        (speedup.unwrap() - ts / t1).abs() < 1e-9 * (ts / t1),
+        "{rows:?}"
+    );
+    let md = fs::read_to_string(dir.path().join("f/libfork-fig5.md")).unwrap();
+    assert!(
+        md.contains("- T_s: `serial/front=kernel/shape=libfork`, the serial code of libfork's"),
+        "{md}"
+    );
+    assert!(
+        md.contains("The claims' T_s is `serial/front=kernel/shape=libfork`"),
+        "{md}"
+    );
+}
+
 #[test]
 fn reproduce_fig3_end_to_end_then_resume() {
     let dir = TempDir::with_prefix("stealbench-cli-e2e-").unwrap();
@@ -464,10 +528,11 @@ fn reproduce_fig3_end_to_end_then_resume() {
     let raw = fs::read_to_string(run.join("raw.csv")).unwrap();
     let raw_lines: Vec<&str> = raw.lines().collect();
     assert!(raw_lines[0].starts_with("runtime,workload,variant,workers,size,params,rep,seconds"));
-    // T_s: serial fib fj P=1, two repetitions at the test size, both checked.
+    // T_s: the kernel of fib (fj's elision) at P=1, two repetitions at the test size, both
+    // checked.
     assert_eq!(raw_lines.len(), 3, "{raw}");
     assert!(
-        raw_lines[1].starts_with("serial,fib,fj,1,test,n=20,1,"),
+        raw_lines[1].starts_with("serial/front=kernel,fib,fj,1,test,n=20,1,"),
         "{raw}"
     );
     assert!(raw_lines[2].contains(",ok,ok,"), "{raw}");
@@ -487,7 +552,7 @@ fn reproduce_fig3_end_to_end_then_resume() {
             .lines()
             .nth(1)
             .unwrap()
-            .starts_with("serial,fib,fj,1,test,n=20,2,"),
+            .starts_with("serial/front=kernel,fib,fj,1,test,n=20,2,"),
         "{summary}"
     );
     let meta = fs::read_to_string(run.join("meta.json")).unwrap();
@@ -512,6 +577,11 @@ fn reproduce_fig3_end_to_end_then_resume() {
         "{md}"
     );
     assert!(md.contains("scalability over T_1"), "{md}");
+    // The page says which T_s it used: ProWS divides by the serial elision, the plain kernel.
+    assert!(
+        md.contains("- T_s: `serial/front=kernel`, each workload's kernel"),
+        "{md}"
+    );
     // The claims' verdicts: after the table, in the page (first), and in claims.csv. Only T_s
     // ran: the claims on the figure's rows are n/a (not measured), the one at P = 16
     // inconclusive on this machine's cores.
@@ -741,7 +811,7 @@ fn hw_video_is_checked_recorded_and_reaches_the_points() {
     assert!(!rows.is_empty(), "{raw}");
     for r in &rows {
         assert!(
-            r.starts_with("serial,hw,fj,1,test,")
+            r.starts_with("serial/front=kernel,hw,fj,1,test,")
                 && r.contains(&fingerprint)
                 && r.contains("20 points (from ")
                 && r.contains(",ok,ok,"),
@@ -1133,11 +1203,12 @@ fn alive(pid: u32) -> bool {
     })
 }
 
-/// The binary with `args` in `cwd`, its serial points at P = 1 hanging (`STEALBENCH_FAULT`).
+/// The binary with `args` in `cwd`, its T_s points (the kernel at P = 1) hanging
+/// (`STEALBENCH_FAULT`).
 fn hanging(args: &[&str], cwd: &Path) -> Command {
     let mut c = Command::new(BIN);
     c.args(args)
-        .env("STEALBENCH_FAULT", "serial@1=hang")
+        .env("STEALBENCH_FAULT", "serial/front=kernel@1=hang")
         .current_dir(cwd);
     c
 }
@@ -1723,7 +1794,7 @@ fn a_points_record_is_its_childs_and_a_resume_must_be_on_its_machine() {
     }
     let serial = rows
         .iter()
-        .find(|r| &r[col("runtime")] == "serial")
+        .find(|r| &r[col("runtime")] == "serial/front=kernel")
         .unwrap();
     assert!(!serial[col("params")].contains("misreported"));
     assert!(!serial[col("pool")].contains("fence="), "{serial:?}");

@@ -1,17 +1,24 @@
 //! `stealbench bench`: fib(n) at P = 1 on every implemented runtime (in each of its registered
-//! arms: libfork lazy and busy, prows's two placements, serial on both front-ends), each in its
-//! own process, and T_1 / T_s per runtime (T_s = the `serial` runtime's fork-join time, the
-//! serial elision): the cost of a fork (`--variant fj`) or of a future (`sf`). The runtimes are
-//! measured in turn, `--rounds` times over; each round's ratios use that round's T_s.
+//! arms: libfork lazy and busy, prows's two placements, serial on both front-ends and as the
+//! kernel), each in its own process, and T_1 / T_s per runtime: the cost of a fork
+//! (`--variant fj`) or of a future (`sf`). T_s is `serial/front=kernel`, [`fib::serial`]
+//! called directly, with no runtime and no trait; the `serial` row is the same program
+//! through the closure front-end's traits, so its T1/Ts is the trait's cost (elision /
+//! kernel), and `serial/front=kernel/shape=libfork` is libfork's serial fib (never inlined, an
+//! out-parameter), which libfork's figures divide by. The runtimes are measured in turn,
+//! `--rounds` times over; each round's ratios use that round's T_s.
+//!
+//! [`fib::serial`]: stealbench_workloads::fib::serial
 
 use crate::cli::{BenchArgs, Failure};
-use crate::grid::Status;
+use crate::grid::{Status, offered};
 use crate::runner::{outcome_of, run_child};
 use crate::runtimes::{self, RUNTIMES};
 use crate::stats;
 use crate::table::format_time;
 use std::time::Duration;
-use stealbench_workloads::{Variant, Workload, fib::Fib};
+use stealbench_schedulers::FrontEnd;
+use stealbench_workloads::{Shape, Variant, Workload, WorkloadInfo, fib::Fib};
 
 /// One runtime's line of the table, filled in round by round.
 struct Line {
@@ -52,13 +59,18 @@ pub(crate) fn bench_command(args: &BenchArgs) -> Result<i32, Failure> {
     // Every registered arm (those of a runtime this build lacks are listed as not built), or
     // those `--runtimes` selects as `reproduce`'s does (a bare name every registered arm of its
     // runtime), T_s's first; a simulation measures no pool.
+    let ts_arm = runtimes::kernel(Shape::Plain);
     let arms: Vec<runtimes::Arm> = match &args.runtimes {
-        None => RUNTIMES
-            .iter()
-            .flat_map(runtimes::registered_arms)
+        None => std::iter::once(ts_arm)
+            .chain(
+                RUNTIMES
+                    .iter()
+                    .flat_map(runtimes::registered_arms)
+                    .filter(|&a| a != ts_arm),
+            )
             .collect(),
         Some(selected) => {
-            let mut arms = vec![runtimes::serial()];
+            let mut arms = vec![ts_arm];
             for &arm in selected {
                 if arm.sim.is_some() {
                     return Err(Failure::Usage(format!(
@@ -83,17 +95,14 @@ pub(crate) fn bench_command(args: &BenchArgs) -> Result<i32, Failure> {
         .into_iter()
         .map(|arm| {
             let name = arm.spec();
-            // The serial elision is T_s whatever the variant; the others run the variant if
-            // they can.
-            let v = if name == runtimes::SERIAL {
+            // The kernel, T_s, is fj's elision whatever the variant; the others run the variant
+            // if they can.
+            let v = if arm.front_end() == FrontEnd::Kernel {
                 Variant::Fj
             } else {
                 variant
             };
-            let offered = match arm.front_end() {
-                stealbench_schedulers::FrontEnd::Closure => Fib::VARIANTS,
-                stealbench_schedulers::FrontEnd::Async => Fib::ASYNC_VARIANTS,
-            };
+            let offered = offered(&WorkloadInfo::of::<Fib>(), arm.front_end());
             let refused = runtimes::unsupported(&arm, v).or_else(|| {
                 (!offered.contains(&v)).then_some("fib has no such variant on this front-end")
             });
@@ -161,11 +170,18 @@ pub(crate) fn bench_command(args: &BenchArgs) -> Result<i32, Failure> {
     }
     let ts = lines
         .iter()
-        .find(|l| l.name == runtimes::SERIAL)
+        .find(|l| l.arm == ts_arm)
         .map(|l| l.medians.clone())
         .unwrap_or_default();
+    // The widest arm's spelling sets the first column.
+    let width = lines
+        .iter()
+        .map(|l| l.name.len())
+        .max()
+        .unwrap_or(0)
+        .max(26);
     outln!(
-        "\n{:<26} {:<8} {:>12} {:>10} {:>13}  status",
+        "\n{:<width$} {:<8} {:>12} {:>10} {:>13}  status",
         "runtime",
         "front",
         "T1 (s)",
@@ -197,7 +213,7 @@ pub(crate) fn bench_command(args: &BenchArgs) -> Result<i32, Failure> {
             (Ok(_), None) => "ok".to_string(),
         };
         outln!(
-            "{:<26} {:<8} {:>12} {:>10} {:>13}  {}",
+            "{:<width$} {:<8} {:>12} {:>10} {:>13}  {}",
             l.name,
             l.front,
             t1.map_or("—".to_string(), format_time),
@@ -207,9 +223,10 @@ pub(crate) fn bench_command(args: &BenchArgs) -> Result<i32, Failure> {
         );
     }
     outln!(
-        "\nT_s = the serial runtime's fork-join time (the serial elision); T1/Ts is the overhead \
-         of a {} at P=1: the median over the rounds of each round's T1 / T_s (T1 (s): the median \
-         of the rounds' times).",
+        "\nT_s = {ts_arm}: fib's serial code called directly, no runtime and no trait; T1/Ts is \
+         the overhead of a {} at P=1: the median over the rounds of each round's T1 / T_s (T1 \
+         (s): the median of the rounds' times). The serial row is the same program through the \
+         closure front-end's traits: its T1/Ts is their cost.",
         if variant == Variant::Fj {
             "fork"
         } else {

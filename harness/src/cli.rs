@@ -31,7 +31,8 @@ pub(crate) enum Command {
     /// Reproduce a paper's figure: every point in a fresh child process, results under
     /// results/ID/TIMESTAMP/, table and plot under paper-figures/.
     Reproduce(ReproduceArgs),
-    /// fib(30) fork-join at P = 1 on every implemented runtime: T_1 / T_s per runtime.
+    /// fib(30) fork-join at P = 1 on every implemented runtime: T_1 / T_s per runtime, T_s the
+    /// plain serial fib (`serial/front=kernel`).
     Bench(BenchArgs),
     /// Combine the run directories of one figure's shards into one run, and render it.
     Merge(MergeArgs),
@@ -78,7 +79,8 @@ pub(crate) struct ReproduceArgs {
     /// its claims read, oversubscribed past the cores).
     #[arg(long, value_delimiter = ',', value_parser = parse_workers)]
     pub workers: Option<Vec<usize>>,
-    /// Only these runtimes, comma-separated (T_s on `serial` is always measured): a name
+    /// Only these runtimes, comma-separated (T_s, the kernel on `serial/front=kernel`, is
+    /// always measured): a name
     /// selects every arm of the runtime, `NAME/key=value` one arm (e.g.
     /// libfork/idle=busy/victim=numa/pinning=scatter, Busy-LF in libfork's figures); an arm the
     /// figure lacks is added where the figure runs its runtime, in place of the figure's
@@ -217,11 +219,12 @@ pub(crate) struct BenchArgs {
     #[arg(long, default_value_t = 30, value_parser = fib_n())]
     pub n: u64,
     /// fib's variant: fj (a join per call) or sf (a future per call, on its own fiber where
-    /// the runtime has fibers). T_s is always serial fj.
+    /// the runtime has fibers). T_s is always the kernel, fib's plain serial code
+    /// (`serial/front=kernel`).
     #[arg(long, default_value = "fj", value_parser = parse_variant)]
     pub variant: Variant,
-    /// Only these runtime arms, comma-separated (default: every registered arm; `serial`, T_s,
-    /// is always measured), e.g. `abp/futures=nostack,prows/futures=nostack` with `--variant
+    /// Only these runtime arms, comma-separated (default: every registered arm;
+    /// `serial/front=kernel`, T_s, is always measured), e.g. `abp/futures=nostack,prows/futures=nostack` with `--variant
     /// sf`: a future without a stack of its own.
     #[arg(long, value_delimiter = ',', value_parser = parse_arm)]
     pub runtimes: Option<Vec<Arm>>,

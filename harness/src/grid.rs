@@ -6,7 +6,7 @@ use crate::spec::{PointSpec, workload_name};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use stealbench_schedulers::FrontEnd;
-use stealbench_workloads::{Variant, WorkloadInfo};
+use stealbench_workloads::{Shape, Variant, WorkloadInfo};
 
 /// How a measured point ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -173,8 +173,10 @@ pub(crate) fn workload_info(spec: &str) -> Option<WorkloadInfo> {
         .find(|w| w.name == name)
 }
 
-/// The variant whose `serial` run at P = 1 is the workload's T_s: `fj` where the workload has
-/// it, else its first closure variant (a pipeline-only workload's `lp`).
+/// The variant T_s's point names: `fj` where the workload has it, else its first closure
+/// variant (a future-only workload's `sf` or `gf`). The kernel is the serial elision of every
+/// variant; the point names the one whose elision it is, and the kernel front-end offers that
+/// one only ([`offered`]), so that one program has one point.
 pub(crate) fn ts_variant(info: &WorkloadInfo) -> Option<Variant> {
     if info.variants.contains(&Variant::Fj) {
         Some(Variant::Fj)
@@ -183,12 +185,18 @@ pub(crate) fn ts_variant(info: &WorkloadInfo) -> Option<Variant> {
     }
 }
 
+/// The variants `info` offers on `front_end`: the kernel, T_s's variant alone.
+pub(crate) fn offered(info: &WorkloadInfo, front_end: FrontEnd) -> Vec<Variant> {
+    match front_end {
+        FrontEnd::Closure => info.variants.to_vec(),
+        FrontEnd::Async => info.async_variants.to_vec(),
+        FrontEnd::Kernel => ts_variant(info).into_iter().collect(),
+    }
+}
+
 /// Does `info` offer `variant` on `front_end`?
 pub(crate) fn offers(info: &WorkloadInfo, variant: Variant, front_end: FrontEnd) -> bool {
-    match front_end {
-        FrontEnd::Closure => info.variants.contains(&variant),
-        FrontEnd::Async => info.async_variants.contains(&variant),
-    }
+    offered(info, front_end).contains(&variant)
 }
 
 /// Whether `row` can be measured by this build under `sel`.
@@ -224,7 +232,7 @@ pub(crate) fn availability(row: &Row, sel: &Selection) -> Availability {
 }
 
 /// Refuses a `--runtimes` selection that names a runtime none of the figure's `rows` runs
-/// (`serial`, which measures every T_s, excepted): it would measure T_s only. The line names
+/// (`serial`, whose kernel arm measures every T_s, excepted): it would measure T_s only. The line names
 /// the runtimes the figure runs, as an unknown `--workloads` value is refused.
 pub(crate) fn check_runtime_selection(rows: &[Row], selected: &[Arm]) -> Result<(), String> {
     let mut runs: Vec<&str> = Vec::new();
@@ -359,10 +367,24 @@ pub(crate) struct Grid {
 }
 
 impl Grid {
-    /// The grid of `rows`, with the arms `sel` adds ([`with_selected_arms`]), on `workers`
-    /// under `sel`. T_s (`serial`, P = 1) is measured for every selected workload that exists,
-    /// whatever `--runtimes` says: speedups need it.
+    /// [`Grid::build_with`] with T_s the plain kernel (the tests' grids).
+    #[cfg(test)]
     pub(crate) fn build(rows: Vec<Row>, workers: &[usize], sel: &Selection) -> Grid {
+        Grid::build_with(rows, Shape::Plain, workers, sel)
+    }
+
+    /// The grid of `rows`, with the arms `sel` adds ([`with_selected_arms`]), on `workers`
+    /// under `sel`, T_s the kernel in `ts` (the figure's, [`Figure::ts`]). T_s
+    /// (`serial/front=kernel`, P = 1) is measured for every selected workload that exists,
+    /// whatever `--runtimes` says: speedups need it.
+    ///
+    /// [`Figure::ts`]: crate::figures::Figure::ts
+    pub(crate) fn build_with(
+        rows: Vec<Row>,
+        ts: Shape,
+        workers: &[usize],
+        sel: &Selection,
+    ) -> Grid {
         let rows: Vec<(Row, Availability)> = with_selected_arms(rows, sel)
             .into_iter()
             .map(|r| {
@@ -382,7 +404,7 @@ impl Grid {
             }
             if let Some(v) = workload_info(&row.workload).as_ref().and_then(ts_variant) {
                 push(PointSpec {
-                    runtime: runtimes::serial(),
+                    runtime: runtimes::kernel(ts),
                     workload: row.workload.clone(),
                     variant: v,
                     workers: 1,
@@ -579,7 +601,7 @@ mod tests {
         // A run recorded before the figure's arms changed: its libfork points show nowhere.
         let g = Grid::build(rows.clone(), &[1, 2], &Selection::default());
         let recorded = [
-            "serial",
+            "serial/front=kernel",
             "libfork",
             "libfork/idle=busy",
             "rayon",
@@ -595,7 +617,7 @@ mod tests {
             )
         );
         assert_eq!(
-            g.lacking_note(["serial", LAZY, BUSY, "rayon"].map(Arm::from)),
+            g.lacking_note(["serial/front=kernel", LAZY, BUSY, "rayon"].map(Arm::from)),
             None
         );
         // An arm named on the command line stands in for the nearest of the figure's, or runs
@@ -707,16 +729,45 @@ mod tests {
     #[test]
     fn ts_comes_first_and_points_are_unique() {
         let rows = vec![
+            row("fib", Variant::Fj, "serial/front=kernel"),
             row("fib", Variant::Fj, "serial"),
             row("fib", Variant::Sf, "serial"),
             row("nosuch", Variant::Fj, "serial"),
         ];
-        let g = Grid::build(rows, &[1], &Selection::default());
+        let g = Grid::build(rows.clone(), &[1], &Selection::default());
         let names: Vec<String> = g.points.iter().map(|p| p.to_string()).collect();
-        // The fj row at P=1 is the T_s point itself: measured once.
-        assert_eq!(names, ["serial fib-fj P=1", "serial fib-sf P=1"]);
+        // The kernel's row at P=1 is the T_s point itself: measured once.
+        assert_eq!(
+            names,
+            [
+                "serial/front=kernel fib-fj P=1",
+                "serial fib-fj P=1",
+                "serial fib-sf P=1"
+            ]
+        );
         assert_eq!(g.workloads(), ["fib", "nosuch"]);
-        assert_eq!(g.rows.len(), 3);
+        assert_eq!(g.rows.len(), 4);
+        // A figure whose paper fixes the serial code's shape measures that shape as T_s.
+        let g = Grid::build_with(rows, Shape::Libfork, &[1], &Selection::default());
+        assert_eq!(
+            g.points[0].to_string(),
+            "serial/front=kernel/shape=libfork fib-fj P=1"
+        );
+    }
+
+    #[test]
+    fn the_kernel_offers_ts_variant_alone() {
+        let fib = workload_info("fib").unwrap();
+        assert_eq!(offered(&fib, FrontEnd::Kernel), [Variant::Fj]);
+        assert_eq!(offered(&fib, FrontEnd::Closure), [Variant::Fj, Variant::Sf]);
+        let tree = workload_info("touchtree").unwrap();
+        assert_eq!(offered(&tree, FrontEnd::Kernel), [Variant::Gf]);
+        let all = Selection::default();
+        let a = availability(&row("fib", Variant::Sf, "serial/front=kernel"), &all);
+        assert!(
+            matches!(&a, Availability::NotImplemented(s) if s.contains("kernel front-end")),
+            "{a}"
+        );
     }
 
     #[test]
@@ -727,6 +778,6 @@ mod tests {
         };
         let g = Grid::build(vec![row("fib", Variant::Fj, "serial")], &[1, 2], &sel);
         assert_eq!(g.points.len(), 1);
-        assert_eq!(g.points[0].runtime, "serial");
+        assert_eq!(g.points[0].runtime, "serial/front=kernel");
     }
 }

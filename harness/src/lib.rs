@@ -220,7 +220,7 @@ fn list() {
     outln!("\nRuntimes (--runtime):");
     for r in runtimes::RUNTIMES {
         outln!(
-            "  {:<14} {:<13} {:<17} {}",
+            "  {:<14} {:<20} {:<17} {}",
             r.name,
             r.front_ends
                 .iter()

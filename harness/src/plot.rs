@@ -936,7 +936,7 @@ mod tests {
     fn paper_lines_and_files() {
         let fig = prows_fig3::figure();
         let grid = Grid::build(fig.rows.clone(), &[1, 2], &Selection::default());
-        let summaries = [ok_point("serial", Variant::Fj, 1, 0.1)];
+        let summaries = [ok_point("serial/front=kernel", Variant::Fj, 1, 0.1)];
         let ctx = Context {
             summaries: &crate::results::Summaries::from(summaries.to_vec()),
             cpus: 2,
@@ -1068,7 +1068,7 @@ mod tests {
         };
         fig.rows = vec![row("abp", Some(values)), row("rayon", None)];
         let grid = Grid::build(fig.rows.clone(), &[1, 2, 4], &Selection::default());
-        let mut summaries = vec![ok_point("serial", Variant::Fj, 1, 1.0)];
+        let mut summaries = vec![ok_point("serial/front=kernel", Variant::Fj, 1, 1.0)];
         for rt in ["abp", "rayon"] {
             for (p, t) in [(1, 2.0), (2, 1.0), (4, 0.5)] {
                 let mut s = ok_point(rt, Variant::Fj, p, t);
@@ -1183,8 +1183,12 @@ mod tests {
     fn png_text_is_drawn_from_a_real_font() {
         let fig = prows_fig3::figure();
         let grid = Grid::build(fig.rows.clone(), &[1, 2], &Selection::default());
-        let summaries =
-            crate::results::Summaries::from(vec![ok_point("serial", Variant::Fj, 1, 0.1)]);
+        let summaries = crate::results::Summaries::from(vec![ok_point(
+            "serial/front=kernel",
+            Variant::Fj,
+            1,
+            0.1,
+        )]);
         let ctx = Context {
             summaries: &summaries,
             cpus: 2,

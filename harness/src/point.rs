@@ -5,6 +5,11 @@
 //! the text output prints (once, and again when it changes). With `--json` every event is one
 //! JSON line on stdout, read by the parent's runner.
 //!
+//! T_s is a point as every other: the arm `serial/front=kernel` (with `shape=`, a paper's
+//! serial shape) runs the same protocol, its timed computation the workload's kernel
+//! ([`Workload::kernel_shaped`]), the serial code with no runtime and no trait in it; its
+//! `serial` pool is started as every point's is, and never called.
+//!
 //! The checks of the workloads a command names (the name, the variant, the input files and
 //! parameters) are here too; `reproduce` checks its figure's workloads with them.
 
@@ -14,6 +19,7 @@ use crate::stats;
 use serde::{Deserialize, Serialize};
 use std::io::Write;
 use std::time::Instant;
+use stealbench_schedulers::serial::Serial;
 use stealbench_schedulers::{
     Capabilities, FenceMode, FutureStack, IdlePolicy, Pinning, Placement, PoolConfig, Scheduler,
     StartError, Stats, Unmap, VictimPolicy,
@@ -654,10 +660,7 @@ pub(crate) fn check_variant(
     variant: Variant,
     front_end: FrontEnd,
 ) -> Result<(), Failure> {
-    let offered = match front_end {
-        FrontEnd::Closure => workload.variants,
-        FrontEnd::Async => workload.async_variants,
-    };
+    let offered = crate::grid::offered(workload, front_end);
     if offered.contains(&variant) {
         return Ok(());
     }
@@ -816,6 +819,19 @@ pub(crate) fn run_command(args: &RunArgs, fence: FenceMode) -> Result<(), Failur
         }
         FrontEnd::Closure => with_closure_runtime!(name, S => point!(S, run)),
         FrontEnd::Async => with_async_runtime!(name, S => point!(S, run_async)),
+        // The kernel, the workload's serial code called directly (T_s): the pool (`serial`'s,
+        // the one runtime with this front-end) is started as every point's is, and never
+        // called.
+        FrontEnd::Kernel => {
+            let shape = arm.shape.unwrap_or_default();
+            Some(with_workload!(workload.name, W => {
+                execute::<Serial, W, _, _>(&config, params,
+                    || W::input_with(&resolve::<W>(size, options)?, options), reps,
+                    |_: &Serial, i: &<W as Workload>::Input, w: &mut <W as Workload>::Work| {
+                        W::kernel_shaped(shape, i, w)
+                    }, &printer)
+            }))
+        }
     };
     // Both lookups succeeded above, so both dispatches find their type.
     done.flatten()
@@ -897,6 +913,17 @@ pub(crate) fn bench_point_command(args: &BenchPointArgs, fence: FenceMode) -> Re
         }
         FrontEnd::Closure => with_closure_runtime!(name, S => point!(S, run)),
         FrontEnd::Async => with_async_runtime!(name, S => point!(S, run_async)),
+        FrontEnd::Kernel => {
+            let shape = arm.shape.unwrap_or_default();
+            Some(execute::<Serial, Fib, _, _>(
+                &config,
+                params,
+                || Ok(n),
+                args.reps,
+                |_: &Serial, i: &u64, w: &mut ()| Fib::kernel_shaped(shape, i, w),
+                &printer,
+            ))
+        }
     };
     done.expect("a registered runtime dispatches")
 }
@@ -930,7 +957,6 @@ mod tests {
             assert!(PoolRecord::parse(bad).is_err(), "{bad}");
         }
     }
-    use stealbench_schedulers::serial::Serial;
     use stealbench_workloads::fib::Fib;
 
     #[test]

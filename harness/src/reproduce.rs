@@ -8,7 +8,7 @@ use crate::grid::{Availability, Grid, Status, workload_info};
 use crate::results::{self, Meta, Settings, Store};
 use crate::runner::{ChildExecutor, ExecError, PointOutcome, Progress, run_missing};
 use crate::spec::{PointSpec, workload_name};
-use crate::{claims, plot, point, spec, suggest, table};
+use crate::{claims, plot, point, runtimes, spec, suggest, table};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::collections::HashMap;
 use std::io::IsTerminal;
@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 use stealbench_schedulers::topology::Topology;
 use stealbench_schedulers::{FenceMode, Pinning};
-use stealbench_workloads::Size;
+use stealbench_workloads::{Shape, Size};
 
 /// The figure with id `id`, or a one-line reason.
 pub(crate) fn lookup_figure(id: &str) -> Result<Figure, Failure> {
@@ -518,6 +518,20 @@ fn markdown(
         fig.id, meta.timestamp
     ));
     out.push_str(&claims::markdown(verdicts));
+    let reads_ts = verdicts.iter().any(|j| {
+        j.claim
+            .check
+            .quantities()
+            .iter()
+            .any(|q| !q.ts_workloads().is_empty())
+    });
+    if fig.ts != Shape::Plain && reads_ts {
+        out.push_str(&format!(
+            "The claims' T_s is `{}`, the {} paper's serial code (T_s, under The run).\n\n",
+            runtimes::kernel(fig.ts),
+            fig.ts
+        ));
+    }
     out.push_str("## The run\n\n");
     out.push_str(&format!(
         "- Machine: {}, {} cores / {} logical CPUs, {} NUMA node(s), {}\n",
@@ -567,6 +581,9 @@ fn markdown(
         fig.metric.note_label(),
         fig.metric.describe()
     ));
+    if fig.metric.compares_times() {
+        out.push_str(&format!("- T_s: {}\n", crate::figures::ts_note(fig.ts)));
+    }
     if let Some(p) = s.workers.iter().find(|&&p| p > meta.machine.logical_cpus) {
         out.push_str(&format!(
             "- Oversubscribed: P={p} and above exceed this machine's {} logical CPUs: {}\n",
@@ -703,7 +720,7 @@ fn continue_command(id: &str, run_dir: &Path, figures_dir: &Path) -> String {
 /// workers under its selection, and the simulated rows at the figure's extra P (the whole grid:
 /// a shard's part is taken from it).
 pub(crate) fn run_grid(fig: &Figure, s: &Settings) -> Grid {
-    let mut grid = Grid::build(fig.rows.clone(), &s.workers, &s.selection());
+    let mut grid = Grid::build_with(fig.rows.clone(), fig.ts, &s.workers, &s.selection());
     grid.simulate_also(fig.sim_workers);
     grid
 }
@@ -739,7 +756,7 @@ pub(crate) fn view(
     store: &Store,
     params_of: &HashMap<String, String>,
 ) -> View {
-    let summaries = results::summarize(store);
+    let summaries = results::summarize(store).with_ts(fig.ts);
     let ctx = Context {
         summaries: &summaries,
         cpus: meta.machine.logical_cpus,

@@ -18,7 +18,7 @@ use stealbench_schedulers::{
     Unmap, VictimPolicy,
 };
 use stealbench_sim::Model;
-use stealbench_workloads::Variant;
+use stealbench_workloads::{Shape, Variant};
 
 /// The runtime's registered arms: its default configuration, then each of
 /// [`Runtime::arms`] (`bench` measures every one, a figure every one of its baselines, and
@@ -48,12 +48,19 @@ pub(crate) fn unsupported(arm: &Arm, variant: Variant) -> Option<&'static str> {
     )
 }
 
-/// The runtime whose fork-join time at P = 1 is T_s, the serial elision.
+/// The runtime of T_s: its arm `front=kernel` ([`kernel`]) runs a workload's kernel, the
+/// serial code with no runtime and no trait, whose time at P = 1 is T_s; its default arm
+/// (`serial`) runs the same program through the closure front-end's traits (the serial
+/// elision), and `serial/front=async` through the async one.
 pub(crate) const SERIAL: &str = "serial";
 
-/// The arm of T_s: [`SERIAL`] with no setting.
-pub(crate) fn serial() -> Arm {
-    Arm::plain(find(SERIAL).expect("the serial runtime is registered"))
+/// The arm of T_s in `shape`: [`SERIAL`] with `front=kernel` (and `shape=`, unless plain).
+pub(crate) fn kernel(shape: Shape) -> Arm {
+    let spelt = match shape {
+        Shape::Plain => format!("{SERIAL}/front=kernel"),
+        s => format!("{SERIAL}/front=kernel/shape={s}"),
+    };
+    Arm::parse(&spelt).unwrap_or_else(|e| panic!("the kernel's arm: {e}"))
 }
 
 /// A runtime in one configuration: the registry entry and the settings its spelling
@@ -72,14 +79,15 @@ pub(crate) fn serial() -> Arm {
 /// | `placement` | paper, artifact | `PoolConfig::placement` (prows's stealable sets) |
 /// | `unmap` | on, off | `PoolConfig::unmap` (`fibril/unmap=off`: Fibril w/o unmap) |
 /// | `futures` | stack, nostack | `PoolConfig::futures`: whether a future gets a fiber of its own |
-/// | `front` | closure, async | the front-end the program is written for (`serial` has both) |
+/// | `front` | closure, async, kernel | the front-end the program is written for (`serial` has all three; `kernel`: none, the workload's serial code called directly, T_s) |
+/// | `shape` | plain, libfork | with `front=kernel`: the serial code's shape, where a paper's benchmark fixes one ([`Shape`]) |
 /// | `sim` | unit, nanos | the point is the runtime's *simulation* |
 ///
 /// A setting left out stays at the runtime's default (the pinning at the run's). A setting the
 /// runtime's capabilities lack is refused here, with the same table its pool's `start` obeys:
 /// `idle` and `victim` values it does not honour, `pinning` where there is no worker thread,
 /// `steals` without a forced schedule, `placement` without stealable sets, `futures` without
-/// fibers, a `front` it is not written for.
+/// fibers, a `front` it is not written for, a `shape` without `front=kernel`.
 ///
 /// `sim=` makes the arm the runtime's simulation: the point records the program's DAG on the
 /// `record` runtime (strands of unit weight, or measured in nanoseconds) and replays it in
@@ -113,6 +121,8 @@ pub(crate) struct Arm {
     pub futures: Option<FutureStack>,
     /// `front=`, if given.
     pub front: Option<FrontEnd>,
+    /// `shape=`, if given (with `front=kernel` only).
+    pub shape: Option<Shape>,
     /// `sim=`: the weights of the simulated DAG's strands, if the arm is a simulation.
     pub sim: Option<Weights>,
 }
@@ -251,6 +261,21 @@ const KEYS: &[Key] = &[
         configure: |_, _| {},
     },
     Key {
+        name: "shape",
+        set: |a, v| put(&mut a.shape, "shape", v, Shape::NAMES),
+        get: |a| a.shape.map(|v| v.to_string()),
+        forget_default: |a| a.shape = a.shape.filter(|&v| v != Shape::default()),
+        refused: |a, _| {
+            a.shape?;
+            (a.front_end() != FrontEnd::Kernel).then(|| {
+                "shape= is the shape of the kernel's serial code: only with front=kernel"
+                    .to_string()
+            })
+        },
+        // The shape is the program's: which serial code the point times.
+        configure: |_, _| {},
+    },
+    Key {
         name: "sim",
         set: |a, v| {
             let w = match v {
@@ -300,6 +325,7 @@ impl Arm {
             unmap: None,
             futures: None,
             front: None,
+            shape: None,
             sim: None,
         }
     }
@@ -557,10 +583,47 @@ mod tests {
     use super::*;
 
     #[test]
-    fn serial_is_built_on_both_front_ends() {
+    fn serial_is_built_on_every_front_end_and_the_kernel() {
         let s = find(SERIAL).unwrap();
-        assert_eq!(s.front_ends, [FrontEnd::Closure, FrontEnd::Async]);
+        assert_eq!(
+            s.front_ends,
+            [FrontEnd::Closure, FrontEnd::Async, FrontEnd::Kernel]
+        );
         assert!(s.built());
+        let plain = kernel(Shape::Plain);
+        assert_eq!(plain.spec(), "serial/front=kernel");
+        assert_eq!((plain.front_end(), plain.shape), (FrontEnd::Kernel, None));
+        let libfork = kernel(Shape::Libfork);
+        assert_eq!(libfork.spec(), "serial/front=kernel/shape=libfork");
+        assert_eq!(libfork.shape, Some(Shape::Libfork));
+        // The shape is no setting of the pool.
+        assert_eq!(
+            libfork.configure(PoolConfig::with_workers(1)),
+            PoolConfig::with_workers(1)
+        );
+        for (bad, says) in [
+            ("serial/shape=libfork", "only with front=kernel"),
+            ("serial/front=async/shape=libfork", "only with front=kernel"),
+            (
+                "serial/front=kernel/shape=libfrok",
+                "did you mean 'libfork'",
+            ),
+            (
+                "abp/front=kernel",
+                "abp is not written for the kernel front-end",
+            ),
+        ] {
+            let e = Arm::parse(bad).unwrap_err();
+            assert!(e.contains(says), "{bad}: {e}");
+        }
+        assert_eq!(
+            Arm::parse("serial/shape=libfork/front=kernel").unwrap(),
+            libfork
+        );
+        assert_eq!(
+            Arm::parse("serial/front=kernel/shape=plain").unwrap(),
+            plain
+        );
     }
 
     #[test]
@@ -726,7 +789,15 @@ mod tests {
         };
         assert_eq!(spelt("libfork"), ["libfork", "libfork/idle=busy"]);
         assert_eq!(spelt("prows"), ["prows", "prows/placement=artifact"]);
-        assert_eq!(spelt("serial"), ["serial", "serial/front=async"]);
+        assert_eq!(
+            spelt("serial"),
+            [
+                "serial",
+                "serial/front=async",
+                "serial/front=kernel",
+                "serial/front=kernel/shape=libfork"
+            ]
+        );
         assert_eq!(spelt("fibril"), ["fibril", "fibril/unmap=off"]);
     }
 

@@ -167,7 +167,7 @@ mod tests {
     fn fig3_cells_show_measured_and_paper_values() {
         let fig = prows_fig3::figure();
         let grid = Grid::build(fig.rows.clone(), &[1, 2], &Selection::default());
-        let summaries = [ok_point("serial", Variant::Fj, 1, 0.25)];
+        let summaries = [ok_point("serial/front=kernel", Variant::Fj, 1, 0.25)];
         let ctx = Context {
             summaries: &crate::results::Summaries::from(summaries.to_vec()),
             cpus: 2,

@@ -47,7 +47,7 @@ pub(crate) fn libfork_fig5_at_1() -> (
     use crate::figures::suites::{BUSY_LF, LAZY_LF};
     let fig = crate::figures::libfork_fig5::figure();
     let grid = crate::grid::Grid::build(fig.rows.clone(), &[1], &Default::default());
-    let summaries = ["serial", LAZY_LF, BUSY_LF, "rayon"]
+    let summaries = ["serial/front=kernel", LAZY_LF, BUSY_LF, "rayon"]
         .into_iter()
         .map(|rt| ok_point(rt, stealbench_workloads::Variant::Fj, 1, 0.1))
         .collect();

@@ -235,6 +235,10 @@ pub enum FrontEnd {
     Closure,
     /// The async front-end, [`AsyncForkJoin`](crate::AsyncForkJoin).
     Async,
+    /// No front-end: the workload's kernel, its serial code called directly, with no runtime
+    /// and no trait in it (T_s). Only the `serial` runtime lists it: its pool is started, as
+    /// every point's is, and never called.
+    Kernel,
 }
 
 /// Everything a runtime needs to start a pool.
@@ -544,7 +548,7 @@ macro_rules! names {
     };
 }
 
-names!(FrontEnd { Closure => "closure", Async => "async" });
+names!(FrontEnd { Closure => "closure", Async => "async", Kernel => "kernel" });
 names!(Pinning { None => "none", Compact => "compact", Scatter => "scatter" });
 names!(VictimPolicy { Uniform => "uniform", NumaWeighted => "numa", RuntimeDefault => "default" });
 names!(IdlePolicy { Busy => "busy", Lazy => "lazy" });

@@ -3,7 +3,9 @@
 //! [`runtimes!`](crate::runtimes) is the one list. Each entry names the runtime (its name on
 //! the command line, in result files and in [`Scheduler::NAME`](crate::Scheduler::NAME)), its
 //! pool type, the cargo feature that builds it (`always`: every build has it), its front-ends
-//! (the closure front-end with or without [`Futures`](crate::Futures), the async one), one line
+//! (the closure front-end with or without [`Futures`](crate::Futures), the async one, and, for
+//! `serial` alone, `kernel: yes`: no front-end, the workload's serial code called directly,
+//! T_s), one line
 //! of description, and its registered arms besides the default configuration (`idle=busy`: the
 //! settings `bench` and the figures' baseline rows measure too). Everything else is read from
 //! it:
@@ -36,8 +38,9 @@ macro_rules! runtimes {
                 built: __built_always,
                 closure: futures,
                 asynch: yes,
-                description: "the serial elision: join runs a then b, a future runs where it is created (T_s); /front=async: the cost of the async state machines alone",
-                arms: ["front=async"],
+                kernel: yes,
+                description: "the serial elision: join runs a then b, a future runs where it is created; /front=async: the cost of the async state machines alone; /front=kernel: the workload's serial code called directly, no trait (T_s; /shape=libfork: libfork's serial fib)",
+                arms: ["front=async", "front=kernel", "front=kernel/shape=libfork"],
             }
             rayon {
                 pool: $crate::rayon::RayonPool,
@@ -163,13 +166,14 @@ macro_rules! __registry_table {
             built: $built:ident,
             closure: $closure:ident,
             asynch: $asynch:ident,
+            $(kernel: $kernel:ident,)?
             description: $d:literal,
             arms: [$($arm:literal),* $(,)?],
         }
     )*) => {
         &[$($crate::registry::Runtime {
             name: stringify!($rt),
-            front_ends: $crate::__registry_table!(@front_ends $closure $asynch),
+            front_ends: $crate::__registry_table!(@front_ends $closure $asynch $($kernel)?),
             description: $d,
             arms: &[$($arm),*],
             feature: $crate::$built!(@feature),
@@ -182,6 +186,13 @@ macro_rules! __registry_table {
     (@front_ends $closure:ident no) => { &[$crate::config::FrontEnd::Closure] };
     (@front_ends $closure:ident yes) => {
         &[$crate::config::FrontEnd::Closure, $crate::config::FrontEnd::Async]
+    };
+    (@front_ends $closure:ident yes yes) => {
+        &[
+            $crate::config::FrontEnd::Closure,
+            $crate::config::FrontEnd::Async,
+            $crate::config::FrontEnd::Kernel,
+        ]
     };
 }
 
@@ -240,6 +251,7 @@ macro_rules! __dispatch {
             built: $built:ident,
             closure: $closure:ident,
             asynch: $asynch:ident,
+            $(kernel: $kernel:ident,)?
             description: $d:literal,
             arms: [$($arm:literal),* $(,)?],
         }

@@ -177,7 +177,10 @@ fn main() {
     let ts: Vec<(u64, f64)> = ts.into_iter().map(|(m, t)| (m, median(t))).collect();
     for pair in &mut pairs {
         let m = if pair.want == want { n } else { tokio_n };
-        pair.ts = ts.iter().find(|(k, _)| *k == m).map_or(f64::NAN, |(_, t)| *t);
+        pair.ts = ts
+            .iter()
+            .find(|(k, _)| *k == m)
+            .map_or(f64::NAN, |(_, t)| *t);
     }
     println!(
         "fib({n}) (tokio: fib({tokio_n})), {rounds} alternating rounds, each a median of {reps}: \

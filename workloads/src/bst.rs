@@ -821,6 +821,10 @@ impl Workload for Bst {
         }
     }
 
+    fn kernel(input: &BstInput, work: &mut Arena) -> u32 {
+        merge_serial(work, input.root1, input.root2)
+    }
+
     fn check(input: &BstInput, work: &Arena, root: &u32) -> Result<Checked, String> {
         check_tree(work, *root, &input.sorted)
     }

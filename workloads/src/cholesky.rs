@@ -932,6 +932,14 @@ impl Workload for Cholesky {
         }
     }
 
+    fn kernel(input: &CholeskyInput, work: &mut Vec<Line>) {
+        let m = Matrix {
+            tree: &input.tree,
+            blocks: work,
+        };
+        serial(m, root_task(&input.tree));
+    }
+
     fn check(input: &CholeskyInput, work: &Vec<Line>, _answer: &()) -> Result<Checked, String> {
         check_factor(input, &values(work))
     }

@@ -354,6 +354,31 @@ fn fj_part<W: Worker>(w: &W, x: &[Complex], tw: &Twiddles, p: Part<'_>) {
     parfor::fj(w, 0..bf.pairs(), &|_, j| bf.pair(tw, j));
 }
 
+/// The kernel on the chunks every variant writes: the serial elision of [`fj`] as a plain
+/// function (the sub-transforms one after the other, the butterflies a loop), no runtime.
+pub fn serial_chunks(x: &[Complex], tw: &Twiddles, out: &[Chunk]) {
+    serial_part(
+        x,
+        tw,
+        Part {
+            off: 0,
+            stride: 1,
+            out,
+        },
+    );
+}
+
+fn serial_part(x: &[Complex], tw: &Twiddles, p: Part<'_>) {
+    let Some((even, odd, bf)) = transform_step(x, tw, p) else {
+        return;
+    };
+    serial_part(x, tw, even);
+    serial_part(x, tw, odd);
+    for j in 0..bf.pairs() {
+        bf.pair(tw, j);
+    }
+}
+
 /// Fork-join on the async front-end: as [`fj`], with [`AsyncWorker::join`] for both kinds of
 /// parallelism, the butterfly loop after the sub-transforms' join.
 pub fn fj_async<'s, C: AsyncWorker<'s>>(
@@ -609,6 +634,10 @@ impl Workload for Fft {
             Variant::Fj => pool.run_async(|c| fj_async(c, x, tw, out)),
             v => panic!("fft has no async {v} variant"),
         }
+    }
+
+    fn kernel(input: &FftInput, out: &mut Vec<Chunk>) {
+        serial_chunks(&input.x, &input.tw, out);
     }
 
     fn check(input: &FftInput, out: &Vec<Chunk>, _answer: &()) -> Result<Checked, String> {

@@ -7,7 +7,7 @@
 //! `prows/futures=nostack`), so no future gets a stack of its own (only the fiber runtimes
 //! offer that choice): a setting of the runtime, not of the program.
 
-use crate::{Checked, Params, Size, Variant, Workload};
+use crate::{Checked, Params, Shape, Size, Variant, Workload};
 use std::future::Future;
 use stealbench_schedulers::{
     AsyncForkJoin, AsyncWorker, ForkJoin, FutureForkJoin, FutureHandle, Futures, Worker,
@@ -23,6 +23,23 @@ pub fn serial(n: u64) -> u64 {
         return n;
     }
     serial(n - 1) + serial(n - 2)
+}
+
+/// The kernel in the shape of libfork's serial benchmark (`bench/source/fib/serial.cpp`),
+/// which the libfork paper's T_s times: never inlined, the result written through an
+/// out-parameter rather than returned. Each call is a real call that stores its result to
+/// memory, which makes it slower than [`serial`] (the compiler may inline and merge the plain
+/// recursion's calls).
+#[inline(never)]
+pub fn serial_out(ret: &mut u64, n: u64) {
+    if n < 2 {
+        *ret = n;
+        return;
+    }
+    let (mut a, mut b) = (0, 0);
+    serial_out(&mut a, n - 1);
+    serial_out(&mut b, n - 2);
+    *ret = a + b;
 }
 
 /// The largest `n` whose `fib(n)` fits a `u64`.
@@ -139,6 +156,21 @@ impl Workload for Fib {
         }
     }
 
+    fn kernel(n: &u64, _work: &mut ()) -> u64 {
+        serial(*n)
+    }
+
+    fn kernel_shaped(shape: Shape, n: &u64, work: &mut ()) -> u64 {
+        match shape {
+            Shape::Plain => Self::kernel(n, work),
+            Shape::Libfork => {
+                let mut ret = 0;
+                serial_out(&mut ret, *n);
+                ret
+            }
+        }
+    }
+
     fn check(n: &u64, _work: &(), answer: &u64) -> Result<Checked, String> {
         let want = expected(*n);
         if *answer == want {
@@ -161,6 +193,9 @@ mod tests {
         assert_eq!(serial(20), 6765);
         assert_eq!(expected(42), 267_914_296);
         assert_eq!(expected(20), serial(20));
+        let mut ret = 0;
+        serial_out(&mut ret, 20);
+        assert_eq!(ret, 6765);
     }
 
     #[test]

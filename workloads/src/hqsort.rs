@@ -37,6 +37,7 @@
 
 use crate::rng::SplitMix64;
 use crate::{Checked, Params, Size, Variant, Workload};
+use std::rc::Rc;
 use std::sync::Arc;
 use stealbench_schedulers::{AsyncForkJoin, ForkJoin, FutureForkJoin, Futures, SharedHandle};
 
@@ -149,6 +150,61 @@ pub fn gf<W: Futures>(w: &W, keys: &[u32], out: &mut Vec<u32>) {
     });
 }
 
+/// A list of the serial elision ([`serial`]): no futures, so a cell's tail is the list itself;
+/// Halstead's input is read in place as in [`List::Keys`].
+#[derive(Clone)]
+enum Plain<'a> {
+    /// The empty list.
+    Nil,
+    /// A key and the rest of the list.
+    Cons(u32, Rc<Plain<'a>>),
+    /// The input's keys, in order.
+    Keys(&'a [u32]),
+}
+
+/// `car` and `cdr` of `l`, or `None` for the empty list.
+fn plain_first<'a>(l: &Plain<'a>) -> Option<(u32, Plain<'a>)> {
+    match l {
+        Plain::Nil | Plain::Keys([]) => None,
+        Plain::Cons(x, tail) => Some((*x, Plain::clone(tail))),
+        Plain::Keys([x, rest @ ..]) => Some((*x, Plain::Keys(rest))),
+    }
+}
+
+/// Halstead's `partition(e, l)`, every future a call.
+fn plain_partition<'a>(e: u32, l: Plain<'a>) -> (Plain<'a>, Plain<'a>) {
+    let Some((x, tail)) = plain_first(&l) else {
+        return (Plain::Nil, Plain::Nil);
+    };
+    let (left, right) = plain_partition(e, tail);
+    if e > x {
+        (Plain::Cons(x, Rc::new(left)), right)
+    } else {
+        (left, Plain::Cons(x, Rc::new(right)))
+    }
+}
+
+/// Halstead's `qs(l, rest)`, every future a call.
+fn plain_qs<'a>(l: Plain<'a>, rest: Plain<'a>) -> Plain<'a> {
+    let Some((x, tail)) = plain_first(&l) else {
+        return rest;
+    };
+    let (left, right) = plain_partition(x, tail);
+    let sorted_right = Plain::Cons(x, Rc::new(plain_qs(right, rest)));
+    plain_qs(left, sorted_right)
+}
+
+/// The kernel: the serial elision of [`gf`] (every future replaced by a call, so a future's
+/// list is its value), sorting `keys` into `out`.
+pub fn serial(keys: &[u32], out: &mut Vec<u32>) {
+    out.clear();
+    let mut cur = plain_qs(Plain::Keys(keys), Plain::Nil);
+    while let Some((x, tail)) = plain_first(&cur) {
+        out.push(x);
+        cur = tail;
+    }
+}
+
 /// The input: `n` keys, and the same sorted.
 #[derive(Debug, Clone)]
 pub struct HqsortInput {
@@ -232,6 +288,10 @@ impl Workload for Hqsort {
 
     fn run_async<S: AsyncForkJoin>(_: &S, variant: Variant, _: &HqsortInput, _: &mut Vec<u32>) {
         panic!("hqsort has no async {variant} variant")
+    }
+
+    fn kernel(input: &HqsortInput, work: &mut Vec<u32>) {
+        serial(&input.keys, work);
     }
 
     fn check(input: &HqsortInput, work: &Vec<u32>, _: &()) -> Result<Checked, String> {

@@ -343,6 +343,10 @@ impl Workload for Knapsack {
         }
     }
 
+    fn kernel(input: &KnapsackInput, best: &mut AtomicI64) -> i64 {
+        serial(&input.items, input.capacity, 0, best)
+    }
+
     fn check(input: &KnapsackInput, _best: &AtomicI64, answer: &i64) -> Result<Checked, String> {
         check_value(input.optimum, *answer)
     }

@@ -282,6 +282,20 @@ pub trait Workload {
         input: &Self::Input,
         work: &mut Self::Work,
     ) -> Self::Answer;
+    /// The kernel: the workload's serial code called directly, with no runtime and no trait
+    /// (the serial elision of every variant written as a plain function). Its time at P = 1
+    /// is T_s, the time every speedup and overhead divides by; the `serial` runtime runs the
+    /// same program through the front-ends' traits, and the difference is their cost. It
+    /// reads and writes what a parallel variant does (`prepare`'s fresh work), and its answer
+    /// passes [`check`](Workload::check) as every variant's must.
+    fn kernel(input: &Self::Input, work: &mut Self::Work) -> Self::Answer;
+    /// The serial code of a paper's benchmark where it fixes a shape of its own ([`Shape`]);
+    /// the default, kept by every workload whose paper's serial code is the plain recursion or
+    /// loop nest, is [`kernel`](Workload::kernel). Its answer passes `check` too.
+    fn kernel_shaped(shape: Shape, input: &Self::Input, work: &mut Self::Work) -> Self::Answer {
+        let _ = shape;
+        Self::kernel(input, work)
+    }
     /// Checks the answer against the serial version or a known value: `Ok` says what the
     /// answer is and what it was checked against (`run` prints it, `raw.csv` records it), `Err`
     /// what is wrong.
@@ -290,6 +304,58 @@ pub trait Workload {
         work: &Self::Work,
         answer: &Self::Answer,
     ) -> Result<Checked, String>;
+}
+
+/// The shape of the serial code T_s times ([`Workload::kernel_shaped`]): each paper divides
+/// by its own benchmark's serial code, and where that code has a shape of its own, a figure of
+/// that paper times that shape.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Shape {
+    /// The plain kernel ([`Workload::kernel`]): the serial elision of the Cilk code, the
+    /// serial version ProWS and Fibril divide by.
+    #[default]
+    Plain,
+    /// libfork's benchmark's serial code (its `bench/source/*/serial.cpp`): fib never inlined
+    /// and returning through an out-parameter ([`fib::serial_out`]); its integrate, nqueens,
+    /// matmul and UTS are plain recursions and loops, the plain kernel.
+    Libfork,
+}
+
+impl Shape {
+    /// Every shape, in the order listings give them.
+    pub const ALL: [Shape; 2] = [Shape::Plain, Shape::Libfork];
+    /// The spellings of [`Shape::ALL`].
+    pub const NAMES: &'static [&'static str] = &["plain", "libfork"];
+
+    /// The spelling used on the command line and in result files.
+    pub fn name(self) -> &'static str {
+        match self {
+            Shape::Plain => "plain",
+            Shape::Libfork => "libfork",
+        }
+    }
+}
+
+impl fmt::Display for Shape {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Shape {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        Shape::ALL
+            .iter()
+            .copied()
+            .find(|v| v.name() == s)
+            .ok_or_else(|| {
+                format!(
+                    "unknown shape '{s}' (expected one of: {})",
+                    Shape::NAMES.join(", ")
+                )
+            })
+    }
 }
 
 /// What [`Workload::run`] does with a variant it does not run: panics, saying whether the
@@ -529,6 +595,40 @@ mod tests {
             assert_eq!(with_workload!(info.name, W => W::NAME), Some(info.name));
         }
         assert!(with_workload!("nope", W => W::NAME).is_none());
+    }
+
+    /// Runs `W`'s kernel in every shape on its `test` input, each on fresh work, and panics
+    /// when an answer fails its check.
+    fn check_kernel<W: Workload>() {
+        let input = W::input_at(Size::Test);
+        for shape in Shape::ALL {
+            let mut work = W::prepare(&input);
+            let answer = W::kernel_shaped(shape, &input, &mut work);
+            if let Err(e) = W::check(&input, &work, &answer) {
+                panic!("{} kernel, shape {shape}: {e}", W::NAME);
+            }
+        }
+    }
+
+    #[test]
+    fn every_kernel_passes_its_check() {
+        for info in all() {
+            with_workload!(info.name, W => check_kernel::<W>()).expect("a listed workload");
+        }
+    }
+
+    #[test]
+    fn shapes_parse_as_they_are_spelt() {
+        for s in Shape::ALL {
+            assert_eq!(s.name().parse::<Shape>(), Ok(s));
+        }
+        assert_eq!(Shape::NAMES, Shape::ALL.map(Shape::name));
+        assert!(
+            "libfrok"
+                .parse::<Shape>()
+                .unwrap_err()
+                .contains("plain, libfork")
+        );
     }
 
     #[test]

@@ -294,6 +294,22 @@ pub fn fj<W: Worker>(w: &W, call: Call<'_>) {
     }
 }
 
+/// The kernel: the serial elision of [`fj`] as a plain function, every call of a stage in
+/// order, no runtime.
+pub fn serial(call: Call<'_>) {
+    let Some(stages) = expand(call) else {
+        return;
+    };
+    for stage in stages {
+        match stage {
+            Stage::Skip => {}
+            Stage::One(a) => serial(a),
+            Stage::Two(calls) => calls.into_iter().for_each(serial),
+            Stage::Four(calls) => calls.into_iter().for_each(serial),
+        }
+    }
+}
+
 /// Fork-join on the async front-end: as [`fj`], with [`AsyncWorker::join`] and
 /// [`AsyncWorker::call`].
 pub fn fj_async<'s, C: AsyncWorker<'s>>(
@@ -563,6 +579,10 @@ impl Workload for Lu {
             Variant::Fj => pool.run_async(|c| fj_async(c, Call::Factor(m))),
             v => panic!("lu has no async {v} variant"),
         }
+    }
+
+    fn kernel(_input: &LuInput, m: &mut Vec<LuBlock>) {
+        serial(Call::Factor(&m[..]));
     }
 
     fn check(input: &LuInput, m: &Vec<LuBlock>, _answer: &()) -> Result<Checked, String> {

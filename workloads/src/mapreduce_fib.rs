@@ -93,6 +93,17 @@ where
     a + b
 }
 
+/// The kernel: the serial elision of `fj` as a plain loop, each item's wait a sleep, then its
+/// `fib(n)` by [`fib::serial`].
+pub fn serial(x: &Input) -> u64 {
+    (0..x.items)
+        .map(|i| {
+            std::thread::sleep(x.latency);
+            fib::serial(x.n) + i
+        })
+        .sum()
+}
+
 /// The `fj` wait of an item: the worker sleeps.
 pub fn blocking_wait<W: Worker>(_w: &W, x: &Input, i: u64) -> u64 {
     std::thread::sleep(x.latency);
@@ -221,6 +232,10 @@ impl Workload for MapReduceFib {
         };
         let x = *x;
         pool.run_async(move |c| map_async(c, x, 0, x.items, lh))
+    }
+
+    fn kernel(x: &Input, _work: &mut ()) -> u64 {
+        serial(x)
     }
 
     fn check(x: &Input, _work: &(), answer: &u64) -> Result<Checked, String> {

@@ -136,6 +136,19 @@ pub fn fj<W: Worker>(w: &W, c: &[CBlock], a: &[Block], b: &[Block]) {
     }
 }
 
+/// The serial elision of [`fj`] as a plain function, the workload's kernel: per phase, the
+/// four products called one after the other, no runtime.
+pub fn serial(c: &[CBlock], a: &[Block], b: &[Block]) {
+    let Some(phases) = step(c, a, b) else {
+        return;
+    };
+    for phase in phases {
+        for p in phase {
+            serial(p.0, p.1, p.2);
+        }
+    }
+}
+
 /// Structured futures: per phase, three products as futures and the fourth called directly
 /// (a future touched right after its creation), then the three futures touched once each.
 pub fn sf<W: Futures>(w: &W, c: &[CBlock], a: &[Block], b: &[Block]) {
@@ -300,6 +313,10 @@ impl Workload for Mm {
             Variant::Sf => pool.run_async(|w| sf_async(w, c, a, b)),
             v => panic!("mm has no async {v} variant"),
         }
+    }
+
+    fn kernel(input: &MmInput, c: &mut Vec<CBlock>) {
+        serial(c, &input.a, &input.b);
     }
 
     fn check(input: &MmInput, c: &Vec<CBlock>, _answer: &()) -> Result<Checked, String> {

@@ -271,6 +271,35 @@ pub fn add_fj<W: Worker>(w: &W, c: View<Target<'_>>, t: View<Target<'_>>) {
     }
 }
 
+/// The kernel: the serial elision of [`fj`] as a plain function (the products of a step one
+/// after the other, then the addition), no runtime.
+pub fn serial((c, a, b): Product<'_>) {
+    match step(c, a, b) {
+        Step::Done => {}
+        Step::Split([p, q]) => {
+            serial(p);
+            serial(q);
+        }
+        Step::Inner {
+            into_c,
+            into_t,
+            sum: (c, t),
+        } => {
+            serial(into_c);
+            serial(into_t);
+            add_serial(c, t);
+        }
+    }
+}
+
+/// The serial elision of [`add_fj`].
+fn add_serial(c: View<Target<'_>>, t: View<Target<'_>>) {
+    if let Some([[c0, t0], [c1, t1]]) = add_step(c, t) {
+        add_serial(c0, t0);
+        add_serial(c1, t1);
+    }
+}
+
 /// Fork-join on the async front-end: as [`fj`], with [`AsyncWorker::join`].
 pub fn fj_async<'s, C: AsyncWorker<'s>>(
     w: C,
@@ -384,6 +413,10 @@ impl Workload for Rectmul {
             Variant::Fj => pool.run_async(|w| fj_async(w, root(input, c))),
             v => panic!("rectmul has no async {v} variant"),
         }
+    }
+
+    fn kernel(input: &RectmulInput, c: &mut Vec<CBlock>) {
+        serial(root(input, c));
     }
 
     fn check(input: &RectmulInput, c: &Vec<CBlock>, _answer: &()) -> Result<Checked, String> {

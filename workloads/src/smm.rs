@@ -432,6 +432,10 @@ impl Workload for Smm {
         }
     }
 
+    fn kernel(input: &SmmInput, _work: &mut ()) -> Vec<Block> {
+        serial(&input.a, &input.b)
+    }
+
     fn check(input: &SmmInput, _work: &(), c: &Vec<Block>) -> Result<Checked, String> {
         input.check_product(&c.iter().collect::<Vec<_>>(), CHECK_SEED)
     }

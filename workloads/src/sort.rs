@@ -254,6 +254,30 @@ pub fn merge_fj<W: Worker>(w: &W, a: &[AtomicU64], b: &[AtomicU64], dest: &[Atom
     }
 }
 
+/// The kernel: the serial elision of [`fj`] as a plain function (cilksort with every spawn
+/// a call), no runtime.
+pub fn serial(a: &[AtomicU64], tmp: &[AtomicU64]) {
+    let Some(st) = sort_step(a, tmp) else {
+        return;
+    };
+    for (a, tmp) in st.sorts {
+        serial(a, tmp);
+    }
+    for m in st.pair_merges {
+        merge_serial(m.0, m.1, m.2);
+    }
+    let m = st.final_merge;
+    merge_serial(m.0, m.1, m.2);
+}
+
+/// The serial elision of [`merge_fj`] (cilkmerge with every spawn a call).
+pub fn merge_serial(a: &[AtomicU64], b: &[AtomicU64], dest: &[AtomicU64]) {
+    if let Some([l, r]) = merge_step(a, b, dest) {
+        merge_serial(l.0, l.1, l.2);
+        merge_serial(r.0, r.1, r.2);
+    }
+}
+
 /// Structured-futures cilksort: three sorts as futures and the fourth called directly, the
 /// futures touched once each; then one merge as a future, the other called, the future
 /// touched; then the last merge (Cilk-F's conversion of spawn to fut-create, sync to get).
@@ -596,6 +620,10 @@ impl Workload for Sort {
             Variant::Sf => pool.run_async(|c| sf_async(c, a, tmp)),
             v => panic!("sort has no async {v} variant"),
         }
+    }
+
+    fn kernel(_input: &SortInput, work: &mut SortWork) {
+        serial(&work.data, &work.tmp);
     }
 
     fn check(input: &SortInput, work: &SortWork, _answer: &()) -> Result<Checked, String> {

@@ -59,7 +59,7 @@ pub fn spin(d: Duration) {
     }
 }
 
-/// The kernel and its one variant (`sf`): a future, then `d` nested joins around its touch.
+/// The one variant (`sf`): a future, then `d` nested joins around its touch.
 pub fn sf<W: Futures>(w: &W, input: &ChainInput) -> u64 {
     fn chain<W: Futures, H: FutureHandle<u64, Worker = W>>(w: &W, i: u32, x: H) -> u64 {
         if i == 0 {
@@ -76,6 +76,19 @@ pub fn sf<W: Futures>(w: &W, input: &ChainInput) -> u64 {
         });
         chain(w, input.d, x)
     })
+}
+
+/// The kernel: the serial elision of [`sf`] (the future a call, each join two calls), no
+/// runtime.
+pub fn serial(input: &ChainInput) -> u64 {
+    fn chain(i: u32, x: u64) -> u64 {
+        if i == 0 {
+            return x;
+        }
+        chain(i - 1, x) + 1
+    }
+    spin(input.spin);
+    chain(input.d, 1)
 }
 
 impl Workload for Touchchain {
@@ -136,6 +149,10 @@ impl Workload for Touchchain {
 
     fn run_async<S: AsyncForkJoin>(_: &S, v: Variant, _: &ChainInput, _: &mut ()) -> u64 {
         panic!("touchchain has no async {v} variant")
+    }
+
+    fn kernel(input: &ChainInput, _work: &mut ()) -> u64 {
+        serial(input)
     }
 
     fn check(input: &ChainInput, _work: &(), answer: &u64) -> Result<Checked, String> {

@@ -148,7 +148,7 @@ fn consume<'s, W: Futures>(w: &W, n: &Node<'s, W>) -> u64 {
     n.index as u64 + l + r
 }
 
-/// The kernel with the delays made by `delay` (see [`Delay`]).
+/// The `gf` variant with the delays made by `delay` (see [`Delay`]).
 pub fn gf_with<W: Futures>(w: &W, input: TreeInput, delay: Delay<W>) -> u64 {
     w.scope(|s, w| {
         let g = w.shared_future(s, move |_, w| {
@@ -160,9 +160,27 @@ pub fn gf_with<W: Futures>(w: &W, input: TreeInput, delay: Delay<W>) -> u64 {
     })
 }
 
-/// The kernel and its one variant (`gf`): the producer spins.
+/// The one variant (`gf`): the producer spins.
 pub fn gf<W: Futures>(w: &W, input: TreeInput) -> u64 {
     gf_with(w, input, |_, d| spin(d))
+}
+
+/// The kernel: the serial elision of [`gf`] (every future a call, every join two calls), no
+/// runtime. The gate spins first; then each node, its children first, spins and adds its index
+/// to theirs: the producer's and the consumer's walks fused, as the elision holds every
+/// node's value when it is made.
+pub fn serial(input: TreeInput) -> u64 {
+    fn node(i: usize, input: &TreeInput) -> u64 {
+        let child = |c: usize| if c < input.t { node(c, input) } else { 0 };
+        let (l, r) = (child(2 * i + 1), child(2 * i + 2));
+        spin(input.spin);
+        i as u64 + l + r
+    }
+    spin(input.gate_min);
+    for _ in 0..input.t {
+        spin(input.gate_per_node);
+    }
+    node(0, &input)
 }
 
 impl Workload for Touchtree {
@@ -222,6 +240,10 @@ impl Workload for Touchtree {
 
     fn run_async<S: AsyncForkJoin>(_: &S, v: Variant, _: &TreeInput, _: &mut ()) -> u64 {
         panic!("touchtree has no async {v} variant")
+    }
+
+    fn kernel(input: &TreeInput, _work: &mut ()) -> u64 {
+        serial(*input)
     }
 
     fn check(input: &TreeInput, _work: &(), answer: &u64) -> Result<Checked, String> {

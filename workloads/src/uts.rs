@@ -844,6 +844,10 @@ impl Workload for Uts {
         }
     }
 
+    fn kernel(input: &UtsInput, _work: &mut ()) -> Count {
+        serial(&input.tree, &input.tree.root())
+    }
+
     fn check(input: &UtsInput, _work: &(), answer: &Count) -> Result<Checked, String> {
         let (want, source) = input.expected();
         if *answer == want {

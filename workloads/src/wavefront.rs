@@ -137,6 +137,19 @@ pub fn serial<K: TileKernel>(k: &K, g: &Grid<K::Tile>) {
     }
 }
 
+/// The kernel: the serial elision of [`fj`] as a plain function (ProWS's serial elision of
+/// its fork-join version): wavefront after wavefront, the tiles of each in row order, no
+/// runtime.
+pub fn serial_waves<K: TileKernel>(k: &K, g: &Grid<K::Tile>) {
+    let nb = g.side();
+    for d in 0..2 * nb - 1 {
+        let (lo, hi) = wave_rows(nb, d);
+        for i in lo..hi {
+            run_tile(k, g, i, d - i);
+        }
+    }
+}
+
 /// Runs `variant` (fj, sf or gf) of the tiled wavefront over `g` on `pool`: the timed part of
 /// every wavefront workload. `name` is the workload's, for the panic on another variant.
 pub fn run_variant<S: FutureForkJoin, K: TileKernel>(
@@ -596,6 +609,11 @@ impl<T: StringTable> Workload for TableWorkload<T> {
         g: &mut Grid<T::Tile>,
     ) -> T::Answer {
         run_variant_async(pool, T::NAME, variant, &input.kernel(), g);
+        T::answer(g)
+    }
+
+    fn kernel(input: &TableInput<T>, g: &mut Grid<T::Tile>) -> T::Answer {
+        serial_waves(&input.kernel(), g);
         T::answer(g)
     }
 

@@ -34,8 +34,8 @@
 //! A time is the median over the rounds of each round's median, its spread the smallest and
 //! largest round (`quantity.rs`); a check decides on the whole spread (`check.rs`). A claim
 //! that rests on T_s says so when a row of the same program at P = 1 beat T_s in every round:
-//! T_s must be the fastest serial code, and a row faster than it in every process makes it
-//! suspect.
+//! T_s, the kernel with no runtime and no trait in it, must be the fastest serial code, and a
+//! row faster than it in every process (the `serial` elision's included) makes it suspect.
 
 pub(crate) mod check;
 pub(crate) mod quantity;
@@ -45,7 +45,6 @@ pub(crate) use quantity::{Q, counter, peak_rss, time, ts};
 
 use crate::figures::Figure;
 use crate::results::Summaries;
-use crate::runtimes::SERIAL;
 use std::fmt;
 use std::io;
 use std::path::Path;
@@ -576,7 +575,8 @@ fn gate(claim: &Claim, run: &Run<'_>) -> Option<Verdict> {
 }
 
 /// Why T_s of `workload` is suspect in `summaries`: a row of the same program (T_s's variant)
-/// at P = 1 that beat it in every round, by more than 2 %. Another variant may beat it by
+/// at P = 1 that beat it in every round, by more than 2 % (the `serial` elision included: the
+/// kernel, with no trait in it, must be the fastest serial code). Another variant may beat it by
 /// design (a latency-hiding version overlaps the waits that the serial elision sleeps through).
 pub(crate) fn suspect_ts(summaries: &Summaries, workload: &str) -> Option<String> {
     let ts = crate::results::ts_of(summaries, workload)?;
@@ -587,7 +587,7 @@ pub(crate) fn suspect_ts(summaries: &Summaries, workload: &str) -> Option<String
             s.key.workload == workload
                 && s.key.variant == ts.key.variant
                 && s.key.workers == 1
-                && s.key.runtime != SERIAL
+                && s.key != ts.key
                 && s.key.runtime.sim.is_none()
                 && s.status == crate::grid::Status::Ok
                 && s.round_medians.len() >= 2
@@ -1100,13 +1100,21 @@ mod tests {
     #[test]
     fn a_row_faster_than_serial_in_every_round_makes_ts_suspect() {
         let pts = [
-            rounds("serial", 1, &[1.0, 1.0, 1.0]),
+            rounds("serial/front=kernel", 1, &[1.0, 1.0, 1.0]),
             rounds("abp", 1, &[0.9, 0.92, 0.91]),
             rounds("fibril", 1, &[0.9, 1.1, 1.0]),
         ];
         let why = suspect_ts(&crate::results::Summaries::from(pts.to_vec()), "fib").unwrap();
         assert!(why.contains("abp fib-fj"), "{why}");
-        // Another program (sf) beating the serial elision of fj is no sign of a bad T_s.
+        // The trait's elision beating the kernel makes it suspect too.
+        let elision = rounds("serial", 1, &[0.95, 0.96, 0.94]);
+        let why = suspect_ts(
+            &crate::results::Summaries::from([pts[0].clone(), elision].to_vec()),
+            "fib",
+        )
+        .unwrap();
+        assert!(why.contains("serial fib-fj"), "{why}");
+        // Another program (sf) beating the kernel, fj's elision, is no sign of a bad T_s.
         let mut sf = rounds("prows", 1, &[0.5, 0.5, 0.5]);
         sf.key.variant = Variant::Sf;
         assert_eq!(

@@ -47,7 +47,8 @@ impl fmt::Display for Pt {
 pub(crate) enum Q {
     /// A point's time in seconds: one sample per round (that round's median).
     Time(Pt),
-    /// T_s of a workload spec: the `serial` runtime at P = 1, one sample per round.
+    /// T_s of a workload spec: the kernel (`serial/front=kernel`, in the shape of the run's
+    /// figure, [`Summaries::ts_arm`]) at P = 1, one sample per round.
     Ts(String),
     /// A runtime counter of a point: one sample per repetition.
     Counter(Pt, &'static str),
@@ -124,13 +125,14 @@ impl Q {
         Q::Max(Box::new(self), Box::new(other))
     }
 
-    /// The points it reads, with whether each is read as a time (T_s as the `serial` point).
+    /// The points it reads, with whether each is read as a time (T_s as the plain kernel's
+    /// point: its shape is the run's figure's).
     pub(crate) fn points(&self) -> Vec<(Pt, bool)> {
         match self {
             Q::Time(p) => vec![(p.clone(), true)],
             Q::Ts(w) => vec![(
                 Pt {
-                    runtime: "serial",
+                    runtime: "serial/front=kernel",
                     workload: w.clone(),
                     variant: Variant::Fj,
                     p: 1,

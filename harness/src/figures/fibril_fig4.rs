@@ -52,7 +52,8 @@ pub(crate) fn figure() -> Figure {
             "Fibril (w/o unmap) is `",
             fibril_no_unmap!(),
             "`, which releases no page of a suspended stack. matmul is our `mm` and strassen \
-             our `smm`. Each cell: T_P, then T_s/T_P and how many times faster than `abp` and \
+             our `smm`. T_serial is each workload's kernel, the serial elision of its Cilk \
+             code with no runtime. Each cell: T_P, then T_s/T_P and how many times faster than `abp` and \
              `tbb` at the same P; the paper's 72-thread ratios beside the `fibril` rows."
         ),
         &[1, 2, 4, 8, 16, 18, 36, FIBRIL_P],

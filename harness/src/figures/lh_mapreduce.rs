@@ -9,9 +9,9 @@
 //! the task awaits tokio's own timer). Each L is a workload spec
 //! (`mapreduce-fib/latency_ms=50`), so each gets its own panel.
 //!
-//! The metric ([`LhSpeedup`]) measures every row against one time: T_s at 0 ms, the serial
-//! elision of the same items with no latency (`serial`, fj, `mapreduce-fib/latency_ms=0`,
-//! P = 1), i.e. the work alone. So a row's speedup says how close it comes to the ideal
+//! The metric ([`LhSpeedup`]) measures every row against one time: T_s at 0 ms, the kernel of
+//! the same items with no latency (`serial/front=kernel`, `mapreduce-fib/latency_ms=0`,
+//! P = 1: a plain loop over the items, no runtime), i.e. the work alone. So a row's speedup says how close it comes to the ideal
 //! machine that pays no latency at all, and the classic rows at 0 ms are that ideal as
 //! scheduled (their line is the one to reach). Worker counts go past this machine's cores by
 //! default (1, 2, 4, 8: latency is not CPU, so the times there say how the waits overlap),
@@ -319,10 +319,10 @@ impl Metric for LhSpeedup {
     }
 
     fn describe(&self) -> String {
-        "speedup in parentheses = T_s at 0 ms / T_P: T_s at 0 ms is the serial elision of the \
-         same items without latency (`serial`, fj, latency_ms=0, P=1), the work alone, so \
-         every row is measured against the ideal of paying no latency; the Ts column is the \
-         serial run at the row's own latency; none past this machine's cores (the times there \
+        "speedup in parentheses = T_s at 0 ms / T_P: T_s at 0 ms is the kernel of the same \
+         items without latency (`serial/front=kernel`, latency_ms=0, P=1: a plain loop, no \
+         runtime), the work alone, so every row is measured against the ideal of paying no \
+         latency; the Ts column is the kernel at the row's own latency; none past this machine's cores (the times there \
          are measured, latency being no CPU, but threads that share a core are no speedup)"
             .to_string()
     }
@@ -418,8 +418,8 @@ mod tests {
             s.key.workload = w.to_string();
             s
         };
-        let s = [point("serial", &spec(0), Variant::Fj, 1, 4.0),
-            point("serial", &spec(50), Variant::Fj, 1, 40.0),
+        let s = [point("serial/front=kernel", &spec(0), Variant::Fj, 1, 4.0),
+            point("serial/front=kernel", &spec(50), Variant::Fj, 1, 40.0),
             point("prows", &spec(50), Variant::Sf, 2, 2.0),
             point("prows", &spec(50), Variant::Sf, 8, 1.0)];
         let ctx = Context {

@@ -27,7 +27,7 @@ use super::suites::{
 };
 use super::{Figure, SpeedupBase};
 use crate::claims::{Band, Check, Claim, Q, case, time, ts};
-use stealbench_workloads::{Size, Variant};
+use stealbench_workloads::{Shape, Size, Variant};
 
 /// The figure's id.
 pub(crate) const ID: &str = "libfork-fig6";
@@ -51,13 +51,15 @@ pub(crate) fn figure() -> Figure {
              runs. ",
             libfork_runtimes_caption!(),
             "The '*' variant has no counterpart here. Each tree is the \
-             `uts` workload with `tree=` set; the size preset sets its other parameters. The \
-             paper prints no times: no paper value is beside ours."
+             `uts` workload with `tree=` set; the size preset sets its other parameters. T_s is \
+             the serial code of libfork's benchmark, a plain recursion for UTS (the page's T_s \
+             line). The paper prints no times: no paper value is beside ours."
         ),
         super::libfork_fig5::PAPER_WORKERS,
         &Time(SpeedupBase::Serial),
         libfork_rows(&LIBFORK_UTS),
     )
+    .with_ts(Shape::Libfork)
     .with_claims(claims())
 }
 

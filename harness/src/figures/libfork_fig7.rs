@@ -25,7 +25,7 @@ use super::suites::{
 };
 use super::{Figure, Metric};
 use crate::claims::{Band, Check, Claim, Q, case, peak_rss};
-use stealbench_workloads::{Size, Variant};
+use stealbench_workloads::{Shape, Size, Variant};
 
 /// The figure's id.
 pub(crate) const ID: &str = "libfork-fig7";
@@ -50,6 +50,7 @@ pub(crate) fn memory_figure(
 ) -> Figure {
     Figure {
         reps: Some(1),
+        ts: Shape::Libfork,
         ..Figure::new(
             id,
             title,

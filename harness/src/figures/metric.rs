@@ -111,7 +111,7 @@ pub(crate) trait Metric: Send + Sync + std::fmt::Debug {
 /// What a figure's speedups are relative to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum SpeedupBase {
-    /// T_s / T_P: over the serial elision (ProWS Figure 2).
+    /// T_s / T_P: over the serial code, the kernel (ProWS Figure 2).
     Serial,
     /// T_1 / T_P of the same row: scalability (ProWS Figure 3).
     OneWorker,
@@ -122,10 +122,10 @@ impl SpeedupBase {
     pub(crate) fn describe(self) -> &'static str {
         match self {
             SpeedupBase::Serial => {
-                "speedup in parentheses = T_s / T_P, T_s being the serial elision (our `serial` runtime, fj, P=1)"
+                "speedup in parentheses = T_s / T_P, T_s being the serial code at P=1, no runtime and no trait (the T_s line says which)"
             }
             SpeedupBase::OneWorker => {
-                "speedup in parentheses = T_1 / T_P of the same row (scalability over T_1, as the paper's figure); Ts is the serial elision (our `serial` runtime, fj, P=1)"
+                "speedup in parentheses = T_1 / T_P of the same row (scalability over T_1, as the paper's figure); T_s is the serial code at P=1, no runtime and no trait (the T_s line says which)"
             }
         }
     }
@@ -427,6 +427,7 @@ mod tests {
     #[test]
     fn speedups_follow_the_base() {
         let s = [
+            ok_point("serial/front=kernel", Variant::Fj, 1, 2.0),
             ok_point("serial", Variant::Fj, 1, 2.0),
             ok_point("serial", Variant::Fj, 2, 0.5),
         ];
@@ -457,7 +458,7 @@ mod tests {
     fn a_simulated_row_shows_its_time_and_no_speedup() {
         // prows-fig2's `--runtimes abp/sim=unit`: the replay's wall time is no T_P.
         let s = vec![
-            ok_point("serial", Variant::Fj, 1, 2.0),
+            ok_point("serial/front=kernel", Variant::Fj, 1, 2.0),
             ok_point("abp/sim=unit", Variant::Fj, 1, 0.1),
             ok_point("abp/sim=unit", Variant::Fj, 2, 0.1),
         ];

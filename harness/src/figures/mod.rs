@@ -10,7 +10,7 @@
 use crate::claims::Claim;
 use crate::grid::{PaperValues, Row, workload_info};
 use crate::runtimes;
-use stealbench_workloads::Variant;
+use stealbench_workloads::{Shape, Variant};
 
 pub(crate) mod counters;
 pub(crate) mod fit;
@@ -60,6 +60,9 @@ pub(crate) struct Figure {
     pub rows: Vec<Row>,
     /// The paper's claims the figure tests, each judged on every run (`claims/mod.rs`).
     pub claims: Vec<Claim>,
+    /// The shape of the serial code T_s times: the paper's ([`ts_note`]); the plain kernel
+    /// unless its benchmark fixes another ([`Figure::with_ts`]).
+    pub ts: Shape,
 }
 
 impl Figure {
@@ -94,7 +97,13 @@ impl Figure {
             reps: None,
             rows,
             claims: Vec::new(),
+            ts: Shape::Plain,
         }
+    }
+
+    /// The figure with T_s the serial code in `shape`, where its paper's benchmark fixes one.
+    pub(crate) fn with_ts(self, shape: Shape) -> Figure {
+        Figure { ts: shape, ..self }
     }
 
     /// The figure with `claims`.
@@ -126,6 +135,27 @@ impl Figure {
     /// The paper's cell of [`Figure::row`]`(bench, runtime)` at `p`.
     pub(crate) fn paper_cell(&self, bench: &str, runtime: &str, p: usize) -> String {
         self.metric.paper_cell(self.row(bench, runtime), p)
+    }
+}
+
+/// Which T_s a figure divides by, for its page: the kernel arm in `shape` and the serial code
+/// it times.
+pub(crate) fn ts_note(shape: Shape) -> String {
+    let arm = runtimes::kernel(shape);
+    match shape {
+        Shape::Plain => format!(
+            "`{arm}`, each workload's kernel: its serial code called directly, with no runtime \
+             and no trait (the serial elision of the Cilk code, the serial version ProWS and \
+             Fibril divide by), at P = 1. The `serial` runtime runs the same program through \
+             the closure front-end's traits (`stealbench bench` shows their cost)."
+        ),
+        Shape::Libfork => format!(
+            "`{arm}`, the serial code of libfork's benchmark (its `bench/source/*/serial.cpp`), \
+             at P = 1: fib never inlined, its result written through an out-parameter (slower \
+             than the plain recursion, which the compiler may inline); integrate, nqueens, \
+             matmul and UTS as the plain kernel, libfork's serial versions of them being plain \
+             recursions and loops. No runtime and no trait in either."
+        ),
     }
 }
 
@@ -420,6 +450,22 @@ pub(crate) fn prows_runtime(v: Variant) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn each_papers_figures_divide_by_its_serial_code() {
+        for e in FIGURES {
+            let f = (e.build)();
+            // libfork's benchmark fixes its serial fib's shape; every other paper divides by
+            // the serial elision of its Cilk code, the plain kernel.
+            let want = if f.id.starts_with("libfork-") {
+                Shape::Libfork
+            } else {
+                Shape::Plain
+            };
+            assert_eq!(f.ts, want, "{}", f.id);
+        }
+        assert!(ts_note(Shape::Plain).starts_with("`serial/front=kernel`, each workload's kernel"));
+    }
 
     #[test]
     fn reference_parsing_reads_comments_and_blanks() {

@@ -28,7 +28,8 @@ pub(crate) fn figure() -> Figure {
          2 x 8 cores, 10 runs per point. Here the fj and lp rows run on `abp` (for \
          Cilk Plus) and the sf and gf rows on `prows` (for Cilk-F). bst is parallel in the \
          top 5 levels of its merge, and its gf splits make futures only in their first \
-         5 steps, as in the authors' artifact.",
+         5 steps, as in the authors' artifact. Our T_s is each workload's kernel, the serial \
+         elision of its fj (or lp) code as a plain function, no runtime.",
         CSV,
         &Time(SpeedupBase::Serial),
     )

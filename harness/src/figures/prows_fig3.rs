@@ -132,7 +132,8 @@ pub(crate) fn figure() -> Figure {
              in parentheses the scalability over T_1. T_s (serial elision) = 2.46 s. \
              Paper machine: Intel Xeon E5-2665, 2 x 8 cores. Here fib-fj runs on `abp` (for \
              Cilk Plus), fib-sf on `prows` and fib-sf-nostack on `prows/futures=nostack` (for \
-             Cilk-F).",
+             Cilk-F); our T_s is fib's kernel, the plain recursion (the serial elision), no \
+             runtime.",
             CSV,
         &Time(SpeedupBase::OneWorker),
     )

@@ -175,8 +175,8 @@ impl Metric for Relative {
             "; the paper's \"Fibril outperforms Cilk Plus by 1.9x\""
         };
         format!(
-            "in parentheses: T_s / T_P (speedup over the serial elision, our `serial` runtime, fj, \
-             P=1), then T_P({0}) / T_P(row) for {0}: how many times faster the row is than each \
+            "in parentheses: T_s / T_P (speedup over T_s, the serial code at P=1, no runtime and \
+             no trait), then T_P({0}) / T_P(row) for {0}: how many times faster the row is than each \
              at the same P (medians{quote}); none for an oversubscribed point",
             self.against.join(", ")
         )
@@ -223,7 +223,7 @@ mod tests {
     #[test]
     fn ratios_are_the_others_time_over_the_rows() {
         let s = [
-            ok_point("serial", Variant::Fj, 1, 1.0),
+            ok_point("serial/front=kernel", Variant::Fj, 1, 1.0),
             ok_point("fibril", Variant::Fj, 1, 2.0),
             ok_point("abp", Variant::Fj, 1, 4.0),
             ok_point("tbb", Variant::Fj, 1, 12.0),

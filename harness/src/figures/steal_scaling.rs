@@ -393,7 +393,7 @@ mod tests {
         };
         let mut rayon = ok_point("rayon", Variant::Fj, 2, 1.0);
         rayon.counters = vec![("steals".into(), Vec::new())];
-        let s = [ok_point("serial", Variant::Fj, 1, 1.0),
+        let s = [ok_point("serial/front=kernel", Variant::Fj, 1, 1.0),
             counted("abp", 1, 1.0, vec![0, 0], vec![0, 0]),
             counted("abp", 2, 0.5, vec![30, 10], vec![10, 10]),
             counted("abp", 4, 0.4, vec![8, 8], vec![4, 4]),

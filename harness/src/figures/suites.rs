@@ -439,7 +439,7 @@ pub(crate) fn assert_claims(fig: &Figure, ids: &[&str]) {
         for (pt, _) in c.points() {
             let read = |r: &&Row| {
                 r.workload == pt.workload
-                    && (pt.runtime == crate::runtimes::SERIAL
+                    && (crate::runtimes::kernel(Default::default()) == pt.runtime
                         || (r.variant == pt.variant
                             && Some(&r.runtime) == Arm::parse(pt.runtime).ok().as_ref()))
             };

@@ -943,15 +943,15 @@ mod tests {
         let grid = crate::grid::Grid::build(fig.rows, &[1], &Default::default());
         let dir = TempDir::with_prefix("stealbench-raw-unread-").unwrap();
         let path = dir.path().join("raw.csv");
-        let ok = row("serial", 1, Some(1), Some(0.1), Status::Ok);
+        let ok = row("serial/front=kernel", 1, Some(1), Some(0.1), Status::Ok);
         let mut store = appended(&path, &[std::slice::from_ref(&ok)]);
         assert_eq!(left_out_note(&grid, &store), None);
         let text = fs::read_to_string(&path).unwrap();
-        let line = text
-            .lines()
-            .nth(1)
-            .unwrap()
-            .replacen("serial", "rayon/idle=busy", 1);
+        let line =
+            text.lines()
+                .nth(1)
+                .unwrap()
+                .replacen("serial/front=kernel", "rayon/idle=busy", 1);
         fs::write(&path, format!("{text}{line}\n{line}\n")).unwrap();
         store = Store::open(&path).unwrap();
         let note = left_out_note(&grid, &store).unwrap();

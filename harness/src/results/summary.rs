@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::{BTreeSet, HashMap};
 use std::io;
 use std::path::Path;
+use stealbench_workloads::Shape;
 
 /// Every point of a run, summarised ([`summarize`]), in the order of their first rows, and
 /// indexed: a figure's cell ([`median_of`], [`ts_of`], [`Summaries::get`]) is a lookup, not a
@@ -20,31 +21,33 @@ pub(crate) struct Summaries {
     list: Vec<PointSummary>,
     /// Each point's place in `list`.
     index: HashMap<PointSpec, usize>,
-    /// The place of each workload's T_s point (`serial` at P = 1).
+    /// The place of each workload's T_s point (the kernel arm [`Summaries::ts_arm`] at P = 1).
     ts: HashMap<String, usize>,
+    /// The shape of T_s's kernel: the figure's paper's ([`Summaries::with_ts`]; the plain
+    /// kernel unless said).
+    ts_shape: Shape,
     /// The arms of the points, by their spellings.
     arms: HashMap<String, Arm>,
 }
 
+/// The summaries of `list`, T_s the plain kernel.
 impl From<Vec<PointSummary>> for Summaries {
     fn from(list: Vec<PointSummary>) -> Summaries {
         let mut index = HashMap::new();
-        let mut ts = HashMap::new();
         let mut arms = HashMap::new();
         for (i, s) in list.iter().enumerate() {
             index.entry(s.key.clone()).or_insert(i);
-            if s.key.runtime == crate::runtimes::SERIAL && s.key.workers == 1 {
-                ts.entry(s.key.workload.clone()).or_insert(i);
-            }
             arms.entry(s.key.runtime.to_string())
                 .or_insert(s.key.runtime);
         }
         Summaries {
             list,
             index,
-            ts,
+            ts: HashMap::new(),
+            ts_shape: Shape::Plain,
             arms,
         }
+        .with_ts(Shape::Plain)
     }
 }
 
@@ -56,6 +59,27 @@ impl std::ops::Deref for Summaries {
 }
 
 impl Summaries {
+    /// The summaries with T_s the kernel in `shape` (a figure's [`Figure::ts`]): each
+    /// workload's point of that kernel arm at P = 1.
+    ///
+    /// [`Figure::ts`]: crate::figures::Figure::ts
+    pub(crate) fn with_ts(mut self, shape: Shape) -> Summaries {
+        self.ts_shape = shape;
+        self.ts.clear();
+        let arm = self.ts_arm();
+        for (i, s) in self.list.iter().enumerate() {
+            if s.key.runtime == arm && s.key.workers == 1 {
+                self.ts.entry(s.key.workload.clone()).or_insert(i);
+            }
+        }
+        self
+    }
+
+    /// The arm of T_s ([`Summaries::with_ts`]).
+    pub(crate) fn ts_arm(&self) -> Arm {
+        crate::runtimes::kernel(self.ts_shape)
+    }
+
     /// The summary of `key`, if measured.
     pub(crate) fn get(&self, key: &PointSpec) -> Option<&PointSummary> {
         self.index.get(key).map(|&i| &self.list[i])
@@ -179,7 +203,7 @@ pub(crate) fn median_of(summaries: &Summaries, key: &PointSpec) -> Option<f64> {
     summaries.get(key).and_then(|s| s.summary).map(|s| s.median)
 }
 
-/// The T_s point of `workload` among `summaries` (the `serial` runtime at P = 1).
+/// The T_s point of `workload` among `summaries` (their kernel arm at P = 1).
 pub(crate) fn ts_of<'a>(summaries: &'a Summaries, workload: &str) -> Option<&'a PointSummary> {
     summaries.ts.get(workload).map(|&i| &summaries.list[i])
 }
@@ -209,8 +233,8 @@ pub(crate) struct SummaryRow {
     pub stddev: Option<f64>,
     /// Minimum seconds.
     pub min: Option<f64>,
-    /// T_s / T_P, T_s being the workload's `serial` time at P = 1 (empty when oversubscribed or
-    /// simulated).
+    /// T_s / T_P, T_s being the workload's kernel time at P = 1 (`serial/front=kernel`, in the
+    /// figure's shape; empty when oversubscribed or simulated).
     pub speedup_ts: Option<f64>,
     /// T_1 / T_P of the same runtime and variant (empty when oversubscribed).
     pub scalability_t1: Option<f64>,
@@ -323,7 +347,7 @@ mod tests {
     #[test]
     fn a_simulated_point_has_no_speedup() {
         let rows = vec![
-            row("serial", 1, Some(1), Some(1.0), Status::Ok),
+            row("serial/front=kernel", 1, Some(1), Some(1.0), Status::Ok),
             row("abp/sim=unit", 1, Some(1), Some(0.5), Status::Ok),
             row("abp/sim=unit", 64, Some(1), Some(0.25), Status::Ok),
         ];
@@ -343,8 +367,8 @@ mod tests {
     #[test]
     fn summaries_and_speedups() {
         let rows = vec![
-            row("serial", 1, Some(1), Some(1.0), Status::Ok),
-            row("serial", 1, Some(2), Some(3.0), Status::Ok),
+            row("serial/front=kernel", 1, Some(1), Some(1.0), Status::Ok),
+            row("serial/front=kernel", 1, Some(2), Some(3.0), Status::Ok),
             row("rayon", 1, Some(1), Some(4.0), Status::Ok),
             row("rayon", 2, Some(1), Some(1.0), Status::Ok),
             row("rayon", 2, Some(2), Some(1.0), Status::Ok),
@@ -370,5 +394,29 @@ mod tests {
         assert!(one[2].oversubscribed);
         assert_eq!(one[2].median, Some(1.0));
         assert_eq!((one[2].speedup_ts, one[2].scalability_t1), (None, None));
+    }
+
+    #[test]
+    fn ts_is_the_kernel_in_the_figures_shape() {
+        let rows = vec![
+            row("serial", 1, Some(1), Some(5.0), Status::Ok),
+            row("serial/front=kernel", 1, Some(1), Some(4.0), Status::Ok),
+            row(
+                "serial/front=kernel/shape=libfork",
+                1,
+                Some(1),
+                Some(8.0),
+                Status::Ok,
+            ),
+        ];
+        let s = summarize(&Store::from_rows(&rows));
+        // The elision (`serial`) is a row like the others: T_s is the plain kernel.
+        assert_eq!(s.ts_arm(), "serial/front=kernel");
+        assert_eq!(ts_of(&s, "fib").unwrap().summary.unwrap().median, 4.0);
+        assert_eq!(summary_rows(&s, 2)[0].speedup_ts, Some(0.8));
+        let s = s.with_ts(Shape::Libfork);
+        assert_eq!(s.ts_arm(), "serial/front=kernel/shape=libfork");
+        assert_eq!(ts_of(&s, "fib").unwrap().summary.unwrap().median, 8.0);
+        assert_eq!(summary_rows(&s, 2)[0].speedup_ts, Some(1.6));
     }
 }

@@ -1,14 +1,21 @@
-//! What the fib examples share: the best-of timing, every run checked.
+//! What the examples share: a timed call, and the best-of timing of fib, every run checked.
+//! Each example compiles this module and uses part of it.
+#![allow(dead_code)]
 
 use std::time::Instant;
+
+/// `f`'s value and its wall time in seconds.
+pub fn timed<T>(f: impl FnOnce() -> T) -> (T, f64) {
+    let t = Instant::now();
+    let v = f();
+    (v, t.elapsed().as_secs_f64())
+}
 
 /// The best wall time of `reps` runs of `f`, each checked against the known value `want`.
 pub fn best(reps: usize, want: u64, mut f: impl FnMut() -> u64) -> f64 {
     (0..reps)
         .map(|_| {
-            let t = Instant::now();
-            let v = f();
-            let s = t.elapsed().as_secs_f64();
+            let (v, s) = timed(&mut f);
             assert_eq!(v, want, "wrong answer");
             s
         })

@@ -424,6 +424,10 @@ impl Workload for Ferret {
         }
     }
 
+    fn kernel(input: &Input, _work: &mut ()) -> Self::Answer {
+        serial(&input.db, &input.queries)
+    }
+
     fn check(input: &Input, _work: &(), answer: &Self::Answer) -> Result<Checked, String> {
         compare(&input.expected, answer)
     }

@@ -940,6 +940,10 @@ impl Workload for Hw {
         });
     }
 
+    fn kernel(input: &HwInput, work: &mut HwWork) {
+        track_serial(input, &work.states, &Step::ALL);
+    }
+
     fn check(input: &HwInput, work: &HwWork, _answer: &()) -> Result<Checked, String> {
         check_answer(&input.reference, &Reference::of(&work.states))
     }
