@@ -21,11 +21,13 @@
 
 #![allow(clippy::manual_async_fn)]
 
+mod common;
+
+use common::{median, timed};
 use std::future::Future;
 use std::hint::black_box;
 use std::num::NonZero;
 use std::pin::Pin;
-use std::time::Instant;
 use stealbench_schedulers::chili::ChiliPool;
 use stealbench_schedulers::rayon::RayonPool;
 use stealbench_schedulers::tokio::TokioPool;
@@ -61,30 +63,16 @@ fn fib_tokio(n: u64) -> Pin<Box<dyn Future<Output = u64> + Send>> {
     })
 }
 
-/// The median of `xs`.
-fn median(mut xs: Vec<f64>) -> f64 {
-    xs.sort_by(f64::total_cmp);
-    let m = xs.len() / 2;
-    if xs.len() % 2 == 1 {
-        xs[m]
-    } else {
-        (xs[m - 1] + xs[m]) / 2.0
-    }
-}
-
 /// The median wall time of `reps` runs of `f`, each checked against `want`.
-fn timed(reps: usize, want: u64, mut f: impl FnMut() -> u64) -> f64 {
-    median(
-        (0..reps)
-            .map(|_| {
-                let t = Instant::now();
-                let v = f();
-                let s = t.elapsed().as_secs_f64();
-                assert_eq!(v, want, "wrong answer");
-                s
-            })
-            .collect(),
-    )
+fn median_time(reps: usize, want: u64, mut f: impl FnMut() -> u64) -> f64 {
+    let mut times: Vec<f64> = (0..reps)
+        .map(|_| {
+            let (v, s) = timed(&mut f);
+            assert_eq!(v, want, "wrong answer");
+            s
+        })
+        .collect();
+    median(&mut times)
 }
 
 /// One library at one P: the direct and the through-stealbench runs, timed alternately.
@@ -160,21 +148,26 @@ fn main() {
     for round in 0..rounds {
         for (m, times) in &mut ts {
             let m = *m;
-            times.push(timed(reps, expected(m), || serial(black_box(m))));
+            times.push(median_time(reps, expected(m), || serial(black_box(m))));
         }
         for pair in &mut pairs {
             // Alternate which of the two goes first, round by round.
             let want = pair.want;
             if round % 2 == 0 {
-                pair.direct_s.push(timed(reps, want, &mut pair.direct));
-                pair.via_s.push(timed(reps, want, &mut pair.via));
+                pair.direct_s
+                    .push(median_time(reps, want, &mut pair.direct));
+                pair.via_s.push(median_time(reps, want, &mut pair.via));
             } else {
-                pair.via_s.push(timed(reps, want, &mut pair.via));
-                pair.direct_s.push(timed(reps, want, &mut pair.direct));
+                pair.via_s.push(median_time(reps, want, &mut pair.via));
+                pair.direct_s
+                    .push(median_time(reps, want, &mut pair.direct));
             }
         }
     }
-    let ts: Vec<(u64, f64)> = ts.into_iter().map(|(m, t)| (m, median(t))).collect();
+    let ts: Vec<(u64, f64)> = ts
+        .into_iter()
+        .map(|(m, mut t)| (m, median(&mut t)))
+        .collect();
     for pair in &mut pairs {
         let m = if pair.want == want { n } else { tokio_n };
         pair.ts = ts
@@ -192,14 +185,17 @@ fn main() {
         "library", "direct s", "via s", "direct T/T_s", "via T/T_s", "via/direct"
     );
     for pair in &pairs {
-        let ratio = median(
-            pair.via_s
-                .iter()
-                .zip(&pair.direct_s)
-                .map(|(v, d)| v / d)
-                .collect(),
+        let mut ratios: Vec<f64> = pair
+            .via_s
+            .iter()
+            .zip(&pair.direct_s)
+            .map(|(v, d)| v / d)
+            .collect();
+        let ratio = median(&mut ratios);
+        let (d, v) = (
+            median(&mut pair.direct_s.clone()),
+            median(&mut pair.via_s.clone()),
         );
-        let (d, v) = (median(pair.direct_s.clone()), median(pair.via_s.clone()));
         println!(
             "{:>12} {d:>10.4} {v:>10.4} {:>14.2} {:>14.2} {ratio:>11.3}",
             pair.name,

@@ -18,22 +18,11 @@
 
 mod common;
 
-use common::timed;
+use common::{median, timed};
 use std::hint::black_box;
 use stealbench_schedulers::serial::Serial;
 use stealbench_schedulers::{PoolConfig, Scheduler};
 use stealbench_workloads::{Shape, Size, Variant, Workload, all, with_workload};
-
-/// The median of `xs` (sorted in place); `xs` is not empty.
-fn median(xs: &mut [f64]) -> f64 {
-    xs.sort_by(f64::total_cmp);
-    let m = xs.len() / 2;
-    if xs.len() % 2 == 1 {
-        xs[m]
-    } else {
-        (xs[m - 1] + xs[m]) / 2.0
-    }
-}
 
 /// One timed run of `f` on fresh work, its answer checked.
 fn checked<W: Workload>(

@@ -1,4 +1,5 @@
-//! What the examples share: a timed call, and the best-of timing of fib, every run checked.
+//! What the examples share: a timed call, a median, and the best-of timing of fib, every run
+//! checked.
 //! Each example compiles this module and uses part of it.
 #![allow(dead_code)]
 
@@ -9,6 +10,17 @@ pub fn timed<T>(f: impl FnOnce() -> T) -> (T, f64) {
     let t = Instant::now();
     let v = f();
     (v, t.elapsed().as_secs_f64())
+}
+
+/// The median of `xs` (sorted in place); `xs` is not empty.
+pub fn median(xs: &mut [f64]) -> f64 {
+    xs.sort_by(f64::total_cmp);
+    let m = xs.len() / 2;
+    if xs.len() % 2 == 1 {
+        xs[m]
+    } else {
+        (xs[m - 1] + xs[m]) / 2.0
+    }
 }
 
 /// The best wall time of `reps` runs of `f`, each checked against the known value `want`.
