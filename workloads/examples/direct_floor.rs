@@ -88,6 +88,26 @@ struct Pair<'a> {
     via_s: Vec<f64>,
 }
 
+impl<'a> Pair<'a> {
+    /// A pair named `name`, whose runs compute `want`.
+    fn new(
+        name: String,
+        want: u64,
+        direct: impl FnMut() -> u64 + 'a,
+        via: impl FnMut() -> u64 + 'a,
+    ) -> Self {
+        Pair {
+            name,
+            want,
+            ts: 0.0,
+            direct: Box::new(direct),
+            via: Box::new(via),
+            direct_s: Vec::new(),
+            via_s: Vec::new(),
+        }
+    }
+}
+
 fn main() {
     let mut args = std::env::args().skip(1);
     let n: u64 = args.next().map_or(35, |s| s.parse().expect("n"));
@@ -105,43 +125,34 @@ fn main() {
             .build()
             .expect("rayon pool");
         let via = RayonPool::start(&config(p)).expect("rayon");
-        pairs.push(Pair {
-            name: format!("rayon P={p}"),
+        pairs.push(Pair::new(
+            format!("rayon P={p}"),
             want,
-            ts: 0.0,
-            direct: Box::new(move || direct.install(|| fib_rayon(black_box(n)))),
-            via: Box::new(move || via.run(|w| fj(w, black_box(n)))),
-            direct_s: Vec::new(),
-            via_s: Vec::new(),
-        });
+            move || direct.install(|| fib_rayon(black_box(n))),
+            move || via.run(|w| fj(w, black_box(n))),
+        ));
         let direct = chili::ThreadPool::with_config(chili::Config {
             thread_count: Some(threads(p)),
             ..chili::Config::default()
         });
         let via = ChiliPool::start(&config(p)).expect("chili");
-        pairs.push(Pair {
-            name: format!("chili P={p}"),
+        pairs.push(Pair::new(
+            format!("chili P={p}"),
             want,
-            ts: 0.0,
-            direct: Box::new(move || fib_chili(&mut direct.scope(), black_box(n))),
-            via: Box::new(move || via.run(|w| fj(w, black_box(n)))),
-            direct_s: Vec::new(),
-            via_s: Vec::new(),
-        });
+            move || fib_chili(&mut direct.scope(), black_box(n)),
+            move || via.run(|w| fj(w, black_box(n))),
+        ));
         let direct = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(p)
             .build()
             .expect("tokio runtime");
         let via = TokioPool::start(&config(p)).expect("tokio");
-        pairs.push(Pair {
-            name: format!("tokio P={p}"),
-            want: expected(tokio_n),
-            ts: 0.0,
-            direct: Box::new(move || direct.block_on(fib_tokio(black_box(tokio_n)))),
-            via: Box::new(move || via.run_async(|c| fj_async(c, black_box(tokio_n)))),
-            direct_s: Vec::new(),
-            via_s: Vec::new(),
-        });
+        pairs.push(Pair::new(
+            format!("tokio P={p}"),
+            expected(tokio_n),
+            move || direct.block_on(fib_tokio(black_box(tokio_n))),
+            move || via.run_async(|c| fj_async(c, black_box(tokio_n))),
+        ));
     }
 
     let mut ts: Vec<(u64, Vec<f64>)> = vec![(n, Vec::new()), (tokio_n, Vec::new())];
