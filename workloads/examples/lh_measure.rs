@@ -1,26 +1,21 @@
-//! A measurement of latency hiding against classic fork-join, run by hand:
-//!
-//! ```sh
-//! cargo test --release -p stealbench-workloads --test lh_measure -- --ignored --nocapture
-//! ```
-//!
-//! `mapreduce-fib` at the quick size on 2 workers of `prows` and of `abp`, classic (`fj`)
+//! Latency hiding against classic fork-join, measured: `mapreduce-fib` at the quick size on 2 workers of `prows` and of `abp`, classic (`fj`)
 //! against latency-hiding (`sf`), alternated run by run on the same pool so that the drift of
 //! a shared machine falls on both alike: at L = 50 ms the ratio classic / latency-hiding (the
 //! bar: at least 5), at L = 0 the ratio latency-hiding / classic (the bar: at most 1.05), each
-//! from the medians and from the minima of the runs.
+//! from the medians and from the minima of the runs, printed to stdout. Every answer is
+//! checked.
+//!
+//! `cargo run --release -p stealbench-workloads --example lh_measure` (seconds of runs; on an
+//! otherwise idle machine).
 
-use std::time::Instant;
+mod common;
+
+use common::{median, timed};
 use stealbench_schedulers::abp::Abp;
 use stealbench_schedulers::prows::Prows;
 use stealbench_schedulers::{ForkJoin, PoolConfig};
 use stealbench_workloads::mapreduce_fib::MapReduceFib;
 use stealbench_workloads::{Size, Variant, Workload};
-
-fn median(xs: &mut [f64]) -> f64 {
-    xs.sort_by(f64::total_cmp);
-    xs[xs.len() / 2]
-}
 
 /// Alternates `fj` and `sf` `rounds` times at `latency_ms`; returns the medians and minima of
 /// (fj, sf) in seconds.
@@ -32,9 +27,7 @@ fn pair<S: ForkJoin>(pool: &S, latency_ms: u64, rounds: usize) -> ((f64, f64), (
     let mut t = [Vec::new(), Vec::new()];
     for round in 0..=rounds {
         for (i, v) in [Variant::Fj, Variant::Sf].into_iter().enumerate() {
-            let start = Instant::now();
-            let a = MapReduceFib::run(pool, v, &x, &mut ());
-            let s = start.elapsed().as_secs_f64();
+            let (a, s) = timed(|| MapReduceFib::run(pool, v, &x, &mut ()));
             MapReduceFib::check(&x, &(), &a).unwrap();
             if round > 0 {
                 t[i].push(s); // round 0 is the warm-up
@@ -65,9 +58,7 @@ fn measure<S: ForkJoin>() {
     );
 }
 
-#[test]
-#[ignore = "a measurement (seconds of runs), not a test: run by hand, see the file's documentation"]
-fn latency_hiding_against_classic() {
+fn main() {
     measure::<Prows>();
     measure::<Abp>();
 }

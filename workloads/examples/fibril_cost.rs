@@ -1,18 +1,19 @@
-//! Measurements of `fibril`'s stacks (results: `paper-figures/measurements.md`, "`fibril`'s
-//! stacks"), `#[ignore]`d (they time things; run them alone, in release):
+//! What `fibril`'s stacks cost and save: three measurements, printed to stderr (their last
+//! results: `paper-figures/measurements.md`, "`fibril`'s stacks").
 //!
-//! ```sh
-//! cargo test --release -p stealbench-schedulers --test fibril_cost -- --ignored --nocapture --test-threads 1
-//! ```
+//! * `unmap`: fib(32) fork-join at P = 2 on `fibril` and on `fibril` without unmapping,
+//!   interleaved (median of 5 medians of 5 runs each), with the steals, suspensions, unmaps
+//!   and pages released of the `fibril` runs.
+//! * `rss`: a join tree whose every node first recurses deep (about 256 KiB of stack) and
+//!   whose joins suspend often, at P = 2: the process's peak RSS growth (`VmHWM`, reset
+//!   through `/proc/self/clear_refs`) on `abp`, `fibril` without unmapping, and `fibril`, twice
+//!   each, with their stack counters.
+//! * `spawn`: how many fiber rounds an n-ary scope of spawns costs against the same work as
+//!   binary joins, fib(27) at P = 1 (what `fibril` does not do as Fibril does).
 //!
-//! * `unmap_cost_on_fib_p2`: fib(n) fork-join at P = 2 on `fibril` and on `fibril` without
-//!   unmapping, interleaved, with the releases each made.
-//! * `peak_rss_deep_recursion_p2`: a join tree whose every leaf recurses deep (about 256 KiB
-//!   of stack) and whose joins suspend often, at P = 2: the process's peak RSS growth
-//!   (`VmHWM`, reset through `/proc/self/clear_refs`) on `abp`, `fibril` without unmapping,
-//!   and `fibril`.
-//! * `spawn_vs_join_fibers`: how many fiber rounds an n-ary scope of spawns costs against the
-//!   same work as binary joins (what `fibril` does not do as Fibril does).
+//! `cargo run --release -p stealbench-workloads --example fibril_cost [unmap] [rss] [spawn]`
+//! (default: all three, in that order). Run it on an otherwise idle machine: it times things,
+//! and the peak RSS is the whole process's.
 
 use std::hint::black_box;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -48,8 +49,7 @@ fn time<S: ForkJoin>(pool: &S, runs: usize, f: impl Fn(&S) -> u64) -> (Duration,
     (t[runs / 2], pool.stats())
 }
 
-#[test]
-#[ignore = "a measurement: run alone, in release"]
+/// `unmap`: the cost of unmapping at P = 2.
 fn unmap_cost_on_fib_p2() {
     let n = 32;
     let cfg = PoolConfig::with_workers(2);
@@ -146,8 +146,7 @@ fn peak_growth<S: ForkJoin>(runs: usize, unmap: Unmap) -> (u64, Stats) {
     (peak.saturating_sub(base), s)
 }
 
-#[test]
-#[ignore = "a measurement: run alone, in release"]
+/// `rss`: the peak RSS growth of a deep join tree at P = 2.
 fn peak_rss_deep_recursion_p2() {
     for round in 0..2 {
         for (name, (kib, s)) in [
@@ -187,8 +186,7 @@ fn fib_spawn<W: Worker>(w: &W, n: u64) -> u64 {
     a.into_inner() + b
 }
 
-#[test]
-#[ignore = "a measurement: run alone, in release"]
+/// `spawn`: fiber rounds of spawns against joins at P = 1.
 fn spawn_vs_join_fibers() {
     let n = 27;
     let pool = Fibril::start(&PoolConfig::with_workers(1)).unwrap();
@@ -200,4 +198,25 @@ fn spawn_vs_join_fibers() {
         stat(&sj, "fiber_runs"),
         stat(&ss, "fiber_runs"),
     );
+}
+
+fn main() {
+    let measurements: [(&str, fn()); 3] = [
+        ("unmap", unmap_cost_on_fib_p2),
+        ("rss", peak_rss_deep_recursion_p2),
+        ("spawn", spawn_vs_join_fibers),
+    ];
+    let asked: Vec<String> = std::env::args().skip(1).collect();
+    if let Some(bad) = asked
+        .iter()
+        .find(|a| !measurements.iter().any(|(name, _)| name == a))
+    {
+        eprintln!("fibril_cost: no measurement `{bad}` (unmap, rss, spawn)");
+        std::process::exit(2);
+    }
+    for (name, measure) in measurements {
+        if asked.is_empty() || asked.iter().any(|a| a == name) {
+            measure();
+        }
+    }
 }
