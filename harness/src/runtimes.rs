@@ -33,9 +33,9 @@ pub(crate) fn registered_arms(info: &'static Runtime) -> Vec<Arm> {
 }
 
 /// Why the arm `arm` refuses `variant`, if it does, by its runtime's capabilities: every
-/// variant with futures where it has none (libfork, chili, tbb, openmp), `gf` where a touch cannot
-/// suspend (rayon: a touch helps instead, so general futures touched across tasks can deadlock;
-/// its measurements would be hangs, not times).
+/// variant with futures where it has none (the fork-join-only runtimes), `gf` where a touch
+/// cannot suspend (rayon: a touch helps instead, so general futures touched across tasks can
+/// deadlock; its measurements would be hangs, not times).
 pub(crate) fn unsupported(arm: &Arm, variant: Variant) -> Option<&'static str> {
     let caps = arm.info.capabilities?;
     if !caps.futures {
@@ -835,9 +835,9 @@ mod tests {
         assert!(lookup_built("serial").is_ok());
         let e = lookup_built("seriel").unwrap_err();
         assert!(e.contains("did you mean 'serial'"), "{e}");
-        assert!(lookup_built("fibril").is_ok());
-        assert!(lookup_built("libfork").is_ok());
-        assert!(lookup_built("chili").is_ok());
+        for r in RUNTIMES.iter().filter(|r| r.built()) {
+            assert!(lookup_built(r.name).is_ok(), "{}", r.name);
+        }
         for r in RUNTIMES.iter().filter(|r| !r.built()) {
             let e = lookup_built(r.name).unwrap_err();
             assert!(e.contains("--features"), "{e}");

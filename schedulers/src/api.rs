@@ -111,8 +111,8 @@ pub trait ForkJoin: Scheduler {
 /// task, because a task may run on another worker than its parent. The trait does not make a
 /// handle `Send` or `Sync`, so generic code cannot capture one in a closure (every closure
 /// handed to a runtime is `Send`, and `&W` is `Send` only where `W: Sync`): the rule is kept by
-/// the compiler, and a runtime whose handle is a library's own `&mut` scope (`chili`) can hand
-/// that scope to its closures as it is, with no check at run time. A closure that captures
+/// the compiler, and a runtime whose handle is a library's own `&mut` scope (the heartbeat
+/// scheduling baseline's) can hand that scope to its closures as it is, with no check at run time. A closure that captures
 /// its parent's handle is refused:
 ///
 /// ```compile_fail
@@ -148,8 +148,8 @@ pub trait Worker: Sized + 'static {
 /// A scope of [`Worker::scope`]: spawns. Serially (one worker) the papers' runtimes run every
 /// spawned task to completion at its creation (eager evaluation), so their serial order is the
 /// left-to-right depth-first order of the papers; the library baselines keep their own (`tbb`
-/// runs a scope's tasks at its end, newest first; `chili`, which has no spawn, at its end as
-/// a tree of joins). A program must not depend on the order, only on the scope's end. A
+/// runs a scope's tasks at its end, newest first; the heartbeat scheduling baseline, whose library
+/// has no spawn, at its end as a tree of joins). A program must not depend on the order, only on the scope's end. A
 /// runtime with futures creates them in a scope through its worker's [`Futures`].
 pub trait Scope<'s>: Sync {
     /// The worker handle type of this runtime.
@@ -162,7 +162,7 @@ pub trait Scope<'s>: Sync {
 }
 
 /// The futures of the closure front-end, an extension of [`Worker`] that a fork-join-only
-/// runtime (the papers' TBB and OpenMP, chili) does not implement: a workload variant that
+/// runtime (the papers' TBB and OpenMP, the heartbeat scheduling baseline) does not implement: a workload variant that
 /// creates futures is written for `W: Futures`, so it cannot be run, nor even compiled, on
 /// such a runtime. A future belongs to the scope it is created in: the scope waits for it
 /// before it closes.

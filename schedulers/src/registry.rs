@@ -3,20 +3,28 @@
 //! [`runtimes!`](crate::runtimes) is the one list. Each entry names the runtime (its name on
 //! the command line, in result files and in [`Scheduler::NAME`](crate::Scheduler::NAME)), its
 //! pool type, the cargo feature that builds it (`always`: every build has it), its front-ends
-//! (the closure front-end with or without [`Futures`](crate::Futures), the async one, and, for
-//! `serial` alone, `kernel: yes`: no front-end, the workload's serial code called directly,
-//! T_s), one line
-//! of description, and its registered arms besides the default configuration (`idle=busy`: the
-//! settings `bench` and the figures' baseline rows measure too). Everything else is read from
-//! it:
+//! (`closure:` the closure front-end with [`Futures`](crate::Futures), fork-join only, or
+//! none; `asynch:` the async one with futures, fork-join only, or none; and, for `serial`
+//! alone, `kernel: yes`: no front-end, the workload's serial code called directly, T_s), its
+//! [`Role`] in the papers' figures (the serial elision; a baseline no paper ran; a paper's
+//! system; a stand-in, and for which system), one line of description, and its registered arms
+//! besides the default configuration (`idle=busy`: the settings `bench` and the figures'
+//! baseline rows measure too). Everything else is read from it:
 //!
 //! * [`RUNTIMES`]: the entries as data, with each built runtime's
 //!   [`Capabilities`], for listings and for refusing what a runtime
 //!   cannot do; a runtime this build lacks stays listed, with the feature that builds it;
+//! * [`baselines`]: the runtimes a paper's figures add after its systems, in the order of
+//!   their rows;
 //! * [`with_closure_runtime!`](crate::with_closure_runtime),
 //!   [`with_future_runtime!`](crate::with_future_runtime) and
 //!   [`with_async_runtime!`](crate::with_async_runtime): from a name to the pool type, for the
-//!   harness and the tests to instantiate generic code on every runtime a front-end has.
+//!   harness and the tests to instantiate generic code on every runtime a front-end has;
+//! * [`for_each_built_runtime!`](crate::for_each_built_runtime): a macro of the caller's called
+//!   with every built runtime's pool type, for suites of tests instantiated per runtime.
+//!
+//! The listing order puts the closure runtimes before the async-only ones (`tokio`,
+//! `libfork`); a paper's baselines follow it.
 //!
 //! Adding a runtime is its folder (a module of this crate) and one entry. A runtime behind a
 //! feature also needs its gate, a pair of `__built_FEATURE` macros below: the dispatch macros
@@ -37,8 +45,9 @@ macro_rules! runtimes {
                 pool: $crate::serial::Serial,
                 built: __built_always,
                 closure: futures,
-                asynch: yes,
+                asynch: futures,
                 kernel: yes,
+                role: serial,
                 description: "the serial elision: join runs a then b, a future runs where it is created; /front=async: the cost of the async state machines alone; /front=kernel: the workload's serial code called directly, no trait (T_s; /shape=libfork: libfork's serial fib)",
                 arms: ["front=async", "front=kernel", "front=kernel/shape=libfork"],
             }
@@ -47,6 +56,7 @@ macro_rules! runtimes {
                 built: __built_always,
                 closure: futures,
                 asynch: no,
+                role: baseline,
                 description: "rayon's work-stealing pool (baseline: join, scope; futures as scope spawns)",
                 arms: [],
             }
@@ -55,15 +65,8 @@ macro_rules! runtimes {
                 built: __built_always,
                 closure: fork_join,
                 asynch: no,
+                role: baseline,
                 description: "chili's heartbeat scheduling (baseline: a join pushes nothing until a heartbeat makes it stealable; fork-join only)",
-                arms: [],
-            }
-            tokio {
-                pool: $crate::tokio::TokioPool,
-                built: __built_always,
-                closure: none,
-                asynch: yes,
-                description: "tokio's multi-thread runtime, every fork a heap-allocated task (baseline)",
                 arms: [],
             }
             tbb {
@@ -71,6 +74,7 @@ macro_rules! runtimes {
                 built: __built_tbb,
                 closure: fork_join,
                 asynch: no,
+                role: system { of: [Fibril, Libfork], baseline_in: [] },
                 description: "Intel oneTBB (the Fibril and libfork papers' TBB): a task_group per join or scope in a task_arena of P threads",
                 arms: [],
             }
@@ -79,6 +83,7 @@ macro_rules! runtimes {
                 built: __built_openmp,
                 closure: fork_join,
                 asynch: no,
+                role: system { of: [Libfork], baseline_in: [] },
                 description: "LLVM's OpenMP runtime (libomp, the libfork paper's OpenMP): untied tasks and taskwait in one parallel region of P threads",
                 arms: [],
             }
@@ -87,6 +92,7 @@ macro_rules! runtimes {
                 built: __built_always,
                 closure: futures,
                 asynch: no,
+                role: stand_in { for: "Cilk Plus", of: [Fibril, Prows], baseline_in: [Libfork] },
                 description: "work stealing on stackful fibers, eager futures suspending at get (stands in for Cilk Plus)",
                 arms: [],
             }
@@ -95,6 +101,7 @@ macro_rules! runtimes {
                 built: __built_always,
                 closure: futures,
                 asynch: no,
+                role: stand_in { for: "Cilk-F", of: [Prows], baseline_in: [] },
                 description: "proactive work stealing for futures, ProWS (stands in for Cilk-F); /placement=artifact: the authors' artifact's placement (less loaded of two random workers, no rebalancing)",
                 arms: ["placement=artifact"],
             }
@@ -103,14 +110,25 @@ macro_rules! runtimes {
                 built: __built_always,
                 closure: futures,
                 asynch: no,
+                role: system { of: [Fibril], baseline_in: [Libfork] },
                 description: "Fibril's linear stacks: abp's join, suspended stacks' unused pages released, a small stack pool; /unmap=off: Fibril w/o unmap",
                 arms: ["unmap=off"],
+            }
+            tokio {
+                pool: $crate::tokio::TokioPool,
+                built: __built_tokio,
+                closure: none,
+                asynch: futures,
+                role: baseline,
+                description: "tokio's multi-thread runtime, every fork a heap-allocated task (baseline)",
+                arms: [],
             }
             libfork {
                 pool: $crate::libfork::LibforkPool,
                 built: __built_always,
                 closure: none,
-                asynch: yes,
+                asynch: fork_join,
+                role: system { of: [Libfork], baseline_in: [Fibril, Prows] },
                 description: "libfork: continuation stealing, task frames on segmented stacks (lazy pool; busy arm: /idle=busy)",
                 arms: ["idle=busy"],
             }
@@ -126,6 +144,8 @@ pub struct Runtime {
     /// The front-ends the harness can run it through; the first is its default (`front=`
     /// chooses another).
     pub front_ends: &'static [FrontEnd],
+    /// What it is to the papers' figures.
+    pub role: Role,
     /// One line for `stealbench list`.
     pub description: &'static str,
     /// The runtime's registered arms besides its default one, as arm settings (`idle=busy`).
@@ -136,7 +156,61 @@ pub struct Runtime {
     pub capabilities: Option<Capabilities>,
 }
 
+/// The papers whose figures set their systems beside baselines (ProWS, Fibril, libfork): the
+/// papers a [`Role`] names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Paper {
+    /// Singer et al., proactive work stealing for futures (ProWS).
+    Prows,
+    /// Yang and Mellor-Crummey, Fibril (SPAA'16).
+    Fibril,
+    /// Williams and Elliott, libfork.
+    Libfork,
+}
+
+/// What a runtime is to the papers' figures: where its rows come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    /// The serial elision and, as its kernel arm, T_s: every figure's denominator, no system.
+    Serial,
+    /// A baseline no paper ran: every paper's figures add its rows after the paper's systems.
+    Baseline,
+    /// A system the papers `of` ran: the library itself (oneTBB, libomp) or ours implementing
+    /// the paper's design; the figures of the papers `baseline_in` add it as a baseline.
+    System {
+        of: &'static [Paper],
+        baseline_in: &'static [Paper],
+    },
+    /// Ours, standing in for the papers' system `system`, which cannot run here; the papers
+    /// `of` have it in that system's place, and those `baseline_in` add it as a baseline.
+    StandIn {
+        system: &'static str,
+        of: &'static [Paper],
+        baseline_in: &'static [Paper],
+    },
+}
+
 impl Runtime {
+    /// Whether `paper`'s figures add this runtime's rows as a baseline: every [`Role::Baseline`],
+    /// and a paper's system or stand-in that names `paper` in `baseline_in`.
+    pub fn baseline_in(&self, paper: Paper) -> bool {
+        match self.role {
+            Role::Serial => false,
+            Role::Baseline => true,
+            Role::System { baseline_in, .. } | Role::StandIn { baseline_in, .. } => {
+                baseline_in.contains(&paper)
+            }
+        }
+    }
+
+    /// Whether this runtime is (or stands in for) a system `paper` ran.
+    pub fn of(&self, paper: Paper) -> bool {
+        match self.role {
+            Role::Serial | Role::Baseline => false,
+            Role::System { of, .. } | Role::StandIn { of, .. } => of.contains(&paper),
+        }
+    }
+
     /// Whether this build has the runtime.
     pub fn built(&self) -> bool {
         self.capabilities.is_some()
@@ -156,6 +230,11 @@ impl Runtime {
 /// Every runtime, built or not, in listing order.
 pub const RUNTIMES: &[Runtime] = runtimes!(__registry_table {});
 
+/// The baselines of `paper`'s figures, built or not, in listing order (the order of their rows).
+pub fn baselines(paper: Paper) -> impl Iterator<Item = &'static Runtime> {
+    RUNTIMES.iter().filter(move |r| r.baseline_in(paper))
+}
+
 /// The entries as [`Runtime`]s (the callback behind [`RUNTIMES`]).
 #[doc(hidden)]
 #[macro_export]
@@ -167,6 +246,7 @@ macro_rules! __registry_table {
             closure: $closure:ident,
             asynch: $asynch:ident,
             $(kernel: $kernel:ident,)?
+            role: $role:ident $({ $($role_args:tt)* })?,
             description: $d:literal,
             arms: [$($arm:literal),* $(,)?],
         }
@@ -174,6 +254,7 @@ macro_rules! __registry_table {
         &[$($crate::registry::Runtime {
             name: stringify!($rt),
             front_ends: $crate::__registry_table!(@front_ends $closure $asynch $($kernel)?),
+            role: $crate::__registry_table!(@role $role $({ $($role_args)* })?),
             description: $d,
             arms: &[$($arm),*],
             feature: $crate::$built!(@feature),
@@ -182,17 +263,36 @@ macro_rules! __registry_table {
             ),
         }),*]
     };
-    (@front_ends none yes) => { &[$crate::config::FrontEnd::Async] };
     (@front_ends $closure:ident no) => { &[$crate::config::FrontEnd::Closure] };
-    (@front_ends $closure:ident yes) => {
+    (@front_ends none $asynch:ident) => { &[$crate::config::FrontEnd::Async] };
+    (@front_ends $closure:ident $asynch:ident) => {
         &[$crate::config::FrontEnd::Closure, $crate::config::FrontEnd::Async]
     };
-    (@front_ends $closure:ident yes yes) => {
+    (@front_ends $closure:ident $asynch:ident yes) => {
         &[
             $crate::config::FrontEnd::Closure,
             $crate::config::FrontEnd::Async,
             $crate::config::FrontEnd::Kernel,
         ]
+    };
+    (@role serial) => { $crate::registry::Role::Serial };
+    (@role baseline) => { $crate::registry::Role::Baseline };
+    (@role system { of: [$($of:ident),*], baseline_in: [$($in:ident),*] }) => {
+        $crate::registry::Role::System {
+            of: &[$($crate::registry::Paper::$of),*],
+            baseline_in: &[$($crate::registry::Paper::$in),*],
+        }
+    };
+    (@role stand_in {
+        for: $system:literal,
+        of: [$($of:ident),*],
+        baseline_in: [$($in:ident),*]
+    }) => {
+        $crate::registry::Role::StandIn {
+            system: $system,
+            of: &[$($crate::registry::Paper::$of),*],
+            baseline_in: &[$($crate::registry::Paper::$in),*],
+        }
     };
 }
 
@@ -226,6 +326,62 @@ macro_rules! with_future_runtime {
     };
 }
 
+/// Calls the macro `$callback` once per runtime this build has, in listing order, as
+/// `$callback! { NAME, POOL, closure: C, asynch: A }`: `NAME` the runtime's name (an
+/// identifier), `POOL` its pool type, `C` its closure front-end (`futures`, `fork_join` or
+/// `none`), `A` its async one (`futures`, `fork_join` or `no`). For generic code that needs the
+/// pool type at compile time on every runtime, such as the semantics suite's tests.
+#[macro_export]
+macro_rules! for_each_built_runtime {
+    ($callback:ident) => {
+        $crate::runtimes!(__for_each { $callback });
+    };
+}
+
+/// Declares each runtime's module (`src/NAME/mod.rs`), behind its runtime's gate (the
+/// callback `lib.rs` calls).
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __modules {
+    ({} $(
+        $rt:ident {
+            pool: $pool:ty,
+            built: $built:ident,
+            closure: $closure:ident,
+            asynch: $asynch:ident,
+            $(kernel: $kernel:ident,)?
+            role: $role:ident $({ $($role_args:tt)* })?,
+            description: $d:literal,
+            arms: [$($arm:literal),* $(,)?],
+        }
+    )*) => {
+        $($crate::$built! { { pub mod $rt; } else {} })*
+    };
+}
+
+/// The callback behind [`for_each_built_runtime!`](crate::for_each_built_runtime): each entry
+/// behind its runtime's gate.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __for_each {
+    ({ $callback:ident } $(
+        $rt:ident {
+            pool: $pool:ty,
+            built: $built:ident,
+            closure: $closure:ident,
+            asynch: $asynch:ident,
+            $(kernel: $kernel:ident,)?
+            role: $role:ident $({ $($role_args:tt)* })?,
+            description: $d:literal,
+            arms: [$($arm:literal),* $(,)?],
+        }
+    )*) => {
+        $($crate::$built! {
+            { $callback! { $rt, $pool, closure: $closure, asynch: $asynch } } else {}
+        })*
+    };
+}
+
 /// As [`with_closure_runtime!`](crate::with_closure_runtime), on the async front-end: `$S`
 /// is an [`AsyncForkJoin`](crate::AsyncForkJoin).
 #[macro_export]
@@ -252,6 +408,7 @@ macro_rules! __dispatch {
             closure: $closure:ident,
             asynch: $asynch:ident,
             $(kernel: $kernel:ident,)?
+            role: $role:ident $({ $($role_args:tt)* })?,
             description: $d:literal,
             arms: [$($arm:literal),* $(,)?],
         }
@@ -266,7 +423,8 @@ macro_rules! __dispatch {
     (@takes closure futures $a:ident $emit:tt) => { $crate::__dispatch!(@emit $emit) };
     (@takes closure fork_join $a:ident $emit:tt) => { $crate::__dispatch!(@emit $emit) };
     (@takes futures futures $a:ident $emit:tt) => { $crate::__dispatch!(@emit $emit) };
-    (@takes asynch $c:ident yes $emit:tt) => { $crate::__dispatch!(@emit $emit) };
+    (@takes asynch $c:ident futures $emit:tt) => { $crate::__dispatch!(@emit $emit) };
+    (@takes asynch $c:ident fork_join $emit:tt) => { $crate::__dispatch!(@emit $emit) };
     (@takes $mode:ident $c:ident $a:ident $emit:tt) => {};
     (@emit ($built:ident, $rt:ident, $pool:ty, $n:ident, $found:lifetime, $S:ident, $body:expr)) => {
         $crate::$built! {
@@ -286,6 +444,25 @@ macro_rules! __dispatch {
 macro_rules! __built_always {
     (@feature) => { None };
     ({ $($yes:tt)* } else { $($no:tt)* }) => { $($yes)* };
+}
+
+/// The gate of `tokio`: every build has it but a `--cfg loom` one, under which tokio drops part
+/// of its builder's API (`on_thread_start`); nothing of this runtime is modelled.
+#[cfg(not(loom))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __built_tokio {
+    (@feature) => { None };
+    ({ $($yes:tt)* } else { $($no:tt)* }) => { $($yes)* };
+}
+
+/// The gate of `tokio` in a `--cfg loom` build: left out.
+#[cfg(loom)]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __built_tokio {
+    (@feature) => { None };
+    ({ $($yes:tt)* } else { $($no:tt)* }) => { $($no)* };
 }
 
 /// The gate of the runtimes behind `--features tbb`: this build has them.
@@ -360,6 +537,48 @@ mod tests {
             );
         }
         assert!(with_closure_runtime!("nope", S => <S as Scheduler>::NAME).is_none());
+    }
+
+    /// Every built runtime's front-end tokens, as `for_each_built_runtime!` hands them over,
+    /// against its capabilities: `futures` exactly where it declares futures.
+    #[test]
+    fn each_front_end_says_whether_it_has_futures() {
+        let mut seen = Vec::new();
+        macro_rules! front_ends {
+            ($rt:ident, $pool:ty, closure: $closure:ident, asynch: $asynch:ident) => {
+                let futures = <$pool as Scheduler>::CAPABILITIES.futures;
+                for front in [stringify!($closure), stringify!($asynch)] {
+                    if front == "futures" || front == "fork_join" {
+                        assert_eq!(front == "futures", futures, "{} {front}", stringify!($rt));
+                    }
+                }
+                assert_eq!(<$pool as Scheduler>::NAME, stringify!($rt));
+                seen.push(stringify!($rt));
+            };
+        }
+        for_each_built_runtime!(front_ends);
+        let built: Vec<&str> = RUNTIMES
+            .iter()
+            .filter(|r| r.built())
+            .map(|r| r.name)
+            .collect();
+        assert_eq!(seen, built);
+    }
+
+    /// A paper's baselines are never its own systems, and the serial elision is no one's.
+    #[test]
+    fn a_papers_baselines_are_not_its_systems() {
+        for paper in [Paper::Prows, Paper::Fibril, Paper::Libfork] {
+            assert!(baselines(paper).count() > 0, "{paper:?}");
+            for r in baselines(paper) {
+                assert!(!r.of(paper), "{} is {paper:?}'s and its baseline", r.name);
+                assert_ne!(r.role, Role::Serial, "{paper:?}");
+            }
+            assert!(
+                RUNTIMES.iter().any(|r| r.of(paper)),
+                "{paper:?} has no system"
+            );
+        }
     }
 
     #[test]

@@ -5,7 +5,7 @@
 //! Each row's workload is a spec of `uts` naming the tree (`uts/tree=T3L`); the size preset
 //! sets the rest: `small`, `quick` and `test` cut each tree at a depth of its own (the `uts`
 //! workload's `cut`, a table per tree: `quick` is 0.1 to 0.3 s serially). The paper plots
-//! the times (no numbers). The rows are [`LIBFORK_RUNTIMES`](super::suites::LIBFORK_RUNTIMES),
+//! the times (no numbers). The rows are [`libfork_runtimes`](super::suites::libfork_runtimes),
 //! the paper's systems mapped to our arms in [`super::suites`]. The paper's '*' rows (libfork's stack allocation API for the
 //! return values) have no counterpart: our `uts` sums its counts on the way back up, with no
 //! heap allocation for them.
@@ -185,7 +185,7 @@ mod tests {
     #[test]
     fn six_trees_each_a_spec_of_uts() {
         let f = figure();
-        let n = crate::figures::suites::LIBFORK_RUNTIMES.len();
+        let n = crate::figures::suites::libfork_runtimes().len();
         assert_eq!(f.rows.len(), 6 * n);
         assert!(f.rows.iter().all(|r| workload_name(&r.workload) == "uts"));
         let specs: Vec<&str> = f

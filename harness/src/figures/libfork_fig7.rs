@@ -2,7 +2,7 @@
 //! P, fit to Eq. (17) (the fit is `libfork-table2`).
 //!
 //! As the paper, matmul is left out (its MRSS is the input and output matrices). The rows are
-//! [`LIBFORK_RUNTIMES`](super::suites::LIBFORK_RUNTIMES), the paper's systems mapped to our arms
+//! [`libfork_runtimes`](super::suites::libfork_runtimes), the paper's systems mapped to our arms
 //! in [`super::suites`]. The peak RSS is the point process's own (see [`super::memory`]). Memory does not need a core per worker, so the
 //! default P list goes past this machine's cores (points past its logical CPUs, oversubscribed,
 //! marked): the paper's went to 112.
@@ -301,7 +301,7 @@ mod tests {
     #[test]
     fn no_matmul_and_memory_past_the_cores() {
         let f = figure();
-        assert_eq!(f.rows.len(), 9 * crate::figures::suites::LIBFORK_RUNTIMES.len());
+        assert_eq!(f.rows.len(), 9 * crate::figures::suites::libfork_runtimes().len());
         assert!(
             f.rows
                 .iter()

@@ -6,7 +6,7 @@
 //! peak RSS, one process per point, see [`super::memory`]), exact in `a` and `b * M_1` for
 //! each `n`, `n` found on a fine grid and refined; its standard error is that of the nonlinear
 //! model's covariance. The lead columns give n ± s.e. with the paper's beside, a, b and the
-//! number of points fitted. The rows are [`LIBFORK_RUNTIMES`](super::suites::LIBFORK_RUNTIMES),
+//! number of points fitted. The rows are [`libfork_runtimes`](super::suites::libfork_runtimes),
 //! the paper's systems mapped to our arms in [`super::suites`]; the paper's Lazy-LF, Busy-LF,
 //! TBB and OpenMP columns sit beside [`LAZY_LF`], [`BUSY_LF`], `tbb` and `openmp`, and every
 //! other row is fitted too.
@@ -240,7 +240,7 @@ mod tests {
     #[test]
     fn ten_benchmarks_and_the_papers_exponents() {
         let f = figure();
-        assert_eq!(f.rows.len(), 10 * crate::figures::suites::LIBFORK_RUNTIMES.len());
+        assert_eq!(f.rows.len(), 10 * crate::figures::suites::libfork_runtimes().len());
         let row = |bench, rt| f.row(bench, rt);
         assert_eq!(
             METRIC.paper(row("T3XXL", LAZY_LF)).as_deref(),

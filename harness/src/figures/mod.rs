@@ -10,6 +10,7 @@
 use crate::claims::Claim;
 use crate::grid::{PaperValues, Row, workload_info};
 use crate::runtimes;
+use stealbench_schedulers::registry::{Paper, baselines};
 use stealbench_workloads::{Shape, Variant};
 
 pub(crate) mod counters;
@@ -372,15 +373,12 @@ pub(crate) fn paper_number(csv: &str, bench: &str, col: &str) -> Option<f64> {
     paper_text(csv, bench, col)?.parse().ok()
 }
 
-/// The baseline runtimes every figure adds, with no paper value; each runs in every arm the
-/// registry lists for it (libfork: lazy and busy). `chili`, fork-join only, gets the fj rows.
-pub(crate) const BASELINES: [&str; 4] = ["rayon", "chili", "tokio", "libfork"];
-
-/// Adds, after each benchmark's paper rows, one row per baseline arm and per variant of those
-/// rows that the workload offers on the arm's front-end (but every variant with futures on a
-/// fork-join-only runtime). A
-/// variant the baseline refuses otherwise (rayon's gf) stays, as a row that says why. For a
-/// workload that does not exist yet every variant is listed (and shown as not yet implemented).
+/// Adds, after each benchmark's paper rows, the ProWS paper's baselines (the registry's
+/// [`baselines`] of [`Paper::Prows`], with no paper value): one row per baseline arm (each in
+/// every arm the registry lists for it) and per variant of those rows that the workload offers
+/// on the arm's front-end (a fork-join-only runtime gets the fj rows alone). A variant the
+/// baseline refuses otherwise (rayon's gf) stays, as a row that says why. For a workload that
+/// does not exist yet every variant is listed (and shown as not yet implemented).
 pub(crate) fn with_baselines(paper_rows: Vec<Row>) -> Vec<Row> {
     let mut out: Vec<Row> = Vec::new();
     let mut i = 0;
@@ -401,10 +399,7 @@ pub(crate) fn with_baselines(paper_rows: Vec<Row>) -> Vec<Row> {
         }
         out.extend(group);
         let info = workload_info(&workload);
-        for rt in BASELINES {
-            let Some(entry) = runtimes::find(rt) else {
-                continue;
-            };
+        for entry in baselines(Paper::Prows) {
             let fork_join_only = entry.capabilities.is_some_and(|c| !c.futures);
             for &v in &variants {
                 if v != Variant::Fj && fork_join_only {
@@ -520,25 +515,32 @@ mod tests {
             .iter()
             .map(|r| format!("{}-{}-{}", r.bench, r.variant, r.runtime))
             .collect();
-        // A configuration of prows's sf is the program sf for the baselines; chili and
-        // libfork (fork-join only) get their fj rows, libfork in both arms; `nosuch` does not
-        // exist: all its variants but those chili and libfork refuse.
-        assert_eq!(
-            names,
-            [
-                "fib-fj-abp",
-                "fib-sf-prows/futures=nostack",
-                "fib-fj-rayon",
-                "fib-sf-rayon",
-                "fib-fj-chili",
-                "fib-fj-tokio",
-                "fib-sf-tokio",
-                "fib-fj-libfork",
-                "fib-fj-libfork/idle=busy",
-                "nosuch-gf-prows",
-                "nosuch-gf-rayon",
-                "nosuch-gf-tokio"
-            ]
-        );
+        // A configuration of prows's sf is the program sf for the baselines (fib offers fj
+        // and sf on both front-ends); `nosuch` does not exist: all its variants but those a
+        // fork-join-only baseline refuses.
+        let mut want: Vec<String> =
+            vec!["fib-fj-abp".into(), "fib-sf-prows/futures=nostack".into()];
+        want.extend(baseline_rows(&[Variant::Fj, Variant::Sf]).map(|r| format!("fib-{r}")));
+        want.push("nosuch-gf-prows".into());
+        want.extend(baseline_rows(&[Variant::Gf]).map(|r| format!("nosuch-{r}")));
+        assert_eq!(names, want);
+        assert!(names.contains(&"fib-fj-libfork/idle=busy".to_string()));
+    }
+
+    /// The ProWS figures' baseline rows of a benchmark with `variants`, each offered on every
+    /// front-end, spelt `VARIANT-ARM`: per baseline in listing order, per variant (fj alone
+    /// where it has no futures), per registered arm.
+    pub(crate) fn baseline_rows(variants: &[Variant]) -> impl Iterator<Item = String> {
+        baselines(Paper::Prows).flat_map(move |r| {
+            let futures = r.capabilities.is_none_or(|c| c.futures);
+            variants
+                .iter()
+                .filter(move |&&v| futures || v == Variant::Fj)
+                .flat_map(move |v| {
+                    runtimes::registered_arms(r)
+                        .into_iter()
+                        .map(move |a| format!("{v}-{a}"))
+                })
+        })
     }
 }

@@ -16,15 +16,17 @@
 //! | libfork lazy / busy (Lazy-LF, Busy-LF) | [`LAZY_LF`], [`BUSY_LF`] in libfork's figures |
 //! | taskflow (libfork's comparison) | none ([`no_taskflow!`]) |
 //!
-//! `rayon` and `chili` are the Rust baselines; `tokio`, and in each paper's figures the other
-//! paper's runtimes, are baselines that paper did not run. A build without `tbb` or `openmp`
+//! After a paper's systems come its baselines, the runtimes that paper did not run: the
+//! registry says which ([`baselines`]: every runtime whose role is a baseline, and the other
+//! papers' systems that name the paper), in listing order. A build without `tbb` or `openmp`
 //! lists their rows as not built, and a claim that reads them is `n/a` with the feature that
 //! builds them.
 
 use super::ratio::Relative;
 use super::{Figure, Metric, Reference, ReferenceCsv, reference_csv};
 use crate::grid::{PaperValues, Row};
-use crate::runtimes::Arm;
+use crate::runtimes::{Arm, registered_arms};
+use stealbench_schedulers::registry::{Paper, baselines};
 use stealbench_workloads::Variant;
 
 /// Fibril's twelve benchmarks (its Table 1): the paper's name, then our workload (matmul is
@@ -115,13 +117,13 @@ macro_rules! tbb_caption {
 }
 pub(crate) use tbb_caption;
 
-/// The sentence of the captions on the Rust baselines.
-macro_rules! rust_baselines_caption {
+/// The sentence of the captions on the baselines, the rows after the paper's systems.
+macro_rules! baselines_caption {
     () => {
-        "`rayon` and `chili` are the Rust baselines"
+        "the rows after the paper's systems are baselines the paper did not run (`stealbench          list` describes each)"
     };
 }
-pub(crate) use rust_baselines_caption;
+pub(crate) use baselines_caption;
 
 /// The sentences of Fibril's tables' captions that say what ran ([`FIBRIL_TABLE_RUNTIMES`]).
 macro_rules! fibril_table_runtimes_caption {
@@ -138,44 +140,51 @@ macro_rules! fibril_table_runtimes_caption {
 pub(crate) use fibril_table_runtimes_caption;
 
 /// The sentences of Fibril's Figures 3 and 4's captions that say what ran
-/// ([`FIBRIL_RUNTIMES`]).
+/// ([`fibril_runtimes`]).
 macro_rules! fibril_runtimes_caption {
     () => {
         concat!(
             $crate::figures::suites::fibril_table_runtimes_caption!(),
-            $crate::figures::suites::rust_baselines_caption!(),
-            "; `tokio` and libfork's lazy and busy arms are baselines the paper did not run. "
+            "In Figures 3 and 4 ",
+            $crate::figures::suites::baselines_caption!(),
+            ", each in every arm the registry lists for it. "
         )
     };
 }
 pub(crate) use fibril_runtimes_caption;
 
-/// The runtimes of Fibril's Figures 3 and 4 here: Fibril, Cilk Plus (`abp`), TBB (`tbb`), then
-/// the Rust baselines `rayon` and `chili`, `tokio` and libfork's two arms.
-pub(crate) const FIBRIL_RUNTIMES: [&str; 8] = [
-    FIBRIL,
-    CILK_PLUS,
-    TBB,
-    "rayon",
-    "chili",
-    "tokio",
-    "libfork",
-    "libfork/idle=busy",
-];
+/// The arms of `paper`'s baselines, in the order of their rows: each runtime in every arm the
+/// registry lists for it (`all_arms`), or on its default alone.
+fn baseline_arms(paper: Paper, all_arms: bool) -> Vec<String> {
+    baselines(paper)
+        .flat_map(|r| match all_arms {
+            true => registered_arms(r).iter().map(Arm::spec).collect(),
+            false => vec![r.name.to_string()],
+        })
+        .collect()
+}
 
-/// The runtimes of Fibril's Figure 4: [`FIBRIL_RUNTIMES`] with Fibril (w/o unmap) as its third
+/// `systems`, the paper's systems in its order, then `paper`'s baselines ([`baseline_arms`]).
+fn with_baseline_arms(systems: &[&str], paper: Paper, all_arms: bool) -> Vec<String> {
+    let systems = systems.iter().map(|s| s.to_string());
+    systems.chain(baseline_arms(paper, all_arms)).collect()
+}
+
+/// The runtimes of Fibril's Figure 3 here: Fibril, Cilk Plus (`abp`), TBB (`tbb`), then the
+/// paper's baselines, each in every registered arm.
+pub(crate) fn fibril_runtimes() -> Vec<String> {
+    with_baseline_arms(&FIBRIL_TABLE_RUNTIMES, Paper::Fibril, true)
+}
+
+/// The runtimes of Fibril's Figure 4: [`fibril_runtimes`] with Fibril (w/o unmap) as its third
 /// line, as in the paper's figure.
-pub(crate) const FIBRIL_FIG4_RUNTIMES: [&str; 9] = [
-    FIBRIL,
-    CILK_PLUS,
-    FIBRIL_NO_UNMAP,
-    TBB,
-    "rayon",
-    "chili",
-    "tokio",
-    "libfork",
-    "libfork/idle=busy",
-];
+pub(crate) fn fibril_fig4_runtimes() -> Vec<String> {
+    with_baseline_arms(
+        &[FIBRIL, CILK_PLUS, FIBRIL_NO_UNMAP, TBB],
+        Paper::Fibril,
+        true,
+    )
+}
 
 /// The runtimes of Fibril's Tables 2 and 4: Fibril, Cilk Plus (`abp`), TBB (`tbb`), the
 /// paper's columns.
@@ -260,7 +269,7 @@ pub(crate) fn legend_name(runtime: &Arm) -> String {
 
 /// The sentences of libfork's figures' captions that say what ran: Lazy-LF and Busy-LF on
 /// libfork's paper settings, TBB and OpenMP the real libraries, the other runtimes baselines on
-/// their defaults ([`LIBFORK_RUNTIMES`]).
+/// their defaults ([`libfork_runtimes`]).
 macro_rules! libfork_runtimes_caption {
     () => {
         concat!(
@@ -275,10 +284,9 @@ macro_rules! libfork_runtimes_caption {
              other worker; pinned). ",
             $crate::figures::suites::tbb_openmp_caption!(),
             "; ",
-            $crate::figures::suites::rust_baselines_caption!(),
-            "; `abp`, `fibril` and `tokio` are baselines the paper did not run; all but \
-             Lazy-LF and Busy-LF run on their own defaults, unpinned unless `--pinning` is \
-             given; ",
+            $crate::figures::suites::baselines_caption!(),
+            "; all but Lazy-LF and Busy-LF run on their own defaults, unpinned unless \
+             `--pinning` is given; ",
             $crate::figures::suites::no_taskflow!(),
             ". "
         )
@@ -288,10 +296,13 @@ pub(crate) use libfork_runtimes_caption;
 
 /// The runtimes of libfork's figures here: Lazy-LF and Busy-LF on libfork's paper settings,
 /// then on their defaults (unpinned, unless `--pinning` says otherwise) TBB (`tbb`), OpenMP
-/// (`openmp`), the Rust baselines `rayon` and `chili`, and `abp`, `fibril` and `tokio`.
-pub(crate) const LIBFORK_RUNTIMES: [&str; 9] = [
-    LAZY_LF, BUSY_LF, TBB, OPENMP, "rayon", "chili", "abp", FIBRIL, "tokio",
-];
+/// (`openmp`) and the paper's baselines.
+pub(crate) fn libfork_runtimes() -> Vec<String> {
+    with_baseline_arms(&LIBFORK_SYSTEMS, Paper::Libfork, false)
+}
+
+/// libfork's systems, in its figures' order: Lazy-LF, Busy-LF, TBB, OpenMP.
+const LIBFORK_SYSTEMS: [&str; 4] = [LAZY_LF, BUSY_LF, TBB, OPENMP];
 
 /// The numbers libfork's text states outside its tables (`claim,value,unit`), embedded: the
 /// bands of its figures' claims read them by [`libfork_claim`].
@@ -338,12 +349,12 @@ pub(crate) const LARGE_TREES_FROM_SMALL: &str = "at quick the large trees are no
 /// values (`None`: a runtime the paper did not run, or no number).
 pub(crate) fn rows(
     benchmarks: &[(&str, &str)],
-    runtimes: &[&str],
+    runtimes: &[impl AsRef<str>],
     paper: impl Fn(&str, &str) -> Option<PaperValues>,
 ) -> Vec<Row> {
     let mut out = Vec::new();
     for &(bench, workload) in benchmarks {
-        for &rt in runtimes {
+        for rt in runtimes.iter().map(AsRef::as_ref) {
             out.push(Row {
                 paper: paper(bench, rt),
                 ..Row::new(bench, workload, Variant::Fj, rt)
@@ -353,10 +364,10 @@ pub(crate) fn rows(
     out
 }
 
-/// The rows of libfork's figures: `benchmarks` on [`LIBFORK_RUNTIMES`], none with paper
+/// The rows of libfork's figures: `benchmarks` on [`libfork_runtimes`], none with paper
 /// values.
 pub(crate) fn libfork_rows(benchmarks: &[(&str, &str)]) -> Vec<Row> {
-    rows(benchmarks, &LIBFORK_RUNTIMES, |_, _| None)
+    rows(benchmarks, &libfork_runtimes(), |_, _| None)
 }
 
 /// One of Fibril's Tables 2 and 4: the twelve benchmarks on [`FIBRIL_TABLE_RUNTIMES`], then
@@ -403,7 +414,7 @@ pub(crate) const fn fibril_ratios(
 }
 
 /// Fibril's Figure 3 or 4 of `metric` (one of [`fibril_ratios`]): the twelve benchmarks on
-/// `runtimes` ([`FIBRIL_RUNTIMES`], [`FIBRIL_FIG4_RUNTIMES`]), the [`FIBRIL`] rows with the
+/// `runtimes` ([`fibril_runtimes`], [`fibril_fig4_runtimes`]), the [`FIBRIL`] rows with the
 /// paper's ratio against Cilk Plus at the metric's P.
 pub(crate) fn fibril_ratio_figure(
     id: &'static str,
@@ -411,7 +422,7 @@ pub(crate) fn fibril_ratio_figure(
     caption: &'static str,
     paper_workers: &'static [usize],
     metric: &'static Relative,
-    runtimes: &[&str],
+    runtimes: &[String],
 ) -> Figure {
     let rows = rows(&FIBRIL_BENCHMARKS, runtimes, |bench, rt| {
         (rt == FIBRIL).then(|| PaperValues {
@@ -459,12 +470,14 @@ mod tests {
 
     #[test]
     fn rows_are_grouped_by_benchmark() {
-        let r = rows(&FIBRIL_BENCHMARKS, &FIBRIL_RUNTIMES, |b, rt| {
+        let runtimes = fibril_runtimes();
+        let n = runtimes.len();
+        let r = rows(&FIBRIL_BENCHMARKS, &runtimes, |b, rt| {
             (b == "fib" && rt == FIBRIL).then(PaperValues::default)
         });
-        assert_eq!(r.len(), 12 * 8);
+        assert_eq!(r.len(), 12 * n);
         assert_eq!(
-            (r[7 * 8].bench.as_str(), r[7 * 8].workload.as_str()),
+            (r[7 * n].bench.as_str(), r[7 * n].workload.as_str()),
             ("matmul", "mm/input=fibril")
         );
         assert_eq!(r.iter().filter(|r| r.paper.is_some()).count(), 1);
@@ -480,31 +493,57 @@ mod tests {
         }
         assert_eq!(Arm::parse(FIBRIL_NO_UNMAP).unwrap().info.name, FIBRIL);
         // Figure 4 is Figures 3's runtimes with Fibril (w/o unmap) as its third line.
-        let mut fig4 = FIBRIL_RUNTIMES.to_vec();
-        fig4.insert(2, FIBRIL_NO_UNMAP);
-        assert_eq!(fig4, FIBRIL_FIG4_RUNTIMES);
-        assert_eq!(FIBRIL_TABLE_RUNTIMES, FIBRIL_RUNTIMES[..3]);
-        assert_eq!(LIBFORK_RUNTIMES[2..4], [TBB, OPENMP]);
-        // rayon stands in for no paper's system: it is a baseline.
-        for rt in FIBRIL_TABLE_RUNTIMES.iter().chain(&LIBFORK_RUNTIMES[..4]) {
-            assert_ne!(*rt, "rayon");
+        let mut fig4 = fibril_runtimes();
+        fig4.insert(2, FIBRIL_NO_UNMAP.to_string());
+        assert_eq!(fig4, fibril_fig4_runtimes());
+        assert_eq!(FIBRIL_TABLE_RUNTIMES, fibril_runtimes()[..3]);
+        // Each paper's systems are, by the registry, its own; the rows after them are its
+        // baselines, in listing order, Fibril's in every registered arm, libfork's on their
+        // defaults.
+        let fibril_systems = [FIBRIL, CILK_PLUS, FIBRIL_NO_UNMAP, TBB];
+        for (paper, systems, runtimes) in [
+            (Paper::Fibril, &fibril_systems[..], fibril_fig4_runtimes()),
+            (Paper::Libfork, &LIBFORK_SYSTEMS[..], libfork_runtimes()),
+        ] {
+            assert_eq!(runtimes[..systems.len()], *systems);
+            for rt in systems {
+                assert!(
+                    Arm::parse(rt).unwrap().info.of(paper),
+                    "{rt} is not {paper:?}'s"
+                );
+            }
+            let mut tail: Vec<&str> = runtimes[systems.len()..]
+                .iter()
+                .map(|rt| Arm::parse(rt).unwrap().info.name)
+                .collect();
+            let arms = tail.len();
+            tail.dedup();
+            assert_eq!(tail, baselines(paper).map(|r| r.name).collect::<Vec<_>>());
+            let every_arm: usize = baselines(paper).map(|r| 1 + r.arms.len()).sum();
+            let want = if paper == Paper::Fibril {
+                every_arm
+            } else {
+                tail.len()
+            };
+            assert_eq!(arms, want, "{paper:?}");
         }
     }
 
     #[test]
     fn the_captions_name_the_mappings_arms() {
         let fibril = fibril_runtimes_caption!();
-        for arm in [FIBRIL, CILK_PLUS, TBB, "rayon", "chili", "tokio"] {
+        for arm in [FIBRIL, CILK_PLUS, TBB] {
             assert!(fibril.contains(&format!("`{arm}`")), "{arm}: {fibril}");
         }
         assert!(fibril.contains(no_cilk_plus!()));
         let libfork = libfork_runtimes_caption!();
-        for arm in [
-            LAZY_LF, BUSY_LF, TBB, OPENMP, "rayon", "chili", "abp", FIBRIL,
-        ] {
+        for arm in LIBFORK_SYSTEMS {
             assert!(libfork.contains(&format!("`{arm}`")), "{arm}: {libfork}");
         }
         assert!(libfork.contains(no_taskflow!()));
+        for caption in [fibril, libfork] {
+            assert!(caption.contains(baselines_caption!()), "{caption}");
+        }
     }
 
     #[test]
@@ -536,7 +575,7 @@ mod tests {
             );
         }
         // The other runtimes of libfork's figures keep their defaults.
-        for rt in &LIBFORK_RUNTIMES[2..] {
+        for rt in &libfork_runtimes()[2..] {
             let c = Arm::parse(rt)
                 .unwrap()
                 .configure(PoolConfig::with_workers(4));
