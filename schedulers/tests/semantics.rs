@@ -1,10 +1,11 @@
-//! The semantics of the `Scheduler` trait family: one generic suite, instantiated by macro for
-//! every runtime and front-end (closure front-end: serial, rayon, abp, fibril and prows at P = 1
-//! and 2, prows with the artifact placement at P = 2 (at P = 1 its placement has one worker to
-//! choose from, and it is the paper's), chili at P = 1 and 2 (fork-join tests only: it has no
-//! futures), and, in a build with their features, tbb and openmp at P = 1 and 2 (the same); async
-//! front-end: serial, tokio at P = 1 and 2, libfork lazy at P = 1 and 2, busy at P = 2 and with
-//! NUMA-weighted victims at P = 2 (fork-join tests only)).
+//! The semantics of the `Scheduler` trait family: one generic suite, instantiated by macro
+//! ([`for_each_built_runtime!`]) for every runtime of the registry this build has, on each of
+//! its front-ends, with the tests of futures where that front-end has them (a module per
+//! runtime, `closures` and `asynch` in it). Each test runs in every configuration the
+//! runtime's capabilities admit (`common/settings.rs`): P = 1, P = 2 where it runs worker
+//! threads, and at P = 2 each setting that changes how its tasks run (futures without a stack
+//! of their own, the artifact's placement, busy idle workers, NUMA-weighted victims, Fibril
+//! w/o unmap).
 //!
 //! Every test checks values (never only "it did not crash"). The suite stays within the rules
 //! every runtime supports; in particular a future touched by a task other than its creator's
@@ -21,22 +22,16 @@ mod fib;
 
 #[path = "common/fence.rs"]
 mod fence;
+
+#[path = "common/settings.rs"]
+mod settings;
 use std::any::Any;
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 use std::sync::Once;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use stealbench_schedulers::abp::Abp;
-use stealbench_schedulers::chili::ChiliPool;
-use stealbench_schedulers::fibril::Fibril;
-use stealbench_schedulers::libfork::LibforkPool;
-use stealbench_schedulers::prows::Prows;
-use stealbench_schedulers::rayon::RayonPool;
-use stealbench_schedulers::serial::Serial;
-use stealbench_schedulers::tokio::TokioPool;
 use stealbench_schedulers::{
     AsyncForkJoin, AsyncShared, AsyncWorker, ForkJoin, FutureForkJoin, FutureHandle, FutureStack,
-    Futures, IdlePolicy, Placement, PoolConfig, Scheduler, Scope, SharedHandle, Stats,
-    VictimPolicy, Worker,
+    Futures, PoolConfig, Scheduler, Scope, SharedHandle, Stats, Worker, for_each_built_runtime,
 };
 
 /// Recursion depth of the deep tests (nested joins, futures, spawns on one path).
@@ -1257,257 +1252,179 @@ mod af {
     }
 }
 
-/// The closure front-end suite for runtime `$pool` at `$p` workers.
-macro_rules! closure_suite {
-    ($name:ident, $pool:ty, $p:expr) => {
-        closure_suite!($name, $pool, fence::config($p), DEPTH, futures: yes);
-    };
-    ($name:ident, $pool:ty, $config:expr, $future_depth:expr) => {
-        closure_suite!($name, $pool, $config, $future_depth, futures: yes);
-    };
-    ($name:ident, $pool:ty, $config:expr, $future_depth:expr, futures: $futures:ident) => {
-        mod $name {
-            use super::*;
+/// Runs `test` on `S` in each of its configurations ([`settings::configs`]), on a large
+/// stack, with the future depth the configuration allows: nested futures without a stack of
+/// their own nest on one fiber stack, a few frames more per level than a join, so they go
+/// less deep. The configuration is printed first, so a failure names it.
+fn each_config<S: Scheduler>(test: impl Fn(&S, usize) + Sync) {
+    for config in settings::configs::<S>(fence::config) {
+        eprintln!("{} in {config:?}", S::NAME);
+        let depth = match config.futures {
+            FutureStack::Current => FUTURE_DEPTH_ONE_STACK,
+            FutureStack::New => DEPTH,
+        };
+        on_big_stack(|| test(&start_with::<S>(config), depth));
+    }
+}
 
-            fn with(test: impl FnOnce(&$pool) + Send) {
-                on_big_stack(|| test(&start_with::<$pool>($config)));
-            }
+/// The closure front-end suite for `$pool`: the fork-join tests, and the tests of futures
+/// where it has them (`futures`; `fork_join`: none; `none`: no closure front-end).
+macro_rules! closure_suite {
+    ($pool:ty, none) => {};
+    ($pool:ty, $futures:ident) => {
+        mod closures {
+            use super::*;
 
             #[test]
             fn join_results() {
-                with(fj::join_results::<$pool>);
+                each_config(|pool: &$pool, _| fj::join_results(pool));
             }
             #[test]
             fn deep_nesting() {
-                with(fj::deep_nesting::<$pool>);
+                each_config(|pool: &$pool, _| fj::deep_nesting(pool));
             }
             #[test]
             fn scope_with_many_spawns() {
-                with(fj::scope_with_many_spawns::<$pool>);
+                each_config(|pool: &$pool, _| fj::scope_with_many_spawns(pool));
             }
             #[test]
             fn deep_recursion() {
-                with(|pool| fj::deep_recursion::<$pool>(pool, $future_depth));
+                each_config(fj::deep_recursion::<$pool>);
             }
             #[test]
             fn panics_reach_run() {
-                with(fj::panics_reach_run::<$pool>);
+                each_config(|pool: &$pool, _| fj::panics_reach_run(pool));
             }
             #[test]
             fn stats_reset() {
-                with(fj::stats_reset::<$pool>);
+                each_config(|pool: &$pool, _| fj::stats_reset(pool));
             }
-            closure_suite!(@futures $futures, $pool, $future_depth);
+            closure_suite!(@futures $futures, $pool);
         }
     };
-    (@futures no, $pool:ty, $future_depth:expr) => {
-        #[test]
-        fn declares_no_futures() {
-            assert!(!<$pool as Scheduler>::CAPABILITIES.futures);
-        }
-    };
-    (@futures yes, $pool:ty, $future_depth:expr) => {
+    (@futures fork_join, $pool:ty) => {};
+    (@futures futures, $pool:ty) => {
         #[test]
         fn single_touch_futures() {
-            with(fj::single_touch_futures::<$pool>);
+            each_config(|pool: &$pool, _| fj::single_touch_futures(pool));
         }
         #[test]
         fn multi_touch_futures() {
-            with(fj::multi_touch_futures::<$pool>);
+            each_config(|pool: &$pool, _| fj::multi_touch_futures(pool));
         }
         #[test]
         fn touched_by_another_task() {
-            with(fj::touched_by_another_task::<$pool>);
+            each_config(|pool: &$pool, _| fj::touched_by_another_task(pool));
         }
         #[test]
         fn chained_futures() {
-            with(fj::chained_futures::<$pool>);
+            each_config(|pool: &$pool, _| fj::chained_futures(pool));
         }
         #[test]
         fn untouched_and_escaping_futures() {
-            with(fj::untouched_and_escaping_futures::<$pool>);
+            each_config(|pool: &$pool, _| fj::untouched_and_escaping_futures(pool));
         }
         #[test]
         fn futures_of_one_scope_from_many_tasks() {
-            with(fj::futures_of_one_scope_from_many_tasks::<$pool>);
+            each_config(|pool: &$pool, _| fj::futures_of_one_scope_from_many_tasks(pool));
         }
         #[test]
         fn deep_futures() {
-            with(|pool| fj::deep_futures::<$pool>(pool, $future_depth));
+            each_config(fj::deep_futures::<$pool>);
         }
         #[test]
         fn future_panics_reach_run() {
-            with(fj::future_panics_reach_run::<$pool>);
+            each_config(|pool: &$pool, _| fj::future_panics_reach_run(pool));
         }
         #[test]
         fn future_stats_reset() {
-            with(fj::future_stats_reset::<$pool>);
+            each_config(|pool: &$pool, _| fj::future_stats_reset(pool));
         }
     };
 }
 
-/// The async front-end suite for runtime `$pool` at `$p` workers: the fork-join tests, and
-/// the tests of futures unless the runtime is fork-join only (`futures: no`).
+/// The async front-end suite for `$pool`: the fork-join tests, and the tests of futures where
+/// it has them (`futures`; `fork_join`: none; `no`: no async front-end).
 macro_rules! async_suite {
-    ($name:ident, $pool:ty, $p:expr) => {
-        async_suite!($name, $pool, fence::config($p), futures: yes);
-    };
-    ($name:ident, $pool:ty, $config:expr, futures: $futures:ident) => {
-        mod $name {
+    ($pool:ty, no) => {};
+    ($pool:ty, $futures:ident) => {
+        mod asynch {
             use super::*;
-
-            fn with(test: fn(&$pool)) {
-                on_big_stack(|| test(&start_with::<$pool>($config)));
-            }
 
             #[test]
             fn join_results() {
-                with(af::join_results::<$pool>);
+                each_config(|pool: &$pool, _| af::join_results(pool));
             }
             #[test]
             fn deep_nesting() {
-                with(af::deep_nesting::<$pool>);
+                each_config(|pool: &$pool, _| af::deep_nesting(pool));
             }
             #[test]
             fn deep_recursion() {
-                with(af::deep_recursion::<$pool>);
+                each_config(|pool: &$pool, _| af::deep_recursion(pool));
             }
             #[test]
             fn fork_join_panics_reach_run() {
-                with(af::fork_join_panics_reach_run::<$pool>);
+                each_config(|pool: &$pool, _| af::fork_join_panics_reach_run(pool));
             }
             #[test]
             fn fork_reduce_scopes() {
-                with(af::fork_reduce_scopes::<$pool>);
+                each_config(|pool: &$pool, _| af::fork_reduce_scopes(pool));
             }
             #[test]
             fn fork_join_stats_reset() {
-                with(af::fork_join_stats_reset::<$pool>);
+                each_config(|pool: &$pool, _| af::fork_join_stats_reset(pool));
             }
             async_suite!(@futures $futures, $pool);
         }
     };
-    (@futures no, $pool:ty) => {
-        #[test]
-        fn declares_no_futures() {
-            assert!(!<$pool as Scheduler>::CAPABILITIES.futures);
-        }
-    };
-    (@futures yes, $pool:ty) => {
+    (@futures fork_join, $pool:ty) => {};
+    (@futures futures, $pool:ty) => {
         #[test]
         fn scope_with_many_spawns() {
-            with(af::scope_with_many_spawns::<$pool>);
+            each_config(|pool: &$pool, _| af::scope_with_many_spawns(pool));
         }
         #[test]
         fn single_touch_futures() {
-            with(af::single_touch_futures::<$pool>);
+            each_config(|pool: &$pool, _| af::single_touch_futures(pool));
         }
         #[test]
         fn multi_touch_futures() {
-            with(af::multi_touch_futures::<$pool>);
+            each_config(|pool: &$pool, _| af::multi_touch_futures(pool));
         }
         #[test]
         fn touched_by_another_task() {
-            with(af::touched_by_another_task::<$pool>);
+            each_config(|pool: &$pool, _| af::touched_by_another_task(pool));
         }
         #[test]
         fn chained_futures() {
-            with(af::chained_futures::<$pool>);
+            each_config(|pool: &$pool, _| af::chained_futures(pool));
         }
         #[test]
         fn deep_futures() {
-            with(af::deep_futures::<$pool>);
+            each_config(|pool: &$pool, _| af::deep_futures(pool));
         }
         #[test]
         fn future_panics_reach_run() {
-            with(af::future_panics_reach_run::<$pool>);
+            each_config(|pool: &$pool, _| af::future_panics_reach_run(pool));
         }
         #[test]
         fn future_stats_reset() {
-            with(af::future_stats_reset::<$pool>);
+            each_config(|pool: &$pool, _| af::future_stats_reset(pool));
         }
     };
 }
 
-closure_suite!(serial_closures, Serial, 1);
-closure_suite!(rayon_p1, RayonPool, 1);
-closure_suite!(rayon_p2, RayonPool, 2);
-closure_suite!(abp_p1, Abp, 1);
-closure_suite!(abp_p2, Abp, 2);
-closure_suite!(fibril_p1, Fibril, 1);
-closure_suite!(fibril_p2, Fibril, 2);
-closure_suite!(prows_p1, Prows, 1);
-closure_suite!(prows_p2, Prows, 2);
-// The fork-join baselines without futures.
-closure_suite!(chili_p1, ChiliPool, fence::config(1), DEPTH, futures: no);
-closure_suite!(chili_p2, ChiliPool, fence::config(2), DEPTH, futures: no);
-// The papers' C/C++ baselines, in a build with their features.
-#[cfg(feature = "tbb")]
-closure_suite!(tbb_p1, stealbench_schedulers::tbb::TbbPool, fence::config(1), DEPTH, futures: no);
-#[cfg(feature = "tbb")]
-closure_suite!(tbb_p2, stealbench_schedulers::tbb::TbbPool, fence::config(2), DEPTH, futures: no);
-#[cfg(feature = "openmp")]
-closure_suite!(openmp_p1, stealbench_schedulers::openmp::OpenMpPool, fence::config(1), DEPTH, futures: no);
-#[cfg(feature = "openmp")]
-closure_suite!(openmp_p2, stealbench_schedulers::openmp::OpenMpPool, fence::config(2), DEPTH, futures: no);
-// Futures without a stack of their own (the "-stack" configuration): nested futures then nest
-// on one fiber stack, a few frames more per level than a join, so they go less deep.
-closure_suite!(
-    abp_current_stack_p2,
-    Abp,
-    PoolConfig {
-        futures: FutureStack::Current,
-        ..fence::config(2)
-    },
-    FUTURE_DEPTH_ONE_STACK
-);
-closure_suite!(
-    prows_current_stack_p1,
-    Prows,
-    PoolConfig {
-        futures: FutureStack::Current,
-        ..fence::config(1)
-    },
-    FUTURE_DEPTH_ONE_STACK
-);
-closure_suite!(
-    prows_current_stack_p2,
-    Prows,
-    PoolConfig {
-        futures: FutureStack::Current,
-        ..fence::config(2)
-    },
-    FUTURE_DEPTH_ONE_STACK
-);
-closure_suite!(
-    prows_artifact_p2,
-    Prows,
-    PoolConfig {
-        placement: Placement::Artifact,
-        ..fence::config(2)
-    },
-    DEPTH
-);
-async_suite!(serial_async, Serial, 1);
-async_suite!(tokio_p1, TokioPool, 1);
-async_suite!(tokio_p2, TokioPool, 2);
-async_suite!(libfork_p1, LibforkPool, fence::config(1), futures: no);
-async_suite!(libfork_p2, LibforkPool, fence::config(2), futures: no);
-async_suite!(
-    libfork_busy_p2,
-    LibforkPool,
-    PoolConfig {
-        idle: IdlePolicy::Busy,
-        ..fence::config(2)
-    },
-    futures: no
-);
-async_suite!(
-    libfork_numa_p2,
-    LibforkPool,
-    PoolConfig {
-        victim: VictimPolicy::NumaWeighted,
-        ..fence::config(2)
-    },
-    futures: no
-);
+/// A module per runtime this build has, named after it, with its front-ends' suites.
+macro_rules! suites {
+    ($rt:ident, $pool:ty, closure: $closure:ident, asynch: $asynch:ident) => {
+        mod $rt {
+            use super::*;
+
+            closure_suite!($pool, $closure);
+            async_suite!($pool, $asynch);
+        }
+    };
+}
+
+for_each_built_runtime!(suites);
