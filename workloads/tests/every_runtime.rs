@@ -1,17 +1,17 @@
 //! Every workload variant on every runtime of the registry that this build has, on every
 //! front-end it supports, at `Size::Test`, with its answer checked: the same code paths the
 //! harness times, on small inputs. A runtime without futures runs the `fj` variants only; the
-//! registered arms that change how tasks run (busy libfork, prows's artifact placement, Fibril
-//! w/o unmap, futures without a stack) run too.
+//! settings that change how tasks run, in every runtime whose capabilities admit them
+//! (`schedulers/tests/common/settings.rs`: busy idle workers, the artifact's placement, Fibril
+//! w/o unmap, futures without a stack of their own, NUMA-weighted victims), run too.
 
-use stealbench_schedulers::abp::Abp;
-use stealbench_schedulers::fibril::Fibril;
-use stealbench_schedulers::libfork::LibforkPool;
-use stealbench_schedulers::prows::Prows;
+#[path = "../../schedulers/tests/common/settings.rs"]
+mod settings;
+
 use stealbench_schedulers::registry::RUNTIMES;
 use stealbench_schedulers::{
-    AsyncForkJoin, ForkJoin, FutureForkJoin, FutureStack, IdlePolicy, Placement, PoolConfig,
-    Scheduler, Unmap, with_async_runtime, with_closure_runtime, with_future_runtime,
+    AsyncForkJoin, ForkJoin, FutureForkJoin, PoolConfig, Scheduler, with_async_runtime,
+    with_closure_runtime, with_future_runtime,
 };
 use stealbench_workloads::{Size, Variant, Workload, all, with_workload};
 
@@ -104,17 +104,17 @@ fn expected(
         .sum()
 }
 
-/// Every runtime of the registry that this build has, on each of its front-ends, at P = 1 and
-/// (where it runs worker threads) P = 2, with its default configuration.
-#[test]
-fn every_registered_runtime() {
+/// Every front-end of every runtime of the registry that this build has, in each of its
+/// configurations ([`settings::configs`]) that `keep` keeps; returns the runtimes run.
+fn every_runtime_in(keep: impl Fn(&PoolConfig) -> bool) -> Vec<&'static str> {
     let mut tested = Vec::new();
     for r in RUNTIMES.iter().filter(|r| r.built()) {
         let caps = r.capabilities.expect("built");
-        let workers: &[usize] = if caps.threads { &[1, 2] } else { &[1] };
-        for &p in workers {
-            let config = PoolConfig::with_workers(p);
-            let start = |what: &str| format!("{} P={p} {what}", r.name);
+        let configs = with_closure_runtime!(r.name, S => settings::configs::<S>(PoolConfig::with_workers))
+            .or_else(|| with_async_runtime!(r.name, S => settings::configs::<S>(PoolConfig::with_workers)))
+            .expect("a built runtime has a front-end");
+        for config in configs.into_iter().filter(&keep) {
+            let start = |what: &str| format!("{} {config:?} {what}", r.name);
             let closure_variants = |i: &stealbench_workloads::WorkloadInfo| i.variants.to_vec();
             let async_variants = |i: &stealbench_workloads::WorkloadInfo| i.async_variants.to_vec();
             let ran = with_future_runtime!(r.name, S => {
@@ -136,74 +136,46 @@ fn every_registered_runtime() {
                 assert_eq!(async_front_end(&pool), want, "{}", start("async"));
             });
             assert!(ran.is_some() || ran_async.is_some(), "{}", r.name);
+            if !tested.contains(&r.name) {
+                tested.push(r.name);
+            }
         }
-        tested.push(r.name);
     }
-    let mut built = vec![
-        "serial", "rayon", "chili", "tokio", "abp", "prows", "fibril", "libfork",
-    ];
-    built.extend(cfg!(feature = "tbb").then_some("tbb"));
-    built.extend(cfg!(feature = "openmp").then_some("openmp"));
-    for name in built {
-        assert!(tested.contains(&name), "{name} is registered and built");
-    }
+    tested
 }
 
-/// Every closure-front-end variant on `S` started with `config` at each P of `workers`.
-fn closure_runtime_with<S: FutureForkJoin>(workers: &[usize], config: &PoolConfig) {
-    for &p in workers {
-        let config = PoolConfig {
-            workers: p,
-            ..config.clone()
-        };
-        let pool = S::start(&config).unwrap();
-        let gf = S::CAPABILITIES.general_futures;
-        let want = expected(|i| i.variants.to_vec(), |v| gf || v != Variant::Gf);
-        assert_eq!(closure_front_end(&pool), want, "{} {config:?}", S::NAME);
+/// Whether this build of the workloads has the cargo feature `feature` of the registry
+/// (`None`: every build).
+fn feature_on(feature: Option<&str>) -> bool {
+    match feature {
+        None => true,
+        Some("tbb") => cfg!(feature = "tbb"),
+        Some("openmp") => cfg!(feature = "openmp"),
+        Some(f) => panic!("the registry's feature `{f}` is not forwarded by workloads/Cargo.toml"),
     }
 }
 
-/// The registered arms besides the defaults that change how tasks run: the busy libfork pool
-/// at P = 2 (fj only: libfork has no futures).
+/// Every runtime of the registry, on each of its front-ends, at P = 1 and (where it runs
+/// worker threads) P = 2, with its default configuration; every runtime whose feature this
+/// build has is run.
 #[test]
-fn libfork_busy() {
-    let config = PoolConfig {
-        idle: IdlePolicy::Busy,
-        ..PoolConfig::with_workers(2)
-    };
-    let pool = LibforkPool::start(&config).unwrap();
-    let want = expected(|i| i.async_variants.to_vec(), |v| !v.uses_futures());
-    assert_eq!(async_front_end(&pool), want);
+fn every_registered_runtime() {
+    let tested = every_runtime_in(|c| *c == PoolConfig::with_workers(c.workers));
+    for r in RUNTIMES {
+        assert_eq!(
+            tested.contains(&r.name),
+            feature_on(r.feature),
+            "{}",
+            r.name
+        );
+    }
 }
 
-/// Two workers only: at P = 1 the artifact placement has one worker to choose from.
+/// Every runtime in each setting besides its defaults that changes how tasks run and that
+/// its capabilities admit (busy idle workers, the artifact's placement, Fibril w/o unmap,
+/// futures without a stack of their own, NUMA-weighted victims), at P = 2.
 #[test]
-fn prows_artifact_two_workers() {
-    let artifact = PoolConfig {
-        placement: Placement::Artifact,
-        ..PoolConfig::with_workers(1)
-    };
-    closure_runtime_with::<Prows>(&[2], &artifact);
-}
-
-/// Fibril w/o unmap (`fibril/unmap=off`).
-#[test]
-fn fibril_without_unmap() {
-    let keep = PoolConfig {
-        unmap: Unmap::Off,
-        ..PoolConfig::with_workers(1)
-    };
-    closure_runtime_with::<Fibril>(&[2], &keep);
-}
-
-/// Futures without a stack of their own (`X/futures=nostack`, fib's `sf` there being the ProWS
-/// paper's "-stack" row): every variant, on the fiber runtimes that offer the choice.
-#[test]
-fn fiber_runtimes_futures_nostack() {
-    let nostack = PoolConfig {
-        futures: FutureStack::Current,
-        ..PoolConfig::with_workers(1)
-    };
-    closure_runtime_with::<Abp>(&[1, 2], &nostack);
-    closure_runtime_with::<Prows>(&[1, 2], &nostack);
+fn every_setting_each_runtime_admits() {
+    let tested = every_runtime_in(|c| *c != PoolConfig::with_workers(c.workers));
+    assert!(!tested.is_empty());
 }
