@@ -3,8 +3,9 @@
 //!
 //! * [`cli`]: commands and argument checks; [`spec`]: the typed model of a point and how it is
 //!   measured, with the value parsers of every setting; [`suggest`]: nearest valid names.
-//! * [`runtimes`]: the runtime registry and dispatch; workloads come from
-//!   `stealbench_workloads::with_workload!`.
+//! * [`runtimes`]: the harness's side of the runtime registry (which is
+//!   `stealbench_schedulers::registry`): arms, their settings, and the refusals that come
+//!   before anything runs; workloads come from `stealbench_workloads::with_workload!`.
 //! * [`point`]: one point measured in this process (`stealbench run`).
 //! * [`grid`]: a figure's rows and points; [`runner`]: points in child processes;
 //!   [`reproduce`]: the `reproduce` command; [`bench`](mod@bench): the `bench` command.

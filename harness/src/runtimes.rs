@@ -830,6 +830,22 @@ mod tests {
         }
     }
 
+    /// The README's table of arm keys lists every key, in the canonical order.
+    #[test]
+    fn the_readmes_arm_key_table_lists_every_key() {
+        let readme = include_str!("../../README.md");
+        let table = readme
+            .find("| key | values | what it sets |")
+            .expect("README.md has the table of arm keys");
+        let keys: Vec<&str> = readme[table..]
+            .lines()
+            .skip(2)
+            .take_while(|l| l.starts_with('|'))
+            .map(|l| l.split('|').nth(1).unwrap_or("").trim().trim_matches('`'))
+            .collect();
+        assert_eq!(keys, arm_keys());
+    }
+
     #[test]
     fn lookups_explain_themselves() {
         assert!(lookup_built("serial").is_ok());

@@ -324,7 +324,7 @@ pub struct Capabilities {
     /// The idle policies it honours.
     pub idle: &'static [IdlePolicy],
     /// It can pin its worker threads ([`PoolConfig::pinning`]); `false` where the library
-    /// starts threads of its own that nothing can reach (the heartbeat scheduling baseline, libomp).
+    /// starts threads of its own that nothing can reach (the heartbeat scheduling baseline).
     pub pinning: bool,
     /// It gives a suspended stack's unused pages back to the OS and can be told not to
     /// ([`PoolConfig::unmap`]: Fibril w/o unmap).

@@ -581,6 +581,51 @@ mod tests {
         }
     }
 
+    /// `schedulers/README.md`'s capability table has each built runtime's row (and the
+    /// recorder's) as its `CAPABILITIES` say.
+    #[test]
+    fn the_readmes_capability_table_is_the_code() {
+        fn row(name: &str, c: &Capabilities) -> String {
+            let yn = |b: bool| if b { "yes" } else { "no" };
+            let list = |names: Vec<String>| {
+                let quoted: Vec<String> = names.iter().map(|n| format!("`{n}`")).collect();
+                quoted.join(", ")
+            };
+            let cells = [
+                format!("`{name}`"),
+                yn(c.threads).into(),
+                yn(c.futures).into(),
+                yn(c.general_futures).into(),
+                yn(c.fiber_stacks).into(),
+                yn(c.steals).into(),
+                yn(c.placement).into(),
+                list(c.victims.iter().map(|v| v.to_string()).collect()),
+                list(c.idle.iter().map(|i| i.to_string()).collect()),
+                yn(c.pinning).into(),
+                yn(c.unmap).into(),
+                yn(c.fence_modes).into(),
+            ];
+            format!("| {} |", cells.join(" | "))
+        }
+        let readme = include_str!("../README.md");
+        let lines: Vec<&str> = readme.lines().collect();
+        let built = RUNTIMES
+            .iter()
+            .filter_map(|r| Some((r.name, r.capabilities?)));
+        let record = ("record", crate::record::Recorder::CAPABILITIES);
+        for (name, caps) in built.chain([record]) {
+            let want = row(name, &caps);
+            assert!(lines.contains(&want.as_str()), "README.md lacks {want}");
+        }
+        let rows = lines.iter().filter(|l| {
+            RUNTIMES.iter().map(|r| r.name).chain(["record"]).any(|n| {
+                l.starts_with(&format!("| `{n}` | no |"))
+                    || l.starts_with(&format!("| `{n}` | yes |"))
+            })
+        });
+        assert_eq!(rows.count(), RUNTIMES.len() + 1, "one row per runtime");
+    }
+
     #[test]
     fn a_runtime_not_built_names_its_feature() {
         for r in RUNTIMES {
