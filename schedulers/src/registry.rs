@@ -33,8 +33,10 @@
 
 use crate::config::{Capabilities, FrontEnd};
 
-/// The registry. Calls the macro `$callback` of this crate (one of the `__registry_*` or
-/// `__dispatch` macros) with `{ $args }` and every entry.
+/// The registry. Calls the macro `$callback` of this crate (`__registry_table`, `__modules`,
+/// `__for_each` or `__dispatch`) with `{ $args }` and every entry. Every entry gives its fields
+/// in this order, so a callback that reads only the first four (`pool`, `built`, `closure`,
+/// `asynch`) takes the rest as tokens.
 #[doc(hidden)]
 #[macro_export]
 macro_rules! runtimes {
@@ -349,10 +351,7 @@ macro_rules! __modules {
             built: $built:ident,
             closure: $closure:ident,
             asynch: $asynch:ident,
-            $(kernel: $kernel:ident,)?
-            role: $role:ident $({ $($role_args:tt)* })?,
-            description: $d:literal,
-            arms: [$($arm:literal),* $(,)?],
+            $($rest:tt)*
         }
     )*) => {
         $($crate::$built! { { pub mod $rt; } else {} })*
@@ -370,10 +369,7 @@ macro_rules! __for_each {
             built: $built:ident,
             closure: $closure:ident,
             asynch: $asynch:ident,
-            $(kernel: $kernel:ident,)?
-            role: $role:ident $({ $($role_args:tt)* })?,
-            description: $d:literal,
-            arms: [$($arm:literal),* $(,)?],
+            $($rest:tt)*
         }
     )*) => {
         $($crate::$built! {
@@ -407,10 +403,7 @@ macro_rules! __dispatch {
             built: $built:ident,
             closure: $closure:ident,
             asynch: $asynch:ident,
-            $(kernel: $kernel:ident,)?
-            role: $role:ident $({ $($role_args:tt)* })?,
-            description: $d:literal,
-            arms: [$($arm:literal),* $(,)?],
+            $($rest:tt)*
         }
     )*) => {{
         let name: &str = $name;
