@@ -46,7 +46,7 @@ pub mod topology;
 pub mod victims;
 
 // One module per runtime of the registry, each behind its runtime's gate.
-runtimes!(__modules {});
+runtimes!(__for_each { __module () });
 
 /// The crate-private protocols the loom models (`tests/loom.rs`) check, reachable only in a
 /// `--cfg loom` build.

@@ -33,8 +33,8 @@
 
 use crate::config::{Capabilities, FrontEnd};
 
-/// The registry. Calls the macro `$callback` of this crate (`__registry_table`, `__modules`,
-/// `__for_each` or `__dispatch`) with `{ $args }` and every entry. Every entry gives its fields
+/// The registry. Calls the macro `$callback` of this crate (`__registry_table`, `__for_each`
+/// or `__dispatch`) with `{ $args }` and every entry. Every entry gives its fields
 /// in this order, so a callback that reads only the first four (`pool`, `built`, `closure`,
 /// `asynch`) takes the rest as tokens.
 #[doc(hidden)]
@@ -336,34 +336,29 @@ macro_rules! with_future_runtime {
 #[macro_export]
 macro_rules! for_each_built_runtime {
     ($callback:ident) => {
-        $crate::runtimes!(__for_each { $callback });
+        $crate::runtimes!(__for_each { __to_caller ($callback) });
     };
 }
 
-/// Declares each runtime's module (`src/NAME/mod.rs`), behind its runtime's gate (the
-/// callback `lib.rs` calls).
+/// Declares a runtime's module (`src/NAME/mod.rs`): the callback of [`__for_each!`] that
+/// `lib.rs` calls.
 #[doc(hidden)]
 #[macro_export]
-macro_rules! __modules {
-    ({} $(
-        $rt:ident {
-            pool: $pool:ty,
-            built: $built:ident,
-            closure: $closure:ident,
-            asynch: $asynch:ident,
-            $($rest:tt)*
-        }
-    )*) => {
-        $($crate::$built! { { pub mod $rt; } else {} })*
+macro_rules! __module {
+    (() $rt:ident, $pool:ty, closure: $closure:ident, asynch: $asynch:ident) => {
+        pub mod $rt;
     };
 }
 
-/// The callback behind [`for_each_built_runtime!`](crate::for_each_built_runtime): each entry
-/// behind its runtime's gate.
+/// The one walk over the entries that needs no more of them than their pool types and
+/// front-ends: calls this crate's macro `$callback` once per runtime this build has, behind its
+/// gate, as `$callback! { $args NAME, POOL, closure: C, asynch: A }` (`$args` one group of the
+/// caller's). Behind [`for_each_built_runtime!`](crate::for_each_built_runtime), the modules
+/// `lib.rs` declares, and the dispatch macros.
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __for_each {
-    ({ $callback:ident } $(
+    ({ $callback:ident $args:tt } $(
         $rt:ident {
             pool: $pool:ty,
             built: $built:ident,
@@ -373,8 +368,20 @@ macro_rules! __for_each {
         }
     )*) => {
         $($crate::$built! {
-            { $callback! { $rt, $pool, closure: $closure, asynch: $asynch } } else {}
+            {
+                $crate::$callback! { $args $rt, $pool, closure: $closure, asynch: $asynch }
+            } else {}
         })*
+    };
+}
+
+/// The callback of [`for_each_built_runtime!`](crate::for_each_built_runtime): hands the
+/// runtime to the caller's macro.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __to_caller {
+    (($callback:ident) $rt:ident, $pool:ty, closure: $closure:ident, asynch: $asynch:ident) => {
+        $callback! { $rt, $pool, closure: $closure, asynch: $asynch }
     };
 }
 
@@ -392,41 +399,38 @@ macro_rules! with_async_runtime {
     };
 }
 
-/// The dispatch behind the `with_*_runtime!` macros: one `if` per entry the mode takes, in a
-/// labelled block, each behind its runtime's gate.
+/// The dispatch behind the `with_*_runtime!` macros: one `if` per built runtime the mode
+/// takes, in a labelled block.
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __dispatch {
-    ({ $mode:ident, $name:expr, $S:ident, $body:expr } $(
-        $rt:ident {
-            pool: $pool:ty,
-            built: $built:ident,
-            closure: $closure:ident,
-            asynch: $asynch:ident,
-            $($rest:tt)*
-        }
-    )*) => {{
+    ({ $mode:ident, $name:expr, $S:ident, $body:expr } $($entries:tt)*) => {{
         let name: &str = $name;
         'found: {
-            $($crate::__dispatch!(@takes $mode $closure $asynch
-                ($built, $rt, $pool, name, 'found, $S, $body));)*
+            $crate::__for_each! { { __dispatch_one ($mode, name, 'found, $S, $body) } $($entries)* }
             None
         }
     }};
-    (@takes closure futures $a:ident $emit:tt) => { $crate::__dispatch!(@emit $emit) };
-    (@takes closure fork_join $a:ident $emit:tt) => { $crate::__dispatch!(@emit $emit) };
-    (@takes futures futures $a:ident $emit:tt) => { $crate::__dispatch!(@emit $emit) };
-    (@takes asynch $c:ident futures $emit:tt) => { $crate::__dispatch!(@emit $emit) };
-    (@takes asynch $c:ident fork_join $emit:tt) => { $crate::__dispatch!(@emit $emit) };
+}
+
+/// One runtime of [`__dispatch!`]: its `if`, where the mode takes its front-ends.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __dispatch_one {
+    (($mode:ident, $n:ident, $found:lifetime, $S:ident, $body:expr)
+        $rt:ident, $pool:ty, closure: $closure:ident, asynch: $asynch:ident) => {
+        $crate::__dispatch_one!(@takes $mode $closure $asynch ($n, $found, $S, $body, $rt, $pool));
+    };
+    (@takes closure futures $a:ident $emit:tt) => { $crate::__dispatch_one!(@emit $emit) };
+    (@takes closure fork_join $a:ident $emit:tt) => { $crate::__dispatch_one!(@emit $emit) };
+    (@takes futures futures $a:ident $emit:tt) => { $crate::__dispatch_one!(@emit $emit) };
+    (@takes asynch $c:ident futures $emit:tt) => { $crate::__dispatch_one!(@emit $emit) };
+    (@takes asynch $c:ident fork_join $emit:tt) => { $crate::__dispatch_one!(@emit $emit) };
     (@takes $mode:ident $c:ident $a:ident $emit:tt) => {};
-    (@emit ($built:ident, $rt:ident, $pool:ty, $n:ident, $found:lifetime, $S:ident, $body:expr)) => {
-        $crate::$built! {
-            {
-                if $n == stringify!($rt) {
-                    type $S = $pool;
-                    break $found Some($body);
-                }
-            } else {}
+    (@emit ($n:ident, $found:lifetime, $S:ident, $body:expr, $rt:ident, $pool:ty)) => {
+        if $n == stringify!($rt) {
+            type $S = $pool;
+            break $found Some($body);
         }
     };
 }

@@ -110,28 +110,21 @@ fn tree<W: Worker>(w: &W, d: u32, seed: u64) -> u64 {
     a ^ b ^ x
 }
 
-/// `VmHWM` (peak RSS) of this process, in KiB.
-fn peak_rss_kib() -> u64 {
+/// The field `field` (`VmHWM:`, peak RSS; `VmRSS:`) of this process's `/proc/self/status`, in
+/// KiB.
+fn status_kib(field: &str) -> u64 {
     let s = std::fs::read_to_string("/proc/self/status").unwrap();
     s.lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .find_map(|l| l.strip_prefix(field))
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .unwrap()
-}
-
-fn rss_kib() -> u64 {
-    let s = std::fs::read_to_string("/proc/self/status").unwrap();
-    s.lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .unwrap()
+        .unwrap_or_else(|| panic!("no {field} in /proc/self/status"))
 }
 
 /// Starts a pool of `S`, resets the peak RSS, runs the tree `runs` times; returns the peak
 /// growth over the RSS before the pool started, in KiB, and the statistics.
 fn peak_growth<S: ForkJoin>(runs: usize, unmap: Unmap) -> (u64, Stats) {
     std::fs::write("/proc/self/clear_refs", "5").expect("cannot reset the peak RSS");
-    let base = rss_kib();
+    let base = status_kib("VmRSS:");
     let pool = S::start(&PoolConfig {
         unmap,
         ..PoolConfig::with_workers(2)
@@ -141,7 +134,7 @@ fn peak_growth<S: ForkJoin>(runs: usize, unmap: Unmap) -> (u64, Stats) {
         black_box(pool.run(|w| tree(w, 10, i as u64 + 1)));
     }
     let s = pool.stats();
-    let peak = peak_rss_kib();
+    let peak = status_kib("VmHWM:");
     drop(pool);
     (peak.saturating_sub(base), s)
 }
