@@ -65,7 +65,7 @@ pub(crate) struct RunArgs {
 }
 
 /// Arguments of `reproduce`: the figure, the run directory's options, and the settings the
-/// user gives, each an override (`None`: not given) that `reproduce::resolve_settings`
+/// user gives, each an override (`None`: not given) that `plan::resolve_settings`
 /// resolves into the run's `Settings` over the resumed run's stored ones or the defaults.
 #[derive(Debug, Args)]
 pub(crate) struct ReproduceArgs {

@@ -7,6 +7,8 @@
 //!   `stealbench_workloads::with_workload!`.
 //! * [`point`]: one point measured in this process (`stealbench run`).
 //! * [`grid`]: a figure's rows and points; [`runner`]: points in child processes;
+//!   [`plan`]: a run's plan (figure, settings, resume checks, run directory, grid);
+//!   [`page`]: a run's page (view, Markdown, figure files) and the books it keeps;
 //!   [`reproduce`]: the `reproduce` command; [`bench`](mod@bench): the `bench` command.
 //! * [`shard`]: a grid's part for one machine; [`cluster`]: the `merge` and `slurm` commands.
 //! * [`results`]: raw.csv, summary.csv, meta.json; [`stats`]: median and friends; [`files`]:
@@ -53,6 +55,8 @@ mod cluster;
 mod figures;
 mod files;
 mod grid;
+mod page;
+mod plan;
 mod plot;
 mod point;
 mod report;
@@ -191,7 +195,7 @@ fn run_command_line(args: Vec<OsString>, allocator: &'static str) -> i32 {
 /// figure.
 fn claims_command(a: &cli::ClaimsArgs) -> Result<i32, cli::Failure> {
     let figures = match &a.id {
-        Some(id) => vec![reproduce::lookup_figure(id)?],
+        Some(id) => vec![plan::lookup_figure(id)?],
         None => figures::FIGURES.iter().map(|f| (f.build)()).collect(),
     };
     match a.format {

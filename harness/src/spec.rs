@@ -426,7 +426,7 @@ pub(crate) mod stored {
     }
 
     /// The selected workloads (`None`: all), once each; checked against the figure's rows
-    /// when the run is (`reproduce::check_settings`).
+    /// when the run is (`plan::check_settings`).
     pub(crate) fn workloads<'de, D: Deserializer<'de>>(
         d: D,
     ) -> Result<Option<Vec<String>>, D::Error> {

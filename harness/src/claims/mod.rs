@@ -1340,7 +1340,7 @@ mod tests {
             if f.metric.needs_cores() {
                 continue;
             }
-            let workers = crate::reproduce::default_workers(&f);
+            let workers = crate::plan::default_workers(&f);
             for c in &f.claims {
                 for (pt, _) in c.points() {
                     assert!(workers.contains(&pt.p), "{}/{}: P = {}", f.id, c.id, pt.p);
@@ -1348,7 +1348,7 @@ mod tests {
             }
         }
         let fig7 = crate::figures::libfork_fig7::figure();
-        assert!(crate::reproduce::default_workers(&fig7).contains(&112));
+        assert!(crate::plan::default_workers(&fig7).contains(&112));
     }
 
     #[test]

@@ -252,7 +252,7 @@ mod tests {
             "[paper 1.60x vs Cilk Plus; 2.00x vs TBB]"
         );
         assert_eq!(f.row("fib", "tbb").workload, "fib");
-        assert_eq!(crate::reproduce::default_workers(&f), [1]);
+        assert_eq!(crate::plan::default_workers(&f), [1]);
         assert!(f.metric.needs_cores());
         crate::figures::suites::assert_claims(
             &f,

@@ -185,7 +185,7 @@ mod tests {
             f.paper_cell("quicksort", "tbb", 72),
             "[paper 883 / 883 MB; — stacks]"
         );
-        assert_eq!(crate::reproduce::default_workers(&f), [72]);
+        assert_eq!(crate::plan::default_workers(&f), [72]);
         crate::figures::suites::assert_claims(
             &f,
             &["rss-like-cilkplus", "rss-below-tbb", "more-stacks-than-cilkplus"],

@@ -267,7 +267,7 @@ mod tests {
         };
         let lead = f.metric.lead(&ctx, row("T1", BUSY_LF));
         assert_eq!(lead[0].1, "— (fewer than 4 points) [paper 1.04 ± 0.03]");
-        assert_eq!(crate::reproduce::default_workers(&f), MEMORY_WORKERS);
+        assert_eq!(crate::plan::default_workers(&f), MEMORY_WORKERS);
     }
 
     #[test]

@@ -15,7 +15,7 @@ use stealbench_schedulers::FenceMode;
 use stealbench_schedulers::config::{FENCE_SWITCHING_ENV, NO_MEMBARRIER_ENV};
 use stealbench_workloads::InputOptions;
 
-/// The resolved settings of a reproduction (`reproduce::resolve_settings`: the command line's
+/// The resolved settings of a reproduction (`plan::resolve_settings`: the command line's
 /// options over the resumed run's settings or the figure's defaults), stored in `meta.json` so
 /// `--resume` continues with them. What every point's child process is told is the
 /// [`Measure`] they contain, flattened here: `meta.json` keeps one key per setting. Every value
@@ -23,7 +23,7 @@ use stealbench_workloads::InputOptions;
 /// or damaged since does not even read; older files read as they were written (a missing
 /// `rounds` is 1, a shard stored as `{"index", "count"}` reads, an older arm spelling is
 /// today's). What the figure must also agree with (its workloads, runtimes and points) is
-/// checked by `reproduce::check_settings`.
+/// checked by `plan::check_settings`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct Settings {
     /// How each point is measured: size, repetitions (always given here), pinning, fiber
