@@ -10,7 +10,8 @@
 //!
 //! [`fib::serial`]: stealbench_workloads::fib::serial
 
-use crate::cli::{BenchArgs, Failure};
+use crate::cli::BenchArgs;
+use crate::failure::Failure;
 use crate::grid::{Status, offered};
 use crate::runner::{outcome_of, run_child};
 use crate::runtimes::{self, RUNTIMES};

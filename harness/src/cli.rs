@@ -1,6 +1,7 @@
 //! The command line (clap derive) and its checks: every bad value becomes one line on stderr
 //! naming the nearest valid name, and exit code 2.
 
+use crate::failure::Failure;
 use crate::runtimes::Arm;
 use crate::spec::{
     MAX_REPS, MAX_ROUNDS, Measure, PointSpec, count, fib_n, parse_arm, parse_pinning, parse_size,
@@ -268,43 +269,6 @@ pub(crate) struct BenchPointArgs {
     pub json: bool,
 }
 
-/// Why a command failed; decides the exit code.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Failure {
-    /// Bad input: one line on stderr, exit code 2.
-    Usage(String),
-    /// The command could not do its work (a failed point or check): exit code 1.
-    Runtime(String),
-    /// A file or stream could not be read or written (a full disk, too many open files, a
-    /// closed stdout): exit code 3. The message names the file.
-    Io(String),
-}
-
-impl Failure {
-    /// The process exit code for this failure.
-    pub(crate) fn exit_code(&self) -> i32 {
-        match self {
-            Failure::Usage(_) => 2,
-            Failure::Runtime(_) => 1,
-            Failure::Io(_) => 3,
-        }
-    }
-    /// The message.
-    pub(crate) fn message(&self) -> &str {
-        match self {
-            Failure::Usage(m) | Failure::Runtime(m) | Failure::Io(m) => m,
-        }
-    }
-}
-
-/// An I/O error is [`Failure::Io`]; its message must name its file (the harness's own
-/// readers and writers, `crate::files` among them, put the path in).
-impl From<std::io::Error> for Failure {
-    fn from(e: std::io::Error) -> Self {
-        Failure::Io(e.to_string())
-    }
-}
-
 /// Collapses a clap error into one line: its first line, without `error: `, plus its tip.
 pub(crate) fn one_line_clap_error(e: &clap::Error) -> String {
     let text = e.render().to_string();
@@ -389,26 +353,6 @@ pub(crate) fn param_overrides(args: &[String]) -> Result<Vec<(String, String)>, 
     args.iter()
         .map(|a| stealbench_workloads::params::parse_override(a).map_err(Failure::Usage))
         .collect()
-}
-
-/// The default number of timed repetitions of a size.
-pub(crate) fn default_reps(size: Size) -> usize {
-    match size {
-        Size::Paper => 10,
-        Size::Small => 5,
-        Size::Quick => 3,
-        Size::Test => 2,
-    }
-}
-
-/// The default per-point timeout of a size, in seconds.
-pub(crate) fn default_timeout(size: Size) -> u64 {
-    match size {
-        Size::Paper => 3600,
-        Size::Small => 1200,
-        Size::Quick => 300,
-        Size::Test => 120,
-    }
 }
 
 /// Refuses a command line with an argument that is not UTF-8, naming it (its bytes escaped):

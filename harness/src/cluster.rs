@@ -2,7 +2,8 @@
 //! [`shard`](crate::shard)), the shards' run directories merged into one run (`stealbench
 //! merge`), and a Slurm job array that does both (`stealbench slurm`).
 
-use crate::cli::{Failure, MergeArgs, SlurmArgs};
+use crate::cli::{MergeArgs, SlurmArgs};
+use crate::failure::Failure;
 use crate::figures::Figure;
 use crate::grid::Status;
 use crate::results::{self, Meta, RawRow, Store};

@@ -2,7 +2,8 @@
 //! processes, result files, tables and plots.
 //!
 //! * [`cli`]: commands and argument checks; [`spec`]: the typed model of a point and how it is
-//!   measured, with the value parsers of every setting; [`suggest`]: nearest valid names.
+//!   measured, with the value parsers and defaults of every setting; [`suggest`]: nearest
+//!   valid names; [`failure`]: why a command failed, and its exit code.
 //! * [`runtimes`]: the runtime registry and dispatch; workloads come from
 //!   `stealbench_workloads::with_workload!`.
 //! * [`point`]: one point measured in this process (`stealbench run`).
@@ -16,7 +17,11 @@
 //!   then renamed, never torn).
 //! * [`figures`]: the papers' figures; [`table`] and [`plot`] render them.
 //! * [`claims`]: the papers' claims each figure tests, and their verdicts on a run;
+//!   [`fit`]: the fit of libfork's Eq. (17) that a figure and a claim read;
 //!   [`report`]: every figure's latest run and verdicts in one page.
+//!
+//! Modules import one way, from the commands down; no two import each other, directly or
+//! through others (`tests/module_graph.rs`).
 //!
 //! The binary `stealbench` (root package) calls [`main`] with the name of its allocator.
 
@@ -52,8 +57,10 @@ mod bench;
 mod claims;
 mod cli;
 mod cluster;
+mod failure;
 mod figures;
 mod files;
+mod fit;
 mod grid;
 mod page;
 mod plan;
@@ -193,16 +200,17 @@ fn run_command_line(args: Vec<OsString>, allocator: &'static str) -> i32 {
 
 /// `stealbench claims [ID] [--format text|csv]`: every claim of the figure `ID`, or of every
 /// figure.
-fn claims_command(a: &cli::ClaimsArgs) -> Result<i32, cli::Failure> {
+fn claims_command(a: &cli::ClaimsArgs) -> Result<i32, failure::Failure> {
     let figures = match &a.id {
         Some(id) => vec![plan::lookup_figure(id)?],
         None => figures::FIGURES.iter().map(|f| (f.build)()).collect(),
     };
+    let figures: Vec<claims::Claimed<'_>> = figures.iter().map(figures::Figure::claimed).collect();
     match a.format {
         cli::ClaimsFormat::Text => out!("{}", claims::listing(&figures)),
         cli::ClaimsFormat::Csv => out!(
             "{}",
-            claims::listing_csv(&figures).map_err(|e| cli::Failure::Io(e.to_string()))?
+            claims::listing_csv(&figures).map_err(|e| failure::Failure::Io(e.to_string()))?
         ),
     }
     Ok(0)

@@ -2,7 +2,7 @@
 //! Markdown page), the figure files written from it, and the books a finished run keeps
 //! (`summary.csv`, `claims.csv`, `meta.json`'s `ran` and `finished_at`).
 
-use crate::cli::Failure;
+use crate::failure::Failure;
 use crate::figures::Figure;
 use crate::figures::metric::Context;
 use crate::grid::{Availability, Grid};
@@ -271,7 +271,7 @@ pub(crate) fn view(
     let table = table::build(fig, grid, &ctx);
     let panels = plot::panels(fig, grid, &ctx);
     let mut verdicts = claims::judge(
-        fig,
+        fig.claimed(),
         &claims::Run {
             summaries: &summaries,
             cores: meta.machine.cores,

@@ -2,7 +2,8 @@
 //! run's, checked against the figure and the input files), the resume checks, the run
 //! directory and the grid it measures.
 
-use crate::cli::{self, Failure, ReproduceArgs};
+use crate::cli::{self, ReproduceArgs};
+use crate::failure::Failure;
 use crate::figures::{self, Figure};
 use crate::grid::{Grid, workload_info};
 use crate::results::{self, Meta, Settings, Store};
@@ -69,7 +70,7 @@ pub(crate) fn resolve_settings(
         .reps
         .or(stored.map(Settings::reps))
         .or(fig.reps)
-        .unwrap_or_else(|| cli::default_reps(size).div_ceil(rounds));
+        .unwrap_or_else(|| spec::default_reps(size).div_ceil(rounds));
     let workers = match (&args.workers, stored) {
         (Some(w), _) => {
             let mut w = w.clone();
@@ -119,7 +120,7 @@ pub(crate) fn resolve_settings(
         timeout_secs: args
             .timeout
             .or(stored.map(|s| s.timeout_secs))
-            .unwrap_or_else(|| cli::default_timeout(size)),
+            .unwrap_or_else(|| spec::default_timeout(size)),
         figures_dir: match &args.figures_dir {
             Some(d) => Some(cli::output_dir("--figures-dir", d)?),
             None => stored.and_then(|s| s.figures_dir.clone()),

@@ -31,7 +31,7 @@
 //! plotters' outline drawing ignores a glyph's left bearing, so narrow glyphs in the PNGs sit
 //! a little left of their cell ("1. 04"); a monospace face keeps that smallest.
 
-use crate::cli::Failure;
+use crate::failure::Failure;
 use crate::figures::metric::Context;
 use crate::figures::{Figure, XAxis};
 use crate::grid::{Availability, Grid, Row};

@@ -13,7 +13,8 @@
 //! The checks of the workloads a command names (the name, the variant, the input files and
 //! parameters) are here too; `reproduce` checks its figure's workloads with them.
 
-use crate::cli::{self, BenchPointArgs, Failure, RunArgs};
+use crate::cli::{self, BenchPointArgs, RunArgs};
+use crate::failure::Failure;
 use crate::runtimes;
 use crate::stats;
 use serde::{Deserialize, Serialize};
@@ -750,7 +751,7 @@ pub(crate) fn run_command(args: &RunArgs, fence: FenceMode) -> Result<(), Failur
             m.pinning
         )));
     }
-    let reps = m.reps.unwrap_or_else(|| cli::default_reps(size));
+    let reps = m.reps.unwrap_or_else(|| crate::spec::default_reps(size));
     let mut options = cli::input_options(m.hw_video.as_deref(), m.hw_points.as_deref())?;
     // The spec's overrides, then `--param`'s: a later value of a key wins.
     options.params = spec_overrides;

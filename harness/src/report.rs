@@ -7,7 +7,8 @@
 //! the page and the figures' `.md` files agree.
 
 use crate::claims::{self, Judgement};
-use crate::cli::{Failure, ReportArgs};
+use crate::cli::ReportArgs;
+use crate::failure::Failure;
 use crate::figures::{self, Figure};
 use crate::results::{self, Meta};
 use crate::{page, plan, plot};

@@ -1,7 +1,8 @@
 //! `stealbench reproduce <id>`: the run's plan ([`crate::plan`]), every point in a child
 //! process with progress, then the run's page and books ([`crate::page::render`]).
 
-use crate::cli::{self, Failure, ReproduceArgs};
+use crate::cli::{self, ReproduceArgs};
+use crate::failure::Failure;
 use crate::grid::{Status, workload_info};
 use crate::page::{render, settings_note};
 use crate::plan::{DEFAULT_FIGURES_DIR, lookup_figure, open_run, run_grid};

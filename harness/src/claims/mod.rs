@@ -43,7 +43,6 @@ pub(crate) mod quantity;
 pub(crate) use check::{Band, Case, Check, Growth, Outcome, case};
 pub(crate) use quantity::{Q, counter, peak_rss, time, ts};
 
-use crate::figures::Figure;
 use crate::results::Summaries;
 use std::fmt;
 use std::io;
@@ -414,8 +413,18 @@ impl Judgement {
     }
 }
 
+/// A figure's claims under its id: what the verdicts and the listings read of a figure
+/// (`Figure::claimed`).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Claimed<'a> {
+    /// The figure's id (`prows-fig3`).
+    pub id: &'a str,
+    /// Its claims.
+    pub claims: &'a [Claim],
+}
+
 /// The verdicts of `fig`'s claims on `run`.
-pub(crate) fn judge(fig: &Figure, run: &Run<'_>) -> Vec<Judgement> {
+pub(crate) fn judge(fig: Claimed<'_>, run: &Run<'_>) -> Vec<Judgement> {
     fig.claims
         .iter()
         .map(|c| judge_one(fig.id, c, run))
@@ -831,22 +840,22 @@ fn write_rows(path: &Path, judgements: &[Judgement]) -> io::Result<()> {
 }
 
 /// The number of claims of each kind in `figures`, in [`Kind::WORDS`]' order.
-fn kind_counts(figures: &[Figure]) -> [usize; 3] {
+fn kind_counts(figures: &[Claimed<'_>]) -> [usize; 3] {
     Kind::WORDS.map(|w| {
         figures
             .iter()
-            .flat_map(|f| &f.claims)
+            .flat_map(|f| f.claims)
             .filter(|c| c.kind.word() == w)
             .count()
     })
 }
 
 /// Every claim of `figures`, with its kind, check and band, for `stealbench claims`.
-pub(crate) fn listing(figures: &[Figure]) -> String {
+pub(crate) fn listing(figures: &[Claimed<'_>]) -> String {
     let mut out = String::new();
     for f in figures {
         out.push_str(&format!("{} ({} claims)\n", f.id, f.claims.len()));
-        for c in &f.claims {
+        for c in f.claims {
             out.push_str(&format!("  {}/{}\n", f.id, c.id));
             match c.kind {
                 Kind::Paper => {}
@@ -899,12 +908,12 @@ pub(crate) const LISTING_CSV_HEADER: [&str; 13] = [
 
 /// Every claim of `figures` as CSV ([`LISTING_CSV_HEADER`]), for `stealbench claims --format
 /// csv`.
-pub(crate) fn listing_csv(figures: &[Figure]) -> io::Result<String> {
+pub(crate) fn listing_csv(figures: &[Claimed<'_>]) -> io::Result<String> {
     let mut w = csv::Writer::from_writer(Vec::new());
     w.write_record(LISTING_CSV_HEADER)
         .map_err(io::Error::other)?;
     for f in figures {
-        for c in &f.claims {
+        for c in f.claims {
             let decides_from = c
                 .min_size
                 .map(|(size, why)| format!("{size}: {why}"))
@@ -941,6 +950,7 @@ pub(crate) fn listing_csv(figures: &[Figure]) -> io::Result<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::figures::Figure;
     use crate::results::PointSummary;
     use crate::testutil::ok_point;
     use stealbench_workloads::Variant;
@@ -981,7 +991,7 @@ mod tests {
             cores: 2,
             size: Size::Quick,
         };
-        judge(&figure(claim), &run).remove(0).verdict
+        judge(figure(claim).claimed(), &run).remove(0).verdict
     }
 
     #[test]
@@ -1158,7 +1168,7 @@ mod tests {
             cores: 2,
             size,
         };
-        judge(&figure(claim), &run).remove(0)
+        judge(figure(claim).claimed(), &run).remove(0)
     }
 
     #[test]
@@ -1307,7 +1317,8 @@ mod tests {
             .iter()
             .map(|f| (f.build)())
             .collect();
-        let text = listing_csv(&figures).unwrap();
+        let claimed: Vec<Claimed<'_>> = figures.iter().map(Figure::claimed).collect();
+        let text = listing_csv(&claimed).unwrap();
         let mut r = csv::Reader::from_reader(text.as_bytes());
         assert_eq!(
             r.headers().unwrap().iter().collect::<Vec<_>>(),
@@ -1323,8 +1334,8 @@ mod tests {
         for kind in Kind::WORDS {
             assert!(rows.iter().any(|row| &row[2] == kind), "no {kind} claim");
         }
-        let listed = listing(&figures);
-        let [paper, ours, regression] = kind_counts(&figures);
+        let listed = listing(&claimed);
+        let [paper, ours, regression] = kind_counts(&claimed);
         assert!(
             listed.ends_with(&format!(
                 "{paper} of the papers, {ours} of ours, {regression} regression checks\n"

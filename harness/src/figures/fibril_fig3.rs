@@ -312,7 +312,7 @@ mod tests {
                 cores: 2,
                 size: Size::Quick,
             };
-            judge(&f, &run).remove(0).verdict
+            judge(f.claimed(), &run).remove(0).verdict
         };
         // A run that holds tbb's points is judged on them, whatever build reads it.
         assert_eq!(verdict(&run), Verdict::Holds);

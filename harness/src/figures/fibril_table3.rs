@@ -227,7 +227,7 @@ mod tests {
             cores: 2,
             size: Size::Quick,
         };
-        let j = judge(&f, &run);
+        let j = judge(f.claimed(), &run);
         assert_eq!(j[0].verdict, Verdict::Holds);
         assert_eq!(j[1].verdict, Verdict::Holds);
         assert_eq!(j[0].ours, "strassen 0.583 [0.583–0.590]");

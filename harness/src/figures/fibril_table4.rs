@@ -228,7 +228,7 @@ mod tests {
             ..figure()
         };
         let j = judge(
-            &f,
+            f.claimed(),
             &Run {
                 summaries: &crate::results::Summaries::from(run.to_vec()),
                 cores: 72,
@@ -240,7 +240,7 @@ mod tests {
         // where a count at P = 72 is measured too, oversubscribed.
         assert!(matches!(j[0].verdict, Verdict::NotApplicable(_)));
         let small = judge(
-            &f,
+            f.claimed(),
             &Run {
                 summaries: &crate::results::Summaries::from(run.to_vec()),
                 cores: 2,

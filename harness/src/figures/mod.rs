@@ -7,13 +7,12 @@
 //! Markdown page are rendered by shared code. Adding a figure is adding its module and one line
 //! in `figures!`'s list below.
 
-use crate::claims::Claim;
+use crate::claims::{self, Claim};
 use crate::grid::{PaperValues, Row, workload_info};
 use crate::runtimes;
 use stealbench_workloads::{Shape, Variant};
 
 pub(crate) mod counters;
-pub(crate) mod fit;
 pub(crate) mod memory;
 pub(crate) mod metric;
 pub(crate) mod ratio;
@@ -117,6 +116,14 @@ impl Figure {
             reference_path: csv.path,
             reference: csv.parse(),
             ..self
+        }
+    }
+
+    /// Its claims under its id, as the verdicts and listings of [`crate::claims`] read them.
+    pub(crate) fn claimed(&self) -> claims::Claimed<'_> {
+        claims::Claimed {
+            id: self.id,
+            claims: &self.claims,
         }
     }
 }

@@ -59,8 +59,8 @@ pub(crate) struct Settings {
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
-        serialize_with = "stored::shard_as_text",
-        deserialize_with = "stored::shard"
+        serialize_with = "crate::shard::stored_as_text",
+        deserialize_with = "crate::shard::stored"
     )]
     pub shard: Option<crate::shard::Shard>,
     /// The deques' fence mode the environment chose for the run's pools
