@@ -333,7 +333,7 @@ fn input_file(flag: &str, path: &Path) -> Result<PathBuf, Failure> {
 
 /// The user's input files (`--hw-video`, `--hw-points`) as [`InputOptions`], each checked to
 /// be a file and made absolute. Their content is checked by the workload that reads them
-/// (`point::check_inputs`).
+/// (`inputs::check_inputs`).
 pub(crate) fn input_options(
     hw_video: Option<&Path>,
     hw_points: Option<&Path>,
@@ -348,7 +348,7 @@ pub(crate) fn input_options(
 }
 
 /// The `--param key=value` arguments as overrides ([`InputOptions::params`]); the keys are
-/// checked by the workload's preset (`point::check_inputs`).
+/// checked by the workload's preset (`inputs::check_inputs`).
 pub(crate) fn param_overrides(args: &[String]) -> Result<Vec<(String, String)>, Failure> {
     args.iter()
         .map(|a| stealbench_workloads::params::parse_override(a).map_err(Failure::Usage))

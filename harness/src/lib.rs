@@ -6,7 +6,10 @@
 //!   valid names; [`failure`]: why a command failed, and its exit code.
 //! * [`runtimes`]: the runtime registry and dispatch; workloads come from
 //!   `stealbench_workloads::with_workload!`.
-//! * [`point`]: one point measured in this process (`stealbench run`).
+//! * [`point`]: one point measured in this process (`stealbench run`, `bench-point`);
+//!   [`measure`]: its measurement loop; [`probe`]: the process's memory and page faults;
+//!   [`protocol`]: what the point's process tells its parent, and the record of what it ran;
+//!   [`inputs`]: the checks of a workload's name, variant, input files and parameters.
 //! * [`grid`]: a figure's rows and points; [`runner`]: points in child processes;
 //!   [`plan`]: a run's plan (figure, settings, resume checks, run directory, grid);
 //!   [`page`]: a run's page (view, Markdown, figure files) and the books it keeps;
@@ -62,10 +65,14 @@ mod figures;
 mod files;
 mod fit;
 mod grid;
+mod inputs;
+mod measure;
 mod page;
 mod plan;
 mod plot;
 mod point;
+mod probe;
+mod protocol;
 mod report;
 mod reproduce;
 mod results;

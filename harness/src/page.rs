@@ -360,7 +360,7 @@ pub(crate) fn render(
         .rows()
         .iter()
         .map(|r| {
-            let ran = crate::point::Ran {
+            let ran = crate::protocol::Ran {
                 params: r.params.clone(),
                 pool: r.pool.clone(),
             };

@@ -8,7 +8,7 @@ use crate::figures::{self, Figure};
 use crate::grid::{Grid, workload_info};
 use crate::results::{self, Meta, Settings, Store};
 use crate::spec::workload_name;
-use crate::{point, spec, suggest};
+use crate::{inputs, spec, suggest};
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 use stealbench_schedulers::FenceMode;
@@ -133,7 +133,7 @@ pub(crate) fn resolve_settings(
     };
     check_settings(&settings, fig)?;
     // The input files are checked now, before a run directory exists or a point runs.
-    point::check_inputs(
+    inputs::check_inputs(
         &selected_workloads(fig, settings.workloads.as_deref()),
         size,
         &settings.input_options(),

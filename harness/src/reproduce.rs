@@ -9,7 +9,7 @@ use crate::plan::{DEFAULT_FIGURES_DIR, lookup_figure, open_run, run_grid};
 use crate::results;
 use crate::runner::{ChildExecutor, ExecError, PointOutcome, Progress, run_missing};
 use crate::spec::PointSpec;
-use crate::{point, table};
+use crate::{inputs, table};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::collections::HashMap;
 use std::io::IsTerminal;
@@ -224,7 +224,7 @@ pub(crate) fn reproduce_command(
         .into_iter()
         .filter(|w| workload_info(w).is_some())
         .collect();
-    let params_of: HashMap<String, String> = point::check_inputs(&specs, size, &options)?
+    let params_of: HashMap<String, String> = inputs::check_inputs(&specs, size, &options)?
         .into_iter()
         .collect();
     if let Some(v) = &options.hw_video {

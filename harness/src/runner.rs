@@ -9,7 +9,7 @@
 //! parent alone was signalled is killed by the parent.
 
 use crate::grid::Status;
-use crate::point::{Event, Ran};
+use crate::protocol::{Event, Ran};
 use crate::results::{self, RawRow, Store};
 use crate::spec::{Measure, PointSpec};
 use std::io::{self, BufRead, BufReader, Read};
@@ -865,7 +865,7 @@ mod tests {
     fn a_points_record_and_peak_are_what_its_process_reported() {
         let ran = Ran {
             params: "n=21 (the child's)".into(),
-            pool: Some(crate::point::PoolRecord::of(
+            pool: Some(crate::protocol::PoolRecord::of(
                 &stealbench_schedulers::PoolConfig::with_workers(2),
                 &<stealbench_schedulers::abp::Abp as stealbench_schedulers::Scheduler>::CAPABILITIES,
             )),

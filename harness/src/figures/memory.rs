@@ -3,7 +3,7 @@
 //! Table 4), and the fitted exponent of the peak against P ([`Exponent`], libfork's Table II,
 //! fitted by [`crate::fit`]).
 //!
-//! What is measured (see `point::measure`): every repetition records, from the point's own
+//! What is measured (see `measure::measure`): every repetition records, from the point's own
 //! process, the resident set just before its first computation (`process_rss_before_kb`: the
 //! pool started, the input generated, the work prepared), the peak at that moment
 //! (`process_hwm_before_kb`) and the peak after the repetition (`process_hwm_kb`, `VmHWM`). The

@@ -196,7 +196,7 @@ pub(crate) struct Meta {
     /// configuration), by point (`abp fib-fj P=2`), as raw.csv records it; written when the
     /// run is rendered (absent in runs made before it was recorded).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub ran: BTreeMap<String, crate::point::Ran>,
+    pub ran: BTreeMap<String, crate::protocol::Ran>,
 }
 
 #[cfg(test)]
