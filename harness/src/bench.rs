@@ -13,9 +13,10 @@
 use crate::cli::BenchArgs;
 use crate::failure::Failure;
 use crate::grid::{Status, offered};
-use crate::runner::{outcome_of, run_child};
+use crate::runner::outcome_of;
 use crate::runtimes::{self, RUNTIMES};
 use crate::stats;
+use crate::supervise::run_child;
 use crate::table::format_time;
 use std::time::Duration;
 use stealbench_schedulers::FrontEnd;
@@ -48,7 +49,7 @@ pub(crate) fn bench_command(args: &BenchArgs) -> Result<i32, Failure> {
     }
     let stack_size = args.stack_size;
     let exe = std::env::current_exe()?;
-    crate::runner::catch_interrupts();
+    crate::supervise::catch_interrupts();
     let timeout = (args.timeout > 0).then(|| Duration::from_secs(args.timeout));
     outln!(
         "fib({}) {variant} at P=1, {} round(s) over the runtimes in turn, each runtime in its own \

@@ -10,7 +10,8 @@
 //!   [`measure`]: its measurement loop; [`probe`]: the process's memory and page faults;
 //!   [`protocol`]: what the point's process tells its parent, and the record of what it ran;
 //!   [`inputs`]: the checks of a workload's name, variant, input files and parameters.
-//! * [`grid`]: a figure's rows and points; [`runner`]: points in child processes;
+//! * [`grid`]: a figure's rows and points; [`runner`]: a grid's points in child processes;
+//!   [`supervise`]: a child process started, read, reaped, killed on timeout or interrupt;
 //!   [`plan`]: a run's plan (figure, settings, resume checks, run directory, grid);
 //!   [`page`]: a run's page (view, Markdown, figure files) and the books it keeps;
 //!   [`reproduce`]: the `reproduce` command; [`bench`](mod@bench): the `bench` command.
@@ -82,6 +83,7 @@ mod shard;
 mod spec;
 mod stats;
 mod suggest;
+mod supervise;
 mod table;
 #[cfg(test)]
 mod testutil;
@@ -112,9 +114,9 @@ pub(crate) fn note_stdout(written: io::Result<()>) {
 
 /// Runs the command line of this process; returns the exit code. `allocator` (`jemalloc` or
 /// `system`) is recorded in every result's `meta.json`. A child process of `reproduce` or
-/// `bench` first ties its life to its parent's ([`runner::die_with_parent`]).
+/// `bench` first ties its life to its parent's ([`supervise::die_with_parent`]).
 pub fn main(allocator: &'static str) -> i32 {
-    if let Err(e) = runner::die_with_parent() {
+    if let Err(e) = supervise::die_with_parent() {
         errln!("stealbench: {e}");
         return 2;
     }

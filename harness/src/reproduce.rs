@@ -156,7 +156,7 @@ pub(crate) fn reproduce_command(
 ) -> Result<i32, Failure> {
     let fig = lookup_figure(&args.id)?;
     let (run_dir, mut meta, mut store, _lock) = open_run(args, &fig, allocator, fence)?;
-    crate::runner::catch_interrupts();
+    crate::supervise::catch_interrupts();
     let s = meta.settings.clone();
     let figures_dir = s
         .figures_dir
