@@ -19,7 +19,7 @@ use crate::stats;
 use crate::supervise::run_child;
 use crate::table::format_time;
 use std::time::Duration;
-use stealbench_schedulers::FrontEnd;
+use stealbench_schedulers::{FenceMode, FrontEnd};
 use stealbench_workloads::{Shape, Variant, Workload, WorkloadInfo, fib::Fib};
 
 /// One runtime's line of the table, filled in round by round.
@@ -37,8 +37,9 @@ struct Line {
     failed: Option<String>,
 }
 
-/// Runs the benchmark; returns the exit code (1 if a runtime failed).
-pub(crate) fn bench_command(args: &BenchArgs) -> Result<i32, Failure> {
+/// Runs the benchmark, every pool in fence mode `fence` (the environment's, given to each
+/// child as `--fence`); returns the exit code (1 if a runtime failed).
+pub(crate) fn bench_command(args: &BenchArgs, fence: FenceMode) -> Result<i32, Failure> {
     let variant = args.variant;
     if !Fib::VARIANTS.contains(&variant) {
         let names: Vec<&str> = Fib::VARIANTS.iter().map(|v| v.name()).collect();
@@ -139,6 +140,8 @@ pub(crate) fn bench_command(args: &BenchArgs) -> Result<i32, Failure> {
                 &args.n.to_string(),
                 "--reps",
                 &args.reps.to_string(),
+                "--fence",
+                fence.name(),
                 "--json",
             ]
             .iter()

@@ -4,12 +4,12 @@
 use crate::failure::Failure;
 use crate::runtimes::Arm;
 use crate::spec::{
-    MAX_REPS, MAX_ROUNDS, Measure, PointSpec, count, fib_n, parse_arm, parse_pinning, parse_size,
-    parse_stack_size, parse_variant, parse_workers, seconds,
+    MAX_REPS, MAX_ROUNDS, Measure, PointSpec, count, fib_n, parse_arm, parse_fence, parse_pinning,
+    parse_size, parse_stack_size, parse_variant, parse_workers, seconds,
 };
 use clap::{Args, Parser, Subcommand};
 use std::path::{Path, PathBuf};
-use stealbench_schedulers::Pinning;
+use stealbench_schedulers::{FenceMode, Pinning};
 use stealbench_workloads::{InputOptions, Size, Variant};
 
 /// Work-stealing schedulers from five research papers behind one trait, with the papers'
@@ -60,6 +60,10 @@ pub(crate) struct RunArgs {
     /// How it is measured.
     #[command(flatten)]
     pub measure: Measure,
+    /// The deques' fence mode: adaptive, eager, asymmetric, fenced (default: the one
+    /// STEALBENCH_FENCE_SWITCHING and STEALBENCH_NO_MEMBARRIER choose, else adaptive).
+    #[arg(long, value_name = "MODE", value_parser = parse_fence)]
+    pub fence: Option<FenceMode>,
     /// Print one JSON object per line (for the parent process of `reproduce`).
     #[arg(long)]
     pub json: bool,
@@ -264,6 +268,9 @@ pub(crate) struct BenchPointArgs {
     /// Timed repetitions.
     #[arg(long, value_parser = count(MAX_REPS))]
     pub reps: usize,
+    /// The deques' fence mode (default: the environment's, as `run --fence`).
+    #[arg(long, value_name = "MODE", value_parser = parse_fence)]
+    pub fence: Option<FenceMode>,
     /// Print one JSON object per line.
     #[arg(long)]
     pub json: bool,

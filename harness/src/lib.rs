@@ -124,8 +124,9 @@ pub fn main(allocator: &'static str) -> i32 {
 }
 
 /// Runs the command line `args` (program name first); returns the exit code. Its environment
-/// is read here, once: the deques' fence mode ([`FenceMode::from_env`]), which every pool of
-/// `run` and `bench-point` applies and the child processes of `reproduce` and `bench` inherit.
+/// is read here, once: the deques' fence mode ([`FenceMode::from_env`]), which `reproduce`
+/// stores and `reproduce` and `bench` give every child process as `--fence`, and which every
+/// pool of `run` and `bench-point` applies where no `--fence` is given.
 /// A malformed value, or an argument that is not UTF-8, is refused (exit 2) before anything
 /// is created. stdout is flushed at the end; a failure to write it exits 3 ([`note_stdout`]).
 pub fn run<I, T>(args: I, allocator: &'static str) -> i32
@@ -192,7 +193,7 @@ fn run_command_line(args: Vec<OsString>, allocator: &'static str) -> i32 {
         Command::Run(a) => point::run_command(a, fence).map(|()| 0),
         Command::BenchPoint(a) => point::bench_point_command(a, fence).map(|()| 0),
         Command::Reproduce(a) => reproduce::reproduce_command(a, allocator, fence),
-        Command::Bench(a) => bench::bench_command(a),
+        Command::Bench(a) => bench::bench_command(a, fence),
         Command::Merge(a) => cluster::merge_command(a, allocator),
         Command::Claims(a) => claims_command(a),
         Command::Report(a) => report::report_command(a),

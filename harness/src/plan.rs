@@ -489,7 +489,9 @@ mod tests {
             "--figures-dir",
             figs.to_str().unwrap(),
         ]);
-        let settings = resolve_settings(&args, &fig, None, FenceMode::default()).unwrap();
+        // The environment's fence mode, which a run stores and gives its children.
+        let fence = FenceMode::Eager;
+        let settings = resolve_settings(&args, &fig, None, fence).unwrap();
         let abs = |p: &Path| p.canonicalize().unwrap();
         assert_eq!(
             settings.measure,
@@ -509,6 +511,7 @@ mod tests {
         );
         assert_eq!(settings.runtimes, Some(vec!["prows".into()]));
         assert_eq!(settings.figures_dir, Some(abs(&figs)));
+        assert_eq!(settings.fence, fence);
 
         let mut meta = Meta::sample(fig.id, 1);
         meta.settings = settings.clone();
@@ -516,7 +519,8 @@ mod tests {
         let stored = Meta::read(dir.path()).unwrap().settings;
         assert_eq!(stored, settings);
 
-        // The child of an hw point on a fiber runtime is given every setting of the Measure.
+        // The child of an hw point on a fiber runtime is given every setting of the Measure, and
+        // the run's fence mode.
         let point = PointSpec {
             runtime: "prows".into(),
             workload: "hw".to_string(),
@@ -526,6 +530,7 @@ mod tests {
         let executor = ChildExecutor {
             exe: PathBuf::from("stealbench"),
             measure: stored.measure.clone(),
+            fence: stored.fence,
             timeout: None,
         };
         let argv = [vec!["stealbench".to_string()], executor.args(&point)].concat();
@@ -536,14 +541,14 @@ mod tests {
             panic!("not run: {argv:?}")
         };
         assert_eq!(
-            (child.point, child.measure),
-            (point, settings.measure.clone())
+            (child.point, child.measure, child.fence),
+            (point, settings.measure.clone(), Some(fence))
         );
 
         // A resume that gives nothing resolves to the stored settings.
         let resume = reproduce_args(&["prows-fig2", "--resume"]);
         assert_eq!(
-            resolve_settings(&resume, &fig, Some(&stored), FenceMode::default()).unwrap(),
+            resolve_settings(&resume, &fig, Some(&stored), fence).unwrap(),
             stored
         );
     }

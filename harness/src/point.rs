@@ -292,9 +292,11 @@ pub(crate) fn fork_depth(dag: &stealbench_schedulers::record::Dag) -> u64 {
     u64::from(deepest)
 }
 
-/// `stealbench run`: one point in this process, its pool in fence mode `fence` (the command
-/// line's, [`stealbench_schedulers::FenceMode::from_env`]).
-pub(crate) fn run_command(args: &RunArgs, fence: FenceMode) -> Result<(), Failure> {
+/// `stealbench run`: one point in this process, its pool in the fence mode `--fence` gives
+/// (as a parent gives it to its child), else `env_fence`, the one the environment chose
+/// ([`stealbench_schedulers::FenceMode::from_env`]).
+pub(crate) fn run_command(args: &RunArgs, env_fence: FenceMode) -> Result<(), Failure> {
+    let fence = args.fence.unwrap_or(env_fence);
     let (point, m) = (&args.point, &args.measure);
     let (arm, variant, workers, size) = (point.runtime, point.variant, point.workers, m.size);
     let runtime = arm.info;
@@ -437,9 +439,14 @@ fn fault_hook(arm: &str, workers: usize) -> bool {
     false
 }
 
-/// `stealbench bench-point`: fib(n), one variant, P = 1, on one runtime.
-pub(crate) fn bench_point_command(args: &BenchPointArgs, fence: FenceMode) -> Result<(), Failure> {
+/// `stealbench bench-point`: fib(n), one variant, P = 1, on one runtime, its pool in the fence
+/// mode `--fence` gives, else `env_fence` (as [`run_command`]).
+pub(crate) fn bench_point_command(
+    args: &BenchPointArgs,
+    env_fence: FenceMode,
+) -> Result<(), Failure> {
     use stealbench_workloads::fib::Fib;
+    let fence = args.fence.unwrap_or(env_fence);
     let (arm, variant) = (args.arm, args.variant);
     let runtime = arm.info;
     check_variant(&lookup_workload("fib")?, variant, arm.front_end())?;

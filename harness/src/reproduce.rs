@@ -240,6 +240,7 @@ pub(crate) fn reproduce_command(
     let mut executor = ChildExecutor {
         exe,
         measure: s.measure.clone(),
+        fence: s.fence,
         timeout: (s.timeout_secs > 0).then(|| Duration::from_secs(s.timeout_secs)),
     };
     if let Some(n) = results::left_out_note(&grid, &store) {

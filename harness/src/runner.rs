@@ -12,6 +12,7 @@ use crate::supervise::{ChildEnd, ChildResult, interrupted, run_child};
 use std::io;
 use std::path::PathBuf;
 use std::time::Duration;
+use stealbench_schedulers::FenceMode;
 use stealbench_workloads::Size;
 
 /// One timed repetition as the runner records it.
@@ -147,13 +148,16 @@ pub(crate) fn outcome_of(child: ChildResult, timeout: Option<Duration>) -> Optio
 }
 
 /// Runs each point as `<exe> run ... --json`: the point and how it is measured, written as
-/// arguments by the typed model ([`PointSpec::to_args`], [`Measure::to_args`]).
+/// arguments by the typed model ([`PointSpec::to_args`], [`Measure::to_args`]), and the run's
+/// fence mode (`--fence`).
 #[derive(Debug, Clone)]
 pub(crate) struct ChildExecutor {
     /// The stealbench binary (`std::env::current_exe()`).
     pub exe: PathBuf,
     /// How every point is measured (its repetitions given).
     pub measure: Measure,
+    /// The deques' fence mode of every point's pool.
+    pub fence: FenceMode,
     /// Per-point timeout.
     pub timeout: Option<Duration>,
 }
@@ -164,6 +168,7 @@ impl ChildExecutor {
         std::iter::once("run".to_string())
             .chain(p.to_args())
             .chain(self.measure.to_args(p))
+            .chain(["--fence".to_string(), self.fence.name().to_string()])
             .chain(std::iter::once("--json".to_string()))
             .collect()
     }

@@ -13,7 +13,7 @@ use clap::Args;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::path::PathBuf;
-use stealbench_schedulers::Pinning;
+use stealbench_schedulers::{FenceMode, Pinning};
 use stealbench_workloads::{Size, Variant};
 
 /// One point: a runtime arm running a workload's variant on P workers.
@@ -272,6 +272,12 @@ pub(crate) fn parse_variant(s: &str) -> Result<Variant, String> {
 pub(crate) fn parse_pinning(s: &str) -> Result<Pinning, String> {
     s.parse::<Pinning>()
         .map_err(|_| suggest::unknown("pinning", s, Pinning::NAMES))
+}
+
+/// A fence mode of the deques (`--fence`), with the nearest valid name in the error.
+pub(crate) fn parse_fence(s: &str) -> Result<FenceMode, String> {
+    s.parse::<FenceMode>()
+        .map_err(|_| suggest::unknown("fence mode", s, FenceMode::NAMES))
 }
 
 /// A fiber stack size: bytes, or a number with `K`, `M`, `G` (powers of 1024, `KiB`, `MiB`,

@@ -14,6 +14,7 @@ use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
+use stealbench_schedulers::config::{FENCE_SWITCHING_ENV, NO_MEMBARRIER_ENV};
 
 /// How a child process ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -122,7 +123,8 @@ fn parent_pid(v: Option<&std::ffi::OsStr>) -> Result<Option<libc::pid_t>, String
 }
 
 /// Runs `exe args`, reading JSON events from its stdout, killing it after `timeout`. The child
-/// gets this process's pid in [`PARENT_ENV`], so it dies with this process.
+/// gets this process's pid in [`PARENT_ENV`], so it dies with this process, and not the
+/// environment's fence mode, which its arguments give.
 pub(crate) fn run_child(
     exe: &Path,
     args: &[String],
@@ -132,6 +134,10 @@ pub(crate) fn run_child(
     let mut child = Command::new(exe)
         .args(args)
         .env(PARENT_ENV, std::process::id().to_string())
+        // Every setting reaches the child in its arguments, the fence mode (`--fence`) among
+        // them, never through the environment this process was given.
+        .env_remove(FENCE_SWITCHING_ENV)
+        .env_remove(NO_MEMBARRIER_ENV)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -65,7 +65,8 @@ pub(crate) struct Settings {
     pub shard: Option<crate::shard::Shard>,
     /// The deques' fence mode the environment chose for the run's pools
     /// (`STEALBENCH_FENCE_SWITCHING`, `STEALBENCH_NO_MEMBARRIER`; absent in runs made before it
-    /// was stored: `adaptive`). Each point records the mode its pool applied.
+    /// was stored: `adaptive`), given to every point's process as `--fence`. Each point
+    /// records the mode its pool applied.
     #[serde(
         default,
         serialize_with = "stored::as_text",
