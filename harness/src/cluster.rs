@@ -460,6 +460,7 @@ fn check_reproduce_args(fig: &Figure, args: &[String]) -> Result<usize, Failure>
     // The fence mode is no part of the grid.
     let s =
         plan::resolve_settings(&r, fig, None, Default::default()).map_err(|f| bad(f.message()))?;
+    plan::input_params(fig, &s).map_err(|f| bad(f.message()))?;
     Ok(plan::run_grid(fig, &s).points.len())
 }
 

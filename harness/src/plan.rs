@@ -9,11 +9,12 @@ use crate::grid::{Grid, workload_info};
 use crate::results::{self, Meta, Settings, Store};
 use crate::spec::workload_name;
 use crate::{inputs, spec, suggest};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 use stealbench_schedulers::FenceMode;
 use stealbench_schedulers::topology::Topology;
-use stealbench_workloads::Size;
+use stealbench_workloads::{InputOptions, Size};
 
 /// The figure with id `id`, or a one-line reason.
 pub(crate) fn lookup_figure(id: &str) -> Result<Figure, Failure> {
@@ -50,8 +51,9 @@ pub(crate) fn default_workers(fig: &Figure) -> Vec<usize> {
 
 /// The settings of a run of `fig`: the options `args` gives, the others from `stored` (the
 /// settings of the run being resumed) or, for a new run, the figure's and the size's defaults;
-/// checked as a whole ([`check_settings`]), with the input files, before anything runs. The
-/// figures directory is made absolute when given, else left as stored (`open_run` settles it).
+/// checked as a whole ([`check_settings`]) before anything runs; the input files are checked
+/// by [`input_params`]. The figures directory is made absolute when given, else left as
+/// stored (`open_run` settles it).
 pub(crate) fn resolve_settings(
     args: &ReproduceArgs,
     fig: &Figure,
@@ -132,20 +134,36 @@ pub(crate) fn resolve_settings(
         fence,
     };
     check_settings(&settings, fig)?;
-    // The input files are checked now, before a run directory exists or a point runs.
-    inputs::check_inputs(
-        &selected_workloads(fig, settings.workloads.as_deref()),
-        size,
-        &settings.input_options(),
-    )?;
     Ok(settings)
+}
+
+/// The parameters of every workload of the grid of `fig` under settings `s` (what its page
+/// shows), at the run's size and with its input files, each workload checked once, before a
+/// run directory exists or a point runs ([`inputs::check_inputs`]): those the run selects with
+/// the input files (a file of a workload not selected is refused), the grid's other rows'
+/// workloads, which no point measures, without them.
+pub(crate) fn input_params(fig: &Figure, s: &Settings) -> Result<HashMap<String, String>, Failure> {
+    let size = s.measure.size;
+    let selected = selected_workloads(fig, s.workloads.as_deref());
+    let mut params = inputs::check_inputs(&selected, size, &s.input_options())?;
+    let others: Vec<String> = run_grid(fig, s)
+        .workloads()
+        .into_iter()
+        .filter(|w| workload_info(w).is_some() && !selected.contains(w))
+        .collect();
+    params.extend(inputs::check_inputs(
+        &others,
+        size,
+        &InputOptions::default(),
+    )?);
+    Ok(params.into_iter().collect())
 }
 
 /// Checks settings against the figure they run, wherever they come from (the command line,
 /// or a run's `meta.json`, whose every value its option's check has read): the workloads and
 /// runtimes selected must be the figure's, and a shard count at most its points (see
 /// [`crate::shard::check_count`]). The input files are checked when the run starts
-/// (`check_inputs`).
+/// ([`input_params`]).
 pub(crate) fn check_settings(s: &Settings, fig: &Figure) -> Result<(), Failure> {
     if let Some(ws) = &s.workloads {
         check_workload_selection(fig, ws)?;
@@ -299,13 +317,28 @@ fn command_line() -> String {
         .join(" ")
 }
 
-/// Which run directory, with which settings and meta, and its raw.csv, read.
+/// A run opened by [`open_run`]: new, or resumed.
+pub(crate) struct OpenRun {
+    /// Its directory.
+    pub dir: PathBuf,
+    /// Its `meta.json`, with the settings it runs with.
+    pub meta: Meta,
+    /// Its `raw.csv`, read.
+    pub store: Store,
+    /// Held while it runs.
+    pub lock: results::RunLock,
+    /// Every workload's parameters, its input files checked ([`input_params`]).
+    pub params: HashMap<String, String>,
+}
+
+/// Which run directory, with which settings and meta, its raw.csv, read, and its workloads'
+/// parameters.
 pub(crate) fn open_run(
     args: &ReproduceArgs,
     fig: &Figure,
     allocator: &str,
     fence: FenceMode,
-) -> Result<(PathBuf, Meta, Store, results::RunLock), Failure> {
+) -> Result<OpenRun, Failure> {
     let (stamp, dir_stamp) = results::timestamps(SystemTime::now());
     match &args.resume {
         Some(choice) => {
@@ -325,6 +358,8 @@ pub(crate) fn open_run(
             // Read again under the lock: another process may have changed it meanwhile.
             let mut meta = resumable_meta(&dir, fig)?;
             let mut given = resolve_settings(args, fig, Some(&meta.settings), fence)?;
+            // The stored input files are checked again: they may have gone or changed since.
+            let params = input_params(fig, &given)?;
             check_resume_conflicts(&given, &meta.settings, &dir)?;
             check_resume_machine(&meta, allocator, &dir)?;
             let store = resumable_store(&dir)?;
@@ -338,10 +373,17 @@ pub(crate) fn open_run(
             meta.settings = given;
             meta.resumed.push(format!("{stamp} {}", command_line()));
             meta.write(&dir)?;
-            Ok((dir, meta, store, lock))
+            Ok(OpenRun {
+                dir,
+                meta,
+                store,
+                lock,
+                params,
+            })
         }
         None => {
             let mut given = resolve_settings(args, fig, None, fence)?;
+            let params = input_params(fig, &given)?;
             if given.figures_dir.is_none() {
                 given.figures_dir = Some(cli::output_dir(
                     "--figures-dir",
@@ -373,7 +415,13 @@ pub(crate) fn open_run(
             };
             meta.write(&dir)?;
             let store = Store::open(&dir.join("raw.csv"))?;
-            Ok((dir, meta, store, lock))
+            Ok(OpenRun {
+                dir,
+                meta,
+                store,
+                lock,
+                params,
+            })
         }
     }
 }
@@ -550,6 +598,49 @@ mod tests {
         assert_eq!(
             resolve_settings(&resume, &fig, Some(&stored), fence).unwrap(),
             stored
+        );
+    }
+
+    /// A run's parameters cover every workload of its grid (its page shows them all), each
+    /// checked once: a selected one with the run's input files, the others without; a file of
+    /// a workload the run does not select is refused before anything runs.
+    #[test]
+    fn input_params_give_every_workload_of_the_grid_and_refuse_a_file_not_used() {
+        use stealbench_workloads::hw::{VideoSpec, avi};
+        let fig = lookup_figure("prows-fig4").unwrap();
+        let lcs = [
+            "prows-fig4",
+            "--size",
+            "test",
+            "--workers",
+            "1",
+            "--workloads",
+            "lcs",
+        ];
+        let s = resolve_settings(&reproduce_args(&lcs), &fig, None, FenceMode::default()).unwrap();
+        let params = input_params(&fig, &s).unwrap();
+        let mut names: Vec<&str> = params.keys().map(|w| workload_name(w)).collect();
+        names.sort_unstable();
+        assert_eq!(names, ["hw", "lcs", "sw"], "{params:?}");
+        assert!(params.values().all(|p| !p.is_empty()), "{params:?}");
+
+        let dir = TempDir::with_prefix("stealbench-input-params-").unwrap();
+        let video = dir.path().join("heart.avi");
+        std::fs::write(&video, avi::encode_gray8(&VideoSpec::test(12).generate())).unwrap();
+        let with_video = [&lcs[..], &["--hw-video", video.to_str().unwrap()]].concat();
+        let s = resolve_settings(
+            &reproduce_args(&with_video),
+            &fig,
+            None,
+            FenceMode::default(),
+        )
+        .unwrap();
+        let e = input_params(&fig, &s).unwrap_err();
+        assert_eq!(e.exit_code(), 2);
+        assert!(
+            e.message().contains("which is not run here"),
+            "{}",
+            e.message()
         );
     }
 

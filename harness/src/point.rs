@@ -317,7 +317,7 @@ pub(crate) fn run_command(args: &RunArgs, env_fence: FenceMode) -> Result<(), Fa
             m.pinning
         )));
     }
-    let reps = m.reps.unwrap_or_else(|| crate::spec::default_reps(size));
+    let reps = m.reps();
     let mut options = cli::input_options(m.hw_video.as_deref(), m.hw_points.as_deref())?;
     // The spec's overrides, then `--param`'s: a later value of a key wins.
     options.params = spec_overrides;

@@ -3,15 +3,14 @@
 
 use crate::cli::{self, ReproduceArgs};
 use crate::failure::Failure;
-use crate::grid::{Status, workload_info};
+use crate::grid::Status;
 use crate::page::{render, settings_note};
-use crate::plan::{DEFAULT_FIGURES_DIR, lookup_figure, open_run, run_grid};
+use crate::plan::{DEFAULT_FIGURES_DIR, OpenRun, lookup_figure, open_run, run_grid};
 use crate::results;
 use crate::runner::{ChildExecutor, ExecError, PointOutcome, Progress, run_missing};
 use crate::spec::PointSpec;
-use crate::{inputs, table};
+use crate::table;
 use indicatif::{ProgressBar, ProgressStyle};
-use std::collections::HashMap;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -155,14 +154,19 @@ pub(crate) fn reproduce_command(
     fence: FenceMode,
 ) -> Result<i32, Failure> {
     let fig = lookup_figure(&args.id)?;
-    let (run_dir, mut meta, mut store, _lock) = open_run(args, &fig, allocator, fence)?;
+    let OpenRun {
+        dir: run_dir,
+        mut meta,
+        mut store,
+        lock: _lock,
+        params: params_of,
+    } = open_run(args, &fig, allocator, fence)?;
     crate::supervise::catch_interrupts();
     let s = meta.settings.clone();
     let figures_dir = s
         .figures_dir
         .clone()
         .unwrap_or_else(|| PathBuf::from(DEFAULT_FIGURES_DIR));
-    let size = s.measure.size;
     let sel = s.selection();
     let mut grid = run_grid(&fig, &s);
     if let Some(shard) = s.shard {
@@ -216,18 +220,7 @@ pub(crate) fn reproduce_command(
         outln!("note: this is a debug build; its times are not comparable (use --release)");
     }
 
-    // Every workload's parameters with the run's input files, checked again (a resumed run's
-    // files may have gone or changed since).
-    let options = s.input_options();
-    let specs: Vec<String> = grid
-        .workloads()
-        .into_iter()
-        .filter(|w| workload_info(w).is_some())
-        .collect();
-    let params_of: HashMap<String, String> = inputs::check_inputs(&specs, size, &options)?
-        .into_iter()
-        .collect();
-    if let Some(v) = &options.hw_video {
+    if let Some(v) = &s.measure.hw_video {
         outln!(
             "hw input: {}",
             params_of
@@ -271,8 +264,6 @@ pub(crate) fn reproduce_command(
     let r = run_missing(
         &grid.points,
         &mut store,
-        size,
-        s.reps(),
         s.rounds,
         &params,
         &mut executor,

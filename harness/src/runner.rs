@@ -57,6 +57,8 @@ pub(crate) enum ExecError {
 
 /// Measures one point. The real one runs a child process; tests inject their own.
 pub(crate) trait PointExecutor {
+    /// How every point is measured: its size and repetitions among the rest.
+    fn measure(&self) -> &Measure;
     /// Runs `point` and reports what it produced.
     fn execute(&mut self, point: &PointSpec) -> Result<PointOutcome, ExecError>;
 }
@@ -175,6 +177,10 @@ impl ChildExecutor {
 }
 
 impl PointExecutor for ChildExecutor {
+    fn measure(&self) -> &Measure {
+        &self.measure
+    }
+
     fn execute(&mut self, p: &PointSpec) -> Result<PointOutcome, ExecError> {
         let child = run_child(&self.exe, &self.args(p), self.timeout).map_err(ExecError::Io)?;
         outcome_of(child, self.timeout).ok_or(ExecError::Interrupted)
@@ -257,21 +263,19 @@ pub(crate) enum Progress<'a> {
 /// Runs every point of `points` once per round (`rounds` of them, the rounds one after the
 /// other; with more than one, each round in its own shuffled order, seeded by the round) unless
 /// `store` (the run's raw.csv) already has it, appending each point's rows as soon as it finishes. A recorded
-/// point's round that did not finish ok, or has fewer than `reps` timed repetitions, runs
-/// again whole: its old rows move to `attempts.csv` first ([`Store::set_aside`]). Stops
-/// early (returning `Interrupted`) when the user interrupts.
-#[allow(clippy::too_many_arguments)]
+/// point's round that did not finish ok, or has fewer timed repetitions than the executor's
+/// [`Measure`] asks, runs again whole: its old rows move to `attempts.csv` first
+/// ([`Store::set_aside`]). Stops early (returning `Interrupted`) when the user interrupts.
 pub(crate) fn run_missing(
     points: &[PointSpec],
     store: &mut Store,
-    size: Size,
-    reps: usize,
     rounds: usize,
     params: &dyn Fn(&PointSpec) -> String,
     executor: &mut dyn PointExecutor,
     observe: &mut dyn FnMut(Progress<'_>),
 ) -> Result<(), ExecError> {
     store.upgrade().map_err(ExecError::Io)?;
+    let (size, reps) = (executor.measure().size, executor.measure().reps());
     let reruns: Vec<(PointSpec, usize, String)> = results::points_to_rerun(store, reps)
         .into_iter()
         .filter(|(k, round, _)| points.contains(k) && *round <= rounds)
@@ -356,9 +360,34 @@ mod tests {
     struct Fake {
         calls: Vec<PointSpec>,
         limit: usize,
+        measure: Measure,
+    }
+
+    impl Fake {
+        /// A fake that is interrupted after `limit` calls, measuring two repetitions at size
+        /// test.
+        fn new(limit: usize) -> Fake {
+            Fake {
+                calls: vec![],
+                limit,
+                measure: Measure {
+                    size: Size::Test,
+                    reps: Some(2),
+                    pinning: Default::default(),
+                    stack_size: None,
+                    hw_video: None,
+                    hw_points: None,
+                    params: Vec::new(),
+                },
+            }
+        }
     }
 
     impl PointExecutor for Fake {
+        fn measure(&self) -> &Measure {
+            &self.measure
+        }
+
         fn execute(&mut self, p: &PointSpec) -> Result<PointOutcome, ExecError> {
             if self.calls.len() == self.limit {
                 return Err(ExecError::Interrupted);
@@ -400,15 +429,10 @@ mod tests {
         ];
         let params = |_: &PointSpec| "n=20".to_string();
         // First run: interrupted after two points.
-        let mut first = Fake {
-            calls: vec![],
-            limit: 2,
-        };
+        let mut first = Fake::new(2);
         let r = run_missing(
             &points,
             &mut Store::open(&raw).unwrap(),
-            Size::Test,
-            2,
             1,
             &params,
             &mut first,
@@ -418,16 +442,11 @@ mod tests {
         assert_eq!(first.calls, points[..2]);
         assert_eq!(Store::open(&raw).unwrap().rows().to_vec().len(), 4);
         // Resume: only the other two run.
-        let mut second = Fake {
-            calls: vec![],
-            limit: usize::MAX,
-        };
+        let mut second = Fake::new(usize::MAX);
         let mut plan = None;
         run_missing(
             &points,
             &mut Store::open(&raw).unwrap(),
-            Size::Test,
-            2,
             1,
             &params,
             &mut second,
@@ -453,10 +472,7 @@ mod tests {
 
     /// The points `run_missing` runs on `raw` (2 repetitions each), and its plan's retries.
     fn run_all(points: &[PointSpec], raw: &Path) -> (Vec<PointSpec>, Vec<(PointSpec, String)>) {
-        let mut fake = Fake {
-            calls: vec![],
-            limit: usize::MAX,
-        };
+        let mut fake = Fake::new(usize::MAX);
         let mut retried = Vec::new();
         let params = |_: &PointSpec| "n=20".to_string();
         let observe = &mut |e: Progress<'_>| {
@@ -465,17 +481,7 @@ mod tests {
             }
         };
         let mut store = Store::open(raw).unwrap();
-        run_missing(
-            points,
-            &mut store,
-            Size::Test,
-            2,
-            1,
-            &params,
-            &mut fake,
-            observe,
-        )
-        .unwrap();
+        run_missing(points, &mut store, 1, &params, &mut fake, observe).unwrap();
         (fake.calls, retried)
     }
 
@@ -484,16 +490,11 @@ mod tests {
         let dir = TempDir::with_prefix("stealbench-rounds-").unwrap();
         let raw = dir.path().join("raw.csv");
         let points: Vec<PointSpec> = (1..=6).map(|p| key("abp", p)).collect();
-        let mut fake = Fake {
-            calls: vec![],
-            limit: usize::MAX,
-        };
+        let mut fake = Fake::new(usize::MAX);
         let params = |_: &PointSpec| "n=20".to_string();
         run_missing(
             &points,
             &mut Store::open(&raw).unwrap(),
-            Size::Test,
-            2,
             3,
             &params,
             &mut fake,
@@ -521,16 +522,11 @@ mod tests {
 
     /// The points `run_missing` runs in `rounds` rounds.
     fn run_all_rounds(points: &[PointSpec], raw: &Path, rounds: usize) -> Vec<PointSpec> {
-        let mut fake = Fake {
-            calls: vec![],
-            limit: usize::MAX,
-        };
+        let mut fake = Fake::new(usize::MAX);
         let params = |_: &PointSpec| "n=20".to_string();
         run_missing(
             points,
             &mut Store::open(raw).unwrap(),
-            Size::Test,
-            2,
             rounds,
             &params,
             &mut fake,

@@ -24,8 +24,9 @@ pub(crate) use metric::{Metric, SpeedupBase};
 /// The rounds a figure of times runs by default: each point's process once per round, the
 /// rounds in shuffled orders. A VM's times move by up to 2x from one process to the next, so a
 /// claim about times is judged on the median over rounds with the rounds' spread beside it,
-/// and one round cannot decide one (`claims/mod.rs`).
-pub(crate) const TIME_ROUNDS: usize = 3;
+/// and one round cannot decide one: a figure runs by default the rounds its time claims need
+/// ([`claims::MIN_TIME_ROUNDS`]).
+pub(crate) const TIME_ROUNDS: usize = claims::MIN_TIME_ROUNDS;
 
 /// A figure this build can reproduce.
 #[derive(Debug, Clone)]
