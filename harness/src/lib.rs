@@ -19,7 +19,8 @@
 //! * [`results`]: raw.csv, summary.csv, meta.json; [`stats`]: median and friends; [`files`]:
 //!   how every file is written (never through a symbolic link; whole files beside their name,
 //!   then renamed, never torn).
-//! * [`figures`]: the papers' figures; [`table`] and [`plot`] render them.
+//! * [`figures`]: the papers' figures; [`table`] and [`plot`] (its panels, then their drawing)
+//!   render them.
 //! * [`claims`]: the papers' claims each figure tests, and their verdicts on a run;
 //!   [`fit`]: the fit of libfork's Eq. (17) that a figure and a claim read;
 //!   [`report`]: every figure's latest run and verdicts in one page.
