@@ -340,7 +340,7 @@ pub(crate) fn open_run(
     fence: FenceMode,
 ) -> Result<OpenRun, Failure> {
     let (stamp, dir_stamp) = results::timestamps(SystemTime::now());
-    match &args.resume {
+    let (dir, meta, store, lock, params) = match &args.resume {
         Some(choice) => {
             let dir = match choice {
                 Some(d) => d.clone(),
@@ -373,13 +373,7 @@ pub(crate) fn open_run(
             meta.settings = given;
             meta.resumed.push(format!("{stamp} {}", command_line()));
             meta.write(&dir)?;
-            Ok(OpenRun {
-                dir,
-                meta,
-                store,
-                lock,
-                params,
-            })
+            (dir, meta, store, lock, params)
         }
         None => {
             let mut given = resolve_settings(args, fig, None, fence)?;
@@ -415,15 +409,16 @@ pub(crate) fn open_run(
             };
             meta.write(&dir)?;
             let store = Store::open(&dir.join("raw.csv"))?;
-            Ok(OpenRun {
-                dir,
-                meta,
-                store,
-                lock,
-                params,
-            })
+            (dir, meta, store, lock, params)
         }
-    }
+    };
+    Ok(OpenRun {
+        dir,
+        meta,
+        store,
+        lock,
+        params,
+    })
 }
 
 /// Where the figures go when neither `--figures-dir` nor a resumed run says.
@@ -608,15 +603,9 @@ mod tests {
     fn input_params_give_every_workload_of_the_grid_and_refuse_a_file_not_used() {
         use stealbench_workloads::hw::{VideoSpec, avi};
         let fig = lookup_figure("prows-fig4").unwrap();
-        let lcs = [
-            "prows-fig4",
-            "--size",
-            "test",
-            "--workers",
-            "1",
-            "--workloads",
-            "lcs",
-        ];
+        let lcs: Vec<&str> = "prows-fig4 --size test --workers 1 --workloads lcs"
+            .split(' ')
+            .collect();
         let s = resolve_settings(&reproduce_args(&lcs), &fig, None, FenceMode::default()).unwrap();
         let params = input_params(&fig, &s).unwrap();
         let mut names: Vec<&str> = params.keys().map(|w| workload_name(w)).collect();

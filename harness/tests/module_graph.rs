@@ -204,16 +204,20 @@ fn root_names(code: &str, depth: usize) -> Vec<(String, usize)> {
     out
 }
 
-/// Every `.rs` file under `dir`.
-fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            sources(&path, out);
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            out.push(path);
+/// Every `.rs` file under `src`, sorted.
+fn sources(src: &Path) -> Vec<PathBuf> {
+    let (mut dirs, mut files) = (vec![src.to_path_buf()], Vec::new());
+    while let Some(dir) = dirs.pop() {
+        for path in std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()) {
+            match path.extension() {
+                _ if path.is_dir() => dirs.push(path),
+                Some(e) if e == "rs" => files.push(path),
+                _ => {}
+            }
         }
     }
+    files.sort();
+    files
 }
 
 /// The room of the file at `rel` (relative to `src/`), and how deep its module is below the
@@ -253,11 +257,8 @@ type Graph = BTreeMap<String, BTreeMap<String, Vec<String>>>;
 /// The import graph of the rooms of the library in `src`.
 fn graph(src: &Path) -> Graph {
     let rooms = declared_rooms(&std::fs::read_to_string(src.join("lib.rs")).unwrap());
-    let mut files = Vec::new();
-    sources(src, &mut files);
-    files.sort();
     let mut g = Graph::new();
-    for path in files {
+    for path in sources(src) {
         let rel = path.strip_prefix(src).unwrap();
         let Some((room, depth)) = room_of(rel) else {
             continue;
