@@ -1662,18 +1662,19 @@ fn hostile_settings_are_refused_before_anything_is_created() {
 }
 
 /// The fence mode the command line's environment chooses reaches the pool, which says what it
-/// applied; a runtime with deques of its own library names none.
+/// applied, unless `--fence` (what a parent gives its child) chooses another; a runtime with
+/// deques of its own library names none.
 #[test]
 fn run_applies_the_environments_fence_mode() {
     use std::ffi::OsStr;
     let dir = TempDir::with_prefix("stealbench-cli-fence-").unwrap();
-    let header = |runtime: &str, env: &[(&str, &str)]| {
+    let header_with = |runtime: &str, env: &[(&str, &str)], extra: &[&str]| {
         let args = run_args(
             runtime,
             "fib",
             "fj",
             "2",
-            &["--size", "test", "--reps", "1"],
+            &[&["--size", "test", "--reps", "1"][..], extra].concat(),
         );
         let args: Vec<&OsStr> = args.iter().map(OsStr::new).collect();
         let out = stealbench_env(&args, env, dir.path());
@@ -1681,8 +1682,20 @@ fn run_applies_the_environments_fence_mode() {
         assert!(out.status.success(), "{stdout}\n{}", text(&out.stderr));
         stdout.lines().next().unwrap().to_string()
     };
+    let header = |runtime: &str, env: &[(&str, &str)]| header_with(runtime, env, &[]);
     let fenced = header("abp", &[("STEALBENCH_NO_MEMBARRIER", "1")]);
     assert!(fenced.ends_with(" fence=fenced"), "{fenced}");
+    let given = header_with(
+        "abp",
+        &[("STEALBENCH_NO_MEMBARRIER", "1")],
+        &["--fence", "eager"],
+    );
+    // `eager`, or `fenced` where the kernel refuses membarrier: as without the environment.
+    assert!(
+        given.ends_with(" fence=eager") || given.ends_with(" fence=fenced"),
+        "{given}"
+    );
+    assert_eq!(given, header_with("abp", &[], &["--fence", "eager"]));
     let h = header("prows", &[("STEALBENCH_FENCE_SWITCHING", "0")]);
     // `asymmetric`, or `fenced` where the kernel refuses membarrier.
     assert!(

@@ -10,14 +10,16 @@
 //!
 //! [`fib::serial`]: stealbench_workloads::fib::serial
 
-use crate::cli::{BenchArgs, Failure};
+use crate::cli::BenchArgs;
+use crate::failure::Failure;
 use crate::grid::{Status, offered};
-use crate::runner::{outcome_of, run_child};
+use crate::runner::outcome_of;
 use crate::runtimes::{self, RUNTIMES};
 use crate::stats;
+use crate::supervise::run_child;
 use crate::table::format_time;
 use std::time::Duration;
-use stealbench_schedulers::FrontEnd;
+use stealbench_schedulers::{FenceMode, FrontEnd};
 use stealbench_workloads::{Shape, Variant, Workload, WorkloadInfo, fib::Fib};
 
 /// One runtime's line of the table, filled in round by round.
@@ -35,8 +37,9 @@ struct Line {
     failed: Option<String>,
 }
 
-/// Runs the benchmark; returns the exit code (1 if a runtime failed).
-pub(crate) fn bench_command(args: &BenchArgs) -> Result<i32, Failure> {
+/// Runs the benchmark, every pool in fence mode `fence` (the environment's, given to each
+/// child as `--fence`); returns the exit code (1 if a runtime failed).
+pub(crate) fn bench_command(args: &BenchArgs, fence: FenceMode) -> Result<i32, Failure> {
     let variant = args.variant;
     if !Fib::VARIANTS.contains(&variant) {
         let names: Vec<&str> = Fib::VARIANTS.iter().map(|v| v.name()).collect();
@@ -47,7 +50,7 @@ pub(crate) fn bench_command(args: &BenchArgs) -> Result<i32, Failure> {
     }
     let stack_size = args.stack_size;
     let exe = std::env::current_exe()?;
-    crate::runner::catch_interrupts();
+    crate::supervise::catch_interrupts();
     let timeout = (args.timeout > 0).then(|| Duration::from_secs(args.timeout));
     outln!(
         "fib({}) {variant} at P=1, {} round(s) over the runtimes in turn, each runtime in its own \
@@ -137,6 +140,8 @@ pub(crate) fn bench_command(args: &BenchArgs) -> Result<i32, Failure> {
                 &args.n.to_string(),
                 "--reps",
                 &args.reps.to_string(),
+                "--fence",
+                fence.name(),
                 "--json",
             ]
             .iter()

@@ -1,14 +1,15 @@
 //! The command line (clap derive) and its checks: every bad value becomes one line on stderr
 //! naming the nearest valid name, and exit code 2.
 
+use crate::failure::Failure;
 use crate::runtimes::Arm;
 use crate::spec::{
-    MAX_REPS, MAX_ROUNDS, Measure, PointSpec, count, fib_n, parse_arm, parse_pinning, parse_size,
-    parse_stack_size, parse_variant, parse_workers, seconds,
+    MAX_REPS, MAX_ROUNDS, Measure, PointSpec, count, fib_n, parse_arm, parse_fence, parse_pinning,
+    parse_size, parse_stack_size, parse_variant, parse_workers, seconds,
 };
 use clap::{Args, Parser, Subcommand};
 use std::path::{Path, PathBuf};
-use stealbench_schedulers::Pinning;
+use stealbench_schedulers::{FenceMode, Pinning};
 use stealbench_workloads::{InputOptions, Size, Variant};
 
 /// Work-stealing schedulers from five research papers behind one trait, with the papers'
@@ -59,13 +60,17 @@ pub(crate) struct RunArgs {
     /// How it is measured.
     #[command(flatten)]
     pub measure: Measure,
+    /// The deques' fence mode: adaptive, eager, asymmetric, fenced (default: the one
+    /// STEALBENCH_FENCE_SWITCHING and STEALBENCH_NO_MEMBARRIER choose, else adaptive).
+    #[arg(long, value_name = "MODE", value_parser = parse_fence)]
+    pub fence: Option<FenceMode>,
     /// Print one JSON object per line (for the parent process of `reproduce`).
     #[arg(long)]
     pub json: bool,
 }
 
 /// Arguments of `reproduce`: the figure, the run directory's options, and the settings the
-/// user gives, each an override (`None`: not given) that `reproduce::resolve_settings`
+/// user gives, each an override (`None`: not given) that `plan::resolve_settings`
 /// resolves into the run's `Settings` over the resumed run's stored ones or the defaults.
 #[derive(Debug, Args)]
 pub(crate) struct ReproduceArgs {
@@ -263,46 +268,12 @@ pub(crate) struct BenchPointArgs {
     /// Timed repetitions.
     #[arg(long, value_parser = count(MAX_REPS))]
     pub reps: usize,
+    /// The deques' fence mode (default: the environment's, as `run --fence`).
+    #[arg(long, value_name = "MODE", value_parser = parse_fence)]
+    pub fence: Option<FenceMode>,
     /// Print one JSON object per line.
     #[arg(long)]
     pub json: bool,
-}
-
-/// Why a command failed; decides the exit code.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Failure {
-    /// Bad input: one line on stderr, exit code 2.
-    Usage(String),
-    /// The command could not do its work (a failed point or check): exit code 1.
-    Runtime(String),
-    /// A file or stream could not be read or written (a full disk, too many open files, a
-    /// closed stdout): exit code 3. The message names the file.
-    Io(String),
-}
-
-impl Failure {
-    /// The process exit code for this failure.
-    pub(crate) fn exit_code(&self) -> i32 {
-        match self {
-            Failure::Usage(_) => 2,
-            Failure::Runtime(_) => 1,
-            Failure::Io(_) => 3,
-        }
-    }
-    /// The message.
-    pub(crate) fn message(&self) -> &str {
-        match self {
-            Failure::Usage(m) | Failure::Runtime(m) | Failure::Io(m) => m,
-        }
-    }
-}
-
-/// An I/O error is [`Failure::Io`]; its message must name its file (the harness's own
-/// readers and writers, `crate::files` among them, put the path in).
-impl From<std::io::Error> for Failure {
-    fn from(e: std::io::Error) -> Self {
-        Failure::Io(e.to_string())
-    }
 }
 
 /// Collapses a clap error into one line: its first line, without `error: `, plus its tip.
@@ -369,7 +340,7 @@ fn input_file(flag: &str, path: &Path) -> Result<PathBuf, Failure> {
 
 /// The user's input files (`--hw-video`, `--hw-points`) as [`InputOptions`], each checked to
 /// be a file and made absolute. Their content is checked by the workload that reads them
-/// (`point::check_inputs`).
+/// (`inputs::check_inputs`).
 pub(crate) fn input_options(
     hw_video: Option<&Path>,
     hw_points: Option<&Path>,
@@ -384,31 +355,11 @@ pub(crate) fn input_options(
 }
 
 /// The `--param key=value` arguments as overrides ([`InputOptions::params`]); the keys are
-/// checked by the workload's preset (`point::check_inputs`).
+/// checked by the workload's preset (`inputs::check_inputs`).
 pub(crate) fn param_overrides(args: &[String]) -> Result<Vec<(String, String)>, Failure> {
     args.iter()
         .map(|a| stealbench_workloads::params::parse_override(a).map_err(Failure::Usage))
         .collect()
-}
-
-/// The default number of timed repetitions of a size.
-pub(crate) fn default_reps(size: Size) -> usize {
-    match size {
-        Size::Paper => 10,
-        Size::Small => 5,
-        Size::Quick => 3,
-        Size::Test => 2,
-    }
-}
-
-/// The default per-point timeout of a size, in seconds.
-pub(crate) fn default_timeout(size: Size) -> u64 {
-    match size {
-        Size::Paper => 3600,
-        Size::Small => 1200,
-        Size::Quick => 300,
-        Size::Test => 120,
-    }
 }
 
 /// Refuses a command line with an argument that is not UTF-8, naming it (its bytes escaped):

@@ -2,13 +2,14 @@
 //! [`shard`](crate::shard)), the shards' run directories merged into one run (`stealbench
 //! merge`), and a Slurm job array that does both (`stealbench slurm`).
 
-use crate::cli::{Failure, MergeArgs, SlurmArgs};
+use crate::cli::{MergeArgs, SlurmArgs};
+use crate::failure::Failure;
 use crate::figures::Figure;
 use crate::grid::Status;
-use crate::reproduce;
 use crate::results::{self, Meta, RawRow, Store};
 use crate::shard::{Shard, shard_points};
 use crate::spec::PointSpec;
+use crate::{page, plan};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
@@ -39,7 +40,7 @@ const MAY_DIFFER: [&str; 3] = ["shard", "timeout_secs", "figures_dir"];
 /// The measurements (point, round) a run with settings `s` of `fig` makes: its shard's part of
 /// the grid (all of it without a shard), every point once per round.
 fn measurements_of(fig: &Figure, s: &results::Settings) -> BTreeSet<(PointSpec, usize)> {
-    let grid = reproduce::run_grid(fig, s);
+    let grid = plan::run_grid(fig, s);
     let points = match s.shard {
         Some(shard) => shard_points(&grid.points, shard),
         None => grid.points,
@@ -167,8 +168,8 @@ pub(crate) fn merge_command(args: &MergeArgs, allocator: &str) -> Result<i32, Fa
         let not_a_run =
             |why: String| Failure::Usage(format!("{}: not a run directory ({why})", d.display()));
         let m = Meta::read(d).map_err(|e| not_a_run(e.to_string()))?;
-        if let Ok(fig) = reproduce::lookup_figure(&m.id) {
-            reproduce::check_settings(&m.settings, &fig)
+        if let Ok(fig) = plan::lookup_figure(&m.id) {
+            plan::check_settings(&m.settings, &fig)
                 .map_err(|f| not_a_run(format!("its meta.json is invalid: {}", f.message())))?;
         }
         metas.push(m);
@@ -220,7 +221,7 @@ pub(crate) fn merge_command(args: &MergeArgs, allocator: &str) -> Result<i32, Fa
             shards[0]
         )));
     }
-    let fig = reproduce::lookup_figure(&first.id)?;
+    let fig = plan::lookup_figure(&first.id)?;
     let mut rows = Vec::new();
     let mut stores = Vec::new();
     let mut owner: BTreeMap<PointSpec, &Path> = BTreeMap::new();
@@ -328,7 +329,7 @@ pub(crate) fn merge_command(args: &MergeArgs, allocator: &str) -> Result<i32, Fa
     meta.write(&run_dir)?;
 
     let s = meta.settings.clone();
-    let grid = reproduce::run_grid(&fig, &s);
+    let grid = plan::run_grid(&fig, &s);
     let missing = grid
         .points
         .iter()
@@ -352,7 +353,7 @@ pub(crate) fn merge_command(args: &MergeArgs, allocator: &str) -> Result<i32, Fa
         outln!("note: {n}");
     }
     // `render` prints the one `wrote ...` line, naming every file it wrote.
-    let summaries = reproduce::render(
+    let summaries = page::render(
         &fig,
         &grid,
         &mut meta,
@@ -457,9 +458,10 @@ fn check_reproduce_args(fig: &Figure, args: &[String]) -> Result<usize, Failure>
         unreachable!("the line starts with `reproduce`")
     };
     // The fence mode is no part of the grid.
-    let s = reproduce::resolve_settings(&r, fig, None, Default::default())
-        .map_err(|f| bad(f.message()))?;
-    Ok(reproduce::run_grid(fig, &s).points.len())
+    let s =
+        plan::resolve_settings(&r, fig, None, Default::default()).map_err(|f| bad(f.message()))?;
+    plan::input_params(fig, &s).map_err(|f| bad(f.message()))?;
+    Ok(plan::run_grid(fig, &s).points.len())
 }
 
 /// `stealbench slurm ID --shards N`: writes `ID.sbatch` (a job array of N tasks, one exclusive
@@ -467,7 +469,7 @@ fn check_reproduce_args(fig: &Figure, args: &[String]) -> Result<usize, Failure>
 /// shards' run directories) and `ID-submit.sh` (submits the array, then the merge to run after
 /// it succeeded).
 pub(crate) fn slurm_command(args: &SlurmArgs) -> Result<(), Failure> {
-    let fig = reproduce::lookup_figure(&args.id)?;
+    let fig = plan::lookup_figure(&args.id)?;
     if args.shards == 0 {
         return Err(Failure::Usage("--shards must be at least 1".to_string()));
     }

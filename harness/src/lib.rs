@@ -2,20 +2,32 @@
 //! processes, result files, tables and plots.
 //!
 //! * [`cli`]: commands and argument checks; [`spec`]: the typed model of a point and how it is
-//!   measured, with the value parsers of every setting; [`suggest`]: nearest valid names.
+//!   measured, with the value parsers and defaults of every setting; [`suggest`]: nearest
+//!   valid names; [`failure`]: why a command failed, and its exit code.
 //! * [`runtimes`]: the harness's side of the runtime registry (which is
 //!   `stealbench_schedulers::registry`): arms, their settings, and the refusals that come
 //!   before anything runs; workloads come from `stealbench_workloads::with_workload!`.
-//! * [`point`]: one point measured in this process (`stealbench run`).
-//! * [`grid`]: a figure's rows and points; [`runner`]: points in child processes;
+//! * [`point`]: one point measured in this process (`stealbench run`, `bench-point`);
+//!   [`measure`]: its measurement loop; [`probe`]: the process's memory and page faults;
+//!   [`protocol`]: what the point's process tells its parent, and the record of what it ran;
+//!   [`inputs`]: the checks of a workload's name, variant, input files and parameters.
+//! * [`grid`]: a figure's rows and points; [`runner`]: a grid's points in child processes;
+//!   [`supervise`]: a child process started, read, reaped, killed on timeout or interrupt;
+//!   [`plan`]: a run's plan (figure, settings, resume checks, run directory, grid);
+//!   [`page`]: a run's page (view, Markdown, figure files) and the books it keeps;
 //!   [`reproduce`]: the `reproduce` command; [`bench`](mod@bench): the `bench` command.
 //! * [`shard`]: a grid's part for one machine; [`cluster`]: the `merge` and `slurm` commands.
 //! * [`results`]: raw.csv, summary.csv, meta.json; [`stats`]: median and friends; [`files`]:
 //!   how every file is written (never through a symbolic link; whole files beside their name,
 //!   then renamed, never torn).
-//! * [`figures`]: the papers' figures; [`table`] and [`plot`] render them.
+//! * [`figures`]: the papers' figures; [`table`] and [`plot`] (its panels, then their drawing)
+//!   render them.
 //! * [`claims`]: the papers' claims each figure tests, and their verdicts on a run;
+//!   [`fit`]: the fit of libfork's Eq. (17) that a figure and a claim read;
 //!   [`report`]: every figure's latest run and verdicts in one page.
+//!
+//! Modules import one way, from the commands down; no two import each other, directly or
+//! through others (`tests/module_graph.rs`).
 //!
 //! The binary `stealbench` (root package) calls [`main`] with the name of its allocator.
 
@@ -51,11 +63,19 @@ mod bench;
 mod claims;
 mod cli;
 mod cluster;
+mod failure;
 mod figures;
 mod files;
+mod fit;
 mod grid;
+mod inputs;
+mod measure;
+mod page;
+mod plan;
 mod plot;
 mod point;
+mod probe;
+mod protocol;
 mod report;
 mod reproduce;
 mod results;
@@ -65,6 +85,7 @@ mod shard;
 mod spec;
 mod stats;
 mod suggest;
+mod supervise;
 mod table;
 #[cfg(test)]
 mod testutil;
@@ -95,9 +116,9 @@ pub(crate) fn note_stdout(written: io::Result<()>) {
 
 /// Runs the command line of this process; returns the exit code. `allocator` (`jemalloc` or
 /// `system`) is recorded in every result's `meta.json`. A child process of `reproduce` or
-/// `bench` first ties its life to its parent's ([`runner::die_with_parent`]).
+/// `bench` first ties its life to its parent's ([`supervise::die_with_parent`]).
 pub fn main(allocator: &'static str) -> i32 {
-    if let Err(e) = runner::die_with_parent() {
+    if let Err(e) = supervise::die_with_parent() {
         errln!("stealbench: {e}");
         return 2;
     }
@@ -105,8 +126,9 @@ pub fn main(allocator: &'static str) -> i32 {
 }
 
 /// Runs the command line `args` (program name first); returns the exit code. Its environment
-/// is read here, once: the deques' fence mode ([`FenceMode::from_env`]), which every pool of
-/// `run` and `bench-point` applies and the child processes of `reproduce` and `bench` inherit.
+/// is read here, once: the deques' fence mode ([`FenceMode::from_env`]), which `reproduce`
+/// stores and `reproduce` and `bench` give every child process as `--fence`, and which every
+/// pool of `run` and `bench-point` applies where no `--fence` is given.
 /// A malformed value, or an argument that is not UTF-8, is refused (exit 2) before anything
 /// is created. stdout is flushed at the end; a failure to write it exits 3 ([`note_stdout`]).
 pub fn run<I, T>(args: I, allocator: &'static str) -> i32
@@ -173,7 +195,7 @@ fn run_command_line(args: Vec<OsString>, allocator: &'static str) -> i32 {
         Command::Run(a) => point::run_command(a, fence).map(|()| 0),
         Command::BenchPoint(a) => point::bench_point_command(a, fence).map(|()| 0),
         Command::Reproduce(a) => reproduce::reproduce_command(a, allocator, fence),
-        Command::Bench(a) => bench::bench_command(a),
+        Command::Bench(a) => bench::bench_command(a, fence),
         Command::Merge(a) => cluster::merge_command(a, allocator),
         Command::Claims(a) => claims_command(a),
         Command::Report(a) => report::report_command(a),
@@ -190,16 +212,17 @@ fn run_command_line(args: Vec<OsString>, allocator: &'static str) -> i32 {
 
 /// `stealbench claims [ID] [--format text|csv]`: every claim of the figure `ID`, or of every
 /// figure.
-fn claims_command(a: &cli::ClaimsArgs) -> Result<i32, cli::Failure> {
+fn claims_command(a: &cli::ClaimsArgs) -> Result<i32, failure::Failure> {
     let figures = match &a.id {
-        Some(id) => vec![reproduce::lookup_figure(id)?],
+        Some(id) => vec![plan::lookup_figure(id)?],
         None => figures::FIGURES.iter().map(|f| (f.build)()).collect(),
     };
+    let figures: Vec<claims::Claimed<'_>> = figures.iter().map(figures::Figure::claimed).collect();
     match a.format {
         cli::ClaimsFormat::Text => out!("{}", claims::listing(&figures)),
         cli::ClaimsFormat::Csv => out!(
             "{}",
-            claims::listing_csv(&figures).map_err(|e| cli::Failure::Io(e.to_string()))?
+            claims::listing_csv(&figures).map_err(|e| failure::Failure::Io(e.to_string()))?
         ),
     }
     Ok(0)

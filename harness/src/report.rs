@@ -3,14 +3,15 @@
 //! self-contained `report.html` (styles and plots inline: it reads offline).
 //!
 //! Each run is rendered again from its own files (`meta.json`, `raw.csv`) by this build's
-//! figures and claims, through the same view of a run as `reproduce` (`reproduce::view`), so
+//! figures and claims, through the same view of a run as `reproduce` (`page::view`), so
 //! the page and the figures' `.md` files agree.
 
 use crate::claims::{self, Judgement};
-use crate::cli::{Failure, ReportArgs};
+use crate::cli::ReportArgs;
+use crate::failure::Failure;
 use crate::figures::{self, Figure};
 use crate::results::{self, Meta};
-use crate::{plot, reproduce};
+use crate::{page, plan, plot};
 use std::collections::{BTreeMap, HashMap};
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -24,7 +25,7 @@ struct Rendered {
     grid: crate::grid::Grid,
     svg: String,
     /// The figure's table, verdicts, page and plots.
-    view: reproduce::View,
+    view: page::View,
 }
 
 /// The run directories under `path`: `path` itself if it holds a `meta.json`, else every
@@ -85,10 +86,10 @@ fn latest_runs(dirs: &[PathBuf]) -> Result<Vec<(PathBuf, Meta)>, Failure> {
 
 /// Renders the run in `dir` with this build's figure and claims, as `reproduce` renders it.
 fn render(dir: &Path, meta: Meta) -> Result<Rendered, Failure> {
-    let fig = reproduce::lookup_figure(&meta.id)?;
-    let grid = reproduce::run_grid(&fig, &meta.settings);
+    let fig = plan::lookup_figure(&meta.id)?;
+    let grid = plan::run_grid(&fig, &meta.settings);
     let store = results::Store::read(&dir.join("raw.csv"))?;
-    let view = reproduce::view(&fig, &grid, &meta, &store, &HashMap::new());
+    let view = page::view(&fig, &grid, &meta, &store, &HashMap::new());
     let svg =
         plot::svg_text(&fig, &grid, &view.panels, &view.subtitle).map_err(Failure::Runtime)?;
     Ok(Rendered {
@@ -139,7 +140,7 @@ pub(crate) fn report_command(args: &ReportArgs) -> Result<i32, Failure> {
     // Each figure's page and plots, as `reproduce` wrote them, but by this build.
     for r in &rendered {
         let v = &r.view;
-        reproduce::write_figure_files(out, &r.fig, &v.page, &r.grid, &v.panels, &v.subtitle)?;
+        page::write_figure_files(out, &r.fig, &v.page, &r.grid, &v.panels, &v.subtitle)?;
     }
     let all: Vec<Judgement> = rendered
         .iter()

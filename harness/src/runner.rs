@@ -1,225 +1,19 @@
-//! Running points in child processes: each point is `stealbench run ... --json` in a fresh
-//! process, read line by line, reaped with `wait4` (its peak RSS), killed after the timeout.
+//! Running a grid's points in child processes: each point is `stealbench run ... --json` in a
+//! fresh process ([`crate::supervise`]), its events turned into the point's outcome and rows.
 //! The loop [`run_missing`] appends each finished point to `raw.csv` at once and skips the
-//! points already there, so an interrupted run resumes where it stopped.
-//!
-//! Interruption: after [`catch_interrupts`], SIGINT and SIGTERM only set a flag. The running
-//! child is killed (its point records nothing), the loop stops, and the command prints how to
-//! continue. A child started from a terminal gets the terminal's SIGINT itself; one whose
-//! parent alone was signalled is killed by the parent.
+//! points already there, so an interrupted run resumes where it stopped; with several rounds,
+//! each round runs in its own shuffled order.
 
 use crate::grid::Status;
-use crate::point::{Event, Ran};
+use crate::protocol::{Event, Ran};
 use crate::results::{self, RawRow, Store};
 use crate::spec::{Measure, PointSpec};
-use std::io::{self, BufRead, BufReader, Read};
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, OnceLock};
-use std::time::{Duration, Instant};
+use crate::supervise::{ChildEnd, ChildResult, interrupted, run_child};
+use std::io;
+use std::path::PathBuf;
+use std::time::Duration;
+use stealbench_schedulers::FenceMode;
 use stealbench_workloads::Size;
-
-/// How a child process ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum ChildEnd {
-    /// It exited with this code.
-    Exited(i32),
-    /// A signal killed it (not ours).
-    Signaled(i32),
-    /// We killed it after the timeout.
-    TimedOut,
-    /// We killed it because this process was interrupted.
-    Interrupted,
-}
-
-/// The flag SIGINT and SIGTERM set once [`catch_interrupts`] ran.
-static INTERRUPT: OnceLock<Arc<AtomicBool>> = OnceLock::new();
-
-/// From now on SIGINT and SIGTERM set a flag instead of ending this process: the runner stops
-/// its child and the caller reports the interruption ([`interrupted`]).
-pub(crate) fn catch_interrupts() {
-    INTERRUPT.get_or_init(|| {
-        let flag = Arc::new(AtomicBool::new(false));
-        for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-            // A signal that cannot be caught keeps its default action: it ends the process,
-            // as before, and no finished point is lost either way.
-            let _ = signal_hook::flag::register(sig, Arc::clone(&flag));
-        }
-        flag
-    });
-}
-
-/// Whether SIGINT or SIGTERM arrived since [`catch_interrupts`].
-pub(crate) fn interrupted() -> bool {
-    INTERRUPT.get().is_some_and(|f| f.load(Ordering::Relaxed))
-}
-
-/// Everything a child process left behind.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) struct ChildResult {
-    /// The JSON events it printed, in order.
-    pub events: Vec<Event>,
-    /// How it ended.
-    pub end: ChildEnd,
-    /// Its peak resident set in KiB, from `wait4`: an upper bound only, since a spawned
-    /// process inherits, at `exec`, the high-water mark of the memory it was spawned from
-    /// (this process's); [`outcome_of`] takes what the child reported instead.
-    pub peak_rss_kb: Option<u64>,
-    /// The last lines of its stderr, joined with ` | `.
-    pub stderr_tail: String,
-    /// Wall-clock time from spawn to reaping.
-    pub elapsed: Duration,
-}
-
-/// The last `keep` non-empty lines of `text`, joined with ` | `.
-fn tail(text: &str, keep: usize) -> String {
-    let lines: Vec<&str> = text
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty())
-        .collect();
-    lines[lines.len().saturating_sub(keep)..].join(" | ")
-}
-
-/// The environment variable through which a parent gives its child process its own pid: the
-/// child ([`die_with_parent`]) dies with that parent.
-pub(crate) const PARENT_ENV: &str = "STEALBENCH_PARENT_PID";
-
-/// In a child process started by [`run_child`] (one with [`PARENT_ENV`] set), makes the kernel
-/// kill this process when its parent dies (`PR_SET_PDEATHSIG`), then exits at once if the
-/// parent is already gone (the process's parent is no longer the pid [`PARENT_ENV`] gives: it
-/// died between the spawn and the `prctl`). `main` calls it before anything else, so a point's
-/// process never outlives an interrupted or killed `reproduce` or `bench`. Does nothing when
-/// [`PARENT_ENV`] is unset or empty; a value that is not a process id is refused (`Err`, one
-/// line: bad input).
-pub(crate) fn die_with_parent() -> Result<(), String> {
-    let Some(expected) = parent_pid(std::env::var_os(PARENT_ENV).as_deref())? else {
-        return Ok(());
-    };
-    #[cfg(target_os = "linux")]
-    {
-        // SAFETY: PR_SET_PDEATHSIG takes a signal number and touches no memory of ours.
-        unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) };
-    }
-    // SAFETY: getppid has no preconditions and touches no memory of ours.
-    let parent = unsafe { libc::getppid() };
-    if expected != parent {
-        errln!("stealbench: the parent process ({PARENT_ENV}={expected}) is gone; exiting");
-        std::process::exit(1);
-    }
-    Ok(())
-}
-
-/// The parent's pid that [`PARENT_ENV`]'s value `v` gives: `None` if unset or empty, an error
-/// if it is not a positive process id.
-fn parent_pid(v: Option<&std::ffi::OsStr>) -> Result<Option<libc::pid_t>, String> {
-    let Some(v) = v.filter(|v| !v.is_empty()) else {
-        return Ok(None);
-    };
-    match v.to_str().and_then(|s| s.parse::<libc::pid_t>().ok()) {
-        Some(pid) if pid > 0 => Ok(Some(pid)),
-        _ => Err(format!(
-            "{PARENT_ENV}={v:?} is not a process id (it is set by stealbench for its child \
-             processes; unset it)"
-        )),
-    }
-}
-
-/// Runs `exe args`, reading JSON events from its stdout, killing it after `timeout`. The child
-/// gets this process's pid in [`PARENT_ENV`], so it dies with this process.
-pub(crate) fn run_child(
-    exe: &Path,
-    args: &[String],
-    timeout: Option<Duration>,
-) -> io::Result<ChildResult> {
-    let start = Instant::now();
-    let mut child = Command::new(exe)
-        .args(args)
-        .env(PARENT_ENV, std::process::id().to_string())
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()?;
-    let pid = libc::pid_t::try_from(child.id()).map_err(io::Error::other)?;
-    let stdout = child.stdout.take().expect("stdout is piped");
-    let mut stderr = child.stderr.take().expect("stderr is piped");
-    let out_reader = std::thread::spawn(move || {
-        BufReader::new(stdout)
-            .lines()
-            .map_while(Result::ok)
-            .filter_map(|l| serde_json::from_str::<Event>(&l).ok())
-            .collect::<Vec<Event>>()
-    });
-    let err_reader = std::thread::spawn(move || {
-        let mut bytes = Vec::new();
-        let _ = stderr.read_to_end(&mut bytes);
-        String::from_utf8_lossy(&bytes).into_owned()
-    });
-
-    let deadline = timeout.map(|t| start + t);
-    let mut timed_out = false;
-    let mut stopped = false;
-    let mut pause = Duration::from_millis(1);
-    let (status, usage) = loop {
-        let mut status: libc::c_int = 0;
-        // SAFETY: `rusage` is plain old data for which all-zeroes is a valid value.
-        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-        // SAFETY: `pid` is our unreaped child (only this loop reaps it; `Child::wait` is never
-        // called), and `status` and `usage` are valid, exclusively borrowed outputs.
-        let r = unsafe { libc::wait4(pid, &mut status, libc::WNOHANG, &mut usage) };
-        if r == pid {
-            break (status, usage);
-        }
-        if r == -1 {
-            let e = io::Error::last_os_error();
-            if e.kind() == io::ErrorKind::Interrupted {
-                continue;
-            }
-            return Err(e);
-        }
-        if !stopped && !timed_out && interrupted() {
-            // SAFETY: `pid` is still our unreaped child (wait4 just returned 0), so the id
-            // cannot have been reused by another process.
-            unsafe { libc::kill(pid, libc::SIGKILL) };
-            stopped = true;
-        }
-        if let Some(d) = deadline
-            && !timed_out
-            && !stopped
-            && Instant::now() >= d
-        {
-            // SAFETY: `pid` is still our unreaped child (wait4 just returned 0), so the id
-            // cannot have been reused by another process.
-            unsafe { libc::kill(pid, libc::SIGKILL) };
-            timed_out = true;
-        }
-        std::thread::sleep(pause);
-        pause = (pause * 2).min(Duration::from_millis(20));
-    };
-    let elapsed = start.elapsed();
-    let events = out_reader.join().unwrap_or_default();
-    let stderr_text = err_reader.join().unwrap_or_default();
-    let end = if stopped {
-        ChildEnd::Interrupted
-    } else if timed_out {
-        ChildEnd::TimedOut
-    } else if libc::WIFEXITED(status) {
-        ChildEnd::Exited(libc::WEXITSTATUS(status))
-    } else if libc::WIFSIGNALED(status) {
-        ChildEnd::Signaled(libc::WTERMSIG(status))
-    } else {
-        ChildEnd::Signaled(0)
-    };
-    Ok(ChildResult {
-        events,
-        end,
-        // Linux reports ru_maxrss in KiB.
-        peak_rss_kb: u64::try_from(usage.ru_maxrss).ok().filter(|&k| k > 0),
-        stderr_tail: tail(&stderr_text, 3),
-        elapsed,
-    })
-}
 
 /// One timed repetition as the runner records it.
 #[derive(Debug, Clone, PartialEq)]
@@ -263,6 +57,8 @@ pub(crate) enum ExecError {
 
 /// Measures one point. The real one runs a child process; tests inject their own.
 pub(crate) trait PointExecutor {
+    /// How every point is measured: its size and repetitions among the rest.
+    fn measure(&self) -> &Measure;
     /// Runs `point` and reports what it produced.
     fn execute(&mut self, point: &PointSpec) -> Result<PointOutcome, ExecError>;
 }
@@ -354,13 +150,16 @@ pub(crate) fn outcome_of(child: ChildResult, timeout: Option<Duration>) -> Optio
 }
 
 /// Runs each point as `<exe> run ... --json`: the point and how it is measured, written as
-/// arguments by the typed model ([`PointSpec::to_args`], [`Measure::to_args`]).
+/// arguments by the typed model ([`PointSpec::to_args`], [`Measure::to_args`]), and the run's
+/// fence mode (`--fence`).
 #[derive(Debug, Clone)]
 pub(crate) struct ChildExecutor {
     /// The stealbench binary (`std::env::current_exe()`).
     pub exe: PathBuf,
     /// How every point is measured (its repetitions given).
     pub measure: Measure,
+    /// The deques' fence mode of every point's pool.
+    pub fence: FenceMode,
     /// Per-point timeout.
     pub timeout: Option<Duration>,
 }
@@ -371,12 +170,17 @@ impl ChildExecutor {
         std::iter::once("run".to_string())
             .chain(p.to_args())
             .chain(self.measure.to_args(p))
+            .chain(["--fence".to_string(), self.fence.name().to_string()])
             .chain(std::iter::once("--json".to_string()))
             .collect()
     }
 }
 
 impl PointExecutor for ChildExecutor {
+    fn measure(&self) -> &Measure {
+        &self.measure
+    }
+
     fn execute(&mut self, p: &PointSpec) -> Result<PointOutcome, ExecError> {
         let child = run_child(&self.exe, &self.args(p), self.timeout).map_err(ExecError::Io)?;
         outcome_of(child, self.timeout).ok_or(ExecError::Interrupted)
@@ -459,21 +263,19 @@ pub(crate) enum Progress<'a> {
 /// Runs every point of `points` once per round (`rounds` of them, the rounds one after the
 /// other; with more than one, each round in its own shuffled order, seeded by the round) unless
 /// `store` (the run's raw.csv) already has it, appending each point's rows as soon as it finishes. A recorded
-/// point's round that did not finish ok, or has fewer than `reps` timed repetitions, runs
-/// again whole: its old rows move to `attempts.csv` first ([`Store::set_aside`]). Stops
-/// early (returning `Interrupted`) when the user interrupts.
-#[allow(clippy::too_many_arguments)]
+/// point's round that did not finish ok, or has fewer timed repetitions than the executor's
+/// [`Measure`] asks, runs again whole: its old rows move to `attempts.csv` first
+/// ([`Store::set_aside`]). Stops early (returning `Interrupted`) when the user interrupts.
 pub(crate) fn run_missing(
     points: &[PointSpec],
     store: &mut Store,
-    size: Size,
-    reps: usize,
     rounds: usize,
     params: &dyn Fn(&PointSpec) -> String,
     executor: &mut dyn PointExecutor,
     observe: &mut dyn FnMut(Progress<'_>),
 ) -> Result<(), ExecError> {
     store.upgrade().map_err(ExecError::Io)?;
+    let (size, reps) = (executor.measure().size, executor.measure().reps());
     let reruns: Vec<(PointSpec, usize, String)> = results::points_to_rerun(store, reps)
         .into_iter()
         .filter(|(k, round, _)| points.contains(k) && *round <= rounds)
@@ -541,6 +343,7 @@ fn round_order(points: &[PointSpec], round: usize, rounds: usize) -> Vec<&PointS
 mod tests {
     use super::*;
     use crate::results::Store;
+    use std::path::Path;
     use stealbench_workloads::Variant;
     use tempfile::TempDir;
 
@@ -557,9 +360,34 @@ mod tests {
     struct Fake {
         calls: Vec<PointSpec>,
         limit: usize,
+        measure: Measure,
+    }
+
+    impl Fake {
+        /// A fake that is interrupted after `limit` calls, measuring two repetitions at size
+        /// test.
+        fn new(limit: usize) -> Fake {
+            Fake {
+                calls: vec![],
+                limit,
+                measure: Measure {
+                    size: Size::Test,
+                    reps: Some(2),
+                    pinning: Default::default(),
+                    stack_size: None,
+                    hw_video: None,
+                    hw_points: None,
+                    params: Vec::new(),
+                },
+            }
+        }
     }
 
     impl PointExecutor for Fake {
+        fn measure(&self) -> &Measure {
+            &self.measure
+        }
+
         fn execute(&mut self, p: &PointSpec) -> Result<PointOutcome, ExecError> {
             if self.calls.len() == self.limit {
                 return Err(ExecError::Interrupted);
@@ -601,15 +429,10 @@ mod tests {
         ];
         let params = |_: &PointSpec| "n=20".to_string();
         // First run: interrupted after two points.
-        let mut first = Fake {
-            calls: vec![],
-            limit: 2,
-        };
+        let mut first = Fake::new(2);
         let r = run_missing(
             &points,
             &mut Store::open(&raw).unwrap(),
-            Size::Test,
-            2,
             1,
             &params,
             &mut first,
@@ -619,16 +442,11 @@ mod tests {
         assert_eq!(first.calls, points[..2]);
         assert_eq!(Store::open(&raw).unwrap().rows().to_vec().len(), 4);
         // Resume: only the other two run.
-        let mut second = Fake {
-            calls: vec![],
-            limit: usize::MAX,
-        };
+        let mut second = Fake::new(usize::MAX);
         let mut plan = None;
         run_missing(
             &points,
             &mut Store::open(&raw).unwrap(),
-            Size::Test,
-            2,
             1,
             &params,
             &mut second,
@@ -654,10 +472,7 @@ mod tests {
 
     /// The points `run_missing` runs on `raw` (2 repetitions each), and its plan's retries.
     fn run_all(points: &[PointSpec], raw: &Path) -> (Vec<PointSpec>, Vec<(PointSpec, String)>) {
-        let mut fake = Fake {
-            calls: vec![],
-            limit: usize::MAX,
-        };
+        let mut fake = Fake::new(usize::MAX);
         let mut retried = Vec::new();
         let params = |_: &PointSpec| "n=20".to_string();
         let observe = &mut |e: Progress<'_>| {
@@ -666,17 +481,7 @@ mod tests {
             }
         };
         let mut store = Store::open(raw).unwrap();
-        run_missing(
-            points,
-            &mut store,
-            Size::Test,
-            2,
-            1,
-            &params,
-            &mut fake,
-            observe,
-        )
-        .unwrap();
+        run_missing(points, &mut store, 1, &params, &mut fake, observe).unwrap();
         (fake.calls, retried)
     }
 
@@ -685,16 +490,11 @@ mod tests {
         let dir = TempDir::with_prefix("stealbench-rounds-").unwrap();
         let raw = dir.path().join("raw.csv");
         let points: Vec<PointSpec> = (1..=6).map(|p| key("abp", p)).collect();
-        let mut fake = Fake {
-            calls: vec![],
-            limit: usize::MAX,
-        };
+        let mut fake = Fake::new(usize::MAX);
         let params = |_: &PointSpec| "n=20".to_string();
         run_missing(
             &points,
             &mut Store::open(&raw).unwrap(),
-            Size::Test,
-            2,
             3,
             &params,
             &mut fake,
@@ -722,16 +522,11 @@ mod tests {
 
     /// The points `run_missing` runs in `rounds` rounds.
     fn run_all_rounds(points: &[PointSpec], raw: &Path, rounds: usize) -> Vec<PointSpec> {
-        let mut fake = Fake {
-            calls: vec![],
-            limit: usize::MAX,
-        };
+        let mut fake = Fake::new(usize::MAX);
         let params = |_: &PointSpec| "n=20".to_string();
         run_missing(
             points,
             &mut Store::open(raw).unwrap(),
-            Size::Test,
-            2,
             rounds,
             &params,
             &mut fake,
@@ -865,7 +660,7 @@ mod tests {
     fn a_points_record_and_peak_are_what_its_process_reported() {
         let ran = Ran {
             params: "n=21 (the child's)".into(),
-            pool: Some(crate::point::PoolRecord::of(
+            pool: Some(crate::protocol::PoolRecord::of(
                 &stealbench_schedulers::PoolConfig::with_workers(2),
                 &<stealbench_schedulers::abp::Abp as stealbench_schedulers::Scheduler>::CAPABILITIES,
             )),
@@ -902,45 +697,5 @@ mod tests {
             rows_of(&key("abp", 2), 1, Size::Test, "n=20", &silent)[0].params,
             "n=20"
         );
-    }
-
-    #[test]
-    fn a_real_child_is_reaped_with_its_rss_and_killed_on_timeout() {
-        let sh = Path::new("/bin/sh");
-        let args = |s: &str| vec!["-c".to_string(), s.to_string()];
-        let r = run_child(
-            sh,
-            &args("echo '{\"event\":\"error\",\"message\":\"m\"}'; exit 3"),
-            None,
-        )
-        .unwrap();
-        assert_eq!(r.end, ChildEnd::Exited(3));
-        assert_eq!(
-            r.events,
-            [Event::Error {
-                message: "m".into()
-            }]
-        );
-        assert!(r.peak_rss_kb.is_some());
-        let t = run_child(sh, &args("exec sleep 5"), Some(Duration::from_millis(100))).unwrap();
-        assert_eq!(t.end, ChildEnd::TimedOut);
-        assert!(t.elapsed < Duration::from_secs(4), "{:?}", t.elapsed);
-        let k = run_child(sh, &args("echo oops >&2; kill -SEGV $$"), None).unwrap();
-        assert_eq!(k.end, ChildEnd::Signaled(libc::SIGSEGV));
-        assert_eq!(k.stderr_tail, "oops");
-    }
-
-    /// An empty parent pid is no parent; a malformed one is refused, not taken as a parent
-    /// that is gone.
-    #[test]
-    fn the_parent_pid_is_parsed_strictly() {
-        use std::ffi::OsStr;
-        assert_eq!(parent_pid(None), Ok(None));
-        assert_eq!(parent_pid(Some(OsStr::new(""))), Ok(None));
-        assert_eq!(parent_pid(Some(OsStr::new("4242"))), Ok(Some(4242)));
-        for bad in ["abc", "0", "-5", " 12", "99999999999"] {
-            let e = parent_pid(Some(OsStr::new(bad))).unwrap_err();
-            assert!(e.contains("is not a process id"), "{e}");
-        }
     }
 }

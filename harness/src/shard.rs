@@ -7,8 +7,10 @@
 //! is in exactly one shard; a merged run is the unsharded run's point set (the test
 //! `three_shards_merge_to_the_whole_grid` in `tests/cli.rs`).
 
-use crate::cli::Failure;
+use crate::failure::Failure;
 use crate::spec::PointSpec;
+use serde::de::Error;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::fmt;
 use std::str::FromStr;
 
@@ -48,6 +50,39 @@ impl Shard {
     /// The `index`-th of `count` shards, if `1 <= index <= count`.
     pub(crate) fn new(index: usize, count: usize) -> Option<Shard> {
         (index >= 1 && index <= count).then_some(Shard { index, count })
+    }
+}
+
+/// The shard in `meta.json`, as `--shard` spells it (`2/3`).
+pub(crate) fn stored_as_text<S: Serializer>(
+    shard: &Option<Shard>,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    shard.map(|x| x.to_string()).serialize(s)
+}
+
+/// The shard in `meta.json`: `--shard`'s text, read by its parser, or an older build's
+/// `{"index": i, "count": N}`, checked as the parser checks.
+pub(crate) fn stored<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Shard>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Spelt {
+        Text(String),
+        Parts { index: usize, count: usize },
+    }
+    match Option::<Spelt>::deserialize(d)? {
+        None => Ok(None),
+        Some(Spelt::Text(t)) => t
+            .parse::<Shard>()
+            .map(Some)
+            .map_err(|f| D::Error::custom(format!("shard: {}", f.message()))),
+        Some(Spelt::Parts { index, count }) => {
+            Shard::new(index, count).map(Some).ok_or_else(|| {
+                D::Error::custom(format!(
+                    "shard: {index} of {count}: expected i/N with 1 <= i <= N"
+                ))
+            })
+        }
     }
 }
 

@@ -13,7 +13,7 @@ use clap::Args;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::path::PathBuf;
-use stealbench_schedulers::Pinning;
+use stealbench_schedulers::{FenceMode, Pinning};
 use stealbench_workloads::{Size, Variant};
 
 /// One point: a runtime arm running a workload's variant on P workers.
@@ -122,8 +122,7 @@ pub(crate) struct Measure {
 impl Measure {
     /// The timed repetitions: `--reps`, else the size's default.
     pub(crate) fn reps(&self) -> usize {
-        self.reps
-            .unwrap_or_else(|| crate::cli::default_reps(self.size))
+        self.reps.unwrap_or_else(|| default_reps(self.size))
     }
 
     /// The arguments that give these settings to `stealbench run` of `point`: the stack size
@@ -168,6 +167,26 @@ pub(crate) const MAX_WORKERS: usize = 1024;
 
 /// The smallest and largest fiber stack `--stack-size` accepts.
 pub(crate) const STACK_SIZE_RANGE: (usize, usize) = (16 << 10, 4 << 30);
+
+/// The default number of timed repetitions of a size.
+pub(crate) fn default_reps(size: Size) -> usize {
+    match size {
+        Size::Paper => 10,
+        Size::Small => 5,
+        Size::Quick => 3,
+        Size::Test => 2,
+    }
+}
+
+/// The default per-point timeout of a size, in seconds.
+pub(crate) fn default_timeout(size: Size) -> u64 {
+    match size {
+        Size::Paper => 3600,
+        Size::Small => 1200,
+        Size::Quick => 300,
+        Size::Test => 120,
+    }
+}
 
 /// A whole number from `lo` to `hi`: the one check of a bounded count, whether it comes from
 /// the command line (the value parsers [`count`], [`seconds`], [`fib_n`]) or from `meta.json`
@@ -255,6 +274,12 @@ pub(crate) fn parse_pinning(s: &str) -> Result<Pinning, String> {
         .map_err(|_| suggest::unknown("pinning", s, Pinning::NAMES))
 }
 
+/// A fence mode of the deques (`--fence`), with the nearest valid name in the error.
+pub(crate) fn parse_fence(s: &str) -> Result<FenceMode, String> {
+    s.parse::<FenceMode>()
+        .map_err(|_| suggest::unknown("fence mode", s, FenceMode::NAMES))
+}
+
 /// A fiber stack size: bytes, or a number with `K`, `M`, `G` (powers of 1024, `KiB`, `MiB`,
 /// `GiB` also accepted), between [`STACK_SIZE_RANGE`]'s bounds ([`check_stack_size`]).
 pub(crate) fn parse_stack_size(s: &str) -> Result<usize, String> {
@@ -312,10 +337,10 @@ pub(crate) fn check_workers(p: u64) -> Result<usize, String> {
 /// deserializer takes the value as the file holds it (the command line's text for a named
 /// setting, a number for a count) and hands it to its option's check ([`parse_size`],
 /// [`count`]'s [`check_range`], [`check_workers`], ...), whose message, with the key, says
-/// what is wrong. A named setting is written as the command line spells it.
+/// what is wrong. A named setting is written as the command line spells it. The shard's are
+/// beside its type ([`crate::shard::stored`]).
 pub(crate) mod stored {
     use super::*;
-    use crate::shard::Shard;
     use serde::de::Error;
     use serde::{Deserializer, Serializer};
 
@@ -426,44 +451,11 @@ pub(crate) mod stored {
     }
 
     /// The selected workloads (`None`: all), once each; checked against the figure's rows
-    /// when the run is (`reproduce::check_settings`).
+    /// when the run is (`plan::check_settings`).
     pub(crate) fn workloads<'de, D: Deserializer<'de>>(
         d: D,
     ) -> Result<Option<Vec<String>>, D::Error> {
         Ok(Option::<Vec<String>>::deserialize(d)?.map(|w| dedup(&w)))
-    }
-
-    /// The shard as `--shard` spells it (`2/3`).
-    pub(crate) fn shard_as_text<S: Serializer>(
-        shard: &Option<Shard>,
-        s: S,
-    ) -> Result<S::Ok, S::Error> {
-        shard.map(|x| x.to_string()).serialize(s)
-    }
-
-    /// The shard: `--shard`'s text, read by its parser, or an older build's
-    /// `{"index": i, "count": N}`, checked as the parser checks.
-    pub(crate) fn shard<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Shard>, D::Error> {
-        #[derive(Deserialize)]
-        #[serde(untagged)]
-        enum Spelt {
-            Text(String),
-            Parts { index: usize, count: usize },
-        }
-        match Option::<Spelt>::deserialize(d)? {
-            None => Ok(None),
-            Some(Spelt::Text(t)) => t
-                .parse::<Shard>()
-                .map(Some)
-                .map_err(|f| D::Error::custom(format!("shard: {}", f.message()))),
-            Some(Spelt::Parts { index, count }) => {
-                Shard::new(index, count).map(Some).ok_or_else(|| {
-                    D::Error::custom(format!(
-                        "shard: {index} of {count}: expected i/N with 1 <= i <= N"
-                    ))
-                })
-            }
-        }
     }
 }
 

@@ -44,7 +44,7 @@
 //!    speedup: P ± 25 %).
 
 use super::quantity::{Estimate, Missing, Pt, Q, number};
-use crate::figures::fit;
+use crate::fit;
 use crate::results::Summaries;
 
 use std::fmt;

@@ -53,7 +53,7 @@ pub(crate) enum Q {
     /// A runtime counter of a point: one sample per repetition.
     Counter(Pt, &'static str),
     /// A point's peak resident set in KiB, as the memory figures take it (its process's
-    /// `VmHWM` after its last repetition, `memory::peak_kb`): one sample.
+    /// `VmHWM` after its last repetition, `PointSummary::peak_kb`): one sample.
     PeakRss(Pt),
     /// A number.
     Const(f64),
@@ -205,7 +205,8 @@ impl Q {
             }
             Q::PeakRss(p) => {
                 let s = point(run, p)?;
-                let kb = crate::figures::memory::peak_kb(s)
+                let kb = s
+                    .peak_kb()
                     .ok_or_else(|| Missing::NotCounted(format!("{p} has no peak RSS")))?;
                 Ok(Samples::one(kb as f64))
             }

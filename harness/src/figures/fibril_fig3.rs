@@ -252,7 +252,7 @@ mod tests {
             "[paper 1.60x vs Cilk Plus; 2.00x vs TBB]"
         );
         assert_eq!(f.row("fib", "tbb").workload, "fib");
-        assert_eq!(crate::reproduce::default_workers(&f), [1]);
+        assert_eq!(crate::plan::default_workers(&f), [1]);
         assert!(f.metric.needs_cores());
         crate::figures::suites::assert_claims(
             &f,
@@ -312,7 +312,7 @@ mod tests {
                 cores: 2,
                 size: Size::Quick,
             };
-            judge(&f, &run).remove(0).verdict
+            judge(f.claimed(), &run).remove(0).verdict
         };
         // A run that holds tbb's points is judged on them, whatever build reads it.
         assert_eq!(verdict(&run), Verdict::Holds);

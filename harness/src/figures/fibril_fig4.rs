@@ -176,7 +176,7 @@ mod tests {
         );
         assert_eq!(fibril("matmul").paper.as_ref().unwrap().value(72), Some(2.3));
         let cores = stealbench_schedulers::topology::Topology::detect().cores();
-        let w = crate::reproduce::default_workers(&f);
+        let w = crate::plan::default_workers(&f);
         assert!(w.iter().all(|&p| p <= cores.max(1)), "{w:?}");
         assert!(f.metric.ideal_line());
         crate::figures::suites::assert_claims(

@@ -237,7 +237,7 @@ mod tests {
         assert_eq!(f.metric.lines()[2], "unmaps_resident");
         assert_eq!(f.metric.plot_paper(row("cholesky", "fibril"), 72, 2), None);
         assert!(!f.metric.needs_cores());
-        assert_eq!(crate::reproduce::default_workers(&f), [72]);
+        assert_eq!(crate::plan::default_workers(&f), [72]);
         crate::figures::suites::assert_claims(&f, &["steals-that-unmap", "unmaps-add-faults"]);
         assert_eq!(
             f.claims[0].paper,

@@ -166,7 +166,7 @@ mod tests {
         );
         assert_eq!(f.paper_cell("fft", "fibril", 72), "[paper 13.9]");
         assert_eq!(f.paper_cell("strassen", "fibril", 1), "[paper 2]");
-        assert_eq!(crate::reproduce::default_workers(&f), [1, 72]);
+        assert_eq!(crate::plan::default_workers(&f), [1, 72]);
         assert!(
             f.rows
                 .iter()
@@ -227,7 +227,7 @@ mod tests {
             cores: 2,
             size: Size::Quick,
         };
-        let j = judge(&f, &run);
+        let j = judge(f.claimed(), &run);
         assert_eq!(j[0].verdict, Verdict::Holds);
         assert_eq!(j[1].verdict, Verdict::Holds);
         assert_eq!(j[0].ours, "strassen 0.583 [0.583–0.590]");

@@ -185,7 +185,7 @@ mod tests {
             f.paper_cell("quicksort", "tbb", 72),
             "[paper 883 / 883 MB; — stacks]"
         );
-        assert_eq!(crate::reproduce::default_workers(&f), [72]);
+        assert_eq!(crate::plan::default_workers(&f), [72]);
         crate::figures::suites::assert_claims(
             &f,
             &["rss-like-cilkplus", "rss-below-tbb", "more-stacks-than-cilkplus"],
@@ -228,7 +228,7 @@ mod tests {
             ..figure()
         };
         let j = judge(
-            &f,
+            f.claimed(),
             &Run {
                 summaries: &crate::results::Summaries::from(run.to_vec()),
                 cores: 72,
@@ -240,7 +240,7 @@ mod tests {
         // where a count at P = 72 is measured too, oversubscribed.
         assert!(matches!(j[0].verdict, Verdict::NotApplicable(_)));
         let small = judge(
-            &f,
+            f.claimed(),
             &Run {
                 summaries: &crate::results::Summaries::from(run.to_vec()),
                 cores: 2,

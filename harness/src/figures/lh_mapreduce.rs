@@ -371,7 +371,7 @@ mod tests {
                 .iter()
                 .all(|r| crate::grid::workload_info(&r.workload).is_some())
         );
-        assert_eq!(crate::reproduce::default_workers(&f), [1, 2, 4, 8]);
+        assert_eq!(crate::plan::default_workers(&f), [1, 2, 4, 8]);
     }
 
     #[test]

@@ -35,7 +35,7 @@ pub(crate) const TITLE: &str =
 
 /// The P of the memory figures' plots and fits: enough points for a fit of three parameters.
 /// The paper's went to 112 cores; a default run adds the P its claims read
-/// (`reproduce::default_workers`), `--workers` any other.
+/// (`plan::default_workers`), `--workers` any other.
 pub(crate) const MEMORY_WORKERS: &[usize] = &[1, 2, 4, 8, 12, 16];
 
 /// A memory figure of libfork's (Figure 7, Table II): `benchmarks` on every runtime at
@@ -309,7 +309,7 @@ mod tests {
         );
         // The memory figures' P, and the claims' 112.
         assert_eq!(
-            crate::reproduce::default_workers(&f),
+            crate::plan::default_workers(&f),
             [MEMORY_WORKERS, &[112]].concat()
         );
         assert_eq!(f.reps, Some(1));

@@ -2,7 +2,7 @@
 //! (Eq. 17) fitted to each runtime's and benchmark's peak memory against P, with its error from
 //! the fit's covariance.
 //!
-//! The fit is [`super::fit`]: least squares over every P the row was measured at (each point's
+//! The fit is [`crate::fit`]: least squares over every P the row was measured at (each point's
 //! peak RSS, one process per point, see [`super::memory`]), exact in `a` and `b * M_1` for
 //! each `n`, `n` found on a fine grid and refined; its standard error is that of the nonlinear
 //! model's covariance. The lead columns give n ± s.e. with the paper's beside, a, b and the
@@ -267,7 +267,7 @@ mod tests {
         };
         let lead = f.metric.lead(&ctx, row("T1", BUSY_LF));
         assert_eq!(lead[0].1, "— (fewer than 4 points) [paper 1.04 ± 0.03]");
-        assert_eq!(crate::reproduce::default_workers(&f), MEMORY_WORKERS);
+        assert_eq!(crate::plan::default_workers(&f), MEMORY_WORKERS);
     }
 
     #[test]

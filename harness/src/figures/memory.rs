@@ -1,9 +1,9 @@
 //! Memory metrics: a point's peak resident set ([`PeakRss`], libfork's Figure 7), its
 //! incremental and peak resident set with the stacks it mapped ([`RssTable`], Fibril's
 //! Table 4), and the fitted exponent of the peak against P ([`Exponent`], libfork's Table II,
-//! fitted by [`super::fit`]).
+//! fitted by [`crate::fit`]).
 //!
-//! What is measured (see `point::measure`): every repetition records, from the point's own
+//! What is measured (see `measure::measure`): every repetition records, from the point's own
 //! process, the resident set just before its first computation (`process_rss_before_kb`: the
 //! pool started, the input generated, the work prepared), the peak at that moment
 //! (`process_hwm_before_kb`) and the peak after the repetition (`process_hwm_kb`, `VmHWM`). The
@@ -18,21 +18,14 @@
 //!
 //! Memory does not need a core per worker: the points run at any P, oversubscribed ones marked.
 
-use super::fit::{Fit, fit};
 use super::metric::{Context, Metric, key, mark_oversubscribed, unfinished};
 use super::{paper_number, paper_text};
+use crate::fit::{Fit, fit};
 use crate::grid::{Row, Status};
 use crate::results::PointSummary;
 
 /// KiB in a MiB.
 const KIB: f64 = 1024.0;
-
-/// The peak resident set of a point, KiB (see the module's documentation).
-pub(crate) fn peak_kb(s: &PointSummary) -> Option<u64> {
-    s.counter("process_hwm_kb")
-        .and_then(|v| v.iter().copied().max())
-        .or(s.peak_rss_kb)
-}
 
 /// The incremental resident set of a point, KiB, and whether it is only an upper bound (the
 /// peak was reached before the computation): the largest over the repetitions of the peak
@@ -63,7 +56,8 @@ pub(crate) fn format_mib(kb: f64) -> String {
 
 /// The peak resident set of a point as its cells show it: MiB, `n/a` where not recorded.
 fn peak_text(s: &PointSummary) -> String {
-    peak_kb(s).map_or("n/a".to_string(), |k| format_mib(k as f64))
+    s.peak_kb()
+        .map_or("n/a".to_string(), |k| format_mib(k as f64))
 }
 
 /// The ok summary of `row` at `p`.
@@ -103,7 +97,7 @@ impl Metric for PeakRss {
     }
 
     fn plot(&self, ctx: &Context<'_>, row: &Row, p: usize, _: usize) -> Option<f64> {
-        Some(peak_kb(ok(ctx, row, p)?)? as f64 / KIB)
+        Some(ok(ctx, row, p)?.peak_kb()? as f64 / KIB)
     }
 
     fn plot_paper(&self, _: &Row, _: usize, _: usize) -> Option<f64> {
@@ -202,7 +196,7 @@ impl Metric for RssTable {
         let s = ok(ctx, row, p)?;
         let kb = match line {
             0 => incremental_kb(s)?.0,
-            _ => peak_kb(s)?,
+            _ => s.peak_kb()?,
         };
         Some(kb as f64 / KIB)
     }
@@ -271,7 +265,7 @@ impl Exponent {
             .summaries
             .iter()
             .filter(|s| s.status == Status::Ok && s.key == key(row, s.key.workers))
-            .filter_map(|s| Some((s.key.workers, peak_kb(s)? as f64 / KIB)))
+            .filter_map(|s| Some((s.key.workers, s.peak_kb()? as f64 / KIB)))
             .collect();
         pts.sort_by_key(|p| p.0);
         let m1 = pts.iter().find(|p| p.0 == 1).map(|p| p.1);
@@ -422,12 +416,12 @@ mod tests {
             &[(4096, 5000, 9216), (4096, 5000, 10240)],
             30000,
         );
-        assert_eq!(peak_kb(&s), Some(10240));
+        assert_eq!(s.peak_kb(), Some(10240));
         assert_eq!(incremental_kb(&s), Some((6144, false)));
         // Without the process's own numbers: wait4's.
         let mut old = s.clone();
         old.counters.clear();
-        assert_eq!(peak_kb(&old), Some(30000));
+        assert_eq!(old.peak_kb(), Some(30000));
         assert_eq!(incremental_kb(&old), None);
         // A peak reached before the computation: an upper bound.
         let early = point("tbb", 72, &[(4096, 20000, 20000)], 21000);

@@ -7,14 +7,13 @@
 //! Markdown page are rendered by shared code. Adding a figure is adding its module and one line
 //! in `figures!`'s list below.
 
-use crate::claims::Claim;
+use crate::claims::{self, Claim};
 use crate::grid::{PaperValues, Row, workload_info};
 use crate::runtimes;
 use stealbench_schedulers::registry::{Paper, baselines};
 use stealbench_workloads::{Shape, Variant};
 
 pub(crate) mod counters;
-pub(crate) mod fit;
 pub(crate) mod memory;
 pub(crate) mod metric;
 pub(crate) mod ratio;
@@ -26,8 +25,9 @@ pub(crate) use metric::{Metric, SpeedupBase};
 /// The rounds a figure of times runs by default: each point's process once per round, the
 /// rounds in shuffled orders. A VM's times move by up to 2x from one process to the next, so a
 /// claim about times is judged on the median over rounds with the rounds' spread beside it,
-/// and one round cannot decide one (`claims/mod.rs`).
-pub(crate) const TIME_ROUNDS: usize = 3;
+/// and one round cannot decide one: a figure runs by default the rounds its time claims need
+/// ([`claims::MIN_TIME_ROUNDS`]).
+pub(crate) const TIME_ROUNDS: usize = claims::MIN_TIME_ROUNDS;
 
 /// A figure this build can reproduce.
 #[derive(Debug, Clone)]
@@ -118,6 +118,14 @@ impl Figure {
             reference_path: csv.path,
             reference: csv.parse(),
             ..self
+        }
+    }
+
+    /// Its claims under its id, as the verdicts and listings of [`crate::claims`] read them.
+    pub(crate) fn claimed(&self) -> claims::Claimed<'_> {
+        claims::Claimed {
+            id: self.id,
+            claims: &self.claims,
         }
     }
 }

@@ -209,6 +209,6 @@ mod tests {
         let simulated = f.rows.iter().filter(|r| r.runtime.sim.is_some());
         assert_eq!(simulated.count(), 15);
         assert!(!f.metric.needs_cores());
-        assert_eq!(crate::reproduce::default_workers(&f), [16]);
+        assert_eq!(crate::plan::default_workers(&f), [16]);
     }
 }

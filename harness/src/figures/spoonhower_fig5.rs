@@ -310,7 +310,7 @@ mod tests {
                 .iter()
                 .all(|r| crate::grid::workload_info(&r.workload).is_some())
         );
-        assert_eq!(crate::reproduce::default_workers(&f), [2]);
+        assert_eq!(crate::plan::default_workers(&f), [2]);
         // Each lower bound over its nine values on two arms, measured and simulated.
         super::super::suites::assert_claims(
             &f,

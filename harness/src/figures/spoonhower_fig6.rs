@@ -161,7 +161,7 @@ mod tests {
                 .all(|r| r.workload == "hqsort" && r.paper.is_none())
         );
         assert_eq!(f.metric.lines(), ["steals", "deviations"]);
-        assert_eq!(crate::reproduce::default_workers(&f), [1, 2, 4, 8, 16]);
+        assert_eq!(crate::plan::default_workers(&f), [1, 2, 4, 8, 16]);
         assert_eq!(f.sim_workers.last(), Some(&1024));
         let mut g =
             crate::grid::Grid::build(f.rows.clone(), &[1, 16], &crate::grid::Selection::default());

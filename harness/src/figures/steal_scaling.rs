@@ -380,7 +380,7 @@ mod tests {
         }
         assert!(f.reference_path.is_empty());
         let cores = stealbench_schedulers::topology::Topology::detect().cores();
-        let w = crate::reproduce::default_workers(&f);
+        let w = crate::plan::default_workers(&f);
         assert!(w.iter().all(|&p| p <= cores.max(1)), "{w:?}");
     }
 

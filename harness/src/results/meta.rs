@@ -15,7 +15,7 @@ use stealbench_schedulers::FenceMode;
 use stealbench_schedulers::config::{FENCE_SWITCHING_ENV, NO_MEMBARRIER_ENV};
 use stealbench_workloads::InputOptions;
 
-/// The resolved settings of a reproduction (`reproduce::resolve_settings`: the command line's
+/// The resolved settings of a reproduction (`plan::resolve_settings`: the command line's
 /// options over the resumed run's settings or the figure's defaults), stored in `meta.json` so
 /// `--resume` continues with them. What every point's child process is told is the
 /// [`Measure`] they contain, flattened here: `meta.json` keeps one key per setting. Every value
@@ -23,7 +23,7 @@ use stealbench_workloads::InputOptions;
 /// or damaged since does not even read; older files read as they were written (a missing
 /// `rounds` is 1, a shard stored as `{"index", "count"}` reads, an older arm spelling is
 /// today's). What the figure must also agree with (its workloads, runtimes and points) is
-/// checked by `reproduce::check_settings`.
+/// checked by `plan::check_settings`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct Settings {
     /// How each point is measured: size, repetitions (always given here), pinning, fiber
@@ -59,13 +59,14 @@ pub(crate) struct Settings {
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
-        serialize_with = "stored::shard_as_text",
-        deserialize_with = "stored::shard"
+        serialize_with = "crate::shard::stored_as_text",
+        deserialize_with = "crate::shard::stored"
     )]
     pub shard: Option<crate::shard::Shard>,
     /// The deques' fence mode the environment chose for the run's pools
     /// (`STEALBENCH_FENCE_SWITCHING`, `STEALBENCH_NO_MEMBARRIER`; absent in runs made before it
-    /// was stored: `adaptive`). Each point records the mode its pool applied.
+    /// was stored: `adaptive`), given to every point's process as `--fence`. Each point
+    /// records the mode its pool applied.
     #[serde(
         default,
         serialize_with = "stored::as_text",
@@ -196,7 +197,7 @@ pub(crate) struct Meta {
     /// configuration), by point (`abp fib-fj P=2`), as raw.csv records it; written when the
     /// run is rendered (absent in runs made before it was recorded).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub ran: BTreeMap<String, crate::point::Ran>,
+    pub ran: BTreeMap<String, crate::protocol::Ran>,
 }
 
 #[cfg(test)]

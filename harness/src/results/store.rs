@@ -17,7 +17,7 @@
 
 use crate::files::with_path;
 use crate::grid::Status;
-use crate::point::PoolRecord;
+use crate::protocol::PoolRecord;
 use crate::runtimes::{self, Arm};
 use crate::spec::PointSpec;
 use serde::Deserialize;

@@ -124,6 +124,15 @@ impl PointSummary {
             .map(|(_, v)| v.as_slice())
             .filter(|v| !v.is_empty())
     }
+
+    /// The peak resident set of the point, KiB: its process's `VmHWM` after its last
+    /// repetition (the largest `process_hwm_kb`), else `wait4`'s peak (the memory figures'
+    /// module documentation, `figures::memory`, says why).
+    pub(crate) fn peak_kb(&self) -> Option<u64> {
+        self.counter("process_hwm_kb")
+            .and_then(|v| v.iter().copied().max())
+            .or(self.peak_rss_kb)
+    }
 }
 
 /// The counters of `rows` (one point's repetitions), in the order of raw.csv's columns.
