@@ -1397,6 +1397,100 @@ fn merge_refuses_damaged_or_missing_shards() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
 }
 
+/// `merge --force` of shards measured on different machines keeps every machine, names each on
+/// the page, judges oversubscription against the smallest (no speedup for a point measured on
+/// fewer CPUs than its workers) and judges no time claim.
+#[test]
+fn merge_force_across_machines_judges_on_the_smallest() {
+    let dir = TempDir::with_prefix("stealbench-cli-machines-").unwrap();
+    let mut shards = Vec::new();
+    for i in 1..=2 {
+        let shard = format!("{i}/2");
+        let rest = [&dirs_args("r", "f")[..], &["--shard", &shard]].concat();
+        let out = stealbench(&fib_fig3_args("serial,abp", "1,16", &rest), dir.path());
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        shards.push(shard_dir(&dir.path().join("r"), "prows-fig3", i, 2));
+    }
+    // Shard 1 as if measured on a larger machine.
+    let meta_path = shards[0].join("meta.json");
+    let mut meta: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(&meta_path).unwrap()).unwrap();
+    let this_cpus = meta["machine"]["logical_cpus"].as_u64().unwrap();
+    assert!(
+        this_cpus < 16,
+        "this test needs a machine of fewer than 16 CPUs"
+    );
+    meta["machine"]["cpu_model"] = "Big Machine 128".into();
+    meta["machine"]["cores"] = 64.into();
+    meta["machine"]["logical_cpus"] = 128.into();
+    fs::write(&meta_path, meta.to_string()).unwrap();
+    let (a, b) = (shards[0].to_str().unwrap(), shards[1].to_str().unwrap());
+    let out = stealbench(
+        &["merge", a, b, "--out", "m", "--figures-dir", "mf"],
+        dir.path(),
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("differ"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = stealbench(
+        &[
+            "merge",
+            "--force",
+            a,
+            b,
+            "--out",
+            "m",
+            "--figures-dir",
+            "mf",
+        ],
+        dir.path(),
+    );
+    assert!(out.status.code().is_some(), "{}", text(&out.stderr));
+    let merged = &run_dirs(&dir.path().join("m"), "prows-fig3")[0];
+    let meta: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(merged.join("meta.json")).unwrap()).unwrap();
+    assert_eq!(meta["machines"].as_array().unwrap().len(), 2, "{meta}");
+    assert_eq!(meta["machine"]["logical_cpus"].as_u64(), Some(this_cpus));
+    let page = fs::read_to_string(dir.path().join("mf/prows-fig3.md")).unwrap();
+    assert!(page.contains("- Machines (merged with --force"), "{page}");
+    assert!(
+        page.contains("Big Machine 128, 64 cores / 128 logical CPUs"),
+        "{page}"
+    );
+    let summary = fs::read_to_string(merged.join("summary.csv")).unwrap();
+    let mut rows = csv::Reader::from_reader(summary.as_bytes());
+    let header = rows.headers().unwrap().clone();
+    let col = |name: &str| header.iter().position(|h| h == name).unwrap();
+    let mut sixteen = 0;
+    for r in rows.records() {
+        let r = r.unwrap();
+        if &r[col("workers")] == "16" {
+            sixteen += 1;
+            assert_eq!(&r[col("oversubscribed")], "true", "{summary}");
+            assert_eq!(&r[col("speedup_ts")], "", "{summary}");
+        }
+    }
+    assert!(sixteen > 0, "{summary}");
+    // scales-p16 failed, judged as if P = 16 had run on 64 cores.
+    let claims = fs::read_to_string(merged.join("claims.csv")).unwrap();
+    let mut rows = csv::Reader::from_reader(claims.as_bytes());
+    let header = rows.headers().unwrap().clone();
+    let verdict = header.iter().position(|h| h == "verdict").unwrap();
+    let mut judged = 0;
+    for r in rows.records() {
+        let r = r.unwrap();
+        assert!(!["holds", "fails"].contains(&&r[verdict]), "{claims}");
+        if r[0].ends_with("/scales-p16") {
+            judged += 1;
+            assert_eq!(&r[verdict], "inconclusive", "{claims}");
+        }
+    }
+    assert!(judged > 0, "{claims}");
+}
+
 /// `--resume` of a missing directory, of one that is not a run, or of a run whose meta.json
 /// settings are invalid is one line and exit code 2, and leaves nothing behind; a `.lock`
 /// that is a symbolic link is refused, its target untouched; a row recorded twice is measured

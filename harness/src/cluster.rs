@@ -305,6 +305,22 @@ pub(crate) fn merge_command(args: &MergeArgs, allocator: &str) -> Result<i32, Fa
         }
         seen.join(", ")
     };
+    // Runs merged with --force across machines keep every machine, and are judged on the
+    // smallest (Meta::machines).
+    for m in &metas {
+        if !meta.machines.contains(&m.machine) {
+            meta.machines.push(m.machine.clone());
+        }
+    }
+    if meta.machines.len() < 2 {
+        meta.machines.clear();
+    } else if let Some(smallest) = meta
+        .machines
+        .iter()
+        .min_by_key(|m| (m.logical_cpus, m.cores))
+    {
+        meta.machine = smallest.clone();
+    }
     meta.build.git_commit = every(|m| &m.build.git_commit);
     meta.build.rustc = every(|m| &m.build.rustc);
     meta.build.allocator = every(|m| &m.build.allocator);

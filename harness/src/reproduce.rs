@@ -481,6 +481,7 @@ fn open_run(
                 machine: results::this_machine(),
                 build: results::this_build(allocator),
                 merged_from: Vec::new(),
+                machines: Vec::new(),
                 ran: Default::default(),
             };
             meta.write(&dir)?;
@@ -509,7 +510,6 @@ fn markdown(
         .iter()
         .filter_map(|w| params_of.get(w.as_str()).map(|p| format!("{w} {p}")))
         .collect();
-    let m = &meta.machine;
     let b = &meta.build;
     let mut out = format!("# {}\n\n", fig.title);
     out.push_str(&format!("Paper: {}\n\n", fig.caption));
@@ -533,10 +533,7 @@ fn markdown(
         ));
     }
     out.push_str("## The run\n\n");
-    out.push_str(&format!(
-        "- Machine: {}, {} cores / {} logical CPUs, {} NUMA node(s), {}\n",
-        m.cpu_model, m.cores, m.logical_cpus, m.numa_nodes, m.kernel
-    ));
+    out.push_str(&meta.machine_line());
     let flags = if b.rustflags.is_empty() {
         String::new()
     } else {
@@ -790,6 +787,7 @@ pub(crate) fn view(
     for v in &mut verdicts {
         v.build.clone_from(&build);
     }
+    claims::mixed_machines(&mut verdicts, &meta.machines);
     let mut params_of = params_of.clone();
     for r in store.rows() {
         params_of.insert(r.point.workload.clone(), r.params.clone());
