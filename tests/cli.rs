@@ -1491,6 +1491,80 @@ fn merge_force_across_machines_judges_on_the_smallest() {
     assert!(judged > 0, "{claims}");
 }
 
+/// `raw.csv` with the cell `column` of its first row set to `value`.
+fn with_cell(raw: &str, column: &str, value: &str) -> String {
+    let mut r = csv::Reader::from_reader(raw.as_bytes());
+    let header = r.headers().unwrap().clone();
+    let at = header.iter().position(|h| h == column).unwrap();
+    let mut w = csv::Writer::from_writer(Vec::new());
+    w.write_record(&header).unwrap();
+    for (i, rec) in r.records().enumerate() {
+        let rec = rec.unwrap();
+        let cells: Vec<&str> = (0..rec.len())
+            .map(|c| if i == 0 && c == at { value } else { &rec[c] })
+            .collect();
+        w.write_record(cells).unwrap();
+    }
+    String::from_utf8(w.into_inner().unwrap()).unwrap()
+}
+
+/// `report` reads a run through the checks of `merge`: a `raw.csv` with a repetition twice, a
+/// failed check with status ok, a round the run does not have, round 0, a row of another size,
+/// or none at all is one line and exit code 2, and nothing is rendered.
+#[test]
+fn report_refuses_a_damaged_run() {
+    let dir = TempDir::with_prefix("stealbench-cli-report-damaged-").unwrap();
+    let rest = [&["--reps", "2"][..], &dirs_args("r", "f")].concat();
+    let out = stealbench(&fib_fig3_args("serial,abp", "1", &rest), dir.path());
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let run = &run_dirs(&dir.path().join("r"), "prows-fig3")[0];
+    let raw = fs::read_to_string(run.join("raw.csv")).unwrap();
+    let last = raw.lines().last().unwrap();
+    let cases: [(&str, Option<String>, &str); 6] = [
+        ("twice", Some(format!("{raw}{last}\n")), "recorded twice"),
+        (
+            "check",
+            Some(with_cell(&raw, "check", "failed: wrong")),
+            "status ok with check 'failed: wrong'",
+        ),
+        (
+            "round",
+            Some(with_cell(&raw, "round", "2")),
+            "round 2) is not of this run",
+        ),
+        (
+            "zero",
+            Some(with_cell(&raw, "round", "0")),
+            "round 0: rounds count from 1",
+        ),
+        (
+            "size",
+            Some(with_cell(&raw, "size", "quick")),
+            "(size quick, round 1) is not of",
+        ),
+        ("missing", None, "raw.csv is missing"),
+    ];
+    for (name, content, want) in cases {
+        let d = dir.path().join(name);
+        copy_run(run, &d);
+        match &content {
+            Some(c) => fs::write(d.join("raw.csv"), c).unwrap(),
+            None => fs::remove_file(d.join("raw.csv")).unwrap(),
+        }
+        let out = stealbench(
+            &["report", d.to_str().unwrap(), "--figures-dir", "rf"],
+            dir.path(),
+        );
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{name}: {err}");
+        assert_eq!(err.lines().count(), 1, "{name}: {err}");
+        assert!(err.contains(want), "{name}: {err}");
+        assert!(!dir.path().join("rf/prows-fig3.md").exists(), "{name}");
+    }
+    let out = stealbench(&["report", "r", "--figures-dir", "rf"], dir.path());
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+}
+
 /// `--resume` of a missing directory, of one that is not a run, or of a run whose meta.json
 /// settings are invalid is one line and exit code 2, and leaves nothing behind; a `.lock`
 /// that is a symbolic link is refused, its target untouched; a row recorded twice is measured

@@ -71,18 +71,23 @@ fn first_few(names: &[String]) -> String {
 
 /// What a run directory gives a merge: the rows of its whole measurements, and what is wrong
 /// with the others (each one line naming the file).
-struct Part {
+pub(crate) struct Part {
     rows: Vec<RawRow>,
-    problems: Vec<String>,
+    /// What is wrong with the run's `raw.csv`, each one line naming the file.
+    pub problems: Vec<String>,
+    /// Which of the run's measurements its `raw.csv` lacks, if any (a run merged with
+    /// `--force` may lack some, and says so).
+    pub lacking: Option<String>,
     /// The run's rows as read, those this build cannot read among them (kept by the merge).
     store: Option<Store>,
 }
 
-/// Reads the `raw.csv` of the run `dir` (its meta `meta`) for a merge, without changing it:
-/// a file missing, empty or with its last line cut short, a measurement recorded twice or
-/// cut short ([`results::incomplete_measurements`]), or one of the run's measurements absent,
-/// is a problem; the rows of the whole measurements are kept.
-fn read_part(fig: &Figure, dir: &Path, meta: &Meta) -> Result<Part, Failure> {
+/// Reads the `raw.csv` of the run `dir` (its meta `meta`) for a merge or a report, without
+/// changing it: a file missing, empty or with its last line cut short, a row of another size
+/// or of a round the run does not have, a measurement recorded twice or cut short
+/// ([`results::incomplete_measurements`]), or one of the run's measurements absent, is a
+/// problem; the rows of the whole measurements are kept.
+pub(crate) fn read_part(fig: &Figure, dir: &Path, meta: &Meta) -> Result<Part, Failure> {
     let path = dir.join("raw.csv");
     let mut problems = Vec::new();
     let text = match std::fs::read(&path) {
@@ -93,6 +98,7 @@ fn read_part(fig: &Figure, dir: &Path, meta: &Meta) -> Result<Part, Failure> {
             return Ok(Part {
                 rows: Vec::new(),
                 problems,
+                lacking: None,
                 store: None,
             });
         }
@@ -103,6 +109,7 @@ fn read_part(fig: &Figure, dir: &Path, meta: &Meta) -> Result<Part, Failure> {
         return Ok(Part {
             rows: Vec::new(),
             problems,
+            lacking: None,
             store: None,
         });
     }
@@ -115,6 +122,21 @@ fn read_part(fig: &Figure, dir: &Path, meta: &Meta) -> Result<Part, Failure> {
     };
     let store = Store::parse(&path, whole_lines).map_err(|e| Failure::Usage(e.to_string()))?;
     let s = &meta.settings;
+    if let Some(r) = store
+        .rows()
+        .iter()
+        .find(|r| r.size != s.measure.size || r.round > s.rounds)
+    {
+        problems.push(format!(
+            "{}: a row of {} (size {}, round {}) is not of this run (size {}, {} round(s))",
+            path.display(),
+            r.point,
+            r.size,
+            r.round,
+            s.measure.size,
+            s.rounds
+        ));
+    }
     let incomplete = results::incomplete_measurements(&store, s.reps());
     for (p, round, why) in &incomplete {
         problems.push(format!(
@@ -130,26 +152,28 @@ fn read_part(fig: &Figure, dir: &Path, meta: &Meta) -> Result<Part, Failure> {
         .filter(|m| !recorded.contains(*m))
         .map(|(p, r)| measurement_name(p, *r, s.rounds))
         .collect();
-    if !missing.is_empty() {
-        problems.push(format!(
+    let lacking = (!missing.is_empty()).then(|| {
+        format!(
             "{} lacks {} of the run's {} measurements ({})",
             path.display(),
             missing.len(),
             expected.len(),
             first_few(&missing)
-        ));
-    }
+        )
+    });
     let cut: BTreeSet<(PointSpec, usize)> =
         incomplete.into_iter().map(|(p, r, _)| (p, r)).collect();
     let rows = store
         .rows()
         .iter()
         .filter(|r| !cut.contains(&(r.point.clone(), r.round)))
+        .filter(|r| r.size == s.measure.size && r.round <= s.rounds)
         .cloned()
         .collect();
     Ok(Part {
         rows,
         problems,
+        lacking,
         store: Some(store),
     })
 }
@@ -226,7 +250,8 @@ pub(crate) fn merge_command(args: &MergeArgs, allocator: &str) -> Result<i32, Fa
     let mut owner: BTreeMap<PointSpec, &Path> = BTreeMap::new();
     let mut problems = Vec::new();
     for (d, m) in args.dirs.iter().zip(&metas) {
-        let part = read_part(&fig, d, m)?;
+        let mut part = read_part(&fig, d, m)?;
+        part.problems.extend(part.lacking.take());
         if let (Some(problem), false) = (part.problems.first(), args.force) {
             return Err(Failure::Usage(format!(
                 "{problem}: resume the run (stealbench reproduce {} --resume {}) and merge \

@@ -83,11 +83,30 @@ fn latest_runs(dirs: &[PathBuf]) -> Result<Vec<(PathBuf, Meta)>, Failure> {
         .collect())
 }
 
+/// The `raw.csv` of the finished run `dir`, read through the checks of `merge`
+/// ([`crate::cluster::read_part`]): a file missing or damaged (a row twice, of another size or
+/// round, cut short), or lacking some of the run's measurements (unless a `--force` merge
+/// made it so, as its page says), is one line, exit code 2.
+fn whole_run(fig: &Figure, dir: &Path, meta: &Meta) -> Result<results::Store, Failure> {
+    let part = crate::cluster::read_part(fig, dir, meta)?;
+    let merged = !meta.merged_from.is_empty();
+    let lacking = part.lacking.filter(|_| !merged);
+    if let Some(problem) = part.problems.into_iter().chain(lacking).next() {
+        return Err(Failure::Usage(format!(
+            "{problem}: report renders whole runs; resume it (stealbench reproduce {} --resume \
+             {}) and report again",
+            meta.id,
+            dir.display()
+        )));
+    }
+    Ok(results::Store::read(&dir.join("raw.csv"))?)
+}
+
 /// Renders the run in `dir` with this build's figure and claims, as `reproduce` renders it.
 fn render(dir: &Path, meta: Meta) -> Result<Rendered, Failure> {
     let fig = reproduce::lookup_figure(&meta.id)?;
     let grid = reproduce::run_grid(&fig, &meta.settings);
-    let store = results::Store::read(&dir.join("raw.csv"))?;
+    let store = whole_run(&fig, dir, &meta)?;
     let view = reproduce::view(&fig, &grid, &meta, &store, &HashMap::new());
     let svg =
         plot::svg_text(&fig, &grid, &view.panels, &view.subtitle).map_err(Failure::Runtime)?;

@@ -548,6 +548,18 @@ fn row_of(
     }
     let status = Status::deserialize(t.get("status").into_deserializer())
         .map_err(|e: serde::de::value::Error| format!("status: {e}"))?;
+    // A failed check is never a time: a row that says both would be counted as one.
+    if status == Status::Ok && t.get("check").starts_with("failed") {
+        return Err(format!(
+            "status ok with check '{}': a failed check is status check-failed",
+            t.get("check")
+        ));
+    }
+    // Rows written before rounds existed are round 1; rounds count from 1.
+    let round = number(t, "round")?.unwrap_or(1);
+    if round == 0 {
+        return Err("round 0: rounds count from 1".to_string());
+    }
     let pool = match t.get("pool") {
         "" => None,
         s => Some(PoolRecord::parse(s)?),
@@ -581,8 +593,7 @@ fn row_of(
         check: t.get("check").to_string(),
         status,
         note: t.get("note").to_string(),
-        // Rows written before rounds existed are round 1.
-        round: number(t, "round")?.unwrap_or(1),
+        round,
         answer: t.get("answer").to_string(),
         pool,
         counters: cs,
