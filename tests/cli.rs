@@ -1565,6 +1565,41 @@ fn report_refuses_a_damaged_run() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
 }
 
+/// Writers into one figures directory at once (four `report`s) each succeed, and leave whole
+/// files and no temporary file.
+#[test]
+fn concurrent_reports_into_one_directory_all_succeed() {
+    let dir = TempDir::with_prefix("stealbench-cli-concurrent-").unwrap();
+    let out = stealbench(
+        &fib_fig3_args("serial", "1", &dirs_args("r", "f")),
+        dir.path(),
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    for _ in 0..3 {
+        let children: Vec<_> = (0..4)
+            .map(|_| {
+                Command::new(BIN)
+                    .args(["report", "r", "--figures-dir", "f"])
+                    .current_dir(dir.path())
+                    .stdout(std::process::Stdio::null())
+                    .stderr(std::process::Stdio::piped())
+                    .spawn()
+                    .unwrap()
+            })
+            .collect();
+        for c in children {
+            let out = c.wait_with_output().unwrap();
+            assert!(out.status.success(), "{}", text(&out.stderr));
+        }
+    }
+    for e in fs::read_dir(dir.path().join("f")).unwrap() {
+        let e = e.unwrap();
+        let name = e.file_name().to_string_lossy().into_owned();
+        assert!(!name.starts_with(".tmp-"), "{name} left");
+        assert!(e.metadata().unwrap().len() > 0, "{name} is empty");
+    }
+}
+
 /// `--resume` of a missing directory, of one that is not a run, or of a run whose meta.json
 /// settings are invalid is one line and exit code 2, and leaves nothing behind; a `.lock`
 /// that is a symbolic link is refused, its target untouched; a row recorded twice is measured

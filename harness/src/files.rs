@@ -6,6 +6,9 @@
 //! it points to. A file it writes whole (a summary, a figure, a page) is written beside its
 //! name and renamed over it ([`write_atomic`], [`replace_with`]): a link at the name is replaced,
 //! not followed, and a full disk or a crash leaves the old file or none, never half of one.
+//! The temporary name is unique to the process and the write, so that writers of one file
+//! never take each other's, and the writers of a figures directory hold its lock ([`lock_dir`])
+//! while they write a figure's files.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write as _};
@@ -86,12 +89,32 @@ pub(crate) fn open_regular(path: &Path) -> io::Result<File> {
     Ok(file)
 }
 
-/// The temporary name beside `path` that [`replace_with`] writes: `.tmp-NAME` (hidden, and
-/// with `NAME`'s extension, which some writers read to choose the format).
+/// A fresh temporary name beside `path` for [`replace_with`]: `.tmp-PID-N-NAME` (hidden,
+/// unique to this process and this write, so that two writers of one file never write into or
+/// remove each other's temporary file, and with `NAME`'s extension, which some writers read to
+/// choose the format).
 fn beside(path: &Path) -> PathBuf {
-    let mut name = std::ffi::OsString::from(".tmp-");
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let mut name = std::ffi::OsString::from(format!(".tmp-{}-{n}-", std::process::id()));
     name.push(path.file_name().unwrap_or_default());
     path.with_file_name(name)
+}
+
+/// An exclusive lock on a directory that files are written into (a figures directory), held
+/// while it lives: writers that each hold it write their set of files one after another, so
+/// that a page and its plots come from one writer. It is `flock(2)` on the directory itself,
+/// which leaves no file behind and is released by the kernel when the process ends.
+#[derive(Debug)]
+pub(crate) struct DirLock {
+    _dir: File,
+}
+
+/// Waits for and takes the lock of directory `dir` ([`DirLock`]). Every error names `dir`.
+pub(crate) fn lock_dir(dir: &Path) -> io::Result<DirLock> {
+    let file = File::open(dir).map_err(|e| with_path(dir, e))?;
+    file.lock().map_err(|e| with_path(dir, e))?;
+    Ok(DirLock { _dir: file })
 }
 
 /// Writes `path` whole: `write` fills a fresh temporary file beside it (made by
@@ -203,6 +226,40 @@ mod tests {
         let e = replace_with(&link, |_| Err(io::Error::other("disk full"))).unwrap_err();
         assert_eq!(e.to_string(), format!("{}: disk full", link.display()));
         assert_eq!(fs::read(&link).unwrap(), b"new");
-        assert!(!beside(&link).exists());
+        let left: Vec<_> = fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .filter(|n| n.to_string_lossy().starts_with(".tmp-"))
+            .collect();
+        assert!(left.is_empty(), "{left:?}");
+    }
+
+    /// Threads writing one file at once never take each other's temporary file: every write
+    /// succeeds and the file is one writer's whole.
+    #[test]
+    fn concurrent_writers_of_one_file_never_tear_it() {
+        let dir = TempDir::with_prefix("stealbench-files-concurrent-").unwrap();
+        let path = dir.path().join("page.md");
+        assert_ne!(beside(&path), beside(&path));
+        assert!(beside(&path).to_string_lossy().ends_with("-page.md"));
+        std::thread::scope(|s| {
+            for t in 0..4u8 {
+                let path = &path;
+                s.spawn(move || {
+                    for _ in 0..50 {
+                        write_atomic(path, &[b'a' + t; 4096]).unwrap();
+                    }
+                });
+            }
+        });
+        let bytes = fs::read(&path).unwrap();
+        assert_eq!(bytes.len(), 4096);
+        assert!(bytes.iter().all(|&b| b == bytes[0]));
+        // The directory lock is exclusive across open files, and released when dropped.
+        let held = lock_dir(dir.path()).unwrap();
+        let other = File::open(dir.path()).unwrap();
+        assert!(other.try_lock().is_err());
+        drop(held);
+        assert!(other.try_lock().is_ok());
     }
 }

@@ -153,8 +153,12 @@ pub(crate) fn report_command(args: &ReportArgs) -> Result<i32, Failure> {
     let write = |p: &Path, text: String| {
         crate::files::write_atomic(p, text.as_bytes()).map_err(|e| Failure::Io(e.to_string()))
     };
-    write(&readme, readme_text(&rendered, &missing))?;
-    write(&html, html_text(&rendered, &missing))?;
+    {
+        // Each figure's files below take the lock in their turn.
+        let _lock = crate::files::lock_dir(out)?;
+        write(&readme, readme_text(&rendered, &missing))?;
+        write(&html, html_text(&rendered, &missing))?;
+    }
     // Each figure's page and plots, as `reproduce` wrote them, but by this build.
     for r in &rendered {
         let v = &r.view;

@@ -641,7 +641,7 @@ pub(crate) fn settings_note(grid: &Grid, pinning: Pinning) -> String {
     )
 }
 
-/// Writes `<id>.md`, `<id>.svg`, `<id>.png` into `dir`.
+/// Writes `<id>.md`, `<id>.svg`, `<id>.png` into `dir`, holding its lock ([`crate::files::lock_dir`]).
 pub(crate) fn write_figure_files(
     dir: &Path,
     fig: &Figure,
@@ -651,6 +651,7 @@ pub(crate) fn write_figure_files(
     subtitle: &str,
 ) -> Result<(), Failure> {
     std::fs::create_dir_all(dir).map_err(|e| Failure::Io(format!("{}: {e}", dir.display())))?;
+    let _lock = crate::files::lock_dir(dir)?;
     crate::files::write_atomic(&dir.join(format!("{}.md", fig.id)), md.as_bytes())?;
     plot::write_svg(
         &dir.join(format!("{}.svg", fig.id)),

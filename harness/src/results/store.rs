@@ -776,7 +776,17 @@ mod tests {
             )),
             "{text}"
         );
-        assert!(!dir.path().join(".tmp-raw.csv").exists());
+        let left = fs::read_dir(dir.path())
+            .unwrap()
+            .filter(|e| {
+                e.as_ref()
+                    .unwrap()
+                    .file_name()
+                    .to_string_lossy()
+                    .starts_with(".tmp-")
+            })
+            .count();
+        assert_eq!(left, 0, "a temporary file is left");
         let back = Store::open(&path).unwrap();
         assert_eq!(back.rows()[0], serial);
         assert_eq!(back.rows()[1], abp);
