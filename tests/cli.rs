@@ -1014,6 +1014,16 @@ fn three_shards_merge_to_the_whole_grid() {
     };
     let twice = merge_first_and(&shard_dirs[0]);
     assert_eq!(twice.status.code(), Some(2), "{}", text(&twice.stderr));
+    // A second run of one shard (a requeued task) is named with the first.
+    let again = path("again");
+    copy_run(Path::new(&shard_dirs[0]), Path::new(&again));
+    let out = merge_first_and(&again);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(&format!("{} and {again} are both shard 1/3", shard_dirs[0])),
+        "{err}"
+    );
     let other = merge_first_and(whole_dir.to_str().unwrap());
     assert_eq!(other.status.code(), Some(2));
     assert!(
@@ -1044,9 +1054,25 @@ fn three_shards_merge_to_the_whole_grid() {
         "#SBATCH --exclusive",
         "--shard \"$SLURM_ARRAY_TASK_ID/3\"",
         "--size quick",
+        // Each array job writes a directory of its own; a requeued task resumes its run.
+        "out=results-spoonhower-fig6-shards/\"$SLURM_ARRAY_JOB_ID\"",
+        "--out \"$out\"",
+        "reproduce spoonhower-fig6 --resume \"$prev\"",
     ] {
         assert!(array.contains(want), "{want}: {array}");
     }
+    let merge = fs::read_to_string(dir.path().join("slurm/spoonhower-fig6-merge.sbatch")).unwrap();
+    assert!(
+        merge.contains(
+            "merge results-spoonhower-fig6-shards/\"$array\"/spoonhower-fig6/*-shard-*-of-3 "
+        ),
+        "{merge}"
+    );
+    let submit = fs::read_to_string(dir.path().join("slurm/spoonhower-fig6-submit.sh")).unwrap();
+    assert!(
+        submit.contains("spoonhower-fig6-merge.sbatch \"${array%%;*}\""),
+        "{submit}"
+    );
     for f in [
         "spoonhower-fig6.sbatch",
         "spoonhower-fig6-merge.sbatch",

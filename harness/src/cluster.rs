@@ -232,10 +232,20 @@ pub(crate) fn merge_command(args: &MergeArgs, allocator: &str) -> Result<i32, Fa
     let mut seen: Vec<usize> = shards.iter().map(|x| x.index).collect();
     seen.sort_unstable();
     seen.dedup();
-    if seen.len() < shards.len() {
-        return Err(Failure::Usage(
-            "a shard is given twice: merge each shard's run directory once".to_string(),
-        ));
+    let shard_dirs: Vec<(&PathBuf, Shard)> = args
+        .dirs
+        .iter()
+        .zip(&metas)
+        .filter_map(|(d, m)| Some((d, m.settings.shard?)))
+        .collect();
+    for (i, (a, sa)) in shard_dirs.iter().enumerate() {
+        if let Some((b, _)) = shard_dirs[i + 1..].iter().find(|(_, sb)| sb == sa) {
+            return Err(Failure::Usage(format!(
+                "{} and {} are both shard {sa}: merge each shard's run directory once",
+                a.display(),
+                b.display()
+            )));
+        }
     }
     if let Some(s) = shards.iter().find(|s| s.count != shards[0].count) {
         return Err(Failure::Usage(format!(
@@ -570,23 +580,32 @@ pub(crate) fn slurm_command(args: &SlurmArgs) -> Result<(), Failure> {
     };
     let array = format!(
         "{}#SBATCH --array=1-{n}\n#SBATCH --exclusive\n#SBATCH --output=stealbench-{id}-%A_%a.out\n\
-         # One node per shard: task i measures the i-th of {n} disjoint parts of the grid.\n\
+         # One node per shard: task i measures the i-th of {n} disjoint parts of the grid, into\n\
+         # a directory of this array job's own; a requeued task resumes its shard's run.\n\
          set -euo pipefail\ncd \"$SLURM_SUBMIT_DIR\"\n\
-         {exe} reproduce {id} --shard \"$SLURM_ARRAY_TASK_ID/{n}\" --out {shards_dir} \\\n    \
-         --figures-dir {shards_dir}/figures-\"$SLURM_ARRAY_TASK_ID\"{extra}\n",
+         out={shards_dir}/\"$SLURM_ARRAY_JOB_ID\"\n\
+         prev=$(ls -d \"$out\"/{id}/*-shard-\"$SLURM_ARRAY_TASK_ID\"-of-{n} 2>/dev/null | tail -n 1 || true)\n\
+         if [ -n \"$prev\" ]; then\n    \
+         {exe} reproduce {id} --resume \"$prev\"\n\
+         else\n    \
+         {exe} reproduce {id} --shard \"$SLURM_ARRAY_TASK_ID/{n}\" --out \"$out\" \\\n        \
+         --figures-dir \"$out\"/figures-\"$SLURM_ARRAY_TASK_ID\"{extra}\n\
+         fi\n",
         header(&format!("stealbench-{id}"), &args.time)
     );
     let merge = format!(
         "{}#SBATCH --output=stealbench-{id}-merge-%j.out\n\
+         # Merges the shards of one array job: sbatch {id}-merge.sbatch ARRAY_JOB_ID\n\
          set -euo pipefail\ncd \"$SLURM_SUBMIT_DIR\"\n\
-         {exe} merge {shards_dir}/{id}/*-shard-*-of-{n} --out results --figures-dir paper-figures\n",
+         array=${{1:?usage: sbatch {id}-merge.sbatch ARRAY_JOB_ID}}\n\
+         {exe} merge {shards_dir}/\"$array\"/{id}/*-shard-*-of-{n} --out results --figures-dir paper-figures\n",
         header(&format!("stealbench-{id}-merge"), "00:30:00")
     );
     let submit = format!(
         "#!/bin/bash\n# Submits the {n} shards of {id}, then their merge once all succeeded.\n\
          set -euo pipefail\ncd \"$(dirname \"$0\")\"\n\
          array=$(sbatch --parsable {id}.sbatch)\n\
-         sbatch --dependency=afterok:\"${{array%%;*}}\" {id}-merge.sbatch\n\
+         sbatch --dependency=afterok:\"${{array%%;*}}\" {id}-merge.sbatch \"${{array%%;*}}\"\n\
          echo \"submitted array $array and its merge\"\n"
     );
     let write = |name: String, text: &str, exec: bool| -> Result<PathBuf, Failure> {
