@@ -517,6 +517,33 @@ fn check_reproduce_args(fig: &Figure, args: &[String]) -> Result<usize, Failure>
 /// node each, task i running `reproduce ID --shard i/N`), `ID-merge.sbatch` (the merge of the
 /// shards' run directories) and `ID-submit.sh` (submits the array, then the merge to run after
 /// it succeeded).
+/// `args` (reproduce options) with the value of each input file option (`--hw-video`,
+/// `--hw-points`, as `--flag VALUE` or `--flag=VALUE`) made absolute against the current
+/// directory, which the Slurm tasks, run in `--dir`, do not share.
+fn absolute_inputs(args: &[String]) -> Result<Vec<String>, Failure> {
+    const INPUTS: [&str; 2] = ["--hw-video", "--hw-points"];
+    let absolute = |v: &str| -> Result<String, Failure> {
+        let p = std::path::absolute(v).map_err(|e| Failure::Io(format!("{v}: {e}")))?;
+        Ok(p.display().to_string())
+    };
+    let mut out = Vec::with_capacity(args.len());
+    let mut value_of_input = false;
+    for a in args {
+        if value_of_input {
+            out.push(absolute(a)?);
+            value_of_input = false;
+        } else if INPUTS.contains(&a.as_str()) {
+            out.push(a.clone());
+            value_of_input = true;
+        } else if let Some((flag, v)) = a.split_once('=').filter(|(f, _)| INPUTS.contains(f)) {
+            out.push(format!("{flag}={}", absolute(v)?));
+        } else {
+            out.push(a.clone());
+        }
+    }
+    Ok(out)
+}
+
 pub(crate) fn slurm_command(args: &SlurmArgs) -> Result<(), Failure> {
     let fig = reproduce::lookup_figure(&args.id)?;
     if args.shards == 0 {
@@ -549,6 +576,8 @@ pub(crate) fn slurm_command(args: &SlurmArgs) -> Result<(), Failure> {
         }
     }
     let points = check_reproduce_args(&fig, &args.reproduce_args)?;
+    // The tasks run in --dir, not here: a relative input path is made absolute.
+    let reproduce_args = absolute_inputs(&args.reproduce_args)?;
     crate::shard::check_count(
         &format!("--shards {}", args.shards),
         args.shards,
@@ -567,8 +596,7 @@ pub(crate) fn slurm_command(args: &SlurmArgs) -> Result<(), Failure> {
         .as_ref()
         .map(|p| format!("#SBATCH --partition={}\n", sh(p)))
         .unwrap_or_default();
-    let extra: String = args
-        .reproduce_args
+    let extra: String = reproduce_args
         .iter()
         .map(|a| format!(" {}", sh(a)))
         .collect();
@@ -663,6 +691,33 @@ mod tests {
             "{d:?}"
         );
         assert_eq!(d[2], "allocator system vs jemalloc");
+    }
+
+    #[test]
+    fn slurm_input_paths_are_made_absolute() {
+        let args: Vec<String> = [
+            "--hw-video",
+            "v.avi",
+            "--hw-points=p.txt",
+            "--size",
+            "test",
+            "--hw-video=/abs/v.avi",
+        ]
+        .map(String::from)
+        .to_vec();
+        let here = std::env::current_dir().unwrap();
+        let got = absolute_inputs(&args).unwrap();
+        assert_eq!(
+            got,
+            [
+                "--hw-video".to_string(),
+                here.join("v.avi").display().to_string(),
+                format!("--hw-points={}", here.join("p.txt").display()),
+                "--size".into(),
+                "test".into(),
+                "--hw-video=/abs/v.avi".into(),
+            ]
+        );
     }
 
     #[test]
