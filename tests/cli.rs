@@ -1589,6 +1589,44 @@ fn report_refuses_a_damaged_run() {
     }
     let out = stealbench(&["report", "r", "--figures-dir", "rf"], dir.path());
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+
+    // A shard, newer than the whole run, is no figure's run: report leaves it out and says so.
+    let shard = [
+        &["--reps", "2", "--shard", "1/2"][..],
+        &dirs_args("r", "sf"),
+    ]
+    .concat();
+    let out = stealbench(&fib_fig3_args("serial,abp", "1", &shard), dir.path());
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let out = stealbench(&["report", "r", "--figures-dir", "rf"], dir.path());
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("-shard-1-of-2 is shard 1/2 of a run of prows-fig3, left out"),
+        "{err}"
+    );
+    let whole = run.file_name().unwrap().to_str().unwrap();
+    assert!(
+        text(&out.stdout).contains(&format!("prows-fig3/{whole})")),
+        "{}",
+        text(&out.stdout)
+    );
+    let shard_dir = shard_dir(&dir.path().join("r"), "prows-fig3", 1, 2);
+    let out = stealbench(
+        &[
+            "report",
+            shard_dir.to_str().unwrap(),
+            "--figures-dir",
+            "rf2",
+        ],
+        dir.path(),
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("no finished run found"),
+        "{}",
+        text(&out.stderr)
+    );
 }
 
 /// Writers into one figures directory at once (four `report`s) each succeed, and leave whole

@@ -60,12 +60,22 @@ fn run_dirs(path: &Path) -> Result<Vec<PathBuf>, Failure> {
 }
 
 /// The latest finished run of each figure among `dirs` (directory names are timestamps), in
-/// the registry's order of figures.
+/// the registry's order of figures. A shard (`reproduce --shard`) is a part of a run, not a
+/// figure's run: it is left out, and a note names it (merge the shards first).
 fn latest_runs(dirs: &[PathBuf]) -> Result<Vec<(PathBuf, Meta)>, Failure> {
     let mut by_id: BTreeMap<String, (PathBuf, Meta)> = BTreeMap::new();
     for d in dirs {
         for run in run_dirs(d)? {
             let meta = Meta::read(&run).map_err(Failure::from)?;
+            if let Some(shard) = meta.settings.shard {
+                errln!(
+                    "note: {} is shard {shard} of a run of {}, left out: merge its shards \
+                     (stealbench merge) and report the merged run",
+                    run.display(),
+                    meta.id
+                );
+                continue;
+            }
             if !meta.finished {
                 continue;
             }
