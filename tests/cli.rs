@@ -1629,6 +1629,42 @@ fn report_refuses_a_damaged_run() {
     );
 }
 
+/// A FIFO or a link to `/dev/zero` at `raw.csv` is refused by `report`, `merge` and
+/// `--resume`, naming the file, exit code 3: never waited on, never read without end.
+#[test]
+fn only_a_regular_raw_csv_is_read() {
+    let dir = TempDir::with_prefix("stealbench-cli-fifo-").unwrap();
+    let out = stealbench(
+        &fib_fig3_args("serial", "1", &dirs_args("r", "f")),
+        dir.path(),
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let run = &run_dirs(&dir.path().join("r"), "prows-fig3")[0];
+    let raw = run.join("raw.csv");
+    for kind in ["fifo", "zero"] {
+        fs::remove_file(&raw).unwrap();
+        if kind == "fifo" {
+            assert!(Command::new("mkfifo").arg(&raw).status().unwrap().success());
+        } else {
+            std::os::unix::fs::symlink("/dev/zero", &raw).unwrap();
+        }
+        let r = run.to_str().unwrap();
+        for args in [
+            vec!["report", r, "--figures-dir", "rf"],
+            vec!["merge", "--force", r, "--out", "m", "--figures-dir", "mf"],
+            vec!["reproduce", "prows-fig3", "--resume", r],
+        ] {
+            let out = stealbench(&args, dir.path());
+            let err = text(&out.stderr);
+            assert_eq!(out.status.code(), Some(3), "{kind} {args:?}: {err}");
+            assert!(
+                err.contains(&format!("{}: not a regular file", raw.display())),
+                "{kind} {args:?}: {err}"
+            );
+        }
+    }
+}
+
 /// Writers into one figures directory at once (four `report`s) each succeed, and leave whole
 /// files and no temporary file.
 #[test]

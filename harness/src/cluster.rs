@@ -90,7 +90,7 @@ pub(crate) struct Part {
 pub(crate) fn read_part(fig: &Figure, dir: &Path, meta: &Meta) -> Result<Part, Failure> {
     let path = dir.join("raw.csv");
     let mut problems = Vec::new();
-    let text = match std::fs::read(&path) {
+    let text = match crate::files::read_regular(&path) {
         Ok(bytes) => String::from_utf8(bytes)
             .map_err(|_| Failure::Usage(format!("{}: not UTF-8 text", path.display())))?,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -102,7 +102,7 @@ pub(crate) fn read_part(fig: &Figure, dir: &Path, meta: &Meta) -> Result<Part, F
                 store: None,
             });
         }
-        Err(e) => return Err(Failure::Io(format!("{}: {e}", path.display()))),
+        Err(e) => return Err(Failure::Io(e.to_string())),
     };
     if text.is_empty() {
         problems.push(format!("{} is empty", path.display()));

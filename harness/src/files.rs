@@ -89,6 +89,46 @@ pub(crate) fn open_regular(path: &Path) -> io::Result<File> {
     Ok(file)
 }
 
+/// The most bytes [`read_regular`] reads: far above any run's `raw.csv` or `meta.json`, far
+/// below what would exhaust the memory.
+pub(crate) const READ_LIMIT: u64 = 1 << 30;
+
+/// The bytes of the regular file `path` (a symbolic link to one is followed), read whole.
+/// Anything else is refused before it is read: a FIFO (opened without blocking, so that no
+/// writer is waited for), a device such as `/dev/zero`, a directory; so is a file of more than
+/// [`READ_LIMIT`] bytes, or one that grows past it while it is read. Every error names `path`
+/// and keeps the kind of the error met (`NotFound` for a missing file).
+pub(crate) fn read_regular(path: &Path) -> io::Result<Vec<u8>> {
+    use std::io::Read as _;
+    let file = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|e| with_path(path, e))?;
+    let len = file.metadata().map_err(|e| with_path(path, e))?;
+    let refuse = |why: String| {
+        io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("{}: {why}", path.display()),
+        )
+    };
+    if !len.is_file() {
+        return Err(refuse("not a regular file".to_string()));
+    }
+    let too_large = || refuse(format!("larger than {} bytes, the most read", READ_LIMIT));
+    if len.len() > READ_LIMIT {
+        return Err(too_large());
+    }
+    let mut bytes = Vec::with_capacity(usize::try_from(len.len()).unwrap_or(0));
+    file.take(READ_LIMIT + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| with_path(path, e))?;
+    if bytes.len() as u64 > READ_LIMIT {
+        return Err(too_large());
+    }
+    Ok(bytes)
+}
+
 /// A fresh temporary name beside `path` for [`replace_with`]: `.tmp-PID-N-NAME` (hidden,
 /// unique to this process and this write, so that two writers of one file never write into or
 /// remove each other's temporary file, and with `NAME`'s extension, which some writers read to
@@ -232,6 +272,29 @@ mod tests {
             .filter(|n| n.to_string_lossy().starts_with(".tmp-"))
             .collect();
         assert!(left.is_empty(), "{left:?}");
+    }
+
+    #[test]
+    fn only_regular_files_are_read() {
+        let dir = TempDir::with_prefix("stealbench-files-read-").unwrap();
+        let p = dir.path().join("raw.csv");
+        fs::write(&p, b"a,b\n").unwrap();
+        assert_eq!(read_regular(&p).unwrap(), b"a,b\n");
+        let link = dir.path().join("link.csv");
+        std::os::unix::fs::symlink(&p, &link).unwrap();
+        assert_eq!(read_regular(&link).unwrap(), b"a,b\n");
+        let missing = read_regular(&dir.path().join("none")).unwrap_err();
+        assert_eq!(missing.kind(), io::ErrorKind::NotFound);
+        // A FIFO with no writer (it would block), a device read forever, a directory.
+        let fifo = dir.path().join("fifo.csv");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        assert!(made.unwrap().success());
+        let zero = dir.path().join("zero.csv");
+        std::os::unix::fs::symlink("/dev/zero", &zero).unwrap();
+        for p in [&fifo, &zero, &dir.path().to_path_buf()] {
+            let e = read_regular(p).unwrap_err().to_string();
+            assert_eq!(e, format!("{}: not a regular file", p.display()));
+        }
     }
 
     /// Threads writing one file at once never take each other's temporary file: every write

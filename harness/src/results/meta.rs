@@ -2,12 +2,10 @@
 //! made it, and when it started and finished.
 
 use super::machine::{Build, Machine};
-use crate::files::with_path;
 use crate::runtimes::Arm;
 use crate::spec::{Measure, stored};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
@@ -274,7 +272,9 @@ impl Meta {
     /// Reads `meta.json` of `dir`.
     pub(crate) fn read(dir: &Path) -> io::Result<Meta> {
         let path = dir.join("meta.json");
-        let text = fs::read_to_string(&path).map_err(|e| with_path(&path, e))?;
+        let bytes = crate::files::read_regular(&path)?;
+        let text = String::from_utf8(bytes)
+            .map_err(|_| io::Error::other(format!("{}: not UTF-8 text", path.display())))?;
         serde_json::from_str(&text)
             .map_err(|e| io::Error::other(format!("{}: {e}", path.display())))
     }
@@ -306,6 +306,7 @@ pub(crate) fn timestamps(t: SystemTime) -> (String, String) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::fs;
     use std::time::UNIX_EPOCH;
     use tempfile::TempDir;
 

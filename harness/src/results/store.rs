@@ -23,7 +23,6 @@ use crate::spec::PointSpec;
 use serde::Deserialize;
 use serde::de::IntoDeserializer;
 use std::collections::{BTreeSet, HashMap};
-use std::fs;
 use std::io::{self, Seek, Write};
 use std::path::{Path, PathBuf};
 use stealbench_workloads::{Size, Variant};
@@ -156,9 +155,9 @@ impl Store {
 
     /// [`Store::open`] (`repair`: the cut line is cut off the file too) or [`Store::read`].
     fn load(path: &Path, repair: bool) -> io::Result<Store> {
-        let mut bytes = match fs::read(path) {
+        let mut bytes = match crate::files::read_regular(path) {
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Store::empty(path)),
-            r => r.map_err(|e| with_path(path, e))?,
+            r => r?,
         };
         if let Some(keep) = cut_last_line(&bytes) {
             bytes.truncate(keep);
@@ -704,6 +703,7 @@ pub(crate) fn test_row(
 mod tests {
     use super::*;
     use crate::results::Meta;
+    use std::fs;
     use tempfile::TempDir;
     use test_row as row;
 
