@@ -1665,6 +1665,41 @@ fn only_a_regular_raw_csv_is_read() {
     }
 }
 
+/// Text from outside the code reaches the Markdown pages as text: a `|` in `--out` stays in
+/// its table cell, a newline or raw HTML in `meta.json` starts no heading and no tag.
+#[test]
+fn outside_text_is_escaped_in_the_pages() {
+    let dir = TempDir::with_prefix("stealbench-cli-mdescape-").unwrap();
+    let out = stealbench(
+        &fib_fig3_args("serial", "1", &dirs_args("a|b", "f")),
+        dir.path(),
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let run = &run_dirs(&dir.path().join("a|b"), "prows-fig3")[0];
+    let meta_path = run.join("meta.json");
+    let mut meta: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(&meta_path).unwrap()).unwrap();
+    meta["machine"]["cpu_model"] = "<img src=x>\n# boom".into();
+    fs::write(&meta_path, meta.to_string()).unwrap();
+    let out = stealbench(&["report", "a|b", "--figures-dir", "rf"], dir.path());
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let readme = fs::read_to_string(dir.path().join("rf/README.md")).unwrap();
+    let row = readme
+        .lines()
+        .find(|l| l.starts_with("| [prows-fig3]"))
+        .unwrap();
+    assert_eq!(row.matches(" | ").count(), 6, "{row}");
+    assert!(row.contains("`a\\|b/prows-fig3/"), "{row}");
+    for page in [
+        readme,
+        fs::read_to_string(dir.path().join("rf/prows-fig3.md")).unwrap(),
+    ] {
+        assert!(page.contains("&lt;img src=x&gt; # boom"), "{page}");
+        assert!(!page.contains("<img"), "{page}");
+        assert!(!page.lines().any(|l| l.starts_with("# boom")), "{page}");
+    }
+}
+
 /// Writers into one figures directory at once (four `report`s) each succeed, and leave whole
 /// files and no temporary file.
 #[test]

@@ -10,6 +10,7 @@ use crate::claims::{self, Judgement};
 use crate::cli::{Failure, ReportArgs};
 use crate::figures::{self, Figure};
 use crate::results::{self, Meta};
+use crate::table::{md_code, md_text};
 use crate::{plot, reproduce};
 use std::collections::{BTreeMap, HashMap};
 use std::fs;
@@ -301,17 +302,20 @@ fn readme_text(rendered: &[Rendered], missing: &[&str]) -> String {
             "| [{0}]({0}.md) | {1} | {2}, {3} cores | {4} | {5} | {6} | `{7}` |\n",
             r.fig.id,
             r.meta.settings.measure.size,
-            r.meta.machine.cpu_model,
+            md_text(&r.meta.machine.cpu_model),
             r.meta.machine.cores,
             // The note names the run's commit; a clean run of this build's, the commit alone.
-            note.map_or_else(|| format!("`{commit}`"), |n| format!("**{n}**")),
+            note.map_or_else(
+                || format!("`{}`", md_code(&commit)),
+                |n| format!("**{}**", md_text(&n))
+            ),
             claims::tally(&claims::of_kind(&r.view.verdicts, "paper")),
             if others.is_empty() {
                 "none".to_string()
             } else {
                 claims::tally(&others)
             },
-            r.dir.display()
+            md_code(&r.dir.display().to_string())
         ));
     }
     if !missing.is_empty() {

@@ -508,14 +508,19 @@ fn markdown(
     let params: Vec<String> = grid
         .workloads()
         .iter()
-        .filter_map(|w| params_of.get(w.as_str()).map(|p| format!("{w} {p}")))
+        .filter_map(|w| {
+            params_of
+                .get(w.as_str())
+                .map(|p| table::md_text(&format!("{w} {p}")))
+        })
         .collect();
     let b = &meta.build;
     let mut out = format!("# {}\n\n", fig.title);
     out.push_str(&format!("Paper: {}\n\n", fig.caption));
     out.push_str(&format!(
         "Reproduced with `stealbench reproduce {}` ({}).\n\n",
-        fig.id, meta.timestamp
+        fig.id,
+        table::md_text(&meta.timestamp)
     ));
     out.push_str(&claims::markdown(verdicts));
     let reads_ts = verdicts.iter().any(|j| {
@@ -537,11 +542,15 @@ fn markdown(
     let flags = if b.rustflags.is_empty() {
         String::new()
     } else {
-        format!(", rustflags `{}`", b.rustflags)
+        format!(", rustflags `{}`", table::md_code(&b.rustflags))
     };
     out.push_str(&format!(
         "- Build: stealbench {}, {}, commit {}, allocator {}, {} profile{flags}\n",
-        b.stealbench_version, b.rustc, b.git_commit, b.allocator, b.profile
+        table::md_text(&b.stealbench_version),
+        table::md_text(&b.rustc),
+        table::md_text(&b.git_commit),
+        table::md_text(&b.allocator),
+        table::md_text(&b.profile)
     ));
     out.push_str(&format!(
         "- Size: {} ({}); {} timed repetitions per point after one warm-up, median shown; \
@@ -590,7 +599,7 @@ fn markdown(
     }
     out.push_str(&format!(
         "- Raw data: `{}` (raw.csv, summary.csv, meta.json)\n\n",
-        run_dir.display()
+        table::md_code(&run_dir.display().to_string())
     ));
     out.push_str(fig.metric.cell_legend());
     out.push_str("\n\n");

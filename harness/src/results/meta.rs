@@ -249,13 +249,17 @@ impl Meta {
 }
 
 impl Meta {
-    /// The page's line of the machine, or of every machine of a run merged across machines
+    /// The page's line (Markdown) of the machine, or of every machine of a run merged across machines
     /// (`- Machine: ...` or `- Machines (merged with --force; ...): A; B`).
     pub(crate) fn machine_line(&self) -> String {
         let one = |m: &Machine| {
             format!(
                 "{}, {} cores / {} logical CPUs, {} NUMA node(s), {}",
-                m.cpu_model, m.cores, m.logical_cpus, m.numa_nodes, m.kernel
+                crate::table::md_text(&m.cpu_model),
+                m.cores,
+                m.logical_cpus,
+                m.numa_nodes,
+                crate::table::md_text(&m.kernel)
             )
         };
         if self.machines.len() < 2 {
