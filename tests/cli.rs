@@ -1587,6 +1587,30 @@ fn report_refuses_a_damaged_run() {
         assert!(err.contains(want), "{name}: {err}");
         assert!(!dir.path().join("rf/prows-fig3.md").exists(), "{name}");
     }
+    // meta.json settings that merge refuses: a runtime the figure does not run, another
+    // figure's id over this one's data.
+    let meta = fs::read_to_string(run.join("meta.json")).unwrap();
+    let mut json: serde_json::Value = serde_json::from_str(&meta).unwrap();
+    json["settings"]["runtimes"] = serde_json::json!(["fibril"]);
+    let mut other: serde_json::Value = serde_json::from_str(&meta).unwrap();
+    other["id"] = "prows-fig2".into();
+    for (name, json, want) in [
+        ("fibril", json, "its meta.json is invalid"),
+        ("other-id", other, "unknown workload 'fib'"),
+    ] {
+        let d = dir.path().join(name);
+        copy_run(run, &d);
+        fs::write(d.join("meta.json"), json.to_string()).unwrap();
+        let out = stealbench(
+            &["report", d.to_str().unwrap(), "--figures-dir", "rf3"],
+            dir.path(),
+        );
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{name}: {err}");
+        assert_eq!(err.lines().count(), 1, "{name}: {err}");
+        assert!(err.contains(want), "{name}: {err}");
+    }
+
     let out = stealbench(&["report", "r", "--figures-dir", "rf"], dir.path());
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
 

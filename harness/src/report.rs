@@ -116,6 +116,14 @@ fn whole_run(fig: &Figure, dir: &Path, meta: &Meta) -> Result<results::Store, Fa
 /// Renders the run in `dir` with this build's figure and claims, as `reproduce` renders it.
 fn render(dir: &Path, meta: Meta) -> Result<Rendered, Failure> {
     let fig = reproduce::lookup_figure(&meta.id)?;
+    // The settings as merge and --resume check them.
+    reproduce::check_settings(&meta.settings, &fig).map_err(|f| {
+        Failure::Usage(format!(
+            "{}: not a run directory (its meta.json is invalid: {})",
+            dir.display(),
+            f.message()
+        ))
+    })?;
     let grid = reproduce::run_grid(&fig, &meta.settings);
     let store = whole_run(&fig, dir, &meta)?;
     let view = reproduce::view(&fig, &grid, &meta, &store, &HashMap::new());
