@@ -1724,6 +1724,61 @@ fn outside_text_is_escaped_in_the_pages() {
     }
 }
 
+/// SIGTERM at any moment of a merge leaves either the whole merged run or none of it, never
+/// a directory of temporary files without `meta.json`, and an interrupted merge says so.
+#[test]
+fn a_merge_stopped_by_sigterm_leaves_all_or_nothing() {
+    let dir = TempDir::with_prefix("stealbench-cli-mergeterm-").unwrap();
+    let mut shards = Vec::new();
+    for i in 1..=2 {
+        let shard = format!("{i}/2");
+        let rest = [&dirs_args("r", "f")[..], &["--shard", &shard]].concat();
+        let out = stealbench(&fib_fig3_args("serial,abp", "1,2", &rest), dir.path());
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        shards.push(shard_dir(&dir.path().join("r"), "prows-fig3", i, 2));
+    }
+    for delay_ms in [0u64, 2, 5, 10, 20, 40, 80] {
+        let out_dir = dir.path().join(format!("m{delay_ms}"));
+        let child = Command::new(BIN)
+            .arg("merge")
+            .args(&shards)
+            .args(["--figures-dir", "mf", "--out"])
+            .arg(&out_dir)
+            .current_dir(dir.path())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(delay_ms));
+        let killed = Command::new("kill")
+            .args(["-TERM", &child.id().to_string()])
+            .status()
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        let err = text(&out.stderr);
+        let merged: Vec<PathBuf> = fs::read_dir(out_dir.join("prows-fig3"))
+            .map(|d| d.map(|e| e.unwrap().path()).collect())
+            .unwrap_or_default();
+        match out.status.code() {
+            Some(0) => {
+                assert_eq!(merged.len(), 1, "{delay_ms} ms: {merged:?}");
+                assert!(merged[0].join("meta.json").is_file(), "{delay_ms} ms");
+                for e in fs::read_dir(&merged[0]).unwrap() {
+                    let name = e.unwrap().file_name().to_string_lossy().into_owned();
+                    assert!(!name.starts_with(".tmp-"), "{delay_ms} ms: {name}");
+                }
+            }
+            Some(130) => {
+                assert!(err.contains("interrupted: nothing merged"), "{err}");
+                assert!(merged.is_empty(), "{delay_ms} ms: {merged:?}");
+            }
+            // Killed before it set its handlers: it had made nothing.
+            None if killed.success() => assert!(merged.is_empty(), "{delay_ms} ms: {merged:?}"),
+            other => panic!("{delay_ms} ms: exit {other:?}: {err}"),
+        }
+    }
+}
+
 /// Writers into one figures directory at once (four `report`s) each succeed, and leave whole
 /// files and no temporary file.
 #[test]

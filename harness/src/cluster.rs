@@ -186,6 +186,8 @@ pub(crate) fn read_part(fig: &Figure, dir: &Path, meta: &Meta) -> Result<Part, F
 /// of what is given instead and says what is missing. Exit code 0 when every point of the
 /// grid is there and ok, 1 otherwise.
 pub(crate) fn merge_command(args: &MergeArgs, allocator: &str) -> Result<i32, Failure> {
+    // SIGINT and SIGTERM stop the merge between its files, never inside one.
+    crate::runner::catch_interrupts();
     let mut metas = Vec::new();
     for d in &args.dirs {
         let not_a_run =
@@ -313,11 +315,29 @@ pub(crate) fn merge_command(args: &MergeArgs, allocator: &str) -> Result<i32, Fa
 
     crate::cli::output_dir("--out", &args.out)?;
     let figures_dir = crate::cli::output_dir("--figures-dir", &args.figures_dir)?;
+    // An interrupted merge leaves no half-merged run: its directory, all of it written by this
+    // process, is removed.
+    let interrupted = |run_dir: Option<&Path>| {
+        if let Some(d) = run_dir {
+            let _ = std::fs::remove_dir_all(d);
+        }
+        errln!(
+            "interrupted: nothing merged{}",
+            run_dir.map_or(String::new(), |d| format!(" ({} removed)", d.display()))
+        );
+        Ok(130)
+    };
+    if crate::runner::interrupted() {
+        return interrupted(None);
+    }
     let (stamp, dir_stamp) = results::timestamps(SystemTime::now());
     let run_dir = results::create_run_dir(&args.out, fig.id, &format!("{dir_stamp}-merged"))?;
     let _lock = results::RunLock::acquire(&run_dir).map_err(Failure::Runtime)?;
     let others: Vec<&Store> = stores.iter().collect();
     let store = Store::create(&run_dir.join("raw.csv"), &rows, &others)?;
+    if crate::runner::interrupted() {
+        return interrupted(Some(&run_dir));
+    }
     let mut meta = first.clone();
     meta.timestamp = stamp;
     meta.command_line = std::env::args_os()
@@ -377,6 +397,9 @@ pub(crate) fn merge_command(args: &MergeArgs, allocator: &str) -> Result<i32, Fa
     // The allocator of the merged run is the shards', not this process's.
     let _ = allocator;
     meta.write(&run_dir)?;
+    if crate::runner::interrupted() {
+        return interrupted(Some(&run_dir));
+    }
 
     let s = meta.settings.clone();
     let grid = reproduce::run_grid(&fig, &s);

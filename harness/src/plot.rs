@@ -851,11 +851,7 @@ fn draw_all<DB: DrawingBackend>(
         .map(|c| if c.is_control() { ' ' } else { c })
         .collect();
     title
-        .draw_text(
-            &text,
-            &("sans-serif", 18).into_text_style(&title),
-            (10, 12),
-        )
+        .draw_text(&text, &("sans-serif", 18).into_text_style(&title), (10, 12))
         .map_err(e)?;
     let (_, (cols, rows)) = layout(panels);
     let versus = has_versus(panels);
