@@ -1877,7 +1877,7 @@ fn resume_checks_the_run_first() {
     std::os::unix::fs::symlink(&target, run.join(".lock")).unwrap();
     let out = resume(run.to_str().unwrap());
     let err = text(&out.stderr);
-    assert_ne!(out.status.code(), Some(0), "{err}");
+    assert_eq!(out.status.code(), Some(3), "{err}");
     assert!(err.contains(".lock is a symbolic link"), "{err}");
     assert_eq!(fs::read_to_string(&target).unwrap(), "keep me");
     fs::remove_file(run.join(".lock")).unwrap();

@@ -332,7 +332,7 @@ pub(crate) fn merge_command(args: &MergeArgs, allocator: &str) -> Result<i32, Fa
     }
     let (stamp, dir_stamp) = results::timestamps(SystemTime::now());
     let run_dir = results::create_run_dir(&args.out, fig.id, &format!("{dir_stamp}-merged"))?;
-    let _lock = results::RunLock::acquire(&run_dir).map_err(Failure::Runtime)?;
+    let _lock = results::RunLock::acquire(&run_dir).map_err(Failure::of_lock)?;
     let others: Vec<&Store> = stores.iter().collect();
     let store = Store::create(&run_dir.join("raw.csv"), &rows, &others)?;
     if crate::runner::interrupted() {

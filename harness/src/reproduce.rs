@@ -433,7 +433,7 @@ fn open_run(
             };
             // A directory that is not a run is refused before anything is written in it.
             resumable_meta(&dir, fig)?;
-            let lock = results::RunLock::acquire(&dir).map_err(Failure::Runtime)?;
+            let lock = results::RunLock::acquire(&dir).map_err(Failure::of_lock)?;
             // Read again under the lock: another process may have changed it meanwhile.
             let mut meta = resumable_meta(&dir, fig)?;
             let mut given = resolve_settings(args, fig, Some(&meta.settings), fence)?;
@@ -468,7 +468,7 @@ fn open_run(
                 None => dir_stamp,
             };
             let dir = results::create_run_dir(&args.out, fig.id, &name)?;
-            let lock = results::RunLock::acquire(&dir).map_err(Failure::Runtime)?;
+            let lock = results::RunLock::acquire(&dir).map_err(Failure::of_lock)?;
             let meta = Meta {
                 id: fig.id.to_string(),
                 title: fig.title.to_string(),
