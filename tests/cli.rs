@@ -1779,6 +1779,37 @@ fn a_merge_stopped_by_sigterm_leaves_all_or_nothing() {
     }
 }
 
+/// A refused resume leaves nothing it made: no `.lock` in the run, no `--figures-dir`.
+#[test]
+fn a_refused_resume_leaves_nothing_behind() {
+    let dir = TempDir::with_prefix("stealbench-cli-refusedresume-").unwrap();
+    let out = stealbench(
+        &fib_fig3_args("serial", "1", &dirs_args("r", "f")),
+        dir.path(),
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let run = &run_dirs(&dir.path().join("r"), "prows-fig3")[0];
+    fs::remove_file(run.join(".lock")).unwrap();
+    let out = stealbench(
+        &[
+            "reproduce",
+            "prows-fig3",
+            "--resume",
+            run.to_str().unwrap(),
+            "--workers",
+            "1,2",
+            "--figures-dir",
+            "new-figures",
+        ],
+        dir.path(),
+    );
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(!run.join(".lock").exists(), "the refused resume left .lock");
+    assert!(!dir.path().join("new-figures").exists(), "{err}");
+}
+
 /// Writers into one figures directory at once (four `report`s) each succeed, and leave whole
 /// files and no temporary file.
 #[test]

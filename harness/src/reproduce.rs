@@ -433,13 +433,27 @@ fn open_run(
             };
             // A directory that is not a run is refused before anything is written in it.
             resumable_meta(&dir, fig)?;
+            // A resume refused below leaves nothing it made: the lock's file, the figures
+            // directory.
+            let made_lock = dir.join(".lock").symlink_metadata().is_err();
+            let made_figures = args.figures_dir.clone().filter(|d| !d.exists());
             let lock = results::RunLock::acquire(&dir).map_err(Failure::of_lock)?;
             // Read again under the lock: another process may have changed it meanwhile.
-            let mut meta = resumable_meta(&dir, fig)?;
-            let mut given = resolve_settings(args, fig, Some(&meta.settings), fence)?;
-            check_resume_conflicts(&given, &meta.settings, &dir)?;
-            check_resume_machine(&meta, allocator, &dir)?;
-            let store = resumable_store(&dir)?;
+            let checked = (|| -> Result<_, Failure> {
+                let meta = resumable_meta(&dir, fig)?;
+                let given = resolve_settings(args, fig, Some(&meta.settings), fence)?;
+                check_resume_conflicts(&given, &meta.settings, &dir)?;
+                check_resume_machine(&meta, allocator, &dir)?;
+                Ok((meta, given, resumable_store(&dir)?))
+            })();
+            let (mut meta, mut given, store) = checked.inspect_err(|_| {
+                if made_lock {
+                    let _ = std::fs::remove_file(dir.join(".lock"));
+                }
+                if let Some(d) = &made_figures {
+                    let _ = std::fs::remove_dir(d);
+                }
+            })?;
             // Where the figure goes: as given now (checked), else as stored, else the default.
             if args.figures_dir.is_none() {
                 given.figures_dir = Some(match given.figures_dir.take() {
