@@ -1810,6 +1810,30 @@ fn a_refused_resume_leaves_nothing_behind() {
     assert!(!dir.path().join("new-figures").exists(), "{err}");
 }
 
+/// An `--out` too deep for the run's files is refused before any point is measured.
+#[test]
+fn an_out_too_deep_for_its_files_is_refused_first() {
+    let dir = TempDir::with_prefix("stealbench-cli-deepout-").unwrap();
+    // 20 components of 200 bytes: 4,019 bytes, under PATH_MAX; the run's files are not.
+    let deep: PathBuf = (0..20).map(|i| format!("{i:0>200}")).collect();
+    let out = stealbench(
+        &fib_fig3_args(
+            "serial",
+            "1",
+            &["--out", deep.to_str().unwrap(), "--figures-dir", "f"],
+        ),
+        dir.path(),
+    );
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("the path is too long for the files written in it"),
+        "{err}"
+    );
+    assert!(!dir.path().join(&deep).join("prows-fig3").exists(), "{err}");
+}
+
 /// Writers into one figures directory at once (four `report`s) each succeed, and leave whole
 /// files and no temporary file.
 #[test]

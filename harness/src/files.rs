@@ -141,6 +141,31 @@ fn beside(path: &Path) -> PathBuf {
     path.with_file_name(name)
 }
 
+/// The longest name [`beside`] makes for a file named `name`: `.tmp-`, a pid, a count, `name`.
+fn longest_beside(name: &str) -> usize {
+    ".tmp-".len() + u32::MAX.to_string().len() + 1 + u64::MAX.to_string().len() + 1 + name.len()
+}
+
+/// `Err` (one line) when a file of `names` written whole into `dir` ([`replace_with`]) would
+/// have a path too long for the system (`PATH_MAX` bytes, its temporary name's), so that a
+/// command refuses such a directory before its work, not when it writes its results.
+pub(crate) fn check_fits(dir: &Path, names: &[&str]) -> Result<(), String> {
+    let longest = names.iter().copied().max_by_key(|n| longest_beside(n));
+    let Some(name) = longest else { return Ok(()) };
+    let dir_len = dir.as_os_str().len();
+    let path_len = dir_len + 1 + longest_beside(name);
+    // PATH_MAX counts the terminating NUL.
+    let path_max = libc::PATH_MAX as usize - 1;
+    if path_len > path_max {
+        return Err(format!(
+            "{}: the path is too long for the files written in it ({dir_len} bytes; {name} \
+             and its temporary file need {path_len} with it, the limit is {path_max})",
+            dir.display()
+        ));
+    }
+    Ok(())
+}
+
 /// An exclusive lock on a directory that files are written into (a figures directory), held
 /// while it lives: writers that each hold it write their set of files one after another, so
 /// that a page and its plots come from one writer. It is `flock(2)` on the directory itself,
@@ -295,6 +320,24 @@ mod tests {
             let e = read_regular(p).unwrap_err().to_string();
             assert_eq!(e, format!("{}: not a regular file", p.display()));
         }
+    }
+
+    #[test]
+    fn a_directory_too_deep_for_its_files_is_refused() {
+        let names = ["raw.csv", "prows-fig3.png"];
+        check_fits(Path::new("results/prows-fig3/2026"), &names).unwrap();
+        let deep = PathBuf::from("d".repeat(libc::PATH_MAX as usize - 40));
+        let e = check_fits(&deep, &names).unwrap_err();
+        assert!(
+            e.contains("the path is too long for the files written in it"),
+            "{e}"
+        );
+        assert!(e.contains("prows-fig3.png"), "{e}");
+        // The check is of the whole temporary name: the real one always fits under it.
+        let real = deep.join(beside(Path::new("prows-fig3.png")));
+        assert!(
+            real.as_os_str().len() <= deep.as_os_str().len() + 1 + longest_beside("prows-fig3.png")
+        );
     }
 
     /// Threads writing one file at once never take each other's temporary file: every write

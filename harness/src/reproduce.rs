@@ -481,6 +481,24 @@ fn open_run(
                 Some(s) => format!("{dir_stamp}-shard-{}-of-{}", s.index, s.count),
                 None => dir_stamp,
             };
+            // Every file of the run must fit under the run directory's path (with a suffix
+            // `-N` of a taken name), and the figure's under the figures directory's.
+            let run_files = [
+                "raw.csv",
+                "meta.json",
+                "summary.csv",
+                "claims.csv",
+                "attempts.csv",
+            ];
+            let page_files = [".md", ".svg", ".png"].map(|e| format!("{}{e}", fig.id));
+            let pages: Vec<&str> = page_files.iter().map(String::as_str).collect();
+            let in_run = [&run_files[..], &pages].concat();
+            crate::files::check_fits(&args.out.join(fig.id).join(format!("{name}-99")), &in_run)
+                .and_then(|()| {
+                    let figures = given.figures_dir.as_deref().unwrap_or(Path::new("."));
+                    crate::files::check_fits(figures, &pages)
+                })
+                .map_err(Failure::Usage)?;
             let dir = results::create_run_dir(&args.out, fig.id, &name)?;
             let lock = results::RunLock::acquire(&dir).map_err(Failure::of_lock)?;
             let meta = Meta {
