@@ -1194,6 +1194,35 @@ fn run_prints_the_pools_pinning() {
         "{}",
         text(&out.stderr)
     );
+    // The same as the run's --pinning.
+    let out = stealbench(
+        &run_args(
+            "serial",
+            "fib",
+            "fj",
+            "1",
+            &["--size", "test", "--pinning", "compact"],
+        ),
+        dir.path(),
+    );
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains(
+            "--pinning compact: serial runs every task on the calling thread, so there is no \
+             worker to pin: drop --pinning"
+        ),
+        "{err}"
+    );
+    // A reproduce with --pinning measures its serial rows unpinned (T_s among them).
+    let args = fib_fig3_args(
+        "serial,abp",
+        "1",
+        &["--pinning", "compact", "--out", "r", "--figures-dir", "f"],
+    );
+    let out = stealbench(&args, dir.path());
+    assert!(out.status.success(), "{}", text(&out.stderr));
 }
 
 /// The children of process `pid` (from `/proc/PID/task/PID/children`, else every process's
