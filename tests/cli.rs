@@ -1440,6 +1440,22 @@ fn merge_refuses_damaged_or_missing_shards() {
     );
 
     // --force merges what is whole, says what is missing, and exits 1.
+    // A cell a spreadsheet would run (a note of a row this build cannot read, copied
+    // through) is refused, even with --force.
+    let formula = dir.path().join("formula");
+    copy_run(&shards[0], &formula);
+    let unread = raw.replacen("\nabp,", "\n=1+2,", 1);
+    assert_ne!(unread, raw);
+    fs::write(formula.join("raw.csv"), unread).unwrap();
+    let out = merge(&formula, &["--force"]);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("runtime cell \"=1+2\" would run as a formula"),
+        "{err}"
+    );
+    assert!(!dir.path().join("m").exists(), "nothing merged");
+
     let out = merge(&dir.path().join("lost"), &["--force"]);
     let err = text(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");

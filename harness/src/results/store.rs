@@ -246,6 +246,13 @@ impl Store {
                     names.len()
                 )));
             }
+            if let Some((name, cell)) = names.iter().zip(rec.iter()).find(|(_, c)| is_formula(c)) {
+                return Err(bad(format!(
+                    "record {}: its {name} cell {cell:?} would run as a formula in a \
+                     spreadsheet",
+                    i + 1
+                )));
+            }
             let mut cells: HashMap<String, String> = names
                 .iter()
                 .zip(rec.iter())
@@ -517,6 +524,18 @@ fn is_counter_name(name: &str) -> bool {
         && name
             .chars()
             .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+}
+
+/// Whether a spreadsheet opening the file would run `cell` as a formula: it starts with `=`,
+/// `+`, `@`, a tab or a carriage return, or with `-` and is no number. No cell the harness
+/// writes does: a `raw.csv` that holds one was written by hand, and is refused when read, so
+/// that `merge` and `report` never copy it into the files they write.
+pub(crate) fn is_formula(cell: &str) -> bool {
+    match cell.chars().next() {
+        Some('=' | '+' | '@' | '\t' | '\r') => true,
+        Some('-') => cell.parse::<f64>().is_err(),
+        _ => false,
+    }
 }
 
 /// The row of the cells `t` of a point whose arm, variant and size read.
@@ -936,6 +955,29 @@ mod tests {
                 "{e}"
             );
         }
+    }
+
+    #[test]
+    fn a_formula_cell_is_refused() {
+        let dir = TempDir::with_prefix("stealbench-store-formula-").unwrap();
+        let path = dir.path().join("raw.csv");
+        let good = test_row("serial", 1, Some(1), Some(1.0), Status::Ok);
+        Store::create(&path, std::slice::from_ref(&good), &[]).unwrap();
+        let text = fs::read_to_string(&path).unwrap();
+        for (from, to) in [
+            ("serial", "=1+2"),
+            ("serial", "@SUM(A1)"),
+            (",ok,", ",=HYPERLINK(\"http://x\"),"),
+        ] {
+            let bad = text.replacen(from, to, 1);
+            assert_ne!(bad, text, "{to}");
+            let e = Store::parse(&path, &bad).unwrap_err().to_string();
+            assert!(
+                e.contains("would run as a formula in a spreadsheet"),
+                "{to}: {e}"
+            );
+        }
+        assert!(!is_formula("-1.5") && is_formula("-cmd") && !is_formula("n=3"));
     }
 
     #[test]
