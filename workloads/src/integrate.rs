@@ -161,18 +161,13 @@ fn serial_at(x1: f64, y1: f64, x2: f64, y2: f64, area: f64, eps: f64) -> f64 {
 /// `n = 10^4`).
 pub const MAX_DEPTH: u32 = 64;
 
+/// What [`counting`] gives: the integral and the number of leaves, if deep enough.
+type Counted = Option<(f64, u64)>;
+
 /// [`serial`] that also counts the accepted intervals (leaves), which [`tolerance`] needs: the
 /// same additions in the same order, so the same result bit for bit, in one pass. `None`
-/// when the recursion goes deeper than `depth_left` more levels ([`MAX_DEPTH`]).
-fn serial_counting(
-    x1: f64,
-    y1: f64,
-    x2: f64,
-    y2: f64,
-    area: f64,
-    eps: f64,
-    depth_left: u32,
-) -> Option<(f64, u64)> {
+/// when the recursion goes deeper than `depth` more levels ([`MAX_DEPTH`]).
+fn counting(x1: f64, y1: f64, x2: f64, y2: f64, area: f64, eps: f64, depth: u32) -> Counted {
     let iv = Interval {
         x1,
         y1,
@@ -182,10 +177,10 @@ fn serial_counting(
     };
     match split(&iv, eps) {
         Ok(area) => Some((area, 1)),
-        Err(_) if depth_left == 0 => None,
+        Err(_) if depth == 0 => None,
         Err([l, r]) => {
-            let (a, m) = serial_counting(l.x1, l.y1, l.x2, l.y2, l.area, eps, depth_left - 1)?;
-            let (b, n) = serial_counting(r.x1, r.y1, r.x2, r.y2, r.area, eps, depth_left - 1)?;
+            let (a, m) = counting(l.x1, l.y1, l.x2, l.y2, l.area, eps, depth - 1)?;
+            let (b, n) = counting(r.x1, r.y1, r.x2, r.y2, r.area, eps, depth - 1)?;
             Some((a + b, m + n))
         }
     }
@@ -277,7 +272,7 @@ impl Reference {
     /// intervals, so the runs would too, and overflow their stacks or never end.
     pub fn of(n: f64, eps: f64) -> Result<Self, String> {
         let root = Interval::root(n);
-        let (area, leaves) = serial_counting(
+        let (area, leaves) = counting(
             root.x1, root.y1, root.x2, root.y2, root.area, eps, MAX_DEPTH,
         )
         .ok_or_else(|| {
