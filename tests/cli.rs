@@ -1205,15 +1205,11 @@ fn run_prints_the_pools_pinning() {
         ),
         dir.path(),
     );
-    let err = text(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
-    assert_eq!(err.lines().count(), 1, "{err}");
-    assert!(
-        err.contains(
-            "--pinning compact: serial runs every task on the calling thread, so there is no \
-             worker to pin: drop --pinning"
-        ),
-        "{err}"
+    refused(
+        &out,
+        "--pinning compact: serial runs every task on the calling thread, so there is no worker \
+         to pin: drop --pinning",
+        "serial --pinning",
     );
     // A reproduce with --pinning measures its serial rows unpinned (T_s among them).
     let args = fib_fig3_args(
@@ -1351,6 +1347,28 @@ fn a_child_whose_parent_is_gone_exits_at_once() {
     );
 }
 
+/// The run directories of the two shards of ProWS Figure 3 on fib ([`fib_fig3_args`]) on
+/// serial and abp at `workers`, then `extra`, measured in `dir` into `r` (figures into `f`).
+fn two_fig3_shards(dir: &Path, workers: &str, extra: &[&str]) -> Vec<PathBuf> {
+    (1..=2)
+        .map(|i| {
+            let shard = format!("{i}/2");
+            let rest = [extra, &dirs_args("r", "f"), &["--shard", &shard]].concat();
+            let out = stealbench(&fib_fig3_args("serial,abp", workers, &rest), dir);
+            assert!(out.status.success(), "{}", text(&out.stderr));
+            shard_dir(&dir.join("r"), "prows-fig3", i, 2)
+        })
+        .collect()
+}
+
+/// The run directory of ProWS Figure 3 on fib on serial at P = 1 ([`fib_fig3_args`]),
+/// measured in `dir` into `out` (figures into `f`).
+fn serial_fig3_run(dir: &Path, out: &str) -> PathBuf {
+    let done = stealbench(&fib_fig3_args("serial", "1", &dirs_args(out, "f")), dir);
+    assert!(done.status.success(), "{}", text(&done.stderr));
+    run_dirs(&dir.join(out), "prows-fig3").remove(0)
+}
+
 /// Copies the files of run directory `from` to `to`.
 fn copy_run(from: &Path, to: &Path) {
     fs::create_dir_all(to).unwrap();
@@ -1368,19 +1386,7 @@ fn copy_run(from: &Path, to: &Path) {
 #[test]
 fn merge_refuses_damaged_or_missing_shards() {
     let dir = TempDir::with_prefix("stealbench-cli-damaged-").unwrap();
-    let mut shards = Vec::new();
-    for i in 1..=2 {
-        let shard = format!("{i}/2");
-        let rest = [
-            &["--reps", "2"][..],
-            &dirs_args("r", "f"),
-            &["--shard", &shard],
-        ]
-        .concat();
-        let out = stealbench(&fib_fig3_args("serial,abp", "1,2", &rest), dir.path());
-        assert!(out.status.success(), "{}", text(&out.stderr));
-        shards.push(shard_dir(&dir.path().join("r"), "prows-fig3", i, 2));
-    }
+    let shards = two_fig3_shards(dir.path(), "1,2", &["--reps", "2"]);
     let second = shards[1].to_str().unwrap();
     let merge = |first: &Path, extra: &[&str]| {
         let mut args = vec!["merge", first.to_str().unwrap(), second];
@@ -1474,14 +1480,7 @@ fn merge_refuses_damaged_or_missing_shards() {
 #[test]
 fn merge_force_across_machines_judges_on_the_smallest() {
     let dir = TempDir::with_prefix("stealbench-cli-machines-").unwrap();
-    let mut shards = Vec::new();
-    for i in 1..=2 {
-        let shard = format!("{i}/2");
-        let rest = [&dirs_args("r", "f")[..], &["--shard", &shard]].concat();
-        let out = stealbench(&fib_fig3_args("serial,abp", "1,16", &rest), dir.path());
-        assert!(out.status.success(), "{}", text(&out.stderr));
-        shards.push(shard_dir(&dir.path().join("r"), "prows-fig3", i, 2));
-    }
+    let shards = two_fig3_shards(dir.path(), "1,16", &[]);
     // Shard 1 as if measured on a larger machine.
     let meta_path = shards[0].join("meta.json");
     let mut meta: serde_json::Value =
@@ -1500,12 +1499,7 @@ fn merge_force_across_machines_judges_on_the_smallest() {
         &["merge", a, b, "--out", "m", "--figures-dir", "mf"],
         dir.path(),
     );
-    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
-    assert!(
-        text(&out.stderr).contains("differ"),
-        "{}",
-        text(&out.stderr)
-    );
+    refused(&out, "differ", "machines differ");
     let out = stealbench(
         &[
             "merge",
@@ -1591,30 +1585,23 @@ fn report_refuses_a_damaged_run() {
     let run = &run_dirs(&dir.path().join("r"), "prows-fig3")[0];
     let raw = fs::read_to_string(run.join("raw.csv")).unwrap();
     let last = raw.lines().last().unwrap();
-    let cases: [(&str, Option<String>, &str); 6] = [
-        ("twice", Some(format!("{raw}{last}\n")), "recorded twice"),
-        (
-            "check",
-            Some(with_cell(&raw, "check", "failed: wrong")),
-            "status ok with check 'failed: wrong'",
-        ),
-        (
-            "round",
-            Some(with_cell(&raw, "round", "2")),
-            "round 2) is not of this run",
-        ),
-        (
-            "zero",
-            Some(with_cell(&raw, "round", "0")),
-            "round 0: rounds count from 1",
-        ),
-        (
-            "size",
-            Some(with_cell(&raw, "size", "quick")),
-            "(size quick, round 1) is not of",
-        ),
-        ("missing", None, "raw.csv is missing"),
+    let report_refused = |d: &Path, want: &str, name: &str| {
+        let args = ["report", d.to_str().unwrap(), "--figures-dir", "rf"];
+        refused(&stealbench(&args, dir.path()), want, name);
+    };
+    // (case, column of the first row, its new value, what the refusal says)
+    let edits = [
+        ("check", "check", "failed: x", "ok with check 'failed: x'"),
+        ("round", "round", "2", "round 2) is not of this run"),
+        ("zero", "round", "0", "round 0: rounds count from 1"),
+        ("size", "size", "quick", "(size quick, round 1) is not of"),
     ];
+    let mut cases: Vec<(&str, Option<String>, &str)> = edits
+        .iter()
+        .map(|&(name, column, value, want)| (name, Some(with_cell(&raw, column, value)), want))
+        .collect();
+    cases.push(("twice", Some(format!("{raw}{last}\n")), "recorded twice"));
+    cases.push(("missing", None, "raw.csv is missing"));
     for (name, content, want) in cases {
         let d = dir.path().join(name);
         copy_run(run, &d);
@@ -1622,14 +1609,7 @@ fn report_refuses_a_damaged_run() {
             Some(c) => fs::write(d.join("raw.csv"), c).unwrap(),
             None => fs::remove_file(d.join("raw.csv")).unwrap(),
         }
-        let out = stealbench(
-            &["report", d.to_str().unwrap(), "--figures-dir", "rf"],
-            dir.path(),
-        );
-        let err = text(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{name}: {err}");
-        assert_eq!(err.lines().count(), 1, "{name}: {err}");
-        assert!(err.contains(want), "{name}: {err}");
+        report_refused(&d, want, name);
         assert!(!dir.path().join("rf/prows-fig3.md").exists(), "{name}");
     }
     // meta.json settings that merge refuses: a runtime the figure does not run, another
@@ -1646,14 +1626,7 @@ fn report_refuses_a_damaged_run() {
         let d = dir.path().join(name);
         copy_run(run, &d);
         fs::write(d.join("meta.json"), json.to_string()).unwrap();
-        let out = stealbench(
-            &["report", d.to_str().unwrap(), "--figures-dir", "rf3"],
-            dir.path(),
-        );
-        let err = text(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{name}: {err}");
-        assert_eq!(err.lines().count(), 1, "{name}: {err}");
-        assert!(err.contains(want), "{name}: {err}");
+        report_refused(&d, want, name);
     }
 
     let out = stealbench(&["report", "r", "--figures-dir", "rf"], dir.path());
@@ -1680,22 +1653,18 @@ fn report_refuses_a_damaged_run() {
         "{}",
         text(&out.stdout)
     );
-    let shard_dir = shard_dir(&dir.path().join("r"), "prows-fig3", 1, 2);
-    let out = stealbench(
-        &[
-            "report",
-            shard_dir.to_str().unwrap(),
-            "--figures-dir",
-            "rf2",
-        ],
-        dir.path(),
+    // A shard alone: nothing to report (the note, then the error).
+    let shard = shard_dir(&dir.path().join("r"), "prows-fig3", 1, 2);
+    let args = ["report", shard.to_str().unwrap(), "--figures-dir", "rf2"];
+    let out = stealbench(&args, dir.path());
+    let err = text(&out.stderr);
+    let last = err.lines().last().unwrap_or_default();
+    assert_eq!(
+        (out.status.code(), err.lines().count()),
+        (Some(2), 2),
+        "{err}"
     );
-    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
-    assert!(
-        text(&out.stderr).contains("no finished run found"),
-        "{}",
-        text(&out.stderr)
-    );
+    assert!(last.contains("no finished run found"), "{err}");
 }
 
 /// A FIFO or a link to `/dev/zero` at `raw.csv` is refused by `report`, `merge` and
@@ -1703,12 +1672,7 @@ fn report_refuses_a_damaged_run() {
 #[test]
 fn only_a_regular_raw_csv_is_read() {
     let dir = TempDir::with_prefix("stealbench-cli-fifo-").unwrap();
-    let out = stealbench(
-        &fib_fig3_args("serial", "1", &dirs_args("r", "f")),
-        dir.path(),
-    );
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    let run = &run_dirs(&dir.path().join("r"), "prows-fig3")[0];
+    let run = &serial_fig3_run(dir.path(), "r");
     let raw = run.join("raw.csv");
     for kind in ["fifo", "zero"] {
         fs::remove_file(&raw).unwrap();
@@ -1739,12 +1703,7 @@ fn only_a_regular_raw_csv_is_read() {
 #[test]
 fn outside_text_is_escaped_in_the_pages() {
     let dir = TempDir::with_prefix("stealbench-cli-mdescape-").unwrap();
-    let out = stealbench(
-        &fib_fig3_args("serial", "1", &dirs_args("a|b", "f")),
-        dir.path(),
-    );
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    let run = &run_dirs(&dir.path().join("a|b"), "prows-fig3")[0];
+    let run = &serial_fig3_run(dir.path(), "a|b");
     let meta_path = run.join("meta.json");
     let mut meta: serde_json::Value =
         serde_json::from_str(&fs::read_to_string(&meta_path).unwrap()).unwrap();
@@ -1774,14 +1733,7 @@ fn outside_text_is_escaped_in_the_pages() {
 #[test]
 fn a_merge_stopped_by_sigterm_leaves_all_or_nothing() {
     let dir = TempDir::with_prefix("stealbench-cli-mergeterm-").unwrap();
-    let mut shards = Vec::new();
-    for i in 1..=2 {
-        let shard = format!("{i}/2");
-        let rest = [&dirs_args("r", "f")[..], &["--shard", &shard]].concat();
-        let out = stealbench(&fib_fig3_args("serial,abp", "1,2", &rest), dir.path());
-        assert!(out.status.success(), "{}", text(&out.stderr));
-        shards.push(shard_dir(&dir.path().join("r"), "prows-fig3", i, 2));
-    }
+    let shards = two_fig3_shards(dir.path(), "1,2", &[]);
     for delay_ms in [0u64, 2, 5, 10, 20, 40, 80] {
         let out_dir = dir.path().join(format!("m{delay_ms}"));
         let child = Command::new(BIN)
@@ -1828,12 +1780,7 @@ fn a_merge_stopped_by_sigterm_leaves_all_or_nothing() {
 #[test]
 fn a_refused_resume_leaves_nothing_behind() {
     let dir = TempDir::with_prefix("stealbench-cli-refusedresume-").unwrap();
-    let out = stealbench(
-        &fib_fig3_args("serial", "1", &dirs_args("r", "f")),
-        dir.path(),
-    );
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    let run = &run_dirs(&dir.path().join("r"), "prows-fig3")[0];
+    let run = &serial_fig3_run(dir.path(), "r");
     fs::remove_file(run.join(".lock")).unwrap();
     let out = stealbench(
         &[
@@ -1848,11 +1795,9 @@ fn a_refused_resume_leaves_nothing_behind() {
         ],
         dir.path(),
     );
-    let err = text(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
-    assert_eq!(err.lines().count(), 1, "{err}");
+    refused(&out, "1,2", "a resume with other workers");
     assert!(!run.join(".lock").exists(), "the refused resume left .lock");
-    assert!(!dir.path().join("new-figures").exists(), "{err}");
+    assert!(!dir.path().join("new-figures").exists());
 }
 
 /// An `--out` too deep for the run's files is refused before any point is measured.
@@ -1869,14 +1814,12 @@ fn an_out_too_deep_for_its_files_is_refused_first() {
         ),
         dir.path(),
     );
-    let err = text(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
-    assert_eq!(err.lines().count(), 1, "{err}");
-    assert!(
-        err.contains("the path is too long for the files written in it"),
-        "{err}"
+    refused(
+        &out,
+        "the path is too long for the files written in it",
+        "deep --out",
     );
-    assert!(!dir.path().join(&deep).join("prows-fig3").exists(), "{err}");
+    assert!(!dir.path().join(&deep).join("prows-fig3").exists());
 }
 
 /// Writers into one figures directory at once (four `report`s) each succeed, and leave whole
@@ -1884,11 +1827,7 @@ fn an_out_too_deep_for_its_files_is_refused_first() {
 #[test]
 fn concurrent_reports_into_one_directory_all_succeed() {
     let dir = TempDir::with_prefix("stealbench-cli-concurrent-").unwrap();
-    let out = stealbench(
-        &fib_fig3_args("serial", "1", &dirs_args("r", "f")),
-        dir.path(),
-    );
-    assert!(out.status.success(), "{}", text(&out.stderr));
+    serial_fig3_run(dir.path(), "r");
     for _ in 0..3 {
         let children: Vec<_> = (0..4)
             .map(|_| {
