@@ -1014,6 +1014,16 @@ fn three_shards_merge_to_the_whole_grid() {
     };
     let twice = merge_first_and(&shard_dirs[0]);
     assert_eq!(twice.status.code(), Some(2), "{}", text(&twice.stderr));
+    // A second run of one shard (a requeued task) is named with the first.
+    let again = path("again");
+    copy_run(Path::new(&shard_dirs[0]), Path::new(&again));
+    let out = merge_first_and(&again);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(&format!("{} and {again} are both shard 1/3", shard_dirs[0])),
+        "{err}"
+    );
     let other = merge_first_and(whole_dir.to_str().unwrap());
     assert_eq!(other.status.code(), Some(2));
     assert!(
@@ -1044,9 +1054,25 @@ fn three_shards_merge_to_the_whole_grid() {
         "#SBATCH --exclusive",
         "--shard \"$SLURM_ARRAY_TASK_ID/3\"",
         "--size quick",
+        // Each array job writes a directory of its own; a requeued task resumes its run.
+        "out=results-spoonhower-fig6-shards/\"$SLURM_ARRAY_JOB_ID\"",
+        "--out \"$out\"",
+        "reproduce spoonhower-fig6 --resume \"$prev\"",
     ] {
         assert!(array.contains(want), "{want}: {array}");
     }
+    let merge = fs::read_to_string(dir.path().join("slurm/spoonhower-fig6-merge.sbatch")).unwrap();
+    assert!(
+        merge.contains(
+            "merge results-spoonhower-fig6-shards/\"$array\"/spoonhower-fig6/*-shard-*-of-3 "
+        ),
+        "{merge}"
+    );
+    let submit = fs::read_to_string(dir.path().join("slurm/spoonhower-fig6-submit.sh")).unwrap();
+    assert!(
+        submit.contains("spoonhower-fig6-merge.sbatch \"${array%%;*}\""),
+        "{submit}"
+    );
     for f in [
         "spoonhower-fig6.sbatch",
         "spoonhower-fig6-merge.sbatch",
@@ -1168,6 +1194,31 @@ fn run_prints_the_pools_pinning() {
         "{}",
         text(&out.stderr)
     );
+    // The same as the run's --pinning.
+    let out = stealbench(
+        &run_args(
+            "serial",
+            "fib",
+            "fj",
+            "1",
+            &["--size", "test", "--pinning", "compact"],
+        ),
+        dir.path(),
+    );
+    refused(
+        &out,
+        "--pinning compact: serial runs every task on the calling thread, so there is no worker \
+         to pin: drop --pinning",
+        "serial --pinning",
+    );
+    // A reproduce with --pinning measures its serial rows unpinned (T_s among them).
+    let args = fib_fig3_args(
+        "serial,abp",
+        "1",
+        &["--pinning", "compact", "--out", "r", "--figures-dir", "f"],
+    );
+    let out = stealbench(&args, dir.path());
+    assert!(out.status.success(), "{}", text(&out.stderr));
 }
 
 /// The children of process `pid` (from `/proc/PID/task/PID/children`, else every process's
@@ -1296,6 +1347,28 @@ fn a_child_whose_parent_is_gone_exits_at_once() {
     );
 }
 
+/// The run directories of the two shards of ProWS Figure 3 on fib ([`fib_fig3_args`]) on
+/// serial and abp at `workers`, then `extra`, measured in `dir` into `r` (figures into `f`).
+fn two_fig3_shards(dir: &Path, workers: &str, extra: &[&str]) -> Vec<PathBuf> {
+    (1..=2)
+        .map(|i| {
+            let shard = format!("{i}/2");
+            let rest = [extra, &dirs_args("r", "f"), &["--shard", &shard]].concat();
+            let out = stealbench(&fib_fig3_args("serial,abp", workers, &rest), dir);
+            assert!(out.status.success(), "{}", text(&out.stderr));
+            shard_dir(&dir.join("r"), "prows-fig3", i, 2)
+        })
+        .collect()
+}
+
+/// The run directory of ProWS Figure 3 on fib on serial at P = 1 ([`fib_fig3_args`]),
+/// measured in `dir` into `out` (figures into `f`).
+fn serial_fig3_run(dir: &Path, out: &str) -> PathBuf {
+    let done = stealbench(&fib_fig3_args("serial", "1", &dirs_args(out, "f")), dir);
+    assert!(done.status.success(), "{}", text(&done.stderr));
+    run_dirs(&dir.join(out), "prows-fig3").remove(0)
+}
+
 /// Copies the files of run directory `from` to `to`.
 fn copy_run(from: &Path, to: &Path) {
     fs::create_dir_all(to).unwrap();
@@ -1313,19 +1386,7 @@ fn copy_run(from: &Path, to: &Path) {
 #[test]
 fn merge_refuses_damaged_or_missing_shards() {
     let dir = TempDir::with_prefix("stealbench-cli-damaged-").unwrap();
-    let mut shards = Vec::new();
-    for i in 1..=2 {
-        let shard = format!("{i}/2");
-        let rest = [
-            &["--reps", "2"][..],
-            &dirs_args("r", "f"),
-            &["--shard", &shard],
-        ]
-        .concat();
-        let out = stealbench(&fib_fig3_args("serial,abp", "1,2", &rest), dir.path());
-        assert!(out.status.success(), "{}", text(&out.stderr));
-        shards.push(shard_dir(&dir.path().join("r"), "prows-fig3", i, 2));
-    }
+    let shards = two_fig3_shards(dir.path(), "1,2", &["--reps", "2"]);
     let second = shards[1].to_str().unwrap();
     let merge = |first: &Path, extra: &[&str]| {
         let mut args = vec!["merge", first.to_str().unwrap(), second];
@@ -1385,6 +1446,22 @@ fn merge_refuses_damaged_or_missing_shards() {
     );
 
     // --force merges what is whole, says what is missing, and exits 1.
+    // A cell a spreadsheet would run (a note of a row this build cannot read, copied
+    // through) is refused, even with --force.
+    let formula = dir.path().join("formula");
+    copy_run(&shards[0], &formula);
+    let unread = raw.replacen("\nabp,", "\n=1+2,", 1);
+    assert_ne!(unread, raw);
+    fs::write(formula.join("raw.csv"), unread).unwrap();
+    let out = merge(&formula, &["--force"]);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("runtime cell \"=1+2\" would run as a formula"),
+        "{err}"
+    );
+    assert!(!dir.path().join("m").exists(), "nothing merged");
+
     let out = merge(&dir.path().join("lost"), &["--force"]);
     let err = text(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
@@ -1395,6 +1472,385 @@ fn merge_refuses_damaged_or_missing_shards() {
     // The whole shards merge.
     let out = merge(&shards[0], &[]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+}
+
+/// `merge --force` of shards measured on different machines keeps every machine, names each on
+/// the page, judges oversubscription against the smallest (no speedup for a point measured on
+/// fewer CPUs than its workers) and judges no time claim.
+#[test]
+fn merge_force_across_machines_judges_on_the_smallest() {
+    let dir = TempDir::with_prefix("stealbench-cli-machines-").unwrap();
+    let shards = two_fig3_shards(dir.path(), "1,16", &[]);
+    // Shard 1 as if measured on a larger machine.
+    let meta_path = shards[0].join("meta.json");
+    let mut meta: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(&meta_path).unwrap()).unwrap();
+    let this_cpus = meta["machine"]["logical_cpus"].as_u64().unwrap();
+    assert!(
+        this_cpus < 16,
+        "this test needs a machine of fewer than 16 CPUs"
+    );
+    meta["machine"]["cpu_model"] = "Big Machine 128".into();
+    meta["machine"]["cores"] = 64.into();
+    meta["machine"]["logical_cpus"] = 128.into();
+    fs::write(&meta_path, meta.to_string()).unwrap();
+    let (a, b) = (shards[0].to_str().unwrap(), shards[1].to_str().unwrap());
+    let out = stealbench(
+        &["merge", a, b, "--out", "m", "--figures-dir", "mf"],
+        dir.path(),
+    );
+    refused(&out, "differ", "machines differ");
+    let out = stealbench(
+        &[
+            "merge",
+            "--force",
+            a,
+            b,
+            "--out",
+            "m",
+            "--figures-dir",
+            "mf",
+        ],
+        dir.path(),
+    );
+    assert!(out.status.code().is_some(), "{}", text(&out.stderr));
+    let merged = &run_dirs(&dir.path().join("m"), "prows-fig3")[0];
+    let meta: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(merged.join("meta.json")).unwrap()).unwrap();
+    assert_eq!(meta["machines"].as_array().unwrap().len(), 2, "{meta}");
+    assert_eq!(meta["machine"]["logical_cpus"].as_u64(), Some(this_cpus));
+    let page = fs::read_to_string(dir.path().join("mf/prows-fig3.md")).unwrap();
+    assert!(page.contains("- Machines (merged with --force"), "{page}");
+    assert!(
+        page.contains("Big Machine 128, 64 cores / 128 logical CPUs"),
+        "{page}"
+    );
+    let summary = fs::read_to_string(merged.join("summary.csv")).unwrap();
+    let mut rows = csv::Reader::from_reader(summary.as_bytes());
+    let header = rows.headers().unwrap().clone();
+    let col = |name: &str| header.iter().position(|h| h == name).unwrap();
+    let mut sixteen = 0;
+    for r in rows.records() {
+        let r = r.unwrap();
+        if &r[col("workers")] == "16" {
+            sixteen += 1;
+            assert_eq!(&r[col("oversubscribed")], "true", "{summary}");
+            assert_eq!(&r[col("speedup_ts")], "", "{summary}");
+        }
+    }
+    assert!(sixteen > 0, "{summary}");
+    // scales-p16 failed, judged as if P = 16 had run on 64 cores.
+    let claims = fs::read_to_string(merged.join("claims.csv")).unwrap();
+    let mut rows = csv::Reader::from_reader(claims.as_bytes());
+    let header = rows.headers().unwrap().clone();
+    let verdict = header.iter().position(|h| h == "verdict").unwrap();
+    let mut judged = 0;
+    for r in rows.records() {
+        let r = r.unwrap();
+        assert!(!["holds", "fails"].contains(&&r[verdict]), "{claims}");
+        if r[0].ends_with("/scales-p16") {
+            judged += 1;
+            assert_eq!(&r[verdict], "inconclusive", "{claims}");
+        }
+    }
+    assert!(judged > 0, "{claims}");
+}
+
+/// `raw.csv` with the cell `column` of its first row set to `value`.
+fn with_cell(raw: &str, column: &str, value: &str) -> String {
+    let mut r = csv::Reader::from_reader(raw.as_bytes());
+    let header = r.headers().unwrap().clone();
+    let at = header.iter().position(|h| h == column).unwrap();
+    let mut w = csv::Writer::from_writer(Vec::new());
+    w.write_record(&header).unwrap();
+    for (i, rec) in r.records().enumerate() {
+        let rec = rec.unwrap();
+        let cells: Vec<&str> = (0..rec.len())
+            .map(|c| if i == 0 && c == at { value } else { &rec[c] })
+            .collect();
+        w.write_record(cells).unwrap();
+    }
+    String::from_utf8(w.into_inner().unwrap()).unwrap()
+}
+
+/// `report` reads a run through the checks of `merge`: a `raw.csv` with a repetition twice, a
+/// failed check with status ok, a round the run does not have, round 0, a row of another size,
+/// or none at all is one line and exit code 2, and nothing is rendered.
+#[test]
+fn report_refuses_a_damaged_run() {
+    let dir = TempDir::with_prefix("stealbench-cli-report-damaged-").unwrap();
+    let rest = [&["--reps", "2"][..], &dirs_args("r", "f")].concat();
+    let out = stealbench(&fib_fig3_args("serial,abp", "1", &rest), dir.path());
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let run = &run_dirs(&dir.path().join("r"), "prows-fig3")[0];
+    let raw = fs::read_to_string(run.join("raw.csv")).unwrap();
+    let last = raw.lines().last().unwrap();
+    let report_refused = |d: &Path, want: &str, name: &str| {
+        let args = ["report", d.to_str().unwrap(), "--figures-dir", "rf"];
+        refused(&stealbench(&args, dir.path()), want, name);
+    };
+    // (case, column of the first row, its new value, what the refusal says)
+    let edits = [
+        ("check", "check", "failed: x", "ok with check 'failed: x'"),
+        ("round", "round", "2", "round 2) is not of this run"),
+        ("zero", "round", "0", "round 0: rounds count from 1"),
+        ("size", "size", "quick", "(size quick, round 1) is not of"),
+    ];
+    let mut cases: Vec<(&str, Option<String>, &str)> = edits
+        .iter()
+        .map(|&(name, column, value, want)| (name, Some(with_cell(&raw, column, value)), want))
+        .collect();
+    cases.push(("twice", Some(format!("{raw}{last}\n")), "recorded twice"));
+    cases.push(("missing", None, "raw.csv is missing"));
+    for (name, content, want) in cases {
+        let d = dir.path().join(name);
+        copy_run(run, &d);
+        match &content {
+            Some(c) => fs::write(d.join("raw.csv"), c).unwrap(),
+            None => fs::remove_file(d.join("raw.csv")).unwrap(),
+        }
+        report_refused(&d, want, name);
+        assert!(!dir.path().join("rf/prows-fig3.md").exists(), "{name}");
+    }
+    // meta.json settings that merge refuses: a runtime the figure does not run, another
+    // figure's id over this one's data.
+    let meta = fs::read_to_string(run.join("meta.json")).unwrap();
+    let mut json: serde_json::Value = serde_json::from_str(&meta).unwrap();
+    json["settings"]["runtimes"] = serde_json::json!(["fibril"]);
+    let mut other: serde_json::Value = serde_json::from_str(&meta).unwrap();
+    other["id"] = "prows-fig2".into();
+    for (name, json, want) in [
+        ("fibril", json, "its meta.json is invalid"),
+        ("other-id", other, "unknown workload 'fib'"),
+    ] {
+        let d = dir.path().join(name);
+        copy_run(run, &d);
+        fs::write(d.join("meta.json"), json.to_string()).unwrap();
+        report_refused(&d, want, name);
+    }
+
+    let out = stealbench(&["report", "r", "--figures-dir", "rf"], dir.path());
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+
+    // A shard, newer than the whole run, is no figure's run: report leaves it out and says so.
+    let shard = [
+        &["--reps", "2", "--shard", "1/2"][..],
+        &dirs_args("r", "sf"),
+    ]
+    .concat();
+    let out = stealbench(&fib_fig3_args("serial,abp", "1", &shard), dir.path());
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let out = stealbench(&["report", "r", "--figures-dir", "rf"], dir.path());
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("-shard-1-of-2 is shard 1/2 of a run of prows-fig3, left out"),
+        "{err}"
+    );
+    let whole = run.file_name().unwrap().to_str().unwrap();
+    assert!(
+        text(&out.stdout).contains(&format!("prows-fig3/{whole})")),
+        "{}",
+        text(&out.stdout)
+    );
+    // A shard alone: nothing to report (the note, then the error).
+    let shard = shard_dir(&dir.path().join("r"), "prows-fig3", 1, 2);
+    let args = ["report", shard.to_str().unwrap(), "--figures-dir", "rf2"];
+    let out = stealbench(&args, dir.path());
+    let err = text(&out.stderr);
+    let last = err.lines().last().unwrap_or_default();
+    assert_eq!(
+        (out.status.code(), err.lines().count()),
+        (Some(2), 2),
+        "{err}"
+    );
+    assert!(last.contains("no finished run found"), "{err}");
+}
+
+/// A FIFO or a link to `/dev/zero` at `raw.csv` is refused by `report`, `merge` and
+/// `--resume`, naming the file, exit code 3: never waited on, never read without end.
+#[test]
+fn only_a_regular_raw_csv_is_read() {
+    let dir = TempDir::with_prefix("stealbench-cli-fifo-").unwrap();
+    let run = &serial_fig3_run(dir.path(), "r");
+    let raw = run.join("raw.csv");
+    for kind in ["fifo", "zero"] {
+        fs::remove_file(&raw).unwrap();
+        if kind == "fifo" {
+            assert!(Command::new("mkfifo").arg(&raw).status().unwrap().success());
+        } else {
+            std::os::unix::fs::symlink("/dev/zero", &raw).unwrap();
+        }
+        let r = run.to_str().unwrap();
+        for args in [
+            vec!["report", r, "--figures-dir", "rf"],
+            vec!["merge", "--force", r, "--out", "m", "--figures-dir", "mf"],
+            vec!["reproduce", "prows-fig3", "--resume", r],
+        ] {
+            let out = stealbench(&args, dir.path());
+            let err = text(&out.stderr);
+            assert_eq!(out.status.code(), Some(3), "{kind} {args:?}: {err}");
+            assert!(
+                err.contains(&format!("{}: not a regular file", raw.display())),
+                "{kind} {args:?}: {err}"
+            );
+        }
+    }
+}
+
+/// Text from outside the code reaches the Markdown pages as text: a `|` in `--out` stays in
+/// its table cell, a newline or raw HTML in `meta.json` starts no heading and no tag.
+#[test]
+fn outside_text_is_escaped_in_the_pages() {
+    let dir = TempDir::with_prefix("stealbench-cli-mdescape-").unwrap();
+    let run = &serial_fig3_run(dir.path(), "a|b");
+    let meta_path = run.join("meta.json");
+    let mut meta: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(&meta_path).unwrap()).unwrap();
+    meta["machine"]["cpu_model"] = "<img src=x>\n# boom".into();
+    fs::write(&meta_path, meta.to_string()).unwrap();
+    let out = stealbench(&["report", "a|b", "--figures-dir", "rf"], dir.path());
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let readme = fs::read_to_string(dir.path().join("rf/README.md")).unwrap();
+    let row = readme
+        .lines()
+        .find(|l| l.starts_with("| [prows-fig3]"))
+        .unwrap();
+    assert_eq!(row.matches(" | ").count(), 6, "{row}");
+    assert!(row.contains("`a\\|b/prows-fig3/"), "{row}");
+    for page in [
+        readme,
+        fs::read_to_string(dir.path().join("rf/prows-fig3.md")).unwrap(),
+    ] {
+        assert!(page.contains("&lt;img src=x&gt; # boom"), "{page}");
+        assert!(!page.contains("<img"), "{page}");
+        assert!(!page.lines().any(|l| l.starts_with("# boom")), "{page}");
+    }
+}
+
+/// SIGTERM at any moment of a merge leaves either the whole merged run or none of it, never
+/// a directory of temporary files without `meta.json`, and an interrupted merge says so.
+#[test]
+fn a_merge_stopped_by_sigterm_leaves_all_or_nothing() {
+    let dir = TempDir::with_prefix("stealbench-cli-mergeterm-").unwrap();
+    let shards = two_fig3_shards(dir.path(), "1,2", &[]);
+    for delay_ms in [0u64, 2, 5, 10, 20, 40, 80] {
+        let out_dir = dir.path().join(format!("m{delay_ms}"));
+        let child = Command::new(BIN)
+            .arg("merge")
+            .args(&shards)
+            .args(["--figures-dir", "mf", "--out"])
+            .arg(&out_dir)
+            .current_dir(dir.path())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(delay_ms));
+        let killed = Command::new("kill")
+            .args(["-TERM", &child.id().to_string()])
+            .status()
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        let err = text(&out.stderr);
+        let merged: Vec<PathBuf> = fs::read_dir(out_dir.join("prows-fig3"))
+            .map(|d| d.map(|e| e.unwrap().path()).collect())
+            .unwrap_or_default();
+        match out.status.code() {
+            Some(0) => {
+                assert_eq!(merged.len(), 1, "{delay_ms} ms: {merged:?}");
+                assert!(merged[0].join("meta.json").is_file(), "{delay_ms} ms");
+                for e in fs::read_dir(&merged[0]).unwrap() {
+                    let name = e.unwrap().file_name().to_string_lossy().into_owned();
+                    assert!(!name.starts_with(".tmp-"), "{delay_ms} ms: {name}");
+                }
+            }
+            Some(130) => {
+                assert!(err.contains("interrupted: nothing merged"), "{err}");
+                assert!(merged.is_empty(), "{delay_ms} ms: {merged:?}");
+            }
+            // Killed before it set its handlers: it had made nothing.
+            None if killed.success() => assert!(merged.is_empty(), "{delay_ms} ms: {merged:?}"),
+            other => panic!("{delay_ms} ms: exit {other:?}: {err}"),
+        }
+    }
+}
+
+/// A refused resume leaves nothing it made: no `.lock` in the run, no `--figures-dir`.
+#[test]
+fn a_refused_resume_leaves_nothing_behind() {
+    let dir = TempDir::with_prefix("stealbench-cli-refusedresume-").unwrap();
+    let run = &serial_fig3_run(dir.path(), "r");
+    fs::remove_file(run.join(".lock")).unwrap();
+    let out = stealbench(
+        &[
+            "reproduce",
+            "prows-fig3",
+            "--resume",
+            run.to_str().unwrap(),
+            "--workers",
+            "1,2",
+            "--figures-dir",
+            "new-figures",
+        ],
+        dir.path(),
+    );
+    refused(&out, "1,2", "a resume with other workers");
+    assert!(!run.join(".lock").exists(), "the refused resume left .lock");
+    assert!(!dir.path().join("new-figures").exists());
+}
+
+/// An `--out` too deep for the run's files is refused before any point is measured.
+#[test]
+fn an_out_too_deep_for_its_files_is_refused_first() {
+    let dir = TempDir::with_prefix("stealbench-cli-deepout-").unwrap();
+    // 20 components of 200 bytes: 4,019 bytes, under PATH_MAX; the run's files are not.
+    let deep: PathBuf = (0..20).map(|i| format!("{i:0>200}")).collect();
+    let out = stealbench(
+        &fib_fig3_args(
+            "serial",
+            "1",
+            &["--out", deep.to_str().unwrap(), "--figures-dir", "f"],
+        ),
+        dir.path(),
+    );
+    refused(
+        &out,
+        "the path is too long for the files written in it",
+        "deep --out",
+    );
+    assert!(!dir.path().join(&deep).join("prows-fig3").exists());
+}
+
+/// Writers into one figures directory at once (four `report`s) each succeed, and leave whole
+/// files and no temporary file.
+#[test]
+fn concurrent_reports_into_one_directory_all_succeed() {
+    let dir = TempDir::with_prefix("stealbench-cli-concurrent-").unwrap();
+    serial_fig3_run(dir.path(), "r");
+    for _ in 0..3 {
+        let children: Vec<_> = (0..4)
+            .map(|_| {
+                Command::new(BIN)
+                    .args(["report", "r", "--figures-dir", "f"])
+                    .current_dir(dir.path())
+                    .stdout(std::process::Stdio::null())
+                    .stderr(std::process::Stdio::piped())
+                    .spawn()
+                    .unwrap()
+            })
+            .collect();
+        for c in children {
+            let out = c.wait_with_output().unwrap();
+            assert!(out.status.success(), "{}", text(&out.stderr));
+        }
+    }
+    for e in fs::read_dir(dir.path().join("f")).unwrap() {
+        let e = e.unwrap();
+        let name = e.file_name().to_string_lossy().into_owned();
+        assert!(!name.starts_with(".tmp-"), "{name} left");
+        assert!(e.metadata().unwrap().len() > 0, "{name} is empty");
+    }
 }
 
 /// `--resume` of a missing directory, of one that is not a run, or of a run whose meta.json
@@ -1460,7 +1916,7 @@ fn resume_checks_the_run_first() {
     std::os::unix::fs::symlink(&target, run.join(".lock")).unwrap();
     let out = resume(run.to_str().unwrap());
     let err = text(&out.stderr);
-    assert_ne!(out.status.code(), Some(0), "{err}");
+    assert_eq!(out.status.code(), Some(3), "{err}");
     assert!(err.contains(".lock is a symbolic link"), "{err}");
     assert_eq!(fs::read_to_string(&target).unwrap(), "keep me");
     fs::remove_file(run.join(".lock")).unwrap();

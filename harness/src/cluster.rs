@@ -72,21 +72,26 @@ fn first_few(names: &[String]) -> String {
 
 /// What a run directory gives a merge: the rows of its whole measurements, and what is wrong
 /// with the others (each one line naming the file).
-struct Part {
+pub(crate) struct Part {
     rows: Vec<RawRow>,
-    problems: Vec<String>,
+    /// What is wrong with the run's `raw.csv`, each one line naming the file.
+    pub problems: Vec<String>,
+    /// Which of the run's measurements its `raw.csv` lacks, if any (a run merged with
+    /// `--force` may lack some, and says so).
+    pub lacking: Option<String>,
     /// The run's rows as read, those this build cannot read among them (kept by the merge).
     store: Option<Store>,
 }
 
-/// Reads the `raw.csv` of the run `dir` (its meta `meta`) for a merge, without changing it:
-/// a file missing, empty or with its last line cut short, a measurement recorded twice or
-/// cut short ([`results::incomplete_measurements`]), or one of the run's measurements absent,
-/// is a problem; the rows of the whole measurements are kept.
-fn read_part(fig: &Figure, dir: &Path, meta: &Meta) -> Result<Part, Failure> {
+/// Reads the `raw.csv` of the run `dir` (its meta `meta`) for a merge or a report, without
+/// changing it: a file missing, empty or with its last line cut short, a row of another size
+/// or of a round the run does not have, a measurement recorded twice or cut short
+/// ([`results::incomplete_measurements`]), or one of the run's measurements absent, is a
+/// problem; the rows of the whole measurements are kept.
+pub(crate) fn read_part(fig: &Figure, dir: &Path, meta: &Meta) -> Result<Part, Failure> {
     let path = dir.join("raw.csv");
     let mut problems = Vec::new();
-    let text = match std::fs::read(&path) {
+    let text = match crate::files::read_regular(&path) {
         Ok(bytes) => String::from_utf8(bytes)
             .map_err(|_| Failure::Usage(format!("{}: not UTF-8 text", path.display())))?,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -94,16 +99,18 @@ fn read_part(fig: &Figure, dir: &Path, meta: &Meta) -> Result<Part, Failure> {
             return Ok(Part {
                 rows: Vec::new(),
                 problems,
+                lacking: None,
                 store: None,
             });
         }
-        Err(e) => return Err(Failure::Io(format!("{}: {e}", path.display()))),
+        Err(e) => return Err(Failure::Io(e.to_string())),
     };
     if text.is_empty() {
         problems.push(format!("{} is empty", path.display()));
         return Ok(Part {
             rows: Vec::new(),
             problems,
+            lacking: None,
             store: None,
         });
     }
@@ -116,6 +123,21 @@ fn read_part(fig: &Figure, dir: &Path, meta: &Meta) -> Result<Part, Failure> {
     };
     let store = Store::parse(&path, whole_lines).map_err(|e| Failure::Usage(e.to_string()))?;
     let s = &meta.settings;
+    if let Some(r) = store
+        .rows()
+        .iter()
+        .find(|r| r.size != s.measure.size || r.round > s.rounds)
+    {
+        problems.push(format!(
+            "{}: a row of {} (size {}, round {}) is not of this run (size {}, {} round(s))",
+            path.display(),
+            r.point,
+            r.size,
+            r.round,
+            s.measure.size,
+            s.rounds
+        ));
+    }
     let incomplete = results::incomplete_measurements(&store, s.reps());
     for (p, round, why) in &incomplete {
         problems.push(format!(
@@ -131,26 +153,28 @@ fn read_part(fig: &Figure, dir: &Path, meta: &Meta) -> Result<Part, Failure> {
         .filter(|m| !recorded.contains(*m))
         .map(|(p, r)| measurement_name(p, *r, s.rounds))
         .collect();
-    if !missing.is_empty() {
-        problems.push(format!(
+    let lacking = (!missing.is_empty()).then(|| {
+        format!(
             "{} lacks {} of the run's {} measurements ({})",
             path.display(),
             missing.len(),
             expected.len(),
             first_few(&missing)
-        ));
-    }
+        )
+    });
     let cut: BTreeSet<(PointSpec, usize)> =
         incomplete.into_iter().map(|(p, r, _)| (p, r)).collect();
     let rows = store
         .rows()
         .iter()
         .filter(|r| !cut.contains(&(r.point.clone(), r.round)))
+        .filter(|r| r.size == s.measure.size && r.round <= s.rounds)
         .cloned()
         .collect();
     Ok(Part {
         rows,
         problems,
+        lacking,
         store: Some(store),
     })
 }
@@ -163,6 +187,8 @@ fn read_part(fig: &Figure, dir: &Path, meta: &Meta) -> Result<Part, Failure> {
 /// of what is given instead and says what is missing. Exit code 0 when every point of the
 /// grid is there and ok, 1 otherwise.
 pub(crate) fn merge_command(args: &MergeArgs, allocator: &str) -> Result<i32, Failure> {
+    // SIGINT and SIGTERM stop the merge between its files, never inside one.
+    crate::supervise::catch_interrupts();
     let mut metas = Vec::new();
     for d in &args.dirs {
         let not_a_run =
@@ -209,10 +235,20 @@ pub(crate) fn merge_command(args: &MergeArgs, allocator: &str) -> Result<i32, Fa
     let mut seen: Vec<usize> = shards.iter().map(|x| x.index).collect();
     seen.sort_unstable();
     seen.dedup();
-    if seen.len() < shards.len() {
-        return Err(Failure::Usage(
-            "a shard is given twice: merge each shard's run directory once".to_string(),
-        ));
+    let shard_dirs: Vec<(&PathBuf, Shard)> = args
+        .dirs
+        .iter()
+        .zip(&metas)
+        .filter_map(|(d, m)| Some((d, m.settings.shard?)))
+        .collect();
+    for (i, (a, sa)) in shard_dirs.iter().enumerate() {
+        if let Some((b, _)) = shard_dirs[i + 1..].iter().find(|(_, sb)| sb == sa) {
+            return Err(Failure::Usage(format!(
+                "{} and {} are both shard {sa}: merge each shard's run directory once",
+                a.display(),
+                b.display()
+            )));
+        }
     }
     if let Some(s) = shards.iter().find(|s| s.count != shards[0].count) {
         return Err(Failure::Usage(format!(
@@ -227,7 +263,8 @@ pub(crate) fn merge_command(args: &MergeArgs, allocator: &str) -> Result<i32, Fa
     let mut owner: BTreeMap<PointSpec, &Path> = BTreeMap::new();
     let mut problems = Vec::new();
     for (d, m) in args.dirs.iter().zip(&metas) {
-        let part = read_part(&fig, d, m)?;
+        let mut part = read_part(&fig, d, m)?;
+        part.problems.extend(part.lacking.take());
         if let (Some(problem), false) = (part.problems.first(), args.force) {
             return Err(Failure::Usage(format!(
                 "{problem}: resume the run (stealbench reproduce {} --resume {}) and merge \
@@ -279,11 +316,29 @@ pub(crate) fn merge_command(args: &MergeArgs, allocator: &str) -> Result<i32, Fa
 
     crate::cli::output_dir("--out", &args.out)?;
     let figures_dir = crate::cli::output_dir("--figures-dir", &args.figures_dir)?;
+    // An interrupted merge leaves no half-merged run: its directory, all of it written by this
+    // process, is removed.
+    let interrupted = |run_dir: Option<&Path>| {
+        if let Some(d) = run_dir {
+            let _ = std::fs::remove_dir_all(d);
+        }
+        errln!(
+            "interrupted: nothing merged{}",
+            run_dir.map_or(String::new(), |d| format!(" ({} removed)", d.display()))
+        );
+        Ok(130)
+    };
+    if crate::supervise::interrupted() {
+        return interrupted(None);
+    }
     let (stamp, dir_stamp) = results::timestamps(SystemTime::now());
     let run_dir = results::create_run_dir(&args.out, fig.id, &format!("{dir_stamp}-merged"))?;
-    let _lock = results::RunLock::acquire(&run_dir).map_err(Failure::Runtime)?;
+    let _lock = results::RunLock::acquire(&run_dir).map_err(Failure::of_lock)?;
     let others: Vec<&Store> = stores.iter().collect();
     let store = Store::create(&run_dir.join("raw.csv"), &rows, &others)?;
+    if crate::supervise::interrupted() {
+        return interrupted(Some(&run_dir));
+    }
     let mut meta = first.clone();
     meta.timestamp = stamp;
     meta.command_line = std::env::args_os()
@@ -306,6 +361,22 @@ pub(crate) fn merge_command(args: &MergeArgs, allocator: &str) -> Result<i32, Fa
         }
         seen.join(", ")
     };
+    // Runs merged with --force across machines keep every machine, and are judged on the
+    // smallest (Meta::machines).
+    for m in &metas {
+        if !meta.machines.contains(&m.machine) {
+            meta.machines.push(m.machine.clone());
+        }
+    }
+    if meta.machines.len() < 2 {
+        meta.machines.clear();
+    } else if let Some(smallest) = meta
+        .machines
+        .iter()
+        .min_by_key(|m| (m.logical_cpus, m.cores))
+    {
+        meta.machine = smallest.clone();
+    }
     meta.build.git_commit = every(|m| &m.build.git_commit);
     meta.build.rustc = every(|m| &m.build.rustc);
     meta.build.allocator = every(|m| &m.build.allocator);
@@ -327,6 +398,9 @@ pub(crate) fn merge_command(args: &MergeArgs, allocator: &str) -> Result<i32, Fa
     // The allocator of the merged run is the shards', not this process's.
     let _ = allocator;
     meta.write(&run_dir)?;
+    if crate::supervise::interrupted() {
+        return interrupted(Some(&run_dir));
+    }
 
     let s = meta.settings.clone();
     let grid = plan::run_grid(&fig, &s);
@@ -468,6 +542,33 @@ fn check_reproduce_args(fig: &Figure, args: &[String]) -> Result<usize, Failure>
 /// node each, task i running `reproduce ID --shard i/N`), `ID-merge.sbatch` (the merge of the
 /// shards' run directories) and `ID-submit.sh` (submits the array, then the merge to run after
 /// it succeeded).
+/// `args` (reproduce options) with the value of each input file option (`--hw-video`,
+/// `--hw-points`, as `--flag VALUE` or `--flag=VALUE`) made absolute against the current
+/// directory, which the Slurm tasks, run in `--dir`, do not share.
+fn absolute_inputs(args: &[String]) -> Result<Vec<String>, Failure> {
+    const INPUTS: [&str; 2] = ["--hw-video", "--hw-points"];
+    let absolute = |v: &str| -> Result<String, Failure> {
+        let p = std::path::absolute(v).map_err(|e| Failure::Io(format!("{v}: {e}")))?;
+        Ok(p.display().to_string())
+    };
+    let mut out = Vec::with_capacity(args.len());
+    let mut value_of_input = false;
+    for a in args {
+        if value_of_input {
+            out.push(absolute(a)?);
+            value_of_input = false;
+        } else if INPUTS.contains(&a.as_str()) {
+            out.push(a.clone());
+            value_of_input = true;
+        } else if let Some((flag, v)) = a.split_once('=').filter(|(f, _)| INPUTS.contains(f)) {
+            out.push(format!("{flag}={}", absolute(v)?));
+        } else {
+            out.push(a.clone());
+        }
+    }
+    Ok(out)
+}
+
 pub(crate) fn slurm_command(args: &SlurmArgs) -> Result<(), Failure> {
     let fig = plan::lookup_figure(&args.id)?;
     if args.shards == 0 {
@@ -500,6 +601,8 @@ pub(crate) fn slurm_command(args: &SlurmArgs) -> Result<(), Failure> {
         }
     }
     let points = check_reproduce_args(&fig, &args.reproduce_args)?;
+    // The tasks run in --dir, not here: a relative input path is made absolute.
+    let reproduce_args = absolute_inputs(&args.reproduce_args)?;
     crate::shard::check_count(
         &format!("--shards {}", args.shards),
         args.shards,
@@ -518,8 +621,7 @@ pub(crate) fn slurm_command(args: &SlurmArgs) -> Result<(), Failure> {
         .as_ref()
         .map(|p| format!("#SBATCH --partition={}\n", sh(p)))
         .unwrap_or_default();
-    let extra: String = args
-        .reproduce_args
+    let extra: String = reproduce_args
         .iter()
         .map(|a| format!(" {}", sh(a)))
         .collect();
@@ -531,23 +633,32 @@ pub(crate) fn slurm_command(args: &SlurmArgs) -> Result<(), Failure> {
     };
     let array = format!(
         "{}#SBATCH --array=1-{n}\n#SBATCH --exclusive\n#SBATCH --output=stealbench-{id}-%A_%a.out\n\
-         # One node per shard: task i measures the i-th of {n} disjoint parts of the grid.\n\
+         # One node per shard: task i measures the i-th of {n} disjoint parts of the grid, into\n\
+         # a directory of this array job's own; a requeued task resumes its shard's run.\n\
          set -euo pipefail\ncd \"$SLURM_SUBMIT_DIR\"\n\
-         {exe} reproduce {id} --shard \"$SLURM_ARRAY_TASK_ID/{n}\" --out {shards_dir} \\\n    \
-         --figures-dir {shards_dir}/figures-\"$SLURM_ARRAY_TASK_ID\"{extra}\n",
+         out={shards_dir}/\"$SLURM_ARRAY_JOB_ID\"\n\
+         prev=$(ls -d \"$out\"/{id}/*-shard-\"$SLURM_ARRAY_TASK_ID\"-of-{n} 2>/dev/null | tail -n 1 || true)\n\
+         if [ -n \"$prev\" ]; then\n    \
+         {exe} reproduce {id} --resume \"$prev\"\n\
+         else\n    \
+         {exe} reproduce {id} --shard \"$SLURM_ARRAY_TASK_ID/{n}\" --out \"$out\" \\\n        \
+         --figures-dir \"$out\"/figures-\"$SLURM_ARRAY_TASK_ID\"{extra}\n\
+         fi\n",
         header(&format!("stealbench-{id}"), &args.time)
     );
     let merge = format!(
         "{}#SBATCH --output=stealbench-{id}-merge-%j.out\n\
+         # Merges the shards of one array job: sbatch {id}-merge.sbatch ARRAY_JOB_ID\n\
          set -euo pipefail\ncd \"$SLURM_SUBMIT_DIR\"\n\
-         {exe} merge {shards_dir}/{id}/*-shard-*-of-{n} --out results --figures-dir paper-figures\n",
+         array=${{1:?usage: sbatch {id}-merge.sbatch ARRAY_JOB_ID}}\n\
+         {exe} merge {shards_dir}/\"$array\"/{id}/*-shard-*-of-{n} --out results --figures-dir paper-figures\n",
         header(&format!("stealbench-{id}-merge"), "00:30:00")
     );
     let submit = format!(
         "#!/bin/bash\n# Submits the {n} shards of {id}, then their merge once all succeeded.\n\
          set -euo pipefail\ncd \"$(dirname \"$0\")\"\n\
          array=$(sbatch --parsable {id}.sbatch)\n\
-         sbatch --dependency=afterok:\"${{array%%;*}}\" {id}-merge.sbatch\n\
+         sbatch --dependency=afterok:\"${{array%%;*}}\" {id}-merge.sbatch \"${{array%%;*}}\"\n\
          echo \"submitted array $array and its merge\"\n"
     );
     let write = |name: String, text: &str, exec: bool| -> Result<PathBuf, Failure> {
@@ -605,6 +716,33 @@ mod tests {
             "{d:?}"
         );
         assert_eq!(d[2], "allocator system vs jemalloc");
+    }
+
+    #[test]
+    fn slurm_input_paths_are_made_absolute() {
+        let args: Vec<String> = [
+            "--hw-video",
+            "v.avi",
+            "--hw-points=p.txt",
+            "--size",
+            "test",
+            "--hw-video=/abs/v.avi",
+        ]
+        .map(String::from)
+        .to_vec();
+        let here = std::env::current_dir().unwrap();
+        let got = absolute_inputs(&args).unwrap();
+        assert_eq!(
+            got,
+            [
+                "--hw-video".to_string(),
+                here.join("v.avi").display().to_string(),
+                format!("--hw-points={}", here.join("p.txt").display()),
+                "--size".into(),
+                "test".into(),
+                "--hw-video=/abs/v.avi".into(),
+            ]
+        );
     }
 
     #[test]

@@ -21,6 +21,16 @@ impl Failure {
             Failure::Io(_) => 3,
         }
     }
+    /// The failure to lock a run directory ([`crate::results::RunLock::acquire`]): a run in
+    /// use by another process is bad input (exit code 2), any other error I/O (3).
+    pub(crate) fn of_lock(e: std::io::Error) -> Failure {
+        if e.kind() == std::io::ErrorKind::ResourceBusy {
+            Failure::Usage(e.to_string())
+        } else {
+            Failure::Io(e.to_string())
+        }
+    }
+
     /// The message.
     pub(crate) fn message(&self) -> &str {
         match self {

@@ -6,6 +6,9 @@
 //! it points to. A file it writes whole (a summary, a figure, a page) is written beside its
 //! name and renamed over it ([`write_atomic`], [`replace_with`]): a link at the name is replaced,
 //! not followed, and a full disk or a crash leaves the old file or none, never half of one.
+//! The temporary name is unique to the process and the write, so that writers of one file
+//! never take each other's, and the writers of a figures directory hold its lock ([`lock_dir`])
+//! while they write a figure's files.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write as _};
@@ -86,12 +89,97 @@ pub(crate) fn open_regular(path: &Path) -> io::Result<File> {
     Ok(file)
 }
 
-/// The temporary name beside `path` that [`replace_with`] writes: `.tmp-NAME` (hidden, and
-/// with `NAME`'s extension, which some writers read to choose the format).
+/// The most bytes [`read_regular`] reads: far above any run's `raw.csv` or `meta.json`, far
+/// below what would exhaust the memory.
+pub(crate) const READ_LIMIT: u64 = 1 << 30;
+
+/// The bytes of the regular file `path` (a symbolic link to one is followed), read whole.
+/// Anything else is refused before it is read: a FIFO (opened without blocking, so that no
+/// writer is waited for), a device such as `/dev/zero`, a directory; so is a file of more than
+/// [`READ_LIMIT`] bytes, or one that grows past it while it is read. Every error names `path`
+/// and keeps the kind of the error met (`NotFound` for a missing file).
+pub(crate) fn read_regular(path: &Path) -> io::Result<Vec<u8>> {
+    use std::io::Read as _;
+    let file = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|e| with_path(path, e))?;
+    let len = file.metadata().map_err(|e| with_path(path, e))?;
+    let refuse = |why: String| {
+        io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("{}: {why}", path.display()),
+        )
+    };
+    if !len.is_file() {
+        return Err(refuse("not a regular file".to_string()));
+    }
+    let too_large = || refuse(format!("larger than {} bytes, the most read", READ_LIMIT));
+    if len.len() > READ_LIMIT {
+        return Err(too_large());
+    }
+    let mut bytes = Vec::with_capacity(usize::try_from(len.len()).unwrap_or(0));
+    file.take(READ_LIMIT + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| with_path(path, e))?;
+    if bytes.len() as u64 > READ_LIMIT {
+        return Err(too_large());
+    }
+    Ok(bytes)
+}
+
+/// A fresh temporary name beside `path` for [`replace_with`]: `.tmp-PID-N-NAME` (hidden,
+/// unique to this process and this write, so that two writers of one file never write into or
+/// remove each other's temporary file, and with `NAME`'s extension, which some writers read to
+/// choose the format).
 fn beside(path: &Path) -> PathBuf {
-    let mut name = std::ffi::OsString::from(".tmp-");
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let mut name = std::ffi::OsString::from(format!(".tmp-{}-{n}-", std::process::id()));
     name.push(path.file_name().unwrap_or_default());
     path.with_file_name(name)
+}
+
+/// The longest name [`beside`] makes for a file named `name`: `.tmp-`, a pid, a count, `name`.
+fn longest_beside(name: &str) -> usize {
+    ".tmp-".len() + u32::MAX.to_string().len() + 1 + u64::MAX.to_string().len() + 1 + name.len()
+}
+
+/// `Err` (one line) when a file of `names` written whole into `dir` ([`replace_with`]) would
+/// have a path too long for the system (`PATH_MAX` bytes, its temporary name's), so that a
+/// command refuses such a directory before its work, not when it writes its results.
+pub(crate) fn check_fits(dir: &Path, names: &[&str]) -> Result<(), String> {
+    let longest = names.iter().copied().max_by_key(|n| longest_beside(n));
+    let Some(name) = longest else { return Ok(()) };
+    let dir_len = dir.as_os_str().len();
+    let path_len = dir_len + 1 + longest_beside(name);
+    // PATH_MAX counts the terminating NUL.
+    let path_max = libc::PATH_MAX as usize - 1;
+    if path_len > path_max {
+        return Err(format!(
+            "{}: the path is too long for the files written in it ({dir_len} bytes; {name} \
+             and its temporary file need {path_len} with it, the limit is {path_max})",
+            dir.display()
+        ));
+    }
+    Ok(())
+}
+
+/// An exclusive lock on a directory that files are written into (a figures directory), held
+/// while it lives: writers that each hold it write their set of files one after another, so
+/// that a page and its plots come from one writer. It is `flock(2)` on the directory itself,
+/// which leaves no file behind and is released by the kernel when the process ends.
+#[derive(Debug)]
+pub(crate) struct DirLock {
+    _dir: File,
+}
+
+/// Waits for and takes the lock of directory `dir` ([`DirLock`]). Every error names `dir`.
+pub(crate) fn lock_dir(dir: &Path) -> io::Result<DirLock> {
+    let file = File::open(dir).map_err(|e| with_path(dir, e))?;
+    file.lock().map_err(|e| with_path(dir, e))?;
+    Ok(DirLock { _dir: file })
 }
 
 /// Writes `path` whole: `write` fills a fresh temporary file beside it (made by
@@ -203,6 +291,81 @@ mod tests {
         let e = replace_with(&link, |_| Err(io::Error::other("disk full"))).unwrap_err();
         assert_eq!(e.to_string(), format!("{}: disk full", link.display()));
         assert_eq!(fs::read(&link).unwrap(), b"new");
-        assert!(!beside(&link).exists());
+        let left: Vec<_> = fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .filter(|n| n.to_string_lossy().starts_with(".tmp-"))
+            .collect();
+        assert!(left.is_empty(), "{left:?}");
+    }
+
+    #[test]
+    fn only_regular_files_are_read() {
+        let dir = TempDir::with_prefix("stealbench-files-read-").unwrap();
+        let p = dir.path().join("raw.csv");
+        fs::write(&p, b"a,b\n").unwrap();
+        assert_eq!(read_regular(&p).unwrap(), b"a,b\n");
+        let link = dir.path().join("link.csv");
+        std::os::unix::fs::symlink(&p, &link).unwrap();
+        assert_eq!(read_regular(&link).unwrap(), b"a,b\n");
+        let missing = read_regular(&dir.path().join("none")).unwrap_err();
+        assert_eq!(missing.kind(), io::ErrorKind::NotFound);
+        // A FIFO with no writer (it would block), a device read forever, a directory.
+        let fifo = dir.path().join("fifo.csv");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        assert!(made.unwrap().success());
+        let zero = dir.path().join("zero.csv");
+        std::os::unix::fs::symlink("/dev/zero", &zero).unwrap();
+        for p in [&fifo, &zero, &dir.path().to_path_buf()] {
+            let e = read_regular(p).unwrap_err().to_string();
+            assert_eq!(e, format!("{}: not a regular file", p.display()));
+        }
+    }
+
+    #[test]
+    fn a_directory_too_deep_for_its_files_is_refused() {
+        let names = ["raw.csv", "prows-fig3.png"];
+        check_fits(Path::new("results/prows-fig3/2026"), &names).unwrap();
+        let deep = PathBuf::from("d".repeat(libc::PATH_MAX as usize - 40));
+        let e = check_fits(&deep, &names).unwrap_err();
+        assert!(
+            e.contains("the path is too long for the files written in it"),
+            "{e}"
+        );
+        assert!(e.contains("prows-fig3.png"), "{e}");
+        // The check is of the whole temporary name: the real one always fits under it.
+        let real = deep.join(beside(Path::new("prows-fig3.png")));
+        assert!(
+            real.as_os_str().len() <= deep.as_os_str().len() + 1 + longest_beside("prows-fig3.png")
+        );
+    }
+
+    /// Threads writing one file at once never take each other's temporary file: every write
+    /// succeeds and the file is one writer's whole.
+    #[test]
+    fn concurrent_writers_of_one_file_never_tear_it() {
+        let dir = TempDir::with_prefix("stealbench-files-concurrent-").unwrap();
+        let path = dir.path().join("page.md");
+        assert_ne!(beside(&path), beside(&path));
+        assert!(beside(&path).to_string_lossy().ends_with("-page.md"));
+        std::thread::scope(|s| {
+            for t in 0..4u8 {
+                let path = &path;
+                s.spawn(move || {
+                    for _ in 0..50 {
+                        write_atomic(path, &[b'a' + t; 4096]).unwrap();
+                    }
+                });
+            }
+        });
+        let bytes = fs::read(&path).unwrap();
+        assert_eq!(bytes.len(), 4096);
+        assert!(bytes.iter().all(|&b| b == bytes[0]));
+        // The directory lock is exclusive across open files, and released when dropped.
+        let held = lock_dir(dir.path()).unwrap();
+        let other = File::open(dir.path()).unwrap();
+        assert!(other.try_lock().is_err());
+        drop(held);
+        assert!(other.try_lock().is_ok());
     }
 }

@@ -19,7 +19,7 @@
 //! * [`shard`]: a grid's part for one machine; [`cluster`]: the `merge` and `slurm` commands.
 //! * [`results`]: raw.csv, summary.csv, meta.json; [`stats`]: median and friends; [`files`]:
 //!   how every file is written (never through a symbolic link; whole files beside their name,
-//!   then renamed, never torn).
+//!   then renamed, never torn); [`escape`]: text from outside the code made safe for a page.
 //! * [`figures`]: the papers' figures; [`table`] and [`plot`] (its panels, then their drawing)
 //!   render them.
 //! * [`claims`]: the papers' claims each figure tests, and their verdicts on a run;
@@ -63,6 +63,7 @@ mod bench;
 mod claims;
 mod cli;
 mod cluster;
+mod escape;
 mod failure;
 mod figures;
 mod files;

@@ -8,7 +8,7 @@ use crate::figures::metric::Context;
 use crate::grid::{Availability, Grid};
 use crate::results::{self, Meta, Store};
 use crate::spec::PointSpec;
-use crate::{claims, plot, runtimes, table};
+use crate::{claims, escape, plot, runtimes, table};
 use std::collections::HashMap;
 use std::path::Path;
 use std::time::SystemTime;
@@ -32,15 +32,19 @@ fn markdown(
     let params: Vec<String> = grid
         .workloads()
         .iter()
-        .filter_map(|w| params_of.get(w.as_str()).map(|p| format!("{w} {p}")))
+        .filter_map(|w| {
+            params_of
+                .get(w.as_str())
+                .map(|p| escape::md_text(&format!("{w} {p}")))
+        })
         .collect();
-    let m = &meta.machine;
     let b = &meta.build;
     let mut out = format!("# {}\n\n", fig.title);
     out.push_str(&format!("Paper: {}\n\n", fig.caption));
     out.push_str(&format!(
         "Reproduced with `stealbench reproduce {}` ({}).\n\n",
-        fig.id, meta.timestamp
+        fig.id,
+        escape::md_text(&meta.timestamp)
     ));
     out.push_str(&claims::markdown(verdicts));
     let reads_ts = verdicts.iter().any(|j| {
@@ -58,18 +62,19 @@ fn markdown(
         ));
     }
     out.push_str("## The run\n\n");
-    out.push_str(&format!(
-        "- Machine: {}, {} cores / {} logical CPUs, {} NUMA node(s), {}\n",
-        m.cpu_model, m.cores, m.logical_cpus, m.numa_nodes, m.kernel
-    ));
+    out.push_str(&meta.machine_line());
     let flags = if b.rustflags.is_empty() {
         String::new()
     } else {
-        format!(", rustflags `{}`", b.rustflags)
+        format!(", rustflags `{}`", escape::md_code(&b.rustflags))
     };
     out.push_str(&format!(
         "- Build: stealbench {}, {}, commit {}, allocator {}, {} profile{flags}\n",
-        b.stealbench_version, b.rustc, b.git_commit, b.allocator, b.profile
+        escape::md_text(&b.stealbench_version),
+        escape::md_text(&b.rustc),
+        escape::md_text(&b.git_commit),
+        escape::md_text(&b.allocator),
+        escape::md_text(&b.profile)
     ));
     out.push_str(&format!(
         "- Size: {} ({}); {} timed repetitions per point after one warm-up, median shown; \
@@ -118,7 +123,7 @@ fn markdown(
     }
     out.push_str(&format!(
         "- Raw data: `{}` (raw.csv, summary.csv, meta.json)\n\n",
-        run_dir.display()
+        escape::md_code(&run_dir.display().to_string())
     ));
     out.push_str(fig.metric.cell_legend());
     out.push_str("\n\n");
@@ -169,7 +174,7 @@ pub(crate) fn settings_note(grid: &Grid, pinning: Pinning) -> String {
     )
 }
 
-/// Writes `<id>.md`, `<id>.svg`, `<id>.png` into `dir`.
+/// Writes `<id>.md`, `<id>.svg`, `<id>.png` into `dir`, holding its lock ([`crate::files::lock_dir`]).
 pub(crate) fn write_figure_files(
     dir: &Path,
     fig: &Figure,
@@ -179,6 +184,7 @@ pub(crate) fn write_figure_files(
     subtitle: &str,
 ) -> Result<(), Failure> {
     std::fs::create_dir_all(dir).map_err(|e| Failure::Io(format!("{}: {e}", dir.display())))?;
+    let _lock = crate::files::lock_dir(dir)?;
     crate::files::write_atomic(&dir.join(format!("{}.md", fig.id)), md.as_bytes())?;
     plot::write_svg(
         &dir.join(format!("{}.svg", fig.id)),
@@ -282,6 +288,7 @@ pub(crate) fn view(
     for v in &mut verdicts {
         v.build.clone_from(&build);
     }
+    claims::mixed_machines(&mut verdicts, &meta.machines);
     let mut params_of = params_of.clone();
     for r in store.rows() {
         params_of.insert(r.point.workload.clone(), r.params.clone());

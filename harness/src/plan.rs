@@ -354,15 +354,29 @@ pub(crate) fn open_run(
             };
             // A directory that is not a run is refused before anything is written in it.
             resumable_meta(&dir, fig)?;
-            let lock = results::RunLock::acquire(&dir).map_err(Failure::Runtime)?;
+            // A resume refused below leaves nothing it made: the lock's file, the figures
+            // directory.
+            let made_lock = dir.join(".lock").symlink_metadata().is_err();
+            let made_figures = args.figures_dir.clone().filter(|d| !d.exists());
+            let lock = results::RunLock::acquire(&dir).map_err(Failure::of_lock)?;
             // Read again under the lock: another process may have changed it meanwhile.
-            let mut meta = resumable_meta(&dir, fig)?;
-            let mut given = resolve_settings(args, fig, Some(&meta.settings), fence)?;
-            // The stored input files are checked again: they may have gone or changed since.
-            let params = input_params(fig, &given)?;
-            check_resume_conflicts(&given, &meta.settings, &dir)?;
-            check_resume_machine(&meta, allocator, &dir)?;
-            let store = resumable_store(&dir)?;
+            let checked = (|| -> Result<_, Failure> {
+                let meta = resumable_meta(&dir, fig)?;
+                let given = resolve_settings(args, fig, Some(&meta.settings), fence)?;
+                // The stored input files are checked again: they may have gone or changed since.
+                let params = input_params(fig, &given)?;
+                check_resume_conflicts(&given, &meta.settings, &dir)?;
+                check_resume_machine(&meta, allocator, &dir)?;
+                Ok((meta, given, params, resumable_store(&dir)?))
+            })();
+            let (mut meta, mut given, params, store) = checked.inspect_err(|_| {
+                if made_lock {
+                    let _ = std::fs::remove_file(dir.join(".lock"));
+                }
+                if let Some(d) = &made_figures {
+                    let _ = std::fs::remove_dir(d);
+                }
+            })?;
             // Where the figure goes: as given now (checked), else as stored, else the default.
             if args.figures_dir.is_none() {
                 given.figures_dir = Some(match given.figures_dir.take() {
@@ -391,8 +405,26 @@ pub(crate) fn open_run(
                 Some(s) => format!("{dir_stamp}-shard-{}-of-{}", s.index, s.count),
                 None => dir_stamp,
             };
+            // Every file of the run must fit under the run directory's path (with a suffix
+            // `-N` of a taken name), and the figure's under the figures directory's.
+            let run_files = [
+                "raw.csv",
+                "meta.json",
+                "summary.csv",
+                "claims.csv",
+                "attempts.csv",
+            ];
+            let page_files = [".md", ".svg", ".png"].map(|e| format!("{}{e}", fig.id));
+            let pages: Vec<&str> = page_files.iter().map(String::as_str).collect();
+            let in_run = [&run_files[..], &pages].concat();
+            crate::files::check_fits(&args.out.join(fig.id).join(format!("{name}-99")), &in_run)
+                .and_then(|()| {
+                    let figures = given.figures_dir.as_deref().unwrap_or(Path::new("."));
+                    crate::files::check_fits(figures, &pages)
+                })
+                .map_err(Failure::Usage)?;
             let dir = results::create_run_dir(&args.out, fig.id, &name)?;
-            let lock = results::RunLock::acquire(&dir).map_err(Failure::Runtime)?;
+            let lock = results::RunLock::acquire(&dir).map_err(Failure::of_lock)?;
             let meta = Meta {
                 id: fig.id.to_string(),
                 title: fig.title.to_string(),
@@ -405,6 +437,7 @@ pub(crate) fn open_run(
                 machine: results::this_machine(),
                 build: results::this_build(allocator),
                 merged_from: Vec::new(),
+                machines: Vec::new(),
                 ran: Default::default(),
             };
             meta.write(&dir)?;

@@ -309,11 +309,10 @@ pub(crate) fn run_command(args: &RunArgs, env_fence: FenceMode) -> Result<(), Fa
             runtime.name
         )));
     }
-    if arm.sim.is_some() && m.pinning != Pinning::None {
+    if let (Some(why), true) = (arm.no_worker_to_pin(), m.pinning != Pinning::None) {
         // As the arm's own `pinning=` is refused.
         return Err(Failure::Usage(format!(
-            "--pinning {}: a simulation runs no threads, so there is no worker to pin: drop \
-             --pinning",
+            "--pinning {}: {why}: drop --pinning",
             m.pinning
         )));
     }

@@ -8,6 +8,7 @@
 
 use crate::claims::{self, Judgement};
 use crate::cli::ReportArgs;
+use crate::escape::{md_code, md_text};
 use crate::failure::Failure;
 use crate::figures::{self, Figure};
 use crate::results::{self, Meta};
@@ -61,12 +62,22 @@ fn run_dirs(path: &Path) -> Result<Vec<PathBuf>, Failure> {
 }
 
 /// The latest finished run of each figure among `dirs` (directory names are timestamps), in
-/// the registry's order of figures.
+/// the registry's order of figures. A shard (`reproduce --shard`) is a part of a run, not a
+/// figure's run: it is left out, and a note names it (merge the shards first).
 fn latest_runs(dirs: &[PathBuf]) -> Result<Vec<(PathBuf, Meta)>, Failure> {
     let mut by_id: BTreeMap<String, (PathBuf, Meta)> = BTreeMap::new();
     for d in dirs {
         for run in run_dirs(d)? {
             let meta = Meta::read(&run).map_err(Failure::from)?;
+            if let Some(shard) = meta.settings.shard {
+                errln!(
+                    "note: {} is shard {shard} of a run of {}, left out: merge its shards \
+                     (stealbench merge) and report the merged run",
+                    run.display(),
+                    meta.id
+                );
+                continue;
+            }
             if !meta.finished {
                 continue;
             }
@@ -84,11 +95,38 @@ fn latest_runs(dirs: &[PathBuf]) -> Result<Vec<(PathBuf, Meta)>, Failure> {
         .collect())
 }
 
+/// The `raw.csv` of the finished run `dir`, read through the checks of `merge`
+/// ([`crate::cluster::read_part`]): a file missing or damaged (a row twice, of another size or
+/// round, cut short), or lacking some of the run's measurements (unless a `--force` merge
+/// made it so, as its page says), is one line, exit code 2.
+fn whole_run(fig: &Figure, dir: &Path, meta: &Meta) -> Result<results::Store, Failure> {
+    let part = crate::cluster::read_part(fig, dir, meta)?;
+    let merged = !meta.merged_from.is_empty();
+    let lacking = part.lacking.filter(|_| !merged);
+    if let Some(problem) = part.problems.into_iter().chain(lacking).next() {
+        return Err(Failure::Usage(format!(
+            "{problem}: report renders whole runs; resume it (stealbench reproduce {} --resume \
+             {}) and report again",
+            meta.id,
+            dir.display()
+        )));
+    }
+    Ok(results::Store::read(&dir.join("raw.csv"))?)
+}
+
 /// Renders the run in `dir` with this build's figure and claims, as `reproduce` renders it.
 fn render(dir: &Path, meta: Meta) -> Result<Rendered, Failure> {
     let fig = plan::lookup_figure(&meta.id)?;
+    // The settings as merge and --resume check them.
+    plan::check_settings(&meta.settings, &fig).map_err(|f| {
+        Failure::Usage(format!(
+            "{}: not a run directory (its meta.json is invalid: {})",
+            dir.display(),
+            f.message()
+        ))
+    })?;
     let grid = plan::run_grid(&fig, &meta.settings);
-    let store = results::Store::read(&dir.join("raw.csv"))?;
+    let store = whole_run(&fig, dir, &meta)?;
     let view = page::view(&fig, &grid, &meta, &store, &HashMap::new());
     let svg =
         plot::svg_text(&fig, &grid, &view.panels, &view.subtitle).map_err(Failure::Runtime)?;
@@ -135,8 +173,12 @@ pub(crate) fn report_command(args: &ReportArgs) -> Result<i32, Failure> {
     let write = |p: &Path, text: String| {
         crate::files::write_atomic(p, text.as_bytes()).map_err(|e| Failure::Io(e.to_string()))
     };
-    write(&readme, readme_text(&rendered, &missing))?;
-    write(&html, html_text(&rendered, &missing))?;
+    {
+        // Each figure's files below take the lock in their turn.
+        let _lock = crate::files::lock_dir(out)?;
+        write(&readme, readme_text(&rendered, &missing))?;
+        write(&html, html_text(&rendered, &missing))?;
+    }
     // Each figure's page and plots, as `reproduce` wrote them, but by this build.
     for r in &rendered {
         let v = &r.view;
@@ -269,17 +311,20 @@ fn readme_text(rendered: &[Rendered], missing: &[&str]) -> String {
             "| [{0}]({0}.md) | {1} | {2}, {3} cores | {4} | {5} | {6} | `{7}` |\n",
             r.fig.id,
             r.meta.settings.measure.size,
-            r.meta.machine.cpu_model,
+            md_text(&r.meta.machine.cpu_model),
             r.meta.machine.cores,
             // The note names the run's commit; a clean run of this build's, the commit alone.
-            note.map_or_else(|| format!("`{commit}`"), |n| format!("**{n}**")),
+            note.map_or_else(
+                || format!("`{}`", md_code(&commit)),
+                |n| format!("**{}**", md_text(&n))
+            ),
             claims::tally(&claims::of_kind(&r.view.verdicts, "paper")),
             if others.is_empty() {
                 "none".to_string()
             } else {
                 claims::tally(&others)
             },
-            r.dir.display()
+            md_code(&r.dir.display().to_string())
         ));
     }
     if !missing.is_empty() {

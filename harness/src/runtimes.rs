@@ -187,18 +187,10 @@ const KEYS: &[Key] = &[
         get: |a| a.pinning.map(|v| v.to_string()),
         // `pinning=none` is not the default: it replaces the run's `--pinning`.
         forget_default: |_| {},
-        refused: |a, caps| {
+        refused: |a, _| {
             a.pinning?;
-            let why = if a.sim.is_some() {
-                "a simulation runs no threads".to_string()
-            } else if caps.is_some_and(|c| !c.threads) {
-                format!("{} runs every task on the calling thread", a.info.name)
-            } else {
-                return None;
-            };
-            Some(format!(
-                "{why}, so there is no worker to pin: drop pinning="
-            ))
+            a.no_worker_to_pin()
+                .map(|why| format!("{why}: drop pinning="))
         },
         configure: |a, c| c.pinning = a.pinning.unwrap_or(c.pinning),
     },
@@ -358,6 +350,20 @@ impl Arm {
         arm.spelt = intern(arm.spelling());
         arm.refusal()
             .map_or(Ok(arm), |why| Err(format!("runtime '{spec}': {why}")))
+    }
+
+    /// Why this arm has no worker thread to pin, if it has none (a simulation, a runtime that
+    /// runs every task on the calling thread): a pinning given for it, as its `pinning=` or
+    /// as `run --pinning`, is refused with this reason.
+    pub(crate) fn no_worker_to_pin(&self) -> Option<String> {
+        let why = if self.sim.is_some() {
+            "a simulation runs no threads".to_string()
+        } else if self.info.capabilities.is_some_and(|c| !c.threads) {
+            format!("{} runs every task on the calling thread", self.info.name)
+        } else {
+            return None;
+        };
+        Some(format!("{why}, so there is no worker to pin"))
     }
 
     /// Why this arm's runtime cannot take its settings, if it cannot: the first key's own

@@ -125,14 +125,17 @@ impl Measure {
         self.reps.unwrap_or_else(|| default_reps(self.size))
     }
 
-    /// The arguments that give these settings to `stealbench run` of `point`: the stack size
-    /// only where the point runs on fiber stacks, the hw files only to the hw workload.
+    /// The arguments that give these settings to `stealbench run` of `point`: the pinning
+    /// only where the point has worker threads to pin (`run` refuses it elsewhere), the stack
+    /// size only where the point runs on fiber stacks, the hw files only to the hw workload.
     pub(crate) fn to_args(&self, point: &PointSpec) -> Vec<String> {
         let mut args = vec!["--size".to_string(), self.size.name().to_string()];
         if let Some(r) = self.reps {
             args.extend(["--reps".to_string(), r.to_string()]);
         }
-        args.extend(["--pinning".to_string(), self.pinning.name().to_string()]);
+        if point.runtime.no_worker_to_pin().is_none() {
+            args.extend(["--pinning".to_string(), self.pinning.name().to_string()]);
+        }
         if let Some(s) = self.stack_size.filter(|_| point.runtime.has_fibers()) {
             args.extend(["--stack-size".to_string(), s.to_string()]);
         }

@@ -124,11 +124,24 @@ fn parent_pid(v: Option<&std::ffi::OsStr>) -> Result<Option<libc::pid_t>, String
 
 /// Runs `exe args`, reading JSON events from its stdout, killing it after `timeout`. The child
 /// gets this process's pid in [`PARENT_ENV`], so it dies with this process, and not the
-/// environment's fence mode, which its arguments give.
+/// environment's fence mode, which its arguments give. A process or a reader thread that cannot
+/// be started (a limit on processes, `ulimit -u`) is an error that says which, never a panic; a
+/// child already started is killed and reaped first.
 pub(crate) fn run_child(
     exe: &Path,
     args: &[String],
     timeout: Option<Duration>,
+) -> io::Result<ChildResult> {
+    run_child_with(exe, args, timeout, std::thread::Builder::new)
+}
+
+/// [`run_child`], its reader threads made by `threads` (the tests' seam for a thread that
+/// cannot be started).
+fn run_child_with(
+    exe: &Path,
+    args: &[String],
+    timeout: Option<Duration>,
+    threads: fn() -> std::thread::Builder,
 ) -> io::Result<ChildResult> {
     let start = Instant::now();
     let mut child = Command::new(exe)
@@ -141,22 +154,54 @@ pub(crate) fn run_child(
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .spawn()?;
+        .spawn()
+        .map_err(|e| {
+            io::Error::new(
+                e.kind(),
+                format!("cannot start a point's process ({}): {e}", exe.display()),
+            )
+        })?;
     let pid = libc::pid_t::try_from(child.id()).map_err(io::Error::other)?;
     let stdout = child.stdout.take().expect("stdout is piped");
     let mut stderr = child.stderr.take().expect("stderr is piped");
-    let out_reader = std::thread::spawn(move || {
-        BufReader::new(stdout)
-            .lines()
-            .map_while(Result::ok)
-            .filter_map(|l| serde_json::from_str::<Event>(&l).ok())
-            .collect::<Vec<Event>>()
-    });
-    let err_reader = std::thread::spawn(move || {
-        let mut bytes = Vec::new();
-        let _ = stderr.read_to_end(&mut bytes);
-        String::from_utf8_lossy(&bytes).into_owned()
-    });
+    let mut reader = |what: &str, spawned: io::Result<()>| -> io::Result<()> {
+        spawned.map_err(|e| {
+            let _ = child.kill();
+            let _ = child.wait();
+            io::Error::new(
+                e.kind(),
+                format!("cannot start a thread to read a point's {what}: {e}"),
+            )
+        })
+    };
+    let mut out_reader = None;
+    reader(
+        "output",
+        threads()
+            .spawn(move || {
+                BufReader::new(stdout)
+                    .lines()
+                    .map_while(Result::ok)
+                    .filter_map(|l| serde_json::from_str::<Event>(&l).ok())
+                    .collect::<Vec<Event>>()
+            })
+            .map(|h| out_reader = Some(h)),
+    )?;
+    let mut err_reader = None;
+    reader(
+        "errors",
+        threads()
+            .spawn(move || {
+                let mut bytes = Vec::new();
+                let _ = stderr.read_to_end(&mut bytes);
+                String::from_utf8_lossy(&bytes).into_owned()
+            })
+            .map(|h| err_reader = Some(h)),
+    )?;
+    let (out_reader, err_reader) = (
+        out_reader.expect("spawned above"),
+        err_reader.expect("spawned above"),
+    );
 
     let deadline = timeout.map(|t| start + t);
     let mut timed_out = false;
@@ -250,6 +295,37 @@ mod tests {
         let k = run_child(sh, &args("echo oops >&2; kill -SEGV $$"), None).unwrap();
         assert_eq!(k.end, ChildEnd::Signaled(libc::SIGSEGV));
         assert_eq!(k.stderr_tail, "oops");
+    }
+
+    /// A reader thread that cannot be started (as under `ulimit -u`) is an error naming it,
+    /// not a panic, and the child already started is killed and reaped, not left to run.
+    #[test]
+    fn a_thread_that_cannot_start_is_an_error_and_the_child_is_reaped() {
+        let start = Instant::now();
+        let e = run_child_with(
+            Path::new("/bin/sh"),
+            &["-c".to_string(), "exec sleep 30".to_string()],
+            None,
+            // A stack larger than any address space: pthread_create fails, as at a limit.
+            || std::thread::Builder::new().stack_size(1 << 60),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.starts_with("cannot start a thread to read a point's output: "),
+            "{e}"
+        );
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "the child ran on"
+        );
+        let e = run_child(Path::new("/nonexistent/stealbench"), &[], None)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("cannot start a point's process (/nonexistent/stealbench): "),
+            "{e}"
+        );
     }
 
     /// An empty parent pid is no parent; a malformed one is refused, not taken as a parent

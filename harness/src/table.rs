@@ -148,6 +148,7 @@ impl Table {
 mod tests {
     use super::*;
     use crate::figures::metric::format_speedup;
+
     use crate::figures::prows_fig3;
     use crate::grid::Selection;
     use crate::testutil::ok_point;

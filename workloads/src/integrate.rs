@@ -37,7 +37,8 @@
 //! less than `L·eps/3`. Each addition of the tree rounds by at most half a unit in the last
 //! place of its sum, and each leaf's estimate by a few of its own: `tolerance` allows
 //! `L·eps/3 + 2^-40·|I|`, 2^12 units in the last place of `I`, far more than the recursion's
-//! depth (under 64) of levels need.
+//! depth (at most [`MAX_DEPTH`], 64) of levels need. An input whose recursion would go deeper
+//! is refused by [`Reference::of`]: its intervals would be too narrow for the floats to halve.
 
 use crate::{Checked, Params, Size, Variant, Workload};
 use std::future::Future;
@@ -150,9 +151,23 @@ fn serial_at(x1: f64, y1: f64, x2: f64, y2: f64, area: f64, eps: f64) -> f64 {
     }
 }
 
+/// The deepest recursion an input may need. An interval at this depth is `n·2^-64` wide,
+/// narrower than a unit in the last place of every `x` above `n·2^-12`: a recursion that goes
+/// deeper is splitting intervals the floats cannot halve, where the two halves' estimates
+/// differ by their rounding alone. That difference need never fall under `eps` (with `eps`
+/// below the rounding of `f(x)·h`, as at `n = 50000` with `eps = 10^-9` or at any `n` with
+/// `eps = 10^-300`): an interval whose midpoint rounds to an end splits into itself, and the
+/// recursion never ends. The inputs of every preset stay under 40 (32 at the paper's
+/// `n = 10^4`).
+pub const MAX_DEPTH: u32 = 64;
+
+/// What [`counting`] gives: the integral and the number of leaves, if deep enough.
+type Counted = Option<(f64, u64)>;
+
 /// [`serial`] that also counts the accepted intervals (leaves), which [`tolerance`] needs: the
-/// same additions in the same order, so the same result bit for bit, in one pass.
-fn serial_counting(x1: f64, y1: f64, x2: f64, y2: f64, area: f64, eps: f64) -> (f64, u64) {
+/// same additions in the same order, so the same result bit for bit, in one pass. `None`
+/// when the recursion goes deeper than `depth` more levels ([`MAX_DEPTH`]).
+fn counting(x1: f64, y1: f64, x2: f64, y2: f64, area: f64, eps: f64, depth: u32) -> Counted {
     let iv = Interval {
         x1,
         y1,
@@ -161,11 +176,12 @@ fn serial_counting(x1: f64, y1: f64, x2: f64, y2: f64, area: f64, eps: f64) -> (
         area,
     };
     match split(&iv, eps) {
-        Ok(area) => (area, 1),
+        Ok(area) => Some((area, 1)),
+        Err(_) if depth == 0 => None,
         Err([l, r]) => {
-            let (a, m) = serial_counting(l.x1, l.y1, l.x2, l.y2, l.area, eps);
-            let (b, n) = serial_counting(r.x1, r.y1, r.x2, r.y2, r.area, eps);
-            (a + b, m + n)
+            let (a, m) = counting(l.x1, l.y1, l.x2, l.y2, l.area, eps, depth - 1)?;
+            let (b, n) = counting(r.x1, r.y1, r.x2, r.y2, r.area, eps, depth - 1)?;
+            Some((a + b, m + n))
         }
     }
 }
@@ -251,11 +267,22 @@ pub struct Reference {
 }
 
 impl Reference {
-    /// The reference of `[0, n]` at `eps` (one serial recursion; untimed).
-    pub fn of(n: f64, eps: f64) -> Self {
+    /// The reference of `[0, n]` at `eps` (one serial recursion; untimed). `Err` when the
+    /// recursion would go deeper than [`MAX_DEPTH`]: every run of the input splits the same
+    /// intervals, so the runs would too, and overflow their stacks or never end.
+    pub fn of(n: f64, eps: f64) -> Result<Self, String> {
         let root = Interval::root(n);
-        let (area, leaves) = serial_counting(root.x1, root.y1, root.x2, root.y2, root.area, eps);
-        Reference { area, leaves }
+        let (area, leaves) = counting(
+            root.x1, root.y1, root.x2, root.y2, root.area, eps, MAX_DEPTH,
+        )
+        .ok_or_else(|| {
+            format!(
+                "n={n} eps={eps:e}: the recursion would go deeper than {MAX_DEPTH} levels (eps \
+                 is below the rounding of f near n, where an interval too narrow to halve \
+                 splits into itself): raise eps or lower n"
+            )
+        })?;
+        Ok(Reference { area, leaves })
     }
 }
 
@@ -351,7 +378,7 @@ impl Workload for Integrate {
             n,
             eps,
             grain,
-            reference: Reference::of(n, eps),
+            reference: Reference::of(n, eps)?,
         })
     }
 
@@ -396,7 +423,7 @@ mod tests {
     #[test]
     fn kernel_is_close_to_the_exact_integral() {
         for (n, eps) in [(1.0, 1e-9), (10.0, 1e-6), (100.0, 1e-3)] {
-            let r = Reference::of(n, eps);
+            let r = Reference::of(n, eps).unwrap();
             assert_eq!(r.area.to_bits(), serial(&Interval::root(n), eps).to_bits());
             let err = (r.area - exact(n)).abs();
             assert!(err <= tolerance(exact(n), r.leaves, eps), "n={n}: {err:e}");
@@ -410,7 +437,7 @@ mod tests {
     fn variants_on_serial_and_two_workers() {
         let pools = testing::Pools::start();
         let (n, eps) = (50.0, 1e-4);
-        let reference = Reference::of(n, eps);
+        let reference = Reference::of(n, eps).unwrap();
         for grain in [0.0, 0.5, 100.0] {
             // The check is the serial recursion's area, to the bit.
             let input = IntegrateInput {
@@ -443,12 +470,22 @@ mod tests {
         let mut p = Integrate::preset(Size::Test);
         p.set("grain", "-1").unwrap();
         assert!(Integrate::input(&p).unwrap_err().starts_with("grain="));
+        // eps below the rounding of f: the recursion would never end (it overflowed the
+        // stack); refused by the reference, in one line, before any run.
+        for (n, eps) in [("20", "1e-300"), ("5", "1e-30")] {
+            let mut p = Integrate::preset(Size::Test);
+            p.set("n", n).unwrap();
+            p.set("eps", eps).unwrap();
+            let e = Integrate::input(&p).unwrap_err();
+            assert!(e.contains("deeper than 64 levels"), "{e}");
+            assert!(!e.contains('\n'), "{e}");
+        }
     }
 
     #[test]
     fn check_rejects_wrong_answers() {
         let (n, eps) = (20.0, 1e-6);
-        let r = Reference::of(n, eps);
+        let r = Reference::of(n, eps).unwrap();
         let checked = check_area(n, eps, &r, r.area).unwrap();
         assert!(
             checked.answer.starts_with("integral over [0, 20] = 4.02"),

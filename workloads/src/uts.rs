@@ -268,6 +268,15 @@ impl Tree {
                     .ok_or_else(|| {
                         format!("d must be at least 1 (2 for a=1) and below 2^32, not {d}")
                     })?;
+                // A node draws its children with the probability 1/(1 + b_i), b_i at most b:
+                // where 1 - 1/(1 + b) rounds to 1 the draw gives none, and the tree would
+                // silently be its root alone.
+                if 1.0 - 1.0 / (1.0 + b) == 1.0 {
+                    return Err(format!(
+                        "b of a geometric tree must be below 2^53, not {b} (a node's draw of \
+                         children would round to none)"
+                    ));
+                }
                 Kind::Geometric { shape, d }
             }
             _ => {
@@ -988,6 +997,12 @@ mod tests {
         // A geometric root draws at most MAX_CHILDREN whatever b is.
         let geometric = set(&[("t", "1"), ("a", "3"), ("b", "1e9"), ("d", "1")]);
         assert_eq!(walk(&Uts::input(&geometric).unwrap().tree).nodes, 101);
+        // A b so large that the draw of children rounds to none is refused, not a root alone.
+        let e = Uts::input(&set(&[("b", "1e18")])).unwrap_err();
+        assert!(
+            e.contains("b of a geometric tree must be below 2^53, not 1000000000000000000"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -48,7 +48,7 @@ pub(crate) use show::{
     apart, listing, listing_csv, markdown, of_kind, summary, tally, text, write_csv,
 };
 
-use crate::results::Summaries;
+use crate::results::{Machine, Summaries};
 use std::fmt;
 use stealbench_workloads::Size;
 
@@ -434,6 +434,35 @@ pub(crate) fn judge(fig: Claimed<'_>, run: &Run<'_>) -> Vec<Judgement> {
         .collect()
 }
 
+/// Makes every time claim of `verdicts` inconclusive when its run holds points of more than
+/// one machine (`machines`, a run merged with `--force`): times measured on different machines
+/// are not comparable. The decided verdict is kept as what it `would` be; an undecided one
+/// keeps its reason.
+pub(crate) fn mixed_machines(verdicts: &mut [Judgement], machines: &[Machine]) {
+    if machines.len() < 2 {
+        return;
+    }
+    let models: Vec<String> = machines
+        .iter()
+        .map(|m| format!("{} ({} logical CPUs)", m.cpu_model, m.logical_cpus))
+        .collect();
+    let decided = |v: &Verdict| matches!(v, Verdict::Holds | Verdict::Fails);
+    for j in verdicts
+        .iter_mut()
+        .filter(|j| j.claim.reads_time() && decided(&j.verdict))
+    {
+        let why = format!(
+            "its times were measured on {} machines: {}",
+            machines.len(),
+            models.join(", ")
+        );
+        j.would = Some(std::mem::replace(
+            &mut j.verdict,
+            Verdict::Inconclusive(why),
+        ));
+    }
+}
+
 /// The rank of a size: test < quick < small < paper.
 fn rank(s: Size) -> u8 {
     match s {
@@ -673,6 +702,39 @@ mod tests {
             rounds("fibril", 1, &[1.0, 1.09, 0.91]),
         ];
         assert_eq!(verdict(ratio_claim(0.05), pts), Verdict::Holds);
+    }
+
+    #[test]
+    fn a_time_claim_on_points_of_two_machines_is_not_judged() {
+        let pts = vec![
+            rounds("abp", 1, &[1.0, 1.1, 0.9]),
+            rounds("fibril", 1, &[1.0, 1.09, 0.91]),
+        ];
+        let run = Run {
+            summaries: &crate::results::Summaries::from(pts),
+            cores: 2,
+            size: Size::Quick,
+        };
+        let mut verdicts = judge(figure(ratio_claim(0.05)).claimed(), &run);
+        let one = verdicts.clone();
+        let machine = crate::results::this_machine();
+        mixed_machines(&mut verdicts, std::slice::from_ref(&machine));
+        assert_eq!(verdicts, one, "one machine changes nothing");
+        let big = Machine {
+            cpu_model: "Big".into(),
+            logical_cpus: 128,
+            ..machine.clone()
+        };
+        mixed_machines(&mut verdicts, &[big, machine]);
+        let j = &verdicts[0];
+        assert!(
+            j.verdict
+                .reason()
+                .starts_with("its times were measured on 2 machines: Big (128 logical CPUs), "),
+            "{}",
+            j.verdict
+        );
+        assert_eq!(j.would, Some(Verdict::Holds));
     }
 
     #[test]

@@ -611,12 +611,14 @@ fn draw_all<DB: DrawingBackend>(
     let e = |e: DrawingAreaErrorKind<DB::ErrorType>| e.to_string();
     root.fill(&WHITE).map_err(e)?;
     let (title, body) = root.split_vertically(40);
+    // The subtitle holds text from outside the code (the CPU model): a control character,
+    // which no XML document may hold, even escaped, is drawn as a space.
+    let text: String = format!("{}: {subtitle}", fig.id)
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
     title
-        .draw_text(
-            &format!("{}: {subtitle}", fig.id),
-            &("sans-serif", 18).into_text_style(&title),
-            (10, 12),
-        )
+        .draw_text(&text, &("sans-serif", 18).into_text_style(&title), (10, 12))
         .map_err(e)?;
     let (_, (cols, rows)) = layout(panels);
     let versus = has_versus(panels);
@@ -732,6 +734,10 @@ mod tests {
         let svg = std::fs::read_to_string(dir.path().join("p.svg")).unwrap();
         assert!(svg.contains("workers P"));
         assert!(svg.contains("ideal"));
+        // A control character in the subtitle (a CPU model's) would make the XML invalid.
+        let svg = svg_text(&fig, &grid, &ps, "cpu\u{1}model\u{1b}[0m <&>").unwrap();
+        assert!(!svg.chars().any(|c| c.is_control() && c != '\n'), "{svg}");
+        assert!(svg.contains("cpu model"), "{svg}");
         let png = std::fs::read(dir.path().join("p.png")).unwrap();
         assert_eq!(&png[1..4], b"PNG");
     }

@@ -2,12 +2,10 @@
 //! made it, and when it started and finished.
 
 use super::machine::{Build, Machine};
-use crate::files::with_path;
 use crate::runtimes::Arm;
 use crate::spec::{Measure, stored};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
@@ -193,6 +191,13 @@ pub(crate) struct Meta {
     /// size, CPU and start (empty for a run `reproduce` made).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub merged_from: Vec<String>,
+    /// Every machine whose points a run merged with `--force` holds, when they differ (empty
+    /// when one machine measured them all). `machine` is then the one with the fewest logical
+    /// CPUs: a point is judged oversubscribed against it, so that no point measured on a
+    /// smaller machine is shown with a speedup, and a time claim is not judged
+    /// ([`crate::claims::mixed_machines`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub machines: Vec<Machine>,
     /// What each recorded point's process reported it ran (its parameters and pool
     /// configuration), by point (`abp fib-fj P=2`), as raw.csv records it; written when the
     /// run is rendered (absent in runs made before it was recorded).
@@ -238,16 +243,43 @@ impl Meta {
             machine: super::this_machine(),
             build: super::this_build("system"),
             merged_from: Vec::new(),
+            machines: Vec::new(),
             ran: BTreeMap::new(),
         }
     }
 }
 
 impl Meta {
+    /// The page's line (Markdown) of the machine, or of every machine of a run merged across machines
+    /// (`- Machine: ...` or `- Machines (merged with --force; ...): A; B`).
+    pub(crate) fn machine_line(&self) -> String {
+        let one = |m: &Machine| {
+            format!(
+                "{}, {} cores / {} logical CPUs, {} NUMA node(s), {}",
+                crate::escape::md_text(&m.cpu_model),
+                m.cores,
+                m.logical_cpus,
+                m.numa_nodes,
+                crate::escape::md_text(&m.kernel)
+            )
+        };
+        if self.machines.len() < 2 {
+            return format!("- Machine: {}\n", one(&self.machine));
+        }
+        format!(
+            "- Machines (merged with --force; a point is oversubscribed above the {} logical \
+             CPUs of the smallest, and no time claim is judged): {}\n",
+            self.machine.logical_cpus,
+            self.machines.iter().map(one).collect::<Vec<_>>().join("; ")
+        )
+    }
+
     /// Reads `meta.json` of `dir`.
     pub(crate) fn read(dir: &Path) -> io::Result<Meta> {
         let path = dir.join("meta.json");
-        let text = fs::read_to_string(&path).map_err(|e| with_path(&path, e))?;
+        let bytes = crate::files::read_regular(&path)?;
+        let text = String::from_utf8(bytes)
+            .map_err(|_| io::Error::other(format!("{}: not UTF-8 text", path.display())))?;
         serde_json::from_str(&text)
             .map_err(|e| io::Error::other(format!("{}: {e}", path.display())))
     }
@@ -279,6 +311,7 @@ pub(crate) fn timestamps(t: SystemTime) -> (String, String) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::fs;
     use std::time::UNIX_EPOCH;
     use tempfile::TempDir;
 

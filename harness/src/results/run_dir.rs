@@ -16,28 +16,37 @@ pub(crate) struct RunLock {
 }
 
 impl RunLock {
-    /// Takes the lock of `dir`, or says which process is using the run.
-    pub(crate) fn acquire(dir: &Path) -> Result<RunLock, String> {
+    /// Takes the lock of `dir`, or says which process is using the run (an error of kind
+    /// `ResourceBusy`); any other error names the lock's file, with its own kind.
+    pub(crate) fn acquire(dir: &Path) -> io::Result<RunLock> {
         let path = dir.join(".lock");
-        let mut file =
-            crate::files::open_regular(&path).map_err(|e| format!("cannot lock the run: {e}"))?;
+        let cannot = |what: &str, e: io::Error| {
+            io::Error::new(e.kind(), format!("cannot {what} {}: {e}", path.display()))
+        };
+        let mut file = crate::files::open_regular(&path).map_err(|e| {
+            // open_regular's errors name the file already.
+            io::Error::new(e.kind(), format!("cannot lock the run: {e}"))
+        })?;
         if let Err(e) = file.try_lock() {
             if let fs::TryLockError::Error(e) = e {
-                return Err(format!("cannot lock {}: {e}", path.display()));
+                return Err(cannot("lock", e));
             }
             let holder = fs::read_to_string(&path).unwrap_or_default();
-            return Err(format!(
-                "{} is in use by another stealbench process{}; wait for it or stop it first",
-                dir.display(),
-                match holder.trim() {
-                    "" => String::new(),
-                    pid => format!(" (pid {pid})"),
-                }
+            return Err(io::Error::new(
+                io::ErrorKind::ResourceBusy,
+                format!(
+                    "{} is in use by another stealbench process{}; wait for it or stop it first",
+                    dir.display(),
+                    match holder.trim() {
+                        "" => String::new(),
+                        pid => format!(" (pid {pid})"),
+                    }
+                ),
             ));
         }
         file.set_len(0)
             .and_then(|()| write!(file, "{}", std::process::id()))
-            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+            .map_err(|e| cannot("write", e))?;
         Ok(RunLock { _file: file })
     }
 }
@@ -93,30 +102,46 @@ mod tests {
         let dir = tmp.path();
         let held = RunLock::acquire(dir).unwrap();
         let e = RunLock::acquire(dir).unwrap_err();
+        // Busy is bad input (exit code 2), not a failed point.
+        assert_eq!(e.kind(), io::ErrorKind::ResourceBusy);
+        assert_eq!(crate::failure::Failure::of_lock(e).exit_code(), 2);
+        let e = RunLock::acquire(dir).unwrap_err().to_string();
         assert!(e.contains("in use by another stealbench process"), "{e}");
         assert!(e.contains(&std::process::id().to_string()), "{e}");
         drop(held);
         RunLock::acquire(dir).unwrap();
+        // A lock that cannot be opened (here: a directory at its name) is I/O, exit code 3.
+        let other = TempDir::with_prefix("stealbench-lock-io-").unwrap();
+        fs::create_dir(other.path().join(".lock")).unwrap();
+        let e = RunLock::acquire(other.path()).unwrap_err();
+        assert!(e.to_string().starts_with("cannot lock the run: "), "{e}");
+        assert_eq!(crate::failure::Failure::of_lock(e).exit_code(), 3);
     }
 
     #[test]
-    fn the_lock_and_the_temporary_files_refuse_planted_links() {
+    fn the_lock_refuses_a_planted_link_and_no_temporary_file_follows_one() {
         let dir = TempDir::with_prefix("stealbench-results-planted-").unwrap();
         let target = dir.path().join("target");
         fs::write(&target, b"precious").unwrap();
         let plant = |name: &str| std::os::unix::fs::symlink(&target, dir.path().join(name));
         // The lock of a run directory.
         plant(".lock").unwrap();
-        let e = RunLock::acquire(dir.path()).unwrap_err();
+        let e = RunLock::acquire(dir.path()).unwrap_err().to_string();
         assert!(e.contains(".lock is a symbolic link"), "{e}");
-        // The temporary meta.json and raw.csv.
+        // The temporary files of meta.json and raw.csv have names of their own
+        // (`crate::files`): a link planted at a name of theirs is never written through.
         plant(".tmp-meta.json").unwrap();
-        let e = Meta::write(&Meta::sample("prows-fig3", 1), dir.path()).unwrap_err();
-        assert!(e.to_string().contains("is a symbolic link"), "{e}");
+        Meta::write(&Meta::sample("prows-fig3", 1), dir.path()).unwrap();
         plant(".tmp-raw.csv").unwrap();
-        let e = Store::create(&dir.path().join("raw.csv"), &[], &[]).unwrap_err();
-        assert!(e.to_string().contains("is a symbolic link"), "{e}");
+        Store::create(&dir.path().join("raw.csv"), &[], &[]).unwrap();
         assert_eq!(fs::read(&target).unwrap(), b"precious");
+        assert!(
+            dir.path()
+                .join("meta.json")
+                .symlink_metadata()
+                .unwrap()
+                .is_file()
+        );
     }
 
     #[test]

@@ -23,7 +23,6 @@ use crate::spec::PointSpec;
 use serde::Deserialize;
 use serde::de::IntoDeserializer;
 use std::collections::{BTreeSet, HashMap};
-use std::fs;
 use std::io::{self, Seek, Write};
 use std::path::{Path, PathBuf};
 use stealbench_workloads::{Size, Variant};
@@ -156,9 +155,9 @@ impl Store {
 
     /// [`Store::open`] (`repair`: the cut line is cut off the file too) or [`Store::read`].
     fn load(path: &Path, repair: bool) -> io::Result<Store> {
-        let mut bytes = match fs::read(path) {
+        let mut bytes = match crate::files::read_regular(path) {
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Store::empty(path)),
-            r => r.map_err(|e| with_path(path, e))?,
+            r => r?,
         };
         if let Some(keep) = cut_last_line(&bytes) {
             bytes.truncate(keep);
@@ -245,6 +244,13 @@ impl Store {
                     i + 1,
                     rec.len(),
                     names.len()
+                )));
+            }
+            if let Some((name, cell)) = names.iter().zip(rec.iter()).find(|(_, c)| is_formula(c)) {
+                return Err(bad(format!(
+                    "record {}: its {name} cell {cell:?} would run as a formula in a \
+                     spreadsheet",
+                    i + 1
                 )));
             }
             let mut cells: HashMap<String, String> = names
@@ -520,6 +526,18 @@ fn is_counter_name(name: &str) -> bool {
             .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
 }
 
+/// Whether a spreadsheet opening the file would run `cell` as a formula: it starts with `=`,
+/// `+`, `@`, a tab or a carriage return, or with `-` and is no number. No cell the harness
+/// writes does: a `raw.csv` that holds one was written by hand, and is refused when read, so
+/// that `merge` and `report` never copy it into the files they write.
+pub(crate) fn is_formula(cell: &str) -> bool {
+    match cell.chars().next() {
+        Some('=' | '+' | '@' | '\t' | '\r') => true,
+        Some('-') => cell.parse::<f64>().is_err(),
+        _ => false,
+    }
+}
+
 /// The row of the cells `t` of a point whose arm, variant and size read.
 fn row_of(
     t: &TextRow,
@@ -548,6 +566,18 @@ fn row_of(
     }
     let status = Status::deserialize(t.get("status").into_deserializer())
         .map_err(|e: serde::de::value::Error| format!("status: {e}"))?;
+    // A failed check is never a time: a row that says both would be counted as one.
+    if status == Status::Ok && t.get("check").starts_with("failed") {
+        return Err(format!(
+            "status ok with check '{}': a failed check is status check-failed",
+            t.get("check")
+        ));
+    }
+    // Rows written before rounds existed are round 1; rounds count from 1.
+    let round = number(t, "round")?.unwrap_or(1);
+    if round == 0 {
+        return Err("round 0: rounds count from 1".to_string());
+    }
     let pool = match t.get("pool") {
         "" => None,
         s => Some(PoolRecord::parse(s)?),
@@ -581,8 +611,7 @@ fn row_of(
         check: t.get("check").to_string(),
         status,
         note: t.get("note").to_string(),
-        // Rows written before rounds existed are round 1.
-        round: number(t, "round")?.unwrap_or(1),
+        round,
         answer: t.get("answer").to_string(),
         pool,
         counters: cs,
@@ -693,6 +722,7 @@ pub(crate) fn test_row(
 mod tests {
     use super::*;
     use crate::results::Meta;
+    use std::fs;
     use tempfile::TempDir;
     use test_row as row;
 
@@ -765,7 +795,17 @@ mod tests {
             )),
             "{text}"
         );
-        assert!(!dir.path().join(".tmp-raw.csv").exists());
+        let left = fs::read_dir(dir.path())
+            .unwrap()
+            .filter(|e| {
+                e.as_ref()
+                    .unwrap()
+                    .file_name()
+                    .to_string_lossy()
+                    .starts_with(".tmp-")
+            })
+            .count();
+        assert_eq!(left, 0, "a temporary file is left");
         let back = Store::open(&path).unwrap();
         assert_eq!(back.rows()[0], serial);
         assert_eq!(back.rows()[1], abp);
@@ -915,6 +955,29 @@ mod tests {
                 "{e}"
             );
         }
+    }
+
+    #[test]
+    fn a_formula_cell_is_refused() {
+        let dir = TempDir::with_prefix("stealbench-store-formula-").unwrap();
+        let path = dir.path().join("raw.csv");
+        let good = test_row("serial", 1, Some(1), Some(1.0), Status::Ok);
+        Store::create(&path, std::slice::from_ref(&good), &[]).unwrap();
+        let text = fs::read_to_string(&path).unwrap();
+        for (from, to) in [
+            ("serial", "=1+2"),
+            ("serial", "@SUM(A1)"),
+            (",ok,", ",=HYPERLINK(\"http://x\"),"),
+        ] {
+            let bad = text.replacen(from, to, 1);
+            assert_ne!(bad, text, "{to}");
+            let e = Store::parse(&path, &bad).unwrap_err().to_string();
+            assert!(
+                e.contains("would run as a formula in a spreadsheet"),
+                "{to}: {e}"
+            );
+        }
+        assert!(!is_formula("-1.5") && is_formula("-cmd") && !is_formula("n=3"));
     }
 
     #[test]

@@ -98,6 +98,10 @@
 //!   (3/4 of the machine's physical memory, [`check_memory`]), checked by [`avi`] before the
 //!   frames are allocated: a short file of zero-length chunks (each repeating the previous
 //!   frame) cannot make it allocate more than that.
+//! * Memory of the points: the frames with, per point, two sets of its state (the serial
+//!   reference's and one repetition's, [`PointState::bytes`]) and its answer must fit in the
+//!   same limit ([`check_points_memory`]), checked when the points file is read, before any
+//!   state is allocated.
 //! * The serial reference is computed on those frames and points (untimed, in
 //!   [`Workload::input_with`]), so every run is still checked against it.
 //! * The parameters ([`Workload::params_with`]) name the file, its FNV-1a 64-bit
@@ -786,11 +790,30 @@ pub fn fnv1a64(bytes: &[u8]) -> u64 {
     })
 }
 
-/// Reads the real video of `options` (at most `frames` frames) and its initial points;
-/// `Ok(None)` when no video is given.
+/// `Err` (one line, [`check_memory`]'s) when tracking `points` points through `video` with
+/// geometry `g` needs more than the memory limit: the frames, and per point two sets of its
+/// state (the serial reference's and one repetition's) and its answer (a track and a
+/// template).
+pub fn check_points_memory(video: &Video, points: usize, g: &Geometry) -> Result<(), String> {
+    let frames = 4.0 * video.frames as f64 * (video.rows * video.cols) as f64;
+    let answer = (video.frames * std::mem::size_of::<Pos>() + 4 * g.tn() * g.tn()) as f64;
+    let per_point = 2.0 * PointState::bytes(g, video.frames) + answer;
+    check_memory(
+        &format!(
+            "{points} points over {} frames of {} x {} pixels",
+            video.frames, video.cols, video.rows
+        ),
+        frames + points as f64 * per_point,
+    )
+}
+
+/// Reads the real video of `options` (at most `frames` frames) and its initial points, checked
+/// against the memory limit for geometry `g` ([`check_points_memory`]); `Ok(None)` when no
+/// video is given.
 pub fn load_real(
     options: &InputOptions,
     frames: usize,
+    g: &Geometry,
 ) -> Result<Option<(Video, AviSource, Vec<Pos>)>, String> {
     let Some(path) = &options.hw_video else {
         return match &options.hw_points {
@@ -808,6 +831,7 @@ pub fn load_real(
         Some(p) => (read_points(p, rows, cols)?, PointsOrigin::File(p.clone())),
         None => points_for(rows, cols),
     };
+    check_points_memory(&a.video, initial.len(), g)?;
     let source = AviSource {
         path: path.clone(),
         fingerprint: fnv1a64(&bytes),
@@ -859,7 +883,7 @@ impl Workload for Hw {
 
     fn params_with(params: &Params, options: &InputOptions) -> Result<String, String> {
         let (frames, v, g) = setup(params)?;
-        let Some((video, src, initial)) = load_real(options, frames)? else {
+        let Some((video, src, initial)) = load_real(options, frames, &g)? else {
             return Ok(format!(
                 "{params}: {}x{}, {} points ({} endo + {} epi), {}",
                 v.cols,
@@ -889,7 +913,7 @@ impl Workload for Hw {
 
     fn input_with(params: &Params, options: &InputOptions) -> Result<HwInput, String> {
         let (frames, _, g) = setup(params)?;
-        match load_real(options, frames)? {
+        match load_real(options, frames, &g)? {
             None => Self::input(params),
             Some((video, src, initial)) => {
                 Ok(HwInput::from_frames(Source::Avi(src), video, initial, g))

@@ -148,6 +148,15 @@ impl PointState {
         }
     }
 
+    /// The bytes [`PointState::new`] allocates for one point with geometry `g` and `frames`
+    /// frames: its buffers (an `f32` a pixel) and its track (a [`Pos`] a frame). In `f64`, so
+    /// that no count of points times this can overflow.
+    pub fn bytes(g: &Geometry, frames: usize) -> f64 {
+        let (tn, sn, cn, pn) = (g.tn(), g.sn(), g.cn(), g.pn());
+        let floats = 4 * tn * tn + 2 * sn * sn + 5 * cn * cn + pn * pn + cn * pn;
+        (4 * floats) as f64 + (frames * std::mem::size_of::<Pos>()) as f64
+    }
+
     /// The positions tracked so far, one per frame processed.
     pub fn track(&self) -> Vec<Pos> {
         rd(&self.track, "track").clone()

@@ -624,3 +624,27 @@ fn points_text_is_what_parse_points_reads() {
     let (rows, cols) = (spec.rows, spec.cols);
     assert_eq!(parse_points(&points_text(&pts), rows, cols).unwrap(), pts);
 }
+
+#[test]
+fn points_are_bounded_by_the_memory_limit() {
+    let video = Video {
+        rows: 128,
+        cols: 128,
+        frames: 12,
+        pixels: vec![0.0; 128 * 128 * 12],
+    };
+    // A point's state: its buffers at the test geometry (an f32 a pixel) and its track.
+    let g = Geometry::TEST;
+    assert_eq!(
+        PointState::bytes(&g, 12),
+        (4 * (4 * 121 + 2 * 441 + 5 * 961 + 43 * 43 + 31 * 43) + 12 * 8) as f64
+    );
+    check_points_memory(&video, 51, &g).unwrap();
+    // 10^9 points need about 75 TB: refused in one line before any state is allocated.
+    let e = check_points_memory(&video, 1_000_000_000, &Geometry::PAPER).unwrap_err();
+    assert!(
+        e.starts_with("1000000000 points over 12 frames of 128 x 128 pixels: the input needs"),
+        "{e}"
+    );
+    assert!(e.contains("3/4 of this machine's physical memory"), "{e}");
+}
