@@ -53,6 +53,7 @@ mod cluster;
 mod figures;
 mod files;
 mod grid;
+mod plan;
 mod plot;
 mod point;
 mod report;
@@ -172,6 +173,7 @@ fn run_command_line(args: Vec<OsString>, allocator: &'static str) -> i32 {
         Command::Run(a) => point::run_command(a, fence).map(|()| 0),
         Command::BenchPoint(a) => point::bench_point_command(a, fence).map(|()| 0),
         Command::Reproduce(a) => reproduce::reproduce_command(a, allocator, fence),
+        Command::Plan(a) => plan::plan_command(a, fence),
         Command::Bench(a) => bench::bench_command(a),
         Command::Merge(a) => cluster::merge_command(a, allocator),
         Command::Claims(a) => claims_command(a),

@@ -61,7 +61,7 @@ fn run_dirs(path: &Path) -> Result<Vec<PathBuf>, Failure> {
 
 /// The latest finished run of each figure among `dirs` (directory names are timestamps), in
 /// the registry's order of figures.
-fn latest_runs(dirs: &[PathBuf]) -> Result<Vec<(PathBuf, Meta)>, Failure> {
+pub(crate) fn latest_runs(dirs: &[PathBuf]) -> Result<Vec<(PathBuf, Meta)>, Failure> {
     let mut by_id: BTreeMap<String, (PathBuf, Meta)> = BTreeMap::new();
     for d in dirs {
         for run in run_dirs(d)? {

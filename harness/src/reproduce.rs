@@ -63,6 +63,7 @@ pub(crate) fn resolve_settings(
 ) -> Result<Settings, Failure> {
     let size = args
         .size
+        .and_then(cli::SizeChoice::fixed)
         .or(stored.map(|s| s.measure.size))
         .unwrap_or(Size::Paper);
     let rounds = args
@@ -976,6 +977,18 @@ pub(crate) fn reproduce_command(
                 .map_or_else(|| v.display().to_string(), String::clone)
         );
     }
+
+    outln!(
+        "{}",
+        crate::plan::run_estimate(
+            &args.reference,
+            &fig,
+            &grid.points,
+            &params_of,
+            s.rounds,
+            s.reps()
+        )
+    );
 
     let exe = std::env::current_exe()?;
     let mut executor = ChildExecutor {
