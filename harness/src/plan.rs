@@ -879,10 +879,10 @@ mod tests {
             &none,
         );
         assert!((f - 8.0).abs() < 1e-9);
-        let (f, left) = input_factor("knapsack", "n=32 capacity=900", "n=32 capacity=100", &none);
+        let (f, left) = input_factor("sort", "n=32 seed=1", "n=32 seed=2", &none);
         assert_eq!(
             (f, left),
-            (1.0, vec!["knapsack capacity=900 → 100".to_string()])
+            (1.0, vec!["sort seed=1 → 2".to_string()])
         );
         // UTS by its nodes: the counted quick tree against the published whole tree.
         let counted = HashMap::from([("tree=T1L cut=10".to_string(), 1_000_000)]);
