@@ -242,6 +242,11 @@ pub(crate) struct ReportArgs {
     /// Where README.md and report.html go.
     #[arg(long, value_name = "DIR", default_value = "paper-figures")]
     pub figures_dir: PathBuf,
+    /// Set each figure beside a reference's run of it (default: the committed runs,
+    /// paper-figures/runs): per claim the paper, the reference machine and this run, the
+    /// verdicts that differ marked; per point this run's time over the reference's.
+    #[arg(long, value_name = "DIR", num_args = 0..=1, default_missing_value = crate::plan::REFERENCE_DIR)]
+    pub against: Option<PathBuf>,
 }
 
 /// Arguments of `merge`.

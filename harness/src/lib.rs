@@ -46,6 +46,8 @@ macro_rules! errln {
     }};
 }
 
+mod against;
+mod all;
 mod bench;
 mod claims;
 mod cli;

@@ -880,10 +880,7 @@ mod tests {
         );
         assert!((f - 8.0).abs() < 1e-9);
         let (f, left) = input_factor("sort", "n=32 seed=1", "n=32 seed=2", &none);
-        assert_eq!(
-            (f, left),
-            (1.0, vec!["sort seed=1 → 2".to_string()])
-        );
+        assert_eq!((f, left), (1.0, vec!["sort seed=1 → 2".to_string()]));
         // UTS by its nodes: the counted quick tree against the published whole tree.
         let counted = HashMap::from([("tree=T1L cut=10".to_string(), 1_000_000)]);
         let (f, left) = input_factor(

@@ -134,8 +134,25 @@ pub(crate) fn report_command(args: &ReportArgs) -> Result<i32, Failure> {
     let write = |p: &Path, text: String| {
         crate::files::write_atomic(p, text.as_bytes()).map_err(|e| Failure::Io(e.to_string()))
     };
-    write(&readme, readme_text(&rendered, &missing))?;
-    write(&html, html_text(&rendered, &missing))?;
+    let against = match &args.against {
+        Some(dir) => {
+            let theirs: Vec<Rendered> = latest_runs(std::slice::from_ref(dir))?
+                .into_iter()
+                .map(|(d, m)| render(&d, m))
+                .collect::<Result<_, _>>()?;
+            Some(crate::against::compare(
+                &sides(&rendered),
+                &sides(&theirs),
+                dir,
+            ))
+        }
+        None => None,
+    };
+    let (md, page) = against
+        .as_ref()
+        .map_or_else(Default::default, |c| (c.markdown(), c.html()));
+    write(&readme, readme_text(&rendered, &missing) + &md)?;
+    write(&html, html_text(&rendered, &missing, &page))?;
     // Each figure's page and plots, as `reproduce` wrote them, but by this build.
     for r in &rendered {
         let v = &r.view;
@@ -158,6 +175,9 @@ pub(crate) fn report_command(args: &ReportArgs) -> Result<i32, Failure> {
     }
     if !missing.is_empty() {
         outln!("no run of: {}", missing.join(", "));
+    }
+    if let Some(c) = &against {
+        outln!("{}", c.summary());
     }
     outln!(
         "\n{} figures, {}\nwrote {}, {} and each figure's .md, .svg and .png in {}",
@@ -315,7 +335,7 @@ fn readme_text(rendered: &[Rendered], missing: &[&str]) -> String {
 }
 
 /// `s` with HTML's special characters escaped.
-fn esc(s: &str) -> String {
+pub(crate) fn esc(s: &str) -> String {
     s.replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")
@@ -408,8 +428,19 @@ fn claims_tables(js: &[Judgement], h: u8) -> String {
     out
 }
 
-/// `report.html`.
-fn html_text(rendered: &[Rendered], missing: &[&str]) -> String {
+/// The runs' sides for `report --against`.
+fn sides(rendered: &[Rendered]) -> Vec<crate::against::Side<'_>> {
+    rendered
+        .iter()
+        .map(|r| crate::against::Side {
+            meta: &r.meta,
+            view: &r.view,
+        })
+        .collect()
+}
+
+/// `report.html`; `against` (HTML) before its end.
+fn html_text(rendered: &[Rendered], missing: &[&str], against: &str) -> String {
     let all: Vec<Judgement> = rendered
         .iter()
         .flat_map(|r| r.view.verdicts.clone())
@@ -516,6 +547,7 @@ fn html_text(rendered: &[Rendered], missing: &[&str]) -> String {
         }
         out.push_str("</table></div>\n");
     }
+    out.push_str(against);
     out.push_str("</body></html>\n");
     out
 }

@@ -694,7 +694,7 @@ fn rounds_note(rounds: usize, summaries: &[results::PointSummary]) -> String {
 }
 
 /// Where the figures go when neither `--figures-dir` nor a resumed run says.
-const DEFAULT_FIGURES_DIR: &str = "paper-figures";
+pub(crate) const DEFAULT_FIGURES_DIR: &str = "paper-figures";
 
 /// The command that continues the run in `run_dir` with the same output, runnable from any
 /// directory: the run's settings (workers, sizes, input files) are in its `meta.json`.
@@ -896,6 +896,9 @@ pub(crate) fn reproduce_command(
     allocator: &str,
     fence: FenceMode,
 ) -> Result<i32, Failure> {
+    if crate::all::is_set(args) {
+        return crate::all::reproduce_set(args, allocator, fence);
+    }
     let fig = lookup_figure(&args.id)?;
     let (run_dir, mut meta, mut store, _lock) = open_run(args, &fig, allocator, fence)?;
     crate::runner::catch_interrupts();
