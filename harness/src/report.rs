@@ -138,6 +138,7 @@ pub(crate) fn report_command(args: &ReportArgs) -> Result<i32, Failure> {
         Some(dir) => {
             let theirs: Vec<Rendered> = latest_runs(std::slice::from_ref(dir))?
                 .into_iter()
+                .filter(|(_, m)| rendered.iter().any(|r| r.meta.id == m.id))
                 .map(|(d, m)| render(&d, m))
                 .collect::<Result<_, _>>()?;
             Some(crate::against::compare(
