@@ -7,14 +7,17 @@
 //!   `stealbench_workloads::with_workload!`.
 //! * [`point`]: one point measured in this process (`stealbench run`).
 //! * [`grid`]: a figure's rows and points; [`runner`]: points in child processes;
-//!   [`reproduce`]: the `reproduce` command; [`bench`](mod@bench): the `bench` command.
+//!   [`reproduce`]: the `reproduce` command; [`all`]: `reproduce all`, a set of figures in
+//!   turn; [`plan`]: what a `reproduce` would take and decide here; [`bench`](mod@bench): the
+//!   `bench` command.
 //! * [`shard`]: a grid's part for one machine; [`cluster`]: the `merge` and `slurm` commands.
 //! * [`results`]: raw.csv, summary.csv, meta.json; [`stats`]: median and friends; [`files`]:
 //!   how every file is written (never through a symbolic link; whole files beside their name,
 //!   then renamed, never torn).
 //! * [`figures`]: the papers' figures; [`table`] and [`plot`] render them.
 //! * [`claims`]: the papers' claims each figure tests, and their verdicts on a run;
-//!   [`report`]: every figure's latest run and verdicts in one page.
+//!   [`report`]: every figure's latest run and verdicts in one page; [`against`]: beside a
+//!   reference's runs.
 //!
 //! The binary `stealbench` (root package) calls [`main`] with the name of its allocator.
 

@@ -28,11 +28,10 @@
 //! A point's process then costs `C0 + C1 · threads + (reps + 1) · t` seconds (its start,
 //! input and checks; a thread per worker; a warm-up and the timed repetitions), once per
 //! round. `C0` and `C1` are fitted on the committed runs: each figure's wall time is its
-//! `meta.json`'s `finished_at` less its `timestamp`; the model's prediction of every committed
-//! figure lies within 0.63 to 1.73 times its wall time (the test
-//! `the_model_predicts_every_committed_figure_within_2x` holds it under 2x;
-//! `paper-figures/measurements.md` lists each). The disk a run needs is the reference run's
-//! bytes per `raw.csv` row times the rows the plan writes.
+//! `meta.json`'s `finished_at` less its `timestamp`, and the model predicts each within 2x (the
+//! test `the_model_predicts_every_committed_figure_within_2x`; `paper-figures/measurements.md`
+//! gives each figure's prediction). The disk a run needs is the reference run's bytes per
+//! `raw.csv` row times the rows the plan writes.
 
 use crate::claims::{self, Claim, Verdict};
 use crate::cli::{Failure, ReproduceArgs};
@@ -706,9 +705,36 @@ pub(crate) fn decide_sizes(
     Ok(out)
 }
 
-/// The line `reproduce` prints at its start: the expected time of `points` of `fig` (each run
+/// Each point's expected seconds for one round, for a progress bar whose ETA is in time: the
+/// bar counts milliseconds of expected time, a point without an estimate counting as the mean.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Expected(HashMap<PointSpec, f64>);
+
+impl Expected {
+    /// The mean expected seconds of a point (1 when nothing is known).
+    fn mean(&self) -> f64 {
+        if self.0.is_empty() {
+            1.0
+        } else {
+            self.0.values().sum::<f64>() / self.0.len() as f64
+        }
+    }
+
+    /// The bar's units of one run of point `p`.
+    pub(crate) fn units(&self, p: &PointSpec) -> u64 {
+        (self.0.get(p).copied().unwrap_or_else(|| self.mean()) * 1000.0).ceil() as u64
+    }
+
+    /// The bar's units of `points` runs of points of the mean expected time.
+    pub(crate) fn units_of(&self, points: usize) -> u64 {
+        (self.mean() * 1000.0 * points as f64).ceil() as u64
+    }
+}
+
+/// The line `reproduce` prints at its start, the expected time of `points` of `fig` (each run
 /// `rounds` times with `reps` repetitions, on the inputs `params_of`) on the model of the
-/// reference in `reference`, calibrated now; or why there is no estimate.
+/// reference in `reference`, calibrated now, or why there is none; and each point's expected
+/// time for the progress bar.
 pub(crate) fn run_estimate(
     reference: &Path,
     fig: &Figure,
@@ -716,27 +742,41 @@ pub(crate) fn run_estimate(
     params_of: &HashMap<String, String>,
     rounds: usize,
     reps: usize,
-) -> String {
-    match Model::calibrated(reference) {
-        Ok(model) => {
-            let params = |w: &str| params_of.get(w).cloned().unwrap_or_default();
-            let (seconds, unmodelled) = estimate(&model, fig.id, points, &params, rounds, reps);
-            let unscaled = if unmodelled.is_empty() {
-                String::new()
-            } else {
-                format!(
-                    " (inputs counted at the reference's: {})",
-                    unmodelled.join(", ")
-                )
-            };
-            format!(
-                "expected time: {} here for the whole run{unscaled}; {}",
-                duration(seconds),
-                model_note(&model)
-            )
+) -> (String, Expected) {
+    let model = match Model::calibrated(reference) {
+        Ok(m) => m,
+        Err(e) => {
+            return (
+                format!("expected time: none ({})", e.message()),
+                Expected::default(),
+            );
         }
-        Err(e) => format!("expected time: none ({})", e.message()),
-    }
+    };
+    let params = |w: &str| params_of.get(w).cloned().unwrap_or_default();
+    let (seconds, unmodelled) = estimate(&model, fig.id, points, &params, rounds, reps);
+    let each = points
+        .iter()
+        .map(|p| {
+            let (s, _) = estimate(&model, fig.id, std::slice::from_ref(p), &params, 1, reps);
+            (p.clone(), s)
+        })
+        .collect();
+    let unscaled = if unmodelled.is_empty() {
+        String::new()
+    } else {
+        format!(
+            " (inputs counted at the reference's: {})",
+            unmodelled.join(", ")
+        )
+    };
+    (
+        format!(
+            "expected time: {} here for the whole run{unscaled}; {}",
+            duration(seconds),
+            model_note(&model)
+        ),
+        Expected(each),
+    )
 }
 
 /// The model's calibration and reference, in words.
