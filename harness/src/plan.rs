@@ -197,6 +197,21 @@ struct RefRun {
     bytes_per_row: f64,
 }
 
+/// One way of finding a point in a reference run.
+type Search<'a> = dyn Fn(&RefRun) -> Option<&results::PointSummary> + 'a;
+
+/// A reference point's time, for the model.
+struct RefTime {
+    /// One repetition, seconds (the median over its rounds of each round's median).
+    seconds: f64,
+    /// Its P.
+    workers: usize,
+    /// Its workload's parameters.
+    params: String,
+    /// The cores of the machine that measured it.
+    cores: usize,
+}
+
 /// The reference runs of the time model, by figure.
 pub(crate) struct Reference {
     dir: PathBuf,
@@ -255,50 +270,39 @@ impl Reference {
         own.chain(self.runs.iter().filter(move |r| r.meta.id != id))
     }
 
-    /// The reference's time of a point like `p`, with its P, parameters and the reference
-    /// machine's cores: the same point, else the same row at the nearest P, else the
-    /// workload's T_s.
-    fn time_of(&self, id: &str, p: &PointSpec) -> Option<(f64, usize, String, usize)> {
-        let found = |s: &results::PointSummary| {
-            let t = crate::stats::median(&s.round_medians)?;
-            Some((t, s.key.workers, s.params.clone()))
-        };
+    /// The reference's time of a point like `p`: the same point, else the same row at the
+    /// nearest P, else the workload's T_s.
+    fn time_of(&self, id: &str, p: &PointSpec) -> Option<RefTime> {
         let ok = |s: &&results::PointSummary| s.status == crate::grid::Status::Ok;
         let same_row = |s: &&results::PointSummary| {
             s.key.runtime == p.runtime && s.key.workload == p.workload && s.key.variant == p.variant
         };
         let kernel = Arm::parse("serial/front=kernel").ok()?;
-        let searches: [&dyn Fn(&RefRun) -> Option<(f64, usize, String)>; 3] = [
-            &|r| {
-                r.summaries
-                    .iter()
-                    .filter(ok)
-                    .find(|s| s.key == *p)
-                    .and_then(found)
-            },
+        let searches: [&Search<'_>; 3] = [
+            &|r| r.summaries.iter().filter(ok).find(|s| s.key == *p),
             &|r| {
                 r.summaries
                     .iter()
                     .filter(ok)
                     .filter(same_row)
                     .min_by_key(|s| s.key.workers.abs_diff(p.workers))
-                    .and_then(found)
             },
             &|r| {
-                r.summaries
-                    .iter()
-                    .filter(ok)
-                    .find(|s| {
-                        s.key.runtime == kernel
-                            && s.key.workload == p.workload
-                            && s.key.workers == 1
-                    })
-                    .and_then(found)
+                r.summaries.iter().filter(ok).find(|s| {
+                    s.key.runtime == kernel && s.key.workload == p.workload && s.key.workers == 1
+                })
             },
         ];
         searches.iter().find_map(|search| {
-            self.ordered(id)
-                .find_map(|r| search(r).map(|(t, w, params)| (t, w, params, r.meta.machine.cores)))
+            self.ordered(id).find_map(|r| {
+                let s = search(r)?;
+                Some(RefTime {
+                    seconds: crate::stats::median(&s.round_medians)?,
+                    workers: s.key.workers,
+                    params: s.params.clone(),
+                    cores: r.meta.machine.cores,
+                })
+            })
         })
     }
 
@@ -386,15 +390,15 @@ impl Model {
     /// with the input parameters the model could not scale; `None` when the reference has
     /// nothing of the point's workload.
     fn rep_seconds(&self, id: &str, p: &PointSpec, params: &str) -> Option<(f64, Vec<String>)> {
-        let (t, p_ref, ref_params, ref_cores) = self.reference.time_of(id, p)?;
+        let r = self.reference.time_of(id, p)?;
         let by_p = if p.runtime.sim.is_some() {
             1.0
         } else {
-            p_ref.min(ref_cores).max(1) as f64 / p.workers.min(self.cores).max(1) as f64
+            r.workers.min(r.cores).max(1) as f64 / p.workers.min(self.cores).max(1) as f64
         };
         let (by_input, unmodelled) =
-            input_factor(&p.workload, &ref_params, params, &self.reference.nodes);
-        Some((t * by_p * by_input * self.factor, unmodelled))
+            input_factor(&p.workload, &r.params, params, &self.reference.nodes);
+        Some((r.seconds * by_p * by_input * self.factor, unmodelled))
     }
 }
 
