@@ -207,37 +207,23 @@ impl Comparison {
                 f.ours,
                 f.reference.as_deref().unwrap_or("no run of this figure")
             );
-            out.push_str(
-                "| claim | paper | reference machine | this machine |\n|---|---|---|---|\n",
-            );
-            for c in &f.claims {
-                let _ = writeln!(
-                    out,
-                    "| `{}`{} | {} | {} | {} |",
-                    c.id,
-                    if c.differs { " **differs**" } else { "" },
-                    cell(&c.paper),
-                    cell(c.reference.as_deref().unwrap_or("-")),
-                    cell(&c.ours)
-                );
-            }
+            let claims = f.claims.iter().map(|c| {
+                vec![
+                    format!("`{}`{}", c.id, if c.differs { " **differs**" } else { "" }),
+                    c.paper.clone(),
+                    c.reference.clone().unwrap_or_else(|| "-".to_string()),
+                    c.ours.clone(),
+                ]
+            });
+            out.push_str(&md_table(&CLAIM_COLUMNS, claims));
             if let Some(why) = &f.times_left_out {
                 let _ = writeln!(out, "\nPoints: not compared; {why}.");
             } else if !f.points.is_empty() {
-                out.push_str(
-                    "\n| point | this machine | reference | this / reference | |\n|---|---|---|---|---|\n",
-                );
-                for p in &f.points {
-                    let _ = writeln!(
-                        out,
-                        "| {} | {} | {} | {:.2} | {} |",
-                        p.point,
-                        seconds(&p.ours),
-                        seconds(&p.theirs),
-                        p.ours.value / p.theirs.value,
-                        compare_times(&p.ours, &p.theirs)
-                    );
-                }
+                out.push('\n');
+                out.push_str(&md_table(
+                    &POINT_COLUMNS,
+                    f.points.iter().map(PointRow::cells),
+                ));
             }
         }
         out
@@ -279,26 +265,52 @@ impl Comparison {
             if let Some(why) = &f.times_left_out {
                 let _ = writeln!(out, "<p>Points: not compared; {}.</p>", esc(why));
             } else if !f.points.is_empty() {
-                out.push_str(
-                    "<div class=\"scroll\"><table><tr><th>point</th><th>this machine</th>\
-                     <th>reference</th><th>this / reference</th><th></th></tr>\n",
-                );
+                out.push_str("<div class=\"scroll\"><table><tr>");
+                for h in POINT_COLUMNS {
+                    let _ = write!(out, "<th>{}</th>", esc(h));
+                }
+                out.push_str("</tr>\n");
                 for p in &f.points {
-                    let _ = writeln!(
-                        out,
-                        "<tr><td>{}</td><td>{}</td><td>{}</td><td>{:.2}</td><td>{}</td></tr>",
-                        esc(&p.point),
-                        esc(&seconds(&p.ours)),
-                        esc(&seconds(&p.theirs)),
-                        p.ours.value / p.theirs.value,
-                        compare_times(&p.ours, &p.theirs)
-                    );
+                    out.push_str("<tr>");
+                    for c in p.cells() {
+                        let _ = write!(out, "<td>{}</td>", esc(&c));
+                    }
+                    out.push_str("</tr>\n");
                 }
                 out.push_str("</table></div>\n");
             }
         }
         out
     }
+}
+
+/// The columns of the claims' table.
+const CLAIM_COLUMNS: [&str; 4] = ["claim", "paper", "reference machine", "this machine"];
+
+/// The columns of the points' table.
+const POINT_COLUMNS: [&str; 5] = ["point", "this machine", "reference", "this / reference", ""];
+
+impl PointRow {
+    /// The row's cells, in [`POINT_COLUMNS`]' order.
+    fn cells(&self) -> Vec<String> {
+        vec![
+            self.point.clone(),
+            seconds(&self.ours),
+            seconds(&self.theirs),
+            format!("{:.2}", self.ours.value / self.theirs.value),
+            compare_times(&self.ours, &self.theirs).to_string(),
+        ]
+    }
+}
+
+/// A Markdown table of `rows` under `head`, each cell through [`cell`].
+fn md_table(head: &[&str], rows: impl Iterator<Item = Vec<String>>) -> String {
+    let mut out = format!("| {} |\n|{}\n", head.join(" | "), "---|".repeat(head.len()));
+    for r in rows {
+        let cells: Vec<String> = r.iter().map(|c| cell(c)).collect();
+        let _ = writeln!(out, "| {} |", cells.join(" | "));
+    }
+    out
 }
 
 /// A Markdown table cell: no line breaks, no bare `|`.

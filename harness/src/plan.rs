@@ -943,14 +943,21 @@ mod tests {
         assert_eq!(left.len(), 1);
     }
 
+    /// The plan of figure `id` at quick on 2 cores of the committed runs' speed, with its
+    /// model, figure and options.
+    fn quick_plan(id: &str) -> (Model, Figure, ReproduceArgs, FigurePlan) {
+        let model = Model::with_factor(committed(), 1.0, 2);
+        let fig = reproduce::lookup_figure(id).unwrap();
+        let args = reproduce_args_of(&["reproduce", id, "--size", "quick"]);
+        let p = plan_figure(&model, &fig, &args, None, FenceMode::default()).unwrap();
+        (model, fig, args, p)
+    }
+
     /// libfork-fig5's claims at P = 56 and 112 are undecidable on 2 cores, with the cores as
     /// the reason and no size that decides them.
     #[test]
     fn libfork_fig5_on_two_cores_cannot_decide_its_many_core_claims() {
-        let model = Model::with_factor(committed(), 1.0, 2);
-        let fig = reproduce::lookup_figure("libfork-fig5").unwrap();
-        let args = reproduce_args_of(&["reproduce", "libfork-fig5", "--size", "quick"]);
-        let p = plan_figure(&model, &fig, &args, None, FenceMode::default()).unwrap();
+        let (_, fig, _, p) = quick_plan("libfork-fig5");
         let many: Vec<&ClaimPlan> = p
             .claims
             .iter()
@@ -976,10 +983,7 @@ mod tests {
 
     #[test]
     fn a_size_gated_claim_names_the_size_that_decides_it() {
-        let model = Model::with_factor(committed(), 1.0, 2);
-        let fig = reproduce::lookup_figure("fibril-table2").unwrap();
-        let args = reproduce_args_of(&["reproduce", "fibril-table2", "--size", "quick"]);
-        let p = plan_figure(&model, &fig, &args, None, FenceMode::default()).unwrap();
+        let (model, fig, args, p) = quick_plan("fibril-table2");
         assert!(
             p.claims
                 .iter()
