@@ -351,6 +351,12 @@ impl Model {
     /// The model on the reference in `dir`, calibrated now: the fib kernel timed in this
     /// process (about half a second) against the reference's time of it.
     pub(crate) fn calibrated(dir: &Path) -> Result<Model, Failure> {
+        if !dir.exists() {
+            return Err(Failure::Usage(format!(
+                "no reference runs at {} (--reference DIR)",
+                dir.display()
+            )));
+        }
         let reference = Reference::read(dir)?;
         let (t_ref, n) = reference.kernel_fib().ok_or_else(|| {
             Failure::Usage(format!(
