@@ -22,8 +22,8 @@
 //!   growth, so the estimate is then a lower bound and says so;
 //! * by this machine's speed: `plan` and `reproduce` time the fib kernel
 //!   (`stealbench_workloads::fib::serial` at the reference's `serial/front=kernel` fib n, in
-//!   this process, about half a second) and divide it by the reference's time of that same
-//!   kernel point.
+//!   this process for about half a second, the fastest repetition) and divide it by the
+//!   reference's time of that same kernel point.
 //!
 //! A point's process then costs `C0 + C1 · threads + (reps + 1) · t` seconds (its start,
 //! input and checks; a thread per worker; a warm-up and the timed repetitions), once per
@@ -408,8 +408,9 @@ impl Model {
     }
 }
 
-/// The median time of the fib kernel at `n` in this process: repetitions for about half a
-/// second (at least 3, at most 15).
+/// The time of the fib kernel at `n` in this process: the fastest of its repetitions for about
+/// half a second (at least 3, at most 15), since a busy machine slows some repetitions, not the
+/// kernel.
 fn time_kernel(n: u64) -> f64 {
     let start = Instant::now();
     let mut times = Vec::new();
@@ -418,7 +419,7 @@ fn time_kernel(n: u64) -> f64 {
         std::hint::black_box(stealbench_workloads::fib::serial(std::hint::black_box(n)));
         times.push(t.elapsed().as_secs_f64());
     }
-    crate::stats::median(&times).unwrap_or(f64::NAN)
+    times.into_iter().fold(f64::INFINITY, f64::min)
 }
 
 /// What the plan says of one claim.
