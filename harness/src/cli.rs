@@ -32,6 +32,9 @@ pub(crate) enum Command {
     /// Reproduce a paper's figure: every point in a fresh child process, results under
     /// results/ID/TIMESTAMP/, table and plot under paper-figures/.
     Reproduce(ReproduceArgs),
+    /// What `reproduce` with the same options would measure, how long it would take here and
+    /// which claims it could decide, before anything runs (`plan all`: every figure).
+    Plan(ReproduceArgs),
     /// fib(30) fork-join at P = 1 on every implemented runtime: T_1 / T_s per runtime, T_s the
     /// plain serial fib (`serial/front=kernel`).
     Bench(BenchArgs),
@@ -72,13 +75,22 @@ pub(crate) struct RunArgs {
 /// Arguments of `reproduce`: the figure, the run directory's options, and the settings the
 /// user gives, each an override (`None`: not given) that `plan::resolve_settings`
 /// resolves into the run's `Settings` over the resumed run's stored ones or the defaults.
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 pub(crate) struct ReproduceArgs {
-    /// Figure or table id (see `stealbench list`), e.g. prows-fig3.
+    /// Figure or table id (see `stealbench list`), e.g. prows-fig3; `all` for every figure in
+    /// turn, or several ids, comma-separated (then `report` ends the run).
     pub id: String,
-    /// Input size: paper (default), small, quick (or test).
-    #[arg(long, value_parser = parse_size)]
-    pub size: Option<Size>,
+    /// Input size: paper (default), small, quick (or test); `decide`: each figure at the
+    /// smallest size at which its claims decide on this machine, within --budget.
+    #[arg(long, value_parser = parse_size_choice)]
+    pub size: Option<SizeChoice>,
+    /// With --size decide: the time the whole run may take, e.g. 8h, 90m, 3600s (default 8h).
+    #[arg(long)]
+    pub budget: Option<Budget>,
+    /// The reference runs that the time estimate is calibrated against and that the report
+    /// ending a run of several figures compares with.
+    #[arg(long, value_name = "DIR", default_value = REFERENCE_DIR)]
+    pub reference: PathBuf,
     /// Worker counts, comma-separated, each 1 to 1024 (default: the paper's, capped at this
     /// machine's cores for a figure of times; for counts or memory, the paper's and every P
     /// its claims read, oversubscribed past the cores).
@@ -143,6 +155,72 @@ pub(crate) struct ReproduceArgs {
     pub shard: Option<String>,
 }
 
+/// `--size`: one size, or `decide`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum SizeChoice {
+    /// This size.
+    Fixed(Size),
+    /// Per figure, the smallest size at which its claims decide here, within the budget.
+    Decide,
+}
+
+impl SizeChoice {
+    /// The size, unless it is `decide`.
+    pub(crate) fn fixed(self) -> Option<Size> {
+        match self {
+            SizeChoice::Fixed(s) => Some(s),
+            SizeChoice::Decide => None,
+        }
+    }
+}
+
+/// A size or `decide`, with the nearest valid name in the error.
+fn parse_size_choice(s: &str) -> Result<SizeChoice, String> {
+    if s == "decide" {
+        return Ok(SizeChoice::Decide);
+    }
+    parse_size(s)
+        .map(SizeChoice::Fixed)
+        .map_err(|e| format!("{e}, or decide"))
+}
+
+/// A time budget (`--budget`): a number with `s`, `m`, `h` or `d`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Budget(f64);
+
+/// The committed runs, the default reference of the time model (`stealbench plan`) and of
+/// `report --against`.
+pub(crate) const REFERENCE_DIR: &str = "paper-figures/runs";
+
+/// The budget of `--size decide` when none is given: a working day.
+pub(crate) const DEFAULT_BUDGET: Budget = Budget(8.0 * 3600.0);
+
+impl Budget {
+    /// In seconds.
+    pub(crate) fn seconds(self) -> f64 {
+        self.0
+    }
+}
+
+impl std::str::FromStr for Budget {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Budget, String> {
+        let bad = || format!("--budget {s}: expected a time like 8h, 90m, 3600s or 2d");
+        let (n, unit) = s.split_at(s.len().saturating_sub(1));
+        let scale = match unit {
+            "s" => 1.0,
+            "m" => 60.0,
+            "h" => 3600.0,
+            "d" => 86400.0,
+            _ => return Err(bad()),
+        };
+        match n.parse::<f64>() {
+            Ok(x) if x > 0.0 && x.is_finite() => Ok(Budget(x * scale)),
+            _ => Err(bad()),
+        }
+    }
+}
+
 /// Arguments of `claims`.
 #[derive(Debug, Args)]
 pub(crate) struct ClaimsArgs {
@@ -164,7 +242,7 @@ pub(crate) enum ClaimsFormat {
 }
 
 /// Arguments of `report`.
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 pub(crate) struct ReportArgs {
     /// Run directories, or results roots holding ID/TIMESTAMP/ run directories; the latest
     /// finished run of each figure among them is reported (default: results).
@@ -173,6 +251,11 @@ pub(crate) struct ReportArgs {
     /// Where README.md and report.html go.
     #[arg(long, value_name = "DIR", default_value = "paper-figures")]
     pub figures_dir: PathBuf,
+    /// Set each figure beside a reference's run of it (default: the committed runs,
+    /// paper-figures/runs): per claim the paper, the reference machine and this run, the
+    /// verdicts that differ marked; per point this run's time over the reference's.
+    #[arg(long, value_name = "DIR", num_args = 0..=1, default_missing_value = REFERENCE_DIR)]
+    pub against: Option<PathBuf>,
 }
 
 /// Arguments of `merge`.
@@ -415,7 +498,7 @@ mod tests {
         };
         assert_eq!(a.workers, Some(vec![1, 2, 4]));
         assert_eq!(a.resume, Some(None));
-        assert_eq!(a.size, Some(Size::Quick));
+        assert_eq!(a.size, Some(SizeChoice::Fixed(Size::Quick)));
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! Text from outside the code (a path, a CPU model, a compiler's version) made safe for the
-//! Markdown pages: it stays on its line and in its table cell, and no raw HTML passes.
+//! pages: in Markdown it stays on its line and in its table cell, and no raw HTML passes; in
+//! HTML it is text, never markup.
 
 /// `s` as Markdown text that stays on its line and in its table cell and shows as written,
 /// for a value from outside the code (a path, a CPU model, a compiler's version): a control
@@ -32,6 +33,14 @@ pub(crate) fn md_code(s: &str) -> String {
             c => c.to_string(),
         })
         .collect()
+}
+
+/// `s` with HTML's special characters escaped.
+pub(crate) fn esc(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
 }
 
 #[cfg(test)]

@@ -15,7 +15,9 @@
 //!   [`supervise`]: a child process started, read, reaped, killed on timeout or interrupt;
 //!   [`plan`]: a run's plan (figure, settings, resume checks, run directory, grid);
 //!   [`page`]: a run's page (view, Markdown, figure files) and the books it keeps;
-//!   [`reproduce`]: the `reproduce` command; [`bench`](mod@bench): the `bench` command.
+//!   [`reproduce`]: the `reproduce` command; [`all`]: `reproduce all`, a set of figures in
+//!   turn; [`forecast`]: what a `reproduce` would take and decide here (`stealbench plan`);
+//!   [`bench`](mod@bench): the `bench` command.
 //! * [`shard`]: a grid's part for one machine; [`cluster`]: the `merge` and `slurm` commands.
 //! * [`results`]: raw.csv, summary.csv, meta.json; [`stats`]: median and friends; [`files`]:
 //!   how every file is written (never through a symbolic link; whole files beside their name,
@@ -24,7 +26,8 @@
 //!   render them.
 //! * [`claims`]: the papers' claims each figure tests, and their verdicts on a run;
 //!   [`fit`]: the fit of libfork's Eq. (17) that a figure and a claim read;
-//!   [`report`]: every figure's latest run and verdicts in one page.
+//!   [`report`]: every figure's latest run and verdicts in one page; [`against`]: beside a
+//!   reference's runs.
 //!
 //! Modules import one way, from the commands down; no two import each other, directly or
 //! through others (`tests/module_graph.rs`).
@@ -59,6 +62,8 @@ macro_rules! errln {
     }};
 }
 
+mod against;
+mod all;
 mod bench;
 mod claims;
 mod cli;
@@ -68,6 +73,7 @@ mod failure;
 mod figures;
 mod files;
 mod fit;
+mod forecast;
 mod grid;
 mod inputs;
 mod measure;
@@ -195,7 +201,9 @@ fn run_command_line(args: Vec<OsString>, allocator: &'static str) -> i32 {
         }
         Command::Run(a) => point::run_command(a, fence).map(|()| 0),
         Command::BenchPoint(a) => point::bench_point_command(a, fence).map(|()| 0),
+        Command::Reproduce(a) if all::is_set(a) => all::reproduce_set(a, allocator, fence),
         Command::Reproduce(a) => reproduce::reproduce_command(a, allocator, fence),
+        Command::Plan(a) => forecast::plan_command(a, fence),
         Command::Bench(a) => bench::bench_command(a, fence),
         Command::Merge(a) => cluster::merge_command(a, allocator),
         Command::Claims(a) => claims_command(a),

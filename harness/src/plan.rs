@@ -62,6 +62,7 @@ pub(crate) fn resolve_settings(
 ) -> Result<Settings, Failure> {
     let size = args
         .size
+        .and_then(cli::SizeChoice::fixed)
         .or(stored.map(|s| s.measure.size))
         .unwrap_or(Size::Paper);
     let rounds = args

@@ -8,7 +8,7 @@
 
 use crate::claims::{self, Judgement};
 use crate::cli::ReportArgs;
-use crate::escape::{md_code, md_text};
+use crate::escape::{esc, md_code, md_text};
 use crate::failure::Failure;
 use crate::figures::{self, Figure};
 use crate::results::{self, Meta};
@@ -64,7 +64,7 @@ fn run_dirs(path: &Path) -> Result<Vec<PathBuf>, Failure> {
 /// The latest finished run of each figure among `dirs` (directory names are timestamps), in
 /// the registry's order of figures. A shard (`reproduce --shard`) is a part of a run, not a
 /// figure's run: it is left out, and a note names it (merge the shards first).
-fn latest_runs(dirs: &[PathBuf]) -> Result<Vec<(PathBuf, Meta)>, Failure> {
+pub(crate) fn latest_runs(dirs: &[PathBuf]) -> Result<Vec<(PathBuf, Meta)>, Failure> {
     let mut by_id: BTreeMap<String, (PathBuf, Meta)> = BTreeMap::new();
     for d in dirs {
         for run in run_dirs(d)? {
@@ -173,11 +173,29 @@ pub(crate) fn report_command(args: &ReportArgs) -> Result<i32, Failure> {
     let write = |p: &Path, text: String| {
         crate::files::write_atomic(p, text.as_bytes()).map_err(|e| Failure::Io(e.to_string()))
     };
+    let against = match &args.against {
+        Some(dir) => {
+            let theirs: Vec<Rendered> = latest_runs(std::slice::from_ref(dir))?
+                .into_iter()
+                .filter(|(_, m)| rendered.iter().any(|r| r.meta.id == m.id))
+                .map(|(d, m)| render(&d, m))
+                .collect::<Result<_, _>>()?;
+            Some(crate::against::compare(
+                &sides(&rendered),
+                &sides(&theirs),
+                dir,
+            ))
+        }
+        None => None,
+    };
+    let (md, page) = against
+        .as_ref()
+        .map_or_else(Default::default, |c| (c.markdown(), c.html()));
     {
         // Each figure's files below take the lock in their turn.
         let _lock = crate::files::lock_dir(out)?;
-        write(&readme, readme_text(&rendered, &missing))?;
-        write(&html, html_text(&rendered, &missing))?;
+        write(&readme, readme_text(&rendered, &missing) + &md)?;
+        write(&html, html_text(&rendered, &missing, &page))?;
     }
     // Each figure's page and plots, as `reproduce` wrote them, but by this build.
     for r in &rendered {
@@ -201,6 +219,9 @@ pub(crate) fn report_command(args: &ReportArgs) -> Result<i32, Failure> {
     }
     if !missing.is_empty() {
         outln!("no run of: {}", missing.join(", "));
+    }
+    if let Some(c) = &against {
+        outln!("{}", c.summary());
     }
     outln!(
         "\n{} figures, {}\nwrote {}, {} and each figure's .md, .svg and .png in {}",
@@ -360,14 +381,6 @@ fn readme_text(rendered: &[Rendered], missing: &[&str]) -> String {
     out
 }
 
-/// `s` with HTML's special characters escaped.
-fn esc(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
-
 /// The CSS class of a claim's verdict.
 fn class(j: &Judgement) -> &'static str {
     verdict_class(&j.verdict)
@@ -454,8 +467,19 @@ fn claims_tables(js: &[Judgement], h: u8) -> String {
     out
 }
 
-/// `report.html`.
-fn html_text(rendered: &[Rendered], missing: &[&str]) -> String {
+/// The runs' sides for `report --against`.
+fn sides(rendered: &[Rendered]) -> Vec<crate::against::Side<'_>> {
+    rendered
+        .iter()
+        .map(|r| crate::against::Side {
+            meta: &r.meta,
+            view: &r.view,
+        })
+        .collect()
+}
+
+/// `report.html`; `against` (HTML) before its end.
+fn html_text(rendered: &[Rendered], missing: &[&str], against: &str) -> String {
     let all: Vec<Judgement> = rendered
         .iter()
         .flat_map(|r| r.view.verdicts.clone())
@@ -562,6 +586,7 @@ fn html_text(rendered: &[Rendered], missing: &[&str]) -> String {
         }
         out.push_str("</table></div>\n");
     }
+    out.push_str(against);
     out.push_str("</body></html>\n");
     out
 }

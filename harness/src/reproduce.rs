@@ -17,20 +17,24 @@ use std::time::Duration;
 use stealbench_schedulers::FenceMode;
 
 /// Prints progress: a bar with ETA on a terminal, one plain line per finished point otherwise.
+/// The bar advances by each point's expected time (the model of [`crate::forecast`], when there
+/// is one), so its ETA is in time, not in points.
 struct Reporter {
     bar: Option<ProgressBar>,
     total: usize,
     done: usize,
     failed: usize,
+    expected: crate::forecast::Expected,
 }
 
 impl Reporter {
-    fn new() -> Self {
+    fn new(expected: crate::forecast::Expected) -> Self {
         Reporter {
             bar: None,
             total: 0,
             done: 0,
             failed: 0,
+            expected,
         }
     }
 
@@ -70,13 +74,14 @@ impl Reporter {
                 if cli::progress_bar_wanted(terminal, std::env::var_os("TERM").as_deref())
                     && to_run > 0
                 {
-                    let bar = ProgressBar::new(to_run as u64);
+                    let bar = ProgressBar::new(self.expected.units_of(to_run));
                     bar.set_style(
                         ProgressStyle::with_template(
-                            "[{elapsed_precise}] {bar:30} {pos}/{len} points, ETA {eta} {msg}",
+                            "[{elapsed_precise}] {bar:30} {prefix} points, ETA {eta} {msg}",
                         )
                         .expect("a valid template"),
                     );
+                    bar.set_prefix(format!("0/{to_run}"));
                     self.bar = Some(bar);
                 }
             }
@@ -93,7 +98,8 @@ impl Reporter {
                 let line = format!("[{}/{}] {p}: {}", self.done, self.total, describe(o));
                 self.line(&line);
                 if let Some(b) = &self.bar {
-                    b.inc(1);
+                    b.inc(self.expected.units(p));
+                    b.set_prefix(format!("{}/{}", self.done, self.total));
                 }
             }
         }
@@ -229,6 +235,16 @@ pub(crate) fn reproduce_command(
         );
     }
 
+    let (estimate, expected) = crate::forecast::run_estimate(
+        &args.reference,
+        &fig,
+        &grid.points,
+        &params_of,
+        s.rounds,
+        s.reps(),
+    );
+    outln!("{estimate}");
+
     let exe = std::env::current_exe()?;
     let mut executor = ChildExecutor {
         exe,
@@ -260,7 +276,7 @@ pub(crate) fn reproduce_command(
             .cloned()
             .unwrap_or_default()
     };
-    let mut reporter = Reporter::new();
+    let mut reporter = Reporter::new(expected);
     let r = run_missing(
         &grid.points,
         &mut store,

@@ -565,6 +565,40 @@ fn judge_one(figure: &str, claim: &Claim, run: &Run<'_>) -> Judgement {
     }
 }
 
+/// Why a run of `rounds` rounds at `size` on a machine of `cores` cores cannot decide a claim,
+/// before anything runs (`stealbench plan`), every reason at once: the gates of [`judge`] on a
+/// run with no points yet (a stand-in, a runtime not built, a time at a P beyond the cores, a
+/// size below the claim's), then the rounds a time claim needs. Empty when it can.
+pub(crate) fn gates_before_run(
+    claim: &Claim,
+    cores: usize,
+    size: Size,
+    rounds: usize,
+) -> Vec<Verdict> {
+    let none = Summaries::default();
+    let mut out = gates(
+        claim,
+        &Run {
+            summaries: &none,
+            cores,
+            size,
+        },
+    );
+    if claim.reads_time() && rounds < MIN_TIME_ROUNDS {
+        out.push(too_few_rounds(&rounds.to_string()));
+    }
+    out
+}
+
+/// `inconclusive`: a time read over `rounds` rounds (`N`, or `QUANTITY: N`), fewer than a
+/// time claim needs.
+fn too_few_rounds(rounds: &str) -> Verdict {
+    Verdict::Inconclusive(format!(
+        "{rounds} round(s); a time claim needs {MIN_TIME_ROUNDS} (--rounds {MIN_TIME_ROUNDS}): \
+         times move between processes"
+    ))
+}
+
 /// Whether `pt` is a simulated row's (its arm has `sim=`), which runs no worker threads.
 fn simulated(pt: &quantity::Pt) -> bool {
     crate::runtimes::Arm::parse(pt.runtime).is_ok_and(|a| a.sim.is_some())
@@ -572,8 +606,14 @@ fn simulated(pt: &quantity::Pt) -> bool {
 
 /// The verdict a claim gets before its check decides, if the run cannot decide it.
 fn gate(claim: &Claim, run: &Run<'_>) -> Option<Verdict> {
+    gates(claim, run).into_iter().next()
+}
+
+/// Every gate that says the run cannot decide a claim, in the order [`gate`] gives the first.
+fn gates(claim: &Claim, run: &Run<'_>) -> Vec<Verdict> {
+    let mut out = Vec::new();
     if let Some(why) = claim.stand_in {
-        return Some(Verdict::NotApplicable(why.to_string()));
+        out.push(Verdict::NotApplicable(why.to_string()));
     }
     // A point of a runtime this build lacks, of which the run holds nothing (a run made by a
     // build with it is judged on its data whatever build reads it).
@@ -584,13 +624,13 @@ fn gate(claim: &Claim, run: &Run<'_>) -> Option<Verdict> {
         (!measured).then(|| format!("{} is {why}", arm.info.name))
     });
     if let Some(why) = missing {
-        return Some(Verdict::NotApplicable(why));
+        out.push(Verdict::NotApplicable(why));
     }
     // The cores gate is for times only: a count or memory point is measured beyond the cores,
     // oversubscribed.
     let max_p = claim.max_time_p();
     if claim.reads_time() && max_p > run.cores {
-        return Some(Verdict::Inconclusive(format!(
+        out.push(Verdict::Inconclusive(format!(
             "a time claim at P = {max_p}; this machine has {} cores",
             run.cores
         )));
@@ -598,7 +638,7 @@ fn gate(claim: &Claim, run: &Run<'_>) -> Option<Verdict> {
     if let Some((size, why)) = claim.min_size
         && rank(run.size) < rank(size)
     {
-        return Some(Verdict::Inconclusive(format!(
+        out.push(Verdict::Inconclusive(format!(
             "this run's size is {}; the effect shows from size {} on: {why}",
             run.size, size
         )));
@@ -606,13 +646,11 @@ fn gate(claim: &Claim, run: &Run<'_>) -> Option<Verdict> {
     for q in claim.check.quantities().iter().flat_map(|q| q.times()) {
         let rounds = q.samples(run.summaries).ok().map(|s| s.values.len());
         if let Some(n) = rounds.filter(|&n| n < MIN_TIME_ROUNDS) {
-            return Some(Verdict::Inconclusive(format!(
-                "{q}: {n} round(s); a time claim needs {MIN_TIME_ROUNDS} (--rounds \
-                 {MIN_TIME_ROUNDS}): times move between processes"
-            )));
+            out.push(too_few_rounds(&format!("{q}: {n}")));
+            break;
         }
     }
-    None
+    out
 }
 
 /// Why T_s of `workload` is suspect in `summaries`: a row of the same program (T_s's variant)
