@@ -345,41 +345,29 @@ pool_settings! {
     /// CPU binding.
     pinning: value Pinning, what "pinning", values Pinning::NAMES, arm Some(2),
     record |config, c| (c.threads && c.pinning).then_some(config.pinning),
-    refuse |config, c| (config.pinning != Pinning::None && !c.pinning).then(|| format!(
-        "starts threads of its own that it cannot pin; pinning '{}' cannot be honoured",
-        config.pinning
+    refuse |config, c| beyond_default(c.pinning, config.pinning, |p| format!(
+        "starts threads of its own that it cannot pin; pinning '{p}' cannot be honoured"
     ));
 
     /// Victim selection.
     victim: value VictimPolicy, what "victim policy",
     values VictimPolicy::NAMES, arm Some(1),
-    // The serial elision takes every policy and has no thief to apply one to.
-    record |config, c| (c.threads && c.victims.len() > 1).then_some(config.victim),
-    refuse |config, c| (!c.victims.contains(&config.victim)).then(|| format!(
-        "cannot honour victim policy '{}' (it honours: {})",
-        config.victim,
-        names_of(c.victims)
-    ));
+    record |config, c| policy_recorded(c, c.victims, config.victim),
+    refuse |config, c| policy_refused("victim policy", config.victim, c.victims);
 
     /// Idle behaviour.
     idle: value IdlePolicy, what "idle policy", values IdlePolicy::NAMES,
     arm Some(0),
-    // The serial elision takes every policy and has no idle worker to apply one to.
-    record |config, c| (c.threads && c.idle.len() > 1).then_some(config.idle),
-    refuse |config, c| (!c.idle.contains(&config.idle)).then(|| format!(
-        "cannot honour idle policy '{}' (it honours: {})",
-        config.idle,
-        names_of(c.idle)
-    ));
+    record |config, c| policy_recorded(c, c.idle, config.idle),
+    refuse |config, c| policy_refused("idle policy", config.idle, c.idle);
 
     /// Where future tasks run (only the fiber runtimes have a choice; the others accept only
     /// the default).
     futures: value FutureStack, what "futures", values FutureStack::NAMES,
     arm Some(6),
     record |config, c| c.fiber_stacks.then_some(config.futures),
-    refuse |config, c| (config.futures != FutureStack::default() && !c.fiber_stacks).then(|| format!(
-        "has no fibers to choose a future stack for; futures '{}' cannot be honoured",
-        config.futures
+    refuse |config, c| beyond_default(c.fiber_stacks, config.futures, |f| format!(
+        "has no fibers to choose a future stack for; futures '{f}' cannot be honoured"
     ));
 
     /// Usable bytes of every fiber stack (`None`: the runtime's default). Only the fiber
@@ -389,7 +377,7 @@ pool_settings! {
     record |config, c| c.fiber_stacks.then(|| {
         config.stack_size.unwrap_or(crate::fiberpool::DEFAULT_STACK_SIZE)
     }),
-    refuse |config, c| (config.stack_size.is_some() && !c.fiber_stacks).then(|| {
+    refuse |config, c| beyond_default(c.fiber_stacks, config.stack_size, |_| {
         "has no fixed-size fiber stacks to size (only abp, fibril, prows do)".to_string()
     });
 
@@ -403,7 +391,7 @@ pool_settings! {
     /// runtimes (`abp`, `fibril`, `prows`) and the simulator honour it; the others refuse it.
     steals: maybe u64, what "steals", values &[], arm Some(3),
     record |config, c| config.steals.filter(|_| c.steals),
-    refuse |config, c| (config.steals.is_some() && !c.steals).then(|| {
+    refuse |config, c| beyond_default(c.steals, config.steals, |_| {
         "cannot hold its steals to force a schedule (only abp, fibril, prows and their \
          simulations can)"
             .to_string()
@@ -414,18 +402,16 @@ pool_settings! {
     placement: value Placement, what "placement", values Placement::NAMES,
     arm Some(4),
     record |config, c| c.placement.then_some(config.placement),
-    refuse |config, c| (config.placement != Placement::default() && !c.placement).then(|| format!(
-        "has no stealable sets to place; placement '{}' cannot be honoured (only prows has)",
-        config.placement
+    refuse |config, c| beyond_default(c.placement, config.placement, |p| format!(
+        "has no stealable sets to place; placement '{p}' cannot be honoured (only prows has)"
     ));
 
     /// Whether a suspended stack's unused pages go back to the OS ([`Unmap`]); only `fibril`
     /// gives pages back, and only it can be told not to.
     unmap: value Unmap, what "unmap", values Unmap::NAMES, arm Some(5),
     record |config, c| c.unmap.then_some(config.unmap),
-    refuse |config, c| (config.unmap != Unmap::default() && !c.unmap).then(|| format!(
-        "gives no stack pages back; unmap '{}' means nothing here (only fibril does)",
-        config.unmap
+    refuse |config, c| beyond_default(c.unmap, config.unmap, |u| format!(
+        "gives no stack pages back; unmap '{u}' means nothing here (only fibril does)"
     ));
 
     /// The fence mode of the pool's deques ([`FenceMode`]); the runtimes without this crate's
@@ -598,6 +584,37 @@ pub(crate) fn assert_refuses_all_but_own_policies<T>(
             Ok(_) => panic!("{name} accepted {config:?}"),
         }
     }
+}
+
+/// A policy of a thief or of an idle worker as a runtime that honours `honoured` of them
+/// records it: where it has worker threads and more than one policy (the serial elision takes
+/// every policy and has no thief or idle worker to apply one to).
+fn policy_recorded<T: Copy>(c: &Capabilities, honoured: &[T], policy: T) -> Option<T> {
+    (c.threads && honoured.len() > 1).then_some(policy)
+}
+
+/// Why a runtime that honours `honoured` of the policies called `what` refuses `policy`.
+fn policy_refused<T: PartialEq + fmt::Display>(
+    what: &str,
+    policy: T,
+    honoured: &[T],
+) -> Option<String> {
+    (!honoured.contains(&policy)).then(|| {
+        format!(
+            "cannot honour {what} '{policy}' (it honours: {})",
+            names_of(honoured)
+        )
+    })
+}
+
+/// Why a runtime refuses `value` of a setting it honours only where `honours`: `why` of a
+/// value other than the default, which every runtime takes.
+fn beyond_default<T: PartialEq + Default>(
+    honours: bool,
+    value: T,
+    why: impl FnOnce(T) -> String,
+) -> Option<String> {
+    (!honours && value != T::default()).then(|| why(value))
 }
 
 /// `a, b, c`.
