@@ -181,6 +181,37 @@ mod tests {
         }
     }
 
+    /// Every pool record in the committed runs' `raw.csv` reads, and spells back unchanged.
+    #[test]
+    fn the_committed_runs_pool_records_read_and_spell_back_unchanged() {
+        let runs = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../paper-figures/runs");
+        let mut read = 0;
+        let dirs = |d: &std::path::Path| {
+            let entries = std::fs::read_dir(d).unwrap().map(|e| e.unwrap().path());
+            entries.filter(|p| p.is_dir()).collect::<Vec<_>>()
+        };
+        for figure in dirs(&runs) {
+            for run in dirs(&figure) {
+                let raw = run.join("raw.csv");
+                let Ok(mut csv) = csv::Reader::from_path(&raw) else {
+                    continue;
+                };
+                let header = csv.headers().unwrap().clone();
+                let col = header.iter().position(|h| h == "pool").unwrap();
+                for row in csv.records() {
+                    let text = row.unwrap()[col].to_string();
+                    if text.is_empty() {
+                        continue;
+                    }
+                    let record = PoolRecord::parse(&text).unwrap();
+                    assert_eq!(record.spelling(), text, "{}", raw.display());
+                    read += 1;
+                }
+            }
+        }
+        assert!(read > 0, "the committed runs record their pools");
+    }
+
     #[test]
     fn events_round_trip_through_json() {
         let e = Event::Rep {
