@@ -50,7 +50,6 @@ use stealbench_schedulers::FenceMode;
 use stealbench_schedulers::topology::Topology;
 use stealbench_workloads::Size;
 
-
 /// The sizes, smallest first.
 pub(crate) const SIZES: [Size; 4] = [Size::Test, Size::Quick, Size::Small, Size::Paper];
 

@@ -356,7 +356,7 @@ pub(crate) fn run_command(args: &RunArgs, env_fence: FenceMode) -> Result<(), Fa
     };
     if let (Some(weights), Some(model)) = (arm.sim, arm.model()) {
         let sim = stealbench_sim::SimConfig {
-            steals: arm.steals,
+            steals: arm.settings.steals,
             ..stealbench_sim::SimConfig::new(model, workers, 0)
         };
         return with_workload!(workload.name, W => {

@@ -4,10 +4,7 @@
 //! store records it.
 
 use serde::{Deserialize, Serialize};
-use stealbench_schedulers::{
-    Capabilities, FenceMode, FutureStack, IdlePolicy, Pinning, Placement, PoolConfig, Unmap,
-    VictimPolicy,
-};
+use stealbench_schedulers::{Capabilities, PoolConfig, SETTINGS};
 
 /// One message of the child-to-parent protocol (one JSON object per line).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -64,129 +61,79 @@ pub(crate) struct Ran {
 }
 
 /// A pool's configuration ([`PoolConfig`]) as the pool applied it: each setting the runtime
-/// honours (its [`Capabilities`]), typed; a setting it ignores is left out, being no part of
-/// what ran (`serial` records its one worker and nothing else). A setting added to
-/// `PoolConfig` is one more field here and one line in each of [`PoolRecord::of`],
-/// [`PoolRecord::spelling`] and [`PoolRecord::parse`]. In `raw.csv` and `meta.json` it is one
-/// text spelt as an arm is, `workers=2/pinning=none/idle=lazy/...`, read back by the value
-/// parsers of the settings' own types.
+/// honours (its [`Capabilities`]; `stealbench_schedulers::SETTINGS` says which it records), at
+/// the value it applied; a setting it ignores is left out, being no part of what ran (`serial`
+/// records its one worker and nothing else). In `raw.csv` and `meta.json` it is one text spelt
+/// as an arm is, `workers=2/pinning=none/idle=lazy/...`, read back by the value parsers of the
+/// settings' own types.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(into = "String", try_from = "String")]
 pub(crate) struct PoolRecord {
-    /// Workers P.
-    pub workers: usize,
-    /// Thread pinning (where it has worker threads it can pin).
-    pub pinning: Option<Pinning>,
-    /// Victim selection (where it has worker threads and more than one policy).
-    pub victim: Option<VictimPolicy>,
-    /// Idle behaviour (where it has worker threads and more than one policy).
-    pub idle: Option<IdlePolicy>,
-    /// Where future tasks run (a runtime on fiber stacks).
-    pub futures: Option<FutureStack>,
-    /// Usable bytes of every fiber stack, the default's included (a runtime on fiber stacks).
-    pub stack_size: Option<usize>,
-    /// The forced schedule's steal budget (where one is forced).
-    pub steals: Option<u64>,
-    /// Where a deque that becomes stealable goes (a runtime with stealable sets).
-    pub placement: Option<Placement>,
-    /// Whether suspended stacks' unused pages go back to the OS (where it can tell).
-    pub unmap: Option<Unmap>,
-    /// The fence mode the pool's deques applied (a runtime on this crate's deques).
-    pub fence: Option<FenceMode>,
+    /// The settings recorded at the values applied, the others at their defaults.
+    pub config: PoolConfig,
+    /// Which of [`SETTINGS`] are recorded, one bit per setting by its place there.
+    recorded: u32,
 }
 
 impl PoolRecord {
     /// The record of `config` as a pool of a runtime with `capabilities` applies it.
     pub(crate) fn of(config: &PoolConfig, capabilities: &Capabilities) -> PoolRecord {
-        let c = capabilities;
-        let fibers = c.fiber_stacks;
-        PoolRecord {
-            workers: config.workers,
-            pinning: (c.threads && c.pinning).then_some(config.pinning),
-            // The serial elision takes every policy and has no thief or idle worker to apply
-            // one to.
-            victim: (c.threads && c.victims.len() > 1).then_some(config.victim),
-            idle: (c.threads && c.idle.len() > 1).then_some(config.idle),
-            futures: fibers.then_some(config.futures),
-            stack_size: fibers.then(|| {
-                config
-                    .stack_size
-                    .unwrap_or(stealbench_schedulers::abp::DEFAULT_STACK_SIZE)
-            }),
-            steals: config.steals.filter(|_| c.steals),
-            placement: c.placement.then_some(config.placement),
-            unmap: c.unmap.then_some(config.unmap),
-            fence: c.fence_applied(config),
+        let mut r = PoolRecord {
+            config: PoolConfig::with_workers(config.workers),
+            recorded: 0,
+        };
+        for (i, s) in SETTINGS.iter().enumerate() {
+            if (s.record)(config, capabilities, &mut r.config) {
+                r.recorded |= 1 << i;
+            }
         }
+        r
     }
 
-    /// The record as one line, `key=value` per setting recorded, joined with `/`.
+    /// The record as one line, `key=value` per setting recorded (`workers` first, then in the
+    /// order of [`SETTINGS`]), joined with `/`.
     pub(crate) fn spelling(&self) -> String {
-        let text = |k: &str, v: Option<String>| v.map(|v| format!("{k}={v}"));
-        [
-            text("workers", Some(self.workers.to_string())),
-            text("pinning", self.pinning.map(|v| v.to_string())),
-            text("victim", self.victim.map(|v| v.to_string())),
-            text("idle", self.idle.map(|v| v.to_string())),
-            text("futures", self.futures.map(|v| v.to_string())),
-            text("stack_size", self.stack_size.map(|v| v.to_string())),
-            text("steals", self.steals.map(|v| v.to_string())),
-            text("placement", self.placement.map(|v| v.to_string())),
-            text("unmap", self.unmap.map(|v| v.to_string())),
-            text("fence", self.fence.map(|v| v.to_string())),
-        ]
-        .into_iter()
-        .flatten()
-        .collect::<Vec<_>>()
-        .join("/")
+        SETTINGS
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| self.recorded & 1 << i != 0)
+            .filter_map(|(_, s)| Some(format!("/{}={}", s.key, (s.get)(&self.config)?)))
+            .fold(format!("workers={}", self.config.workers), |l, kv| l + &kv)
     }
 
     /// Reads [`PoolRecord::spelling`] back, each value by its type's parser; an unknown key,
     /// a value its type refuses, a key given twice or no `workers` is refused in one line.
     pub(crate) fn parse(s: &str) -> Result<PoolRecord, String> {
-        fn put<T: std::str::FromStr>(slot: &mut Option<T>, v: &str) -> Result<(), String>
-        where
-            T::Err: std::fmt::Display,
-        {
-            if slot.is_some() {
-                return Err("given twice".into());
-            }
-            *slot = Some(v.parse().map_err(|e: T::Err| e.to_string())?);
-            Ok(())
-        }
         let mut workers: Option<usize> = None;
         let mut r = PoolRecord {
-            workers: 0,
-            pinning: None,
-            victim: None,
-            idle: None,
-            futures: None,
-            stack_size: None,
-            steals: None,
-            placement: None,
-            unmap: None,
-            fence: None,
+            config: PoolConfig::with_workers(0),
+            recorded: 0,
         };
         for part in s.split('/') {
             let (k, v) = part
                 .split_once('=')
                 .ok_or_else(|| format!("pool '{s}': '{part}' is not key=value"))?;
-            match k {
-                "workers" => put(&mut workers, v),
-                "pinning" => put(&mut r.pinning, v),
-                "victim" => put(&mut r.victim, v),
-                "idle" => put(&mut r.idle, v),
-                "futures" => put(&mut r.futures, v),
-                "stack_size" => put(&mut r.stack_size, v),
-                "steals" => put(&mut r.steals, v),
-                "placement" => put(&mut r.placement, v),
-                "unmap" => put(&mut r.unmap, v),
-                "fence" => put(&mut r.fence, v),
-                _ => Err("not a pool setting".into()),
-            }
-            .map_err(|e| format!("pool '{s}': {k}: {e}"))?;
+            let read = if k == "workers" {
+                match workers {
+                    Some(_) => Err("given twice".to_string()),
+                    None => v
+                        .parse()
+                        .map(|w| workers = Some(w))
+                        .map_err(|e: std::num::ParseIntError| e.to_string()),
+                }
+            } else {
+                match SETTINGS.iter().position(|x| x.key == k) {
+                    None => Err("not a pool setting".to_string()),
+                    Some(i) if r.recorded & 1 << i != 0 => Err("given twice".to_string()),
+                    Some(i) => {
+                        r.recorded |= 1 << i;
+                        (SETTINGS[i].set)(&mut r.config, v)
+                    }
+                }
+            };
+            read.map_err(|e| format!("pool '{s}': {k}: {e}"))?;
         }
-        r.workers = workers.ok_or_else(|| format!("pool '{s}': no workers"))?;
+        r.config.workers = workers.ok_or_else(|| format!("pool '{s}': no workers"))?;
         Ok(r)
     }
 }
@@ -232,6 +179,37 @@ mod tests {
         ] {
             assert!(PoolRecord::parse(bad).is_err(), "{bad}");
         }
+    }
+
+    /// Every pool record in the committed runs' `raw.csv` reads, and spells back unchanged.
+    #[test]
+    fn the_committed_runs_pool_records_read_and_spell_back_unchanged() {
+        let runs = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../paper-figures/runs");
+        let mut read = 0;
+        let dirs = |d: &std::path::Path| {
+            let entries = std::fs::read_dir(d).unwrap().map(|e| e.unwrap().path());
+            entries.filter(|p| p.is_dir()).collect::<Vec<_>>()
+        };
+        for figure in dirs(&runs) {
+            for run in dirs(&figure) {
+                let raw = run.join("raw.csv");
+                let Ok(mut csv) = csv::Reader::from_path(&raw) else {
+                    continue;
+                };
+                let header = csv.headers().unwrap().clone();
+                let col = header.iter().position(|h| h == "pool").unwrap();
+                for row in csv.records() {
+                    let text = row.unwrap()[col].to_string();
+                    if text.is_empty() {
+                        continue;
+                    }
+                    let record = PoolRecord::parse(&text).unwrap();
+                    assert_eq!(record.spelling(), text, "{}", raw.display());
+                    read += 1;
+                }
+            }
+        }
+        assert!(read > 0, "the committed runs record their pools");
     }
 
     #[test]

@@ -14,8 +14,7 @@ use std::fmt;
 use stealbench_schedulers::record::Weights;
 pub(crate) use stealbench_schedulers::registry::{RUNTIMES, Runtime};
 use stealbench_schedulers::{
-    Capabilities, FrontEnd, FutureStack, IdlePolicy, Pinning, Placement, PoolConfig, StartError,
-    Unmap, VictimPolicy,
+    Capabilities, FrontEnd, FutureStack, PoolConfig, SETTINGS, Setting, StartError,
 };
 use stealbench_sim::Model;
 use stealbench_workloads::{Shape, Variant};
@@ -64,24 +63,11 @@ pub(crate) fn kernel(shape: Shape) -> Arm {
 }
 
 /// A runtime in one configuration: the registry entry and the settings its spelling
-/// `NAME[/key=value]...` gives, each a [`PoolConfig`] field of the same name or a setting of
-/// the harness. Each key is one entry of the private table `KEYS` (how it is read and spelt,
-/// what it needs of the runtime's capabilities, what it sets); adding a setting is a field
-/// here, an entry there, and on the pool's side its `PoolConfig` field and `Capabilities`
-/// line:
-///
-/// | key | values | what it sets |
-/// |---|---|---|
-/// | `idle` | busy, lazy | `PoolConfig::idle` |
-/// | `victim` | uniform, numa, default | `PoolConfig::victim` |
-/// | `pinning` | none, compact, scatter | `PoolConfig::pinning`, in place of the run's `--pinning` |
-/// | `steals` | a number K | `PoolConfig::steals`: the forced schedule, at most K steals while another worker runs |
-/// | `placement` | paper, artifact | `PoolConfig::placement` (prows's stealable sets) |
-/// | `unmap` | on, off | `PoolConfig::unmap` (`fibril/unmap=off`: Fibril w/o unmap) |
-/// | `futures` | stack, nostack | `PoolConfig::futures`: whether a future gets a fiber of its own |
-/// | `front` | closure, async, kernel | the front-end the program is written for (`serial` has all three; `kernel`: none, the workload's serial code called directly, T_s) |
-/// | `shape` | plain, libfork | with `front=kernel`: the serial code's shape, where a paper's benchmark fixes one ([`Shape`]) |
-/// | `sim` | unit, nanos | the point is the runtime's *simulation* |
+/// `NAME[/key=value]...` gives. Its keys are the pool's settings that an arm may give
+/// (`stealbench_schedulers::SETTINGS`, each declared once with its values, its parser and
+/// spelling, and the capability that admits it), in their declared arm order, then the
+/// harness's own (the private table `KEYS`: `front`, `shape`, `sim`). README.md's table of
+/// arm keys lists them all, with their values, checked against this list by a test.
 ///
 /// A setting left out stays at the runtime's default (the pinning at the run's). A setting the
 /// runtime's capabilities lack is refused here, with the same table its pool's `start` obeys:
@@ -105,20 +91,11 @@ pub(crate) struct Arm {
     spelt: &'static str,
     /// The runtime.
     pub info: &'static Runtime,
-    /// `idle=`, if given.
-    pub idle: Option<IdlePolicy>,
-    /// `victim=`, if given.
-    pub victim: Option<VictimPolicy>,
-    /// `pinning=`, if given.
-    pub pinning: Option<Pinning>,
-    /// `steals=`: the steal budget of a forced schedule, if given.
-    pub steals: Option<u64>,
-    /// `placement=`, if given.
-    pub placement: Option<Placement>,
-    /// `unmap=`, if given.
-    pub unmap: Option<Unmap>,
-    /// `futures=`, if given.
-    pub futures: Option<FutureStack>,
+    /// The pool's settings: those the arm gives (`given`), the others at their defaults; its
+    /// `workers` is no part of the arm.
+    pub settings: PoolConfig,
+    /// Which of [`SETTINGS`] the arm gives, one bit per setting by its place there.
+    given: u32,
     /// `front=`, if given.
     pub front: Option<FrontEnd>,
     /// `shape=`, if given (with `front=kernel` only).
@@ -127,9 +104,9 @@ pub(crate) struct Arm {
     pub sim: Option<Weights>,
 }
 
-/// One key of an arm's spelling: how its value is read and spelt, what of the runtime's
-/// capabilities it needs, and what it sets in the pool's configuration. [`KEYS`] holds them in
-/// their canonical order: a setting is a field of [`Arm`] and one entry there.
+/// One key of an arm's spelling that is the harness's, not the pool's: how its value is read
+/// and spelt, and what the harness refuses of it. [`KEYS`] holds them in their canonical order,
+/// after the pool's settings.
 struct Key {
     /// The key.
     name: &'static str,
@@ -140,13 +117,9 @@ struct Key {
     /// Forgets the value where it is the runtime's default, so that one configuration has one
     /// spelling (`prows/placement=paper` is `prows`).
     forget_default: fn(&mut Arm),
-    /// What the harness refuses of the value beyond what the pool refuses
-    /// ([`Capabilities::admit`], which [`Arm::parse`] asks too): a worker to pin where there is
-    /// none (the run's `--pinning` reaches every pool, so the pool cannot tell), what the
-    /// simulator does not model, a front-end the runtime is not written for. `None` if nothing.
-    refused: fn(&Arm, Option<Capabilities>) -> Option<String>,
-    /// Puts the value given into the pool's configuration.
-    configure: fn(&Arm, &mut PoolConfig),
+    /// What the harness refuses of the value: what the simulator does not model, a front-end
+    /// the runtime is not written for. `None` if nothing.
+    refused: fn(&Arm) -> Option<String>,
 }
 
 /// Reads `v` into `slot` (`what`, spelt one of `names`); whether `slot` was set already.
@@ -163,109 +136,33 @@ fn put<T: std::str::FromStr>(
 /// The values of `sim=`.
 const SIM_WEIGHTS: &[&str] = &["unit", "nanos"];
 
-/// Every key, in the canonical order of an arm's spelling.
+/// The harness's keys, in the canonical order of an arm's spelling (after the pool's).
 const KEYS: &[Key] = &[
-    Key {
-        name: "idle",
-        set: |a, v| put(&mut a.idle, "idle policy", v, IdlePolicy::NAMES),
-        get: |a| a.idle.map(|v| v.to_string()),
-        forget_default: |a| a.idle = a.idle.filter(|&v| v != IdlePolicy::default()),
-        refused: |_, _| None,
-        configure: |a, c| c.idle = a.idle.unwrap_or(c.idle),
-    },
-    Key {
-        name: "victim",
-        set: |a, v| put(&mut a.victim, "victim policy", v, VictimPolicy::NAMES),
-        get: |a| a.victim.map(|v| v.to_string()),
-        forget_default: |a| a.victim = a.victim.filter(|&v| v != VictimPolicy::default()),
-        refused: |_, _| None,
-        configure: |a, c| c.victim = a.victim.unwrap_or(c.victim),
-    },
-    Key {
-        name: "pinning",
-        set: |a, v| put(&mut a.pinning, "pinning", v, Pinning::NAMES),
-        get: |a| a.pinning.map(|v| v.to_string()),
-        // `pinning=none` is not the default: it replaces the run's `--pinning`.
-        forget_default: |_| {},
-        refused: |a, _| {
-            a.pinning?;
-            a.no_worker_to_pin()
-                .map(|why| format!("{why}: drop pinning="))
-        },
-        configure: |a, c| c.pinning = a.pinning.unwrap_or(c.pinning),
-    },
-    Key {
-        name: "steals",
-        set: |a, v| {
-            let k = v
-                .parse()
-                .map_err(|_| format!("steals={v} is not a number of steals"))?;
-            Ok(a.steals.replace(k).is_some())
-        },
-        get: |a| a.steals.map(|v| v.to_string()),
-        forget_default: |_| {},
-        refused: |_, _| None,
-        configure: |a, c| c.steals = a.steals.or(c.steals),
-    },
-    Key {
-        name: "placement",
-        set: |a, v| put(&mut a.placement, "placement", v, Placement::NAMES),
-        get: |a| a.placement.map(|v| v.to_string()),
-        forget_default: |a| a.placement = a.placement.filter(|&v| v != Placement::default()),
-        refused: |_, _| None,
-        configure: |a, c| c.placement = a.placement.unwrap_or(c.placement),
-    },
-    Key {
-        name: "unmap",
-        set: |a, v| put(&mut a.unmap, "unmap", v, Unmap::NAMES),
-        get: |a| a.unmap.map(|v| v.to_string()),
-        forget_default: |a| a.unmap = a.unmap.filter(|&v| v != Unmap::default()),
-        refused: |_, _| None,
-        configure: |a, c| c.unmap = a.unmap.unwrap_or(c.unmap),
-    },
-    Key {
-        name: "futures",
-        set: |a, v| put(&mut a.futures, "futures", v, FutureStack::NAMES),
-        get: |a| a.futures.map(|v| v.to_string()),
-        forget_default: |a| a.futures = a.futures.filter(|&v| v != FutureStack::default()),
-        refused: |a, _| {
-            (a.sim.is_some() && a.futures? == FutureStack::Current).then(|| {
-                "the simulator replays futures work-first, each on a stack of its own: no \
-                 futures=nostack"
-                    .to_string()
-            })
-        },
-        configure: |a, c| c.futures = a.futures.unwrap_or(c.futures),
-    },
     Key {
         name: "front",
         set: |a, v| put(&mut a.front, "front-end", v, FrontEnd::NAMES),
         get: |a| a.front.map(|v| v.to_string()),
         forget_default: |a| a.front = a.front.filter(|&f| f != a.info.front_ends[0]),
-        refused: |a, _| {
+        refused: |a| {
             let f = a.front.filter(|f| !a.info.front_ends.contains(f))?;
             Some(format!(
                 "{} is not written for the {f} front-end",
                 a.info.name
             ))
         },
-        // The front-end is the harness's: which trait the program is run through.
-        configure: |_, _| {},
     },
     Key {
         name: "shape",
         set: |a, v| put(&mut a.shape, "shape", v, Shape::NAMES),
         get: |a| a.shape.map(|v| v.to_string()),
         forget_default: |a| a.shape = a.shape.filter(|&v| v != Shape::default()),
-        refused: |a, _| {
+        refused: |a| {
             a.shape?;
             (a.front_end() != FrontEnd::Kernel).then(|| {
                 "shape= is the shape of the kernel's serial code: only with front=kernel"
                     .to_string()
             })
         },
-        // The shape is the program's: which serial code the point times.
-        configure: |_, _| {},
     },
     Key {
         name: "sim",
@@ -287,20 +184,35 @@ const KEYS: &[Key] = &[
             })
         },
         forget_default: |_| {},
-        refused: |a, _| {
+        refused: |a| {
             a.sim?;
             a.model()
                 .is_none()
                 .then(|| "the simulator models abp and prows (either placement) only".to_string())
         },
-        // A simulation starts no pool: the point replays the recorded DAG in the model.
-        configure: |_, _| {},
     },
 ];
 
-/// The keys an arm's spelling may set, in their canonical order.
+/// The pool's settings an arm may give, each with its place in [`SETTINGS`], in their
+/// canonical order.
+fn arm_settings() -> Vec<(usize, &'static Setting)> {
+    let mut settings: Vec<_> = SETTINGS
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| s.arm.is_some())
+        .collect();
+    settings.sort_by_key(|(_, s)| s.arm);
+    settings
+}
+
+/// The keys an arm's spelling may set, in their canonical order: the pool's, then the
+/// harness's.
 pub(crate) fn arm_keys() -> Vec<&'static str> {
-    KEYS.iter().map(|k| k.name).collect()
+    arm_settings()
+        .into_iter()
+        .map(|(_, s)| s.key)
+        .chain(KEYS.iter().map(|k| k.name))
+        .collect()
 }
 
 impl Arm {
@@ -309,13 +221,8 @@ impl Arm {
         Arm {
             spelt: info.name,
             info,
-            idle: None,
-            victim: None,
-            pinning: None,
-            steals: None,
-            placement: None,
-            unmap: None,
-            futures: None,
+            settings: PoolConfig::with_workers(1),
+            given: 0,
             front: None,
             shape: None,
             sim: None,
@@ -336,12 +243,33 @@ impl Arm {
                     arm_keys().join(", ")
                 ));
             };
-            let Some(k) = KEYS.iter().find(|k| k.name == key) else {
+            let twice = if let Some((i, s)) = arm_settings().into_iter().find(|(_, s)| s.key == key)
+            {
+                (s.set)(&mut arm.settings, v).map_err(|_| {
+                    let e = if s.values.is_empty() {
+                        format!("{key}={v} is not a number of {}", s.what)
+                    } else {
+                        suggest::unknown(s.what, v, s.values)
+                    };
+                    format!("runtime '{spec}': {e}")
+                })?;
+                let twice = arm.given & 1 << i != 0;
+                arm.given |= 1 << i;
+                twice
+            } else if let Some(k) = KEYS.iter().find(|k| k.name == key) {
+                (k.set)(&mut arm, v).map_err(|e| format!("runtime '{spec}': {e}"))?
+            } else {
                 return Err(suggest::unknown("runtime setting", key, &arm_keys()));
             };
-            let twice = (k.set)(&mut arm, v).map_err(|e| format!("runtime '{spec}': {e}"))?;
             if twice {
                 return Err(format!("runtime '{spec}': {key} is set twice"));
+            }
+        }
+        // One configuration has one spelling (`prows/placement=paper` is `prows`); but the
+        // run's `--pinning` reaches every pool, so `pinning=none` is no default: it replaces it.
+        for (i, s) in arm_settings() {
+            if s.key != "pinning" && (s.is_default)(&arm.settings) {
+                arm.given &= !(1 << i);
             }
         }
         for k in KEYS {
@@ -366,16 +294,48 @@ impl Arm {
         Some(format!("{why}, so there is no worker to pin"))
     }
 
-    /// Why this arm's runtime cannot take its settings, if it cannot: the first key's own
-    /// refusal ([`Key::refused`]), else what the runtime's pool would refuse of the
-    /// configuration the arm gives ([`Capabilities::admit`]; nothing for a runtime this build
-    /// lacks).
+    /// Whether the arm gives the pool's setting `key`.
+    pub(crate) fn gives(&self, key: &str) -> bool {
+        SETTINGS
+            .iter()
+            .position(|s| s.key == key)
+            .is_some_and(|i| self.given & 1 << i != 0)
+    }
+
+    /// The spelling of each key the arm gives, in the canonical order (`None`: not given).
+    fn values(&self) -> impl Iterator<Item = (&'static str, Option<String>)> + '_ {
+        let pool = arm_settings().into_iter().map(|(i, s)| {
+            let v = (self.given & 1 << i != 0)
+                .then(|| (s.get)(&self.settings))
+                .flatten();
+            (s.key, v)
+        });
+        pool.chain(KEYS.iter().map(|k| (k.name, (k.get)(self))))
+    }
+
+    /// Why this arm's runtime cannot take its settings, if it cannot: what the harness refuses
+    /// beyond what the pool refuses (a worker to pin where there is none: the run's
+    /// `--pinning` reaches every pool, so the pool cannot tell; what the simulator does not
+    /// model; a harness key's own refusal, [`Key::refused`]), else what the runtime's pool
+    /// would refuse of the configuration the arm gives ([`Capabilities::admit`]; nothing for a
+    /// runtime this build lacks).
     fn refusal(&self) -> Option<String> {
-        let caps = self.info.capabilities;
-        if let Some(why) = KEYS.iter().find_map(|k| (k.refused)(self, caps)) {
+        if self.gives("pinning")
+            && let Some(why) = self.no_worker_to_pin()
+        {
+            return Some(format!("{why}: drop pinning="));
+        }
+        if self.sim.is_some() && self.settings.futures == FutureStack::Current {
+            return Some(
+                "the simulator replays futures work-first, each on a stack of its own: no \
+                 futures=nostack"
+                    .to_string(),
+            );
+        }
+        if let Some(why) = KEYS.iter().find_map(|k| (k.refused)(self)) {
             return Some(why);
         }
-        let caps = caps?;
+        let caps: Capabilities = self.info.capabilities?;
         let config = self.configure(PoolConfig::with_workers(if caps.threads { 2 } else { 1 }));
         match caps.admit(self.info.name, &config) {
             Ok(()) => None,
@@ -395,7 +355,7 @@ impl Arm {
 
     /// The simulator's model of this arm's runtime in its placement, if it has one.
     pub(crate) fn model(&self) -> Option<Model> {
-        Model::of(self.info.name, self.placement.unwrap_or_default())
+        Model::of(self.info.name, self.settings.placement)
     }
 
     /// Whether the arm's points run on fixed-size fiber stacks (the ones `--stack-size`
@@ -407,27 +367,31 @@ impl Arm {
     /// How many settings this arm and `other` give differently (a setting left out differs
     /// from one given): 0 for one spelling.
     pub(crate) fn settings_apart(&self, other: &Arm) -> usize {
-        KEYS.iter()
-            .filter(|k| (k.get)(self) != (k.get)(other))
+        self.values()
+            .zip(other.values())
+            .filter(|(a, b)| a != b)
             .count()
     }
 
-    /// The canonical spelling: the name, then the settings given, in the order of `KEYS`.
+    /// The canonical spelling: the name, then the settings given, in the order of
+    /// [`arm_keys`].
     pub(crate) fn spec(&self) -> String {
         self.spelt.to_string()
     }
 
     /// The canonical spelling, made from the settings.
     fn spelling(&self) -> String {
-        KEYS.iter()
-            .filter_map(|k| Some(format!("/{}={}", k.name, (k.get)(self)?)))
+        self.values()
+            .filter_map(|(k, v)| Some(format!("/{k}={}", v?)))
             .fold(self.info.name.to_string(), |s, kv| s + &kv)
     }
 
     /// `config` with this arm's settings.
     pub(crate) fn configure(&self, mut config: PoolConfig) -> PoolConfig {
-        for k in KEYS {
-            (k.configure)(self, &mut config);
+        for (i, s) in SETTINGS.iter().enumerate() {
+            if self.given & 1 << i != 0 {
+                (s.copy)(&self.settings, &mut config);
+            }
         }
         config
     }
@@ -587,6 +551,7 @@ pub(crate) fn lookup_built(name: &str) -> Result<&'static Runtime, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use stealbench_schedulers::{IdlePolicy, Pinning, Placement, VictimPolicy};
 
     #[test]
     fn serial_is_built_on_every_front_end_and_the_kernel() {
@@ -836,20 +801,35 @@ mod tests {
         }
     }
 
-    /// The README's table of arm keys lists every key, in the canonical order.
+    /// The README's table of arm keys lists every key, in the canonical order, and each pool
+    /// setting's values as `SETTINGS` declares them (`a number K` for a number).
     #[test]
     fn the_readmes_arm_key_table_lists_every_key() {
         let readme = include_str!("../../README.md");
         let table = readme
             .find("| key | values | what it sets |")
             .expect("README.md has the table of arm keys");
-        let keys: Vec<&str> = readme[table..]
+        let rows: Vec<Vec<&str>> = readme[table..]
             .lines()
             .skip(2)
             .take_while(|l| l.starts_with('|'))
-            .map(|l| l.split('|').nth(1).unwrap_or("").trim().trim_matches('`'))
+            .map(|l| l.split('|').skip(1).take(2).map(str::trim).collect())
             .collect();
+        let keys: Vec<&str> = rows.iter().map(|r| r[0].trim_matches('`')).collect();
         assert_eq!(keys, arm_keys());
+        for (_, s) in arm_settings() {
+            let values = if s.values.is_empty() {
+                "a number K".to_string()
+            } else {
+                s.values
+                    .iter()
+                    .map(|v| format!("`{v}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
+            let row = rows.iter().find(|r| r[0] == format!("`{}`", s.key));
+            assert_eq!(row.map(|r| r[1]), Some(values.as_str()), "{}", s.key);
+        }
     }
 
     #[test]

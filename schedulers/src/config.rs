@@ -241,23 +241,146 @@ pub enum FrontEnd {
     Kernel,
 }
 
-/// Everything a runtime needs to start a pool.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PoolConfig {
-    /// Number of workers P (at least 1).
-    pub workers: usize,
+/// Declares the pool's settings, each once: `PoolConfig`'s field and [`SETTINGS`]' entry come
+/// from one entry of the table below,
+///
+/// ```text
+/// /// The field's doc.
+/// key: value Type,            (or `maybe Type`: an `Option<Type>`, `None` by default)
+///     what "what a value is, in an error", values Type::NAMES (or `&[]`: a number),
+///     arm Some(place among an arm's keys) (or `None`: not an arm's),
+///     record |config, caps| the value a pool with `caps` applies, if it records one,
+///     refuse |config, caps| why a pool with `caps` refuses the value, if it does;
+/// ```
+///
+/// the default being the type's `Default` (the enums' `#[default]`).
+macro_rules! pool_settings {
+    ($(
+        $(#[doc = $doc:literal])+
+        $field:ident: $kind:ident $ty:ty, what $what:literal, values $values:expr,
+        arm $arm:expr,
+        record |$rc:ident, $rk:ident| $record:expr,
+        refuse |$fc:ident, $fk:ident| $refuse:expr;
+    )+) => {
+        /// Everything a runtime needs to start a pool: its workers and the settings of
+        /// [`SETTINGS`], each declared once, in `pool_settings!` below.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub struct PoolConfig {
+            /// Number of workers P (at least 1).
+            pub workers: usize,
+            $($(#[doc = $doc])+ pub $field: pool_settings!(@type $kind $ty),)+
+        }
+
+        impl PoolConfig {
+            /// `workers` workers, every setting at its default.
+            pub fn with_workers(workers: usize) -> Self {
+                PoolConfig { workers, $($field: Default::default(),)+ }
+            }
+        }
+
+        /// Every setting of a pool but its workers, in the order a pool's record spells them.
+        pub const SETTINGS: &[Setting] = &[$(Setting {
+            key: stringify!($field),
+            what: $what,
+            values: $values,
+            arm: $arm,
+            set: |c, v| {
+                let v: $ty = v.parse().map_err(|e: <$ty as FromStr>::Err| e.to_string())?;
+                c.$field = pool_settings!(@wrap $kind v);
+                Ok(())
+            },
+            get: |c| pool_settings!(@get $kind c.$field),
+            is_default: |c| PartialEq::eq(&c.$field, &Default::default()),
+            copy: |from, to| to.$field = from.$field,
+            record: |from, caps, to| {
+                let ($rc, $rk): (&PoolConfig, &Capabilities) = (from, caps);
+                let applied: Option<$ty> = $record;
+                applied.map(|v| to.$field = pool_settings!(@wrap $kind v)).is_some()
+            },
+            refuse: |caps, config| {
+                let ($fk, $fc): (&Capabilities, &PoolConfig) = (caps, config);
+                $refuse
+            },
+        }),+];
+    };
+    (@type value $ty:ty) => { $ty };
+    (@type maybe $ty:ty) => { Option<$ty> };
+    (@wrap value $v:expr) => { $v };
+    (@wrap maybe $v:expr) => { Some($v) };
+    (@get value $v:expr) => { Some($v.to_string()) };
+    (@get maybe $v:expr) => { $v.map(|v| v.to_string()) };
+}
+
+/// One setting of a pool, declared once in `pool_settings!`: its [`PoolConfig`] field, its
+/// values and their spelling, what it records of a pool, and the capability that admits it.
+/// An arm's `key=value` (the harness), a pool's record (`raw.csv`, `meta.json`) and
+/// [`Capabilities::admit`] all read it from [`SETTINGS`].
+pub struct Setting {
+    /// The key: the field's name, the arm's and the record's `key=`.
+    pub key: &'static str,
+    /// What a value is, in an error (`idle policy`).
+    pub what: &'static str,
+    /// The values' spellings; empty for a number.
+    pub values: &'static [&'static str],
+    /// Its place in an arm's canonical spelling, if an arm may give it (`None`: the command
+    /// line's alone).
+    pub arm: Option<u8>,
+    /// Reads a value into the configuration, by the value type's parser.
+    pub set: fn(&mut PoolConfig, &str) -> Result<(), String>,
+    /// The value's spelling (`None`: a setting that is `None`).
+    pub get: fn(&PoolConfig) -> Option<String>,
+    /// Whether the value is the default.
+    pub is_default: fn(&PoolConfig) -> bool,
+    /// Copies the value from one configuration to another.
+    pub copy: fn(&PoolConfig, &mut PoolConfig),
+    /// Puts the value a pool of a runtime with these capabilities applies into the record;
+    /// whether the record has the setting (a setting the runtime ignores is no part of what
+    /// ran).
+    pub record: fn(&PoolConfig, &Capabilities, &mut PoolConfig) -> bool,
+    /// Why a runtime with these capabilities refuses the value, after its name, if it does.
+    pub refuse: fn(&Capabilities, &PoolConfig) -> Option<String>,
+}
+
+pool_settings! {
     /// CPU binding.
-    pub pinning: Pinning,
+    pinning: value Pinning, what "pinning", values Pinning::NAMES, arm Some(2),
+    record |config, c| (c.threads && c.pinning).then_some(config.pinning),
+    refuse |config, c| beyond_default(c.pinning, config.pinning, |p| format!(
+        "starts threads of its own that it cannot pin; pinning '{p}' cannot be honoured"
+    ));
+
     /// Victim selection.
-    pub victim: VictimPolicy,
+    victim: value VictimPolicy, what "victim policy",
+    values VictimPolicy::NAMES, arm Some(1),
+    record |config, c| policy_recorded(c, c.victims, config.victim),
+    refuse |config, c| policy_refused("victim policy", config.victim, c.victims);
+
     /// Idle behaviour.
-    pub idle: IdlePolicy,
+    idle: value IdlePolicy, what "idle policy", values IdlePolicy::NAMES,
+    arm Some(0),
+    record |config, c| policy_recorded(c, c.idle, config.idle),
+    refuse |config, c| policy_refused("idle policy", config.idle, c.idle);
+
     /// Where future tasks run (only the fiber runtimes have a choice; the others accept only
     /// the default).
-    pub futures: FutureStack,
+    futures: value FutureStack, what "futures", values FutureStack::NAMES,
+    arm Some(6),
+    record |config, c| c.fiber_stacks.then_some(config.futures),
+    refuse |config, c| beyond_default(c.fiber_stacks, config.futures, |f| format!(
+        "has no fibers to choose a future stack for; futures '{f}' cannot be honoured"
+    ));
+
     /// Usable bytes of every fiber stack (`None`: the runtime's default). Only the fiber
     /// runtimes (`abp`, `fibril`, `prows`) have fixed-size stacks; the others refuse a size.
-    pub stack_size: Option<usize>,
+    /// A record holds the default's size too.
+    stack_size: maybe usize, what "stack size", values &[], arm None,
+    record |config, c| c.fiber_stacks.then(|| {
+        config.stack_size.unwrap_or(crate::fiberpool::DEFAULT_STACK_SIZE)
+    }),
+    refuse |config, c| beyond_default(c.fiber_stacks, config.stack_size, |_| {
+        "has no fixed-size fiber stacks to size (only abp, fibril, prows do)".to_string()
+    });
+
     /// A forced schedule (`None`: none): after the first `k` steals of a `run`, an idle worker
     /// takes work from nowhere but its own deque while any other worker is running a task, and
     /// steals again only when no worker is (so every program ends that does not spin-wait for
@@ -266,34 +389,38 @@ pub struct PoolConfig {
     /// holds its steals. Exact at two workers, where one is idle at a time; with more, idle
     /// workers that check the budget together may all steal, a few past `k`. Only the fiber
     /// runtimes (`abp`, `fibril`, `prows`) and the simulator honour it; the others refuse it.
-    pub steals: Option<u64>,
+    steals: maybe u64, what "steals", values &[], arm Some(3),
+    record |config, c| config.steals.filter(|_| c.steals),
+    refuse |config, c| beyond_default(c.steals, config.steals, |_| {
+        "cannot hold its steals to force a schedule (only abp, fibril, prows and their \
+         simulations can)"
+            .to_string()
+    });
+
     /// Where `prows` puts a deque that becomes stealable ([`Placement`]); only `prows` and
     /// its simulation have a choice, the others accept only the default.
-    pub placement: Placement,
+    placement: value Placement, what "placement", values Placement::NAMES,
+    arm Some(4),
+    record |config, c| c.placement.then_some(config.placement),
+    refuse |config, c| beyond_default(c.placement, config.placement, |p| format!(
+        "has no stealable sets to place; placement '{p}' cannot be honoured (only prows has)"
+    ));
+
     /// Whether a suspended stack's unused pages go back to the OS ([`Unmap`]); only `fibril`
     /// gives pages back, and only it can be told not to.
-    pub unmap: Unmap,
-    /// The fence mode of the pool's deques ([`FenceMode`]); the runtimes without this crate's
-    /// deques (see [`Capabilities::fence_modes`]) ignore it.
-    pub fence: FenceMode,
-}
+    unmap: value Unmap, what "unmap", values Unmap::NAMES, arm Some(5),
+    record |config, c| c.unmap.then_some(config.unmap),
+    refuse |config, c| beyond_default(c.unmap, config.unmap, |u| format!(
+        "gives no stack pages back; unmap '{u}' means nothing here (only fibril does)"
+    ));
 
-impl PoolConfig {
-    /// `workers` workers, every policy at its default.
-    pub fn with_workers(workers: usize) -> Self {
-        PoolConfig {
-            workers,
-            pinning: Pinning::default(),
-            victim: VictimPolicy::default(),
-            idle: IdlePolicy::default(),
-            futures: FutureStack::default(),
-            stack_size: None,
-            steals: None,
-            placement: Placement::default(),
-            unmap: Unmap::default(),
-            fence: FenceMode::default(),
-        }
-    }
+    /// The fence mode of the pool's deques ([`FenceMode`]); the runtimes without this crate's
+    /// deques (see [`Capabilities::fence_modes`]) ignore it. A record holds the mode applied
+    /// ([`FenceMode::applied`]).
+    fence: value FenceMode, what "fence mode", values FenceMode::NAMES,
+    arm None,
+    record |config, c| c.fence_applied(config),
+    refuse |_config, _c| None;
 }
 
 /// What a runtime can honour, of a [`PoolConfig`] and of a program: declared once per runtime
@@ -388,58 +515,10 @@ impl Capabilities {
                 config.workers
             ));
         }
-        if !self.victims.contains(&config.victim) {
-            return refuse(format!(
-                "cannot honour victim policy '{}' (it honours: {})",
-                config.victim,
-                names_of(self.victims)
-            ));
+        match SETTINGS.iter().find_map(|s| (s.refuse)(self, config)) {
+            Some(why) => refuse(why),
+            None => Ok(()),
         }
-        if !self.idle.contains(&config.idle) {
-            return refuse(format!(
-                "cannot honour idle policy '{}' (it honours: {})",
-                config.idle,
-                names_of(self.idle)
-            ));
-        }
-        if config.stack_size.is_some() && !self.fiber_stacks {
-            return refuse(
-                "has no fixed-size fiber stacks to size (only abp, fibril, prows do)".into(),
-            );
-        }
-        if config.futures != FutureStack::default() && !self.fiber_stacks {
-            return refuse(format!(
-                "has no fibers to choose a future stack for; futures '{}' cannot be honoured",
-                config.futures
-            ));
-        }
-        if config.steals.is_some() && !self.steals {
-            return refuse(
-                "cannot hold its steals to force a schedule (only abp, fibril, prows and their \
-                 simulations can)"
-                    .into(),
-            );
-        }
-        if config.pinning != Pinning::None && !self.pinning {
-            return refuse(format!(
-                "starts threads of its own that it cannot pin; pinning '{}' cannot be honoured",
-                config.pinning
-            ));
-        }
-        if config.unmap != Unmap::default() && !self.unmap {
-            return refuse(format!(
-                "gives no stack pages back; unmap '{}' means nothing here (only fibril does)",
-                config.unmap
-            ));
-        }
-        if config.placement != Placement::default() && !self.placement {
-            return refuse(format!(
-                "has no stealable sets to place; placement '{}' cannot be honoured (only prows \
-                 has)",
-                config.placement
-            ));
-        }
-        Ok(())
     }
 }
 
@@ -456,14 +535,14 @@ pub(crate) fn assert_refuses_all_but_own_policies<T>(
         (
             PoolConfig {
                 victim: VictimPolicy::Uniform,
-                ..two.clone()
+                ..two
             },
             "cannot honour victim policy 'uniform' (it honours: default)",
         ),
         (
             PoolConfig {
                 idle: IdlePolicy::Busy,
-                ..two.clone()
+                ..two
             },
             "cannot honour idle policy 'busy'",
         ),
@@ -471,28 +550,28 @@ pub(crate) fn assert_refuses_all_but_own_policies<T>(
         (
             PoolConfig {
                 futures: FutureStack::Current,
-                ..two.clone()
+                ..two
             },
             "futures 'nostack' cannot be honoured",
         ),
         (
             PoolConfig {
                 stack_size: Some(1 << 20),
-                ..two.clone()
+                ..two
             },
             "no fixed-size fiber stacks",
         ),
         (
             PoolConfig {
                 steals: Some(1),
-                ..two.clone()
+                ..two
             },
             "cannot hold its steals",
         ),
         (
             PoolConfig {
                 placement: Placement::Artifact,
-                ..two.clone()
+                ..two
             },
             "placement 'artifact' cannot be honoured",
         ),
@@ -505,6 +584,37 @@ pub(crate) fn assert_refuses_all_but_own_policies<T>(
             Ok(_) => panic!("{name} accepted {config:?}"),
         }
     }
+}
+
+/// A policy of a thief or of an idle worker as a runtime that honours `honoured` of them
+/// records it: where it has worker threads and more than one policy (the serial elision takes
+/// every policy and has no thief or idle worker to apply one to).
+fn policy_recorded<T: Copy>(c: &Capabilities, honoured: &[T], policy: T) -> Option<T> {
+    (c.threads && honoured.len() > 1).then_some(policy)
+}
+
+/// Why a runtime that honours `honoured` of the policies called `what` refuses `policy`.
+fn policy_refused<T: PartialEq + fmt::Display>(
+    what: &str,
+    policy: T,
+    honoured: &[T],
+) -> Option<String> {
+    (!honoured.contains(&policy)).then(|| {
+        format!(
+            "cannot honour {what} '{policy}' (it honours: {})",
+            names_of(honoured)
+        )
+    })
+}
+
+/// Why a runtime refuses `value` of a setting it honours only where `honours`: `why` of a
+/// value other than the default, which every runtime takes.
+fn beyond_default<T: PartialEq + Default>(
+    honours: bool,
+    value: T,
+    why: impl FnOnce(T) -> String,
+) -> Option<String> {
+    (!honours && value != T::default()).then(|| why(value))
 }
 
 /// `a, b, c`.

@@ -68,6 +68,6 @@ pub use api::{
 };
 pub use config::{
     Capabilities, FenceMode, FrontEnd, FutureStack, IdlePolicy, Pinning, Placement, PoolConfig,
-    Unmap, VictimPolicy,
+    SETTINGS, Setting, Unmap, VictimPolicy,
 };
 pub use stats::Stats;

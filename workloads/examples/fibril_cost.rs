@@ -56,7 +56,7 @@ fn unmap_cost_on_fib_p2() {
     let with = Fibril::start(&cfg).unwrap();
     let without = Fibril::start(&PoolConfig {
         unmap: Unmap::Off,
-        ..cfg.clone()
+        ..cfg
     })
     .unwrap();
     let (mut a, mut b) = (Vec::new(), Vec::new());

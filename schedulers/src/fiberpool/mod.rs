@@ -122,17 +122,12 @@ pub struct Names {
 /// and to give a future or not, a forced schedule, a uniformly random victim, both idle
 /// policies; no placement of stealable sets (prows's own).
 pub const CAPABILITIES: Capabilities = Capabilities {
-    threads: true,
-    futures: true,
-    general_futures: true,
     fiber_stacks: true,
     steals: true,
-    placement: false,
     victims: &[VictimPolicy::Uniform, VictimPolicy::RuntimeDefault],
     idle: IdlePolicy::ALL,
-    pinning: true,
-    unmap: false,
     fence_modes: true,
+    ..Capabilities::OWN_POLICIES
 };
 
 /// What distinguishes one fiber runtime from another: where work waits, how an idle worker

@@ -224,17 +224,12 @@ impl Scheduler for LibforkPool {
     /// tasks go (no fixed size to choose); no forced schedule; uniform or NUMA-weighted
     /// victims; busy or lazy pool.
     const CAPABILITIES: Capabilities = Capabilities {
-        threads: true,
         futures: false,
         general_futures: false,
-        fiber_stacks: false,
-        steals: false,
-        placement: false,
         victims: VictimPolicy::ALL,
         idle: IdlePolicy::ALL,
-        pinning: true,
-        unmap: false,
         fence_modes: true,
+        ..Capabilities::OWN_POLICIES
     };
 
     fn start(config: &PoolConfig) -> Result<Self, StartError> {
