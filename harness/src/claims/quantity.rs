@@ -32,6 +32,18 @@ pub(crate) struct Pt {
     pub p: usize,
 }
 
+impl Pt {
+    /// The point of a run it names, or why its arm does not parse.
+    pub(crate) fn key(&self) -> Result<PointSpec, String> {
+        Ok(PointSpec {
+            runtime: Arm::parse(self.runtime)?,
+            workload: self.workload.clone(),
+            variant: self.variant,
+            workers: self.p,
+        })
+    }
+}
+
 impl fmt::Display for Pt {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
@@ -180,6 +192,21 @@ impl Q {
         }
     }
 
+    /// The points it reads that `run` measured, each with its summary (T_s as the run's T_s
+    /// point).
+    pub(crate) fn measured<'a>(&self, run: &'a Summaries) -> Vec<&'a PointSummary> {
+        match self {
+            Q::Time(p) | Q::Counter(p, _) | Q::PeakRss(p) => point(run, p).into_iter().collect(),
+            Q::Ts(w) => results::ts_of(run, w).into_iter().collect(),
+            Q::Const(_) => Vec::new(),
+            Q::Div(a, b) | Q::Add(a, b) | Q::Max(a, b) => {
+                let mut v = a.measured(run);
+                v.extend(b.measured(run));
+                v
+            }
+        }
+    }
+
     /// Its value in `run`, or why there is none.
     pub(crate) fn samples(&self, run: &Summaries) -> Result<Samples, Missing> {
         match self {
@@ -255,13 +282,9 @@ impl fmt::Display for Missing {
 
 /// The summary of `p` in `run`, finished ok.
 fn point<'a>(run: &'a Summaries, p: &Pt) -> Result<&'a PointSummary, Missing> {
-    let arm = Arm::parse(p.runtime).map_err(|e| Missing::NotMeasured(format!("{p} ({e})")))?;
-    let key = PointSpec {
-        runtime: arm,
-        workload: p.workload.clone(),
-        variant: p.variant,
-        workers: p.p,
-    };
+    let key = p
+        .key()
+        .map_err(|e| Missing::NotMeasured(format!("{p} ({e})")))?;
     let s = run
         .get(&key)
         .ok_or_else(|| Missing::NotMeasured(p.to_string()))?;

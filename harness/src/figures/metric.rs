@@ -6,7 +6,7 @@
 //! Two metrics are shared: [`Time`] (the median time and its speedup: ProWS Figures 2 and 3)
 //! and [`Count`] (a runtime counter of the point's repetitions: deviations, steals).
 //!
-//! A point measured with more workers than this machine has logical CPUs is *oversubscribed*:
+//! A point measured with more workers than its machine has logical CPUs is *oversubscribed*:
 //! its time says nothing about speedup. Every metric marks such cells, and [`Time`] shows no
 //! speedup for them, in the table or the plot.
 
@@ -20,7 +20,8 @@ use crate::stats;
 pub(crate) struct Context<'a> {
     /// Every measured point of the run.
     pub summaries: &'a Summaries,
-    /// This machine's logical CPUs: a point with more workers is oversubscribed.
+    /// The run's machine's logical CPUs: a point with more workers is oversubscribed (a point
+    /// of a run merged across machines, against its own machine's: [`Summaries::cpus_of`]).
     pub cpus: usize,
 }
 
@@ -30,10 +31,10 @@ impl<'a> Context<'a> {
         self.summaries.get(&key(row, p))
     }
 
-    /// Whether `row` at P = `p` ran more worker threads than this machine has logical CPUs
-    /// (a simulated row runs none).
+    /// Whether `row` at P = `p` ran more worker threads than the machine that measured it has
+    /// logical CPUs (a simulated row runs none).
     pub(crate) fn oversubscribed(&self, row: &Row, p: usize) -> bool {
-        p > self.cpus && row.runtime.sim.is_none()
+        p > self.summaries.cpus_of(&key(row, p), self.cpus) && row.runtime.sim.is_none()
     }
 
     /// Whether `row` at P = `p` has no speedup or ratio to show: oversubscribed, or simulated
