@@ -277,7 +277,8 @@ impl Meta {
         }
         format!(
             "- Machines (merged with --force; each point is judged on the machine that measured \
-             it, and a claim whose points come from more than one machine is not judged): {}\n",
+             it, with no speedup over a time of another machine, and a claim whose points come \
+             from more than one machine is not judged): {}\n",
             self.machines
                 .iter()
                 .map(|m| format!("{} ({} points)", one(&m.machine), m.points.len()))

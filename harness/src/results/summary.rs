@@ -307,20 +307,26 @@ pub(crate) fn spread(medians: &[f64]) -> Option<f64> {
 
 /// The `summary.csv` rows of `summaries`, with both speedups but for the points with more
 /// workers than the logical CPUs of the machine that measured them (`cpus`, the run's machine's,
-/// unless the summaries name one per point: [`Summaries::cpus_of`]; oversubscribed: no speedup).
+/// unless the summaries name one per point: [`Summaries::cpus_of`]; oversubscribed: no speedup),
+/// and each but over a base (T_s, T_1) that another machine measured.
 pub(crate) fn summary_rows(summaries: &Summaries, cpus: usize) -> Vec<SummaryRow> {
     summaries
         .iter()
         .map(|s| {
             let median = s.summary.map(|x| x.median);
+            // A base measured on another machine (a run merged across machines) makes no
+            // speedup.
+            let here = summaries.machine_of(&s.key);
             let ts = ts_of(summaries, &s.key.workload)
+                .filter(|t| summaries.machine_of(&t.key) == here)
                 .and_then(|t| t.summary)
                 .map(|x| x.median);
             let t1_key = PointSpec {
                 workers: 1,
                 ..s.key.clone()
             };
-            let t1 = median_of(summaries, &t1_key);
+            let t1 =
+                median_of(summaries, &t1_key).filter(|_| summaries.machine_of(&t1_key) == here);
             let simulated = s.key.runtime.sim.is_some();
             let oversubscribed = s.key.workers > summaries.cpus_of(&s.key, cpus) && !simulated;
             // A simulated point's seconds are the replay's wall time: no speedup either.
