@@ -22,7 +22,7 @@
 //!   figure of counts or memory include its claims' P), a time point with fewer than
 //!   [`MIN_TIME_ROUNDS`] rounds (one process per round: a VM's times move between processes,
 //!   so one round reads noise as a result), or a count or memory claim at an input below the
-//!   size where the paper's effect shows.
+//!   size where the paper's effect shows (`gate.rs`).
 //!
 //! A gated claim still says what its cases would give when they decide it (`would fail: fib`,
 //! [`Judgement::would`]). A failure, or a would-be one, carries the measured cause a figure
@@ -39,10 +39,13 @@
 //! The verdicts are shown (terminal, page, `claims.csv`, listings) by `show.rs`.
 
 pub(crate) mod check;
+mod gate;
 pub(crate) mod quantity;
 mod show;
 
 pub(crate) use check::{Band, Case, Check, Growth, Outcome, case};
+pub(crate) use gate::gates_before_run;
+use gate::{gate, simulated};
 pub(crate) use quantity::{Q, counter, peak_rss, time, ts};
 pub(crate) use show::{
     apart, listing, listing_csv, markdown, of_kind, summary, tally, text, write_csv,
@@ -463,16 +466,6 @@ pub(crate) fn mixed_machines(verdicts: &mut [Judgement], machines: &[Machine]) {
     }
 }
 
-/// The rank of a size: test < quick < small < paper.
-fn rank(s: Size) -> u8 {
-    match s {
-        Size::Test => 0,
-        Size::Quick => 1,
-        Size::Small => 2,
-        Size::Paper => 3,
-    }
-}
-
 /// The verdict of a claim from its cases': the worst ([`check::worst`]), an undecided case's
 /// reason naming the case.
 fn worst_of(cases: &[CaseVerdict]) -> Verdict {
@@ -563,94 +556,6 @@ fn judge_one(figure: &str, claim: &Claim, run: &Run<'_>) -> Judgement {
         caveat,
         build: None,
     }
-}
-
-/// Why a run of `rounds` rounds at `size` on a machine of `cores` cores cannot decide a claim,
-/// before anything runs (`stealbench plan`), every reason at once: the gates of [`judge`] on a
-/// run with no points yet (a stand-in, a runtime not built, a time at a P beyond the cores, a
-/// size below the claim's), then the rounds a time claim needs. Empty when it can.
-pub(crate) fn gates_before_run(
-    claim: &Claim,
-    cores: usize,
-    size: Size,
-    rounds: usize,
-) -> Vec<Verdict> {
-    let none = Summaries::default();
-    let mut out = gates(
-        claim,
-        &Run {
-            summaries: &none,
-            cores,
-            size,
-        },
-    );
-    if claim.reads_time() && rounds < MIN_TIME_ROUNDS {
-        out.push(too_few_rounds(&rounds.to_string()));
-    }
-    out
-}
-
-/// `inconclusive`: a time read over `rounds` rounds (`N`, or `QUANTITY: N`), fewer than a
-/// time claim needs.
-fn too_few_rounds(rounds: &str) -> Verdict {
-    Verdict::Inconclusive(format!(
-        "{rounds} round(s); a time claim needs {MIN_TIME_ROUNDS} (--rounds {MIN_TIME_ROUNDS}): \
-         times move between processes"
-    ))
-}
-
-/// Whether `pt` is a simulated row's (its arm has `sim=`), which runs no worker threads.
-fn simulated(pt: &quantity::Pt) -> bool {
-    crate::runtimes::Arm::parse(pt.runtime).is_ok_and(|a| a.sim.is_some())
-}
-
-/// The verdict a claim gets before its check decides, if the run cannot decide it.
-fn gate(claim: &Claim, run: &Run<'_>) -> Option<Verdict> {
-    gates(claim, run).into_iter().next()
-}
-
-/// Every gate that says the run cannot decide a claim, in the order [`gate`] gives the first.
-fn gates(claim: &Claim, run: &Run<'_>) -> Vec<Verdict> {
-    let mut out = Vec::new();
-    if let Some(why) = claim.stand_in {
-        out.push(Verdict::NotApplicable(why.to_string()));
-    }
-    // A point of a runtime this build lacks, of which the run holds nothing (a run made by a
-    // build with it is judged on its data whatever build reads it).
-    let missing = claim.points().into_iter().find_map(|(pt, _)| {
-        let arm = crate::runtimes::Arm::parse(pt.runtime).ok()?;
-        let why = arm.info.not_built()?;
-        let measured = run.summaries.iter().any(|s| s.key.runtime == arm);
-        (!measured).then(|| format!("{} is {why}", arm.info.name))
-    });
-    if let Some(why) = missing {
-        out.push(Verdict::NotApplicable(why));
-    }
-    // The cores gate is for times only: a count or memory point is measured beyond the cores,
-    // oversubscribed.
-    let max_p = claim.max_time_p();
-    if claim.reads_time() && max_p > run.cores {
-        out.push(Verdict::Inconclusive(format!(
-            "a time claim at P = {max_p}; this machine has {} cores",
-            run.cores
-        )));
-    }
-    if let Some((size, why)) = claim.min_size
-        && rank(run.size) < rank(size)
-    {
-        out.push(Verdict::Inconclusive(format!(
-            "this run's size is {}; the effect shows from size {} on: {why}",
-            run.size, size
-        )));
-    }
-    for q in claim.check.quantities().iter().flat_map(|q| q.times()) {
-        let rounds = q.samples(run.summaries).ok().map(|s| s.values.len());
-        if let Some(n) = rounds.filter(|&n| n < MIN_TIME_ROUNDS) {
-            out.push(too_few_rounds(&format!("{q}: {n}")));
-            break;
-        }
-    }
-    out
 }
 
 /// Why T_s of `workload` is suspect in `summaries`: a row of the same program (T_s's variant)

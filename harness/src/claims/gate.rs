@@ -1,0 +1,104 @@
+//! The gates: why a run cannot decide a claim whatever its points measure (a stand-in, a
+//! runtime not built, a time beyond the cores or over too few rounds, a size below the claim's).
+
+use super::{Claim, MIN_TIME_ROUNDS, Run, Verdict, quantity};
+use crate::results::Summaries;
+use stealbench_workloads::Size;
+
+/// Why a run of `rounds` rounds at `size` on a machine of `cores` cores cannot decide a claim,
+/// before anything runs (`stealbench plan`), every reason at once: the gates of [`judge`] on a
+/// run with no points yet (a stand-in, a runtime not built, a time at a P beyond the cores, a
+/// size below the claim's), then the rounds a time claim needs. Empty when it can.
+pub(crate) fn gates_before_run(
+    claim: &Claim,
+    cores: usize,
+    size: Size,
+    rounds: usize,
+) -> Vec<Verdict> {
+    let none = Summaries::default();
+    let mut out = gates(
+        claim,
+        &Run {
+            summaries: &none,
+            cores,
+            size,
+        },
+    );
+    if claim.reads_time() && rounds < MIN_TIME_ROUNDS {
+        out.push(too_few_rounds(&rounds.to_string()));
+    }
+    out
+}
+
+/// `inconclusive`: a time read over `rounds` rounds (`N`, or `QUANTITY: N`), fewer than a
+/// time claim needs.
+fn too_few_rounds(rounds: &str) -> Verdict {
+    Verdict::Inconclusive(format!(
+        "{rounds} round(s); a time claim needs {MIN_TIME_ROUNDS} (--rounds {MIN_TIME_ROUNDS}): \
+         times move between processes"
+    ))
+}
+
+/// Whether `pt` is a simulated row's (its arm has `sim=`), which runs no worker threads.
+pub(super) fn simulated(pt: &quantity::Pt) -> bool {
+    crate::runtimes::Arm::parse(pt.runtime).is_ok_and(|a| a.sim.is_some())
+}
+
+/// The verdict a claim gets before its check decides, if the run cannot decide it.
+pub(super) fn gate(claim: &Claim, run: &Run<'_>) -> Option<Verdict> {
+    gates(claim, run).into_iter().next()
+}
+
+/// Every gate that says the run cannot decide a claim, in the order [`gate`] gives the first.
+fn gates(claim: &Claim, run: &Run<'_>) -> Vec<Verdict> {
+    let mut out = Vec::new();
+    if let Some(why) = claim.stand_in {
+        out.push(Verdict::NotApplicable(why.to_string()));
+    }
+    // A point of a runtime this build lacks, of which the run holds nothing (a run made by a
+    // build with it is judged on its data whatever build reads it).
+    let missing = claim.points().into_iter().find_map(|(pt, _)| {
+        let arm = crate::runtimes::Arm::parse(pt.runtime).ok()?;
+        let why = arm.info.not_built()?;
+        let measured = run.summaries.iter().any(|s| s.key.runtime == arm);
+        (!measured).then(|| format!("{} is {why}", arm.info.name))
+    });
+    if let Some(why) = missing {
+        out.push(Verdict::NotApplicable(why));
+    }
+    // The cores gate is for times only: a count or memory point is measured beyond the cores,
+    // oversubscribed.
+    let max_p = claim.max_time_p();
+    if claim.reads_time() && max_p > run.cores {
+        out.push(Verdict::Inconclusive(format!(
+            "a time claim at P = {max_p}; this machine has {} cores",
+            run.cores
+        )));
+    }
+    if let Some((size, why)) = claim.min_size
+        && rank(run.size) < rank(size)
+    {
+        out.push(Verdict::Inconclusive(format!(
+            "this run's size is {}; the effect shows from size {} on: {why}",
+            run.size, size
+        )));
+    }
+    for q in claim.check.quantities().iter().flat_map(|q| q.times()) {
+        let rounds = q.samples(run.summaries).ok().map(|s| s.values.len());
+        if let Some(n) = rounds.filter(|&n| n < MIN_TIME_ROUNDS) {
+            out.push(too_few_rounds(&format!("{q}: {n}")));
+            break;
+        }
+    }
+    out
+}
+
+/// The rank of a size: test < quick < small < paper.
+fn rank(s: Size) -> u8 {
+    match s {
+        Size::Test => 0,
+        Size::Quick => 1,
+        Size::Small => 2,
+        Size::Paper => 3,
+    }
+}
