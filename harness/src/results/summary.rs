@@ -337,7 +337,7 @@ mod tests {
     #[test]
     fn counters_are_read_per_repetition() {
         assert_eq!(
-            crate::results::store::parse_stats("steals=3;steal_attempts=n/a;junk"),
+            crate::results::record::parse_stats("steals=3;steal_attempts=n/a;junk"),
             [
                 ("steals".to_string(), Some(3)),
                 ("steal_attempts".to_string(), None)
