@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::{BTreeSet, HashMap};
 use std::io;
 use std::path::Path;
-use stealbench_workloads::Shape;
+use stealbench_workloads::{Shape, Size};
 
 /// Every point of a run, summarised ([`summarize`]), in the order of their first rows, and
 /// indexed: a figure's cell ([`median_of`], [`ts_of`], [`Summaries::get`]) is a lookup, not a
@@ -96,7 +96,7 @@ pub(crate) struct PointSummary {
     /// The point.
     pub key: PointSpec,
     /// Size preset.
-    pub size: String,
+    pub size: Size,
     /// Workload parameters.
     pub params: String,
     /// The point's status.
@@ -183,7 +183,7 @@ pub(crate) fn summarize(store: &Store) -> Summaries {
                 .collect();
             let times: Vec<f64> = rs.iter().filter_map(|r| r.seconds).collect();
             PointSummary {
-                size: rs[0].size.name().to_string(),
+                size: rs[0].size,
                 params: rs[0].params.clone(),
                 status,
                 summary: if status == Status::Ok {
@@ -229,7 +229,11 @@ pub(crate) struct SummaryRow {
     /// Workers P.
     pub workers: usize,
     /// Size preset.
-    pub size: String,
+    #[serde(
+        serialize_with = "crate::spec::stored::as_text",
+        deserialize_with = "crate::spec::stored::size"
+    )]
+    pub size: Size,
     /// Workload parameters.
     pub params: String,
     /// Number of timed repetitions with a valid time.
@@ -298,7 +302,7 @@ pub(crate) fn summary_rows(summaries: &Summaries, cpus: usize) -> Vec<SummaryRow
                 workload: s.key.workload.clone(),
                 variant: s.key.variant.name().to_string(),
                 workers: s.key.workers,
-                size: s.size.clone(),
+                size: s.size,
                 params: s.params.clone(),
                 n: s.summary.map_or(0, |x| x.n),
                 median,
@@ -427,5 +431,42 @@ mod tests {
         assert_eq!(s.ts_arm(), "serial/front=kernel/shape=libfork");
         assert_eq!(ts_of(&s, "fib").unwrap().summary.unwrap().median, 8.0);
         assert_eq!(summary_rows(&s, 2)[0].speedup_ts, Some(1.6));
+    }
+
+    /// Every committed run's `summary.csv` names its points as this build writes them from its
+    /// `raw.csv`: the cells of each row's point (runtime, workload spec, variant, workers,
+    /// size, params) byte for byte, typed in between. (The rows' order and T_s are the page's,
+    /// `page::view`, so the points are compared as sets.)
+    #[test]
+    fn the_committed_runs_summary_csv_names_its_points_as_written() {
+        let runs = Path::new(env!("CARGO_MANIFEST_DIR")).join("../paper-figures/runs");
+        let dir = tempfile::TempDir::with_prefix("stealbench-summary-committed-").unwrap();
+        let out = dir.path().join("summary.csv");
+        let points = |p: &Path| {
+            let mut r = csv::Reader::from_path(p).unwrap();
+            let mut l: Vec<Vec<String>> = r
+                .records()
+                .map(|rec| rec.unwrap().iter().take(6).map(str::to_string).collect())
+                .collect();
+            l.sort();
+            l
+        };
+        let mut written = 0;
+        for figure in std::fs::read_dir(&runs).unwrap() {
+            for run in std::fs::read_dir(figure.unwrap().path()).unwrap() {
+                let run = run.unwrap().path();
+                let committed = run.join("summary.csv");
+                if !committed.exists() {
+                    continue;
+                }
+                let meta = crate::results::Meta::read(&run).unwrap();
+                let store = Store::read(&run.join("raw.csv")).unwrap();
+                let rows = summary_rows(&summarize(&store), meta.machine.logical_cpus);
+                write_summary(&out, &rows).unwrap();
+                assert_eq!(points(&out), points(&committed), "{}", run.display());
+                written += rows.len();
+            }
+        }
+        assert!(written > 0, "the committed runs have summaries");
     }
 }
