@@ -477,7 +477,7 @@ impl FigurePlan {
 fn unmeasured(fig: &Figure, claim: &Claim, points: &[PointSpec]) -> Option<String> {
     let plain = Arm::parse("serial/front=kernel").ok()?;
     claim.points().into_iter().find_map(|(pt, _)| {
-        let mut arm = Arm::parse(pt.runtime).ok()?;
+        let mut arm = pt.runtime;
         if arm == plain {
             arm = crate::runtimes::kernel(fig.ts);
         }

@@ -41,7 +41,7 @@ fn too_few_rounds(rounds: &str) -> Verdict {
 
 /// Whether `pt` is a simulated row's (its arm has `sim=`), which runs no worker threads.
 pub(super) fn simulated(pt: &quantity::Pt) -> bool {
-    crate::runtimes::Arm::parse(pt.runtime).is_ok_and(|a| a.sim.is_some())
+    pt.runtime.sim.is_some()
 }
 
 /// The verdict a claim gets before its check decides, if the run cannot decide it.
@@ -58,7 +58,7 @@ fn gates(claim: &Claim, run: &Run<'_>) -> Vec<Verdict> {
     // A point of a runtime this build lacks, of which the run holds nothing (a run made by a
     // build with it is judged on its data whatever build reads it).
     let missing = claim.points().into_iter().find_map(|(pt, _)| {
-        let arm = crate::runtimes::Arm::parse(pt.runtime).ok()?;
+        let arm = pt.runtime;
         let why = arm.info.not_built()?;
         let measured = run.summaries.iter().any(|s| s.key.runtime == arm);
         (!measured).then(|| format!("{} is {why}", arm.info.name))

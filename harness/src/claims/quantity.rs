@@ -18,18 +18,32 @@ use crate::stats;
 use std::fmt;
 use stealbench_workloads::Variant;
 
-/// A point a claim names: a runtime arm (spelt as a figure's rows spell it), a workload spec,
-/// a variant and P.
+/// A point a claim names: a runtime arm, a workload spec, a variant and P.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Pt {
-    /// The runtime arm's spelling (`abp`, `prows/futures=nostack`).
-    pub runtime: &'static str,
+    /// The runtime arm (`abp`, `prows/futures=nostack`), read once from the figure's spelling
+    /// where the claim is declared ([`Pt::new`]).
+    pub runtime: Arm,
     /// The workload spec (`fib`, `touchchain/d=64`).
     pub workload: String,
     /// The variant.
     pub variant: Variant,
     /// The workers.
     pub p: usize,
+}
+
+impl Pt {
+    /// The point of `runtime` (an arm's spelling, as a figure's rows spell it: a figure's
+    /// declaration, so one that does not parse is a mistake in the figure, which its tests
+    /// find), `workload`, `variant` and `p`.
+    pub(crate) fn new(runtime: &str, workload: &str, variant: Variant, p: usize) -> Pt {
+        Pt {
+            runtime: Arm::parse(runtime).unwrap_or_else(|e| panic!("a claim's point: {e}")),
+            workload: workload.to_string(),
+            variant,
+            p,
+        }
+    }
 }
 
 impl fmt::Display for Pt {
@@ -66,42 +80,24 @@ pub(crate) enum Q {
 }
 
 /// A point's time.
-pub(crate) fn time(runtime: &'static str, workload: &str, variant: Variant, p: usize) -> Q {
-    Q::Time(Pt {
-        runtime,
-        workload: workload.to_string(),
-        variant,
-        p,
-    })
+pub(crate) fn time(runtime: &str, workload: &str, variant: Variant, p: usize) -> Q {
+    Q::Time(Pt::new(runtime, workload, variant, p))
 }
 
 /// A point's counter `name`.
 pub(crate) fn counter(
-    runtime: &'static str,
+    runtime: &str,
     workload: &str,
     variant: Variant,
     p: usize,
     name: &'static str,
 ) -> Q {
-    Q::Counter(
-        Pt {
-            runtime,
-            workload: workload.to_string(),
-            variant,
-            p,
-        },
-        name,
-    )
+    Q::Counter(Pt::new(runtime, workload, variant, p), name)
 }
 
 /// A point's peak resident set.
-pub(crate) fn peak_rss(runtime: &'static str, workload: &str, variant: Variant, p: usize) -> Q {
-    Q::PeakRss(Pt {
-        runtime,
-        workload: workload.to_string(),
-        variant,
-        p,
-    })
+pub(crate) fn peak_rss(runtime: &str, workload: &str, variant: Variant, p: usize) -> Q {
+    Q::PeakRss(Pt::new(runtime, workload, variant, p))
 }
 
 /// T_s of `workload`.
@@ -132,7 +128,7 @@ impl Q {
             Q::Time(p) => vec![(p.clone(), true)],
             Q::Ts(w) => vec![(
                 Pt {
-                    runtime: "serial/front=kernel",
+                    runtime: crate::runtimes::kernel(Default::default()),
                     workload: w.clone(),
                     variant: Variant::Fj,
                     p: 1,
@@ -255,9 +251,8 @@ impl fmt::Display for Missing {
 
 /// The summary of `p` in `run`, finished ok.
 fn point<'a>(run: &'a Summaries, p: &Pt) -> Result<&'a PointSummary, Missing> {
-    let arm = Arm::parse(p.runtime).map_err(|e| Missing::NotMeasured(format!("{p} ({e})")))?;
     let key = PointSpec {
-        runtime: arm,
+        runtime: p.runtime,
         workload: p.workload.clone(),
         variant: p.variant,
         workers: p.p,

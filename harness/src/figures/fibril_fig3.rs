@@ -275,7 +275,7 @@ mod tests {
         // here, those with TBB read the `tbb` rows.
         assert!(f.claims[0].paper.contains("fib 1.9x") && f.claims[0].stand_in.is_some());
         assert!(f.claims[1].paper.contains("quicksort 2.0x") && f.claims[1].stand_in.is_none());
-        assert!(f.claims[1].points().iter().all(|(p, _)| ["tbb", "fibril"].contains(&p.runtime)));
+        assert!(f.claims[1].points().iter().all(|(p, _)| ["tbb", "fibril"].contains(&p.runtime.info.name)));
         // Strassen is `smm`; the alike claim against Cilk Plus holds by construction here.
         let alike = &f.claims[2];
         assert!(alike.stand_in.is_some());

@@ -451,8 +451,7 @@ pub(crate) fn assert_claims(fig: &Figure, ids: &[&str]) {
             let read = |r: &&Row| {
                 r.workload == pt.workload
                     && (crate::runtimes::kernel(Default::default()) == pt.runtime
-                        || (r.variant == pt.variant
-                            && Some(&r.runtime) == Arm::parse(pt.runtime).ok().as_ref()))
+                        || (r.variant == pt.variant && r.runtime == pt.runtime))
             };
             assert!(
                 fig.rows.iter().any(|r| read(&r)),
