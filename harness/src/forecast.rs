@@ -40,7 +40,7 @@ use crate::figures::{self, Figure};
 use crate::grid::workload_info;
 use crate::results::{self, Meta, Settings, Summaries};
 use crate::runtimes::Arm;
-use crate::spec::PointSpec;
+use crate::spec::{PointSpec, WorkloadSpec};
 use crate::{plan, table};
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -146,7 +146,7 @@ fn uts_nodes(params: &str, nodes: &HashMap<String, u64>) -> Option<f64> {
 /// without a growth entry (counted at the reference's value). UTS's work is its node count
 /// ([`uts_nodes`], from the reference's counted `nodes`).
 fn input_factor(
-    spec: &str,
+    spec: &WorkloadSpec,
     from: &str,
     to: &str,
     nodes: &HashMap<String, u64>,
@@ -154,7 +154,7 @@ fn input_factor(
     if from == to {
         return (1.0, Vec::new());
     }
-    let name = crate::spec::workload_name(spec);
+    let name = spec.name();
     if name == "uts" {
         return match (uts_nodes(from, nodes), uts_nodes(to, nodes)) {
             (Some(a), Some(b)) => (b / a, Vec::new()),
@@ -499,7 +499,7 @@ fn estimate(
     model: &Model,
     id: &str,
     points: &[PointSpec],
-    params: &dyn Fn(&str) -> String,
+    params: &dyn Fn(&WorkloadSpec) -> String,
     rounds: usize,
     reps: usize,
 ) -> (f64, Vec<String>) {
@@ -549,12 +549,12 @@ pub(crate) fn plan_figure(
         grid.points = crate::shard::shard_points(&grid.points, shard);
     }
     let size = settings.measure.size;
-    let specs: Vec<String> = grid
+    let specs: Vec<WorkloadSpec> = grid
         .workloads()
         .into_iter()
         .filter(|w| workload_info(w).is_some())
         .collect();
-    let params_of: HashMap<String, String> =
+    let params_of: HashMap<WorkloadSpec, String> =
         crate::inputs::check_inputs(&specs, size, &settings.input_options())?
             .into_iter()
             .collect();
@@ -748,7 +748,7 @@ pub(crate) fn run_estimate(
     reference: &Path,
     fig: &Figure,
     points: &[PointSpec],
-    params_of: &HashMap<String, String>,
+    params_of: &HashMap<WorkloadSpec, String>,
     rounds: usize,
     reps: usize,
 ) -> (String, Expected) {
@@ -761,7 +761,7 @@ pub(crate) fn run_estimate(
             );
         }
     };
-    let params = |w: &str| params_of.get(w).cloned().unwrap_or_default();
+    let params = |w: &WorkloadSpec| params_of.get(w).cloned().unwrap_or_default();
     let (seconds, unmodelled) = estimate(&model, fig.id, points, &params, rounds, reps);
     let each = points
         .iter()
@@ -858,7 +858,7 @@ mod tests {
     fn the_model_predicts_every_committed_figure_within_2x() {
         let reference = committed();
         assert_eq!(reference.runs.len(), figures::FIGURES.len());
-        let runs: Vec<(Meta, Vec<PointSpec>, HashMap<String, String>)> = reference
+        let runs: Vec<(Meta, Vec<PointSpec>, HashMap<WorkloadSpec, String>)> = reference
             .runs
             .iter()
             .map(|r| {
@@ -919,28 +919,28 @@ mod tests {
     #[test]
     fn inputs_scale_by_their_growth_and_unknown_changes_are_named() {
         let none = HashMap::new();
-        let (f, left) = input_factor("fib", "n=32", "n=34", &none);
+        let (f, left) = input_factor(&"fib".into(), "n=32", "n=34", &none);
         assert!((f - 1.618f64.powi(2)).abs() < 1e-9 && left.is_empty());
         let (f, _) = input_factor(
-            "mm/input=libfork",
+            &"mm/input=libfork".into(),
             "input=libfork n=1024 shrink=4 b=32",
             "input=libfork n=2048 shrink=2 b=32",
             &none,
         );
         assert!((f - 8.0).abs() < 1e-9);
-        let (f, left) = input_factor("sort", "n=32 seed=1", "n=32 seed=2", &none);
+        let (f, left) = input_factor(&"sort".into(), "n=32 seed=1", "n=32 seed=2", &none);
         assert_eq!((f, left), (1.0, vec!["sort seed=1 → 2".to_string()]));
         // UTS by its nodes: the counted quick tree against the published whole tree.
         let counted = HashMap::from([("tree=T1L cut=10".to_string(), 1_000_000)]);
         let (f, left) = input_factor(
-            "uts/tree=T1L",
+            &"uts/tree=T1L".into(),
             "tree=T1L cut=10",
             "tree=T1L cut=none",
             &counted,
         );
         assert!((f - 102.181082).abs() < 1e-6 && left.is_empty(), "{f}");
         let (_, left) = input_factor(
-            "uts/tree=T1L",
+            &"uts/tree=T1L".into(),
             "tree=T1L cut=10",
             "tree=T1L cut=5",
             &counted,

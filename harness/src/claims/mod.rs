@@ -562,13 +562,16 @@ fn judge_one(figure: &str, claim: &Claim, run: &Run<'_>) -> Judgement {
 /// at P = 1 that beat it in every round, by more than 2 % (the `serial` elision included: the
 /// kernel, with no trait in it, must be the fastest serial code). Another variant may beat it by
 /// design (a latency-hiding version overlaps the waits that the serial elision sleeps through).
-pub(crate) fn suspect_ts(summaries: &Summaries, workload: &str) -> Option<String> {
+pub(crate) fn suspect_ts(
+    summaries: &Summaries,
+    workload: &crate::spec::WorkloadSpec,
+) -> Option<String> {
     let ts = crate::results::ts_of(summaries, workload)?;
     let t = quantity::Samples::rounds(&ts.round_medians);
     summaries
         .iter()
         .filter(|s| {
-            s.key.workload == workload
+            s.key.workload == *workload
                 && s.key.variant == ts.key.variant
                 && s.key.workers == 1
                 && s.key != ts.key
@@ -791,13 +794,17 @@ mod tests {
             rounds("abp", 1, &[0.9, 0.92, 0.91]),
             rounds("fibril", 1, &[0.9, 1.1, 1.0]),
         ];
-        let why = suspect_ts(&crate::results::Summaries::from(pts.to_vec()), "fib").unwrap();
+        let why = suspect_ts(
+            &crate::results::Summaries::from(pts.to_vec()),
+            &"fib".into(),
+        )
+        .unwrap();
         assert!(why.contains("abp fib-fj"), "{why}");
         // The trait's elision beating the kernel makes it suspect too.
         let elision = rounds("serial", 1, &[0.95, 0.96, 0.94]);
         let why = suspect_ts(
             &crate::results::Summaries::from([pts[0].clone(), elision].to_vec()),
-            "fib",
+            &"fib".into(),
         )
         .unwrap();
         assert!(why.contains("serial fib-fj"), "{why}");
@@ -807,12 +814,15 @@ mod tests {
         assert_eq!(
             suspect_ts(
                 &crate::results::Summaries::from([pts[0].clone(), sf].to_vec()),
-                "fib"
+                &"fib".into()
             ),
             None
         );
         assert_eq!(
-            suspect_ts(&crate::results::Summaries::from(pts[..1].to_vec()), "fib"),
+            suspect_ts(
+                &crate::results::Summaries::from(pts[..1].to_vec()),
+                &"fib".into()
+            ),
             None
         );
     }

@@ -13,7 +13,7 @@
 use crate::grid::Status;
 use crate::results::{self, PointSummary, Summaries};
 use crate::runtimes::Arm;
-use crate::spec::PointSpec;
+use crate::spec::{PointSpec, WorkloadSpec};
 use crate::stats;
 use std::fmt;
 use stealbench_workloads::Variant;
@@ -25,7 +25,7 @@ pub(crate) struct Pt {
     /// where the claim is declared ([`Pt::new`]).
     pub runtime: Arm,
     /// The workload spec (`fib`, `touchchain/d=64`).
-    pub workload: String,
+    pub workload: WorkloadSpec,
     /// The variant.
     pub variant: Variant,
     /// The workers.
@@ -33,13 +33,13 @@ pub(crate) struct Pt {
 }
 
 impl Pt {
-    /// The point of `runtime` (an arm's spelling, as a figure's rows spell it: a figure's
-    /// declaration, so one that does not parse is a mistake in the figure, which its tests
-    /// find), `workload`, `variant` and `p`.
+    /// The point of `runtime` and `workload` (an arm's spelling and a workload spec's, as a
+    /// figure's rows spell them: a figure's declaration, so one that does not parse is a
+    /// mistake in the figure, which its tests find), `variant` and `p`.
     pub(crate) fn new(runtime: &str, workload: &str, variant: Variant, p: usize) -> Pt {
         Pt {
             runtime: Arm::parse(runtime).unwrap_or_else(|e| panic!("a claim's point: {e}")),
-            workload: workload.to_string(),
+            workload: declared(workload),
             variant,
             p,
         }
@@ -63,7 +63,7 @@ pub(crate) enum Q {
     Time(Pt),
     /// T_s of a workload spec: the kernel (`serial/front=kernel`, in the shape of the run's
     /// figure, [`Summaries::ts_arm`]) at P = 1, one sample per round.
-    Ts(String),
+    Ts(WorkloadSpec),
     /// A runtime counter of a point: one sample per repetition.
     Counter(Pt, &'static str),
     /// A point's peak resident set in KiB, as the memory figures take it (its process's
@@ -100,9 +100,14 @@ pub(crate) fn peak_rss(runtime: &str, workload: &str, variant: Variant, p: usize
     Q::PeakRss(Pt::new(runtime, workload, variant, p))
 }
 
-/// T_s of `workload`.
+/// T_s of the workload spelt `workload` (a figure's declaration, as [`Pt::new`]).
 pub(crate) fn ts(workload: &str) -> Q {
-    Q::Ts(workload.to_string())
+    Q::Ts(declared(workload))
+}
+
+/// The workload spec a claim declares; one that does not parse is a mistake in the figure.
+fn declared(workload: &str) -> WorkloadSpec {
+    WorkloadSpec::parse(workload).unwrap_or_else(|e| panic!("a claim's point: {e}"))
 }
 
 impl Q {
@@ -164,7 +169,7 @@ impl Q {
     }
 
     /// The workloads whose T_s it reads.
-    pub(crate) fn ts_workloads(&self) -> Vec<String> {
+    pub(crate) fn ts_workloads(&self) -> Vec<WorkloadSpec> {
         match self {
             Q::Ts(w) => vec![w.clone()],
             Q::Div(a, b) | Q::Add(a, b) | Q::Max(a, b) => {

@@ -296,7 +296,7 @@ mod tests {
             let paper = METRIC.paper_ratio(b, 1).unwrap_or(8.0);
             for (rt, t) in [("fibril", 1.0), ("tbb", paper)] {
                 let mut s = ok_point(rt, Variant::Fj, 1, t);
-                s.key.workload = w.to_string();
+                s.key.workload = (*w).into();
                 s.round_medians = vec![t; 3];
                 run.push(s);
             }

@@ -476,7 +476,10 @@ mod tests {
         });
         assert_eq!(r.len(), 12 * n);
         assert_eq!(
-            (r[7 * n].bench.as_str(), r[7 * n].workload.as_str()),
+            (
+                r[7 * n].bench.as_str(),
+                r[7 * n].workload.to_string().as_str()
+            ),
             ("matmul", "mm/input=fibril")
         );
         assert_eq!(r.iter().filter(|r| r.paper.is_some()).count(), 1);

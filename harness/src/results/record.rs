@@ -1,12 +1,12 @@
 //! One record of `raw.csv` read and checked: its cells to a typed [`RawRow`], or one line that
 //! says why the record is refused (a cell a spreadsheet would run, a number that is none, a
-//! check or status that cannot be, a round 0).
+//! workload spec, check or status that cannot be, a round 0).
 
 use super::store::RawRow;
 use crate::grid::Status;
 use crate::protocol::PoolRecord;
 use crate::runtimes::Arm;
-use crate::spec::PointSpec;
+use crate::spec::{PointSpec, WorkloadSpec};
 use serde::Deserialize;
 use serde::de::IntoDeserializer;
 use std::collections::HashMap;
@@ -146,7 +146,7 @@ pub(super) fn row_of(
     Ok(RawRow {
         point: PointSpec {
             runtime: arm,
-            workload: t.get("workload").to_string(),
+            workload: WorkloadSpec::parse(t.get("workload"))?,
             variant,
             workers,
         },
@@ -249,7 +249,7 @@ mod tests {
     }
 
     #[test]
-    fn an_unknown_check_or_a_failed_one_with_a_time_is_refused() {
+    fn an_unknown_check_or_workload_or_a_failed_check_with_a_time_is_refused() {
         let dir = TempDir::with_prefix("stealbench-raw-bad-check-").unwrap();
         let path = dir.path().join("raw.csv");
         let good = test_row("serial", 1, Some(1), Some(1.0), Status::Ok);
@@ -260,6 +260,13 @@ mod tests {
         let e = Store::parse(&path, &bad).unwrap_err().to_string();
         assert!(
             e.ends_with("record 1: check 'fine' is none of ok, failed: <what>, or empty"),
+            "{e}"
+        );
+        let bad = text.replacen(",fib,fj,", ",fib/n,fj,", 1);
+        assert_ne!(bad, text);
+        let e = Store::parse(&path, &bad).unwrap_err().to_string();
+        assert!(
+            e.ends_with("record 1: workload 'fib/n': \"n\": expected key=value"),
             "{e}"
         );
         let bad = text.replacen(",ok,ok,", ",failed: wrong,ok,", 1);

@@ -386,7 +386,7 @@ impl Store {
         let opt = |v: Option<String>| v.unwrap_or_default();
         let mut cells = vec![
             r.point.runtime.to_string(),
-            r.point.workload.clone(),
+            r.point.workload.to_string(),
             r.point.variant.name().to_string(),
             r.point.workers.to_string(),
             r.size.name().to_string(),

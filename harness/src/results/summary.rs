@@ -4,7 +4,7 @@
 use super::store::{RawRow, Store};
 use crate::grid::Status;
 use crate::runtimes::Arm;
-use crate::spec::PointSpec;
+use crate::spec::{PointSpec, WorkloadSpec};
 use crate::stats::{self, Summary};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeSet, HashMap};
@@ -22,7 +22,7 @@ pub(crate) struct Summaries {
     /// Each point's place in `list`.
     index: HashMap<PointSpec, usize>,
     /// The place of each workload's T_s point (the kernel arm [`Summaries::ts_arm`] at P = 1).
-    ts: HashMap<String, usize>,
+    ts: HashMap<WorkloadSpec, usize>,
     /// The shape of T_s's kernel: the figure's paper's ([`Summaries::with_ts`]; the plain
     /// kernel unless said).
     ts_shape: Shape,
@@ -213,7 +213,10 @@ pub(crate) fn median_of(summaries: &Summaries, key: &PointSpec) -> Option<f64> {
 }
 
 /// The T_s point of `workload` among `summaries` (their kernel arm at P = 1).
-pub(crate) fn ts_of<'a>(summaries: &'a Summaries, workload: &str) -> Option<&'a PointSummary> {
+pub(crate) fn ts_of<'a>(
+    summaries: &'a Summaries,
+    workload: &WorkloadSpec,
+) -> Option<&'a PointSummary> {
     summaries.ts.get(workload).map(|&i| &summaries.list[i])
 }
 
@@ -223,7 +226,7 @@ pub(crate) struct SummaryRow {
     /// Runtime.
     pub runtime: String,
     /// Workload.
-    pub workload: String,
+    pub workload: WorkloadSpec,
     /// Variant.
     pub variant: String,
     /// Workers P.
@@ -425,11 +428,17 @@ mod tests {
         let s = summarize(&Store::from_rows(&rows));
         // The elision (`serial`) is a row like the others: T_s is the plain kernel.
         assert_eq!(s.ts_arm(), "serial/front=kernel");
-        assert_eq!(ts_of(&s, "fib").unwrap().summary.unwrap().median, 4.0);
+        assert_eq!(
+            ts_of(&s, &"fib".into()).unwrap().summary.unwrap().median,
+            4.0
+        );
         assert_eq!(summary_rows(&s, 2)[0].speedup_ts, Some(0.8));
         let s = s.with_ts(Shape::Libfork);
         assert_eq!(s.ts_arm(), "serial/front=kernel/shape=libfork");
-        assert_eq!(ts_of(&s, "fib").unwrap().summary.unwrap().median, 8.0);
+        assert_eq!(
+            ts_of(&s, &"fib".into()).unwrap().summary.unwrap().median,
+            8.0
+        );
         assert_eq!(summary_rows(&s, 2)[0].speedup_ts, Some(1.6));
     }
 
