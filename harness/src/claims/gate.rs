@@ -1,5 +1,8 @@
-//! The gates: why a run cannot decide a claim whatever its points measure (a stand-in, a
-//! runtime not built, a time beyond the cores or over too few rounds, a size below the claim's).
+//! The gates: why a run cannot decide a claim, whatever its points measure.
+//!
+//! A stand-in, a runtime this build lacks, a time at a P beyond the cores or over fewer than
+//! [`MIN_TIME_ROUNDS`] rounds, a size below the claim's ([`gates_before_run`] asks them before
+//! anything runs).
 
 use super::{Claim, MIN_TIME_ROUNDS, Run, Verdict, quantity};
 use crate::results::Summaries;

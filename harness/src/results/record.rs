@@ -1,6 +1,7 @@
-//! One record of `raw.csv` read and checked: its cells to a typed [`RawRow`], or one line that
-//! says why the record is refused (a cell a spreadsheet would run, a number that is none, a
-//! workload spec, check or status that cannot be, a round 0).
+//! One record of `raw.csv` read and checked: its cells to a typed [`RawRow`], or why not.
+//!
+//! A record is refused in one line that names the cell: one a spreadsheet would run, a number
+//! that is none, a workload spec, check or status that does not read, a round 0.
 
 use super::store::RawRow;
 use crate::grid::Status;
