@@ -4,8 +4,8 @@
 use crate::failure::Failure;
 use crate::runtimes::Arm;
 use crate::spec::{
-    MAX_REPS, MAX_ROUNDS, Measure, PointSpec, count, fib_n, parse_arm, parse_fence, parse_pinning,
-    parse_size, parse_stack_size, parse_variant, parse_workers, seconds,
+    MAX_REPS, MAX_ROUNDS, Measure, PointSpec, WorkloadSpec, count, fib_n, parse_arm, parse_fence,
+    parse_pinning, parse_size, parse_stack_size, parse_variant, parse_workers, seconds,
 };
 use clap::{Args, Parser, Subcommand};
 use std::path::{Path, PathBuf};
@@ -104,9 +104,10 @@ pub(crate) struct ReproduceArgs {
     /// nearest arm of it unless that one is selected too (the run says which).
     #[arg(long, value_delimiter = ',', value_parser = parse_arm)]
     pub runtimes: Option<Vec<Arm>>,
-    /// Only these workloads, comma-separated.
-    #[arg(long, value_delimiter = ',')]
-    pub workloads: Option<Vec<String>>,
+    /// Only these workloads, comma-separated: a name selects every spec of the workload,
+    /// `NAME/key=value` one spec (e.g. uts/tree=T3L).
+    #[arg(long, value_delimiter = ',', value_parser = WorkloadSpec::parse)]
+    pub workloads: Option<Vec<WorkloadSpec>>,
     /// Timed repetitions per point and round, 1 to 10000 (default: 10 for paper, 5 small, 3
     /// quick, 2 test, divided among the rounds, at least 1 a round).
     #[arg(long, value_parser = count(MAX_REPS))]
@@ -611,7 +612,7 @@ mod tests {
     fn a_childs_argv_reads_back_as_the_same_point_and_settings() {
         let point = PointSpec {
             runtime: parse_arm("prows/placement=artifact").unwrap(),
-            workload: "hw".to_string(),
+            workload: "hw".into(),
             variant: Variant::Gf,
             workers: 3,
         };
@@ -638,7 +639,7 @@ mod tests {
         // The stack size goes to fiber runtimes only, the hw files to hw only.
         let rayon = PointSpec {
             runtime: parse_arm("rayon").unwrap(),
-            workload: "fib".to_string(),
+            workload: "fib".into(),
             ..point.clone()
         };
         let args = measure.to_args(&rayon);

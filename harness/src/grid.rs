@@ -2,7 +2,7 @@
 //! can measure, and the points (runtime, workload, variant, P) to run, T_s points first.
 
 use crate::runtimes::{self, Arm};
-use crate::spec::{PointSpec, workload_name};
+use crate::spec::{PointSpec, WorkloadSpec};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use stealbench_schedulers::FrontEnd;
@@ -69,7 +69,7 @@ pub(crate) struct Row {
     /// The benchmark as the paper names it.
     pub bench: String,
     /// Our workload.
-    pub workload: String,
+    pub workload: WorkloadSpec,
     /// The variant.
     pub variant: Variant,
     /// The runtime that runs it, in its configuration.
@@ -79,30 +79,33 @@ pub(crate) struct Row {
 }
 
 impl Row {
-    /// The row of benchmark `bench` (our `workload`, `variant`) on the runtime arm spelt
-    /// `runtime`, without paper values; a row with them sets `paper` by struct update. Panics
-    /// on a spelling that names no registered runtime or that it refuses: a figure's rows are
-    /// part of the program (every figure is built by the registry's test).
+    /// The row of benchmark `bench` (our workload spelt `workload`, `variant`) on the runtime
+    /// arm spelt `runtime`, without paper values; a row with them sets `paper` by struct
+    /// update. Panics on a spelling that names no registered runtime or that it refuses, or on
+    /// a workload spec that does not parse: a figure's rows are part of the program (every
+    /// figure is built by the registry's test).
     pub(crate) fn new(
         bench: impl Into<String>,
-        workload: impl Into<String>,
+        workload: impl AsRef<str>,
         variant: Variant,
         runtime: impl AsRef<str>,
     ) -> Row {
         let arm = Arm::parse(runtime.as_ref()).unwrap_or_else(|e| panic!("a figure's row: {e}"));
+        let workload = WorkloadSpec::parse(workload.as_ref())
+            .unwrap_or_else(|e| panic!("a figure's row: {e}"));
         Row::on(bench, workload, variant, arm)
     }
 
     /// The row of benchmark `bench` (our `workload`, `variant`) on `arm`, without paper values.
     pub(crate) fn on(
         bench: impl Into<String>,
-        workload: impl Into<String>,
+        workload: WorkloadSpec,
         variant: Variant,
         arm: Arm,
     ) -> Row {
         Row {
             bench: bench.into(),
-            workload: workload.into(),
+            workload,
             variant,
             runtime: arm,
             paper: None,
@@ -145,16 +148,17 @@ pub(crate) struct Selection {
     /// Only these runtimes (`None` = all): an arm with no setting selects every arm of its
     /// runtime, one with settings that arm.
     pub runtimes: Option<Vec<Arm>>,
-    /// Only these workloads (`None` = all).
-    pub workloads: Option<Vec<String>>,
+    /// Only these workloads (`None` = all): a bare name selects every spec of its workload, a
+    /// spec that spec.
+    pub workloads: Option<Vec<WorkloadSpec>>,
 }
 
 impl Selection {
     /// A bare workload name selects every spec of that workload; a spec, that spec.
-    fn workload_selected(&self, spec: &str) -> bool {
+    fn workload_selected(&self, spec: &WorkloadSpec) -> bool {
         self.workloads
             .as_ref()
-            .is_none_or(|ws| ws.iter().any(|x| x == spec || x == workload_name(spec)))
+            .is_none_or(|ws| ws.iter().any(|x| x.selects(spec)))
     }
     /// A bare runtime name selects every arm of that runtime; an arm's spelling, that arm.
     fn runtime_selected(&self, arm: &Arm) -> bool {
@@ -165,9 +169,9 @@ impl Selection {
     }
 }
 
-/// The workload of a spec `NAME[/key=value]...` in this build.
-pub(crate) fn workload_info(spec: &str) -> Option<WorkloadInfo> {
-    let name = workload_name(spec);
+/// The workload of `spec` in this build.
+pub(crate) fn workload_info(spec: &WorkloadSpec) -> Option<WorkloadInfo> {
+    let name = spec.name();
     stealbench_workloads::all()
         .into_iter()
         .find(|w| w.name == name)
@@ -486,8 +490,8 @@ impl Grid {
     }
 
     /// Distinct workloads of the rows, in row order.
-    pub(crate) fn workloads(&self) -> Vec<String> {
-        let mut w: Vec<String> = Vec::new();
+    pub(crate) fn workloads(&self) -> Vec<WorkloadSpec> {
+        let mut w: Vec<WorkloadSpec> = Vec::new();
         for (r, _) in &self.rows {
             if !w.contains(&r.workload) {
                 w.push(r.workload.clone());
@@ -757,10 +761,10 @@ mod tests {
 
     #[test]
     fn the_kernel_offers_ts_variant_alone() {
-        let fib = workload_info("fib").unwrap();
+        let fib = workload_info(&"fib".into()).unwrap();
         assert_eq!(offered(&fib, FrontEnd::Kernel), [Variant::Fj]);
         assert_eq!(offered(&fib, FrontEnd::Closure), [Variant::Fj, Variant::Sf]);
-        let tree = workload_info("touchtree").unwrap();
+        let tree = workload_info(&"touchtree".into()).unwrap();
         assert_eq!(offered(&tree, FrontEnd::Kernel), [Variant::Gf]);
         let all = Selection::default();
         let a = availability(&row("fib", Variant::Sf, "serial/front=kernel"), &all);

@@ -3,8 +3,8 @@
 //! run its figure's workloads before anything runs.
 
 use crate::failure::Failure;
+use crate::spec::WorkloadSpec;
 use stealbench_schedulers::FrontEnd;
-use stealbench_workloads::params::split_spec;
 use stealbench_workloads::{InputOptions, Size, Variant, WorkloadInfo};
 
 /// The workload named `name`, or a one-line reason naming the nearest one.
@@ -51,15 +51,15 @@ pub(crate) fn check_variant(
 ///
 /// [`Workload::params_with`]: stealbench_workloads::Workload::params_with
 pub(crate) fn check_inputs(
-    specs: &[String],
+    specs: &[WorkloadSpec],
     size: Size,
     options: &InputOptions,
-) -> Result<Vec<(String, String)>, Failure> {
+) -> Result<Vec<(WorkloadSpec, String)>, Failure> {
     let workloads = specs
         .iter()
         .map(|spec| {
-            let (name, mut overrides) = split_spec(spec).map_err(Failure::Usage)?;
-            let info = lookup_workload(name)?;
+            let info = lookup_workload(spec.name())?;
+            let mut overrides = spec.params().to_vec();
             overrides.extend(options.params.iter().cloned());
             Ok((spec, info, overrides))
         })
@@ -117,7 +117,7 @@ mod tests {
             hw_video: Some(std::env::current_exe().unwrap()),
             ..InputOptions::default()
         };
-        let e = check_inputs(&["fib".to_string()], Size::Test, &options).unwrap_err();
+        let e = check_inputs(&["fib".into()], Size::Test, &options).unwrap_err();
         assert_eq!(
             e.message(),
             "--hw-video/--hw-points are inputs of workload 'hw', which is not run here \

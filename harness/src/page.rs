@@ -7,7 +7,7 @@ use crate::figures::Figure;
 use crate::figures::metric::Context;
 use crate::grid::{Availability, Grid};
 use crate::results::{self, Meta, Store};
-use crate::spec::PointSpec;
+use crate::spec::{PointSpec, WorkloadSpec};
 use crate::{claims, escape, plot, runtimes, table};
 use std::collections::HashMap;
 use std::path::Path;
@@ -23,7 +23,7 @@ fn markdown(
     grid: &Grid,
     tbl: &table::Table,
     run_dir: &Path,
-    params_of: &HashMap<String, String>,
+    params_of: &HashMap<WorkloadSpec, String>,
     rounds_note: Option<&str>,
     lacking_note: Option<&str>,
     verdicts: &[claims::Judgement],
@@ -34,7 +34,7 @@ fn markdown(
         .iter()
         .filter_map(|w| {
             params_of
-                .get(w.as_str())
+                .get(w)
                 .map(|p| escape::md_text(&format!("{w} {p}")))
         })
         .collect();
@@ -259,7 +259,7 @@ pub(crate) fn view(
     grid: &Grid,
     meta: &Meta,
     store: &Store,
-    params_of: &HashMap<String, String>,
+    params_of: &HashMap<WorkloadSpec, String>,
 ) -> View {
     let summaries = results::summarize(store).with_ts(fig.ts).measured_on(meta);
     let ctx = Context {
@@ -344,7 +344,7 @@ pub(crate) fn render(
     meta: &mut Meta,
     store: &Store,
     figures_dir: &Path,
-    params_of: &HashMap<String, String>,
+    params_of: &HashMap<WorkloadSpec, String>,
 ) -> Result<results::Summaries, Failure> {
     let run_dir = store.path().parent().unwrap_or(Path::new("."));
     let View {

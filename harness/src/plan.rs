@@ -7,7 +7,7 @@ use crate::failure::Failure;
 use crate::figures::{self, Figure};
 use crate::grid::{Grid, workload_info};
 use crate::results::{self, Meta, Settings, Store};
-use crate::spec::workload_name;
+use crate::spec::WorkloadSpec;
 use crate::{inputs, spec, suggest};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -143,11 +143,14 @@ pub(crate) fn resolve_settings(
 /// run directory exists or a point runs ([`inputs::check_inputs`]): those the run selects with
 /// the input files (a file of a workload not selected is refused), the grid's other rows'
 /// workloads, which no point measures, without them.
-pub(crate) fn input_params(fig: &Figure, s: &Settings) -> Result<HashMap<String, String>, Failure> {
+pub(crate) fn input_params(
+    fig: &Figure,
+    s: &Settings,
+) -> Result<HashMap<WorkloadSpec, String>, Failure> {
     let size = s.measure.size;
     let selected = selected_workloads(fig, s.workloads.as_deref());
     let mut params = inputs::check_inputs(&selected, size, &s.input_options())?;
-    let others: Vec<String> = run_grid(fig, s)
+    let others: Vec<WorkloadSpec> = run_grid(fig, s)
         .workloads()
         .into_iter()
         .filter(|w| workload_info(w).is_some() && !selected.contains(w))
@@ -181,20 +184,21 @@ pub(crate) fn check_settings(s: &Settings, fig: &Figure) -> Result<(), Failure> 
 
 /// Checks a workload selection of `fig`: each a workload name of its rows (`uts`: every tree)
 /// or one of their specs (`uts/tree=T3L`).
-fn check_workload_selection(fig: &Figure, selection: &[String]) -> Result<(), Failure> {
-    let mut known: Vec<&str> = Vec::new();
+fn check_workload_selection(fig: &Figure, selection: &[WorkloadSpec]) -> Result<(), Failure> {
+    let mut known: Vec<String> = Vec::new();
     for r in &fig.rows {
-        for w in [workload_name(&r.workload), &r.workload] {
+        for w in [r.workload.name().to_string(), r.workload.to_string()] {
             if !known.contains(&w) {
                 known.push(w);
             }
         }
     }
     for w in selection {
-        if !known.contains(&w.as_str()) {
+        if !fig.rows.iter().any(|r| w.selects(&r.workload)) {
+            let known: Vec<&str> = known.iter().map(String::as_str).collect();
             return Err(Failure::Usage(format!(
                 "{} in {}",
-                suggest::unknown("workload", w, &known),
+                suggest::unknown("workload", &w.to_string(), &known),
                 fig.id
             )));
         }
@@ -270,13 +274,10 @@ fn check_resume_machine(meta: &Meta, allocator: &str, dir: &Path) -> Result<(), 
 
 /// The implemented workload specs of `fig` that a selection (`None` = all; workload names
 /// or specs) runs, in row order.
-fn selected_workloads(fig: &Figure, selection: Option<&[String]>) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
+fn selected_workloads(fig: &Figure, selection: Option<&[WorkloadSpec]>) -> Vec<WorkloadSpec> {
+    let mut out: Vec<WorkloadSpec> = Vec::new();
     for r in &fig.rows {
-        let chosen = selection.is_none_or(|s| {
-            s.iter()
-                .any(|w| *w == r.workload || w == workload_name(&r.workload))
-        });
+        let chosen = selection.is_none_or(|s| s.iter().any(|w| w.selects(&r.workload)));
         if chosen && !out.contains(&r.workload) && workload_info(&r.workload).is_some() {
             out.push(r.workload.clone());
         }
@@ -329,7 +330,7 @@ pub(crate) struct OpenRun {
     /// Held while it runs.
     pub lock: results::RunLock,
     /// Every workload's parameters, its input files checked ([`input_params`]).
-    pub params: HashMap<String, String>,
+    pub params: HashMap<WorkloadSpec, String>,
 }
 
 /// Which run directory, with which settings and meta, its raw.csv, read, and its workloads'
@@ -600,7 +601,7 @@ mod tests {
         // the run's fence mode.
         let point = PointSpec {
             runtime: "prows".into(),
-            workload: "hw".to_string(),
+            workload: "hw".into(),
             variant: stealbench_workloads::Variant::Gf,
             workers: 2,
         };
@@ -642,7 +643,7 @@ mod tests {
             .collect();
         let s = resolve_settings(&reproduce_args(&lcs), &fig, None, FenceMode::default()).unwrap();
         let params = input_params(&fig, &s).unwrap();
-        let mut names: Vec<&str> = params.keys().map(|w| workload_name(w)).collect();
+        let mut names: Vec<&str> = params.keys().map(|w| w.name()).collect();
         names.sort_unstable();
         assert_eq!(names, ["hw", "lcs", "sw"], "{params:?}");
         assert!(params.values().all(|p| !p.is_empty()), "{params:?}");

@@ -18,6 +18,7 @@ use crate::measure::{MeasureError, measure};
 use crate::probe::self_peak_rss_kb;
 use crate::protocol::{Event, PoolRecord, Ran};
 use crate::runtimes;
+use crate::spec::WorkloadSpec;
 use crate::stats;
 use std::io::Write;
 use std::time::Instant;
@@ -26,7 +27,6 @@ use stealbench_schedulers::{FenceMode, Pinning, PoolConfig, Scheduler, StartErro
 use stealbench_schedulers::{
     FrontEnd, with_async_runtime, with_closure_runtime, with_future_runtime,
 };
-use stealbench_workloads::params::split_spec;
 use stealbench_workloads::{Variant, Workload, resolve, with_workload};
 
 /// Formats statistics as `steals=3;steal_attempts=n/a;...`.
@@ -300,8 +300,7 @@ pub(crate) fn run_command(args: &RunArgs, env_fence: FenceMode) -> Result<(), Fa
     let (point, m) = (&args.point, &args.measure);
     let (arm, variant, workers, size) = (point.runtime, point.variant, point.workers, m.size);
     let runtime = arm.info;
-    let (name, spec_overrides) = split_spec(&point.workload).map_err(Failure::Usage)?;
-    let workload = lookup_workload(name)?;
+    let workload = lookup_workload(point.workload.name())?;
     check_variant(&workload, variant, arm.front_end())?;
     if let Some(why) = runtimes::unsupported(&arm, variant) {
         return Err(Failure::Usage(format!(
@@ -319,12 +318,11 @@ pub(crate) fn run_command(args: &RunArgs, env_fence: FenceMode) -> Result<(), Fa
     let reps = m.reps();
     let mut options = cli::input_options(m.hw_video.as_deref(), m.hw_points.as_deref())?;
     // The spec's overrides, then `--param`'s: a later value of a key wins.
-    options.params = spec_overrides;
+    options.params = point.workload.params().to_vec();
     options.params.extend(cli::param_overrides(&m.params)?);
     // Checks the input files and parameters before anything starts; the parameters name them.
-    let params = check_inputs(&[workload.name.to_string()], size, &options)?
-        .remove(0)
-        .1;
+    let bare = WorkloadSpec::parse(workload.name).map_err(Failure::Usage)?;
+    let params = check_inputs(&[bare], size, &options)?.remove(0).1;
     let config = arm.configure(PoolConfig {
         pinning: m.pinning,
         stack_size: m.stack_size,

@@ -230,8 +230,9 @@ pub(crate) fn reproduce_command(
         outln!(
             "hw input: {}",
             params_of
-                .get("hw")
-                .map_or_else(|| v.display().to_string(), String::clone)
+                .iter()
+                .find(|(w, _)| w.name() == "hw")
+                .map_or_else(|| v.display().to_string(), |(_, p)| p.clone())
         );
     }
 
@@ -258,7 +259,7 @@ pub(crate) fn reproduce_command(
     // A resumed run must measure the inputs its recorded rows measured: an input file (or
     // the input generation) may have changed since.
     for row in store.rows() {
-        if let Some(now) = params_of.get(row.point.workload.as_str())
+        if let Some(now) = params_of.get(&row.point.workload)
             && *now != row.params
         {
             return Err(Failure::Usage(format!(
@@ -270,12 +271,7 @@ pub(crate) fn reproduce_command(
             )));
         }
     }
-    let params = |p: &PointSpec| {
-        params_of
-            .get(p.workload.as_str())
-            .cloned()
-            .unwrap_or_default()
-    };
+    let params = |p: &PointSpec| params_of.get(&p.workload).cloned().unwrap_or_default();
     let mut reporter = Reporter::new(expected);
     let r = run_missing(
         &grid.points,

@@ -6,7 +6,7 @@
 
 use crate::grid::Status;
 use crate::protocol::{Event, Ran};
-use crate::results::{self, RawRow, Store};
+use crate::results::{self, RawRow, RepCheck, Store};
 use crate::spec::{Measure, PointSpec};
 use crate::supervise::{ChildEnd, ChildResult, interrupted, run_child};
 use std::io;
@@ -208,7 +208,7 @@ pub(crate) fn rows_of(
         rep: None,
         seconds: None,
         peak_rss_kb: o.peak_rss_kb,
-        check: String::new(),
+        check: RepCheck::NotRun,
         status: o.status,
         note: o.note.clone(),
         round,
@@ -222,7 +222,7 @@ pub(crate) fn rows_of(
         .map(|r| RawRow {
             rep: Some(r.rep),
             seconds: Some(r.seconds),
-            check: "ok".to_string(),
+            check: RepCheck::Ok,
             counters: r.stats.clone(),
             answer: r.answer.clone(),
             ..base.clone()
@@ -231,7 +231,7 @@ pub(crate) fn rows_of(
     if let Some((rep, m)) = &o.failed_check {
         rows.push(RawRow {
             rep: Some(*rep),
-            check: format!("failed: {m}"),
+            check: RepCheck::Failed(m.clone()),
             ..base.clone()
         });
     }
@@ -651,7 +651,7 @@ mod tests {
         let rows = rows_of(&key("rayon", 2), 1, Size::Test, "n=20", &cf);
         assert_eq!(rows.len(), 2);
         assert_eq!(rows[1].seconds, None, "a failed check is never a time");
-        assert_eq!(rows[1].check, "failed: wrong");
+        assert_eq!(rows[1].check, RepCheck::Failed("wrong".to_string()));
         assert_eq!(rows[1].answer, "", "a failed check has no answer");
         assert!(outcome_of(child(vec![], ChildEnd::Signaled(libc::SIGINT)), None).is_none());
     }

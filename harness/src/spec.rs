@@ -1,6 +1,7 @@
-//! The typed experiment model: a point ([`PointSpec`]: runtime arm, workload, variant, P; the
-//! key of its results everywhere) and how it is measured ([`Measure`]: size, repetitions,
-//! pinning, stack size, input files, parameters).
+//! The typed experiment model: a point ([`PointSpec`]: runtime arm, workload spec
+//! ([`WorkloadSpec`], `uts/tree=T3L`), variant, P; the key of its results everywhere) and how
+//! it is measured ([`Measure`]: size, repetitions, pinning, stack size, input files,
+//! parameters).
 //! Each setting is read once, by the check of its field (the functions below): from the
 //! command line through its clap value parser, from `meta.json` through its deserializer in
 //! [`stored`], which hands the stored value to the same check. The parent's argv to a
@@ -29,8 +30,8 @@ pub(crate) struct PointSpec {
     pub runtime: Arm,
     /// Workload name (see `stealbench list`), or a spec `NAME/key=value...` with parameters
     /// set (`uts/tree=T3L`), as figures' rows and result files name it.
-    #[arg(long)]
-    pub workload: String,
+    #[arg(long, value_name = "WORKLOAD", value_parser = WorkloadSpec::parse)]
+    pub workload: WorkloadSpec,
     /// Variant: fj, sf, gf, lp (the workload must offer it on the runtime's front-end).
     #[arg(long, value_parser = parse_variant)]
     pub variant: Variant,
@@ -49,9 +50,130 @@ impl fmt::Display for PointSpec {
     }
 }
 
-/// The workload's name in a spec `NAME[/key=value]...`.
-pub(crate) fn workload_name(spec: &str) -> &str {
-    spec.split('/').next().unwrap_or_default()
+/// A workload with some of its input parameters set, `NAME[/key=value]...` (`fib`,
+/// `uts/tree=T3L`), as the command line, figures' rows and result files name it, the way an
+/// arm spells a runtime's configuration. Read once where it enters ([`WorkloadSpec::parse`]:
+/// the command line, a CSV cell, a figure's declaration) and spelt back by `Display` as it was
+/// read, byte for byte: the name, then each parameter in its order.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(crate) struct WorkloadSpec {
+    /// The workload's name (`uts`).
+    name: String,
+    /// The parameters it sets, in the spelling's order (`tree=T3L`).
+    params: Vec<(String, String)>,
+}
+
+impl WorkloadSpec {
+    /// Reads `NAME[/key=value]...` (the workloads crate's
+    /// [`stealbench_workloads::params::split_spec`]); no name, or a part that is not
+    /// `key=value`, is refused in one line. Whether the workload exists is the caller's to ask
+    /// ([`crate::grid::workload_info`]): a result file keeps the rows of one this build lacks.
+    pub(crate) fn parse(s: &str) -> Result<WorkloadSpec, String> {
+        let (name, params) = stealbench_workloads::params::split_spec(s)
+            .map_err(|e| format!("workload '{s}': {e}"))?;
+        if name.is_empty() {
+            return Err(format!("workload '{s}': no workload name"));
+        }
+        Ok(WorkloadSpec {
+            name: name.to_string(),
+            params,
+        })
+    }
+
+    /// The workload's name.
+    pub(crate) fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The parameters the spec sets, in order (a later value of a key wins).
+    pub(crate) fn params(&self) -> &[(String, String)] {
+        &self.params
+    }
+
+    /// The spec with `key` set to `value`: in place where the spec sets it, else appended.
+    pub(crate) fn with(&self, key: &str, value: &str) -> WorkloadSpec {
+        let mut out = self.clone();
+        let mut found = false;
+        for (_, v) in out.params.iter_mut().filter(|(k, _)| k == key) {
+            *v = value.to_string();
+            found = true;
+        }
+        if !found {
+            out.params.push((key.to_string(), value.to_string()));
+        }
+        out
+    }
+
+    /// Whether `self` selects `spec`: the same spec, or a bare name and any spec of it.
+    pub(crate) fn selects(&self, spec: &WorkloadSpec) -> bool {
+        self == spec || (self.params.is_empty() && self.name == spec.name)
+    }
+}
+
+impl fmt::Display for WorkloadSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.name)?;
+        for (k, v) in &self.params {
+            write!(f, "/{k}={v}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::str::FromStr for WorkloadSpec {
+    type Err = String;
+    fn from_str(s: &str) -> Result<WorkloadSpec, String> {
+        WorkloadSpec::parse(s)
+    }
+}
+
+/// Specs order as their spellings do (one spelling per spec), so that points, tables and
+/// files list them as they did when a spec was its text.
+impl Ord for WorkloadSpec {
+    fn cmp(&self, other: &WorkloadSpec) -> std::cmp::Ordering {
+        self.to_string().cmp(&other.to_string())
+    }
+}
+
+impl PartialOrd for WorkloadSpec {
+    fn partial_cmp(&self, other: &WorkloadSpec) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+/// A spec is equal to its spelling.
+impl PartialEq<str> for WorkloadSpec {
+    fn eq(&self, other: &str) -> bool {
+        WorkloadSpec::parse(other).is_ok_and(|o| *self == o)
+    }
+}
+
+impl PartialEq<&str> for WorkloadSpec {
+    fn eq(&self, other: &&str) -> bool {
+        *self == **other
+    }
+}
+
+/// Tests spell specs as text: a spelling that does not parse is a mistake in the test.
+#[cfg(test)]
+impl From<&str> for WorkloadSpec {
+    fn from(s: &str) -> WorkloadSpec {
+        WorkloadSpec::parse(s).unwrap_or_else(|e| panic!("a test's workload: {e}"))
+    }
+}
+
+/// Serialised as its spelling (`summary.csv`'s `workload` cell).
+impl Serialize for WorkloadSpec {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+/// Read from its spelling by [`WorkloadSpec::parse`].
+impl<'de> Deserialize<'de> for WorkloadSpec {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<WorkloadSpec, D::Error> {
+        WorkloadSpec::parse(&String::deserialize(d)?).map_err(serde::de::Error::custom)
+    }
 }
 
 impl PointSpec {
@@ -61,7 +183,7 @@ impl PointSpec {
             "--runtime",
             &self.runtime.spec(),
             "--workload",
-            &self.workload,
+            &self.workload.to_string(),
             "--variant",
             self.variant.name(),
             "--workers",
@@ -139,7 +261,7 @@ impl Measure {
         if let Some(s) = self.stack_size.filter(|_| point.runtime.has_fibers()) {
             args.extend(["--stack-size".to_string(), s.to_string()]);
         }
-        if workload_name(&point.workload) == "hw" {
+        if point.workload.name() == "hw" {
             for (flag, path) in [
                 ("--hw-video", &self.hw_video),
                 ("--hw-points", &self.hw_points),
@@ -457,8 +579,8 @@ pub(crate) mod stored {
     /// when the run is (`plan::check_settings`).
     pub(crate) fn workloads<'de, D: Deserializer<'de>>(
         d: D,
-    ) -> Result<Option<Vec<String>>, D::Error> {
-        Ok(Option::<Vec<String>>::deserialize(d)?.map(|w| dedup(&w)))
+    ) -> Result<Option<Vec<WorkloadSpec>>, D::Error> {
+        Ok(Option::<Vec<WorkloadSpec>>::deserialize(d)?.map(|w| dedup(&w)))
     }
 }
 
@@ -509,5 +631,47 @@ mod tests {
         assert!(parse_workers("1025").unwrap_err().contains("at most 1024"));
         assert!(parse_workers("two").unwrap_err().contains("not a number"));
         assert_eq!(parse_pinning("compact").unwrap(), Pinning::Compact);
+    }
+
+    #[test]
+    fn a_workload_spec_reads_once_and_spells_back_as_written() {
+        for text in [
+            "fib",
+            "uts/tree=T3L",
+            "mapreduce-fib/items=8/latency_ms=1/n=20",
+        ] {
+            assert_eq!(WorkloadSpec::parse(text).unwrap().to_string(), text);
+        }
+        let s = WorkloadSpec::parse("mapreduce-fib/items=8/latency_ms=1").unwrap();
+        assert_eq!(s.name(), "mapreduce-fib");
+        assert_eq!(s.params()[1], ("latency_ms".to_string(), "1".to_string()));
+        // Set in place where the spec sets it, else appended.
+        assert_eq!(
+            s.with("latency_ms", "0"),
+            "mapreduce-fib/items=8/latency_ms=0"
+        );
+        assert_eq!(s.with("n", "20"), "mapreduce-fib/items=8/latency_ms=1/n=20");
+        // A bare name selects every spec of its workload; a spec, itself.
+        let (uts, t3l) = (
+            WorkloadSpec::from("uts"),
+            WorkloadSpec::from("uts/tree=T3L"),
+        );
+        assert!(uts.selects(&t3l) && t3l.selects(&t3l) && !t3l.selects(&uts));
+        assert!(!WorkloadSpec::from("fib").selects(&t3l));
+        // Specs order as their spellings.
+        let mut specs: Vec<WorkloadSpec> = ["uts/tree=T1", "uts-x", "uts", "mm/input=libfork"]
+            .map(WorkloadSpec::from)
+            .to_vec();
+        specs.sort();
+        let spelt: Vec<String> = specs.iter().map(ToString::to_string).collect();
+        assert_eq!(spelt, ["mm/input=libfork", "uts", "uts-x", "uts/tree=T1"]);
+        for (bad, why) in [
+            ("", "workload '': no workload name"),
+            ("/n=3", "workload '/n=3': no workload name"),
+            ("fib/n", "workload 'fib/n': \"n\": expected key=value"),
+            ("fib/=3", "workload 'fib/=3': \"=3\": expected key=value"),
+        ] {
+            assert_eq!(WorkloadSpec::parse(bad).unwrap_err(), why);
+        }
     }
 }

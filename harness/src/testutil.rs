@@ -14,7 +14,7 @@ pub(crate) fn ok_point(
             variant,
             workers,
         },
-        size: "test".into(),
+        size: stealbench_workloads::Size::Test,
         params: "n=20".into(),
         status: crate::grid::Status::Ok,
         summary: Some(crate::stats::Summary {

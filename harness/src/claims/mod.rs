@@ -24,7 +24,7 @@
 //!   figure of counts or memory include its claims' P), a time point with fewer than
 //!   [`MIN_TIME_ROUNDS`] rounds (one process per round: a VM's times move between processes,
 //!   so one round reads noise as a result), or a count or memory claim at an input below the
-//!   size where the paper's effect shows.
+//!   size where the paper's effect shows (`gate.rs`).
 //!
 //! A gated claim still says what its cases would give when they decide it (`would fail: fib`,
 //! [`Judgement::would`]). A failure, or a would-be one, carries the measured cause a figure
@@ -41,16 +41,19 @@
 //! The verdicts are shown (terminal, page, `claims.csv`, listings) by `show.rs`.
 
 pub(crate) mod check;
+mod gate;
 pub(crate) mod quantity;
 mod show;
 
 pub(crate) use check::{Band, Case, Check, Growth, Outcome, case};
+pub(crate) use gate::gates_before_run;
+use gate::{cores_of, gate, machines_of, simulated};
 pub(crate) use quantity::{Q, counter, peak_rss, time, ts};
 pub(crate) use show::{
     apart, listing, listing_csv, markdown, of_kind, summary, tally, text, write_csv,
 };
 
-use crate::results::{Machine, Summaries};
+use crate::results::Summaries;
 use std::fmt;
 use stealbench_workloads::Size;
 
@@ -437,32 +440,6 @@ pub(crate) fn judge(fig: Claimed<'_>, run: &Run<'_>) -> Vec<Judgement> {
         .collect()
 }
 
-/// The machines that measured the points `claim` reads in `run`, each once, where the run
-/// names one per point (a run merged across machines); empty otherwise.
-fn machines_of<'a>(claim: &Claim, run: &Run<'a>) -> Vec<&'a Machine> {
-    let mut out: Vec<&Machine> = Vec::new();
-    for q in claim.check.quantities() {
-        for s in q.measured(run.summaries) {
-            if let Some(m) = run.summaries.machine_of(&s.key)
-                && !out.contains(&m)
-            {
-                out.push(m);
-            }
-        }
-    }
-    out
-}
-
-/// The rank of a size: test < quick < small < paper.
-fn rank(s: Size) -> u8 {
-    match s {
-        Size::Test => 0,
-        Size::Quick => 1,
-        Size::Small => 2,
-        Size::Paper => 3,
-    }
-}
-
 /// The verdict of a claim from its cases': the worst ([`check::worst`]), an undecided case's
 /// reason naming the case.
 fn worst_of(cases: &[CaseVerdict]) -> Verdict {
@@ -564,127 +541,20 @@ fn judge_one(figure: &str, claim: &Claim, run: &Run<'_>) -> Judgement {
     }
 }
 
-/// Why a run of `rounds` rounds at `size` on a machine of `cores` cores cannot decide a claim,
-/// before anything runs (`stealbench plan`), every reason at once: the gates of [`judge`] on a
-/// run with no points yet (a stand-in, a runtime not built, a time at a P beyond the cores, a
-/// size below the claim's), then the rounds a time claim needs. Empty when it can.
-pub(crate) fn gates_before_run(
-    claim: &Claim,
-    cores: usize,
-    size: Size,
-    rounds: usize,
-) -> Vec<Verdict> {
-    let none = Summaries::default();
-    let mut out = gates(
-        claim,
-        &Run {
-            summaries: &none,
-            cores,
-            size,
-        },
-    );
-    if claim.reads_time() && rounds < MIN_TIME_ROUNDS {
-        out.push(too_few_rounds(&rounds.to_string()));
-    }
-    out
-}
-
-/// `inconclusive`: a time read over `rounds` rounds (`N`, or `QUANTITY: N`), fewer than a
-/// time claim needs.
-fn too_few_rounds(rounds: &str) -> Verdict {
-    Verdict::Inconclusive(format!(
-        "{rounds} round(s); a time claim needs {MIN_TIME_ROUNDS} (--rounds {MIN_TIME_ROUNDS}): \
-         times move between processes"
-    ))
-}
-
-/// The cores of the machine that measured `pt` in `run`: its own where the run names one per
-/// point (a run merged across machines), else the run's.
-fn cores_of(pt: &quantity::Pt, run: &Run<'_>) -> usize {
-    pt.key()
-        .ok()
-        .and_then(|key| run.summaries.machine_of(&key))
-        .map_or(run.cores, |m| m.cores)
-}
-
-/// Whether `pt` is a simulated row's (its arm has `sim=`), which runs no worker threads.
-fn simulated(pt: &quantity::Pt) -> bool {
-    crate::runtimes::Arm::parse(pt.runtime).is_ok_and(|a| a.sim.is_some())
-}
-
-/// The verdict a claim gets before its check decides, if the run cannot decide it.
-fn gate(claim: &Claim, run: &Run<'_>) -> Option<Verdict> {
-    gates(claim, run).into_iter().next()
-}
-
-/// Every gate that says the run cannot decide a claim, in the order [`gate`] gives the first.
-fn gates(claim: &Claim, run: &Run<'_>) -> Vec<Verdict> {
-    let mut out = Vec::new();
-    if let Some(why) = claim.stand_in {
-        out.push(Verdict::NotApplicable(why.to_string()));
-    }
-    // A point of a runtime this build lacks, of which the run holds nothing (a run made by a
-    // build with it is judged on its data whatever build reads it).
-    let missing = claim.points().into_iter().find_map(|(pt, _)| {
-        let arm = crate::runtimes::Arm::parse(pt.runtime).ok()?;
-        let why = arm.info.not_built()?;
-        let measured = run.summaries.iter().any(|s| s.key.runtime == arm);
-        (!measured).then(|| format!("{} is {why}", arm.info.name))
-    });
-    if let Some(why) = missing {
-        out.push(Verdict::NotApplicable(why));
-    }
-    // Points of different machines are not comparable.
-    let machines = machines_of(claim, run);
-    if machines.len() > 1 {
-        let models: Vec<String> = machines
-            .iter()
-            .map(|m| format!("{} ({} logical CPUs)", m.cpu_model, m.logical_cpus))
-            .collect();
-        out.push(Verdict::Inconclusive(format!(
-            "its points come from {} machines: {}",
-            machines.len(),
-            models.join(", ")
-        )));
-    }
-    // The cores gate is for times only: a count or memory point is measured beyond the cores,
-    // oversubscribed.
-    let max_p = claim.max_time_p();
-    if claim.reads_time() && max_p > run.cores {
-        out.push(Verdict::Inconclusive(format!(
-            "a time claim at P = {max_p}; this machine has {} cores",
-            run.cores
-        )));
-    }
-    if let Some((size, why)) = claim.min_size
-        && rank(run.size) < rank(size)
-    {
-        out.push(Verdict::Inconclusive(format!(
-            "this run's size is {}; the effect shows from size {} on: {why}",
-            run.size, size
-        )));
-    }
-    for q in claim.check.quantities().iter().flat_map(|q| q.times()) {
-        let rounds = q.samples(run.summaries).ok().map(|s| s.values.len());
-        if let Some(n) = rounds.filter(|&n| n < MIN_TIME_ROUNDS) {
-            out.push(too_few_rounds(&format!("{q}: {n}")));
-            break;
-        }
-    }
-    out
-}
-
 /// Why T_s of `workload` is suspect in `summaries`: a row of the same program (T_s's variant)
 /// at P = 1 that beat it in every round, by more than 2 % (the `serial` elision included: the
 /// kernel, with no trait in it, must be the fastest serial code). Another variant may beat it by
 /// design (a latency-hiding version overlaps the waits that the serial elision sleeps through).
-pub(crate) fn suspect_ts(summaries: &Summaries, workload: &str) -> Option<String> {
+pub(crate) fn suspect_ts(
+    summaries: &Summaries,
+    workload: &crate::spec::WorkloadSpec,
+) -> Option<String> {
     let ts = crate::results::ts_of(summaries, workload)?;
     let t = quantity::Samples::rounds(&ts.round_medians);
     summaries
         .iter()
         .filter(|s| {
-            s.key.workload == workload
+            s.key.workload == *workload
                 && s.key.variant == ts.key.variant
                 && s.key.workers == 1
                 && s.key != ts.key
@@ -711,6 +581,7 @@ pub(crate) fn suspect_ts(summaries: &Summaries, workload: &str) -> Option<String
 mod tests {
     use super::*;
     use crate::figures::Figure;
+    use crate::results::Machine;
     use crate::results::PointSummary;
     use crate::testutil::ok_point;
     use stealbench_workloads::Variant;
@@ -920,13 +791,17 @@ mod tests {
             rounds("abp", 1, &[0.9, 0.92, 0.91]),
             rounds("fibril", 1, &[0.9, 1.1, 1.0]),
         ];
-        let why = suspect_ts(&crate::results::Summaries::from(pts.to_vec()), "fib").unwrap();
+        let why = suspect_ts(
+            &crate::results::Summaries::from(pts.to_vec()),
+            &"fib".into(),
+        )
+        .unwrap();
         assert!(why.contains("abp fib-fj"), "{why}");
         // The trait's elision beating the kernel makes it suspect too.
         let elision = rounds("serial", 1, &[0.95, 0.96, 0.94]);
         let why = suspect_ts(
             &crate::results::Summaries::from([pts[0].clone(), elision].to_vec()),
-            "fib",
+            &"fib".into(),
         )
         .unwrap();
         assert!(why.contains("serial fib-fj"), "{why}");
@@ -936,12 +811,15 @@ mod tests {
         assert_eq!(
             suspect_ts(
                 &crate::results::Summaries::from([pts[0].clone(), sf].to_vec()),
-                "fib"
+                &"fib".into()
             ),
             None
         );
         assert_eq!(
-            suspect_ts(&crate::results::Summaries::from(pts[..1].to_vec()), "fib"),
+            suspect_ts(
+                &crate::results::Summaries::from(pts[..1].to_vec()),
+                &"fib".into()
+            ),
             None
         );
     }

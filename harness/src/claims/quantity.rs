@@ -13,19 +13,19 @@
 use crate::grid::Status;
 use crate::results::{self, PointSummary, Summaries};
 use crate::runtimes::Arm;
-use crate::spec::PointSpec;
+use crate::spec::{PointSpec, WorkloadSpec};
 use crate::stats;
 use std::fmt;
 use stealbench_workloads::Variant;
 
-/// A point a claim names: a runtime arm (spelt as a figure's rows spell it), a workload spec,
-/// a variant and P.
+/// A point a claim names: a runtime arm, a workload spec, a variant and P.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Pt {
-    /// The runtime arm's spelling (`abp`, `prows/futures=nostack`).
-    pub runtime: &'static str,
+    /// The runtime arm (`abp`, `prows/futures=nostack`), read once from the figure's spelling
+    /// where the claim is declared ([`Pt::new`]).
+    pub runtime: Arm,
     /// The workload spec (`fib`, `touchchain/d=64`).
-    pub workload: String,
+    pub workload: WorkloadSpec,
     /// The variant.
     pub variant: Variant,
     /// The workers.
@@ -33,14 +33,26 @@ pub(crate) struct Pt {
 }
 
 impl Pt {
-    /// The point of a run it names, or why its arm does not parse.
-    pub(crate) fn key(&self) -> Result<PointSpec, String> {
-        Ok(PointSpec {
-            runtime: Arm::parse(self.runtime)?,
+    /// The point of `runtime` and `workload` (an arm's spelling and a workload spec's, as a
+    /// figure's rows spell them: a figure's declaration, so one that does not parse is a
+    /// mistake in the figure, which its tests find), `variant` and `p`.
+    pub(crate) fn new(runtime: &str, workload: &str, variant: Variant, p: usize) -> Pt {
+        Pt {
+            runtime: Arm::parse(runtime).unwrap_or_else(|e| panic!("a claim's point: {e}")),
+            workload: declared(workload),
+            variant,
+            p,
+        }
+    }
+
+    /// The point of a run it names.
+    pub(crate) fn key(&self) -> PointSpec {
+        PointSpec {
+            runtime: self.runtime,
             workload: self.workload.clone(),
             variant: self.variant,
             workers: self.p,
-        })
+        }
     }
 }
 
@@ -61,7 +73,7 @@ pub(crate) enum Q {
     Time(Pt),
     /// T_s of a workload spec: the kernel (`serial/front=kernel`, in the shape of the run's
     /// figure, [`Summaries::ts_arm`]) at P = 1, one sample per round.
-    Ts(String),
+    Ts(WorkloadSpec),
     /// A runtime counter of a point: one sample per repetition.
     Counter(Pt, &'static str),
     /// A point's peak resident set in KiB, as the memory figures take it (its process's
@@ -78,47 +90,34 @@ pub(crate) enum Q {
 }
 
 /// A point's time.
-pub(crate) fn time(runtime: &'static str, workload: &str, variant: Variant, p: usize) -> Q {
-    Q::Time(Pt {
-        runtime,
-        workload: workload.to_string(),
-        variant,
-        p,
-    })
+pub(crate) fn time(runtime: &str, workload: &str, variant: Variant, p: usize) -> Q {
+    Q::Time(Pt::new(runtime, workload, variant, p))
 }
 
 /// A point's counter `name`.
 pub(crate) fn counter(
-    runtime: &'static str,
+    runtime: &str,
     workload: &str,
     variant: Variant,
     p: usize,
     name: &'static str,
 ) -> Q {
-    Q::Counter(
-        Pt {
-            runtime,
-            workload: workload.to_string(),
-            variant,
-            p,
-        },
-        name,
-    )
+    Q::Counter(Pt::new(runtime, workload, variant, p), name)
 }
 
 /// A point's peak resident set.
-pub(crate) fn peak_rss(runtime: &'static str, workload: &str, variant: Variant, p: usize) -> Q {
-    Q::PeakRss(Pt {
-        runtime,
-        workload: workload.to_string(),
-        variant,
-        p,
-    })
+pub(crate) fn peak_rss(runtime: &str, workload: &str, variant: Variant, p: usize) -> Q {
+    Q::PeakRss(Pt::new(runtime, workload, variant, p))
 }
 
-/// T_s of `workload`.
+/// T_s of the workload spelt `workload` (a figure's declaration, as [`Pt::new`]).
 pub(crate) fn ts(workload: &str) -> Q {
-    Q::Ts(workload.to_string())
+    Q::Ts(declared(workload))
+}
+
+/// The workload spec a claim declares; one that does not parse is a mistake in the figure.
+fn declared(workload: &str) -> WorkloadSpec {
+    WorkloadSpec::parse(workload).unwrap_or_else(|e| panic!("a claim's point: {e}"))
 }
 
 impl Q {
@@ -144,7 +143,7 @@ impl Q {
             Q::Time(p) => vec![(p.clone(), true)],
             Q::Ts(w) => vec![(
                 Pt {
-                    runtime: "serial/front=kernel",
+                    runtime: crate::runtimes::kernel(Default::default()),
                     workload: w.clone(),
                     variant: Variant::Fj,
                     p: 1,
@@ -180,7 +179,7 @@ impl Q {
     }
 
     /// The workloads whose T_s it reads.
-    pub(crate) fn ts_workloads(&self) -> Vec<String> {
+    pub(crate) fn ts_workloads(&self) -> Vec<WorkloadSpec> {
         match self {
             Q::Ts(w) => vec![w.clone()],
             Q::Div(a, b) | Q::Add(a, b) | Q::Max(a, b) => {
@@ -282,9 +281,7 @@ impl fmt::Display for Missing {
 
 /// The summary of `p` in `run`, finished ok.
 fn point<'a>(run: &'a Summaries, p: &Pt) -> Result<&'a PointSummary, Missing> {
-    let key = p
-        .key()
-        .map_err(|e| Missing::NotMeasured(format!("{p} ({e})")))?;
+    let key = p.key();
     let s = run
         .get(&key)
         .ok_or_else(|| Missing::NotMeasured(p.to_string()))?;

@@ -275,7 +275,7 @@ mod tests {
         // here, those with TBB read the `tbb` rows.
         assert!(f.claims[0].paper.contains("fib 1.9x") && f.claims[0].stand_in.is_some());
         assert!(f.claims[1].paper.contains("quicksort 2.0x") && f.claims[1].stand_in.is_none());
-        assert!(f.claims[1].points().iter().all(|(p, _)| ["tbb", "fibril"].contains(&p.runtime)));
+        assert!(f.claims[1].points().iter().all(|(p, _)| ["tbb", "fibril"].contains(&p.runtime.info.name)));
         // Strassen is `smm`; the alike claim against Cilk Plus holds by construction here.
         let alike = &f.claims[2];
         assert!(alike.stand_in.is_some());
@@ -296,7 +296,7 @@ mod tests {
             let paper = METRIC.paper_ratio(b, 1).unwrap_or(8.0);
             for (rt, t) in [("fibril", 1.0), ("tbb", paper)] {
                 let mut s = ok_point(rt, Variant::Fj, 1, t);
-                s.key.workload = w.to_string();
+                s.key.workload = (*w).into();
                 s.round_medians = vec![t; 3];
                 run.push(s);
             }

@@ -199,7 +199,7 @@ mod tests {
         assert!(f.claims[3].reads_time());
         let unmap = f.claims[2].points();
         assert!(unmap.iter().any(|(p, _)| p.runtime == "fibril/unmap=off"));
-        assert!(unmap.iter().all(|(p, _)| p.runtime.starts_with("fibril")));
+        assert!(unmap.iter().all(|(p, _)| p.runtime.info.name == "fibril"));
         assert!(f.claims[0].paper.contains("cholesky 1.4x"));
     }
 }

@@ -189,7 +189,7 @@ mod tests {
         use stealbench_workloads::Size;
         let with = |rt: &str, p, counters: &[(&str, &[u64])]| {
             let mut s = ok_point(rt, Variant::Fj, p, 1.0);
-            s.key.workload = "smm".to_string();
+            s.key.workload = "smm".into();
             s.counters = counters
                 .iter()
                 .map(|(k, v)| (k.to_string(), v.to_vec()))

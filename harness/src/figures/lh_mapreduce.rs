@@ -38,6 +38,7 @@ use super::metric::{Context, Metric, format_speedup, format_time, key};
 use crate::claims::{Band, Case, Check, Claim, Q, case, time, ts};
 use crate::grid::{Row, Status};
 use crate::results::{self, PointSummary};
+use crate::spec::WorkloadSpec;
 use crate::stats;
 use stealbench_workloads::{Size, Variant};
 
@@ -221,21 +222,8 @@ pub(crate) fn claims() -> Vec<Claim> {
 }
 
 /// `spec` with its `latency_ms` set to 0 (appended if the spec does not set it).
-pub(crate) fn zero_latency(spec: &str) -> String {
-    let mut parts: Vec<String> = Vec::new();
-    let mut found = false;
-    for (i, part) in spec.split('/').enumerate() {
-        if i > 0 && part.starts_with("latency_ms=") {
-            parts.push("latency_ms=0".to_string());
-            found = true;
-        } else {
-            parts.push(part.to_string());
-        }
-    }
-    if !found {
-        parts.push("latency_ms=0".to_string());
-    }
-    parts.join("/")
+pub(crate) fn zero_latency(spec: &WorkloadSpec) -> WorkloadSpec {
+    spec.with("latency_ms", "0")
 }
 
 /// Median time of a point and its speedup over T_s at 0 ms (see the module documentation);
@@ -403,10 +391,10 @@ mod tests {
 
     #[test]
     fn the_base_is_the_zero_latency_spec() {
-        assert_eq!(zero_latency("mapreduce-fib/latency_ms=50"), spec(0));
-        assert_eq!(zero_latency("mapreduce-fib"), spec(0));
+        assert_eq!(zero_latency(&"mapreduce-fib/latency_ms=50".into()), spec(0).as_str());
+        assert_eq!(zero_latency(&"mapreduce-fib".into()), spec(0).as_str());
         assert_eq!(
-            zero_latency("mapreduce-fib/items=8/latency_ms=1/n=20"),
+            zero_latency(&"mapreduce-fib/items=8/latency_ms=1/n=20".into()),
             "mapreduce-fib/items=8/latency_ms=0/n=20"
         );
     }
@@ -415,7 +403,7 @@ mod tests {
     fn speedups_are_over_ts_at_zero_and_never_oversubscribed() {
         let point = |rt: &str, w: &str, v, p, t| {
             let mut s = ok_point(rt, v, p, t);
-            s.key.workload = w.to_string();
+            s.key.workload = (*w).into();
             s
         };
         let s = [point("serial/front=kernel", &spec(0), Variant::Fj, 1, 4.0),
@@ -428,7 +416,7 @@ mod tests {
         };
         let row = Row {
             bench: "L=50 ms".into(),
-            workload: spec(50),
+            workload: spec(50).as_str().into(),
             variant: Variant::Sf,
             runtime: "prows".into(),
             paper: None,

@@ -180,19 +180,18 @@ pub(crate) fn claims() -> Vec<Claim> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::spec::workload_name;
 
     #[test]
     fn six_trees_each_a_spec_of_uts() {
         let f = figure();
         let n = crate::figures::suites::libfork_runtimes().len();
         assert_eq!(f.rows.len(), 6 * n);
-        assert!(f.rows.iter().all(|r| workload_name(&r.workload) == "uts"));
-        let specs: Vec<&str> = f
+        assert!(f.rows.iter().all(|r| r.workload.name() == "uts"));
+        let specs: Vec<String> = f
             .rows
             .iter()
             .step_by(n)
-            .map(|r| r.workload.as_str())
+            .map(|r| r.workload.to_string())
             .collect();
         assert_eq!(
             specs,
@@ -226,7 +225,7 @@ mod tests {
             let large = c.points().iter().any(|(p, _)| {
                 ["T1L", "T1XXL", "T3L", "T3XXL"]
                     .iter()
-                    .any(|t| p.workload == tree(t))
+                    .any(|t| p.workload == tree(t).as_str())
             });
             assert_eq!(
                 c.min_size.map(|(s, _)| s),

@@ -305,7 +305,7 @@ mod tests {
         assert!(
             f.rows
                 .iter()
-                .all(|r| crate::spec::workload_name(&r.workload) != "mm")
+                .all(|r| r.workload.name() != "mm")
         );
         // The memory figures' P, and the claims' 112.
         assert_eq!(
@@ -342,7 +342,7 @@ mod tests {
         // The mean of TBB's peak over libfork's: (300/100 + 200/100) / 2.
         let point = |rt: &str, w: &str, kb| {
             let mut s = crate::testutil::ok_point(rt, Variant::Fj, 2, 1.0);
-            s.key.workload = w.to_string();
+            s.key.workload = (*w).into();
             s.peak_rss_kb = Some(kb);
             s
         };

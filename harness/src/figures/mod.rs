@@ -418,7 +418,7 @@ pub(crate) fn with_baselines(paper_rows: Vec<Row>) -> Vec<Row> {
                         .as_ref()
                         .is_none_or(|w| crate::grid::offers(w, v, arm.front_end()))
                     {
-                        out.push(Row::on(&bench, &workload, v, arm));
+                        out.push(Row::on(&bench, workload.clone(), v, arm));
                     }
                 }
             }

@@ -330,7 +330,7 @@ mod tests {
             assert!(
                 c.points()
                     .iter()
-                    .all(|(p, _)| !p.runtime.contains("steals=") && p.p == 2),
+                    .all(|(p, _)| !p.runtime.to_string().contains("steals=") && p.p == 2),
                 "{}",
                 c.id
             );

@@ -27,7 +27,7 @@ use crate::grid::workload_info;
 use crate::plan;
 use crate::results::Settings;
 use crate::runtimes::Arm;
-use crate::spec::PointSpec;
+use crate::spec::{PointSpec, WorkloadSpec};
 use model::estimate;
 use show::bytes;
 use std::collections::HashMap;
@@ -95,7 +95,7 @@ impl FigurePlan {
 fn unmeasured(fig: &Figure, claim: &Claim, points: &[PointSpec]) -> Option<String> {
     let plain = Arm::parse("serial/front=kernel").ok()?;
     claim.points().into_iter().find_map(|(pt, _)| {
-        let mut arm = Arm::parse(pt.runtime).ok()?;
+        let mut arm = pt.runtime;
         if arm == plain {
             arm = crate::runtimes::kernel(fig.ts);
         }
@@ -129,12 +129,12 @@ pub(crate) fn plan_figure(
         grid.points = crate::shard::shard_points(&grid.points, shard);
     }
     let size = settings.measure.size;
-    let specs: Vec<String> = grid
+    let specs: Vec<WorkloadSpec> = grid
         .workloads()
         .into_iter()
         .filter(|w| workload_info(w).is_some())
         .collect();
-    let params_of: HashMap<String, String> =
+    let params_of: HashMap<WorkloadSpec, String> =
         crate::inputs::check_inputs(&specs, size, &settings.input_options())?
             .into_iter()
             .collect();
@@ -262,7 +262,7 @@ pub(crate) fn run_estimate(
     reference: &Path,
     fig: &Figure,
     points: &[PointSpec],
-    params_of: &HashMap<String, String>,
+    params_of: &HashMap<WorkloadSpec, String>,
     rounds: usize,
     reps: usize,
 ) -> (String, Expected) {
@@ -275,7 +275,7 @@ pub(crate) fn run_estimate(
             );
         }
     };
-    let params = |w: &str| params_of.get(w).cloned().unwrap_or_default();
+    let params = |w: &WorkloadSpec| params_of.get(w).cloned().unwrap_or_default();
     let (seconds, unmodelled) = estimate(&model, fig.id, points, &params, rounds, reps);
     let each = points
         .iter()

@@ -29,7 +29,7 @@
 use crate::failure::Failure;
 use crate::results::{self, Meta, Summaries};
 use crate::runtimes::Arm;
-use crate::spec::PointSpec;
+use crate::spec::{PointSpec, WorkloadSpec};
 use crate::table;
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -130,7 +130,7 @@ fn uts_nodes(params: &str, nodes: &HashMap<String, u64>) -> Option<f64> {
 /// without a growth entry (counted at the reference's value). UTS's work is its node count
 /// ([`uts_nodes`], from the reference's counted `nodes`).
 fn input_factor(
-    spec: &str,
+    spec: &WorkloadSpec,
     from: &str,
     to: &str,
     nodes: &HashMap<String, u64>,
@@ -138,7 +138,7 @@ fn input_factor(
     if from == to {
         return (1.0, Vec::new());
     }
-    let name = crate::spec::workload_name(spec);
+    let name = spec.name();
     if name == "uts" {
         return match (uts_nodes(from, nodes), uts_nodes(to, nodes)) {
             (Some(a), Some(b)) => (b / a, Vec::new()),
@@ -433,7 +433,7 @@ pub(super) fn estimate(
     model: &Model,
     id: &str,
     points: &[PointSpec],
-    params: &dyn Fn(&str) -> String,
+    params: &dyn Fn(&WorkloadSpec) -> String,
     rounds: usize,
     reps: usize,
 ) -> (f64, Vec<String>) {
@@ -493,7 +493,7 @@ pub(super) mod tests {
     fn the_model_predicts_every_committed_figure_within_2x() {
         let reference = committed();
         assert_eq!(reference.runs.len(), figures::FIGURES.len());
-        let runs: Vec<(Meta, Vec<PointSpec>, HashMap<String, String>)> = reference
+        let runs: Vec<(Meta, Vec<PointSpec>, HashMap<WorkloadSpec, String>)> = reference
             .runs
             .iter()
             .map(|r| {
@@ -558,28 +558,28 @@ pub(super) mod tests {
     #[test]
     fn inputs_scale_by_their_growth_and_unknown_changes_are_named() {
         let none = HashMap::new();
-        let (f, left) = input_factor("fib", "n=32", "n=34", &none);
+        let (f, left) = input_factor(&"fib".into(), "n=32", "n=34", &none);
         assert!((f - 1.618f64.powi(2)).abs() < 1e-9 && left.is_empty());
         let (f, _) = input_factor(
-            "mm/input=libfork",
+            &"mm/input=libfork".into(),
             "input=libfork n=1024 shrink=4 b=32",
             "input=libfork n=2048 shrink=2 b=32",
             &none,
         );
         assert!((f - 8.0).abs() < 1e-9);
-        let (f, left) = input_factor("sort", "n=32 seed=1", "n=32 seed=2", &none);
+        let (f, left) = input_factor(&"sort".into(), "n=32 seed=1", "n=32 seed=2", &none);
         assert_eq!((f, left), (1.0, vec!["sort seed=1 → 2".to_string()]));
         // UTS by its nodes: the counted quick tree against the published whole tree.
         let counted = HashMap::from([("tree=T1L cut=10".to_string(), 1_000_000)]);
         let (f, left) = input_factor(
-            "uts/tree=T1L",
+            &"uts/tree=T1L".into(),
             "tree=T1L cut=10",
             "tree=T1L cut=none",
             &counted,
         );
         assert!((f - 102.181082).abs() < 1e-6 && left.is_empty(), "{f}");
         let (_, left) = input_factor(
-            "uts/tree=T1L",
+            &"uts/tree=T1L".into(),
             "tree=T1L cut=10",
             "tree=T1L cut=5",
             &counted,

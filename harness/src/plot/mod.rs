@@ -785,7 +785,7 @@ mod tests {
         let grid = Grid::build(fig.rows.clone(), &[2], &Selection::default());
         let point = |spec: &str, steals: u64| {
             let mut s = ok_point("abp", Variant::Sf, 2, 0.01);
-            s.key.workload = spec.to_string();
+            s.key.workload = (*spec).into();
             s.counters = vec![
                 ("steals".into(), vec![steals]),
                 ("deviations".into(), vec![2 * steals]),
@@ -810,8 +810,11 @@ mod tests {
             .unwrap();
         assert_eq!(steals.points, [(16, 3.0), (32, 5.0)]);
         assert!(ps[1].series.is_empty());
-        assert_eq!(spec_param("touchtree/t=4095"), Some(("t".into(), 4095)));
-        assert_eq!(spec_param("touchtree"), None);
+        assert_eq!(
+            spec_param(&"touchtree/t=4095".into()),
+            Some(("t".into(), 4095))
+        );
+        assert_eq!(spec_param(&"touchtree".into()), None);
         let dir = TempDir::with_prefix("stealbench-plot-param-").unwrap();
         write_svg(&dir.path().join("x.svg"), &fig, &grid, &ps, "test").unwrap();
         let svg = std::fs::read_to_string(dir.path().join("x.svg")).unwrap();

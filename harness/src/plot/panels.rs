@@ -6,7 +6,7 @@ use crate::figures::metric::Context;
 use crate::figures::{Figure, XAxis};
 use crate::grid::{Availability, Grid, Row};
 use crate::runtimes::Arm;
-use crate::spec::workload_name;
+use crate::spec::WorkloadSpec;
 use stealbench_workloads::Variant;
 
 /// One line of a panel.
@@ -145,7 +145,7 @@ pub(crate) fn panels(fig: &Figure, grid: &Grid, ctx: &Context<'_>) -> Vec<Panel>
                 }
             }
             Panel {
-                workload: w,
+                workload: w.to_string(),
                 x_desc: "workers P".to_string(),
                 series,
                 versus_paper,
@@ -171,9 +171,8 @@ fn pair_up(ours: &[(usize, f64)], paper: &[(usize, f64)]) -> Vec<Pair> {
 
 /// The parameter a workload spec sets last and its value, if an integer (`touchchain/d=64`:
 /// `("d", 64)`).
-pub(crate) fn spec_param(spec: &str) -> Option<(String, usize)> {
-    let (_, overrides) = stealbench_workloads::params::split_spec(spec).ok()?;
-    let (k, v) = overrides.last()?;
+pub(crate) fn spec_param(spec: &WorkloadSpec) -> Option<(String, usize)> {
+    let (k, v) = spec.params().last()?;
     Some((k.clone(), v.parse().ok()?))
 }
 
@@ -189,7 +188,7 @@ fn param_panels(
 ) -> Vec<Panel> {
     let mut names: Vec<&str> = Vec::new();
     for (r, _) in &grid.rows {
-        let n = workload_name(&r.workload);
+        let n = r.workload.name();
         if !names.contains(&n) {
             names.push(n);
         }
@@ -204,7 +203,7 @@ fn param_panels(
                 let (Some((key, x)), Availability::Ready) = (x, a) else {
                     continue;
                 };
-                if workload_name(&row.workload) != name {
+                if row.workload.name() != name {
                     continue;
                 }
                 x_desc = key;

@@ -41,7 +41,7 @@ pub(crate) struct Settings {
     pub runtimes: Option<Vec<Arm>>,
     /// Workloads selected (`None` = all).
     #[serde(deserialize_with = "stored::workloads")]
-    pub workloads: Option<Vec<String>>,
+    pub workloads: Option<Vec<crate::spec::WorkloadSpec>>,
     /// Per-point timeout in seconds (0 = none); a resume may change it.
     #[serde(deserialize_with = "stored::timeout_secs")]
     pub timeout_secs: u64,
@@ -428,7 +428,7 @@ mod tests {
             s.runtimes,
             Some(vec!["prows/placement=artifact".into(), "abp".into()])
         );
-        assert_eq!(s.workloads, Some(vec!["fib".to_string()]));
+        assert_eq!(s.workloads, Some(vec!["fib".into()]));
         assert_eq!(s.shard, Some("2/3".parse().unwrap()));
         meta.settings = s;
         meta.write(dir.path()).unwrap();

@@ -1,11 +1,13 @@
 //! The result files of a run directory `results/<id>/<timestamp>/`: `raw.csv` (one row per
-//! repetition, appended point by point: [`store`]), `summary.csv` (one row per point:
+//! repetition, appended point by point: [`store`]; each record read and checked by
+//! [`record`]), `summary.csv` (one row per point:
 //! [`summary`]) and `meta.json` (settings, machine, build: [`meta`], [`machine`]), the
 //! directory itself and its lock ([`run_dir`]), and which recorded points a resumed run
 //! measures again ([`resume`]).
 
 mod machine;
 mod meta;
+mod record;
 mod resume;
 mod run_dir;
 mod store;
@@ -15,6 +17,7 @@ pub(crate) use machine::{
     Machine, Measured, build_note, run_differences, this_build, this_machine,
 };
 pub(crate) use meta::{Meta, Settings, timestamps};
+pub(crate) use record::RepCheck;
 #[cfg(test)]
 pub(crate) use resume::recorded_points;
 pub(crate) use resume::{incomplete_measurements, points_to_rerun, recorded_rounds};

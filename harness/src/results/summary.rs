@@ -6,13 +6,13 @@ use super::meta::Meta;
 use super::store::{RawRow, Store};
 use crate::grid::Status;
 use crate::runtimes::Arm;
-use crate::spec::PointSpec;
+use crate::spec::{PointSpec, WorkloadSpec};
 use crate::stats::{self, Summary};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeSet, HashMap};
 use std::io;
 use std::path::Path;
-use stealbench_workloads::Shape;
+use stealbench_workloads::{Shape, Size};
 
 /// Every point of a run, summarised ([`summarize`]), in the order of their first rows, and
 /// indexed: a figure's cell ([`median_of`], [`ts_of`], [`Summaries::get`]) is a lookup, not a
@@ -24,7 +24,7 @@ pub(crate) struct Summaries {
     /// Each point's place in `list`.
     index: HashMap<PointSpec, usize>,
     /// The place of each workload's T_s point (the kernel arm [`Summaries::ts_arm`] at P = 1).
-    ts: HashMap<String, usize>,
+    ts: HashMap<WorkloadSpec, usize>,
     /// The shape of T_s's kernel: the figure's paper's ([`Summaries::with_ts`]; the plain
     /// kernel unless said).
     ts_shape: Shape,
@@ -128,7 +128,7 @@ pub(crate) struct PointSummary {
     /// The point.
     pub key: PointSpec,
     /// Size preset.
-    pub size: String,
+    pub size: Size,
     /// Workload parameters.
     pub params: String,
     /// The point's status.
@@ -215,7 +215,7 @@ pub(crate) fn summarize(store: &Store) -> Summaries {
                 .collect();
             let times: Vec<f64> = rs.iter().filter_map(|r| r.seconds).collect();
             PointSummary {
-                size: rs[0].size.name().to_string(),
+                size: rs[0].size,
                 params: rs[0].params.clone(),
                 status,
                 summary: if status == Status::Ok {
@@ -245,7 +245,10 @@ pub(crate) fn median_of(summaries: &Summaries, key: &PointSpec) -> Option<f64> {
 }
 
 /// The T_s point of `workload` among `summaries` (their kernel arm at P = 1).
-pub(crate) fn ts_of<'a>(summaries: &'a Summaries, workload: &str) -> Option<&'a PointSummary> {
+pub(crate) fn ts_of<'a>(
+    summaries: &'a Summaries,
+    workload: &WorkloadSpec,
+) -> Option<&'a PointSummary> {
     summaries.ts.get(workload).map(|&i| &summaries.list[i])
 }
 
@@ -255,13 +258,17 @@ pub(crate) struct SummaryRow {
     /// Runtime.
     pub runtime: String,
     /// Workload.
-    pub workload: String,
+    pub workload: WorkloadSpec,
     /// Variant.
     pub variant: String,
     /// Workers P.
     pub workers: usize,
     /// Size preset.
-    pub size: String,
+    #[serde(
+        serialize_with = "crate::spec::stored::as_text",
+        deserialize_with = "crate::spec::stored::size"
+    )]
+    pub size: Size,
     /// Workload parameters.
     pub params: String,
     /// Number of timed repetitions with a valid time.
@@ -337,7 +344,7 @@ pub(crate) fn summary_rows(summaries: &Summaries, cpus: usize) -> Vec<SummaryRow
                 workload: s.key.workload.clone(),
                 variant: s.key.variant.name().to_string(),
                 workers: s.key.workers,
-                size: s.size.clone(),
+                size: s.size,
                 params: s.params.clone(),
                 n: s.summary.map_or(0, |x| x.n),
                 median,
@@ -376,7 +383,7 @@ mod tests {
     #[test]
     fn counters_are_read_per_repetition() {
         assert_eq!(
-            crate::results::store::parse_stats("steals=3;steal_attempts=n/a;junk"),
+            crate::results::record::parse_stats("steals=3;steal_attempts=n/a;junk"),
             [
                 ("steals".to_string(), Some(3)),
                 ("steal_attempts".to_string(), None)
@@ -460,11 +467,54 @@ mod tests {
         let s = summarize(&Store::from_rows(&rows));
         // The elision (`serial`) is a row like the others: T_s is the plain kernel.
         assert_eq!(s.ts_arm(), "serial/front=kernel");
-        assert_eq!(ts_of(&s, "fib").unwrap().summary.unwrap().median, 4.0);
+        assert_eq!(
+            ts_of(&s, &"fib".into()).unwrap().summary.unwrap().median,
+            4.0
+        );
         assert_eq!(summary_rows(&s, 2)[0].speedup_ts, Some(0.8));
         let s = s.with_ts(Shape::Libfork);
         assert_eq!(s.ts_arm(), "serial/front=kernel/shape=libfork");
-        assert_eq!(ts_of(&s, "fib").unwrap().summary.unwrap().median, 8.0);
+        assert_eq!(
+            ts_of(&s, &"fib".into()).unwrap().summary.unwrap().median,
+            8.0
+        );
         assert_eq!(summary_rows(&s, 2)[0].speedup_ts, Some(1.6));
+    }
+
+    /// Every committed run's `summary.csv` names its points as this build writes them from its
+    /// `raw.csv`: the cells of each row's point (runtime, workload spec, variant, workers,
+    /// size, params) byte for byte, typed in between. (The rows' order and T_s are the page's,
+    /// `page::view`, so the points are compared as sets.)
+    #[test]
+    fn the_committed_runs_summary_csv_names_its_points_as_written() {
+        let runs = Path::new(env!("CARGO_MANIFEST_DIR")).join("../paper-figures/runs");
+        let dir = tempfile::TempDir::with_prefix("stealbench-summary-committed-").unwrap();
+        let out = dir.path().join("summary.csv");
+        let points = |p: &Path| {
+            let mut r = csv::Reader::from_path(p).unwrap();
+            let mut l: Vec<Vec<String>> = r
+                .records()
+                .map(|rec| rec.unwrap().iter().take(6).map(str::to_string).collect())
+                .collect();
+            l.sort();
+            l
+        };
+        let mut written = 0;
+        for figure in std::fs::read_dir(&runs).unwrap() {
+            for run in std::fs::read_dir(figure.unwrap().path()).unwrap() {
+                let run = run.unwrap().path();
+                let committed = run.join("summary.csv");
+                if !committed.exists() {
+                    continue;
+                }
+                let meta = crate::results::Meta::read(&run).unwrap();
+                let store = Store::read(&run.join("raw.csv")).unwrap();
+                let rows = summary_rows(&summarize(&store), meta.machine.logical_cpus);
+                write_summary(&out, &rows).unwrap();
+                assert_eq!(points(&out), points(&committed), "{}", run.display());
+                written += rows.len();
+            }
+        }
+        assert!(written > 0, "the committed runs have summaries");
     }
 }
