@@ -11,10 +11,12 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 /// `text` without its comments, and with every string and character literal emptied (`""`,
-/// `' '`), so that neither a doc link nor a message is read as code.
+/// `' '`), so that neither a doc link nor a message is read as code. Each line keeps its
+/// number: a block comment or a string that spans lines leaves its newlines.
 fn code_only(text: &str) -> String {
     let b: Vec<char> = text.chars().collect();
     let mut out = String::with_capacity(text.len());
+    let newlines = |span: &[char]| span.iter().filter(|&&c| c == '\n').collect::<String>();
     let mut i = 0;
     while i < b.len() {
         let c = b[i];
@@ -24,6 +26,7 @@ fn code_only(text: &str) -> String {
                 i += 1;
             }
         } else if c == '/' && next == Some('*') {
+            let from = i;
             let mut depth = 0;
             while i < b.len() {
                 if b[i] == '/' && b.get(i + 1) == Some(&'*') {
@@ -39,6 +42,7 @@ fn code_only(text: &str) -> String {
                     i += 1;
                 }
             }
+            out.push_str(&newlines(&b[from..i.min(b.len())]));
         } else if c == 'r' && matches!(next, Some('#') | Some('"')) && !ident_before(&b, i) {
             // A raw string: r"..." or r#"..."#.
             let mut j = i + 1;
@@ -64,14 +68,17 @@ fn code_only(text: &str) -> String {
                 j += 1;
             }
             out.push_str("\"\"");
+            out.push_str(&newlines(&b[i..j.min(b.len())]));
             i = j;
         } else if c == '"' {
+            let from = i;
             i += 1;
             while i < b.len() && b[i] != '"' {
                 i += if b[i] == '\\' { 2 } else { 1 };
             }
             i += 1;
             out.push_str("\"\"");
+            out.push_str(&newlines(&b[from..i.min(b.len())]));
         } else if c == '\'' {
             // A character literal ('x', '\n', '\u{7f}'), or a lifetime ('a), kept.
             let close = if next == Some('\\') {
@@ -103,7 +110,8 @@ fn ident_before(b: &[char], i: usize) -> bool {
 }
 
 /// `code` (comments and literals gone) without its `#[cfg(test)]` items: the attribute and
-/// the item after it, up to its `;` or its matching `}`.
+/// the item after it, up to its `;` or its matching `}`, each replaced by its newlines, so
+/// that every line keeps its number.
 fn without_tests(code: &str) -> String {
     let mut out = String::with_capacity(code.len());
     let mut rest = code;
@@ -132,6 +140,7 @@ fn without_tests(code: &str) -> String {
             Some(semi) => semi + 1,
             None => item.len(),
         };
+        out.extend(item[..end].matches('\n'));
         rest = &item[end..];
     }
     out.push_str(rest);
@@ -147,58 +156,57 @@ fn ident(s: &str) -> Option<&str> {
 }
 
 /// Every name `code` reaches through the crate root, with its line: `x` of `crate::x`, each
-/// leading name of `crate::{x, y::z}`, and `x` of `super::...::x` where the `super`s climb from
-/// a module `depth` below the root to the root itself.
+/// leading name of `crate::{x, y::z}` (a group may span lines, as rustfmt breaks a long one),
+/// and `x` of `super::...::x` where the `super`s climb from a module `depth` below the root to
+/// the root itself.
 fn root_names(code: &str, depth: usize) -> Vec<(String, usize)> {
-    let mut out = Vec::new();
-    for (n, line) in code.lines().enumerate() {
-        let mut starts: Vec<usize> = line
-            .match_indices("crate::")
-            .map(|(i, m)| i + m.len())
-            .collect();
-        // `super::` chains that reach the root.
-        for (i, _) in line.match_indices("super::") {
-            if line[..i].ends_with("super::") {
-                continue;
-            }
-            let mut at = i;
-            let mut ups = 0;
-            while line[at..].starts_with("super::") {
-                at += 7;
-                ups += 1;
-            }
-            if ups == depth {
-                starts.push(at);
-            }
+    let line_of = |at: usize| code[..at].matches('\n').count() + 1;
+    let mut starts: Vec<usize> = code
+        .match_indices("crate::")
+        .map(|(i, m)| i + m.len())
+        .filter(|&at| !code[..at].ends_with("$crate::"))
+        .collect();
+    // `super::` chains that reach the root.
+    for (i, _) in code.match_indices("super::") {
+        if code[..i].ends_with("super::") {
+            continue;
         }
-        for at in starts {
-            if line[..at].ends_with("$crate::") {
-                continue;
-            }
-            let after = &line[at..];
-            if let Some(group) = after.strip_prefix('{') {
-                // The group's items at its first level: `a`, `b::c`, `d::{e, f}`.
-                let mut level = 0;
-                let mut item_start = true;
-                for (k, ch) in group.char_indices() {
-                    match ch {
-                        '{' => level += 1,
-                        '}' if level == 0 => break,
-                        '}' => level -= 1,
-                        ',' if level == 0 => item_start = true,
-                        c if c.is_whitespace() => {}
-                        _ if item_start && level == 0 => {
-                            item_start = false;
-                            if let Some(name) = ident(&group[k..]) {
-                                out.push((name.to_string(), n + 1));
-                            }
+        let mut at = i;
+        let mut ups = 0;
+        while code[at..].starts_with("super::") {
+            at += 7;
+            ups += 1;
+        }
+        if ups == depth {
+            starts.push(at);
+        }
+    }
+    starts.sort_unstable();
+    let mut out = Vec::new();
+    for at in starts {
+        let after = &code[at..];
+        if let Some(group) = after.strip_prefix('{') {
+            // The group's items at its first level: `a`, `b::c`, `d::{e, f}`.
+            let mut level = 0;
+            let mut item_start = true;
+            for (k, ch) in group.char_indices() {
+                match ch {
+                    '{' => level += 1,
+                    '}' if level == 0 => break,
+                    '}' => level -= 1,
+                    ',' if level == 0 => item_start = true,
+                    c if c.is_whitespace() => {}
+                    _ if item_start && level == 0 => {
+                        item_start = false;
+                        if let Some(name) = ident(&group[k..]) {
+                            out.push((name.to_string(), line_of(at + 1 + k)));
                         }
-                        _ => {}
                     }
+                    _ => {}
                 }
-            } else if let Some(name) = ident(after) {
-                out.push((name.to_string(), n + 1));
             }
+        } else if let Some(name) = ident(after) {
+            out.push((name.to_string(), line_of(at)));
         }
     }
     out
@@ -350,7 +358,8 @@ fn the_reader_finds_imports_in_code_only() {
 use crate::{a, b::{c, d}, e::f};
 use crate::g::h;
 fn x() { crate::i::j(); let s = "crate::in_a_string"; let c = '{'; }
-/* crate::in_a_block_comment */
+/* crate::in_a_block_comment,
+   over two lines */
 macro_rules! m { () => { $crate::in_a_macro() }; }
 #[cfg(test)]
 mod tests {
@@ -358,12 +367,23 @@ mod tests {
     fn t() { let s = "}"; }
 }
 fn y<'a>(v: &'a str) { super::super::k::l(); super::not_root(); }
+use crate::{
+    m::n,
+    o,
+};
+use super::super::{p, q::r};
 "#;
     let names: Vec<String> = root_names(&without_tests(&code_only(text)), 2)
         .into_iter()
         .map(|(n, _)| n)
         .collect();
-    assert_eq!(names, ["a", "b", "e", "g", "i", "k"]);
+    assert_eq!(names, ["a", "b", "e", "g", "i", "k", "m", "o", "p", "q"]);
+    // A name is placed on its own line, inside a group that spans lines too.
+    let lines: Vec<usize> = root_names(&without_tests(&code_only(text)), 2)
+        .into_iter()
+        .map(|(_, line)| line)
+        .collect();
+    assert_eq!(lines[5..], [14, 16, 17, 19, 19]);
 }
 
 #[test]
