@@ -323,20 +323,19 @@ macro_rules! fiber_runtime_tests {
 
             #[test]
             fn pinned_busy_pool_and_rejected_configs() {
-                let cfg = PoolConfig {
-                    workers: 2,
-                    pinning: Pinning::Compact,
-                    victim: VictimPolicy::Uniform,
-                    idle: IdlePolicy::Busy,
-                    futures: FutureStack::Current,
-                    // Small stacks, as `--stack-size 256K` gives them.
-                    stack_size: Some(256 << 10),
-                    // A forced schedule that never binds here (fib does not spin on others).
-                    steals: Some(1 << 40),
-                    placement: $placement,
-                    unmap: Unmap::On,
-                    fence: fence::mode(),
-                };
+                // The settings a fiber runtime honours, each set (any other keeps its default).
+                let mut cfg = PoolConfig::with_workers(2);
+                cfg.pinning = Pinning::Compact;
+                cfg.victim = VictimPolicy::Uniform;
+                cfg.idle = IdlePolicy::Busy;
+                cfg.futures = FutureStack::Current;
+                // Small stacks, as `--stack-size 256K` gives them.
+                cfg.stack_size = Some(256 << 10);
+                // A forced schedule that never binds here (fib does not spin on others).
+                cfg.steals = Some(1 << 40);
+                cfg.placement = $placement;
+                cfg.unmap = Unmap::On;
+                cfg.fence = fence::mode();
                 let pool = <$Pool>::start(&cfg).unwrap();
                 assert_eq!(pool.workers(), 2);
                 assert_eq!(pool.run(|w| fib_sf(w, 15)), 610);
