@@ -124,7 +124,7 @@ pub mod avi;
 pub mod steps;
 pub mod video;
 
-use crate::params::check_memory;
+use crate::params::{check_memory, check_memory_within, memory_limit};
 use crate::{Checked, InputOptions, Params, Size, Variant, Workload};
 pub use avi::AviInfo;
 use std::future::Future;
@@ -795,15 +795,26 @@ pub fn fnv1a64(bytes: &[u8]) -> u64 {
 /// state (the serial reference's and one repetition's) and its answer (a track and a
 /// template).
 pub fn check_points_memory(video: &Video, points: usize, g: &Geometry) -> Result<(), String> {
+    check_points_memory_within(video, points, g, memory_limit())
+}
+
+/// [`check_points_memory`] against `limit`.
+fn check_points_memory_within(
+    video: &Video,
+    points: usize,
+    g: &Geometry,
+    limit: u64,
+) -> Result<(), String> {
     let frames = 4.0 * video.frames as f64 * (video.rows * video.cols) as f64;
     let answer = (video.frames * std::mem::size_of::<Pos>() + 4 * g.tn() * g.tn()) as f64;
     let per_point = 2.0 * PointState::bytes(g, video.frames) + answer;
-    check_memory(
+    check_memory_within(
         &format!(
             "{points} points over {} frames of {} x {} pixels",
             video.frames, video.cols, video.rows
         ),
         frames + points as f64 * per_point,
+        limit,
     )
 }
 
@@ -814,6 +825,16 @@ pub fn load_real(
     options: &InputOptions,
     frames: usize,
     g: &Geometry,
+) -> Result<Option<(Video, AviSource, Vec<Pos>)>, String> {
+    load_real_within(options, frames, g, memory_limit())
+}
+
+/// [`load_real`], its points checked against `limit` ([`check_points_memory`]).
+fn load_real_within(
+    options: &InputOptions,
+    frames: usize,
+    g: &Geometry,
+    limit: u64,
 ) -> Result<Option<(Video, AviSource, Vec<Pos>)>, String> {
     let Some(path) = &options.hw_video else {
         return match &options.hw_points {
@@ -831,7 +852,7 @@ pub fn load_real(
         Some(p) => (read_points(p, rows, cols)?, PointsOrigin::File(p.clone())),
         None => points_for(rows, cols),
     };
-    check_points_memory(&a.video, initial.len(), g)?;
+    check_points_memory_within(&a.video, initial.len(), g, limit)?;
     let source = AviSource {
         path: path.clone(),
         fingerprint: fnv1a64(&bytes),

@@ -648,3 +648,39 @@ fn points_are_bounded_by_the_memory_limit() {
     );
     assert!(e.contains("3/4 of this machine's physical memory"), "{e}");
 }
+
+/// A points file read with a video is bounded where it is read: the points a limit admits beside
+/// the frames load, and one point more is refused in one line that names the points file's
+/// count and the video, before any point's state is allocated.
+#[test]
+fn a_points_file_beyond_the_memory_limit_is_refused_when_read() {
+    let dir = Scratch::new("points-limit");
+    let synthetic = test_input();
+    let video = &synthetic.video;
+    let g = Geometry::TEST;
+    let frames = 4 * video.frames * video.rows * video.cols;
+    let answer = video.frames * std::mem::size_of::<Pos>() + 4 * g.tn() * g.tn();
+    let per_point = 2 * PointState::bytes(&g, video.frames) as usize + answer;
+    // A limit that holds the frames and exactly 100 points.
+    let limit = (frames + 100 * per_point) as u64;
+    let load = |points: usize| {
+        let pts = vec![synthetic.initial[0]; points];
+        let options = InputOptions {
+            hw_video: Some(dir.write("v.avi", &avi::encode_gray8(video))),
+            hw_points: Some(dir.write("p.txt", points_text(&pts).as_bytes())),
+            ..InputOptions::default()
+        };
+        load_real_within(&options, video.frames, &g, limit)
+    };
+    let (_, _, initial) = load(100).unwrap().expect("a video was given");
+    assert_eq!(initial.len(), 100);
+    let e = load(101).unwrap_err();
+    assert!(
+        e.starts_with(&format!(
+            "101 points over {} frames of {} x {} pixels: the input needs",
+            video.frames, video.cols, video.rows
+        )),
+        "{e}"
+    );
+    assert!(!e.contains('\n'), "{e}");
+}
