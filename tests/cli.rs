@@ -1944,17 +1944,17 @@ fn an_out_too_deep_for_its_files_is_refused_first() {
     assert!(!dir.path().join(&deep).join("prows-fig3").exists());
 }
 
-/// Writers into one figures directory at once (four `report`s) each succeed, and leave whole
-/// files and no temporary file.
+/// Writers into one figures directory at once (four `report`s, then two `reproduce`s into one
+/// `--out`) each succeed, finish their runs, and leave whole files and no temporary file.
 #[test]
 fn concurrent_reports_into_one_directory_all_succeed() {
     let dir = TempDir::with_prefix("stealbench-cli-concurrent-").unwrap();
     serial_fig3_run(dir.path(), "r");
-    for _ in 0..3 {
-        let children: Vec<_> = (0..4)
+    let at_once = |args: &[&str], n: usize| {
+        let children: Vec<_> = (0..n)
             .map(|_| {
                 Command::new(BIN)
-                    .args(["report", "r", "--figures-dir", "f"])
+                    .args(args)
                     .current_dir(dir.path())
                     .stdout(std::process::Stdio::null())
                     .stderr(std::process::Stdio::piped())
@@ -1964,8 +1964,21 @@ fn concurrent_reports_into_one_directory_all_succeed() {
             .collect();
         for c in children {
             let out = c.wait_with_output().unwrap();
-            assert!(out.status.success(), "{}", text(&out.stderr));
+            assert!(out.status.success(), "{args:?}: {}", text(&out.stderr));
         }
+    };
+    for _ in 0..3 {
+        at_once(&["report", "r", "--figures-dir", "f"], 4);
+    }
+    for _ in 0..2 {
+        at_once(&fib_fig3_args("serial", "1", &dirs_args("r", "f")), 2);
+    }
+    let runs = run_dirs(&dir.path().join("r"), "prows-fig3");
+    assert_eq!(runs.len(), 5, "{runs:?}");
+    for run in &runs {
+        let meta: serde_json::Value =
+            serde_json::from_str(&fs::read_to_string(run.join("meta.json")).unwrap()).unwrap();
+        assert_eq!(meta["finished"], true, "{}", run.display());
     }
     for e in fs::read_dir(dir.path().join("f")).unwrap() {
         let e = e.unwrap();
