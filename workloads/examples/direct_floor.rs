@@ -12,12 +12,15 @@
 //! The configurations run in alternating rounds (these VMs move up to 2x between processes and
 //! drift within one), each round a median of `reps` checked runs; every figure printed is the
 //! median over the rounds, and `via/direct` is the median of each round's own ratio. T_s is
-//! `workloads::fib::serial`. The oneTBB and OpenMP baselines have their own program
+//! `workloads::fib::serial`. The program allocates with jemalloc, as the `stealbench` binary does
+//! (tokio's fib spends about half its time allocating and freeing tasks, so a comparison with
+//! `stealbench run` holds only on the same allocator). The oneTBB and OpenMP baselines have their own program
 //! (`baseline_floor`), as their direct code is C++.
 //!
 //! `cargo run --release -p stealbench-workloads --example direct_floor [n] [reps] [rounds]
-//! [tokio_n]` (defaults 35, 7, 5 and 30: a task per call makes tokio's fib(35) take seconds a
-//! run, and fib(30)'s 1.3 million spawns measure the same cost per task).
+//! [tokio_n] [libraries]` (defaults 35, 7, 5, 30 and `rayon,chili,tokio`: a task per call
+//! makes tokio's fib(35) take seconds a run, and fib(30)'s 1.3 million spawns measure the same
+//! cost per task; `libraries` picks the pairs run).
 
 #![allow(clippy::manual_async_fn)]
 
@@ -33,6 +36,9 @@ use stealbench_schedulers::rayon::RayonPool;
 use stealbench_schedulers::tokio::TokioPool;
 use stealbench_schedulers::{AsyncForkJoin, ForkJoin, PoolConfig, Scheduler};
 use stealbench_workloads::fib::{expected, fj, fj_async, serial};
+
+#[global_allocator]
+static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
 fn fib_rayon(n: u64) -> u64 {
     if n < 2 {
@@ -114,45 +120,55 @@ fn main() {
     let reps: usize = args.next().map_or(7, |s| s.parse().expect("reps"));
     let rounds: usize = args.next().map_or(5, |s| s.parse().expect("rounds"));
     let tokio_n: u64 = args.next().map_or(30, |s| s.parse().expect("tokio_n"));
+    let libraries = args
+        .next()
+        .unwrap_or_else(|| "rayon,chili,tokio".to_string());
+    let runs = |library: &str| libraries.split(',').any(|l| l == library);
     let want = expected(n);
 
     let config = |p: usize| PoolConfig::with_workers(p);
     let threads = |p: usize| NonZero::new(p).expect("P > 0");
     let mut pairs: Vec<Pair<'_>> = Vec::new();
     for p in [1, 2] {
-        let direct = rayon::ThreadPoolBuilder::new()
-            .num_threads(p)
-            .build()
-            .expect("rayon pool");
-        let via = RayonPool::start(&config(p)).expect("rayon");
-        pairs.push(Pair::new(
-            format!("rayon P={p}"),
-            want,
-            move || direct.install(|| fib_rayon(black_box(n))),
-            move || via.run(|w| fj(w, black_box(n))),
-        ));
-        let direct = chili::ThreadPool::with_config(chili::Config {
-            thread_count: Some(threads(p)),
-            ..chili::Config::default()
-        });
-        let via = ChiliPool::start(&config(p)).expect("chili");
-        pairs.push(Pair::new(
-            format!("chili P={p}"),
-            want,
-            move || fib_chili(&mut direct.scope(), black_box(n)),
-            move || via.run(|w| fj(w, black_box(n))),
-        ));
-        let direct = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(p)
-            .build()
-            .expect("tokio runtime");
-        let via = TokioPool::start(&config(p)).expect("tokio");
-        pairs.push(Pair::new(
-            format!("tokio P={p}"),
-            expected(tokio_n),
-            move || direct.block_on(fib_tokio(black_box(tokio_n))),
-            move || via.run_async(|c| fj_async(c, black_box(tokio_n))),
-        ));
+        if runs("rayon") {
+            let direct = rayon::ThreadPoolBuilder::new()
+                .num_threads(p)
+                .build()
+                .expect("rayon pool");
+            let via = RayonPool::start(&config(p)).expect("rayon");
+            pairs.push(Pair::new(
+                format!("rayon P={p}"),
+                want,
+                move || direct.install(|| fib_rayon(black_box(n))),
+                move || via.run(|w| fj(w, black_box(n))),
+            ));
+        }
+        if runs("chili") {
+            let direct = chili::ThreadPool::with_config(chili::Config {
+                thread_count: Some(threads(p)),
+                ..chili::Config::default()
+            });
+            let via = ChiliPool::start(&config(p)).expect("chili");
+            pairs.push(Pair::new(
+                format!("chili P={p}"),
+                want,
+                move || fib_chili(&mut direct.scope(), black_box(n)),
+                move || via.run(|w| fj(w, black_box(n))),
+            ));
+        }
+        if runs("tokio") {
+            let direct = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(p)
+                .build()
+                .expect("tokio runtime");
+            let via = TokioPool::start(&config(p)).expect("tokio");
+            pairs.push(Pair::new(
+                format!("tokio P={p}"),
+                expected(tokio_n),
+                move || direct.block_on(fib_tokio(black_box(tokio_n))),
+                move || via.run_async(|c| fj_async(c, black_box(tokio_n))),
+            ));
+        }
     }
 
     let mut ts: Vec<(u64, Vec<f64>)> = vec![(n, Vec::new()), (tokio_n, Vec::new())];
