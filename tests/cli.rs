@@ -1,6 +1,7 @@
 //! End-to-end tests of the `stealbench` binary: bad input, a whole reproduction at the test
 //! size, and resuming an interrupted run. Every output goes to a temporary directory.
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -1474,20 +1475,40 @@ fn merge_refuses_damaged_or_missing_shards() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
 }
 
-/// `merge --force` of shards measured on different machines keeps every machine, names each on
-/// the page, judges oversubscription against the smallest (no speedup for a point measured on
-/// fewer CPUs than its workers) and judges no time claim.
+/// `merge --force` of shards measured on different machines (ProWS Figure 3 at P = 1, 2, 16 in
+/// two shards, shard 1's meta.json a 64-core, 128-CPU machine's; on the claims' two runtimes and
+/// one round, to keep the test short: the machines gate comes before the rounds') records
+/// which machine measured each point and judges each point on its own machine: P = 16 is
+/// oversubscribed, with no speedup, where the small machine measured it and not where the big
+/// one did. Every machine is named on the page, in report.html and in the runs table; a claim
+/// whose points come from both machines is inconclusive and says so, one whose points one
+/// machine measured is not.
 #[test]
-fn merge_force_across_machines_judges_on_the_smallest() {
+fn merge_force_across_machines_judges_each_point_on_its_machine() {
     let dir = TempDir::with_prefix("stealbench-cli-machines-").unwrap();
-    let shards = two_fig3_shards(dir.path(), "1,16", &[]);
+    let shards: Vec<PathBuf> = (1..=2)
+        .map(|i| {
+            let shard = format!("{i}/2");
+            let args = [
+                &["--workers", "1,2,16", "--shard", &shard][..],
+                &["--runtimes", "abp,prows/futures=nostack", "--rounds", "1"],
+                &dirs_args("r", "f"),
+            ];
+            let out = stealbench(&reproduce_args("prows-fig3", &args.concat()), dir.path());
+            assert!(out.status.success(), "{}", text(&out.stderr));
+            shard_dir(&dir.path().join("r"), "prows-fig3", i, 2)
+        })
+        .collect();
+    let read_json = |p: &Path| -> serde_json::Value {
+        serde_json::from_str(&fs::read_to_string(p).unwrap()).unwrap()
+    };
     // Shard 1 as if measured on a larger machine.
     let meta_path = shards[0].join("meta.json");
-    let mut meta: serde_json::Value =
-        serde_json::from_str(&fs::read_to_string(&meta_path).unwrap()).unwrap();
-    let this_cpus = meta["machine"]["logical_cpus"].as_u64().unwrap();
+    let mut meta = read_json(&meta_path);
+    let small = meta["machine"]["cpu_model"].as_str().unwrap().to_string();
+    let small_cpus = meta["machine"]["logical_cpus"].as_u64().unwrap();
     assert!(
-        this_cpus < 16,
+        small_cpus < 16,
         "this test needs a machine of fewer than 16 CPUs"
     );
     meta["machine"]["cpu_model"] = "Big Machine 128".into();
@@ -1496,64 +1517,160 @@ fn merge_force_across_machines_judges_on_the_smallest() {
     fs::write(&meta_path, meta.to_string()).unwrap();
     let (a, b) = (shards[0].to_str().unwrap(), shards[1].to_str().unwrap());
     let out = stealbench(
-        &["merge", a, b, "--out", "m", "--figures-dir", "mf"],
+        &[&["merge", a, b][..], &dirs_args("m", "mf")].concat(),
         dir.path(),
     );
     refused(&out, "differ", "machines differ");
     let out = stealbench(
-        &[
-            "merge",
-            "--force",
-            a,
-            b,
-            "--out",
-            "m",
-            "--figures-dir",
-            "mf",
-        ],
+        &[&["merge", "--force", a, b][..], &dirs_args("m", "mf")].concat(),
         dir.path(),
     );
-    assert!(out.status.code().is_some(), "{}", text(&out.stderr));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let merged = &run_dirs(&dir.path().join("m"), "prows-fig3")[0];
-    let meta: serde_json::Value =
-        serde_json::from_str(&fs::read_to_string(merged.join("meta.json")).unwrap()).unwrap();
-    assert_eq!(meta["machines"].as_array().unwrap().len(), 2, "{meta}");
-    assert_eq!(meta["machine"]["logical_cpus"].as_u64(), Some(this_cpus));
+
+    // Each point's machine, from meta.json: every point of the run on exactly one.
+    let meta = read_json(&merged.join("meta.json"));
+    let machines = meta["machines"].as_array().unwrap();
+    assert_eq!(machines.len(), 2, "{meta}");
+    let mut big_of: BTreeMap<String, bool> = BTreeMap::new();
+    for m in machines {
+        let big = m["machine"]["cpu_model"] == "Big Machine 128";
+        for p in m["points"].as_array().unwrap() {
+            assert!(
+                big_of
+                    .insert(p.as_str().unwrap().to_string(), big)
+                    .is_none(),
+                "{meta}"
+            );
+        }
+    }
+    assert_eq!(meta["machine"]["logical_cpus"].as_u64(), Some(small_cpus));
+
+    // P = 16 is oversubscribed on the small machine alone; a point shows a speedup over its
+    // row's T_1 only where neither is oversubscribed and one machine measured both.
+    let summary = fs::read_to_string(merged.join("summary.csv")).unwrap();
+    let mut rows = csv::Reader::from_reader(summary.as_bytes());
+    let header = rows.headers().unwrap().clone();
+    let col = |name: &str| header.iter().position(|h| h == name).unwrap();
+    let mut sixteen = [0, 0];
+    for r in rows.records() {
+        let r = r.unwrap();
+        let point = format!(
+            "{} {}-{} P={}",
+            &r[col("runtime")],
+            &r[col("workload")],
+            &r[col("variant")],
+            &r[col("workers")]
+        );
+        let big = big_of[&point];
+        let t1 = format!(
+            "{} {}-{} P=1",
+            &r[col("runtime")],
+            &r[col("workload")],
+            &r[col("variant")]
+        );
+        let over = !big && r[col("workers")].parse::<u64>().unwrap() > small_cpus;
+        if &r[col("status")] != "ok" || &r[col("workers")] == "1" {
+            continue;
+        }
+        assert_eq!(
+            &r[col("oversubscribed")],
+            &over.to_string(),
+            "{point}: {summary}"
+        );
+        assert_eq!(
+            r[col("scalability_t1")].is_empty(),
+            over || big_of.get(&t1) != Some(&big),
+            "{point}: {summary}"
+        );
+        if &r[col("workers")] == "16" {
+            sixteen[usize::from(big)] += 1;
+            assert_eq!(over, !big, "{point}");
+        }
+    }
+    assert!(
+        sixteen[0] > 0 && sixteen[1] > 0,
+        "P = 16 on both machines: {summary}"
+    );
+
+    // A claim is judged unless its points come from both machines.
+    let claims = fs::read_to_string(merged.join("claims.csv")).unwrap();
+    let mut rows = csv::Reader::from_reader(claims.as_bytes());
+    let header = rows.headers().unwrap().clone();
+    let col = |name: &str| header.iter().position(|h| h == name).unwrap();
+    let reads: [(&str, &[&str]); 3] = [
+        (
+            "prows-fig3/scales-p16",
+            &[
+                "abp fib-fj P=1",
+                "abp fib-fj P=16",
+                "prows/futures=nostack fib-sf P=1",
+                "prows/futures=nostack fib-sf P=16",
+            ],
+        ),
+        (
+            "prows-fig3/futures-cost-more",
+            &["abp fib-fj P=1", "prows/futures=nostack fib-sf P=1"],
+        ),
+        (
+            "prows-fig3/stack-switch-costs",
+            &["prows fib-sf P=1", "prows/futures=nostack fib-sf P=1"],
+        ),
+    ];
+    let mut mixes = [0, 0];
+    for r in rows.records() {
+        let r = r.unwrap();
+        let Some((_, points)) = reads.iter().find(|(id, _)| &r[col("claim")] == *id) else {
+            continue;
+        };
+        // The machines of the points it reads that the run measured.
+        let on: BTreeSet<bool> = points
+            .iter()
+            .filter_map(|p| big_of.get(*p).copied())
+            .collect();
+        mixes[usize::from(on.len() == 2)] += 1;
+        let mixed = r[col("reason")].starts_with("its points come from 2 machines: ");
+        assert_eq!(mixed, on.len() == 2, "{}: {claims}", &r[col("claim")]);
+        if mixed {
+            assert_eq!(&r[col("verdict")], "inconclusive", "{claims}");
+            assert!(r[col("reason")].contains("Big Machine 128 (128 logical CPUs)"));
+            assert!(r[col("reason")].contains(&small), "{claims}");
+        }
+    }
+    assert!(
+        mixes[0] > 0 && mixes[1] > 0,
+        "a claim of one machine and one of two: {mixes:?} {claims}"
+    );
+
+    // Every machine is named: the page, and report's runs table and report.html.
     let page = fs::read_to_string(dir.path().join("mf/prows-fig3.md")).unwrap();
     assert!(page.contains("- Machines (merged with --force"), "{page}");
     assert!(
         page.contains("Big Machine 128, 64 cores / 128 logical CPUs"),
         "{page}"
     );
-    let summary = fs::read_to_string(merged.join("summary.csv")).unwrap();
-    let mut rows = csv::Reader::from_reader(summary.as_bytes());
-    let header = rows.headers().unwrap().clone();
-    let col = |name: &str| header.iter().position(|h| h == name).unwrap();
-    let mut sixteen = 0;
-    for r in rows.records() {
-        let r = r.unwrap();
-        if &r[col("workers")] == "16" {
-            sixteen += 1;
-            assert_eq!(&r[col("oversubscribed")], "true", "{summary}");
-            assert_eq!(&r[col("speedup_ts")], "", "{summary}");
-        }
-    }
-    assert!(sixteen > 0, "{summary}");
-    // scales-p16 failed, judged as if P = 16 had run on 64 cores.
-    let claims = fs::read_to_string(merged.join("claims.csv")).unwrap();
-    let mut rows = csv::Reader::from_reader(claims.as_bytes());
-    let header = rows.headers().unwrap().clone();
-    let verdict = header.iter().position(|h| h == "verdict").unwrap();
-    let mut judged = 0;
-    for r in rows.records() {
-        let r = r.unwrap();
-        assert!(!["holds", "fails"].contains(&&r[verdict]), "{claims}");
-        if r[0].ends_with("/scales-p16") {
-            judged += 1;
-            assert_eq!(&r[verdict], "inconclusive", "{claims}");
-        }
-    }
-    assert!(judged > 0, "{claims}");
+    assert!(
+        page.contains(&format!("{small}'s {small_cpus} logical CPUs")),
+        "{page}"
+    );
+    let out = stealbench(&["report", "m", "--figures-dir", "rf"], dir.path());
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let readme = fs::read_to_string(dir.path().join("rf/README.md")).unwrap();
+    let row = readme
+        .lines()
+        .find(|l| l.starts_with("| [prows-fig3]"))
+        .unwrap();
+    assert!(row.contains("Big Machine 128, 64 cores"), "{row}");
+    assert!(row.contains(&small), "{row}");
+    let html = fs::read_to_string(dir.path().join("rf/report.html")).unwrap();
+    assert!(
+        html.contains("Big Machine 128, 64 cores / 128 logical CPUs"),
+        "{html}"
+    );
+
+    // A run of one machine names no machines per point.
+    let one = read_json(&shards[1].join("meta.json"));
+    assert!(one.get("machines").is_none(), "{one}");
 }
 
 /// `raw.csv` with the cell `column` of its first row set to `value`.

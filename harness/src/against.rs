@@ -93,12 +93,14 @@ pub(crate) struct Comparison {
     figures: Vec<FigureRows>,
 }
 
-/// The machine and size of a run, in words.
+/// The machine (every machine of a run merged across machines) and size of a run, in words.
 fn machine(m: &Meta) -> String {
-    format!(
-        "{}, {} cores, size {}",
-        m.machine.cpu_model, m.machine.cores, m.settings.measure.size
-    )
+    let machines: Vec<String> = m
+        .each_machine()
+        .iter()
+        .map(|x| format!("{}, {} cores", x.cpu_model, x.cores))
+        .collect();
+    format!("{}, size {}", machines.join("; "), m.settings.measure.size)
 }
 
 /// The verdict of a judgement in one cell.

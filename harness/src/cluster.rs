@@ -361,11 +361,25 @@ pub(crate) fn merge_command(args: &MergeArgs, allocator: &str) -> Result<i32, Fa
         }
         seen.join(", ")
     };
-    // Runs merged with --force across machines keep every machine, and are judged on the
-    // smallest (Meta::machines).
-    for m in &metas {
-        if !meta.machines.contains(&m.machine) {
-            meta.machines.push(m.machine.clone());
+    // Runs merged with --force across machines keep every machine with the points it measured
+    // (Meta::machines); `machine` is the one with the fewest logical CPUs.
+    meta.machines = Vec::new();
+    for (p, d) in &owner {
+        let Some(m) = args
+            .dirs
+            .iter()
+            .position(|x| x.as_path() == *d)
+            .map(|i| &metas[i])
+        else {
+            continue;
+        };
+        let machine = m.machine_of(&p.to_string());
+        match meta.machines.iter_mut().find(|x| &x.machine == machine) {
+            Some(x) => x.points.push(p.to_string()),
+            None => meta.machines.push(results::Measured {
+                machine: machine.clone(),
+                points: vec![p.to_string()],
+            }),
         }
     }
     if meta.machines.len() < 2 {
@@ -373,6 +387,7 @@ pub(crate) fn merge_command(args: &MergeArgs, allocator: &str) -> Result<i32, Fa
     } else if let Some(smallest) = meta
         .machines
         .iter()
+        .map(|x| &x.machine)
         .min_by_key(|m| (m.logical_cpus, m.cores))
     {
         meta.machine = smallest.clone();

@@ -114,12 +114,19 @@ fn markdown(
     if fig.metric.compares_times() {
         out.push_str(&format!("- T_s: {}\n", crate::figures::ts_note(fig.ts)));
     }
-    if let Some(p) = s.workers.iter().find(|&&p| p > meta.machine.logical_cpus) {
-        out.push_str(&format!(
-            "- Oversubscribed: P={p} and above exceed this machine's {} logical CPUs: {}\n",
-            meta.machine.logical_cpus,
-            fig.metric.oversubscribed_note()
-        ));
+    for m in meta.each_machine() {
+        if let Some(p) = s.workers.iter().find(|&&p| p > m.logical_cpus) {
+            let whose = if meta.machines.is_empty() {
+                "this machine's".to_string()
+            } else {
+                format!("{}'s", escape::md_text(&m.cpu_model))
+            };
+            out.push_str(&format!(
+                "- Oversubscribed: P={p} and above exceed {whose} {} logical CPUs: {}\n",
+                m.logical_cpus,
+                fig.metric.oversubscribed_note()
+            ));
+        }
     }
     out.push_str(&format!(
         "- Raw data: `{}` (raw.csv, summary.csv, meta.json)\n\n",
@@ -254,7 +261,7 @@ pub(crate) fn view(
     store: &Store,
     params_of: &HashMap<WorkloadSpec, String>,
 ) -> View {
-    let summaries = results::summarize(store).with_ts(fig.ts);
+    let summaries = results::summarize(store).with_ts(fig.ts).measured_on(meta);
     let ctx = Context {
         summaries: &summaries,
         cpus: meta.machine.logical_cpus,
@@ -288,7 +295,6 @@ pub(crate) fn view(
     for v in &mut verdicts {
         v.build.clone_from(&build);
     }
-    claims::mixed_machines(&mut verdicts, &meta.machines);
     let mut params_of = params_of.clone();
     for r in store.rows() {
         params_of.insert(r.point.workload.clone(), r.params.clone());
@@ -313,7 +319,12 @@ pub(crate) fn view(
         verdicts,
         subtitle: format!(
             "size {}, {}",
-            meta.settings.measure.size, meta.machine.cpu_model
+            meta.settings.measure.size,
+            meta.each_machine()
+                .iter()
+                .map(|m| m.cpu_model.as_str())
+                .collect::<Vec<_>>()
+                .join(" + ")
         ),
         summaries,
         rounds_note,

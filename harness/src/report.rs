@@ -329,11 +329,15 @@ fn readme_text(rendered: &[Rendered], missing: &[&str]) -> String {
             .cloned()
             .collect();
         out.push_str(&format!(
-            "| [{0}]({0}.md) | {1} | {2}, {3} cores | {4} | {5} | {6} | `{7}` |\n",
+            "| [{0}]({0}.md) | {1} | {2} | {3} | {4} | {5} | `{6}` |\n",
             r.fig.id,
             r.meta.settings.measure.size,
-            md_text(&r.meta.machine.cpu_model),
-            r.meta.machine.cores,
+            r.meta
+                .each_machine()
+                .iter()
+                .map(|m| format!("{}, {} cores", md_text(&m.cpu_model), m.cores))
+                .collect::<Vec<_>>()
+                .join("; "),
             // The note names the run's commit; a clean run of this build's, the commit alone.
             note.map_or_else(
                 || format!("`{}`", md_code(&commit)),
@@ -514,18 +518,19 @@ fn html_text(rendered: &[Rendered], missing: &[&str], against: &str) -> String {
          <th>size</th><th>rounds, repetitions</th><th>measured</th><th>run directory</th></tr>\n",
     );
     for r in rendered {
-        let (m, b, s) = (&r.meta.machine, &r.meta.build, &r.meta.settings);
+        let (b, s) = (&r.meta.build, &r.meta.settings);
         let (commit, note) = build_cell(&r.meta);
         out.push_str(&format!(
-            "<tr><td><a href=\"#{0}\">{0}</a></td><td>{1}, {2} cores / {3} logical CPUs, {4} NUMA \
-             node(s), {5}</td><td{16}>stealbench {6}, {7}, commit {8}, allocator {9}, {10}{17}</td>\
-             <td>{11}</td><td>{12}, {13}</td><td>{14}</td><td><code>{15}</code></td></tr>\n",
+            "<tr><td><a href=\"#{0}\">{0}</a></td><td>{1}</td><td{12}>stealbench {2}, {3}, \
+             commit {4}, allocator {5}, {6}{13}</td><td>{7}</td><td>{8}, {9}</td><td>{10}</td>\
+             <td><code>{11}</code></td></tr>\n",
             esc(r.fig.id),
-            esc(&m.cpu_model),
-            m.cores,
-            m.logical_cpus,
-            m.numa_nodes,
-            esc(&m.kernel),
+            r.meta
+                .each_machine()
+                .iter()
+                .map(|m| esc(&m.describe()))
+                .collect::<Vec<_>>()
+                .join("; "),
             esc(&b.stealbench_version),
             esc(&b.rustc),
             esc(&commit),

@@ -1,11 +1,12 @@
 //! The gates: why a run cannot decide a claim, whatever its points measure.
 //!
-//! A stand-in, a runtime this build lacks, a time at a P beyond the cores or over fewer than
+//! A stand-in, a runtime this build lacks, points that more than one machine measured (a run
+//! merged across machines), a time at a P beyond the cores or over fewer than
 //! [`MIN_TIME_ROUNDS`] rounds, a size below the claim's ([`gates_before_run`] asks them before
 //! anything runs).
 
 use super::{Claim, MIN_TIME_ROUNDS, Run, Verdict, quantity};
-use crate::results::Summaries;
+use crate::results::{Machine, Summaries};
 use stealbench_workloads::Size;
 
 /// Why a run of `rounds` rounds at `size` on a machine of `cores` cores cannot decide a claim,
@@ -42,6 +43,30 @@ fn too_few_rounds(rounds: &str) -> Verdict {
     ))
 }
 
+/// The machines that measured the points `claim` reads in `run`, each once, where the run
+/// names one per point (a run merged across machines); empty otherwise.
+pub(super) fn machines_of<'a>(claim: &Claim, run: &Run<'a>) -> Vec<&'a Machine> {
+    let mut out: Vec<&Machine> = Vec::new();
+    for q in claim.check.quantities() {
+        for s in q.measured(run.summaries) {
+            if let Some(m) = run.summaries.machine_of(&s.key)
+                && !out.contains(&m)
+            {
+                out.push(m);
+            }
+        }
+    }
+    out
+}
+
+/// The cores of the machine that measured `pt` in `run`: its own where the run names one per
+/// point (a run merged across machines), else the run's.
+pub(super) fn cores_of(pt: &quantity::Pt, run: &Run<'_>) -> usize {
+    run.summaries
+        .machine_of(&pt.key())
+        .map_or(run.cores, |m| m.cores)
+}
+
 /// Whether `pt` is a simulated row's (its arm has `sim=`), which runs no worker threads.
 pub(super) fn simulated(pt: &quantity::Pt) -> bool {
     pt.runtime.sim.is_some()
@@ -68,6 +93,19 @@ fn gates(claim: &Claim, run: &Run<'_>) -> Vec<Verdict> {
     });
     if let Some(why) = missing {
         out.push(Verdict::NotApplicable(why));
+    }
+    // Points of different machines are not comparable.
+    let machines = machines_of(claim, run);
+    if machines.len() > 1 {
+        let models: Vec<String> = machines
+            .iter()
+            .map(|m| format!("{} ({} logical CPUs)", m.cpu_model, m.logical_cpus))
+            .collect();
+        out.push(Verdict::Inconclusive(format!(
+            "its points come from {} machines: {}",
+            machines.len(),
+            models.join(", ")
+        )));
     }
     // The cores gate is for times only: a count or memory point is measured beyond the cores,
     // oversubscribed.

@@ -17,7 +17,9 @@
 //! - `n/a (why)` when the claim compares with a system stealbench only stands in for (Cilk
 //!   Plus is `abp`), one it does not have (taskflow) or one this build lacks (`tbb`,
 //!   `openmp` without their features);
-//! - `inconclusive (why)` for a time at a P beyond this machine's cores (times only: a count
+//! - `inconclusive (why)` for a claim whose points come from more than one machine (a run
+//!   merged with `--force` across machines: a claim whose points one of them measured is judged
+//!   on that machine's cores), for a time at a P beyond the machine's cores (times only: a count
 //!   or memory point is measured at any P, oversubscribed, and the default workers of a
 //!   figure of counts or memory include its claims' P), a time point with fewer than
 //!   [`MIN_TIME_ROUNDS`] rounds (one process per round: a VM's times move between processes,
@@ -45,13 +47,13 @@ mod show;
 
 pub(crate) use check::{Band, Case, Check, Growth, Outcome, case};
 pub(crate) use gate::gates_before_run;
-use gate::{gate, simulated};
+use gate::{cores_of, gate, machines_of, simulated};
 pub(crate) use quantity::{Q, counter, peak_rss, time, ts};
 pub(crate) use show::{
     apart, listing, listing_csv, markdown, of_kind, summary, tally, text, write_csv,
 };
 
-use crate::results::{Machine, Summaries};
+use crate::results::Summaries;
 use std::fmt;
 use stealbench_workloads::Size;
 
@@ -279,7 +281,8 @@ pub(crate) struct Run<'a> {
     /// Every point of the run.
     pub summaries: &'a Summaries,
     /// The machine's physical cores: a time claim at a larger P cannot be decided here, and
-    /// a count or memory point with more workers is oversubscribed.
+    /// a count or memory point with more workers is oversubscribed (a claim whose points one
+    /// machine of a run merged across machines measured: that machine's cores).
     pub cores: usize,
     /// The run's input size.
     pub size: Size,
@@ -437,35 +440,6 @@ pub(crate) fn judge(fig: Claimed<'_>, run: &Run<'_>) -> Vec<Judgement> {
         .collect()
 }
 
-/// Makes every time claim of `verdicts` inconclusive when its run holds points of more than
-/// one machine (`machines`, a run merged with `--force`): times measured on different machines
-/// are not comparable. The decided verdict is kept as what it `would` be; an undecided one
-/// keeps its reason.
-pub(crate) fn mixed_machines(verdicts: &mut [Judgement], machines: &[Machine]) {
-    if machines.len() < 2 {
-        return;
-    }
-    let models: Vec<String> = machines
-        .iter()
-        .map(|m| format!("{} ({} logical CPUs)", m.cpu_model, m.logical_cpus))
-        .collect();
-    let decided = |v: &Verdict| matches!(v, Verdict::Holds | Verdict::Fails);
-    for j in verdicts
-        .iter_mut()
-        .filter(|j| j.claim.reads_time() && decided(&j.verdict))
-    {
-        let why = format!(
-            "its times were measured on {} machines: {}",
-            machines.len(),
-            models.join(", ")
-        );
-        j.would = Some(std::mem::replace(
-            &mut j.verdict,
-            Verdict::Inconclusive(why),
-        ));
-    }
-}
-
 /// The verdict of a claim from its cases': the worst ([`check::worst`]), an undecided case's
 /// reason naming the case.
 fn worst_of(cases: &[CaseVerdict]) -> Verdict {
@@ -482,6 +456,15 @@ fn worst_of(cases: &[CaseVerdict]) -> Verdict {
 }
 
 fn judge_one(figure: &str, claim: &Claim, run: &Run<'_>) -> Judgement {
+    // A claim whose points one machine of a run merged across machines measured is judged on
+    // that machine's cores.
+    let run = &match machines_of(claim, run)[..] {
+        [m] => Run {
+            cores: m.cores,
+            ..*run
+        },
+        _ => *run,
+    };
     let results = claim.check.run(run.summaries);
     let ours = results
         .iter()
@@ -500,7 +483,7 @@ fn judge_one(figure: &str, claim: &Claim, run: &Run<'_>) -> Judgement {
             let oversubscribed = r
                 .points
                 .iter()
-                .filter(|(pt, _)| pt.p > run.cores && !simulated(pt))
+                .filter(|(pt, _)| pt.p > cores_of(pt, run) && !simulated(pt))
                 .map(|(pt, _)| pt.p)
                 .max();
             let mut verdict = Verdict::of_case(&r.outcome);
@@ -598,6 +581,7 @@ pub(crate) fn suspect_ts(
 mod tests {
     use super::*;
     use crate::figures::Figure;
+    use crate::results::Machine;
     use crate::results::PointSummary;
     use crate::testutil::ok_point;
     use stealbench_workloads::Variant;
@@ -651,32 +635,45 @@ mod tests {
     }
 
     #[test]
-    fn a_time_claim_on_points_of_two_machines_is_not_judged() {
+    fn a_claim_is_judged_on_the_machine_of_its_points_and_not_across_machines() {
         let pts = vec![
             rounds("abp", 1, &[1.0, 1.1, 0.9]),
             rounds("fibril", 1, &[1.0, 1.09, 0.91]),
         ];
-        let run = Run {
-            summaries: &crate::results::Summaries::from(pts),
-            cores: 2,
-            size: Size::Quick,
-        };
-        let mut verdicts = judge(figure(ratio_claim(0.05)).claimed(), &run);
-        let one = verdicts.clone();
-        let machine = crate::results::this_machine();
-        mixed_machines(&mut verdicts, std::slice::from_ref(&machine));
-        assert_eq!(verdicts, one, "one machine changes nothing");
+        let small = crate::results::this_machine();
         let big = Machine {
             cpu_model: "Big".into(),
+            cores: 64,
             logical_cpus: 128,
-            ..machine.clone()
+            ..small.clone()
         };
-        mixed_machines(&mut verdicts, &[big, machine]);
-        let j = &verdicts[0];
+        let on = |abp: &Machine, fibril: &Machine| {
+            let mut meta = crate::results::Meta::sample("prows-fig3", 1);
+            meta.machines = [(abp, &pts[0]), (fibril, &pts[1])]
+                .into_iter()
+                .map(|(m, p)| crate::results::Measured {
+                    machine: m.clone(),
+                    points: vec![p.key.to_string()],
+                })
+                .collect();
+            let summaries = Summaries::from(pts.clone()).measured_on(&meta);
+            let run = Run {
+                summaries: &summaries,
+                cores: 2,
+                size: Size::Quick,
+            };
+            judge(figure(ratio_claim(0.05)).claimed(), &run).remove(0)
+        };
+        // Both points of one machine: judged, on its cores.
+        let j = on(&big, &big);
+        assert_eq!(j.verdict, Verdict::Holds);
+        assert_eq!(j.cores, 64);
+        // One point of each: not judged, and says why; what it would be is kept.
+        let j = on(&big, &small);
         assert!(
             j.verdict
                 .reason()
-                .starts_with("its times were measured on 2 machines: Big (128 logical CPUs), "),
+                .starts_with("its points come from 2 machines: Big (128 logical CPUs), "),
             "{}",
             j.verdict
         );

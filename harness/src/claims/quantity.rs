@@ -44,6 +44,16 @@ impl Pt {
             p,
         }
     }
+
+    /// The point of a run it names.
+    pub(crate) fn key(&self) -> PointSpec {
+        PointSpec {
+            runtime: self.runtime,
+            workload: self.workload.clone(),
+            variant: self.variant,
+            workers: self.p,
+        }
+    }
 }
 
 impl fmt::Display for Pt {
@@ -181,6 +191,21 @@ impl Q {
         }
     }
 
+    /// The points it reads that `run` measured, each with its summary (T_s as the run's T_s
+    /// point).
+    pub(crate) fn measured<'a>(&self, run: &'a Summaries) -> Vec<&'a PointSummary> {
+        match self {
+            Q::Time(p) | Q::Counter(p, _) | Q::PeakRss(p) => point(run, p).into_iter().collect(),
+            Q::Ts(w) => results::ts_of(run, w).into_iter().collect(),
+            Q::Const(_) => Vec::new(),
+            Q::Div(a, b) | Q::Add(a, b) | Q::Max(a, b) => {
+                let mut v = a.measured(run);
+                v.extend(b.measured(run));
+                v
+            }
+        }
+    }
+
     /// Its value in `run`, or why there is none.
     pub(crate) fn samples(&self, run: &Summaries) -> Result<Samples, Missing> {
         match self {
@@ -256,12 +281,7 @@ impl fmt::Display for Missing {
 
 /// The summary of `p` in `run`, finished ok.
 fn point<'a>(run: &'a Summaries, p: &Pt) -> Result<&'a PointSummary, Missing> {
-    let key = PointSpec {
-        runtime: p.runtime,
-        workload: p.workload.clone(),
-        variant: p.variant,
-        workers: p.p,
-    };
+    let key = p.key();
     let s = run
         .get(&key)
         .ok_or_else(|| Missing::NotMeasured(p.to_string()))?;

@@ -6,9 +6,10 @@
 //! Two metrics are shared: [`Time`] (the median time and its speedup: ProWS Figures 2 and 3)
 //! and [`Count`] (a runtime counter of the point's repetitions: deviations, steals).
 //!
-//! A point measured with more workers than this machine has logical CPUs is *oversubscribed*:
+//! A point measured with more workers than its machine has logical CPUs is *oversubscribed*:
 //! its time says nothing about speedup. Every metric marks such cells, and [`Time`] shows no
-//! speedup for them, in the table or the plot.
+//! speedup for them, in the table or the plot; nor, in a run merged across machines, for a point
+//! whose row's T_1 or T_s another machine measured.
 
 use crate::grid::{Row, Status};
 use crate::results::{self, PointSummary, Summaries};
@@ -20,7 +21,8 @@ use crate::stats;
 pub(crate) struct Context<'a> {
     /// Every measured point of the run.
     pub summaries: &'a Summaries,
-    /// This machine's logical CPUs: a point with more workers is oversubscribed.
+    /// The run's machine's logical CPUs: a point with more workers is oversubscribed (a point
+    /// of a run merged across machines, against its own machine's: [`Summaries::cpus_of`]).
     pub cpus: usize,
 }
 
@@ -30,16 +32,24 @@ impl<'a> Context<'a> {
         self.summaries.get(&key(row, p))
     }
 
-    /// Whether `row` at P = `p` ran more worker threads than this machine has logical CPUs
-    /// (a simulated row runs none).
+    /// Whether `row` at P = `p` ran more worker threads than the machine that measured it has
+    /// logical CPUs (a simulated row runs none).
     pub(crate) fn oversubscribed(&self, row: &Row, p: usize) -> bool {
-        p > self.cpus && row.runtime.sim.is_none()
+        p > self.summaries.cpus_of(&key(row, p), self.cpus) && row.runtime.sim.is_none()
     }
 
-    /// Whether `row` at P = `p` has no speedup or ratio to show: oversubscribed, or simulated
-    /// (a simulated point's seconds are the replay's wall time, not the program's).
+    /// Whether `row` at P = `p` has no speedup or ratio to show: oversubscribed, simulated (a
+    /// simulated point's seconds are the replay's wall time, not the program's), or, in a run
+    /// merged across machines, measured on another machine than its row's T_1 or its
+    /// workload's T_s (times of two machines make no speedup).
     pub(crate) fn no_speedup(&self, row: &Row, p: usize) -> bool {
-        self.oversubscribed(row, p) || row.runtime.sim.is_some()
+        let machine = |k: &PointSpec| self.summaries.machine_of(k);
+        let here = machine(&key(row, p));
+        let ts = results::ts_of(self.summaries, &row.workload).map(|s| &s.key);
+        let t1 = key(row, 1);
+        let elsewhere = (self.summaries.get(&t1).is_some() && machine(&t1) != here)
+            || ts.is_some_and(|k| machine(k) != here);
+        self.oversubscribed(row, p) || row.runtime.sim.is_some() || elsewhere
     }
 }
 
@@ -452,6 +462,82 @@ mod tests {
             "0.5000 (oversubscribed)"
         );
         assert_eq!(Time(SpeedupBase::Serial).plot(&one, &r, 2, 0), None);
+    }
+
+    /// In a run merged across machines, each point is oversubscribed against its own machine,
+    /// and shows no speedup over a base that another machine measured.
+    #[test]
+    fn a_point_is_judged_on_its_own_machine() {
+        let s = [
+            ok_point("serial/front=kernel", Variant::Fj, 1, 2.0),
+            ok_point("serial", Variant::Fj, 1, 2.0),
+            ok_point("serial", Variant::Fj, 2, 0.5),
+            ok_point("serial", Variant::Fj, 16, 0.25),
+        ];
+        let small = crate::results::this_machine();
+        let big = crate::results::Machine {
+            cpu_model: "Big".into(),
+            cores: 64,
+            logical_cpus: 128,
+            ..small.clone()
+        };
+        // P = 16 on the big machine, the rest on the small one (one logical CPU).
+        let on = |p16: &crate::results::Machine, rest: &crate::results::Machine| {
+            let mut meta = crate::results::Meta::sample("prows-fig3", 1);
+            meta.machines = vec![
+                crate::results::Measured {
+                    machine: p16.clone(),
+                    points: vec![s[3].key.to_string()],
+                },
+                crate::results::Measured {
+                    machine: rest.clone(),
+                    points: s[..3].iter().map(|x| x.key.to_string()).collect(),
+                },
+            ];
+            crate::results::Summaries::from(s.to_vec()).measured_on(&meta)
+        };
+        let one_cpu = crate::results::Machine {
+            logical_cpus: 1,
+            ..small.clone()
+        };
+        let mixed = on(&big, &one_cpu);
+        let ctx = Context {
+            summaries: &mixed,
+            cpus: 1,
+        };
+        let r = fib_row("serial");
+        // P = 2 on one CPU is oversubscribed; P = 16 on 128 is not, but its bases are another
+        // machine's: no speedup either.
+        assert!(ctx.oversubscribed(&r, 2));
+        assert!(!ctx.oversubscribed(&r, 16));
+        assert_eq!(Time(SpeedupBase::OneWorker).speedup(&ctx, &r, 16), None);
+        assert_eq!(Time(SpeedupBase::Serial).cell(&ctx, &r, 16), "0.2500");
+        // All on the big machine: P = 16 has its speedups.
+        let all_big = on(&big, &big);
+        let ctx = Context {
+            summaries: &all_big,
+            cpus: 1,
+        };
+        assert!(!ctx.oversubscribed(&r, 2));
+        assert_eq!(
+            Time(SpeedupBase::OneWorker).speedup(&ctx, &r, 16),
+            Some(8.0)
+        );
+        let rows = crate::results::summary_rows(&mixed, 1);
+        assert_eq!(
+            (
+                rows[3].oversubscribed,
+                rows[3].scalability_t1,
+                rows[3].speedup_ts
+            ),
+            (false, None, None)
+        );
+        assert!(rows[2].oversubscribed);
+        let rows = crate::results::summary_rows(&all_big, 1);
+        assert_eq!(
+            (rows[3].oversubscribed, rows[3].scalability_t1),
+            (false, Some(8.0))
+        );
     }
 
     #[test]

@@ -20,6 +20,26 @@ pub(crate) struct Machine {
     pub kernel: String,
 }
 
+impl Machine {
+    /// The machine in words: `MODEL, C cores / L logical CPUs, N NUMA node(s), KERNEL`.
+    pub(crate) fn describe(&self) -> String {
+        format!(
+            "{}, {} cores / {} logical CPUs, {} NUMA node(s), {}",
+            self.cpu_model, self.cores, self.logical_cpus, self.numa_nodes, self.kernel
+        )
+    }
+}
+
+/// One machine of a run merged with `--force` from runs of different machines, and the points
+/// it measured, each spelt as a point is (`abp fib-fj P=2`, the keys of meta.json's `ran`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct Measured {
+    /// The machine.
+    pub machine: Machine,
+    /// The points it measured.
+    pub points: Vec<String>,
+}
+
 /// The build that made a run.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct Build {

@@ -1,7 +1,7 @@
 //! meta.json: what a run is (figure, command lines, settings), the machine and build that
 //! made it, and when it started and finished.
 
-use super::machine::{Build, Machine};
+use super::machine::{Build, Machine, Measured};
 use crate::runtimes::Arm;
 use crate::spec::{Measure, stored};
 use serde::{Deserialize, Serialize};
@@ -191,13 +191,13 @@ pub(crate) struct Meta {
     /// size, CPU and start (empty for a run `reproduce` made).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub merged_from: Vec<String>,
-    /// Every machine whose points a run merged with `--force` holds, when they differ (empty
-    /// when one machine measured them all). `machine` is then the one with the fewest logical
-    /// CPUs: a point is judged oversubscribed against it, so that no point measured on a
-    /// smaller machine is shown with a speedup, and a time claim is not judged
-    /// ([`crate::claims::mixed_machines`]).
+    /// Every machine of a run merged with `--force` from runs of different machines, each with
+    /// the points it measured (empty when one machine measured them all). A point is judged
+    /// against the machine that measured it ([`Meta::machine_of`]): oversubscribed above its
+    /// logical CPUs, and a claim whose points come from more than one machine is not judged.
+    /// `machine` is then the one with the fewest logical CPUs.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub machines: Vec<Machine>,
+    pub machines: Vec<Measured>,
     /// What each recorded point's process reported it ran (its parameters and pool
     /// configuration), by point (`abp fib-fj P=2`), as raw.csv records it; written when the
     /// run is rendered (absent in runs made before it was recorded).
@@ -250,27 +250,40 @@ impl Meta {
 }
 
 impl Meta {
-    /// The page's line (Markdown) of the machine, or of every machine of a run merged across machines
-    /// (`- Machine: ...` or `- Machines (merged with --force; ...): A; B`).
+    /// The machine that measured `point` (spelt as a point is: `abp fib-fj P=2`): its entry in
+    /// `machines`, else the run's machine.
+    pub(crate) fn machine_of(&self, point: &str) -> &Machine {
+        self.machines
+            .iter()
+            .find(|m| m.points.iter().any(|p| p == point))
+            .map_or(&self.machine, |m| &m.machine)
+    }
+
+    /// Every machine that measured its points: the run's machine, or each of `machines`.
+    pub(crate) fn each_machine(&self) -> Vec<&Machine> {
+        if self.machines.is_empty() {
+            return vec![&self.machine];
+        }
+        self.machines.iter().map(|m| &m.machine).collect()
+    }
+
+    /// The page's line (Markdown) of the machine, or of every machine of a run merged across
+    /// machines with the number of points each measured (`- Machine: ...` or
+    /// `- Machines (merged with --force; ...): A (12 points); B (12 points)`).
     pub(crate) fn machine_line(&self) -> String {
-        let one = |m: &Machine| {
-            format!(
-                "{}, {} cores / {} logical CPUs, {} NUMA node(s), {}",
-                crate::escape::md_text(&m.cpu_model),
-                m.cores,
-                m.logical_cpus,
-                m.numa_nodes,
-                crate::escape::md_text(&m.kernel)
-            )
-        };
-        if self.machines.len() < 2 {
+        let one = |m: &Machine| crate::escape::md_text(&m.describe());
+        if self.machines.is_empty() {
             return format!("- Machine: {}\n", one(&self.machine));
         }
         format!(
-            "- Machines (merged with --force; a point is oversubscribed above the {} logical \
-             CPUs of the smallest, and no time claim is judged): {}\n",
-            self.machine.logical_cpus,
-            self.machines.iter().map(one).collect::<Vec<_>>().join("; ")
+            "- Machines (merged with --force; each point is judged on the machine that measured \
+             it, with no speedup over a time of another machine, and a claim whose points come \
+             from more than one machine is not judged): {}\n",
+            self.machines
+                .iter()
+                .map(|m| format!("{} ({} points)", one(&m.machine), m.points.len()))
+                .collect::<Vec<_>>()
+                .join("; ")
         )
     }
 

@@ -13,7 +13,9 @@ mod run_dir;
 mod store;
 mod summary;
 
-pub(crate) use machine::{Machine, build_note, run_differences, this_build, this_machine};
+pub(crate) use machine::{
+    Machine, Measured, build_note, run_differences, this_build, this_machine,
+};
 pub(crate) use meta::{Meta, Settings, timestamps};
 pub(crate) use record::RepCheck;
 #[cfg(test)]

@@ -1,6 +1,8 @@
 //! Summaries: a point's repetitions reduced to its statistics and counters, the speedups
 //! over T_s and T_1, and summary.csv.
 
+use super::machine::Machine;
+use super::meta::Meta;
 use super::store::{RawRow, Store};
 use crate::grid::Status;
 use crate::runtimes::Arm;
@@ -28,6 +30,9 @@ pub(crate) struct Summaries {
     ts_shape: Shape,
     /// The arms of the points, by their spellings.
     arms: HashMap<String, Arm>,
+    /// The machine that measured each point, where the run names one per point (a run merged
+    /// across machines: [`Summaries::measured_on`]); empty when the run's machine measured all.
+    machines: HashMap<PointSpec, Machine>,
 }
 
 /// The summaries of `list`, T_s the plain kernel.
@@ -46,6 +51,7 @@ impl From<Vec<PointSummary>> for Summaries {
             ts: HashMap::new(),
             ts_shape: Shape::Plain,
             arms,
+            machines: HashMap::new(),
         }
         .with_ts(Shape::Plain)
     }
@@ -83,6 +89,32 @@ impl Summaries {
     /// The summary of `key`, if measured.
     pub(crate) fn get(&self, key: &PointSpec) -> Option<&PointSummary> {
         self.index.get(key).map(|&i| &self.list[i])
+    }
+
+    /// The summaries with each point's machine from `meta` ([`Meta::machine_of`]), where its
+    /// points come from more than one machine.
+    pub(crate) fn measured_on(mut self, meta: &Meta) -> Summaries {
+        self.machines = if meta.machines.is_empty() {
+            HashMap::new()
+        } else {
+            self.list
+                .iter()
+                .map(|s| (s.key.clone(), meta.machine_of(&s.key.to_string()).clone()))
+                .collect()
+        };
+        self
+    }
+
+    /// The machine that measured `key`, where the run names one per point (else the run's
+    /// machine measured it).
+    pub(crate) fn machine_of(&self, key: &PointSpec) -> Option<&Machine> {
+        self.machines.get(key)
+    }
+
+    /// The logical CPUs of the machine that measured `key`, `cpus` (the run's machine's) unless
+    /// the run names one per point: a point with more workers is oversubscribed.
+    pub(crate) fn cpus_of(&self, key: &PointSpec, cpus: usize) -> usize {
+        self.machine_of(key).map_or(cpus, |m| m.logical_cpus)
     }
 
     /// The arm of the points spelt `spelling`, if any point has it.
@@ -281,22 +313,29 @@ pub(crate) fn spread(medians: &[f64]) -> Option<f64> {
 }
 
 /// The `summary.csv` rows of `summaries`, with both speedups but for the points with more
-/// workers than `cpus` (oversubscribed: no speedup).
+/// workers than the logical CPUs of the machine that measured them (`cpus`, the run's machine's,
+/// unless the summaries name one per point: [`Summaries::cpus_of`]; oversubscribed: no speedup),
+/// and each but over a base (T_s, T_1) that another machine measured.
 pub(crate) fn summary_rows(summaries: &Summaries, cpus: usize) -> Vec<SummaryRow> {
     summaries
         .iter()
         .map(|s| {
             let median = s.summary.map(|x| x.median);
+            // A base measured on another machine (a run merged across machines) makes no
+            // speedup.
+            let here = summaries.machine_of(&s.key);
             let ts = ts_of(summaries, &s.key.workload)
+                .filter(|t| summaries.machine_of(&t.key) == here)
                 .and_then(|t| t.summary)
                 .map(|x| x.median);
             let t1_key = PointSpec {
                 workers: 1,
                 ..s.key.clone()
             };
-            let t1 = median_of(summaries, &t1_key);
+            let t1 =
+                median_of(summaries, &t1_key).filter(|_| summaries.machine_of(&t1_key) == here);
             let simulated = s.key.runtime.sim.is_some();
-            let oversubscribed = s.key.workers > cpus && !simulated;
+            let oversubscribed = s.key.workers > summaries.cpus_of(&s.key, cpus) && !simulated;
             // A simulated point's seconds are the replay's wall time: no speedup either.
             let speedup =
                 |base| stats::speedup(base, median).filter(|_| !oversubscribed && !simulated);

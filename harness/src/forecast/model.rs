@@ -1,29 +1,22 @@
-//! `stealbench plan ID|all`: what a `reproduce` with the same options would measure on this
-//! machine, how long it would take and which of its claims it could decide, before anything
-//! runs.
+//! The time model: each point's time in the reference runs, scaled by P, input and speed.
 //!
-//! **Which claims decide** is the claims' own gates ([`claims::gates_before_run`]: a stand-in,
-//! a runtime this build lacks, a time at a P beyond this machine's cores, a size below the
-//! claim's, fewer than 3 rounds for a time), plus the points a claim reads that the run's
-//! selection leaves out (`--workers`, `--runtimes`, `--workloads`). An undecided claim gets
-//! the smallest size at which it would decide here, if a size is all it lacks.
-//!
-//! **The time model.** The reference is a set of finished runs (default: the committed runs,
-//! `paper-figures/runs`, every figure at `quick` on a 2-core Xeon VM), read from each point's
-//! `raw.csv` rows: a point's time `t_ref` is the median over its rounds of each round's median
-//! repetition. A point of the plan takes the reference's time of the same point (the same
-//! figure's run first, else any run's), else of the same runtime, workload and variant at the
-//! nearest P, else its workload's T_s (the kernel at P = 1). It is scaled
+//! The reference is a set of finished runs (default: the committed runs, `paper-figures/runs`,
+//! every figure at `quick` on a 2-core Xeon VM), read from each point's `raw.csv` rows: a
+//! point's time `t_ref` is the median over its rounds of each round's median repetition. A
+//! point of the plan takes the reference's time of the same point (the same figure's run
+//! first, else any run's), else of the same runtime, workload and variant at the nearest P,
+//! else its workload's T_s (the kernel at P = 1). It is scaled
 //! * by P, under perfect speedup up to the cores: `t_ref · min(P_ref, cores_ref) /
 //!   min(P, cores)` (a simulated point, which runs no worker thread, is not scaled);
 //! * by the input, from the two parameter strings (the reference's and this size's), with
 //!   each workload's growth in its size parameters ([`GROWTH`]: fib's n as 1.618^n, mm's n as
 //!   n^3, ...); a parameter that differs and has no growth entry is named and counted as no
 //!   growth, so the estimate is then a lower bound and says so;
-//! * by this machine's speed: `plan` and `reproduce` time the fib kernel
-//!   (`stealbench_workloads::fib::serial` at the reference's `serial/front=kernel` fib n, in
-//!   this process for about half a second, the fastest repetition) and divide it by the
-//!   reference's time of that same kernel point.
+//! * by this machine's speed: the fib kernel (`stealbench_workloads::fib::serial` at the
+//!   reference's `serial/front=kernel` fib n) timed in this process, the fastest repetition,
+//!   over the reference's time of that same kernel point. The timing costs about half a second
+//!   of measured work, once per process ([`kernel_time`]): `plan` and `reproduce` pay it at
+//!   their start (a `--resume` too), and `reproduce all` once for all its figures.
 //!
 //! A point's process then costs `C0 + C1 · threads + (reps + 1) · t` seconds (its start,
 //! input and checks; a thread per worker; a warm-up and the timed repetitions), once per
@@ -33,25 +26,16 @@
 //! gives each figure's prediction). The disk a run needs is the reference run's bytes per
 //! `raw.csv` row times the rows the plan writes.
 
-use crate::claims::{self, Claim, Verdict};
-use crate::cli::ReproduceArgs;
 use crate::failure::Failure;
-use crate::figures::{self, Figure};
-use crate::grid::workload_info;
-use crate::results::{self, Meta, Settings, Summaries};
+use crate::results::{self, Meta, Summaries};
 use crate::runtimes::Arm;
 use crate::spec::{PointSpec, WorkloadSpec};
-use crate::{plan, table};
-use std::collections::HashMap;
-use std::fmt::Write as _;
+use crate::table;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
+use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
-use stealbench_schedulers::FenceMode;
 use stealbench_schedulers::topology::Topology;
-use stealbench_workloads::Size;
-
-/// The sizes, smallest first.
-pub(crate) const SIZES: [Size; 4] = [Size::Test, Size::Quick, Size::Small, Size::Paper];
 
 /// Seconds a point's process costs besides its repetitions (its start, input and checks).
 const C0: f64 = 0.1;
@@ -346,8 +330,9 @@ pub(crate) struct Model {
 }
 
 impl Model {
-    /// The model on the reference in `dir`, calibrated now: the fib kernel timed in this
-    /// process (about half a second) against the reference's time of it.
+    /// The model on the reference in `dir`, calibrated: the fib kernel timed in this process
+    /// (about half a second, the first time: [`kernel_time`]) against the reference's time of
+    /// it.
     pub(crate) fn calibrated(dir: &Path) -> Result<Model, Failure> {
         if !dir.exists() {
             return Err(Failure::Usage(format!(
@@ -363,7 +348,7 @@ impl Model {
                 dir.display()
             ))
         })?;
-        let here = time_kernel(n);
+        let here = kernel_time(n);
         Ok(Model {
             calibration: format!(
                 "fib({n})'s kernel takes {} s here and {} s on the reference machine, {}: this \
@@ -379,9 +364,19 @@ impl Model {
         })
     }
 
+    /// This machine's physical cores.
+    pub(super) fn cores(&self) -> usize {
+        self.cores
+    }
+
+    /// The reference's bytes per `raw.csv` row of figure `id` (else of all its runs).
+    pub(super) fn bytes_per_row(&self, id: &str) -> f64 {
+        self.reference.bytes_per_row(id)
+    }
+
     /// The model on `reference` with a known `factor`, for a machine of `cores` cores.
     #[cfg(test)]
-    fn with_factor(reference: Reference, factor: f64, cores: usize) -> Model {
+    pub(super) fn with_factor(reference: Reference, factor: f64, cores: usize) -> Model {
         Model {
             reference,
             factor,
@@ -406,6 +401,17 @@ impl Model {
     }
 }
 
+/// The fib kernel's time at each n this process has timed ([`time_kernel`]).
+static KERNEL_TIMES: Mutex<BTreeMap<u64, f64>> = Mutex::new(BTreeMap::new());
+
+/// The time of the fib kernel at `n` in this process, timed once per process ([`time_kernel`],
+/// about half a second) and reused: each figure of `reproduce all`, and its plan, is
+/// calibrated on the same timing.
+fn kernel_time(n: u64) -> f64 {
+    let mut times = KERNEL_TIMES.lock().unwrap_or_else(PoisonError::into_inner);
+    *times.entry(n).or_insert_with(|| time_kernel(n))
+}
+
 /// The time of the fib kernel at `n` in this process: the fastest of its repetitions for about
 /// half a second (at least 3, at most 15), since a busy machine slows some repetitions, not the
 /// kernel.
@@ -420,82 +426,10 @@ fn time_kernel(n: u64) -> f64 {
     times.into_iter().fold(f64::INFINITY, f64::min)
 }
 
-/// What the plan says of one claim.
-#[derive(Debug, Clone)]
-pub(crate) struct ClaimPlan {
-    /// `FIGURE/ID`.
-    pub id: String,
-    /// Why this run cannot decide it, every reason; empty when it can.
-    pub undecided: Vec<Verdict>,
-    /// The smallest size at which it would decide here, for an undecided claim that a size
-    /// would decide.
-    pub decides_from: Option<Size>,
-}
-
-/// The plan of one figure's run.
-#[derive(Debug, Clone)]
-pub(crate) struct FigurePlan {
-    /// The figure.
-    pub id: &'static str,
-    /// The settings its `reproduce` would resolve.
-    pub settings: Settings,
-    /// Its points (of one round).
-    pub points: usize,
-    /// The expected wall time, seconds.
-    pub seconds: f64,
-    /// The expected disk, bytes.
-    pub bytes: f64,
-    /// What the estimate could not model (points without a reference, unscaled inputs).
-    pub unmodelled: Vec<String>,
-    /// Each claim.
-    pub claims: Vec<ClaimPlan>,
-}
-
-impl FigurePlan {
-    /// The claims this run decides.
-    pub(crate) fn decided(&self) -> usize {
-        self.claims
-            .iter()
-            .filter(|c| c.undecided.is_empty())
-            .count()
-    }
-
-    /// The smallest size at which every claim that some size decides here would decide.
-    pub(crate) fn deciding_size(&self) -> Size {
-        let size = self.settings.measure.size;
-        self.claims
-            .iter()
-            .filter_map(|c| c.decides_from)
-            .chain([size])
-            .max_by_key(|s| SIZES.iter().position(|x| x == s))
-            .unwrap_or(size)
-    }
-}
-
-/// Whether the points `claim` of `fig` reads are among `points` (the run's selection keeps
-/// them); T_s, which a claim names as the plain kernel, is the figure's kernel.
-fn unmeasured(fig: &Figure, claim: &Claim, points: &[PointSpec]) -> Option<String> {
-    let plain = Arm::parse("serial/front=kernel").ok()?;
-    claim.points().into_iter().find_map(|(pt, _)| {
-        let mut arm = pt.runtime;
-        if arm == plain {
-            arm = crate::runtimes::kernel(fig.ts);
-        }
-        let there = points.iter().any(|p| {
-            p.runtime == arm
-                && p.workload == pt.workload
-                && p.variant == pt.variant
-                && p.workers == pt.p
-        });
-        (!there)
-            .then(|| format!("this run does not measure {pt} (--workers, --runtimes, --workloads)"))
-    })
-}
-
 /// The expected seconds of `points` of figure `id` on `model`, run `rounds` times with `reps`
 /// repetitions each, their workloads' parameters by `params`; with what the model could not
 /// scale.
-fn estimate(
+pub(super) fn estimate(
     model: &Model,
     id: &str,
     points: &[PointSpec],
@@ -530,264 +464,6 @@ fn estimate(
     (seconds, unmodelled)
 }
 
-/// The plan of `fig` with the options `args` at `size` (`None`: the options' own), on `model`.
-pub(crate) fn plan_figure(
-    model: &Model,
-    fig: &Figure,
-    args: &ReproduceArgs,
-    size: Option<Size>,
-    fence: FenceMode,
-) -> Result<FigurePlan, Failure> {
-    let mut a = args.clone();
-    a.id = fig.id.to_string();
-    if let Some(s) = size {
-        a.size = Some(crate::cli::SizeChoice::Fixed(s));
-    }
-    let settings = plan::resolve_settings(&a, fig, None, fence)?;
-    let mut grid = plan::run_grid(fig, &settings);
-    if let Some(shard) = settings.shard {
-        grid.points = crate::shard::shard_points(&grid.points, shard);
-    }
-    let size = settings.measure.size;
-    let specs: Vec<WorkloadSpec> = grid
-        .workloads()
-        .into_iter()
-        .filter(|w| workload_info(w).is_some())
-        .collect();
-    let params_of: HashMap<WorkloadSpec, String> =
-        crate::inputs::check_inputs(&specs, size, &settings.input_options())?
-            .into_iter()
-            .collect();
-    let reps = settings.reps();
-    let (seconds, unmodelled) = estimate(
-        model,
-        fig.id,
-        &grid.points,
-        &|w| params_of.get(w).cloned().unwrap_or_default(),
-        settings.rounds,
-        reps,
-    );
-    let rows = grid.points.len() * settings.rounds * reps;
-    let bytes = model.reference.bytes_per_row(fig.id) * rows as f64;
-    let claims = fig
-        .claims
-        .iter()
-        .map(|c| {
-            let gates = |s: Size| {
-                let mut g = claims::gates_before_run(c, model.cores, s, settings.rounds);
-                if g.is_empty() {
-                    g.extend(unmeasured(fig, c, &grid.points).map(Verdict::NotApplicable));
-                }
-                g
-            };
-            let undecided = gates(size);
-            let decides_from = (!undecided.is_empty())
-                .then(|| {
-                    SIZES
-                        .iter()
-                        .skip_while(|s| **s != size)
-                        .find(|s| gates(**s).is_empty())
-                        .copied()
-                })
-                .flatten();
-            ClaimPlan {
-                id: format!("{}/{}", fig.id, c.id),
-                undecided,
-                decides_from,
-            }
-        })
-        .collect();
-    Ok(FigurePlan {
-        id: fig.id,
-        points: grid.points.len(),
-        seconds,
-        bytes,
-        unmodelled,
-        claims,
-        settings,
-    })
-}
-
-/// A duration in words: `42 s`, `3 min 20 s`, `2 h 05 min`.
-pub(crate) fn duration(seconds: f64) -> String {
-    let s = seconds.round() as u64;
-    match s {
-        0..60 => format!("{s} s"),
-        60..3600 => format!("{} min {:02} s", s / 60, s % 60),
-        _ => format!("{} h {:02} min", s / 3600, (s % 3600) / 60),
-    }
-}
-
-/// Bytes in words.
-fn bytes(b: f64) -> String {
-    if b < 1024.0 * 1024.0 {
-        format!("{:.0} KiB", (b / 1024.0).ceil())
-    } else {
-        format!("{:.1} MiB", b / (1024.0 * 1024.0))
-    }
-}
-
-/// The one-line estimate of a figure's run (what `reproduce` prints at its start).
-pub(crate) fn estimate_line(p: &FigurePlan) -> String {
-    let s = &p.settings;
-    format!(
-        "{} at {}: {} points x {} round(s), {} rep(s) + a warm-up each; expected {} here, {} of disk; {} of {} claims decided here",
-        p.id,
-        s.measure.size,
-        p.points,
-        s.rounds,
-        s.reps(),
-        duration(p.seconds),
-        bytes(p.bytes),
-        p.decided(),
-        p.claims.len()
-    )
-}
-
-/// The plan of a figure in words: the estimate, then each claim this run cannot decide, why,
-/// and from which size it would.
-pub(crate) fn text(p: &FigurePlan) -> String {
-    let mut out = estimate_line(p);
-    out.push('\n');
-    for n in &p.unmodelled {
-        let _ = writeln!(
-            out,
-            "  an input the model cannot scale (counted at the reference's): {n}"
-        );
-    }
-    for c in &p.claims {
-        if c.undecided.is_empty() {
-            continue;
-        }
-        let why: Vec<String> = c.undecided.iter().map(ToString::to_string).collect();
-        let from = match c.decides_from {
-            Some(s) => format!("decides here from --size {s}"),
-            None => "no size decides it here".to_string(),
-        };
-        let _ = writeln!(
-            out,
-            "  undecidable here: {}: {}; {from}",
-            c.id,
-            why.join("; ")
-        );
-    }
-    out
-}
-
-/// The figures `id` names: `all`, one figure, or a comma-separated list.
-pub(crate) fn figures_of(id: &str) -> Result<Vec<Figure>, Failure> {
-    if id == "all" {
-        return Ok(figures::FIGURES.iter().map(|f| (f.build)()).collect());
-    }
-    id.split(',')
-        .map(|i| plan::lookup_figure(i.trim()))
-        .collect()
-}
-
-/// The size each figure of `figures` runs at under `--size decide`: the smallest at which its
-/// claims that some size decides here decide, within `budget` seconds in all (a figure whose
-/// size does not fit what is left of the budget takes the largest smaller size that does, down
-/// to `test`). Returns each figure's plan.
-pub(crate) fn decide_sizes(
-    model: &Model,
-    figures: &[Figure],
-    args: &ReproduceArgs,
-    budget: f64,
-    fence: FenceMode,
-) -> Result<Vec<FigurePlan>, Failure> {
-    let mut left = budget;
-    let mut out = Vec::new();
-    for fig in figures {
-        let want = plan_figure(model, fig, args, Some(Size::Test), fence)?.deciding_size();
-        let mut chosen = None;
-        for s in SIZES.iter().rev().skip_while(|s| **s != want) {
-            let p = plan_figure(model, fig, args, Some(*s), fence)?;
-            if p.seconds <= left || *s == Size::Test {
-                chosen = Some(p);
-                break;
-            }
-        }
-        let p = chosen.expect("the test size is always chosen");
-        left -= p.seconds;
-        out.push(p);
-    }
-    Ok(out)
-}
-
-/// Each point's expected seconds for one round, for a progress bar whose ETA is in time: the
-/// bar counts milliseconds of expected time, a point without an estimate counting as the mean.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct Expected(HashMap<PointSpec, f64>);
-
-impl Expected {
-    /// The mean expected seconds of a point (1 when nothing is known).
-    fn mean(&self) -> f64 {
-        if self.0.is_empty() {
-            1.0
-        } else {
-            self.0.values().sum::<f64>() / self.0.len() as f64
-        }
-    }
-
-    /// The bar's units of one run of point `p`.
-    pub(crate) fn units(&self, p: &PointSpec) -> u64 {
-        (self.0.get(p).copied().unwrap_or_else(|| self.mean()) * 1000.0).ceil() as u64
-    }
-
-    /// The bar's units of `points` runs of points of the mean expected time.
-    pub(crate) fn units_of(&self, points: usize) -> u64 {
-        (self.mean() * 1000.0 * points as f64).ceil() as u64
-    }
-}
-
-/// The line `reproduce` prints at its start, the expected time of `points` of `fig` (each run
-/// `rounds` times with `reps` repetitions, on the inputs `params_of`) on the model of the
-/// reference in `reference`, calibrated now, or why there is none; and each point's expected
-/// time for the progress bar.
-pub(crate) fn run_estimate(
-    reference: &Path,
-    fig: &Figure,
-    points: &[PointSpec],
-    params_of: &HashMap<WorkloadSpec, String>,
-    rounds: usize,
-    reps: usize,
-) -> (String, Expected) {
-    let model = match Model::calibrated(reference) {
-        Ok(m) => m,
-        Err(e) => {
-            return (
-                format!("expected time: none ({})", e.message()),
-                Expected::default(),
-            );
-        }
-    };
-    let params = |w: &WorkloadSpec| params_of.get(w).cloned().unwrap_or_default();
-    let (seconds, unmodelled) = estimate(&model, fig.id, points, &params, rounds, reps);
-    let each = points
-        .iter()
-        .map(|p| {
-            let (s, _) = estimate(&model, fig.id, std::slice::from_ref(p), &params, 1, reps);
-            (p.clone(), s)
-        })
-        .collect();
-    let unscaled = if unmodelled.is_empty() {
-        String::new()
-    } else {
-        format!(
-            " (inputs counted at the reference's: {})",
-            unmodelled.join(", ")
-        )
-    };
-    (
-        format!(
-            "expected time: {} here for the whole run{unscaled}; {}",
-            duration(seconds),
-            model_note(&model)
-        ),
-        Expected(each),
-    )
-}
-
 /// The model's calibration and reference, in words.
 pub(crate) fn model_note(model: &Model) -> String {
     format!(
@@ -799,54 +475,13 @@ pub(crate) fn model_note(model: &Model) -> String {
     )
 }
 
-/// `stealbench plan ID|all [reproduce's options]`: runs nothing (but the calibration).
-pub(crate) fn plan_command(args: &ReproduceArgs, fence: FenceMode) -> Result<i32, Failure> {
-    if args.resume.is_some() {
-        return Err(Failure::Usage(
-            "plan estimates a new run; drop --resume".to_string(),
-        ));
-    }
-    let figures = figures_of(&args.id)?;
-    let model = Model::calibrated(&args.reference)?;
-    outln!("{}", model_note(&model));
-    let plans = match args.size {
-        Some(crate::cli::SizeChoice::Decide) => {
-            let budget = args.budget.unwrap_or(crate::cli::DEFAULT_BUDGET).seconds();
-            outln!(
-                "--size decide: each figure at the smallest size at which its claims decide \
-                 here, within {} in all",
-                duration(budget)
-            );
-            decide_sizes(&model, &figures, args, budget, fence)?
-        }
-        _ => figures
-            .iter()
-            .map(|f| plan_figure(&model, f, args, None, fence))
-            .collect::<Result<_, _>>()?,
-    };
-    for p in &plans {
-        out!("{}", text(p));
-    }
-    if plans.len() > 1 {
-        let total: f64 = plans.iter().map(|p| p.seconds).sum();
-        let decided: usize = plans.iter().map(FigurePlan::decided).sum();
-        let claims: usize = plans.iter().map(|p| p.claims.len()).sum();
-        outln!(
-            "all {} figures: expected {} here, {} of disk; {decided} of {claims} claims decided \
-             here",
-            plans.len(),
-            duration(total),
-            bytes(plans.iter().map(|p| p.bytes).sum())
-        );
-    }
-    Ok(0)
-}
-
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
+    use crate::figures;
 
-    fn committed() -> Reference {
+    /// The committed runs, as the reference.
+    pub(in crate::forecast) fn committed() -> Reference {
         Reference::read(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../paper-figures/runs"))
             .expect("the committed runs read")
     }
@@ -906,14 +541,18 @@ mod tests {
         println!("worst {worst:.2}x");
     }
 
-    /// `stealbench ARGV...` (`reproduce` or `plan`) as clap reads it.
-    fn reproduce_args_of(argv: &[&str]) -> ReproduceArgs {
-        use clap::Parser;
-        let line = [&["stealbench"][..], argv].concat();
-        match crate::cli::Cli::try_parse_from(line).unwrap().command {
-            crate::cli::Command::Reproduce(a) | crate::cli::Command::Plan(a) => a,
-            other => panic!("not reproduce: {other:?}"),
-        }
+    /// The fib kernel is timed once per process: a second model on the same reference reuses
+    /// the first one's timing (a new timing would differ in its nanoseconds).
+    #[test]
+    fn the_calibration_is_timed_once_per_process() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../paper-figures/runs");
+        let first = Model::calibrated(&dir).unwrap();
+        let (_, n) = first.reference.kernel_fib().unwrap();
+        let timed = KERNEL_TIMES.lock().unwrap()[&n];
+        let second = Model::calibrated(&dir).unwrap();
+        assert_eq!(first.factor.to_bits(), second.factor.to_bits());
+        assert_eq!(first.calibration, second.calibration);
+        assert_eq!(KERNEL_TIMES.lock().unwrap()[&n].to_bits(), timed.to_bits());
     }
 
     #[test]
@@ -946,60 +585,5 @@ mod tests {
             &counted,
         );
         assert_eq!(left.len(), 1);
-    }
-
-    /// The plan of figure `id` at quick on 2 cores of the committed runs' speed, with its
-    /// model, figure and options.
-    fn quick_plan(id: &str) -> (Model, Figure, ReproduceArgs, FigurePlan) {
-        let model = Model::with_factor(committed(), 1.0, 2);
-        let fig = plan::lookup_figure(id).unwrap();
-        let args = reproduce_args_of(&["reproduce", id, "--size", "quick"]);
-        let p = plan_figure(&model, &fig, &args, None, FenceMode::default()).unwrap();
-        (model, fig, args, p)
-    }
-
-    /// libfork-fig5's claims at P = 56 and 112 are undecidable on 2 cores, with the cores as
-    /// the reason and no size that decides them.
-    #[test]
-    fn libfork_fig5_on_two_cores_cannot_decide_its_many_core_claims() {
-        let (_, fig, _, p) = quick_plan("libfork-fig5");
-        let many: Vec<&ClaimPlan> = p
-            .claims
-            .iter()
-            .filter(|c| {
-                let claim = fig.claims.iter().find(|x| c.id.ends_with(x.id)).unwrap();
-                claim.reads_time() && claim.max_time_p() > 2
-            })
-            .collect();
-        assert!(many.len() >= 2, "{:?}", p.claims);
-        for c in many {
-            let why: Vec<&str> = c.undecided.iter().map(Verdict::reason).collect();
-            assert!(
-                why.iter().any(|w| w.contains("this machine has 2 cores")),
-                "{}: {why:?}",
-                c.id
-            );
-            assert_eq!(c.decides_from, None);
-        }
-        let t = text(&p);
-        assert!(t.contains("P = 56; this machine has 2 cores"), "{t}");
-        assert!(t.contains("P = 112; this machine has 2 cores"), "{t}");
-    }
-
-    #[test]
-    fn a_size_gated_claim_names_the_size_that_decides_it() {
-        let (model, fig, args, p) = quick_plan("fibril-table2");
-        assert!(
-            p.claims
-                .iter()
-                .any(|c| !c.undecided.is_empty() && c.decides_from == Some(Size::Paper)),
-            "{}",
-            text(&p)
-        );
-        assert_eq!(p.deciding_size(), Size::Paper);
-        // A larger input takes longer.
-        let paper =
-            plan_figure(&model, &fig, &args, Some(Size::Paper), FenceMode::default()).unwrap();
-        assert!(paper.seconds > p.seconds);
     }
 }
