@@ -179,8 +179,11 @@ fn counting(x1: f64, y1: f64, x2: f64, y2: f64, area: f64, eps: f64, depth: u32)
         Ok(area) => Some((area, 1)),
         Err(_) if depth == 0 => None,
         Err([l, r]) => {
-            let (a, m) = counting(l.x1, l.y1, l.x2, l.y2, l.area, eps, depth - 1)?;
+            // The right half first: f grows with x, so an input too fine for the floats
+            // reaches the depth limit soonest on the right, and is refused before the whole
+            // left half is walked. The sum is `a + b` whichever half is computed first.
             let (b, n) = counting(r.x1, r.y1, r.x2, r.y2, r.area, eps, depth - 1)?;
+            let (a, m) = counting(l.x1, l.y1, l.x2, l.y2, l.area, eps, depth - 1)?;
             Some((a + b, m + n))
         }
     }

@@ -8,12 +8,41 @@
 #[path = "../../schedulers/tests/common/settings.rs"]
 mod settings;
 
+use std::any::Any;
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
+
 use stealbench_schedulers::registry::RUNTIMES;
 use stealbench_schedulers::{
     AsyncForkJoin, ForkJoin, FutureForkJoin, PoolConfig, Scheduler, with_async_runtime,
     with_closure_runtime, with_future_runtime,
 };
 use stealbench_workloads::{Size, Variant, Workload, all, with_workload};
+
+thread_local! {
+    /// The test inputs made so far on this thread (one test), by workload.
+    static INPUTS: RefCell<HashMap<&'static str, Rc<dyn Any>>> = RefCell::new(HashMap::new());
+}
+
+/// `W`'s input at `Size::Test`, made once per test and shared by every runtime and setting
+/// it runs on: making it is serial work, as long as a run for some workloads (ferret ranks
+/// every query to know the answer), and the input is only read.
+fn input<W: Workload>() -> Rc<W::Input>
+where
+    W::Input: 'static,
+{
+    INPUTS.with(|inputs| {
+        let any = Rc::clone(
+            inputs
+                .borrow_mut()
+                .entry(W::NAME)
+                .or_insert_with(|| Rc::new(W::input_at(Size::Test))),
+        );
+        any.downcast::<W::Input>()
+            .expect("one input type per workload name")
+    })
+}
 
 /// Runs `W`'s variants that `run_with` runs on `pool` (those `keep` keeps) twice each (so
 /// state left behind by one run cannot hide in the next), checking each answer; returns the
@@ -24,14 +53,17 @@ fn runs<S: Scheduler, W: Workload>(
     keep: impl Fn(Variant) -> bool,
     run_with: impl Fn(&S, Variant, &W::Input, &mut W::Work) -> W::Answer,
     front: &str,
-) -> usize {
-    let input = W::input_at(Size::Test);
+) -> usize
+where
+    W::Input: 'static,
+{
+    let input = &*input::<W>();
     let mut n = 0;
     for &v in variants.iter().filter(|&&v| keep(v)) {
         for _ in 0..2 {
-            let mut work = W::prepare(&input);
-            let answer = run_with(pool, v, &input, &mut work);
-            W::check(&input, &work, &answer)
+            let mut work = W::prepare(input);
+            let answer = run_with(pool, v, input, &mut work);
+            W::check(input, &work, &answer)
                 .unwrap_or_else(|e| panic!("{} {front} {v} on {}: {e}", W::NAME, S::NAME));
             n += 1;
         }
@@ -41,7 +73,10 @@ fn runs<S: Scheduler, W: Workload>(
 
 /// Every closure-front-end variant of `W` on a pool with futures (its `gf` variants where the
 /// runtime runs general futures).
-fn future_runs<S: FutureForkJoin, W: Workload>(pool: &S) -> usize {
+fn future_runs<S: FutureForkJoin, W: Workload>(pool: &S) -> usize
+where
+    W::Input: 'static,
+{
     let gf = S::CAPABILITIES.general_futures;
     runs::<S, W>(
         pool,
@@ -53,12 +88,18 @@ fn future_runs<S: FutureForkJoin, W: Workload>(pool: &S) -> usize {
 }
 
 /// The fork-join variants of `W` on a closure-front-end pool without futures.
-fn fork_join_runs<S: ForkJoin, W: Workload>(pool: &S) -> usize {
+fn fork_join_runs<S: ForkJoin, W: Workload>(pool: &S) -> usize
+where
+    W::Input: 'static,
+{
     runs::<S, W>(pool, W::VARIANTS, |v| !v.uses_futures(), W::run, "closure")
 }
 
 /// The async-front-end variants of `W` (only `fj` where the runtime has no futures).
-fn async_runs<S: AsyncForkJoin, W: Workload>(pool: &S) -> usize {
+fn async_runs<S: AsyncForkJoin, W: Workload>(pool: &S) -> usize
+where
+    W::Input: 'static,
+{
     let futures = S::CAPABILITIES.futures;
     runs::<S, W>(
         pool,

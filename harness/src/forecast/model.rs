@@ -106,7 +106,8 @@ fn pairs(params: &str) -> Vec<(&str, &str)> {
 /// The nodes of the UTS tree of parameters `params`: as a reference row's answer counted them
 /// (`nodes`, by parameters), else the published count of a whole named tree, else a tenth of
 /// it for the tree cut where the `small` preset cuts it (the cut's definition,
-/// `stealbench_workloads::uts::Cuts`).
+/// `stealbench_workloads::uts::Cuts`), else, for the tree cut where the `test` preset cuts
+/// it (thousands of nodes), the count of a walk of it here.
 fn uts_nodes(params: &str, nodes: &HashMap<String, u64>) -> Option<f64> {
     if let Some(&n) = nodes.get(params) {
         return Some(n as f64);
@@ -122,6 +123,10 @@ fn uts_nodes(params: &str, nodes: &HashMap<String, u64>) -> Option<f64> {
     match get("cut")? {
         "none" => Some(whole),
         c if c.parse().ok() == tree.cuts.small => Some(whole / 10.0),
+        c if c.parse().ok() == Some(tree.cuts.test) => {
+            let cut = tree.tree().with_cut(Some(tree.cuts.test));
+            Some(stealbench_workloads::uts::walk(&cut).nodes as f64)
+        }
         _ => None,
     }
 }
@@ -581,9 +586,22 @@ pub(super) mod tests {
         let (_, left) = input_factor(
             &"uts/tree=T1L".into(),
             "tree=T1L cut=10",
-            "tree=T1L cut=5",
+            "tree=T1L cut=7",
             &counted,
         );
         assert_eq!(left.len(), 1);
+        // The tree cut where the test preset cuts it is walked here: thousands of nodes.
+        let named = stealbench_workloads::uts::named("T1L").unwrap();
+        let test_cut = format!("tree=T1L cut={}", named.cuts.test);
+        let (f, left) = input_factor(
+            &"uts/tree=T1L".into(),
+            "tree=T1L cut=10",
+            &test_cut,
+            &counted,
+        );
+        let walked = stealbench_workloads::uts::walk(&named.tree().with_cut(Some(named.cuts.test)));
+        assert!(left.is_empty(), "{left:?}");
+        assert!((f - walked.nodes as f64 / 1e6).abs() < 1e-12, "{f}");
+        assert!(walked.nodes > 100, "{}", walked.nodes);
     }
 }
