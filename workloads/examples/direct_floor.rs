@@ -7,7 +7,11 @@
 //! - `chili`: `chili::Scope::join` in a pool of P threads, its sides in the order that gives
 //!   the trait's schedule (`fib(n-1)` inline, `fib(n-2)` offered to thieves), against `chili`;
 //! - `tokio`: `tokio::spawn` of `fib(n-1)`, `fib(n-2)` awaited in a box, then the join handle,
-//!   on a multi-thread runtime of P workers, against `tokio`.
+//!   on a multi-thread runtime of P workers, against `tokio`;
+//! - `tokio-floor`: that direct tokio fib against itself with the one step the async
+//!   front-end cannot leave out, a count of unfinished tasks shared by the scope (every spawn
+//!   enters it, every task leaves it as it ends: how `run_async` knows that no task borrowing
+//!   from its caller is left). Its ratio is the floor under `tokio`'s.
 //!
 //! The configurations run in alternating rounds (these VMs move up to 2x between processes and
 //! drift within one), each round a median of `reps` checked runs; every figure printed is the
@@ -20,7 +24,7 @@
 //! `cargo run --release -p stealbench-workloads --example direct_floor [n] [reps] [rounds]
 //! [tokio_n] [libraries]` (defaults 35, 7, 5, 30 and `rayon,chili,tokio`: a task per call
 //! makes tokio's fib(35) take seconds a run, and fib(30)'s 1.3 million spawns measure the same
-//! cost per task; `libraries` picks the pairs run).
+//! cost per task; `libraries` picks the pairs run, `tokio-floor` among them).
 
 #![allow(clippy::manual_async_fn)]
 
@@ -65,6 +69,29 @@ fn fib_tokio(n: u64) -> Pin<Box<dyn Future<Output = u64> + Send>> {
         }
         let a = tokio::spawn(fib_tokio(n - 1));
         let b = fib_tokio(n - 2).await;
+        a.await.expect("fib task") + b
+    })
+}
+
+/// The tasks of `fib_tokio_counted` that have not finished: the count a scope of borrowing
+/// tasks must keep (the one step the async front-end cannot leave out).
+static PENDING: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// `fib_tokio` with the scope's count: every spawn enters it and every task leaves it as it
+/// ends, as `run_async` needs to know when its tasks are done.
+fn fib_tokio_counted(n: u64) -> Pin<Box<dyn Future<Output = u64> + Send>> {
+    use std::sync::atomic::Ordering::SeqCst;
+    Box::pin(async move {
+        if n < 2 {
+            return n;
+        }
+        PENDING.fetch_add(1, SeqCst);
+        let a = tokio::spawn(async move {
+            let v = fib_tokio_counted(n - 1).await;
+            PENDING.fetch_sub(1, SeqCst);
+            v
+        });
+        let b = fib_tokio_counted(n - 2).await;
         a.await.expect("fib task") + b
     })
 }
@@ -167,6 +194,22 @@ fn main() {
                 expected(tokio_n),
                 move || direct.block_on(fib_tokio(black_box(tokio_n))),
                 move || via.run_async(|c| fj_async(c, black_box(tokio_n))),
+            ));
+        }
+        if runs("tokio-floor") {
+            let direct = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(p)
+                .build()
+                .expect("tokio runtime");
+            let counted = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(p)
+                .build()
+                .expect("tokio runtime");
+            pairs.push(Pair::new(
+                format!("tokio-floor P={p}"),
+                expected(tokio_n),
+                move || direct.block_on(fib_tokio(black_box(tokio_n))),
+                move || counted.block_on(fib_tokio_counted(black_box(tokio_n))),
             ));
         }
     }

@@ -3,14 +3,18 @@
 //!
 //! # What each operation is
 //!
-//! * [`AsyncForkJoin::run_async`] opens a scope (an `Arc`'d state: a counter of unfinished
-//!   tasks, a "closed" flag, the first panic), spawns the root future as a task of the runtime
+//! * [`AsyncForkJoin::run_async`] opens a scope (a state that lives for the process and is
+//!   reused by later scopes: a counter of unfinished tasks, a "closed" flag, the first panic,
+//!   a generation), spawns the root future as a task of the runtime
 //!   (so with P = 1 a single worker thread does all the work), then **blocks the calling
 //!   thread** on a condition variable until the root and every task spawned in the scope have
 //!   finished. It must not be called from a worker of the same pool (it panics: it would block
-//!   that worker).
+//!   that worker). The worker handle is a reference to the state and the scope's generation,
+//!   copied into each child with no reference count (see [`ScopeState`]); per fork, the one
+//!   write to memory every worker shares is the scope's counter, which lets a task borrow
+//!   from `run_async`'s caller.
 //! * Every fork is a task of the runtime: [`AsyncWorker::join`] spawns its first child `a`
-//!   (boxed, its `'scope` lifetime erased, handed to `Handle::spawn`), then awaits the second
+//!   (boxed, its `'scope` lifetime erased, handed to `tokio::spawn`), then awaits the second
 //!   child `b` in a box of its own, then awaits `a`'s handle. A spawn never runs the child
 //!   inline: spawned from a worker, the task goes to that worker's local queue (tokio puts the
 //!   newest task into its LIFO slot), the parent goes on, and the child runs when a worker
@@ -64,7 +68,7 @@ use crate::api::{AsyncForkJoin, AsyncShared, AsyncWorker, Scheduler, StartError}
 use crate::config::{Capabilities, PoolConfig};
 use crate::stats::{PerWorker, Stats};
 use crate::topology::{Topology, pin_current_thread};
-use ::tokio::runtime::{Handle, Runtime};
+use ::tokio::runtime::Runtime;
 use ::tokio::sync::{Notify, oneshot};
 use std::any::Any;
 use std::cell::OnceCell;
@@ -92,7 +96,10 @@ static NEXT_POOL_ID: AtomicU64 = AtomicU64::new(0);
 /// The pool's counters, one cell per worker.
 #[derive(Debug)]
 struct Counters {
+    /// Tasks spawned by each worker.
     tasks_spawned: PerWorker,
+    /// Root tasks, spawned by `run_async`'s callers.
+    roots: AtomicU64,
     touch_waits: PerWorker,
 }
 
@@ -116,11 +123,22 @@ fn worker_index_in(pool: u64) -> Option<usize> {
         .flatten()
 }
 
-/// Counts a touch that had to wait, if the current thread is a worker.
+/// Counts a touch that had to wait, if the current thread is a worker: in its pool's cell of
+/// that worker, which no other thread writes.
 fn count_touch_wait() {
     let _ = CONTEXT.try_with(|c| {
         if let Some(w) = c.get() {
-            w.counters.touch_waits.add(w.index, 1);
+            w.counters.touch_waits.add_single_writer(w.index, 1);
+        }
+    });
+}
+
+/// Counts a task spawned by a worker, as [`count_touch_wait`] counts a wait (a root task is
+/// spawned by `run_async`'s caller and counted apart).
+fn count_spawn() {
+    let _ = CONTEXT.try_with(|c| {
+        if let Some(w) = c.get() {
+            w.counters.tasks_spawned.add_single_writer(w.index, 1);
         }
     });
 }
@@ -202,6 +220,7 @@ impl Scheduler for TokioPool {
         let placement = Topology::detect().placement(config.pinning, p);
         let counters = Arc::new(Counters {
             tasks_spawned: PerWorker::new(p),
+            roots: AtomicU64::new(0),
             touch_waits: PerWorker::new(p),
         });
         let startup = Arc::new((Mutex::new(Startup::default()), Condvar::new()));
@@ -287,7 +306,11 @@ impl Scheduler for TokioPool {
             steals: None,
             steal_attempts: None,
             extra: vec![
-                ("tasks_spawned", self.counters.tasks_spawned.sum()),
+                (
+                    "tasks_spawned",
+                    self.counters.tasks_spawned.sum()
+                        + self.counters.roots.load(Ordering::Relaxed),
+                ),
                 ("touch_waits", self.counters.touch_waits.sum()),
             ],
             gauges: Vec::new(),
@@ -296,15 +319,23 @@ impl Scheduler for TokioPool {
 
     fn reset_stats(&self) {
         self.counters.tasks_spawned.reset();
+        self.counters.roots.store(0, Ordering::Relaxed);
         self.counters.touch_waits.reset();
     }
 }
 
-/// The state of one `run_async` call, shared by its worker handles and tasks.
+/// The state of one `run_async` call at a time, shared by its worker handles and tasks.
+///
+/// A worker handle is a copy of a reference to this state and the generation of the scope it
+/// was made in: no reference count is touched per fork (each child gets a handle of its own,
+/// and a count shared by every worker would be written by each of them on every fork). A
+/// handle may outlive its scope (it can be returned from `run_async`), so states are never
+/// freed: they live for the process, and [`FREE_SCOPES`] hands a closed one to the next
+/// `run_async`, which opens it under a new generation. A handle whose generation is not the
+/// state's, or whose state is closed, panics when it spawns.
 struct ScopeState {
-    runtime: Handle,
-    pool: u64,
-    counters: Arc<Counters>,
+    /// Bumped when the state is opened for a new scope.
+    generation: AtomicU64,
     /// Tasks spawned in the scope that have not finished (dropped their future) yet.
     pending: AtomicUsize,
     /// Set once `run_async` has seen `pending == 0`; a spawn after that panics.
@@ -316,7 +347,36 @@ struct ScopeState {
     all_done: Condvar,
 }
 
+/// Closed scope states, for the next `run_async` to open.
+static FREE_SCOPES: Mutex<Vec<&'static ScopeState>> = Mutex::new(Vec::new());
+
 impl ScopeState {
+    /// A closed state (a free one, or a new one leaked for the process), opened for a new
+    /// scope: its generation is returned.
+    fn open() -> (&'static ScopeState, u64) {
+        let state = lock(&FREE_SCOPES).pop().unwrap_or_else(|| {
+            Box::leak(Box::new(ScopeState {
+                generation: AtomicU64::new(0),
+                pending: AtomicUsize::new(0),
+                closed: AtomicBool::new(true),
+                panic: Mutex::new(None),
+                done: Mutex::new(()),
+                all_done: Condvar::new(),
+            }))
+        });
+        // The new generation is stored before `closed` is cleared (both SeqCst): a stale
+        // handle's `enter` that sees the state open sees the new generation too.
+        let generation = state.generation.fetch_add(1, Ordering::SeqCst) + 1;
+        state.closed.store(false, Ordering::SeqCst);
+        (state, generation)
+    }
+
+    /// Hands a closed state (its panic taken) to the next `run_async`.
+    fn free(&'static self) {
+        debug_assert!(self.closed.load(Ordering::Relaxed));
+        lock(&FREE_SCOPES).push(self);
+    }
+
     fn record_panic(&self, payload: Box<dyn Any + Send>) {
         let mut first = lock(&self.panic);
         if first.is_none() {
@@ -324,10 +384,13 @@ impl ScopeState {
         }
     }
 
-    /// Registers a task about to be spawned; panics if the scope has closed.
-    fn enter(&self) {
+    /// Registers a task about to be spawned by a handle of scope `generation`; panics if that
+    /// scope has closed.
+    fn enter(&self, generation: u64) {
         self.pending.fetch_add(1, Ordering::SeqCst);
-        if self.closed.load(Ordering::SeqCst) {
+        if self.closed.load(Ordering::SeqCst)
+            || self.generation.load(Ordering::SeqCst) != generation
+        {
             self.task_done();
             panic!("a tokio worker handle was used after its run_async returned");
         }
@@ -336,6 +399,8 @@ impl ScopeState {
     /// Called once per entered task, after the task has dropped its future.
     fn task_done(&self) {
         if self.pending.fetch_sub(1, Ordering::SeqCst) == 1 {
+            // The state is never freed, so this is sound after `run_async` has returned; a
+            // wake-up it gives the state's next scope is spurious, and that scope waits on.
             let _guard = lock(&self.done);
             self.all_done.notify_all();
         }
@@ -365,7 +430,7 @@ impl ScopeState {
 /// A task as tokio sees it: the scope's future, lifetime-erased, plus its scope.
 struct ScopedTask {
     future: Option<Pin<Box<dyn Future<Output = ()> + Send + 'static>>>,
-    scope: Arc<ScopeState>,
+    scope: &'static ScopeState,
 }
 
 impl ScopedTask {
@@ -402,25 +467,27 @@ impl Future for ScopedTask {
 
 impl Drop for ScopedTask {
     fn drop(&mut self) {
-        // Only if tokio drops the task unfinished (it never does while `run_async` waits).
+        // If tokio drops the task unfinished (it never does while `run_async` waits), or
+        // `tokio::spawn` panics with it (a handle polled outside any runtime).
         self.finish();
     }
 }
 
-/// The worker handle of one [`TokioPool::run_async`] call: the scope it spawns into.
+/// The worker handle of one [`TokioPool::run_async`] call: the scope it spawns into. A copy
+/// of a reference and a number: making one per child costs nothing.
 pub struct TokioWorker<'scope> {
-    scope: Arc<ScopeState>,
+    scope: &'static ScopeState,
+    generation: u64,
     _marker: PhantomData<&'scope mut &'scope ()>,
 }
 
 impl Clone for TokioWorker<'_> {
     fn clone(&self) -> Self {
-        TokioWorker {
-            scope: Arc::clone(&self.scope),
-            _marker: PhantomData,
-        }
+        *self
     }
 }
+
+impl Copy for TokioWorker<'_> {}
 
 impl fmt::Debug for TokioWorker<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -431,9 +498,10 @@ impl fmt::Debug for TokioWorker<'_> {
 }
 
 impl<'scope> TokioWorker<'scope> {
-    /// Spawns `future` as a task of the scope.
+    /// Spawns `future` as a task of the scope, on the runtime of the task polling this (a
+    /// worker's local queue: tokio puts it in the LIFO slot).
     fn spawn_task(&self, future: impl Future<Output = ()> + Send + 'scope) {
-        self.scope.enter();
+        self.scope.enter(self.generation);
         let future: Pin<Box<dyn Future<Output = ()> + Send + 'scope>> = Box::pin(future);
         // SAFETY: only the lifetime changes (same type otherwise, so same layout). The future
         // may borrow data that lives for 'scope, which outlives the `run_async` call (it is a
@@ -444,11 +512,11 @@ impl<'scope> TokioWorker<'scope> {
         // 'scope ends.
         let future: Pin<Box<dyn Future<Output = ()> + Send + 'static>> =
             unsafe { std::mem::transmute(future) };
-        let index = worker_index_in(self.scope.pool).unwrap_or(0);
-        self.scope.counters.tasks_spawned.add(index, 1);
-        drop(self.scope.runtime.spawn(ScopedTask {
+        count_spawn();
+        // Outside a tokio runtime this panics, and the dropped `ScopedTask` leaves the scope.
+        drop(::tokio::spawn(ScopedTask {
             future: Some(future),
-            scope: Arc::clone(&self.scope),
+            scope: self.scope,
         }));
     }
 }
@@ -603,9 +671,9 @@ impl<'scope> AsyncWorker<'scope> for TokioWorker<'scope> {
         FA::Output: Send + 'scope,
         FB::Output: Send + 'scope,
     {
-        let this = self.clone();
+        let this = *self;
         async move {
-            let ha = this.spawn_handle(a(this.clone()));
+            let ha = this.spawn_handle(a(this));
             let rb = Box::pin(b(this)).await;
             (ha.await, rb)
         }
@@ -627,7 +695,7 @@ impl<'scope> AsyncWorker<'scope> for TokioWorker<'scope> {
         Fut::Output: Send + 'scope,
         G: FnMut(Fut::Output, Fut::Output) -> Fut::Output + Send + 'scope,
     {
-        let this = self.clone();
+        let this = *self;
         async move {
             // Every child but the last is a task; the last is awaited in a box of its own,
             // as `join`'s second child; then the handles in item order.
@@ -635,7 +703,7 @@ impl<'scope> AsyncWorker<'scope> for TokioWorker<'scope> {
             let mut handles = Vec::new();
             let mut last = None;
             while let Some(item) = items.next() {
-                let fut = child(this.clone(), item);
+                let fut = child(this, item);
                 if items.peek().is_some() {
                     handles.push(this.spawn_handle(fut));
                 } else {
@@ -659,7 +727,7 @@ impl<'scope> AsyncWorker<'scope> for TokioWorker<'scope> {
         Fut: Future + Send + 'scope,
         Fut::Output: Send + 'scope,
     {
-        let this = self.clone();
+        let this = *self;
         async move { Box::pin(f(this)).await }
     }
 
@@ -669,12 +737,12 @@ impl<'scope> AsyncWorker<'scope> for TokioWorker<'scope> {
         Fut: Future + Send + 'scope,
         Fut::Output: Send + 'scope,
     {
-        let this = self.clone();
+        let this = *self;
         // The handle (itself a future) is the output: awaiting `spawn` spawns, awaiting the
         // handle touches.
         #[allow(clippy::async_yields_async)]
         async move {
-            this.spawn_handle(f(this.clone()))
+            this.spawn_handle(f(this))
         }
     }
 
@@ -684,8 +752,8 @@ impl<'scope> AsyncWorker<'scope> for TokioWorker<'scope> {
         Fut: Future + Send + 'scope,
         Fut::Output: Send + Sync + 'scope,
     {
-        let this = self.clone();
-        async move { this.spawn_shared_handle(f(this.clone())) }
+        let this = *self;
+        async move { this.spawn_shared_handle(f(this)) }
     }
 
     /// Awaited natively: the task waits on tokio's own timer and reactor, and its worker runs
@@ -715,28 +783,30 @@ impl AsyncForkJoin for TokioPool {
             worker_index_in(self.id).is_none(),
             "run_async called from a worker of the same tokio pool (it would block that worker)"
         );
-        let scope = Arc::new(ScopeState {
-            runtime: self.runtime.handle().clone(),
-            pool: self.id,
-            counters: Arc::clone(&self.counters),
-            pending: AtomicUsize::new(0),
-            closed: AtomicBool::new(false),
-            panic: Mutex::new(None),
-            done: Mutex::new(()),
-            all_done: Condvar::new(),
-        });
+        let (scope, generation) = ScopeState::open();
         let worker = TokioWorker {
-            scope: Arc::clone(&scope),
+            scope,
+            generation,
             _marker: PhantomData,
         };
-        let root_worker = worker.clone();
         // `f` may already spawn tasks before it panics: they are waited for all the same.
         let result = match catch_unwind(AssertUnwindSafe(move || f(worker))) {
             Ok(root) => {
                 let (tx, rx) = oneshot::channel();
-                root_worker.spawn_task(async move {
-                    let _ = tx.send(root.await);
-                });
+                scope.enter(generation);
+                let root: Pin<Box<dyn Future<Output = ()> + Send + 'scope>> =
+                    Box::pin(async move {
+                        let _ = tx.send(root.await);
+                    });
+                // SAFETY: as in `spawn_task`: only the lifetime changes, and this call waits
+                // below until the task has dropped the future.
+                let root: Pin<Box<dyn Future<Output = ()> + Send + 'static>> =
+                    unsafe { std::mem::transmute(root) };
+                self.counters.roots.fetch_add(1, Ordering::Relaxed);
+                drop(self.runtime.spawn(ScopedTask {
+                    future: Some(root),
+                    scope,
+                }));
                 Some(rx)
             }
             Err(payload) => {
@@ -744,9 +814,10 @@ impl AsyncForkJoin for TokioPool {
                 None
             }
         };
-        drop(root_worker);
         scope.wait_and_close();
-        if let Some(payload) = lock(&scope.panic).take() {
+        let panic = lock(&scope.panic).take();
+        scope.free();
+        if let Some(payload) = panic {
             resume_unwind(payload);
         }
         match result.map(|mut rx| rx.try_recv()) {
@@ -807,7 +878,7 @@ mod tests {
     #[test]
     fn a_handle_used_after_its_scope_panics() {
         let pool = TokioPool::start(&PoolConfig::with_workers(1)).unwrap();
-        let escaped = pool.run_async(|s| async move { s.clone() });
+        let escaped = pool.run_async(|s| async move { s });
         let r = catch_unwind(AssertUnwindSafe(|| {
             let spawn = std::pin::pin!(escaped.spawn(|_| async {}));
             let _ = spawn.poll(&mut Context::from_waker(std::task::Waker::noop()));
@@ -815,6 +886,33 @@ mod tests {
         let msg = *r.unwrap_err().downcast::<&str>().unwrap();
         assert!(msg.contains("after its run_async returned"), "{msg}");
         assert_eq!(pool.run_async(|_| async { 5 }), 5);
+    }
+
+    #[test]
+    fn a_stale_handle_cannot_spawn_into_the_next_scope_of_its_state() {
+        let pool = TokioPool::start(&PoolConfig::with_workers(1)).unwrap();
+        let escaped = pool.run_async(|s| async move { s });
+        // The states are shared by the process's tests: run scopes until one opens the
+        // escaped handle's state again (the next one, unless another test took it first).
+        let mut reused = false;
+        for _ in 0..100 {
+            let (same_state, refused) = pool.run_async(move |s| async move {
+                let r = catch_unwind(AssertUnwindSafe(|| {
+                    let spawn = std::pin::pin!(escaped.spawn(|_| async {}));
+                    let _ = spawn.poll(&mut Context::from_waker(std::task::Waker::noop()));
+                }));
+                // The open scope goes on: its own handle still spawns.
+                let h = s.spawn(|_| async { 7 }).await;
+                assert_eq!(h.await, 7);
+                (std::ptr::eq(s.scope, escaped.scope), r.is_err())
+            });
+            assert!(refused, "a handle of a closed scope spawned");
+            if same_state {
+                reused = true;
+                break;
+            }
+        }
+        assert!(reused, "no scope reused the escaped handle's state");
     }
 
     #[test]
