@@ -155,6 +155,12 @@ fn main() {
 
     let config = |p: usize| PoolConfig::with_workers(p);
     let threads = |p: usize| NonZero::new(p).expect("P > 0");
+    let tokio_runtime = |p: usize| {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(p)
+            .build()
+            .expect("tokio runtime")
+    };
     let mut pairs: Vec<Pair<'_>> = Vec::new();
     for p in [1, 2] {
         if runs("rayon") {
@@ -184,10 +190,7 @@ fn main() {
             ));
         }
         if runs("tokio") {
-            let direct = tokio::runtime::Builder::new_multi_thread()
-                .worker_threads(p)
-                .build()
-                .expect("tokio runtime");
+            let direct = tokio_runtime(p);
             let via = TokioPool::start(&config(p)).expect("tokio");
             pairs.push(Pair::new(
                 format!("tokio P={p}"),
@@ -197,14 +200,8 @@ fn main() {
             ));
         }
         if runs("tokio-floor") {
-            let direct = tokio::runtime::Builder::new_multi_thread()
-                .worker_threads(p)
-                .build()
-                .expect("tokio runtime");
-            let counted = tokio::runtime::Builder::new_multi_thread()
-                .worker_threads(p)
-                .build()
-                .expect("tokio runtime");
+            let direct = tokio_runtime(p);
+            let counted = tokio_runtime(p);
             pairs.push(Pair::new(
                 format!("tokio-floor P={p}"),
                 expected(tokio_n),
